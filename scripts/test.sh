@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install corix with its development extras and run every check: lint, types, tests.
+# This is the one test command; CI runs exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python3 -m venv .venv
+.venv/bin/pip install --quiet --disable-pip-version-check -e ".[dev]"
+
+# Browser tests drive Debian's chromium; install it when missing (never a downloaded build).
+if ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = "0" ]; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+        sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    fi
+fi
+
+.venv/bin/ruff check src tests benchmarks
+.venv/bin/ruff format --check src tests benchmarks
+.venv/bin/mypy
+mkdir -p test-artifacts
+.venv/bin/python -m pytest -rs --junitxml=test-artifacts/junit.xml "$@"
+# pytest fails when it collects nothing; a filtered run that ran no test fails here too.
+ran=$(grep -o 'tests="[0-9]*"' test-artifacts/junit.xml | head -1 | tr -dc '0-9')
+if [ -z "$ran" ] || [ "$ran" -eq 0 ]; then
+    echo "error: no tests ran" >&2
+    exit 1
+fi
+echo "$ran tests ran"

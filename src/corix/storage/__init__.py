@@ -1,0 +1,15 @@
+"""Storage: SQLAlchemy rows, Alembic migrations, a group-committing writer and queries."""
+
+from corix.storage.database import Database, default_url, migrate
+from corix.storage.repository import NotFoundError, Repository, session_record
+from corix.storage.writer import RecordWriter
+
+__all__ = [
+    "Database",
+    "NotFoundError",
+    "RecordWriter",
+    "Repository",
+    "default_url",
+    "migrate",
+    "session_record",
+]

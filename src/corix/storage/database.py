@@ -1,0 +1,81 @@
+"""Engines, connections and schema migrations for SQLite (default) and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+DEFAULT_DB_DIR = Path(".corix")
+DEFAULT_DB_FILE = "corix.db"
+
+
+def default_url(directory: Path = DEFAULT_DB_DIR) -> str:
+    return f"sqlite:///{directory / DEFAULT_DB_FILE}"
+
+
+def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets readers (the web app, `corix runs show`) work while a run writes;
+    # NORMAL sync keeps group commits durable across a process kill.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+def create_db_engine(url: str) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False})
+        event.listen(engine, "connect", _tune_sqlite)
+        return engine
+    if parsed.get_backend_name() == "postgresql" and parsed.get_driver_name() in ("", "psycopg2"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return create_engine(parsed, pool_pre_ping=True, pool_size=10, max_overflow=20)
+
+
+def alembic_config(engine: Engine) -> Config:
+    config = Config()
+    config.set_main_option("script_location", "corix.storage:migrations")
+    config.attributes["engine"] = engine
+    return config
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest migration (idempotent)."""
+    command.upgrade(alembic_config(engine), "head")
+
+
+class Database:
+    """One database: an engine and a session factory. Passed in, never global."""
+
+    def __init__(self, url: str, *, run_migrations: bool = True) -> None:
+        self.url = url
+        self.engine = create_db_engine(url)
+        if run_migrations:
+            migrate(self.engine)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A unit of work: committed on success, rolled back on any error."""
+        with self._sessions() as session, session.begin():
+            yield session
+
+    def dispose(self) -> None:
+        self.engine.dispose()

@@ -1,0 +1,231 @@
+"""Reads and small writes over the stored record, returning domain models."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import selectinload
+
+from corix.domain import (
+    EndReason,
+    Level,
+    Provenance,
+    QuestionnaireAnswer,
+    SessionRecord,
+    SessionSource,
+    SessionStatus,
+    TurnRecord,
+)
+from corix.errors import CorixError
+from corix.storage.database import Database
+from corix.storage.orm import (
+    ApplicationRow,
+    QuestionnaireResponseRow,
+    RunRow,
+    SessionRow,
+    TurnRow,
+    utcnow,
+)
+
+
+class NotFoundError(CorixError):
+    """A run, session or application id that is not in the database."""
+
+
+def session_record(row: SessionRow) -> SessionRecord:
+    return SessionRecord(
+        id=row.id,
+        run_id=row.run_id,
+        application=row.application.name,
+        scenario=row.scenario,
+        level=Level(row.level),
+        source=SessionSource(row.source),
+        status=SessionStatus(row.status),
+        end_reason=EndReason(row.end_reason) if row.end_reason else None,
+        provenance=Provenance.model_validate(row.provenance),
+        persona=row.persona,
+        strategy=row.strategy,
+        first_success_turn=row.first_success_turn,
+        started_at=row.started_at,
+        ended_at=row.ended_at,
+        turns=[
+            TurnRecord(
+                index=turn.idx,
+                user_text=turn.user_text,
+                response_text=turn.response_text,
+                error=turn.error,
+                latency_ms=turn.latency_ms,
+                prompt_tokens=turn.prompt_tokens,
+                completion_tokens=turn.completion_tokens,
+                created_at=turn.created_at,
+                meta=turn.meta,
+            )
+            for turn in row.turns
+        ],
+    )
+
+
+class Repository:
+    """Query helpers over one :class:`Database`."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # -- applications --------------------------------------------------------------------
+    def ensure_application(
+        self, name: str, spec: str, *, version: str | None = None, auth: dict[str, Any] | None = None
+    ) -> int:
+        """Return the id of application ``name``, registering or updating it."""
+        with self.db.session() as s:
+            row = s.scalars(select(ApplicationRow).where(ApplicationRow.name == name)).first()
+            if row is None:
+                row = ApplicationRow(name=name, spec=spec, version=version, auth=auth)
+                s.add(row)
+                s.flush()
+            else:
+                row.spec = spec
+                row.version = version or row.version
+                if auth is not None:
+                    row.auth = auth
+            return row.id
+
+    def applications(self) -> list[ApplicationRow]:
+        with self.db.session() as s:
+            return list(s.scalars(select(ApplicationRow).order_by(ApplicationRow.name)))
+
+    # -- runs ----------------------------------------------------------------------------
+    def create_run(self, run_id: str, *, name: str, plan: dict[str, Any], seed: int) -> None:
+        with self.db.session() as s:
+            s.add(RunRow(id=run_id, name=name, plan=plan, seed=seed, status="running"))
+
+    def get_run(self, run_id: str) -> RunRow:
+        with self.db.session() as s:
+            row = s.get(RunRow, run_id)
+            if row is None:
+                known = [r for r in s.scalars(select(RunRow.id).order_by(RunRow.created_at))]
+                raise NotFoundError(
+                    f"no run '{run_id}'. Known runs: {', '.join(known[-10:]) or 'none'}"
+                )
+            return row
+
+    def latest_run_id(self) -> str | None:
+        with self.db.session() as s:
+            return s.scalars(select(RunRow.id).order_by(RunRow.created_at.desc())).first()
+
+    def list_runs(self) -> list[RunRow]:
+        with self.db.session() as s:
+            return list(s.scalars(select(RunRow).order_by(RunRow.created_at)))
+
+    def set_run_status(
+        self, run_id: str, status: str, *, summary: dict[str, Any] | None = None
+    ) -> None:
+        with self.db.session() as s:
+            row = s.get(RunRow, run_id)
+            if row is None:
+                raise NotFoundError(f"no run '{run_id}'")
+            row.status = status
+            if summary is not None:
+                row.summary = summary
+            row.finished_at = utcnow() if status == "complete" else None
+
+    def completed_work_keys(self, run_id: str) -> set[str]:
+        with self.db.session() as s:
+            keys = s.scalars(
+                select(SessionRow.work_key).where(
+                    SessionRow.run_id == run_id, SessionRow.status == "complete"
+                )
+            )
+            return {key for key in keys if key is not None}
+
+    def discard_incomplete_sessions(self, run_id: str) -> int:
+        """Delete sessions a killed run left half-done, so that a resume redoes them whole.
+
+        Applications keep dialogue state that cannot be rebuilt, so a half-finished dialogue
+        is restarted from its first turn rather than continued.
+        """
+        with self.db.session() as s:
+            ids = list(
+                s.scalars(
+                    select(SessionRow.id).where(
+                        SessionRow.run_id == run_id, SessionRow.status != "complete"
+                    )
+                )
+            )
+            if ids:
+                s.execute(delete(TurnRow).where(TurnRow.session_id.in_(ids)))
+                s.execute(
+                    delete(QuestionnaireResponseRow).where(
+                        QuestionnaireResponseRow.session_id.in_(ids)
+                    )
+                )
+                s.execute(delete(SessionRow).where(SessionRow.id.in_(ids)))
+            return len(ids)
+
+    def run_counts(self, run_id: str) -> dict[str, int]:
+        with self.db.session() as s:
+            sessions = s.scalar(
+                select(func.count()).select_from(SessionRow).where(SessionRow.run_id == run_id)
+            )
+            turns = s.scalar(
+                select(func.count())
+                .select_from(TurnRow)
+                .join(SessionRow, SessionRow.id == TurnRow.session_id)
+                .where(SessionRow.run_id == run_id)
+            )
+            errors = s.scalar(
+                select(func.count())
+                .select_from(TurnRow)
+                .join(SessionRow, SessionRow.id == TurnRow.session_id)
+                .where(SessionRow.run_id == run_id, TurnRow.error.is_not(None))
+            )
+            return {"sessions": sessions or 0, "turns": turns or 0, "error_turns": errors or 0}
+
+    # -- sessions ------------------------------------------------------------------------
+    def load_session(self, session_id: str) -> SessionRecord:
+        with self.db.session() as s:
+            row = s.scalars(
+                select(SessionRow)
+                .where(SessionRow.id == session_id)
+                .options(selectinload(SessionRow.turns))
+            ).first()
+            if row is None:
+                raise NotFoundError(f"no session '{session_id}'")
+            return session_record(row)
+
+    def iter_sessions(
+        self, run_id: str | None = None, *, session_ids: Sequence[str] | None = None,
+        batch_size: int = 500,
+    ) -> Iterator[SessionRecord]:
+        """Stream complete sessions in a stable order, a batch at a time (flat memory)."""
+        query = select(SessionRow.id).where(SessionRow.status == "complete")
+        if run_id is not None:
+            query = query.where(SessionRow.run_id == run_id)
+        if session_ids is not None:
+            query = query.where(SessionRow.id.in_(list(session_ids)))
+        with self.db.session() as s:
+            ids = list(s.scalars(query.order_by(SessionRow.id)))
+        for start in range(0, len(ids), batch_size):
+            chunk = ids[start : start + batch_size]
+            with self.db.session() as s:
+                rows = s.scalars(
+                    select(SessionRow)
+                    .where(SessionRow.id.in_(chunk))
+                    .options(selectinload(SessionRow.turns))
+                    .order_by(SessionRow.id)
+                )
+                records = [session_record(row) for row in rows]
+            yield from records
+
+    def questionnaire(self, session_id: str) -> list[QuestionnaireAnswer]:
+        with self.db.session() as s:
+            rows = s.scalars(
+                select(QuestionnaireResponseRow)
+                .where(QuestionnaireResponseRow.session_id == session_id)
+                .order_by(QuestionnaireResponseRow.id)
+            )
+            return [
+                QuestionnaireAnswer(item_id=r.item_id, value=r.value_num, text=r.value_text)
+                for r in rows
+            ]

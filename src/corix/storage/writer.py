@@ -1,0 +1,153 @@
+"""Group-committing writer: turns and answers are persisted as they complete.
+
+Model calls finish at a high rate; one transaction per turn would make the database the
+bottleneck. The writer collects records for a few milliseconds and commits them together
+in a worker thread, so a killed run loses at most the records of the last open batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import insert, update
+
+from corix.storage.database import Database
+from corix.storage.orm import (
+    AnnotationAnswerRow,
+    AnnotationConsensusRow,
+    AnnotationPassRow,
+    QuestionnaireResponseRow,
+    SessionRow,
+    TurnRow,
+    utcnow,
+)
+
+
+@dataclass
+class _Batch:
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    answers: list[dict[str, Any]] = field(default_factory=list)
+    finished: list[dict[str, Any]] = field(default_factory=list)
+    passes: list[tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=list)
+    consensus: list[dict[str, Any]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return (
+            len(self.sessions)
+            + len(self.turns)
+            + len(self.answers)
+            + len(self.finished)
+            + len(self.passes)
+            + len(self.consensus)
+        )
+
+
+class RecordWriter:
+    """Async front, synchronous batched commits behind. Use as ``async with``."""
+
+    def __init__(self, db: Database, *, max_batch: int = 500, max_delay_s: float = 0.05) -> None:
+        self._db = db
+        self._max_batch = max_batch
+        self._max_delay_s = max_delay_s
+        self._batch = _Batch()
+        self._wakeup = asyncio.Event()
+        self._closed = False
+        self._task: asyncio.Task[None] | None = None
+        self.committed_turns = 0
+
+    async def __aenter__(self) -> RecordWriter:
+        self._task = asyncio.create_task(self._run())
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        self._closed = True
+        self._wakeup.set()
+        if self._task is not None:
+            await self._task
+
+    # -- enqueue -------------------------------------------------------------------------
+    def start_session(self, row: dict[str, Any]) -> None:
+        self._batch.sessions.append(row)
+        self._poke()
+
+    def add_turn(self, row: dict[str, Any]) -> None:
+        self._batch.turns.append(row)
+        self._poke()
+
+    def add_questionnaire_answer(self, row: dict[str, Any]) -> None:
+        self._batch.answers.append(row)
+        self._poke()
+
+    def finish_session(
+        self,
+        session_id: str,
+        *,
+        end_reason: str | None,
+        first_success_turn: int | None = None,
+        ended_at: datetime | None = None,
+    ) -> None:
+        self._batch.finished.append(
+            {
+                "id": session_id,
+                "status": "complete",
+                "end_reason": end_reason,
+                "first_success_turn": first_success_turn,
+                "ended_at": ended_at or utcnow(),
+            }
+        )
+        self._poke()
+
+    def add_pass(self, pass_row: dict[str, Any], answers: list[dict[str, Any]]) -> None:
+        self._batch.passes.append((pass_row, answers))
+        self._poke()
+
+    def add_consensus(self, row: dict[str, Any]) -> None:
+        self._batch.consensus.append(row)
+        self._poke()
+
+    def _poke(self) -> None:
+        if len(self._batch) >= self._max_batch:
+            self._wakeup.set()
+
+    # -- commit --------------------------------------------------------------------------
+    async def _run(self) -> None:
+        while True:
+            try:
+                await asyncio.wait_for(self._wakeup.wait(), timeout=self._max_delay_s)
+            except TimeoutError:
+                pass
+            self._wakeup.clear()
+            if len(self._batch):
+                batch, self._batch = self._batch, _Batch()
+                await asyncio.to_thread(self._commit, batch)
+            if self._closed and not len(self._batch):
+                return
+
+    def _commit(self, batch: _Batch) -> None:
+        # Order matters: a session is inserted before its turns and before it is finished.
+        with self._db.session() as db:
+            if batch.sessions:
+                db.execute(insert(SessionRow), batch.sessions)
+            if batch.turns:
+                db.execute(insert(TurnRow), batch.turns)
+            if batch.answers:
+                db.execute(insert(QuestionnaireResponseRow), batch.answers)
+            if batch.finished:
+                # ORM bulk UPDATE by primary key: one executemany, not one statement per row.
+                db.execute(update(SessionRow), batch.finished)
+            for pass_row, answers in batch.passes:
+                pass_id = db.execute(
+                    insert(AnnotationPassRow).returning(AnnotationPassRow.id), pass_row
+                ).scalar_one()
+                if answers:
+                    db.execute(
+                        insert(AnnotationAnswerRow),
+                        [{**answer, "pass_id": pass_id} for answer in answers],
+                    )
+            if batch.consensus:
+                db.execute(insert(AnnotationConsensusRow), batch.consensus)
+        self.committed_turns += len(batch.turns)

@@ -1,0 +1,72 @@
+"""Shared fixtures: real SQLite files and a real PostgreSQL database per test."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from corix.storage import Database
+
+PG_ADMIN_URL = os.environ.get(
+    "CORIX_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+
+
+def _postgres_available() -> str | None:
+    """None if PostgreSQL answers, else the reason it cannot be used."""
+    try:
+        engine = create_engine(PG_ADMIN_URL, connect_args={"connect_timeout": 3})
+        with engine.connect() as connection:
+            connection.execute(text("select 1"))
+        engine.dispose()
+    except Exception as exc:
+        return f"no PostgreSQL server at {PG_ADMIN_URL}: {type(exc).__name__}"
+    return None
+
+
+_PG_UNAVAILABLE = _postgres_available()
+
+
+@pytest.fixture
+def sqlite_db(tmp_path: Path) -> Iterator[Database]:
+    db = Database(f"sqlite:///{tmp_path / 'corix.db'}")
+    yield db
+    db.dispose()
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database, dropped afterwards."""
+    if _PG_UNAVAILABLE:
+        if os.environ.get("CI"):
+            pytest.fail(_PG_UNAVAILABLE)
+        pytest.skip(_PG_UNAVAILABLE)
+    name = f"corix_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    base = PG_ADMIN_URL.rsplit("/", 1)[0]
+    yield f"{base}/{name}"
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture
+def postgres_db(postgres_url: str) -> Iterator[Database]:
+    db = Database(postgres_url)
+    yield db
+    db.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_db(request: pytest.FixtureRequest) -> Database:
+    """Runs a storage test on both backends."""
+    fixture = "sqlite_db" if request.param == "sqlite" else "postgres_db"
+    db: Database = request.getfixturevalue(fixture)
+    return db

@@ -1,0 +1,91 @@
+"""The record writer and repository on SQLite and on the real PostgreSQL server."""
+
+from __future__ import annotations
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from corix.domain import EndReason, Level, SessionSource
+from corix.storage import Database, RecordWriter, Repository
+from corix.storage.orm import Base
+
+
+def _session_row(session_id: str, app_id: int, run_id: str, key: str) -> dict[str, object]:
+    return {
+        "id": session_id,
+        "run_id": run_id,
+        "work_key": key,
+        "application_id": app_id,
+        "scenario": "tv_spoilers",
+        "level": Level.MODEL_TESTING.value,
+        "source": SessionSource.SCRIPTED.value,
+        "status": "running",
+        "provenance": {"application": "app", "scenario": "tv_spoilers", "seed": 3},
+    }
+
+
+def test_migrations_match_the_models(any_db: Database) -> None:
+    with any_db.engine.connect() as connection:
+        diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
+    assert diff == []
+
+
+async def test_writer_persists_sessions_turns_and_answers(any_db: Database) -> None:
+    repo = Repository(any_db)
+    app_id = repo.ensure_application("app", "demo:guarded", version="1")
+    repo.create_run("run-1", name="t", plan={"name": "t"}, seed=3)
+    async with RecordWriter(any_db, max_batch=3) as writer:
+        for n in range(5):
+            writer.start_session(_session_row(f"s{n}", app_id, "run-1", f"k{n}"))
+            for idx in range(2):
+                writer.add_turn(
+                    {"session_id": f"s{n}", "idx": idx, "user_text": f"u{idx}",
+                     "response_text": None if (n, idx) == (4, 1) else f"r{idx}",
+                     "error": "boom" if (n, idx) == (4, 1) else None, "latency_ms": 1.5}
+                )
+            writer.add_questionnaire_answer(
+                {"session_id": f"s{n}", "respondent": "sim", "simulated": True,
+                 "item_id": "q_helpful", "value_num": 4.0}
+            )
+            if n != 2:
+                writer.finish_session(f"s{n}", end_reason=EndReason.SCRIPT_DONE.value)
+    assert writer.committed_turns == 10
+    assert repo.run_counts("run-1") == {"sessions": 5, "turns": 10, "error_turns": 1}
+    assert repo.completed_work_keys("run-1") == {"k0", "k1", "k3", "k4"}
+    record = repo.load_session("s4")
+    assert [t.index for t in record.turns] == [0, 1]
+    assert record.turns[1].error == "boom" and record.turns[1].failed
+    assert record.end_reason is EndReason.SCRIPT_DONE
+    assert record.provenance.seed == 3
+    assert repo.questionnaire("s0")[0].value == 4.0
+    # Only complete sessions are streamed, in a stable order.
+    assert [s.id for s in repo.iter_sessions("run-1", batch_size=2)] == ["s0", "s1", "s3", "s4"]
+
+
+async def test_discarding_incomplete_sessions_removes_them_whole(any_db: Database) -> None:
+    repo = Repository(any_db)
+    app_id = repo.ensure_application("app", "demo:guarded")
+    repo.create_run("run-2", name="t", plan={"name": "t"}, seed=0)
+    async with RecordWriter(any_db) as writer:
+        writer.start_session(_session_row("done", app_id, "run-2", "a"))
+        writer.finish_session("done", end_reason="script_done")
+        writer.start_session(_session_row("half", app_id, "run-2", "b"))
+        writer.add_turn({"session_id": "half", "idx": 0, "user_text": "u"})
+    assert repo.discard_incomplete_sessions("run-2") == 1
+    assert repo.run_counts("run-2") == {"sessions": 1, "turns": 0, "error_turns": 0}
+
+
+def test_ensure_application_is_idempotent(any_db: Database) -> None:
+    repo = Repository(any_db)
+    first = repo.ensure_application("app", "demo:guarded", version="1")
+    second = repo.ensure_application("app", "demo:guarded", version="2")
+    assert first == second
+    assert [a.version for a in repo.applications()] == ["2"]
+
+
+def test_unknown_run_lists_known(sqlite_db: Database) -> None:
+    repo = Repository(sqlite_db)
+    repo.create_run("run-x", name="t", plan={}, seed=0)
+    with pytest.raises(Exception, match="Known runs: run-x"):
+        repo.get_run("run-y")
