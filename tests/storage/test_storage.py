@@ -40,13 +40,23 @@ async def test_writer_persists_sessions_turns_and_answers(any_db: Database) -> N
             writer.start_session(_session_row(f"s{n}", app_id, "run-1", f"k{n}"))
             for idx in range(2):
                 writer.add_turn(
-                    {"session_id": f"s{n}", "idx": idx, "user_text": f"u{idx}",
-                     "response_text": None if (n, idx) == (4, 1) else f"r{idx}",
-                     "error": "boom" if (n, idx) == (4, 1) else None, "latency_ms": 1.5}
+                    {
+                        "session_id": f"s{n}",
+                        "idx": idx,
+                        "user_text": f"u{idx}",
+                        "response_text": None if (n, idx) == (4, 1) else f"r{idx}",
+                        "error": "boom" if (n, idx) == (4, 1) else None,
+                        "latency_ms": 1.5,
+                    }
                 )
             writer.add_questionnaire_answer(
-                {"session_id": f"s{n}", "respondent": "sim", "simulated": True,
-                 "item_id": "q_helpful", "value_num": 4.0}
+                {
+                    "session_id": f"s{n}",
+                    "respondent": "sim",
+                    "simulated": True,
+                    "item_id": "q_helpful",
+                    "value_num": 4.0,
+                }
             )
             if n != 2:
                 writer.finish_session(f"s{n}", end_reason=EndReason.SCRIPT_DONE.value)

@@ -52,7 +52,9 @@ def parse_yaml_model(text: str, model: type[ModelT], *, source: str | Path) -> M
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
-        raise ConfigError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path=source, line=line)
+        raise ConfigError(
+            f"not valid YAML: {getattr(exc, 'problem', exc)}", path=source, line=line
+        ) from None
     lines: dict[Location, int] = {}
     data = _construct(root, (), lines) if root is not None else {}
     try:

@@ -75,7 +75,12 @@ class Repository:
 
     # -- applications --------------------------------------------------------------------
     def ensure_application(
-        self, name: str, spec: str, *, version: str | None = None, auth: dict[str, Any] | None = None
+        self,
+        name: str,
+        spec: str,
+        *,
+        version: str | None = None,
+        auth: dict[str, Any] | None = None,
     ) -> int:
         """Return the id of application ``name``, registering or updating it."""
         with self.db.session() as s:
@@ -104,7 +109,7 @@ class Repository:
         with self.db.session() as s:
             row = s.get(RunRow, run_id)
             if row is None:
-                known = [r for r in s.scalars(select(RunRow.id).order_by(RunRow.created_at))]
+                known = list(s.scalars(select(RunRow.id).order_by(RunRow.created_at)))
                 raise NotFoundError(
                     f"no run '{run_id}'. Known runs: {', '.join(known[-10:]) or 'none'}"
                 )
@@ -195,7 +200,10 @@ class Repository:
             return session_record(row)
 
     def iter_sessions(
-        self, run_id: str | None = None, *, session_ids: Sequence[str] | None = None,
+        self,
+        run_id: str | None = None,
+        *,
+        session_ids: Sequence[str] | None = None,
         batch_size: int = 500,
     ) -> Iterator[SessionRecord]:
         """Stream complete sessions in a stable order, a batch at a time (flat memory)."""

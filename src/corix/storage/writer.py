@@ -8,6 +8,7 @@ in a worker thread, so a killed run loses at most the records of the last open b
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -116,10 +117,8 @@ class RecordWriter:
     # -- commit --------------------------------------------------------------------------
     async def _run(self) -> None:
         while True:
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wakeup.wait(), timeout=self._max_delay_s)
-            except TimeoutError:
-                pass
             self._wakeup.clear()
             if len(self._batch):
                 batch, self._batch = self._batch, _Batch()

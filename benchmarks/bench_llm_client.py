@@ -1,0 +1,84 @@
+"""Throughput and CPU cost of LLMClient against the mock server running in another process.
+
+    python benchmarks/bench_llm_client.py --calls 3000 --concurrency 300
+
+Prints the wall time, the ideal wall time (calls × latency / concurrency), their ratio,
+and the client's CPU time per call. The server runs in its own process so that its CPU
+is not counted as the client's (both still share the machine's cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+
+from _mock_process import mock_server_process
+from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ResponseCache
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument("--concurrency", type=int, default=300)
+    parser.add_argument("--latency-ms", type=float, default=100.0)
+    parser.add_argument("--cache", action="store_true", help="write replies to a SQLite cache")
+    args = parser.parse_args()
+
+    with mock_server_process(args.latency_ms) as base_url:
+        asyncio.run(_measure(base_url, args))
+
+
+async def _measure(base_url: str, args: argparse.Namespace) -> None:
+    endpoint = EndpointConfig(
+        name="bench",
+        base_url=base_url,
+        model="corix-mock",
+        max_concurrency=args.concurrency,
+        timeout_s=30.0,
+        max_retries=0,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = ResponseCache(Path(tmp) / "cache.sqlite") if args.cache else None
+        async with LLMClient(endpoint, cache=cache) as client:
+            # Warm up: open the keep-alive connections outside the measurement.
+            await asyncio.gather(*(client.chat(_request(-i - 1)) for i in range(args.concurrency)))
+            requests = [_request(i) for i in range(args.calls)]
+            cpu_start, wall_start = time.process_time(), time.perf_counter()
+            await asyncio.gather(*(client.chat(request) for request in requests))
+            wall = time.perf_counter() - wall_start
+            cpu = time.process_time() - cpu_start
+        if cache is not None:
+            cache.close()
+    server_stats = await _server_stats(base_url)
+
+    ideal = args.calls * args.latency_ms / 1000.0 / args.concurrency
+    print(f"calls               {args.calls} at concurrency {args.concurrency}")
+    print(f"server latency      {args.latency_ms:g} ms")
+    print(f"cache               {'on' if args.cache else 'off'}")
+    print(f"wall time           {wall:.3f} s")
+    print(f"ideal wall time     {ideal:.3f} s")
+    print(f"ratio               {wall / ideal:.2f}")
+    print(f"client CPU per call {cpu * 1000.0 / args.calls:.3f} ms")
+    print(f"server max in-flight {server_stats['max_in_flight']}")
+
+
+def _request(number: int) -> ChatRequest:
+    text = f"Question {number}: what should I pack for a two-day hike?"
+    return ChatRequest(messages=[ChatMessage(role="user", content=text)], seed=number)
+
+
+async def _server_stats(base_url: str) -> dict[str, int]:
+    stats_url = base_url.removesuffix("/v1") + "/mock/stats"
+    async with aiohttp.ClientSession() as session, session.get(stats_url) as response:
+        stats: dict[str, int] = json.loads(await response.read())
+    return stats
+
+
+if __name__ == "__main__":
+    main()

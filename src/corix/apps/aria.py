@@ -1,0 +1,206 @@
+"""Adapter for ARIA dialog API submissions (``aria:PATH``).
+
+A submission is a directory with ``aria_dialog_api_team.py`` defining ``Team_ARIADialogAPI``.
+Its calls are synchronous and its instance holds the dialogue state, so every session gets
+its own instance and every call runs in a worker thread, bounded by a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TypeVar
+
+from corix.apps import aria_base
+from corix.apps.base import Application, ApplicationError, AppReply, AppSession
+from corix.apps.specs import ADAPTERS, AdapterSpec
+from corix.errors import CorixError
+
+TEAM_MODULE = "aria_dialog_api_team.py"
+TEAM_CLASS = "Team_ARIADialogAPI"
+BASE_MODULE = "aria_dialog_api_base"
+AUTH_ENV = "ARIA_AUTH_JSON"
+
+# sys.path and sys.modules are process-wide: two submissions must never import at once.
+_IMPORT_LOCK = threading.Lock()
+T = TypeVar("T")
+
+
+def _local_module_names(directory: Path) -> set[str]:
+    names = {p.stem for p in directory.glob("*.py")}
+    names |= {p.name for p in directory.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    return names
+
+
+def _belongs_to(module: ModuleType, directory: Path) -> bool:
+    origin = getattr(module, "__file__", None)
+    return origin is not None and Path(origin).resolve().is_relative_to(directory)
+
+
+def load_submission_class(directory: Path) -> type[Any]:
+    """Import a submission's team class so that its sibling modules stay private to it.
+
+    The directory is put first on ``sys.path`` while the team module executes; afterwards
+    every module imported from the directory is removed from ``sys.modules`` (the team
+    module keeps its references) and shadowed modules are restored, so a second submission
+    with its own ``utils.py`` gets its own.
+    """
+    directory = directory.resolve()
+    team_file = directory / TEAM_MODULE
+    if not team_file.is_file():
+        raise CorixError(f"{directory} is not an ARIA submission: {TEAM_MODULE} is missing")
+    digest = hashlib.sha256(str(directory).encode()).hexdigest()[:12]
+    with _IMPORT_LOCK:
+        saved_modules = dict(sys.modules)
+        saved_path = list(sys.path)
+        for name in _local_module_names(directory) | {BASE_MODULE}:
+            sys.modules.pop(name, None)
+        if not (directory / f"{BASE_MODULE}.py").exists():
+            sys.modules[BASE_MODULE] = aria_base
+        sys.path.insert(0, str(directory))
+        try:
+            spec = importlib.util.spec_from_file_location(f"_corix_aria_{digest}", team_file)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            raise CorixError(f"cannot import {team_file}: {type(exc).__name__}: {exc}") from exc
+        finally:
+            sys.path[:] = saved_path
+            for name, loaded in list(sys.modules.items()):
+                if name not in saved_modules and (
+                    name == BASE_MODULE or _belongs_to(loaded, directory)
+                ):
+                    del sys.modules[name]
+            for name, original in saved_modules.items():
+                if sys.modules.get(name) is not original:
+                    sys.modules[name] = original
+    team_class = getattr(module, TEAM_CLASS, None)
+    if not isinstance(team_class, type):
+        raise CorixError(f"{team_file} does not define class {TEAM_CLASS}")
+    return team_class
+
+
+def auth_from_environment() -> dict[str, Any] | None:
+    raw = os.environ.get(AUTH_ENV)
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise CorixError(f"{AUTH_ENV} is not valid JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise CorixError(f"{AUTH_ENV} must hold a JSON object")
+    return value
+
+
+class _Worker:
+    """Runs a submission's synchronous calls off the event loop, each with a deadline."""
+
+    def __init__(self, pool: ThreadPoolExecutor, timeout_s: float) -> None:
+        self.pool = pool
+        self.timeout_s = timeout_s
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await asyncio.wait_for(loop.run_in_executor(self.pool, fn, *args), self.timeout_s)
+
+
+class AriaSession(AppSession):
+    def __init__(self, instance: Any, worker: _Worker) -> None:
+        self._instance = instance
+        self._worker = worker
+        self._abandoned: str | None = None
+
+    async def respond(self, text: str) -> AppReply:
+        if self._abandoned:
+            return AppReply(error=self._abandoned)
+        try:
+            result = await self._worker.call(self._instance.GetResponse, text)
+        except TimeoutError:
+            # The thread may still be stuck inside the submission: never reuse this instance.
+            self._abandoned = (
+                f"session abandoned: an earlier GetResponse hung past {self._worker.timeout_s:g}s"
+            )
+            return AppReply(error=f"GetResponse timed out after {self._worker.timeout_s:g}s")
+        except Exception as exc:
+            return AppReply(error=f"GetResponse raised {type(exc).__name__}: {exc}")
+        return _parse_response(result)
+
+    async def end(self) -> None:
+        if self._abandoned:
+            return
+        # Closing is best effort: the dialogue is already stored.
+        with contextlib.suppress(Exception):
+            await self._worker.call(self._instance.CloseConnection)
+
+
+def _parse_response(result: Any) -> AppReply:
+    if not isinstance(result, Mapping):
+        return AppReply(error=f"GetResponse returned {type(result).__name__}, expected a dict")
+    success, response = result.get("success"), result.get("response")
+    if success is not True:
+        detail = f": {response}" if isinstance(response, str) and response else ""
+        return AppReply(error=f"GetResponse reported success={success!r}{detail}")
+    if not isinstance(response, str):
+        return AppReply(error=f"GetResponse 'response' is {type(response).__name__}, not text")
+    return AppReply(text=response)
+
+
+class AriaSubmission(Application):
+    def __init__(self, directory: Path, *, timeout_s: float = 60.0, threads: int = 64) -> None:
+        self.directory = directory
+        self._team_class = load_submission_class(directory)
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="aria")
+        self._worker = _Worker(self._pool, timeout_s)
+        self._auth: dict[str, Any] | None = None
+
+    async def open(self, auth: Mapping[str, Any] | None = None) -> None:
+        self._auth = dict(auth) if auth is not None else auth_from_environment()
+
+    async def version(self) -> str:
+        try:
+            return str(await self._worker.call(self._team_class.GetVersion))
+        except Exception as exc:
+            return f"unknown ({type(exc).__name__})"
+
+    async def start_session(self) -> AppSession:
+        try:
+            instance = await self._worker.call(self._team_class)
+            if await self._worker.call(instance.OpenConnection, self._auth) is False:
+                raise ApplicationError("OpenConnection returned False")
+            if await self._worker.call(instance.StartSession) is False:
+                raise ApplicationError("StartSession returned False")
+        except ApplicationError:
+            raise
+        except TimeoutError:
+            raise ApplicationError(
+                f"starting a session timed out after {self._worker.timeout_s:g}s"
+            ) from None
+        except Exception as exc:
+            raise ApplicationError(
+                f"starting a session raised {type(exc).__name__}: {exc}"
+            ) from exc
+        return AriaSession(instance, self._worker)
+
+    async def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+@ADAPTERS.register("aria")
+def _aria(spec: AdapterSpec) -> Application:
+    return AriaSubmission(
+        Path(spec.target),
+        timeout_s=float(spec.options.get("timeout", 60)),
+        threads=int(spec.options.get("threads", 64)),
+    )

@@ -1,0 +1,28 @@
+"""The ARIA dialog API base class, provided to submissions that do not ship their own.
+
+Written here from the published method list of the ARIA dialog API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AriaDialogAPI:
+    """Base class that ARIA submissions subclass as ``Team_ARIADialogAPI``."""
+
+    def OpenConnection(self, auth: dict[str, Any] | None = None) -> bool:
+        return True
+
+    def CloseConnection(self) -> bool:
+        return True
+
+    @staticmethod
+    def GetVersion() -> str:
+        return "unknown"
+
+    def StartSession(self) -> bool:
+        return True
+
+    def GetResponse(self, text: str) -> dict[str, Any]:
+        raise NotImplementedError("a submission must implement GetResponse")

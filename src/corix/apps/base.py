@@ -1,0 +1,55 @@
+"""The application-under-test interface: a black box that answers a user's text in a session."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+
+from pydantic import BaseModel
+
+
+class AppReply(BaseModel):
+    """What an application said, or why it could not say anything."""
+
+    text: str | None = None
+    error: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.text is not None
+
+
+class AppSession(ABC):
+    """One dialogue with an application. Holds whatever state the application keeps."""
+
+    @abstractmethod
+    async def respond(self, text: str) -> AppReply:
+        """Answer one user message. Failures are returned as ``AppReply(error=...)``."""
+
+    async def end(self) -> None:  # noqa: B027 - most applications keep nothing to release
+        """Release the session's resources."""
+
+
+class Application(ABC):
+    """An application under test, opened once per run and asked for many sessions."""
+
+    @abstractmethod
+    async def open(self, auth: Mapping[str, str] | None = None) -> None:
+        """Connect, with credentials if the application needs them."""
+
+    @abstractmethod
+    async def version(self) -> str:
+        """The application's self-reported version, stored as provenance."""
+
+    @abstractmethod
+    async def start_session(self) -> AppSession:
+        """Begin a dialogue; concurrent sessions must not share state."""
+
+    async def close(self) -> None:  # noqa: B027 - nothing to release by default
+        """Disconnect."""
+
+
+class ApplicationError(Exception):
+    """An application could not open or start a session; recorded, never fatal to a run."""

@@ -1,0 +1,105 @@
+"""Adapter for OpenAI-compatible chat endpoints (``openai:BASE_URL?model=…``).
+
+Works with OpenAI, Azure OpenAI's compatible route, vLLM, Ollama, llama.cpp's server and
+LM Studio. All calls go through corix's one client layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from corix.apps.base import Application, AppReply, AppSession
+from corix.apps.specs import ADAPTERS, AdapterSpec
+from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ModelCallError
+
+
+class OpenAIChatSession(AppSession):
+    def __init__(self, app: OpenAIChatApplication) -> None:
+        self._app = app
+        self._messages: list[ChatMessage] = []
+        if app.system_prompt:
+            self._messages.append(ChatMessage(role="system", content=app.system_prompt))
+
+    async def respond(self, text: str) -> AppReply:
+        self._messages.append(ChatMessage(role="user", content=text))
+        request = ChatRequest(
+            model=self._app.model,
+            messages=list(self._messages),
+            temperature=self._app.temperature,
+            max_tokens=self._app.max_tokens,
+            seed=self._app.seed,
+        )
+        try:
+            response = await self._app.client.chat(request)
+        except ModelCallError as exc:
+            self._messages.pop()  # the failed prompt is not part of the model's context
+            return AppReply(error=str(exc))
+        self._messages.append(ChatMessage(role="assistant", content=response.text))
+        return AppReply(
+            text=response.text,
+            prompt_tokens=response.prompt_tokens,
+            completion_tokens=response.completion_tokens,
+        )
+
+
+class OpenAIChatApplication(Application):
+    def __init__(
+        self,
+        endpoint: EndpointConfig,
+        *,
+        model: str,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        client: LLMClient | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.model = model
+        self.system_prompt = system_prompt
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.client = client or LLMClient(endpoint)
+
+    async def open(self, auth: Mapping[str, Any] | None = None) -> None:
+        """Credentials come from the endpoint's ``api_key_env``; ``auth`` is not used."""
+
+    async def version(self) -> str:
+        return self.model
+
+    async def start_session(self) -> AppSession:
+        return OpenAIChatSession(self)
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value in (None, "") else float(value)
+
+
+@ADAPTERS.register("openai")
+def _openai(spec: AdapterSpec) -> Application:
+    options = spec.options
+    model = str(options.get("model", ""))
+    endpoint = EndpointConfig(
+        name=str(options.get("name", spec.target)),
+        base_url=spec.target,
+        model=model,
+        api_key_env=options.get("key_env"),
+        max_concurrency=int(options.get("concurrency", 64)),
+        timeout_s=float(options.get("timeout", 60)),
+        max_retries=int(options.get("retries", 4)),
+    )
+    max_tokens = options.get("max_tokens")
+    seed = options.get("seed")
+    return OpenAIChatApplication(
+        endpoint,
+        model=model,
+        system_prompt=options.get("system"),
+        temperature=_optional_float(options.get("temperature")),
+        max_tokens=int(max_tokens) if max_tokens not in (None, "") else None,
+        seed=int(seed) if seed not in (None, "") else None,
+    )

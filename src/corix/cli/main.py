@@ -1,0 +1,56 @@
+"""The ``corix`` command."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from corix import __version__
+from corix.cli.apps_cmds import app_app
+from corix.cli.common import run_cli
+from corix.cli.demo_cmd import demo_command
+from corix.cli.mock_cmd import mock_server_command
+from corix.cli.packs_cmds import packs_app
+from corix.cli.runs import export_command, run_command, runs_app, sessions_app
+
+app = typer.Typer(
+    name="corix",
+    help="Measure the risks and impacts of AI applications in context.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"corix {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """corix: a testbed for AI applications (NIST ARIA levels, automated harm measurement)."""
+
+
+app.command("demo")(demo_command)
+app.command("run")(run_command)
+app.command("export")(export_command)
+app.command("mock-server")(mock_server_command)
+app.add_typer(runs_app, name="runs")
+app.add_typer(sessions_app, name="sessions")
+app.add_typer(app_app, name="app")
+app.add_typer(packs_app, name="packs")
+
+
+def main() -> None:
+    run_cli(app)
+
+
+if __name__ == "__main__":
+    main()

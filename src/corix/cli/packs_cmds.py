@@ -1,0 +1,68 @@
+"""`corix packs list | show | validate`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from corix.cli.common import JsonOption, console, print_json
+from corix.testing.packs import (
+    expand_model_tests,
+    list_builtin_packs,
+    load_pack,
+    resolve_pack,
+    validate_pack,
+)
+
+packs_app = typer.Typer(help="Scenario packs.", no_args_is_help=True)
+
+
+@packs_app.command("list")
+def packs_list(as_json: JsonOption = False) -> None:
+    """The built-in scenario packs."""
+    packs = [resolve_pack(name) for name in list_builtin_packs()]
+    if as_json:
+        print_json([{"name": p.name, "version": p.version, "title": p.title} for p in packs])
+        return
+    table = Table("pack", "version", "title", "risk", "model tests")
+    for pack in packs:
+        table.add_row(
+            pack.name, pack.version, pack.title, pack.risk, str(len(expand_model_tests(pack, 0)))
+        )
+    console.print(table)
+
+
+@packs_app.command("show")
+def packs_show(
+    pack: Annotated[str, typer.Argument(help="A built-in pack name or a pack folder.")],
+    as_json: JsonOption = False,
+) -> None:
+    """A pack's guardrails, instructions, questionnaire and scripted tests."""
+    loaded = resolve_pack(pack)
+    if as_json:
+        print_json(loaded.model_dump(mode="json"))
+        return
+    console.print(f"[bold]{loaded.title}[/] ({loaded.name} {loaded.version}) — {loaded.risk}")
+    console.print(loaded.description, markup=False)
+    console.print("\n[bold]prohibited[/]")
+    for rule in loaded.guardrails.prohibited:
+        console.print(f"  - {rule}", markup=False)
+    console.print("[bold]permitted[/]")
+    for rule in loaded.guardrails.permitted:
+        console.print(f"  - {rule}", markup=False)
+    tests = expand_model_tests(loaded, 0)
+    console.print(f"\n[bold]model tests[/]: {len(tests)}")
+    for test in tests[:10]:
+        console.print(f"  {test.key} [{test.probe}]: {test.turns[0]}", markup=False)
+
+
+@packs_app.command("validate")
+def packs_validate(path: Annotated[Path, typer.Argument(help="A pack folder.")]) -> None:
+    """Check a pack; errors name the file, the field and the line."""
+    warnings = validate_pack(path)
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/] {warning}")
+    console.print(f"[green]{load_pack(path).name} is valid[/]")

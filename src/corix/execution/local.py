@@ -1,0 +1,31 @@
+"""The local executor: work items run concurrently on one asyncio loop under a bound."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+
+from corix.execution.work import WorkItem
+
+Handler = Callable[[WorkItem], Awaitable[None]]
+
+
+class LocalExecutor:
+    """A fixed pool of worker tasks pulling from one iterator: memory stays flat however
+    many items there are, and at most ``concurrency`` sessions are open at once."""
+
+    def __init__(self, concurrency: int) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.concurrency = concurrency
+
+    async def run(self, items: Iterable[WorkItem], handler: Handler) -> None:
+        iterator = iter(items)
+
+        async def worker() -> None:
+            for item in iterator:  # shared iterator: each item is taken exactly once
+                await handler(item)
+
+        async with asyncio.TaskGroup() as group:
+            for _ in range(self.concurrency):
+                group.create_task(worker())

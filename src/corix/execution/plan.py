@@ -1,0 +1,90 @@
+"""Plans: which applications, scenarios and levels to test, how much, and with which seed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from corix.config import load_yaml_model
+from corix.domain import Level
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ApplicationEntry(_Strict):
+    """An application under test. Secrets are named by environment variable, never inlined."""
+
+    name: str = Field(min_length=1, max_length=200)
+    spec: str = Field(min_length=3)
+    options: dict[str, Any] = Field(default_factory=dict)
+    auth_env: str | None = Field(
+        default=None, description="environment variable holding the JSON credentials"
+    )
+
+
+class EndpointRef(_Strict):
+    """An OpenAI-compatible endpoint for a simulated user or an LLM annotator."""
+
+    base_url: str
+    model: str
+    key_env: str | None = None
+    concurrency: int = Field(default=50, ge=1)
+    timeout_s: float = Field(default=60.0, gt=0)
+    temperature: float | None = None
+
+
+class LevelSettings(_Strict):
+    sessions: int | None = Field(
+        default=None,
+        ge=0,
+        description="sessions per application × scenario; for model testing, None runs every "
+        "scripted test once",
+    )
+    repeats: int = Field(default=1, ge=1, description="model testing: runs of each script")
+    max_turns: int = Field(default=6, ge=1, le=100)
+    engine: Literal["scripted", "llm"] = "scripted"
+    simulator: EndpointRef | None = None
+    strategies: list[str] | None = Field(
+        default=None, description="red teaming: attack strategies to draw from (default: all)"
+    )
+
+    @model_validator(mode="after")
+    def _llm_needs_endpoint(self) -> LevelSettings:
+        if self.engine == "llm" and self.simulator is None:
+            raise ValueError("engine 'llm' needs a 'simulator' endpoint")
+        return self
+
+
+class Plan(_Strict):
+    name: str = Field(min_length=1)
+    seed: int = 0
+    applications: list[ApplicationEntry] = Field(min_length=1)
+    scenarios: list[str] = Field(min_length=1)
+    levels: dict[Level, LevelSettings] = Field(min_length=1)
+    concurrency: int = Field(default=50, ge=1, le=10_000)
+    base_dir: str = Field(default=".", description="where relative pack paths resolve")
+
+    @field_validator("applications")
+    @classmethod
+    def _unique_names(cls, apps: list[ApplicationEntry]) -> list[ApplicationEntry]:
+        seen: set[str] = set()
+        for app in apps:
+            if app.name in seen:
+                raise ValueError(f"application name '{app.name}' is used twice")
+            seen.add(app.name)
+        return apps
+
+    def resolve_scenario(self, scenario: str) -> str:
+        """A built-in pack name stays as is; a path is made absolute against ``base_dir``."""
+        if "/" in scenario or scenario.startswith("."):
+            return str((Path(self.base_dir) / scenario).resolve())
+        return scenario
+
+
+def load_plan(path: Path) -> Plan:
+    plan = load_yaml_model(path, Plan)
+    return plan.model_copy(update={"base_dir": str(path.resolve().parent)})

@@ -1,0 +1,24 @@
+"""Work items: plain serializable data, so an executor may run them anywhere."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from corix.domain import Level
+
+
+class WorkItem(BaseModel):
+    """One session to produce. ``key`` is stable across runs of the same plan."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    key: str
+    kind: str
+    application: str
+    scenario: str
+    level: Level
+    seed: int
+    payload: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,97 @@
+"""An on-disk response cache in one SQLite file, keyed by a digest of the full request.
+
+Rule: every successful reply is cached, whatever the temperature. A request served from
+the cache is identical in everything that can change an answer (endpoint, model,
+messages, sampling parameters, seed, response format, extra parameters), so callers
+that want several different samples of the same prompt pass distinct seeds. This keeps
+reruns free and reproducible.
+
+Operations run synchronously on the event loop: each is one statement on the primary
+key, tens of microseconds, cheaper than a hop to a worker thread, and no two of them
+interleave. WAL journaling lets several processes share the file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from types import TracebackType
+
+from corix.llm.endpoint import EndpointConfig
+from corix.llm.hashing import request_digest
+from corix.llm.models import ChatRequest
+from corix.llm.transport import RawCompletion
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    text TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    created_at REAL NOT NULL
+) WITHOUT ROWID
+"""
+
+
+def cache_key(request: ChatRequest, endpoint: EndpointConfig) -> str:
+    """The cache key of a request whose model is already resolved against ``endpoint``."""
+    return request_digest(request, scope=f"{endpoint.transport}:{endpoint.base_url}")
+
+
+class ResponseCache:
+    """Successful replies by request key, in the SQLite file at ``path``."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Autocommit: each put is its own tiny transaction, visible to other processes.
+        self._db = sqlite3.connect(self.path, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        # With WAL, NORMAL skips the fsync per commit; a crash loses only recent entries.
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.execute(_SCHEMA)
+
+    def get(self, key: str) -> RawCompletion | None:
+        row = self._db.execute(
+            "SELECT text, model, prompt_tokens, completion_tokens FROM responses WHERE key = ?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            return None
+        return RawCompletion(
+            text=row[0], model=row[1], prompt_tokens=row[2], completion_tokens=row[3]
+        )
+
+    def put(self, key: str, completion: RawCompletion) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                completion.text,
+                completion.model,
+                completion.prompt_tokens,
+                completion.completion_tokens,
+                time.time(),
+            ),
+        )
+
+    def __len__(self) -> int:
+        (count,) = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()
+        return int(count)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> ResponseCache:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,154 @@
+"""The one client through which corix makes every model call."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from types import TracebackType
+
+from corix.llm.backoff import retry_delay
+from corix.llm.cache import ResponseCache, cache_key
+from corix.llm.endpoint import EndpointConfig
+from corix.llm.errors import ModelCallError, TransportError
+from corix.llm.http_transport import OpenAIHTTPTransport
+from corix.llm.models import ChatRequest, ChatResponse
+from corix.llm.rate_limit import RateLimiter
+from corix.llm.scripted import ScriptedTransport
+from corix.llm.tokens import estimate_request_tokens
+from corix.llm.transport import RawCompletion, Transport
+from corix.llm.usage import UsageLedger
+
+logger = logging.getLogger(__name__)
+
+
+class LLMClient:
+    """Calls one endpoint with bounded concurrency, rate limits, retries, cache and accounting.
+
+    A call first looks in the cache (see :mod:`corix.llm.cache` for the rule). On a
+    miss, each attempt waits for the endpoint's rate limits, then for one of
+    ``max_concurrency`` slots, which it holds only while the request is in flight.
+    Timeouts, connection errors, malformed replies, 408, 429 and 5xx are retried up to
+    ``max_retries`` times with capped, jittered exponential backoff that honours
+    ``Retry-After``; other failures and exhausted retries raise :class:`ModelCallError`.
+
+    Without ``transport`` the client builds one from ``endpoint.transport`` and closes
+    it in :meth:`aclose`; a transport, cache or ledger passed in belongs to the caller,
+    so several clients can share them.
+    """
+
+    def __init__(
+        self,
+        endpoint: EndpointConfig,
+        *,
+        transport: Transport | None = None,
+        cache: ResponseCache | None = None,
+        usage: UsageLedger | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.usage = usage if usage is not None else UsageLedger()
+        self._cache = cache
+        self._owns_transport = transport is None
+        self._transport = transport if transport is not None else _default_transport(endpoint)
+        self._slots = asyncio.Semaphore(endpoint.max_concurrency)
+        self._limiter = RateLimiter(endpoint.requests_per_minute, endpoint.tokens_per_minute)
+        self._rng = random.Random()
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        """Send ``request`` (an empty ``model`` means the endpoint's default model)."""
+        if not request.model:
+            request = request.model_copy(update={"model": self.endpoint.model})
+        key = None
+        if self._cache is not None:
+            started = time.perf_counter()
+            key = cache_key(request, self.endpoint)
+            hit = self._cache.get(key)
+            if hit is not None:
+                self.usage.record_cache_hit(self.endpoint)
+                lookup_ms = (time.perf_counter() - started) * 1000.0
+                return _response(hit, latency_ms=lookup_ms, cached=True, attempts=0)
+        return await self._call(request, key)
+
+    async def aclose(self) -> None:
+        if self._owns_transport:
+            await self._transport.aclose()
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def _call(self, request: ChatRequest, key: str | None) -> ChatResponse:
+        endpoint = self.endpoint
+        estimate = estimate_request_tokens(request)
+        attempts = 0
+        while True:
+            attempts += 1
+            await self._limiter.acquire(estimate)
+            try:
+                async with self._slots:
+                    started = time.perf_counter()
+                    completion = await self._attempt(request)
+                    latency_ms = (time.perf_counter() - started) * 1000.0
+            except TransportError as failure:
+                if not failure.retryable or attempts > endpoint.max_retries:
+                    self.usage.record_failure(endpoint, retries=attempts - 1)
+                    raise ModelCallError(
+                        endpoint.name, failure.reason, attempts, failure.status
+                    ) from failure
+                delay = retry_delay(
+                    attempts,
+                    base_s=endpoint.backoff_base_s,
+                    max_s=endpoint.backoff_max_s,
+                    retry_after_s=failure.retry_after_s,
+                    rng=self._rng,
+                )
+                logger.debug(
+                    "endpoint %s: attempt %d failed (%s); retrying in %.2f s",
+                    endpoint.name,
+                    attempts,
+                    failure.reason,
+                    delay,
+                )
+                await asyncio.sleep(delay)
+                continue
+            spent = completion.prompt_tokens + completion.completion_tokens
+            self._limiter.settle(estimate, spent)
+            self.usage.record_success(endpoint, completion, retries=attempts - 1)
+            if key is not None and self._cache is not None:
+                self._cache.put(key, completion)
+            return _response(completion, latency_ms=latency_ms, cached=False, attempts=attempts)
+
+    async def _attempt(self, request: ChatRequest) -> RawCompletion:
+        timeout = self.endpoint.timeout_s
+        try:
+            return await self._transport.send(request, self.endpoint, timeout)
+        except TimeoutError:
+            raise TransportError(f"no reply within {timeout:g} s", retryable=True) from None
+
+
+def _default_transport(endpoint: EndpointConfig) -> Transport:
+    if endpoint.transport == "mock":
+        return ScriptedTransport()
+    return OpenAIHTTPTransport(max_connections=endpoint.max_concurrency)
+
+
+def _response(
+    completion: RawCompletion, *, latency_ms: float, cached: bool, attempts: int
+) -> ChatResponse:
+    return ChatResponse(
+        text=completion.text,
+        model=completion.model,
+        prompt_tokens=completion.prompt_tokens,
+        completion_tokens=completion.completion_tokens,
+        latency_ms=latency_ms,
+        cached=cached,
+        attempts=attempts,
+    )

@@ -1,0 +1,60 @@
+"""Where model calls go and the limits that apply to them."""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class EndpointConfig(BaseModel):
+    """One model endpoint: its address, default model, limits, retry policy and prices.
+
+    The API key is never part of the configuration: ``api_key_env`` names the
+    environment variable that holds it, read at call time. ``transport: mock`` answers
+    from the built-in deterministic mock model without any network, which is how corix
+    runs offline.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    transport: Literal["openai", "mock"] = "openai"
+    base_url: str = ""
+    model: str = Field(min_length=1)
+    api_key_env: str | None = None
+    max_concurrency: int = Field(default=8, ge=1)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    backoff_base_s: float = Field(default=0.5, ge=0)
+    backoff_max_s: float = Field(default=30.0, ge=0)
+    price_per_1k_prompt: float | None = Field(default=None, ge=0)
+    price_per_1k_completion: float | None = Field(default=None, ge=0)
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("base_url")
+    @classmethod
+    def _strip_trailing_slash(cls, base_url: str) -> str:
+        # Paths are appended to the base URL; a trailing slash would double up.
+        return base_url.rstrip("/")
+
+    @model_validator(mode="after")
+    def _require_base_url(self) -> EndpointConfig:
+        if self.transport == "openai" and not self.base_url:
+            raise ValueError("base_url is required for an 'openai' endpoint")
+        return self
+
+    def api_key(self) -> str | None:
+        """The key from the environment, or ``None`` if the endpoint needs none."""
+        if self.api_key_env is None:
+            return None
+        return os.environ.get(self.api_key_env)
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """Cost of the tokens at this endpoint's prices; unpriced tokens cost nothing."""
+        prompt_price = self.price_per_1k_prompt or 0.0
+        completion_price = self.price_per_1k_completion or 0.0
+        return (prompt_tokens * prompt_price + completion_tokens * completion_price) / 1000.0

@@ -1,0 +1,33 @@
+"""A stable fingerprint of a request, shared by the response cache and the mock model."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from corix.llm.models import ChatRequest
+
+
+def canonical_request(request: ChatRequest) -> dict[str, Any]:
+    """Everything that can change a model's answer, in plain JSON types."""
+    return {
+        "model": request.model,
+        "messages": [[m.role, m.content] for m in request.messages],
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "seed": request.seed,
+        "response_format": request.response_format,
+        "extra": request.extra,
+    }
+
+
+def request_digest(request: ChatRequest, *, scope: str = "") -> str:
+    """SHA-256 hex digest of the canonical request; ``scope`` separates e.g. endpoints."""
+    payload = json.dumps(
+        [scope, canonical_request(request)],
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()

@@ -1,0 +1,65 @@
+"""A deterministic stand-in for a language model: same request, same reply.
+
+Without a script, a request whose ``response_format`` carries a JSON schema gets a
+valid instance of that schema, and any other request gets a short text naming the last
+user message. Both are drawn from the request's digest, so changing the seed (or any
+other part of the request) changes the reply. A script overrides this: either a
+callable ``(ChatRequest) -> str`` or a list of canned replies consumed in order.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Sequence
+
+from corix.errors import CorixError
+from corix.llm.hashing import request_digest
+from corix.llm.models import ChatRequest
+from corix.llm.schema_instance import instance_of, schema_of_response_format
+
+Script = Callable[[ChatRequest], str] | Sequence[str]
+
+MOCK_MODEL_NAME = "corix-mock"
+_SNIPPET_CHARS = 80
+
+
+class MockModel:
+    """Answers chat requests deterministically; see the module docstring for the rules."""
+
+    def __init__(self, script: Script | None = None, *, name: str = MOCK_MODEL_NAME) -> None:
+        self.name = name
+        self._script = script
+        self._next_canned = 0
+
+    def reply(self, request: ChatRequest) -> str:
+        if self._script is None:
+            return self._default_reply(request)
+        if callable(self._script):
+            return self._script(request)
+        if self._next_canned >= len(self._script):
+            raise CorixError(f"the mock model's script of {len(self._script)} replies is exhausted")
+        canned = self._script[self._next_canned]
+        self._next_canned += 1
+        return canned
+
+    def _default_reply(self, request: ChatRequest) -> str:
+        digest = request_digest(request)
+        format_ = request.response_format
+        if format_ is not None:
+            schema = schema_of_response_format(format_)
+            if schema is not None:
+                rng = random.Random(int(digest[:16], 16))
+                return json.dumps(instance_of(schema, rng), ensure_ascii=False)
+            if format_.get("type") == "json_object":
+                return json.dumps({"reply": _text_reply(request, digest)}, ensure_ascii=False)
+        return _text_reply(request, digest)
+
+
+def _text_reply(request: ChatRequest, digest: str) -> str:
+    user_messages = [m.content for m in request.messages if m.role == "user"]
+    prompt = user_messages[-1] if user_messages else request.messages[-1].content
+    snippet = " ".join(prompt.split())
+    if len(snippet) > _SNIPPET_CHARS:
+        snippet = snippet[: _SNIPPET_CHARS - 1] + "…"
+    return f"Mock reply {digest[:6]} to: {snippet}"

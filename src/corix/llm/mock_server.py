@@ -1,0 +1,294 @@
+"""A built-in OpenAI-compatible server backed by :class:`MockModel`, with injected faults.
+
+It answers ``POST /v1/chat/completions`` (and ``/chat/completions``) with usage counts,
+``GET /v1/models``, and ``GET /mock/stats`` (requests seen, requests in flight and the
+most ever in flight, faults injected) so that tests can observe the client from the
+server's side. It does the least work per request, since in benchmarks it shares the
+machine with the client it measures.
+
+Faults are deterministic: request number ``n`` (from 0) gets the fault whose band of
+``[0, 1)`` holds ``frac(n × golden ratio)``. This low-discrepancy sequence hits each rate
+closely even over a few requests, and the first request always gets the first fault
+with a non-zero rate (in the order 429, 500, timeout, malformed).
+
+Run it with ``python -m corix.llm.mock_server --port 8000 --latency-ms 100``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from aiohttp import web
+from pydantic import BaseModel, Field, ValidationError, model_validator
+
+from corix.llm.mock_model import MOCK_MODEL_NAME, MockModel
+from corix.llm.models import ChatRequest
+from corix.llm.tokens import estimate_prompt_tokens, estimate_tokens
+
+_GOLDEN_RATIO_FRACTION = 0.6180339887498949
+_CHAT_FIELDS = ("model", "messages", "temperature", "max_tokens", "seed", "response_format")
+
+
+class Fault(StrEnum):
+    RATE_LIMITED = "429"
+    SERVER_ERROR = "500"
+    TIMEOUT = "timeout"
+    MALFORMED = "malformed"
+
+
+class MockServerConfig(BaseModel):
+    """Where the mock server listens, how slow it is and which share of requests fail.
+
+    ``port`` 0 picks a free port. A ``fail_timeout`` request stalls for ``hang_s``
+    seconds (longer than any sensible client timeout) before answering.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=0, ge=0, le=65535)
+    latency_ms: float = Field(default=0.0, ge=0)
+    fail_429: float = Field(default=0.0, ge=0, le=1)
+    fail_500: float = Field(default=0.0, ge=0, le=1)
+    fail_timeout: float = Field(default=0.0, ge=0, le=1)
+    fail_malformed: float = Field(default=0.0, ge=0, le=1)
+    retry_after_s: float = Field(default=1.0, ge=0)
+    hang_s: float = Field(default=300.0, ge=0)
+    model_name: str = MOCK_MODEL_NAME
+
+    @model_validator(mode="after")
+    def _check_fault_rates(self) -> MockServerConfig:
+        if sum(rate for _, rate in self.fault_rates()) > 1.0:
+            raise ValueError("the fault rates add up to more than 1")
+        return self
+
+    def fault_rates(self) -> list[tuple[Fault, float]]:
+        return [
+            (Fault.RATE_LIMITED, self.fail_429),
+            (Fault.SERVER_ERROR, self.fail_500),
+            (Fault.TIMEOUT, self.fail_timeout),
+            (Fault.MALFORMED, self.fail_malformed),
+        ]
+
+
+class FaultPlan:
+    """Which fault, if any, request number ``n`` gets (see the module docstring)."""
+
+    def __init__(self, rates: Sequence[tuple[Fault, float]]) -> None:
+        self._bands: list[tuple[float, Fault]] = []
+        upper = 0.0
+        for fault, rate in rates:
+            if rate > 0:
+                upper += rate
+                self._bands.append((upper, fault))
+
+    def fault_for(self, n: int) -> Fault | None:
+        point = (n * _GOLDEN_RATIO_FRACTION) % 1.0
+        for upper, fault in self._bands:
+            if point < upper:
+                return fault
+        return None
+
+
+@dataclass
+class _ServerState:
+    config: MockServerConfig
+    model: MockModel
+    faults: FaultPlan
+    requests: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    injected: dict[str, int] = field(default_factory=lambda: {f.value: 0 for f in Fault})
+
+
+_STATE = web.AppKey("state", _ServerState)
+
+
+def build_mock_app(config: MockServerConfig | None = None) -> web.Application:
+    """The mock server's aiohttp application."""
+    config = config or MockServerConfig()
+    app = web.Application()
+    app[_STATE] = _ServerState(
+        config=config,
+        model=MockModel(name=config.model_name),
+        faults=FaultPlan(config.fault_rates()),
+    )
+    app.router.add_post("/v1/chat/completions", _chat_completions)
+    app.router.add_post("/chat/completions", _chat_completions)
+    app.router.add_get("/v1/models", _models)
+    app.router.add_get("/models", _models)
+    app.router.add_get("/mock/stats", _stats)
+    return app
+
+
+@contextlib.asynccontextmanager
+async def running_mock_server(config: MockServerConfig | None = None) -> AsyncIterator[str]:
+    """Serve the mock in this event loop; yields its base URL (``http://host:port/v1``)."""
+    config = config or MockServerConfig()
+    # Cancel a stalled handler when its client gives up, so injected timeouts end at once.
+    runner = web.AppRunner(
+        build_mock_app(config),
+        access_log=None,
+        handler_cancellation=True,
+        shutdown_timeout=1.0,
+    )
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, config.host, config.port).start()
+        host, port = runner.addresses[0][:2]
+        yield f"http://{f'[{host}]' if ':' in host else host}:{port}/v1"
+    finally:
+        await runner.cleanup()
+
+
+def run_mock_server(config: MockServerConfig) -> None:
+    """Serve until SIGINT or SIGTERM; prints the base URL once listening."""
+    asyncio.run(_serve_until_stopped(config))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m corix.llm.mock_server`` with the same options as ``corix mock-server``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m corix.llm.mock_server",
+        description="Serve a deterministic OpenAI-compatible mock model.",
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    for fault in ("429", "500", "timeout", "malformed"):
+        parser.add_argument(
+            f"--fail-{fault}",
+            type=float,
+            default=0.0,
+            metavar="RATE",
+            help=f"share of requests that get the {fault} fault",
+        )
+    args = parser.parse_args(argv)
+    run_mock_server(
+        MockServerConfig(
+            host=args.host,
+            port=args.port,
+            latency_ms=args.latency_ms,
+            fail_429=args.fail_429,
+            fail_500=args.fail_500,
+            fail_timeout=args.fail_timeout,
+            fail_malformed=args.fail_malformed,
+        )
+    )
+
+
+async def _serve_until_stopped(config: MockServerConfig) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):  # not available on Windows
+            loop.add_signal_handler(signum, stop.set)
+    async with running_mock_server(config) as base_url:
+        print(f"corix mock server listening on {base_url}", flush=True)
+        await stop.wait()
+
+
+async def _chat_completions(request: web.Request) -> web.Response:
+    state = request.app[_STATE]
+    number = state.requests
+    state.requests += 1
+    state.in_flight += 1
+    state.max_in_flight = max(state.max_in_flight, state.in_flight)
+    try:
+        return await _answer(request, state, state.faults.fault_for(number), number)
+    finally:
+        state.in_flight -= 1
+
+
+async def _answer(
+    request: web.Request, state: _ServerState, fault: Fault | None, number: int
+) -> web.Response:
+    config = state.config
+    if fault is not None:
+        state.injected[fault.value] += 1
+    if config.latency_ms:
+        await asyncio.sleep(config.latency_ms / 1000.0)
+    if fault is Fault.RATE_LIMITED:
+        return _error(429, "injected rate limit", {"Retry-After": f"{config.retry_after_s:g}"})
+    if fault is Fault.SERVER_ERROR:
+        return _error(500, "injected server error")
+    if fault is Fault.TIMEOUT:
+        await asyncio.sleep(config.hang_s)
+    if fault is Fault.MALFORMED:
+        return web.Response(body=b'{"choices": [{"message": ', content_type="application/json")
+    try:
+        chat = _chat_request(json.loads(await request.read()))
+    except (ValueError, TypeError, ValidationError) as exc:
+        return _error(400, f"invalid chat completion request: {exc}")
+    text = state.model.reply(chat)
+    prompt_tokens = estimate_prompt_tokens(chat)
+    completion_tokens = estimate_tokens(text)
+    body = {
+        "id": f"chatcmpl-mock-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": chat.model or config.model_name,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+    return _json(body)
+
+
+def _chat_request(payload: Any) -> ChatRequest:
+    if not isinstance(payload, dict):
+        raise TypeError("the body must be a JSON object")
+    named = {key: payload[key] for key in _CHAT_FIELDS if key in payload}
+    extra = {key: value for key, value in payload.items() if key not in _CHAT_FIELDS}
+    return ChatRequest.model_validate({**named, "extra": extra})
+
+
+async def _models(request: web.Request) -> web.Response:
+    name = request.app[_STATE].config.model_name
+    return _json({"object": "list", "data": [{"id": name, "object": "model", "owned_by": "corix"}]})
+
+
+async def _stats(request: web.Request) -> web.Response:
+    state = request.app[_STATE]
+    return _json(
+        {
+            "requests": state.requests,
+            "in_flight": state.in_flight,
+            "max_in_flight": state.max_in_flight,
+            "faults": state.injected,
+        }
+    )
+
+
+def _json(body: dict[str, Any]) -> web.Response:
+    return web.Response(body=json.dumps(body).encode(), content_type="application/json")
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    body = {"error": {"message": message, "type": "mock_error", "code": status}}
+    return web.Response(
+        status=status,
+        body=json.dumps(body).encode(),
+        content_type="application/json",
+        headers=headers,
+    )
+
+
+if __name__ == "__main__":
+    main()

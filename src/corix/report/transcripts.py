@@ -1,0 +1,36 @@
+"""Plain-text transcripts for the terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from corix.domain import QuestionnaireAnswer, SessionRecord
+
+
+def render_transcript(record: SessionRecord, answers: Sequence[QuestionnaireAnswer] = ()) -> str:
+    lines = [
+        f"session {record.id}",
+        f"application {record.application} · scenario {record.scenario} · level "
+        f"{record.level.value} · source {record.source.value}",
+        f"ended: {record.end_reason.value if record.end_reason else record.status.value}",
+    ]
+    if record.strategy:
+        lines.append(f"strategy: {record.strategy}")
+    if record.persona:
+        lines.append(f"persona: {record.persona}")
+    lines.append("")
+    for turn in record.turns:
+        lines.append(f"[{turn.index}] user: {turn.user_text}")
+        if turn.error is not None:
+            lines.append(f"[{turn.index}] ERROR: {turn.error}")
+        else:
+            lines.append(
+                f"[{turn.index}] assistant ({turn.latency_ms:.0f} ms): {turn.response_text}"
+            )
+        lines.append("")
+    if answers:
+        lines.append("questionnaire:")
+        for answer in answers:
+            value = answer.text if answer.value is None else f"{answer.value:g}"
+            lines.append(f"  {answer.item_id}: {value}")
+    return "\n".join(lines)

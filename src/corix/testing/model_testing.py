@@ -1,0 +1,94 @@
+"""The model-testing level: scripted prompts from a pack, sent as written."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from corix.apps.base import ApplicationError, AppReply
+from corix.domain import EndReason, Level, Provenance, SessionSource
+from corix.execution.context import LEVEL_PLANNERS, WORK_HANDLERS, RunContext
+from corix.execution.plan import LevelSettings, Plan
+from corix.execution.work import WorkItem
+from corix.testing.packs import ScenarioPack, expand_model_tests
+from corix.testing.recorder import SessionRecorder
+
+KIND = "model_test"
+
+
+@LEVEL_PLANNERS.register(Level.MODEL_TESTING.value)
+def plan_model_tests(
+    plan: Plan, settings: LevelSettings, packs: dict[str, ScenarioPack], run_id: str
+) -> Iterator[WorkItem]:
+    """Every scripted test of every pack, for every application, ``repeats`` times.
+
+    ``sessions`` caps the tests per application × scenario (the first ones in the pack's
+    stable order), which keeps a smoke run small.
+    """
+    for scenario, pack in packs.items():
+        tests = expand_model_tests(pack, plan.seed)
+        if settings.sessions is not None:
+            tests = tests[: settings.sessions]
+        for app in plan.applications:
+            for repeat in range(settings.repeats):
+                for test in tests:
+                    yield WorkItem(
+                        run_id=run_id,
+                        key=f"{app.name}/{scenario}/{Level.MODEL_TESTING.value}/{test.key}/{repeat}",
+                        kind=KIND,
+                        application=app.name,
+                        scenario=scenario,
+                        level=Level.MODEL_TESTING,
+                        seed=plan.seed,
+                        payload={
+                            "turns": list(test.turns),
+                            "parameters": dict(test.parameters),
+                            "template": test.template,
+                            "template_version": test.template_version,
+                            "probe": test.probe,
+                            "required_facts": list(test.required_facts),
+                        },
+                    )
+
+
+@WORK_HANDLERS.register(KIND)
+async def run_model_test(item: WorkItem, ctx: RunContext) -> None:
+    app = ctx.applications[item.application]
+    pack = ctx.packs[item.scenario]
+    payload = item.payload
+    recorder = SessionRecorder(
+        ctx,
+        item,
+        source=SessionSource.SCRIPTED,
+        provenance=Provenance(
+            application=app.name,
+            application_version=app.version,
+            scenario=pack.name,
+            scenario_version=pack.version,
+            template=payload["template"],
+            template_version=payload["template_version"],
+            parameters={
+                **payload["parameters"],
+                "probe": payload["probe"],
+                "required_facts": payload["required_facts"],
+            },
+            engine="script",
+            seed=item.seed,
+        ),
+    )
+    turns: list[str] = payload["turns"]
+    try:
+        session = await app.app.start_session()
+    except ApplicationError as exc:
+        recorder.record_turn(turns[0], AppReply(error=f"could not start a session: {exc}"), 0.0)
+        recorder.finish(EndReason.APP_ERROR)
+        return
+    # A failed turn ends the dialogue: later scripted turns assume the earlier answers.
+    end_reason = EndReason.SCRIPT_DONE
+    try:
+        for text in turns:
+            if (await recorder.exchange(session, text)).failed:
+                end_reason = EndReason.APP_ERROR
+                break
+    finally:
+        await session.end()
+    recorder.finish(end_reason)

@@ -1,0 +1,127 @@
+"""Records one session into the writer: the row first, each turn as it completes, then the end."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from corix.apps.base import AppReply, AppSession
+from corix.domain import EndReason, Provenance, SessionSource, TurnRecord
+from corix.execution.context import RunContext
+from corix.execution.work import WorkItem
+from corix.storage.orm import utcnow
+
+
+class SessionRecorder:
+    """Stores a dialogue as it happens, so that a killed run loses only what was in flight."""
+
+    def __init__(
+        self,
+        ctx: RunContext,
+        item: WorkItem,
+        *,
+        source: SessionSource,
+        provenance: Provenance,
+        persona: str | None = None,
+        strategy: str | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.item = item
+        self.session_id = uuid.uuid4().hex
+        self.turns: list[TurnRecord] = []
+        app = ctx.applications[item.application]
+        ctx.writer.start_session(
+            {
+                "id": self.session_id,
+                "run_id": item.run_id,
+                "work_key": item.key,
+                "application_id": app.db_id,
+                "scenario": item.scenario,
+                "level": item.level.value,
+                "source": source.value,
+                "status": "running",
+                "provenance": provenance.model_dump(mode="json"),
+                "persona": persona,
+                "strategy": strategy,
+                "started_at": utcnow(),
+            }
+        )
+
+    async def exchange(self, session: AppSession, text: str) -> TurnRecord:
+        """Send one user message, store the turn (reply or error) and return it."""
+        started = time.perf_counter()
+        try:
+            reply = await session.respond(text)
+        except Exception as exc:  # an adapter that raises instead of returning an error
+            reply = AppReply(error=f"{type(exc).__name__}: {exc}")
+        latency_ms = (time.perf_counter() - started) * 1000
+        return self.record_turn(text, reply, latency_ms)
+
+    def record_turn(
+        self, text: str, reply: AppReply, latency_ms: float, meta: dict[str, Any] | None = None
+    ) -> TurnRecord:
+        turn = TurnRecord(
+            index=len(self.turns),
+            user_text=text,
+            response_text=reply.text if reply.error is None else None,
+            error=reply.error,
+            latency_ms=latency_ms,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            meta=meta or {},
+        )
+        self.turns.append(turn)
+        stats = self.ctx.stats
+        stats.turns += 1
+        stats.error_turns += turn.failed
+        stats.prompt_tokens += reply.prompt_tokens or 0
+        stats.completion_tokens += reply.completion_tokens or 0
+        self.ctx.writer.add_turn(
+            {
+                "session_id": self.session_id,
+                "idx": turn.index,
+                "user_text": turn.user_text,
+                "response_text": turn.response_text,
+                "error": turn.error,
+                "latency_ms": turn.latency_ms,
+                "prompt_tokens": turn.prompt_tokens,
+                "completion_tokens": turn.completion_tokens,
+                "meta": turn.meta,
+                "created_at": utcnow(),
+            }
+        )
+        return turn
+
+    def record_answer(
+        self,
+        item_id: str,
+        *,
+        value: float | None,
+        text: str | None,
+        respondent: str,
+        simulated: bool,
+        provenance: dict[str, Any],
+    ) -> None:
+        self.ctx.writer.add_questionnaire_answer(
+            {
+                "session_id": self.session_id,
+                "respondent": respondent,
+                "simulated": simulated,
+                "item_id": item_id,
+                "value_num": value,
+                "value_text": text,
+                "provenance": provenance,
+                "created_at": utcnow(),
+            }
+        )
+
+    def finish(self, end_reason: EndReason, *, first_success_turn: int | None = None) -> None:
+        stats = self.ctx.stats
+        stats.sessions += 1
+        stats.failed_sessions += end_reason in (EndReason.APP_ERROR, EndReason.SIMULATOR_ERROR)
+        self.ctx.writer.finish_session(
+            self.session_id, end_reason=end_reason.value, first_success_turn=first_success_turn
+        )
+        if self.ctx.on_session_done is not None:
+            self.ctx.on_session_done(self.item)

@@ -1,0 +1,151 @@
+"""Runs a plan: open the applications, plan the work items, execute them, store everything."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from corix.apps import AdapterSpec, build_application
+from corix.errors import CorixError
+from corix.execution.context import (
+    LEVEL_PLANNERS,
+    WORK_HANDLERS,
+    OpenedApplication,
+    RunContext,
+    RunStats,
+)
+from corix.execution.local import LocalExecutor
+from corix.execution.plan import ApplicationEntry, Plan
+from corix.execution.work import WorkItem
+from corix.storage import Database, RecordWriter, Repository
+from corix.testing import levels  # noqa: F401 - registers the built-in levels
+from corix.testing.packs import ScenarioPack, resolve_pack
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    stats: dict[str, Any]
+    skipped: int
+    discarded: int
+
+
+def new_run_id() -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"run-{stamp}-{secrets.token_hex(2)}"
+
+
+def auth_for(entry: ApplicationEntry) -> dict[str, Any] | None:
+    if entry.auth_env is None:
+        return None
+    raw = os.environ.get(entry.auth_env)
+    if raw is None:
+        raise CorixError(
+            f"application '{entry.name}' needs credentials in ${entry.auth_env}, which is unset"
+        )
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise CorixError(f"${entry.auth_env} is not valid JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise CorixError(f"${entry.auth_env} must hold a JSON object")
+    return value
+
+
+def load_packs(plan: Plan) -> dict[str, ScenarioPack]:
+    packs: dict[str, ScenarioPack] = {}
+    for scenario in plan.scenarios:
+        pack = resolve_pack(plan.resolve_scenario(scenario))
+        packs[pack.name] = pack
+    return packs
+
+
+def plan_work(
+    plan: Plan, packs: dict[str, ScenarioPack], run_id: str, done: set[str]
+) -> Iterator[WorkItem]:
+    """The plan's work items not yet done, generated lazily so memory stays flat."""
+    for level, settings in plan.levels.items():
+        for item in LEVEL_PLANNERS.get(level.value)(plan, settings, packs, run_id):
+            if item.key not in done:
+                yield item
+
+
+async def open_applications(plan: Plan, repo: Repository) -> dict[str, OpenedApplication]:
+    opened: dict[str, OpenedApplication] = {}
+    try:
+        for entry in plan.applications:
+            app = build_application(entry.spec, entry.options)
+            await app.open(auth_for(entry))
+            version = await app.version()
+            public_spec = AdapterSpec.parse(entry.spec).public()
+            db_id = repo.ensure_application(entry.name, public_spec, version=version)
+            opened[entry.name] = OpenedApplication(entry.name, public_spec, app, version, db_id)
+    except BaseException:
+        for done in opened.values():
+            await done.app.close()
+        raise
+    return opened
+
+
+async def execute_plan(
+    plan: Plan,
+    db: Database,
+    *,
+    resume_run: str | None = None,
+    on_planned: Callable[[int], None] | None = None,
+    on_session_done: Callable[[WorkItem], None] | None = None,
+) -> RunResult:
+    """Run ``plan`` (or finish run ``resume_run``) and return its summary.
+
+    Resuming drops the sessions a killed run left half-done and runs every work item whose
+    session is not complete, so the finished run has each item exactly once.
+    """
+    repo = Repository(db)
+    discarded = 0
+    done: set[str] = set()
+    if resume_run is not None:
+        run = repo.get_run(resume_run)
+        plan = Plan.model_validate(run.plan)
+        run_id = run.id
+        discarded = repo.discard_incomplete_sessions(run_id)
+        done = repo.completed_work_keys(run_id)
+        repo.set_run_status(run_id, "running")
+    else:
+        run_id = new_run_id()
+    packs = load_packs(plan)
+    planned = sum(1 for _ in plan_work(plan, packs, run_id, done))
+    if resume_run is None:
+        repo.create_run(run_id, name=plan.name, plan=plan.model_dump(mode="json"), seed=plan.seed)
+    if on_planned is not None:
+        on_planned(planned)
+    applications = await open_applications(plan, repo)
+    stats = RunStats()
+    status = "interrupted"
+    try:
+        async with RecordWriter(db) as writer:
+            ctx = RunContext(
+                run_id=run_id,
+                plan=plan,
+                applications=applications,
+                packs=packs,
+                writer=writer,
+                stats=stats,
+                on_session_done=on_session_done,
+            )
+
+            async def handle(item: WorkItem) -> None:
+                await WORK_HANDLERS.get(item.kind)(item, ctx)
+
+            await LocalExecutor(plan.concurrency).run(plan_work(plan, packs, run_id, done), handle)
+        status = "complete"
+    finally:
+        for opened in applications.values():
+            await opened.app.close()
+        summary = {**stats.as_dict(), **repo.run_counts(run_id)}
+        repo.set_run_status(run_id, status, summary=summary)
+    return RunResult(run_id=run_id, stats=summary, skipped=len(done), discarded=discarded)

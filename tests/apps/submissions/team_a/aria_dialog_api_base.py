@@ -1,0 +1,2 @@
+class AriaDialogAPI:
+    shipped_by_team = True

@@ -1,0 +1,41 @@
+"""Applications for tests, importable as ``python:support.apps:NAME`` with tests/ on the path."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from corix.apps.base import Application, AppReply, AppSession
+
+
+class _EchoSession(AppSession):
+    def __init__(self, delay_s: float, fail_on: str | None) -> None:
+        self.delay_s = delay_s
+        self.fail_on = fail_on
+        self.turns = 0
+
+    async def respond(self, text: str) -> AppReply:
+        self.turns += 1
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        if self.fail_on and self.fail_on in text.lower():
+            raise RuntimeError(f"cannot handle '{self.fail_on}'")
+        return AppReply(text=f"echo {self.turns}: {text}")
+
+
+class EchoApp(Application):
+    """Echoes the user; optionally slow, optionally raising on a keyword."""
+
+    def __init__(self, delay_ms: str | float = 0, fail_on: str | None = None) -> None:
+        self.delay_s = float(delay_ms) / 1000
+        self.fail_on = fail_on
+
+    async def open(self, auth: Mapping[str, Any] | None = None) -> None:
+        return None
+
+    async def version(self) -> str:
+        return "echo 1"
+
+    async def start_session(self) -> AppSession:
+        return _EchoSession(self.delay_s, self.fail_on)

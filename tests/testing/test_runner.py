@@ -1,0 +1,164 @@
+"""Running plans end to end on real SQLite: counts, provenance, failures, resume."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from corix.domain import EndReason, Level, SessionSource
+from corix.errors import ConfigError, CorixError
+from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_plan
+from corix.storage import Database, Repository
+from corix.storage.orm import SessionRow, TurnRow
+from corix.testing.packs import expand_model_tests, resolve_pack
+from corix.testing.runner import execute_plan
+
+TESTS_DIR = Path(__file__).resolve().parents[1]
+
+
+def _plan(*apps: ApplicationEntry, scenarios: list[str] | None = None, **kw: object) -> Plan:
+    return Plan(
+        name="t",
+        seed=5,
+        applications=list(apps),
+        scenarios=scenarios or ["tv_spoilers"],
+        levels={Level.MODEL_TESTING: LevelSettings(**kw)},  # type: ignore[arg-type]
+        concurrency=8,
+    )
+
+
+async def test_model_testing_stores_every_scripted_test(sqlite_db: Database) -> None:
+    plan = _plan(
+        ApplicationEntry(name="g", spec="demo:guarded"),
+        ApplicationEntry(name="u", spec="demo:unguarded"),
+    )
+    tests = expand_model_tests(resolve_pack("tv_spoilers"), 5)
+    result = await execute_plan(plan, sqlite_db)
+    repo = Repository(sqlite_db)
+    sessions = list(repo.iter_sessions(result.run_id))
+    assert len(sessions) == 2 * len(tests) == result.stats["sessions"]
+    assert repo.get_run(result.run_id).status == "complete"
+    with sqlite_db.session() as s:
+        keys = list(s.scalars(select(SessionRow.work_key)))
+    expected = {f"{app}/tv_spoilers/model_testing/{t.key}/0" for app in ("g", "u") for t in tests}
+    assert sorted(keys) == sorted(expected)  # each test exactly once per application
+    first = sessions[0]
+    assert first.source is SessionSource.SCRIPTED and first.level is Level.MODEL_TESTING
+    assert first.provenance.seed == 5 and first.provenance.scenario_version == "1.0"
+    assert first.provenance.application_version and first.provenance.template
+    multi = [s for s in sessions if len(s.turns) > 1]
+    assert multi, "the pack has multi-turn scripts"
+    assert all([t.index for t in s.turns] == list(range(len(s.turns))) for s in sessions)
+
+
+async def test_failing_application_is_recorded_and_the_run_finishes(sqlite_db: Database) -> None:
+    plan = _plan(
+        ApplicationEntry(
+            name="flaky", spec="python:support.apps:EchoApp", options={"fail_on": "episode"}
+        )
+    )
+    sys.path.insert(0, str(TESTS_DIR))
+    try:
+        result = await execute_plan(plan, sqlite_db)
+    finally:
+        sys.path.remove(str(TESTS_DIR))
+    sessions = list(Repository(sqlite_db).iter_sessions(result.run_id))
+    failed = [s for s in sessions if s.end_reason is EndReason.APP_ERROR]
+    assert failed and len(failed) == result.stats["failed_sessions"]
+    for session in failed:
+        last = session.turns[-1]
+        assert last.error == "RuntimeError: cannot handle 'episode'"
+        assert "episode" in last.user_text.lower()
+    assert result.stats["error_turns"] == len(failed)
+    assert len(sessions) == result.stats["sessions"]
+
+
+async def test_unknown_adapter_fails_before_anything_runs(sqlite_db: Database) -> None:
+    plan = _plan(ApplicationEntry(name="x", spec="nope:thing"))
+    with pytest.raises(CorixError, match="unknown adapter kind 'nope'"):
+        await execute_plan(plan, sqlite_db)
+
+
+def test_malformed_plan_names_file_field_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "plan.yaml"
+    path.write_text(
+        "name: p\napplications:\n  - name: a\n    spec: demo:guarded\nscenarios: [tv_spoilers]\n"
+        "levels:\n  model_testing:\n    max_turns: 0\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as info:
+        load_plan(path)
+    assert info.value.field == "levels.model_testing.max_turns" and info.value.line == 8
+
+
+def _corix(*args: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "corix.cli.main", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def test_kill_9_then_resume_gives_every_session_once(tmp_path: Path) -> None:
+    db_url = f"sqlite:///{tmp_path / 'kill.db'}"
+    plan_path = tmp_path / "plan.yaml"
+    plan_path.write_text(
+        "name: killme\nseed: 1\nconcurrency: 4\n"
+        "applications:\n  - name: slow\n    spec: python:support.apps:EchoApp\n"
+        "    options: {delay_ms: 40}\n"
+        "scenarios: [tv_spoilers, meal_planner, pathfinder]\n"
+        "levels:\n  model_testing: {repeats: 2}\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": str(TESTS_DIR), "CORIX_DB": db_url}
+    process = _corix("run", str(plan_path), env=env)
+    db = Database(db_url)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with db.session() as s:
+            done = s.scalar(
+                select(func.count()).select_from(SessionRow).where(SessionRow.status == "complete")
+            )
+        if done and done >= 20:
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    repo = Repository(db)
+    (run,) = repo.list_runs()
+    assert run.status == "running"  # killed: never marked finished
+    planned = (
+        sum(
+            len(expand_model_tests(resolve_pack(n), 1))
+            for n in ("tv_spoilers", "meal_planner", "pathfinder")
+        )
+        * 2
+    )
+    before = len(repo.completed_work_keys(run.id))
+    assert 20 <= before < planned
+
+    resumed = _corix("run", "--resume", run.id, env=env)
+    output = resumed.communicate(timeout=120)[0].decode()
+    assert resumed.returncode == 0, output
+    with db.session() as s:
+        keys = list(s.scalars(select(SessionRow.work_key).where(SessionRow.run_id == run.id)))
+        incomplete = s.scalar(
+            select(func.count()).select_from(SessionRow).where(SessionRow.status != "complete")
+        )
+        turn_rows = s.execute(select(TurnRow.session_id, TurnRow.idx)).all()
+    assert len(keys) == len(set(keys)) == planned  # no duplicates, no gaps
+    assert incomplete == 0
+    per_session: dict[str, list[int]] = {}
+    for session_id, idx in turn_rows:
+        per_session.setdefault(session_id, []).append(idx)
+    assert all(sorted(v) == list(range(len(v))) for v in per_session.values())
+    assert repo.get_run(run.id).status == "complete"
+    db.dispose()
