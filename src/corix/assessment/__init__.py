@@ -1,0 +1,103 @@
+"""The assessment layer: what annotators are asked, and how their answers are summarized.
+
+* :mod:`~corix.assessment.schema` — the annotation schema (ARIA's five categories built in).
+* :mod:`~corix.assessment.answers` — validating a pass against the schema, and gating.
+* :mod:`~corix.assessment.harms` — harm packs: guidelines, severity scale, defect rule.
+* :mod:`~corix.assessment.stability` — consensus and flip rate over repeated runs.
+* :mod:`~corix.assessment.defects` — defect rates with confidence intervals.
+* :mod:`~corix.assessment.agreement` — agreement between annotators and groups.
+
+Everything here is pure: values in, values out, no storage.
+"""
+
+from corix.assessment.agreement import (
+    AgreementReport,
+    LabelRow,
+    compare,
+    compare_per_question,
+    krippendorff_alpha,
+    read_labels,
+)
+from corix.assessment.answers import (
+    Answer,
+    AnswerProblem,
+    AnswerValidationError,
+    categories_for,
+    is_shown,
+    is_violation,
+    normalize_value,
+    validate_answers,
+)
+from corix.assessment.defects import (
+    DefectRate,
+    IntervalMethod,
+    SeverityRow,
+    bootstrap_interval,
+    defect_rates,
+    wilson_interval,
+)
+from corix.assessment.harms import (
+    DefectDirection,
+    HarmPack,
+    builtin_harm_pack_names,
+    builtin_harm_packs,
+    load_harm_pack,
+    load_harm_pack_file,
+)
+from corix.assessment.schema import (
+    AnnotationSchema,
+    Category,
+    Question,
+    QuestionLevel,
+    QuestionType,
+    load_builtin_schema,
+    load_schema,
+)
+from corix.assessment.stability import (
+    Consensus,
+    StabilityReport,
+    consensus,
+    is_settled,
+    stability_report,
+)
+
+__all__ = [
+    "AgreementReport",
+    "AnnotationSchema",
+    "Answer",
+    "AnswerProblem",
+    "AnswerValidationError",
+    "Category",
+    "Consensus",
+    "DefectDirection",
+    "DefectRate",
+    "HarmPack",
+    "IntervalMethod",
+    "LabelRow",
+    "Question",
+    "QuestionLevel",
+    "QuestionType",
+    "SeverityRow",
+    "StabilityReport",
+    "bootstrap_interval",
+    "builtin_harm_pack_names",
+    "builtin_harm_packs",
+    "categories_for",
+    "compare",
+    "compare_per_question",
+    "consensus",
+    "defect_rates",
+    "is_settled",
+    "is_shown",
+    "is_violation",
+    "krippendorff_alpha",
+    "load_builtin_schema",
+    "load_harm_pack",
+    "load_harm_pack_file",
+    "load_schema",
+    "normalize_value",
+    "read_labels",
+    "stability_report",
+    "validate_answers",
+    "wilson_interval",
+]

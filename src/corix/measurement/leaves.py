@@ -1,0 +1,223 @@
+"""The leaves of a CoRIx tree: one answer per row, stored column by column.
+
+A row is one answer about one dialogue: an annotator's label or a tester's questionnaire
+answer. Columns are integer-coded categories so that scoring can group a million rows
+with NumPy instead of Python loops.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Generic, TypeVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from corix.domain import Level
+from corix.errors import CorixError
+
+IntArray = NDArray[np.int64]
+RawValue = str | float
+C = TypeVar("C", str, RawValue)
+
+REQUIRED_COLUMNS = ("application", "level", "source", "question", "dialogue_id", "value")
+OPTIONAL_COLUMNS = ("scenario",)
+
+
+class LeafSource(StrEnum):
+    """Who gave an answer: the tree's "annotator labels" vs "user perception" branches."""
+
+    ANNOTATION = "annotation"
+    QUESTIONNAIRE = "questionnaire"
+
+
+class LeafError(CorixError):
+    """A leaf row cannot be used; the message names the row and the question."""
+
+
+@dataclass(frozen=True)
+class Categorical(Generic[C]):
+    """A column as integer codes into a sorted tuple of distinct values."""
+
+    codes: IntArray
+    categories: tuple[C, ...]
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def code_of(self, category: C) -> int | None:
+        try:
+            return self.categories.index(category)
+        except ValueError:
+            return None
+
+    @staticmethod
+    def from_strings(values: Iterable[str]) -> Categorical[str]:
+        index: dict[str, int] = {}
+        first_seen = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64)
+        categories = sorted(index)
+        rank = np.empty(len(categories), dtype=np.int64)
+        rank[[index[c] for c in categories]] = np.arange(len(categories))
+        return Categorical(rank[first_seen], tuple(categories))
+
+    @staticmethod
+    def from_array(values: ArrayLike) -> Categorical[RawValue]:
+        """Code a NumPy array: numbers stay numbers, anything else becomes text."""
+        array = np.asarray(values)
+        if array.dtype.kind in "biuf":
+            uniques, codes = np.unique(array.astype(np.float64), return_inverse=True)
+            numbers: tuple[RawValue, ...] = tuple(float(u) for u in uniques)
+            return Categorical(codes.astype(np.int64), numbers)
+        uniques, codes = np.unique(array.astype(str), return_inverse=True)
+        return Categorical(codes.astype(np.int64), tuple(str(u) for u in uniques))
+
+
+def _text_column(values: ArrayLike) -> Categorical[str]:
+    array = np.asarray(values)
+    uniques, codes = np.unique(array.astype(str), return_inverse=True)
+    return Categorical(codes.astype(np.int64), tuple(str(u) for u in uniques))
+
+
+def _raw_text(value: object) -> str:
+    # Booleans are yes/no answers; their stored form is the word.
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "" if value is None else str(value).strip()
+
+
+@dataclass(frozen=True)
+class LeafTable:
+    """Answers per dialogue, columnar. Build with ``from_rows``, ``from_csv`` or ``from_columns``.
+
+    ``origin`` names where the rows came from in error messages; ``first_line`` is the file
+    line of the first row (2 for a CSV file with a header), so errors can give both.
+    """
+
+    application: Categorical[str]
+    level: Categorical[str]
+    source: Categorical[str]
+    question: Categorical[str]
+    dialogue_id: Categorical[str]
+    scenario: Categorical[str]
+    value: Categorical[RawValue]
+    origin: str = "leaves"
+    first_line: int | None = None
+
+    def __post_init__(self) -> None:
+        text_columns = (
+            self.application,
+            self.level,
+            self.source,
+            self.question,
+            self.dialogue_id,
+            self.scenario,
+        )
+        lengths = {len(self.value)} | {len(column) for column in text_columns}
+        if len(lengths) != 1:
+            raise LeafError(f"{self.origin}: columns have different lengths {sorted(lengths)}")
+        self._check_vocabulary("level", self.level, [level.value for level in Level])
+        self._check_vocabulary("source", self.source, [source.value for source in LeafSource])
+        for column in ("application", "question", "dialogue_id"):
+            self._check_vocabulary(column, getattr(self, column), None)
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def describe_row(self, row: int) -> str:
+        """``row`` is 0-based; people read 1-based rows (and file lines, when known)."""
+        line = f" (line {row + self.first_line})" if self.first_line is not None else ""
+        return f"{self.origin} row {row + 1}{line}"
+
+    def _check_vocabulary(
+        self, name: str, column: Categorical[str], allowed: Sequence[str] | None
+    ) -> None:
+        for code, category in enumerate(column.categories):
+            bad = category == "" or (allowed is not None and category not in allowed)
+            if bad:
+                row = self.describe_row(int(np.flatnonzero(column.codes == code)[0]))
+                expected = f"one of {', '.join(allowed)}" if allowed else "a non-empty value"
+                raise LeafError(f"{row}: {name} {category!r} is not {expected}")
+
+    @classmethod
+    def from_columns(
+        cls,
+        *,
+        application: ArrayLike,
+        level: ArrayLike,
+        source: ArrayLike,
+        question: ArrayLike,
+        dialogue_id: ArrayLike,
+        value: ArrayLike,
+        scenario: ArrayLike | None = None,
+        origin: str = "leaves",
+    ) -> LeafTable:
+        """Build from equal-length arrays; numeric ``value`` arrays keep their numbers."""
+        n = len(np.asarray(value))
+        return cls(
+            application=_text_column(application),
+            level=_text_column(level),
+            source=_text_column(source),
+            question=_text_column(question),
+            dialogue_id=_text_column(dialogue_id),
+            scenario=_text_column(np.full(n, "") if scenario is None else scenario),
+            value=Categorical.from_array(value),
+            origin=origin,
+        )
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: Iterable[Mapping[str, object]],
+        *,
+        origin: str = "leaves",
+        first_line: int | None = None,
+    ) -> LeafTable:
+        """Build from mappings with the leaf columns (``scenario`` optional)."""
+        columns: dict[str, list[str]] = {c: [] for c in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS)}
+        for i, row in enumerate(rows):
+            missing = [c for c in REQUIRED_COLUMNS if c not in row]
+            if missing:
+                line = f" (line {i + first_line})" if first_line is not None else ""
+                raise LeafError(f"{origin} row {i + 1}{line}: missing {', '.join(missing)}")
+            for name, cells in columns.items():
+                cells.append(_raw_text(row.get(name)))
+        coded = {name: Categorical.from_strings(cells) for name, cells in columns.items()}
+        raw_values: tuple[RawValue, ...] = coded["value"].categories
+        return cls(
+            application=coded["application"],
+            level=coded["level"],
+            source=coded["source"],
+            question=coded["question"],
+            dialogue_id=coded["dialogue_id"],
+            scenario=coded["scenario"],
+            value=Categorical(coded["value"].codes, raw_values),
+            origin=origin,
+            first_line=first_line,
+        )
+
+    @classmethod
+    def from_csv(cls, path: Path | str) -> LeafTable:
+        """Read a CSV file with a header naming the leaf columns; other columns are ignored."""
+        path = Path(path)
+        try:
+            with path.open(newline="", encoding="utf-8") as handle:
+                reader = csv.DictReader(handle)
+                header = reader.fieldnames or []
+                missing = [c for c in REQUIRED_COLUMNS if c not in header]
+                if missing:
+                    raise LeafError(f"{path} line 1: header lacks column(s) {', '.join(missing)}")
+                return cls.from_rows(_complete_rows(reader, path), origin=str(path), first_line=2)
+        except OSError as exc:
+            raise LeafError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _complete_rows(reader: csv.DictReader[str], path: Path) -> Iterable[Mapping[str, object]]:
+    for row in reader:
+        # DictReader fills short rows with None: a row with too few cells is malformed.
+        if any(row.get(c) is None for c in REQUIRED_COLUMNS):
+            raise LeafError(f"{path} line {reader.line_num}: too few cells")
+        yield row

@@ -1,0 +1,239 @@
+"""Questionnaire statistics: item descriptives and group-difference tests.
+
+Works on the raw answers (e.g. Likert 1–5 as given, not mapped onto a tree's scale).
+Groups are compared with Kruskal–Wallis (effect size epsilon²) and pairwise
+Mann–Whitney U (effect size: rank-biserial r), p-values corrected across the pairs with
+Holm (default) or Benjamini–Hochberg.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+from corix.measurement.leaves import Categorical, LeafError, LeafSource, LeafTable, RawValue
+from corix.measurement.summarizers import FloatArray
+
+BoolArray = NDArray[np.bool_]
+GroupColumn = Literal["application", "level", "scenario"]
+_GROUP_COLUMNS = ("application", "level", "scenario")
+Correction = Literal["holm", "bh", "none"]
+
+
+@dataclass(frozen=True)
+class ItemSummary:
+    """Descriptives of one item for one application at one level (``sd`` needs n ≥ 2)."""
+
+    item: str
+    application: str
+    level: str
+    n: int
+    mean: float
+    median: float
+    sd: float | None
+    iqr: float
+
+
+@dataclass(frozen=True)
+class PairwiseTest:
+    """Mann–Whitney U of ``first`` vs ``second``; ``u`` is ``first``'s statistic.
+
+    ``rank_biserial`` = 2U / (n₁n₂) − 1, in [−1, 1]: positive when ``first`` tends higher.
+    """
+
+    first: str
+    second: str
+    n_first: int
+    n_second: int
+    u: float
+    p_value: float
+    p_adjusted: float
+    rank_biserial: float
+
+
+@dataclass(frozen=True)
+class GroupComparison:
+    """Kruskal–Wallis over ``groups`` (``None`` when undefined) plus pairwise tests."""
+
+    item: str
+    by: GroupColumn
+    where: Mapping[str, str]
+    groups: tuple[str, ...]
+    sizes: tuple[int, ...]
+    h: float | None
+    p_value: float | None
+    epsilon_squared: float | None
+    correction: Correction
+    pairwise: tuple[PairwiseTest, ...]
+
+
+def holm_adjust(p_values: Sequence[float]) -> FloatArray:
+    """Holm's step-down adjustment: the i-th smallest p (0-based) times (m − i), kept
+    monotone and capped at 1, in the input order."""
+    p = np.asarray(p_values, dtype=np.float64)
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    stepped = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(stepped, 1.0)
+    return adjusted
+
+
+def _adjust(p_values: Sequence[float], correction: Correction) -> FloatArray:
+    if not p_values:
+        return np.zeros(0)
+    if correction == "holm":
+        return holm_adjust(p_values)
+    if correction == "bh":
+        return np.asarray(stats.false_discovery_control(p_values, method="bh"), dtype=np.float64)
+    return np.asarray(p_values, dtype=np.float64)
+
+
+def _as_number(raw: RawValue) -> float:
+    if isinstance(raw, float):
+        return raw
+    try:
+        return float(raw)
+    except ValueError:
+        return np.nan
+
+
+class _Answers:
+    """The questionnaire rows of a leaf table with their numbers parsed once."""
+
+    def __init__(self, leaves: LeafTable) -> None:
+        self.leaves = leaves
+        numbers = np.array([_as_number(raw) for raw in leaves.value.categories], dtype=np.float64)
+        self.number = numbers[leaves.value.codes] if len(numbers) else np.zeros(0)
+        self.questionnaire = _equals(leaves.source, LeafSource.QUESTIONNAIRE.value)
+
+    def items(self) -> tuple[str, ...]:
+        """Questionnaire items whose every answer is a number (text items are left out)."""
+        question = self.leaves.question
+        found = []
+        for name in question.categories:
+            rows = self.questionnaire & _equals(question, name)
+            if rows.any() and not np.isnan(self.number[rows]).any():
+                found.append(name)
+        return tuple(found)
+
+    def rows(self, item: str, where: Mapping[str, str]) -> BoolArray:
+        """Mask of the item's rows that match ``where``; an answer that is no number is an error."""
+        mask = self.questionnaire & _equals(self.leaves.question, item)
+        for column, value in where.items():
+            if column not in _GROUP_COLUMNS:
+                raise ValueError(f"cannot filter on '{column}'; use {', '.join(_GROUP_COLUMNS)}")
+            mask &= _equals(getattr(self.leaves, column), value)
+        bad = np.flatnonzero(mask & np.isnan(self.number))
+        if len(bad):
+            raw = self.leaves.value.categories[self.leaves.value.codes[bad[0]]]
+            raise LeafError(
+                f"{self.leaves.describe_row(int(bad[0]))}: item '{item}' answer {raw!r} "
+                "is not a number"
+            )
+        return mask
+
+
+def questionnaire_items(leaves: LeafTable) -> tuple[str, ...]:
+    """Numeric questionnaire items present in ``leaves``."""
+    return _Answers(leaves).items()
+
+
+def describe_items(leaves: LeafTable, items: Sequence[str] | None = None) -> list[ItemSummary]:
+    """n, mean, median, sd, IQR per item × application × level (numeric items by default)."""
+    answers = _Answers(leaves)
+    n_levels = len(leaves.level.categories)
+    summaries = []
+    for item in items if items is not None else answers.items():
+        rows = np.flatnonzero(answers.rows(item, {}))
+        cell = leaves.application.codes[rows] * n_levels + leaves.level.codes[rows]
+        order = np.argsort(cell, kind="stable")
+        cells, starts = np.unique(cell[order], return_index=True)
+        for code, x in zip(cells, np.split(answers.number[rows[order]], starts[1:]), strict=True):
+            q1, median, q3 = np.percentile(x, [25, 50, 75])
+            summaries.append(
+                ItemSummary(
+                    item=item,
+                    application=leaves.application.categories[int(code) // n_levels],
+                    level=leaves.level.categories[int(code) % n_levels],
+                    n=len(x),
+                    mean=float(x.mean()),
+                    median=float(median),
+                    sd=float(x.std(ddof=1)) if len(x) > 1 else None,
+                    iqr=float(q3 - q1),
+                )
+            )
+    return summaries
+
+
+def compare_groups(
+    leaves: LeafTable,
+    item: str,
+    *,
+    by: GroupColumn,
+    where: Mapping[str, str] | None = None,
+    correction: Correction = "holm",
+) -> GroupComparison:
+    """Do answers to ``item`` differ between applications (or levels, or scenarios)?
+
+    ``where`` restricts the rows first, e.g. ``{"level": "field_testing"}`` to compare
+    applications within field testing.
+    """
+    answers = _Answers(leaves)
+    where = dict(where or {})
+    mask = answers.rows(item, where)
+    column: Categorical[str] = getattr(leaves, by)
+    groups = {
+        name: answers.number[mask & (column.codes == code)]
+        for code, name in enumerate(column.categories)
+    }
+    groups = {name: x for name, x in groups.items() if len(x)}
+    names = tuple(groups)
+    pooled = np.concatenate(list(groups.values())) if groups else np.zeros(0)
+    h = p = epsilon = None
+    if len(groups) >= 2 and np.ptp(pooled) > 0:
+        result = stats.kruskal(*groups.values())
+        h, p = float(result.statistic), float(result.pvalue)
+        epsilon = h / (len(pooled) - 1)
+    pairs = list(combinations(names, 2))
+    tests = [stats.mannwhitneyu(groups[a], groups[b], alternative="two-sided") for a, b in pairs]
+    adjusted = _adjust([float(t.pvalue) for t in tests], correction)
+    pairwise = tuple(
+        PairwiseTest(
+            first=a,
+            second=b,
+            n_first=len(groups[a]),
+            n_second=len(groups[b]),
+            u=float(test.statistic),
+            p_value=float(test.pvalue),
+            p_adjusted=float(adjusted[i]),
+            rank_biserial=2 * float(test.statistic) / (len(groups[a]) * len(groups[b])) - 1,
+        )
+        for i, ((a, b), test) in enumerate(zip(pairs, tests, strict=True))
+    )
+    return GroupComparison(
+        item=item,
+        by=by,
+        where=where,
+        groups=names,
+        sizes=tuple(len(x) for x in groups.values()),
+        h=h,
+        p_value=p,
+        epsilon_squared=epsilon,
+        correction=correction,
+        pairwise=pairwise,
+    )
+
+
+def _equals(column: Categorical[str], value: str) -> BoolArray:
+    code = column.code_of(value)
+    if code is None:
+        return np.zeros(len(column), dtype=bool)
+    matches: BoolArray = column.codes == code
+    return matches

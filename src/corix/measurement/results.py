@@ -1,0 +1,97 @@
+"""Scored nodes: what a tree says about one application."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from corix.errors import UnknownNameError
+
+# A numeric node holds a float; an aggregation node the tuple of its children's values.
+NodeValue = Union[float, tuple["NodeValue", ...], None]  # noqa: UP007 - recursive alias
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """One node for one application.
+
+    ``value`` is ``None`` when the node is empty (no leaves, or only empty children); it
+    is never silently 0. ``n`` counts the leaves under the node. ``ci_low``/``ci_high`` are
+    the bootstrap percentile interval when one was computed. ``context`` holds the split
+    values on the way from the root (e.g. ``{"level": "field_testing"}``); ``dialogues``
+    the ids behind the node when requested. In a DAG a shared child is the same object
+    under each parent.
+    """
+
+    id: str
+    label: str
+    summarizer: str
+    value: NodeValue
+    n: int
+    ci_low: float | None = None
+    ci_high: float | None = None
+    children: tuple[NodeResult, ...] = ()
+    context: Mapping[str, str] = field(default_factory=dict)
+    dialogues: tuple[str, ...] | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.value is None
+
+    @property
+    def skipped(self) -> tuple[str, ...]:
+        """Children left out of this node's summary because they are empty."""
+        return tuple(child.id for child in self.children if child.empty)
+
+    @property
+    def numeric_value(self) -> float | None:
+        return self.value if isinstance(self.value, float) else None
+
+    def walk(self) -> Iterator[NodeResult]:
+        """This node and its descendants, depth first, each once (shared children too)."""
+        seen: set[str] = set()
+        pending = [self]
+        while pending:
+            node = pending.pop()
+            if node.id in seen:
+                continue
+            seen.add(node.id)
+            yield node
+            pending.extend(reversed(node.children))
+
+    def find(self, node_id: str) -> NodeResult:
+        for node in self.walk():
+            if node.id == node_id:
+                return node
+        raise UnknownNameError(f"no node '{node_id}' under '{self.id}'")
+
+    def to_json(self) -> dict[str, Any]:
+        """``id``, ``label``, ``summarizer``, ``value``, ``n``, ``children``; plus ``ci_low`` /
+        ``ci_high`` when computed, ``empty`` / ``skipped`` when something is empty,
+        ``context`` and ``dialogues`` when known."""
+        data: dict[str, Any] = {
+            "id": self.id,
+            "label": self.label,
+            "summarizer": self.summarizer,
+            "value": _json_value(self.value),
+            "n": self.n,
+        }
+        if self.ci_low is not None and self.ci_high is not None:
+            data["ci_low"], data["ci_high"] = self.ci_low, self.ci_high
+        if self.empty:
+            data["empty"] = True
+        if self.skipped:
+            data["skipped"] = list(self.skipped)
+        if self.context:
+            data["context"] = dict(self.context)
+        if self.dialogues is not None:
+            data["dialogues"] = list(self.dialogues)
+        data["children"] = [child.to_json() for child in self.children]
+        return data
+
+
+def _json_value(value: NodeValue) -> Any:
+    if isinstance(value, tuple):
+        return [_json_value(item) for item in value]
+    return value

@@ -1,0 +1,191 @@
+"""Scoring trees against values worked out by hand."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from corix.measurement import (
+    LeafTable,
+    TreeSpec,
+    dialogues_under,
+    parse_tree,
+    score_tree,
+    score_tree_cli_json,
+)
+
+MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]
+
+
+def test_small_tree_by_hand(small_tree: TreeSpec, small_leaves: LeafTable) -> None:
+    results = score_tree(small_tree, small_leaves)
+    assert list(results) == ["A", "B"]
+    a = results["A"]
+    # harm, model testing: yes no no → (10 + 0 + 0) / 3; field testing: yes yes no → 20 / 3.
+    model = a.find("risk_level@model_testing")
+    field = a.find("risk_level@field_testing")
+    assert model.value == pytest.approx(10 / 3)
+    assert field.value == pytest.approx(20 / 3)
+    assert a.find("risk").value == pytest.approx(20 / 3)  # max over levels
+    # usefulness is inverted: 10 → 0, 4 → (1 − 3/9) · 10.
+    assert a.find("usefulness").value == pytest.approx((0 + 20 / 3) / 2)
+    # liked 5, 2, 4 → 0, 7.5, 2.5 (inverted Likert); median 2.5, codomain max 10.
+    assert a.find("liking").value == pytest.approx(2.5)
+    assert a.find("experience").value == pytest.approx((3 * 10 / 3 + 1 * 2.5) / 4)
+    assert a.value == (pytest.approx(20 / 3), pytest.approx(3.125))
+    assert [a.n, a.find("risk").n, model.n, field.n, a.find("experience").n] == [11, 6, 3, 3, 5]
+    assert field.context == {"level": "field_testing"}
+    assert [child.id for child in a.children] == ["risk", "experience"]
+
+
+def test_empty_branch_is_none_and_reported(small_tree: TreeSpec, small_leaves: LeafTable) -> None:
+    b = score_tree(small_tree, small_leaves)["B"]
+    risk = b.find("risk")
+    assert risk.value == pytest.approx(0.0)  # a real 0: one "no"
+    assert risk.skipped == ("risk_level@field_testing",)
+    empty = b.find("risk_level@field_testing")
+    assert (empty.value, empty.n, empty.empty) == (None, 0, True)
+    experience = b.find("experience")
+    assert experience.value is None
+    assert experience.n == 0
+    assert b.value == (pytest.approx(0.0), None)
+    assert b.to_json()["skipped"] == ["experience"]
+    assert b.to_json()["children"][1]["empty"] is True
+
+
+def test_dag_shared_child_is_scored_once_and_counted_once(make_leaves: MakeLeaves) -> None:
+    tree = parse_tree(
+        """
+name: dag
+questions:
+  harm: {kind: yes_no}
+  useful: {kind: slider, min: 1, max: 10, higher_is: better}
+nodes:
+  root: {summarizer: mean, children: [a, b]}
+  a: {summarizer: mean, children: [shared, x]}
+  b: {summarizer: max, children: [shared]}
+  shared: {question: harm}
+  x: {question: useful}
+""",
+        source="dag.yaml",
+    )
+    leaves = make_leaves(
+        [
+            ("A", "model_testing", "annotation", "harm", "d1", "yes"),
+            ("A", "model_testing", "annotation", "harm", "d2", "no"),
+            ("A", "model_testing", "annotation", "harm", "d3", "no"),
+            ("A", "model_testing", "annotation", "harm", "d4", "no"),
+            ("A", "model_testing", "annotation", "useful", "d1", "1"),
+            ("A", "model_testing", "annotation", "useful", "d2", "10"),
+        ]
+    )
+    root = score_tree(tree, leaves)["A"]
+    a, b = root.children
+    assert a.children[0] is b.children[0]  # the same node under both parents
+    assert a.children[0].value == pytest.approx(2.5)
+    assert a.value == pytest.approx((2.5 + 5.0) / 2)
+    assert b.value == pytest.approx(2.5)
+    assert root.value == pytest.approx((3.75 + 2.5) / 2)
+    assert root.n == 6  # not 10: the shared question's 4 leaves count once
+    assert [node.id for node in root.walk()] == ["root", "a", "shared", "x", "b"]
+
+
+def test_leaf_filters_and_split_by_scenario(make_leaves: MakeLeaves) -> None:
+    tree = parse_tree(
+        """
+name: scenarios
+questions:
+  harm: {kind: yes_no}
+nodes:
+  root:
+    summarizer: min
+    split_by: scenario
+    each: per_scenario
+    values: [meal_planner, pathfinder]
+  per_scenario: {summarizer: mean, children: [{question: harm, where: {level: red_teaming}}]}
+""",
+        source="scenarios.yaml",
+    )
+    leaves = make_leaves(
+        [
+            ("A", "red_teaming", "annotation", "harm", "d1", "yes", "meal_planner"),
+            ("A", "red_teaming", "annotation", "harm", "d2", "no", "meal_planner"),
+            ("A", "field_testing", "annotation", "harm", "d3", "no", "meal_planner"),
+            ("A", "red_teaming", "annotation", "harm", "d4", "yes", "pathfinder"),
+            ("A", "red_teaming", "annotation", "harm", "d5", "no", "tv_spoilers"),
+        ]
+    )
+    root = score_tree(tree, leaves)["A"]
+    meal, path = root.children
+    assert (meal.id, meal.value, meal.n) == ("per_scenario@meal_planner", 5.0, 2)
+    assert (path.id, path.value, path.n) == ("per_scenario@pathfinder", 10.0, 1)
+    assert root.value == 5.0
+    assert root.n == 3
+
+
+def test_dialogues_behind_a_node(small_tree: TreeSpec, small_leaves: LeafTable) -> None:
+    assert dialogues_under(small_tree, small_leaves, "risk_level@field_testing", "A") == (
+        "d4",
+        "d5",
+    )
+    assert dialogues_under(small_tree, small_leaves, "experience", "A") == (
+        "d1",
+        "d2",
+        "d4",
+        "d5",
+        "d6",
+    )
+    assert dialogues_under(small_tree, small_leaves, "experience", "B") == ()
+    results = score_tree(small_tree, small_leaves, include_dialogues=True)
+    assert results["A"].dialogues == ("d1", "d2", "d3", "d4", "d5", "d6")
+    assert results["B"].find("risk").dialogues == ("d7",)
+    assert results["A"].to_json()["dialogues"][0] == "d1"
+
+
+def test_same_dialogue_id_in_two_applications_stays_apart(make_leaves: MakeLeaves) -> None:
+    tree = parse_tree(
+        "name: t\nquestions: {harm: {kind: yes_no}}\nnodes: {root: {question: harm}}\n",
+        source="t.yaml",
+    )
+    leaves = make_leaves(
+        [
+            ("A", "model_testing", "annotation", "harm", "d1", "yes"),
+            ("B", "model_testing", "annotation", "harm", "d1", "no"),
+        ]
+    )
+    results = score_tree(tree, leaves, bootstrap=50)
+    assert results["A"].value == 10.0
+    assert results["B"].value == 0.0
+    assert (results["B"].ci_low, results["B"].ci_high) == (0.0, 0.0)
+
+
+def test_cli_json_contract(small_tree_path: Path, small_csv_path: Path) -> None:
+    tree_path, csv_path = small_tree_path, small_csv_path
+    data = score_tree_cli_json(tree_path, csv_path, 0)
+    json.dumps(data)  # serializable as is
+    assert set(data["applications"]) == {"A", "B"}
+    root = data["applications"]["A"]
+    assert {"id", "summarizer", "value", "n", "children"} <= root.keys()
+    assert root["summarizer"] == "aggregation"
+    risk = root["children"][0]
+    assert (risk["id"], risk["summarizer"], risk["n"]) == ("risk", "max", 6)
+    assert "ci_low" not in risk
+    with_ci = score_tree_cli_json(tree_path, csv_path, 20)
+    risk = with_ci["applications"]["A"]["children"][0]
+    assert risk["ci_low"] <= risk["value"] <= risk["ci_high"]
+
+
+def test_rows_the_tree_does_not_use_give_an_empty_tree(small_tree: TreeSpec) -> None:
+    assert score_tree(small_tree, LeafTable.from_rows([]), bootstrap=5) == {}
+    unused = LeafTable.from_rows(
+        [
+            {"application": "A", "level": "model_testing", "source": "annotation",
+             "question": "other", "dialogue_id": "d1", "value": "x"},
+        ]
+    )  # fmt: skip
+    root = score_tree(small_tree, unused, bootstrap=5)["A"]
+    assert root.value == (None, None)
+    assert root.n == 0
