@@ -50,3 +50,18 @@ def test_broken_yaml_reports_line(tmp_path: Path) -> None:
 def test_unreadable_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load_yaml_model(tmp_path / "missing.yaml", Doc)
+
+
+def test_empty_value_is_a_validation_error_not_a_crash() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_yaml_model("title:\nitems: []\n", Doc, source="d.yaml")
+    assert info.value.field == "title"
+    assert info.value.line == 1
+
+
+def test_scalars_keep_their_yaml_types() -> None:
+    data = parse_yaml_model(
+        "title: '3'\nitems:\n  - {name: yes-no, weight: 2.5}\n", Doc, source="d.yaml"
+    )
+    assert data.title == "3"
+    assert data.items[0].weight == 2.5

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import click
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from corix.errors import CorixError
 from corix.storage import Database, default_url
@@ -46,7 +47,7 @@ def print_json(value: Any) -> None:
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -58,7 +59,8 @@ def run_cli(app: typer.Typer) -> None:
         exc.show()
         raise SystemExit(exc.exit_code) from None
     except CorixError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        message = escape(str(exc))
+        err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
         raise SystemExit(2) from None
     except click.exceptions.Exit as exc:
         raise SystemExit(exc.exit_code) from None

@@ -107,7 +107,10 @@ def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
             ]
         )
         return
-    table = Table("run", "name", "status", "sessions", "error turns", "created")
+    table = Table()
+    table.add_column("run", no_wrap=True)
+    for column in ("name", "status", "sessions", "error turns", "created"):
+        table.add_column(column)
     for r in rows:
         table.add_row(
             r.id,
@@ -166,7 +169,7 @@ def sessions_show(
             {**record.model_dump(mode="json"), "questionnaire": [a.model_dump() for a in answers]}
         )
         return
-    console.print(render_transcript(record, answers), markup=False, highlight=False)
+    typer.echo(render_transcript(record, answers))
 
 
 def export_command(

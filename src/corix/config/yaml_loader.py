@@ -18,18 +18,23 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 Location = tuple[str | int, ...]
 
 
+def _scalar(node: yaml.Node) -> Any:
+    # A fresh constructor per scalar: SafeConstructor keeps per-document state.
+    return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+
+
 def _construct(node: yaml.Node, path: Location, lines: dict[Location, int]) -> Any:
     """Turn a composed YAML node into plain Python, recording each value's line."""
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         result: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = yaml.safe_load(yaml.serialize(key_node))
+            key = _scalar(key_node)
             result[key] = _construct(value_node, (*path, key), lines)
         return result
     if isinstance(node, yaml.SequenceNode):
         return [_construct(item, (*path, i), lines) for i, item in enumerate(node.value)]
-    return yaml.safe_load(yaml.serialize(node))
+    return _scalar(node)
 
 
 def _line_for(loc: Location, lines: dict[Location, int]) -> int | None:

@@ -1,0 +1,120 @@
+"""`corix serve` and `corix users …`: the web testbed and the people who sign in to it."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from corix.cli.common import DbOption, console, database, fail
+from corix.storage import Database
+from corix.web.roles import Role
+from corix.web.services.accounts import Accounts
+from corix.web.services.errors import InputError, ServiceError
+from corix.web.settings import WebSettings
+from corix.web.state import accounts_for
+
+users_app = typer.Typer(
+    help="Manage the people who sign in to the web testbed.", no_args_is_help=True
+)
+
+RoleOption = Annotated[
+    Role,
+    typer.Option(
+        "--role",
+        case_sensitive=False,
+        help="admin, red_teamer, field_tester, annotator or senior_annotator.",
+    ),
+]
+
+
+def serve_command(
+    db: DbOption = None,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
+    secret_key: Annotated[
+        str | None,
+        typer.Option(
+            "--secret-key",
+            envvar="CORIX_SECRET_KEY",
+            show_default=False,
+            help="Key that signs form tokens; set it so open forms survive a restart.",
+        ),
+    ] = None,
+) -> None:
+    """Serve the human testbed: tester sessions, questionnaires, annotation, admin."""
+    import uvicorn
+
+    from corix.web import create_app
+
+    with database(db) as database_:
+        app = create_app(database_, secret_key=secret_key)
+        if secret_key is None:
+            console.print(
+                "[yellow]No CORIX_SECRET_KEY set: forms left open expire when the server "
+                "restarts.[/]"
+            )
+        console.print(f"corix web testbed on http://{host}:{port}  (database: {database_.url})")
+        uvicorn.run(app, host=host, port=port, proxy_headers=True, log_level="warning")
+
+
+@users_app.command("add")
+def users_add(
+    username: Annotated[str, typer.Argument(help="Lower-case letters, digits, . - _")],
+    role: RoleOption,
+    password_stdin: Annotated[
+        bool, typer.Option("--password-stdin", help="Read the password from standard input.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Create an account (for the first admin; invite everyone else)."""
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    with database(db) as database_:
+        accounts = _accounts(database_)
+        try:
+            user = accounts.create_user(username, password, role)
+        except InputError as exc:
+            details = "; ".join(f"{field}: {text}" for field, text in exc.problems.items())
+            raise fail(f"{exc} ({details})" if details else str(exc)) from None
+        except ServiceError as exc:
+            raise fail(str(exc)) from None
+    console.print(f"created {user.role.label.lower()} '{user.username}'")
+
+
+@users_app.command("invite")
+def users_invite(
+    role: RoleOption,
+    base_url: Annotated[
+        str, typer.Option("--base-url", help="Where the web testbed is reached.")
+    ] = "http://127.0.0.1:8000",
+    db: DbOption = None,
+) -> None:
+    """Print a single-use invitation link for a new account with ROLE."""
+    with database(db) as database_:
+        token = _accounts(database_).invite(role, created_by=None)
+    typer.echo(f"{base_url.rstrip('/')}/invite/{token}")
+
+
+@users_app.command("list")
+def users_list(db: DbOption = None) -> None:
+    """Every account with its role."""
+    with database(db) as database_:
+        users = _accounts(database_).users()
+    table = Table("username", "role", "active", "created")
+    for user in users:
+        table.add_row(
+            user.username,
+            user.role.value,
+            "yes" if user.active else "no",
+            f"{user.created_at:%Y-%m-%d %H:%M}",
+        )
+    console.print(table)
+
+
+def _accounts(database_: Database) -> Accounts:
+    return accounts_for(database_, WebSettings())

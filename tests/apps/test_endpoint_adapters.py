@@ -1,0 +1,88 @@
+"""OpenAI-compatible and generic HTTP JSON applications, over real HTTP on loopback."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp import web
+
+from corix.apps import build_application
+from corix.errors import CorixError
+from corix.llm.mock_server import MockServerConfig, running_mock_server
+
+
+async def test_openai_application_keeps_the_dialogue_history() -> None:
+    async with running_mock_server(MockServerConfig()) as base_url:
+        app = build_application(f"openai:{base_url}?model=corix-mock&system=Be+brief")
+        await app.open()
+        assert await app.version() == "corix-mock"
+        session = await app.start_session()
+        first = await session.respond("hello there")
+        second = await session.respond("and again")
+        await app.close()
+    assert first.ok
+    assert second.ok
+    assert first.text != second.text
+    assert (first.prompt_tokens or 0) < (second.prompt_tokens or 0)  # history is resent
+
+
+async def test_openai_application_records_failures_as_errors() -> None:
+    config = MockServerConfig(fail_500=1.0)
+    async with running_mock_server(config) as base_url:
+        app = build_application(f"openai:{base_url}?model=m&retries=1")
+        session = await app.start_session()
+        reply = await session.respond("hi")
+        await app.close()
+    assert not reply.ok
+    assert reply.error is not None
+    assert "after 2 attempt(s)" in reply.error
+
+
+@pytest.fixture
+async def json_endpoint() -> AsyncIterator[tuple[str, list[dict[str, object]]]]:
+    seen: list[dict[str, object]] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        body = await request.json()
+        seen.append(body)
+        if body["message"] == "break":
+            return web.json_response({"unexpected": True})
+        return web.json_response({"data": {"choices": [{"reply": f"got {body['message']}"}]}})
+
+    app = web.Application()
+    app.router.add_post("/chat", chat)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    yield f"http://127.0.0.1:{port}/chat", seen
+    await runner.cleanup()
+
+
+async def test_http_json_application_templates_body_and_reads_path(
+    json_endpoint: tuple[str, list[dict[str, object]]],
+) -> None:
+    url, seen = json_endpoint
+    app = build_application(f"http:{url}?path=data.choices.0.reply")
+    session = await app.start_session()
+    first = await session.respond('say "hi"')
+    second = await session.respond("more")
+    broken = await session.respond("break")
+    await app.close()
+    assert first.text == 'got say "hi"'
+    assert second.text == "got more"
+    assert seen[1]["history"] == [
+        {"role": "user", "content": 'say "hi"'},
+        {"role": "assistant", "content": 'got say "hi"'},
+    ]
+    assert broken.error is not None
+    assert "no 'data' on path" in broken.error
+    assert json.dumps(seen[0])  # the body was valid JSON
+
+
+def test_http_json_needs_a_path() -> None:
+    with pytest.raises(CorixError, match="'path' option"):
+        build_application("http:http://127.0.0.1:1/chat")
