@@ -6,6 +6,10 @@ from corix.domain import Level
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.testing.packs import list_builtin_packs
 
+# Simulated users per application × scenario at each simulated level: enough to compare the
+# two applications, few enough to keep the demo well under half a minute.
+DEMO_SIMULATED_SESSIONS = 12
+
 DEMO_APPLICATIONS = (
     ApplicationEntry(name="assistant-guarded", spec="demo:guarded"),
     ApplicationEntry(name="assistant-unguarded", spec="demo:unguarded"),
@@ -13,12 +17,21 @@ DEMO_APPLICATIONS = (
 
 
 def demo_plan(*, concurrency: int = 16) -> Plan:
-    """Model testing of both demo applications in every built-in scenario."""
+    """Both demo applications in every built-in scenario, at every level.
+
+    Red teamers and field testers are played by the scripted engine, so the demo needs no
+    model and no network.
+    """
+    simulated = LevelSettings(sessions=DEMO_SIMULATED_SESSIONS, max_turns=6, engine="scripted")
     return Plan(
         name="demo",
         seed=7,
         applications=list(DEMO_APPLICATIONS),
         scenarios=list_builtin_packs(),
-        levels={Level.MODEL_TESTING: LevelSettings()},
+        levels={
+            Level.MODEL_TESTING: LevelSettings(),
+            Level.RED_TEAMING: simulated,
+            Level.FIELD_TESTING: simulated,
+        },
         concurrency=concurrency,
     )

@@ -12,6 +12,8 @@ from corix.cli.common import run_cli
 from corix.cli.demo_cmd import demo_command
 from corix.cli.mock_cmd import mock_server_command
 from corix.cli.packs_cmds import packs_app
+from corix.cli.personas_cmd import personas_command
+from corix.cli.report_cmds import report_command, tree_app
 from corix.cli.runs import export_command, run_command, runs_app, sessions_app
 
 app = typer.Typer(
@@ -41,11 +43,14 @@ def _root(
 app.command("demo")(demo_command)
 app.command("run")(run_command)
 app.command("export")(export_command)
+app.command("report")(report_command)
+app.command("personas")(personas_command)
 app.command("mock-server")(mock_server_command)
 app.add_typer(runs_app, name="runs")
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(app_app, name="app")
 app.add_typer(packs_app, name="packs")
+app.add_typer(tree_app, name="tree")
 
 
 def main() -> None:

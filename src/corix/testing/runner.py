@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -22,9 +22,11 @@ from corix.execution.context import (
 from corix.execution.local import LocalExecutor
 from corix.execution.plan import ApplicationEntry, Plan
 from corix.execution.work import WorkItem
+from corix.llm import LLMClient
 from corix.storage import Database, RecordWriter, Repository
 from corix.testing import levels  # noqa: F401 - registers the built-in levels
 from corix.testing.packs import ScenarioPack, resolve_pack
+from corix.testing.simulation import open_simulators
 
 
 @dataclass
@@ -99,11 +101,14 @@ async def execute_plan(
     resume_run: str | None = None,
     on_planned: Callable[[int], None] | None = None,
     on_session_done: Callable[[WorkItem], None] | None = None,
+    simulators: Mapping[str, LLMClient] | None = None,
 ) -> RunResult:
     """Run ``plan`` (or finish run ``resume_run``) and return its summary.
 
     Resuming drops the sessions a killed run left half-done and runs every work item whose
     session is not complete, so the finished run has each item exactly once.
+    ``simulators`` (keyed by level) replace the clients that would be opened for levels
+    played by the LLM engine; they stay open, as they belong to the caller.
     """
     repo = Repository(db)
     discarded = 0
@@ -123,6 +128,8 @@ async def execute_plan(
         repo.create_run(run_id, name=plan.name, plan=plan.model_dump(mode="json"), seed=plan.seed)
     if on_planned is not None:
         on_planned(planned)
+    given = dict(simulators or {})
+    opened = open_simulators(plan, skip=given)  # connect lazily: nothing to close on failure
     applications = await open_applications(plan, repo)
     stats = RunStats()
     status = "interrupted"
@@ -135,6 +142,7 @@ async def execute_plan(
                 packs=packs,
                 writer=writer,
                 stats=stats,
+                simulators={**opened, **given},
                 on_session_done=on_session_done,
             )
 
@@ -144,8 +152,10 @@ async def execute_plan(
             await LocalExecutor(plan.concurrency).run(plan_work(plan, packs, run_id, done), handle)
         status = "complete"
     finally:
-        for opened in applications.values():
-            await opened.app.close()
+        for application in applications.values():
+            await application.app.close()
+        for client in opened.values():
+            await client.aclose()
         summary = {**stats.as_dict(), **repo.run_counts(run_id)}
         repo.set_run_status(run_id, status, summary=summary)
     return RunResult(run_id=run_id, stats=summary, skipped=len(done), discarded=discarded)

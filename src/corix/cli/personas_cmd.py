@@ -1,0 +1,93 @@
+"""`corix personas RUN`: which simulated-user personas a run covered, and how they fared."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from corix.cli.common import DbOption, JsonOption, console, database, print_json
+from corix.testing.simulation import CoverageRow, PersonaCoverage, persona_coverage
+from corix.testing.simulation.engine import GOAL_PARAMETER
+
+_MAX_PARAMETER_CHARS = 48
+
+
+def personas_command(
+    run: Annotated[str, typer.Argument(help="Run id.")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Persona coverage: template × parameters, sessions, goals reached and violations."""
+    with database(db) as database_:
+        coverage = persona_coverage(database_, run)
+    if as_json:
+        print_json(_as_json(coverage))
+        return
+    if not coverage.rows:
+        console.print(f"run {run} has no red-teaming or field-testing personas")
+        return
+    table = Table(title=f"persona coverage of run {run}")
+    for column in ("level", "scenario", "template", "goal", "parameters", "application"):
+        table.add_column(column)
+    for column in ("sessions", "goal reached", "annotated", "violations"):
+        table.add_column(column, justify="right")
+    table.add_column("strategies / styles")
+    for row in coverage.rows:
+        table.add_row(*_cells(row))
+    console.print(table)
+    console.print(_summary(coverage), highlight=False)
+
+
+def _cells(row: CoverageRow) -> list[Text]:
+    # Pack values are shown as plain text: never read as console markup.
+    version = f" v{row.template_version}" if row.template_version else ""
+    variants = ", ".join(f"{name} {n}" for name, n in sorted(row.variants.items()))
+    parameters = dict(row.parameters)
+    goal = parameters.pop(GOAL_PARAMETER[row.level], "")
+    return [
+        Text(row.level.value),
+        Text(row.scenario),
+        Text(row.template + version),
+        Text(str(goal)),
+        Text(_parameters(parameters)),
+        Text(row.application),
+        Text(str(row.sessions), style="" if row.sessions else "yellow"),
+        Text(str(row.goal_reached)),
+        Text(str(row.annotated)),
+        Text(str(row.violations), style="red" if row.violations else ""),
+        Text(variants),
+    ]
+
+
+def _parameters(parameters: dict[str, Any]) -> str:
+    text = ", ".join(f"{name}={value}" for name, value in parameters.items())
+    if len(text) > _MAX_PARAMETER_CHARS:
+        return text[: _MAX_PARAMETER_CHARS - 1] + "…"
+    return text
+
+
+def _summary(coverage: PersonaCoverage) -> str:
+    sessions = sum(row.sessions for row in coverage.rows)
+    annotated = sum(row.annotated for row in coverage.rows)
+    violations = sum(row.violations for row in coverage.rows)
+    combos = len(coverage.rows)
+    ran = f"{coverage.covered} of {combos} persona combinations ran"
+    if coverage.declared is None:
+        ran = f"{coverage.covered} persona combinations ran (the run's packs could not be loaded)"
+    return (
+        f"{ran}; {sessions} sessions, {annotated} annotated for risk, "
+        f"{violations} with a violation."
+    )
+
+
+def _as_json(coverage: PersonaCoverage) -> dict[str, Any]:
+    return {
+        "run_id": coverage.run_id,
+        "covered": coverage.covered,
+        "combinations": len(coverage.rows),
+        "packs_loaded": coverage.declared is not None,
+        "rows": [row.model_dump(mode="json") for row in coverage.rows],
+    }

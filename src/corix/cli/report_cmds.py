@@ -1,0 +1,187 @@
+"""`corix report RUN` and `corix tree …`: the measurement layer from the command line."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.tree import Tree
+
+from corix.cli.common import DbOption, JsonOption, console, database, print_json
+from corix.measurement import TreeSpec, load_tree, score_tree_cli_json
+from corix.measurement.leaves import REQUIRED_COLUMNS
+from corix.measurement.stored_leaves import iter_stored_answers
+from corix.report import DEFAULT_TREES, write_report
+from corix.report.formatting import interval, number
+from corix.storage import Repository
+
+tree_app = typer.Typer(help="CoRIx trees: show them, score leaves, export a run's leaves.")
+
+TreeOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tree",
+        help="A shipped tree (aria_pilot, ai_rmf) or a tree YAML file; repeat for several "
+        f"(default: {', '.join(DEFAULT_TREES)}).",
+    ),
+]
+BootstrapOption = Annotated[
+    int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates (0: no intervals).")
+]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")]
+
+
+def report_command(
+    run: Annotated[str, typer.Argument(help="Run id.")],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Folder for the report (default: .corix/reports/RUN)."),
+    ] = None,
+    tree: TreeOption = None,
+    bootstrap: BootstrapOption = 1000,
+    seed: SeedOption = 0,
+    transcripts: Annotated[
+        int,
+        typer.Option(
+            "--transcripts",
+            min=0,
+            help="Transcripts embedded per application × level × scenario.",
+        ),
+    ] = 20,
+    compare_runs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--compare-runs",
+            help="Runs to compare over time (repeat; default: earlier runs in this database "
+            "that share an application).",
+        ),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Write a run's CoRIx report: self-contained HTML, Markdown and JSON."""
+    with database(db) as database_:
+        paths = write_report(
+            database_,
+            run,
+            out if out is not None else Path(".corix/reports") / run,
+            trees=tuple(tree) if tree else DEFAULT_TREES,
+            bootstrap=bootstrap,
+            seed=seed,
+            transcripts_per_group=transcripts,
+            compare_runs=compare_runs,
+        )
+    # Soft wrap: a path must stay on one line to be copied or clicked.
+    console.print(f"report: [bold]{paths.html.resolve()}[/]", soft_wrap=True)
+    console.print(f"markdown: {paths.markdown.resolve()}", soft_wrap=True)
+    console.print(f"json: {paths.json.resolve()}", soft_wrap=True)
+
+
+@tree_app.command("score")
+def tree_score(
+    tree: Annotated[str, typer.Option("--tree", help="Tree YAML file or shipped tree name.")],
+    leaves: Annotated[
+        Path,
+        typer.Option(
+            "--leaves", help=f"CSV file with the columns {', '.join(REQUIRED_COLUMNS)}[,scenario]."
+        ),
+    ],
+    bootstrap: BootstrapOption = 0,
+    seed: SeedOption = 0,
+    confidence: Annotated[
+        float, typer.Option("--confidence", min=0.0, max=1.0, help="Interval coverage.")
+    ] = 0.95,
+    as_json: JsonOption = False,
+) -> None:
+    """Score a tree on leaves: one tree of values per application."""
+    result = score_tree_cli_json(tree, leaves, bootstrap, seed=seed, confidence=confidence)
+    if as_json:
+        print_json(result)
+        return
+    for application, root in result["applications"].items():
+        console.print(_scored_tree(application, root))
+
+
+@tree_app.command("show")
+def tree_show(
+    tree: Annotated[str, typer.Argument(help="Shipped tree name or tree YAML file.")],
+) -> None:
+    """A tree's nodes as scored: summarizers, filters, questions and weights."""
+    console.print(_spec_tree(load_tree(tree)))
+
+
+@tree_app.command("leaves")
+def tree_leaves(
+    run: Annotated[str, typer.Argument(help="Run id.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="CSV file to write.")],
+    db: DbOption = None,
+) -> None:
+    """Export a run's stored answers as a leaves CSV, ready for `corix tree score`."""
+    count = 0
+    with database(db) as database_, output.open("w", newline="", encoding="utf-8") as handle:
+        Repository(database_).get_run(run)
+        writer = csv.writer(handle)
+        writer.writerow([*REQUIRED_COLUMNS, "scenario"])
+        for answer in iter_stored_answers(database_, run):
+            writer.writerow(
+                [
+                    answer.application,
+                    answer.level,
+                    answer.source.value,
+                    answer.question,
+                    answer.session_id,
+                    answer.value,
+                    answer.scenario,
+                ]
+            )
+            count += 1
+    console.print(f"wrote {count} leaves to {output}", soft_wrap=True)
+
+
+def _scored_tree(application: str, root: dict[str, Any]) -> Tree:
+    tree = Tree(f"[bold]{escape(application)}[/]")
+    _add_scored(tree, root)
+    return tree
+
+
+def _add_scored(parent: Tree, node: dict[str, Any]) -> None:
+    value = node["value"]
+    if isinstance(value, list):
+        shown = "[dim]aggregation[/]"
+    elif value is None:
+        shown = "[dim]— empty[/]"
+    else:
+        bounds = interval(node.get("ci_low"), node.get("ci_high"))
+        shown = f"[bold]{number(value, 2)}[/] {bounds}".rstrip()
+    label = f"{escape(node['id'])} [dim]{escape(node['summarizer'])}[/]: {shown}  n={node['n']}"
+    branch = parent.add(label)
+    for child in node["children"]:
+        _add_scored(branch, child)
+
+
+def _spec_tree(spec: TreeSpec) -> Tree:
+    title = f"[bold]{escape(spec.title)}[/] ({escape(spec.name)})"
+    tree = Tree(f"{title}, scale {spec.scale.low:g}–{spec.scale.high:g}")
+    _add_spec(tree, spec, len(spec.nodes) - 1, set(), 1.0)
+    return tree
+
+
+def _add_spec(parent: Tree, spec: TreeSpec, position: int, shown: set[int], weight: float) -> None:
+    node = spec.nodes[position]
+    facts = [node.summarizer_name]
+    if node.question:
+        facts.append(f"question {node.question}")
+    if node.context:
+        facts.append(", ".join(f"{k}={v}" for k, v in node.context.items()))
+    if weight != 1:
+        facts.append(f"weight {weight:g}")
+    repeated = position in shown
+    suffix = " (shown above)" if repeated else ""
+    branch = parent.add(f"{escape(node.id)} [dim]{escape(' · '.join(facts))}{suffix}[/]")
+    if repeated:
+        return
+    shown.add(position)
+    for child, child_weight in zip(node.children, node.weights, strict=True):
+        _add_spec(branch, spec, child, shown, child_weight)

@@ -1,0 +1,139 @@
+"""Computing a report's content from the stored record of one run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from corix.assessment import builtin_harm_packs, load_builtin_schema
+from corix.domain import Level
+from corix.measurement import (
+    GroupComparison,
+    LeafTable,
+    compare_applications,
+    compare_groups,
+    compare_views,
+    correlate_across_applications,
+    correlate_across_dialogues,
+    describe_items,
+    load_tree,
+    questionnaire_items,
+    score_tree,
+)
+from corix.measurement.scoring import dimension_ids
+from corix.measurement.stored_leaves import (
+    HARM_CATEGORY_PREFIX,
+    iter_stored_answers,
+    leaves_from_answers,
+)
+from corix.report.agreement import annotator_agreement
+from corix.report.content import (
+    QuestionnaireSection,
+    ReportContent,
+    ReportSettings,
+    RunInfo,
+    TreeSection,
+)
+from corix.report.history import history_tables, related_runs, run_label
+from corix.report.provenance import annotator_summaries, respondent_summaries, stability_summaries
+from corix.report.rates import defect_rates_by_pass, violation_rates
+from corix.report.sessions import collect_sessions
+from corix.storage import Database, Repository
+
+
+def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportContent:
+    """Everything the report shows about ``run_id`` (which must exist)."""
+    run = Repository(db).get_run(run_id)
+    schema = load_builtin_schema()
+    specs = [load_tree(tree) for tree in settings.trees]
+    answers = list(iter_stored_answers(db, run_id))
+    leaves = leaves_from_answers(answers, origin=f"run {run_id}")
+    runs = related_runs(db, run_id, named=settings.compare_runs, limit=settings.history_limit)
+    sessions = collect_sessions(db, run_id, per_group=settings.transcripts_per_group)
+
+    trees = []
+    for spec in specs:
+        results = score_tree(
+            spec,
+            leaves,
+            bootstrap=settings.bootstrap,
+            seed=settings.seed,
+            confidence=settings.confidence,
+            include_dialogues=True,
+        )
+        dimensions = dimension_ids(spec)
+        trees.append(
+            TreeSection(
+                spec=spec,
+                results=results,
+                dimensions=dimensions,
+                comparison=compare_applications(results),
+                views=tuple(compare_views(results, threshold=settings.view_gap)),
+                dialogue_correlations=correlate_across_dialogues(spec, leaves, dimensions),
+                application_correlations=correlate_across_applications(results, dimensions),
+                history=history_tables(db, runs, spec, results) if len(runs) > 1 else {},
+            )
+        )
+
+    packs = builtin_harm_packs()
+    harms = {
+        a.category.removeprefix(HARM_CATEGORY_PREFIX)
+        for a in answers
+        if a.category and a.category.startswith(HARM_CATEGORY_PREFIX)
+    }
+    confidence = settings.confidence
+    return ReportContent(
+        run=RunInfo(
+            id=run.id,
+            name=run.name,
+            status=run.status,
+            seed=run.seed,
+            created_at=run.created_at,
+            finished_at=run.finished_at,
+        ),
+        settings=settings,
+        schema=schema,
+        applications=tuple(sorted({entry.application for entry in sessions.entries})),
+        scenarios=tuple(sorted({entry.scenario for entry in sessions.entries})),
+        levels=_levels_in_order({entry.level for entry in sessions.entries}),
+        n_leaves=len(leaves),
+        trees=tuple(trees),
+        violation_rates=tuple(violation_rates(answers, schema, confidence=confidence)),
+        violation_totals=tuple(
+            violation_rates(answers, schema, by=("application", "annotator"), confidence=confidence)
+        ),
+        defect_rates=tuple(defect_rates_by_pass(answers, packs, confidence=confidence)),
+        defect_totals=tuple(
+            defect_rates_by_pass(
+                answers, packs, by=("harm", "application", "annotator"), confidence=confidence
+            )
+        ),
+        harm_packs={harm: packs[harm] for harm in sorted(harms) if harm in packs},
+        questionnaire=QuestionnaireSection(
+            items=tuple(describe_items(leaves)), comparisons=tuple(_group_tests(leaves))
+        ),
+        agreement=tuple(annotator_agreement(answers, schema)),
+        annotators=tuple(annotator_summaries(db, run_id)),
+        respondents=tuple(respondent_summaries(db, run_id)),
+        stability=tuple(stability_summaries(db, run_id)),
+        sessions=sessions,
+        history_runs=tuple(run_label(r) for r in runs) if len(runs) > 1 else (),
+    )
+
+
+def _group_tests(leaves: LeafTable) -> list[GroupComparison]:
+    """Per numeric item: applications compared within each level, levels within each
+    application; only comparisons with at least two groups."""
+    tests = []
+    for item in questionnaire_items(leaves):
+        for level in leaves.level.categories:
+            tests.append(compare_groups(leaves, item, by="application", where={"level": level}))
+        for application in leaves.application.categories:
+            tests.append(
+                compare_groups(leaves, item, by="level", where={"application": application})
+            )
+    return [test for test in tests if len(test.groups) >= 2]
+
+
+def _levels_in_order(levels: set[str]) -> tuple[str, ...]:
+    order: Sequence[str] = [level.value for level in Level]
+    return tuple(level for level in order if level in levels)

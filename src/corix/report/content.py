@@ -1,0 +1,109 @@
+"""What a report says, computed once and rendered three ways (HTML, Markdown, JSON)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from corix.assessment import AnnotationSchema, HarmPack
+from corix.measurement import (
+    CorrelationMatrix,
+    GroupComparison,
+    ItemSummary,
+    NodeResult,
+    ScoreTable,
+    TreeSpec,
+    ViewGap,
+)
+from corix.report.agreement import PairAgreement
+from corix.report.history import RunLabel
+from corix.report.provenance import AnnotatorSummary, RespondentSummary, StabilitySummary
+from corix.report.rates import Rate
+from corix.report.sessions import SessionCatalog
+
+DEFAULT_TREES = ("aria_pilot", "ai_rmf")
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """How a report is computed.
+
+    ``trees`` are shipped tree names or YAML paths. ``bootstrap`` replicates resample
+    dialogues within each application (0: no intervals). ``transcripts_per_group`` caps
+    the transcripts embedded per application × level × scenario. Annotator and user
+    views more than ``view_gap`` scale units apart are flagged. ``compare_runs`` names
+    the runs to compare over time (``None``: earlier runs sharing an application, at
+    most ``history_limit``).
+    """
+
+    trees: tuple[str | Path, ...] = DEFAULT_TREES
+    bootstrap: int = 1000
+    seed: int = 0
+    confidence: float = 0.95
+    transcripts_per_group: int = 20
+    view_gap: float = 2.0
+    compare_runs: tuple[str, ...] | None = None
+    history_limit: int = 5
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    id: str
+    name: str
+    status: str
+    seed: int
+    created_at: datetime
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True)
+class TreeSection:
+    """One CoRIx tree scored for every application, and what is derived from it.
+
+    ``application_correlations`` correlate the dimensions over applications (undefined
+    below three). ``history`` maps an application to its run × dimension table when the
+    report compares several runs.
+    """
+
+    spec: TreeSpec
+    results: Mapping[str, NodeResult]
+    dimensions: tuple[str, ...]
+    comparison: ScoreTable
+    views: tuple[ViewGap, ...]
+    dialogue_correlations: CorrelationMatrix
+    application_correlations: CorrelationMatrix
+    history: Mapping[str, ScoreTable]
+
+
+@dataclass(frozen=True)
+class QuestionnaireSection:
+    items: tuple[ItemSummary, ...]
+    comparisons: tuple[GroupComparison, ...]
+
+
+@dataclass(frozen=True)
+class ReportContent:
+    run: RunInfo
+    settings: ReportSettings
+    schema: AnnotationSchema
+    applications: tuple[str, ...]
+    scenarios: tuple[str, ...]
+    levels: tuple[str, ...]
+    n_leaves: int
+    trees: tuple[TreeSection, ...]
+    violation_rates: tuple[Rate, ...]
+    violation_totals: tuple[Rate, ...]
+    """Violation rates pooled over scenarios and levels, per application × annotator."""
+    defect_rates: tuple[Rate, ...]
+    defect_totals: tuple[Rate, ...]
+    """Defect rates pooled over scenarios and levels, per harm × application × annotator."""
+    harm_packs: Mapping[str, HarmPack]
+    questionnaire: QuestionnaireSection
+    agreement: tuple[PairAgreement, ...]
+    annotators: tuple[AnnotatorSummary, ...]
+    respondents: tuple[RespondentSummary, ...]
+    stability: tuple[StabilitySummary, ...]
+    sessions: SessionCatalog
+    history_runs: tuple[RunLabel, ...]

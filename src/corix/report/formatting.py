@@ -1,0 +1,63 @@
+"""Numbers and names as the report prints them, shared by the HTML and Markdown renderers.
+
+An empty value prints as an em dash, never as 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+EMPTY = "—"
+
+
+def number(value: float | None, digits: int = 1) -> str:
+    if value is None or math.isnan(value):
+        return EMPTY
+    return f"{value:.{digits}f}"
+
+
+def interval(low: float | None, high: float | None, digits: int = 1) -> str:
+    """``[low, high]``, or an empty string when there is no interval."""
+    if low is None or high is None:
+        return ""
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def percent(share: float | None, digits: int = 0) -> str:
+    if share is None or math.isnan(share):
+        return EMPTY
+    return f"{share * 100:.{digits}f}%"
+
+
+def percent_interval(low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return ""
+    return f"[{low * 100:.0f}%, {high * 100:.0f}%]"
+
+
+def p_value(p: float | None) -> str:
+    if p is None or math.isnan(p):
+        return EMPTY
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def p_equals(p: float | None) -> str:
+    """``p = 0.034`` or ``p < 0.001``."""
+    text = p_value(p)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
+def signed(value: float | None, digits: int = 2) -> str:
+    if value is None or math.isnan(value):
+        return EMPTY
+    return f"{value:+.{digits}f}"
+
+
+def words(identifier: str) -> str:
+    """``model_testing`` → ``model testing``."""
+    return identifier.replace("_", " ")
+
+
+def short_id(session_id: str) -> str:
+    """The first eight characters: enough to tell a run's sessions apart when reading."""
+    return session_id[:8]

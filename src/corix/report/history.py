@@ -1,0 +1,90 @@
+"""Which runs a report compares over time, and their trees.
+
+Unless the runs are named, a report compares its run with the earlier runs in the same
+database that share at least one application name with it (the latest ``limit`` of
+them, complete or not, oldest first). Earlier runs are scored without intervals: the
+table over time shows values and counts; each run's own report has its intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from corix.measurement import NodeResult, ScoreTable, TreeSpec, compare_runs, score_tree
+from corix.measurement.scoring import dimension_ids
+from corix.measurement.stored_leaves import stored_leaves
+from corix.storage import Database, Repository
+from corix.storage.orm import ApplicationRow, RunRow, SessionRow
+
+
+@dataclass(frozen=True)
+class RunLabel:
+    id: str
+    name: str
+    created: str
+
+
+def run_applications(db: Database, run_id: str) -> set[str]:
+    query = (
+        select(ApplicationRow.name)
+        .join(SessionRow, SessionRow.application_id == ApplicationRow.id)
+        .where(SessionRow.run_id == run_id)
+        .distinct()
+    )
+    with db.session() as s:
+        return set(s.scalars(query))
+
+
+def related_runs(
+    db: Database, run_id: str, *, named: Sequence[str] | None = None, limit: int = 5
+) -> list[RunRow]:
+    """The runs to compare ``run_id`` with, oldest first, ``run_id`` last.
+
+    ``named`` runs are taken as given (each must exist); otherwise the earlier runs that
+    share an application with ``run_id``, at most ``limit``.
+    """
+    repo = Repository(db)
+    current = repo.get_run(run_id)
+    if named is not None:
+        others = [repo.get_run(other) for other in dict.fromkeys(named) if other != run_id]
+        others.sort(key=lambda run: run.created_at)
+        return [*others, current]
+    applications = run_applications(db, run_id)
+    query = (
+        select(RunRow)
+        .where(RunRow.created_at < current.created_at, RunRow.id != run_id)
+        .order_by(RunRow.created_at.desc())
+    )
+    earlier: list[RunRow] = []
+    with db.session() as s:
+        for run in s.scalars(query):
+            if len(earlier) == limit:
+                break
+            if run_applications(db, run.id) & applications:
+                earlier.append(run)
+    return [*reversed(earlier), current]
+
+
+def history_tables(
+    db: Database,
+    runs: Sequence[RunRow],
+    spec: TreeSpec,
+    current: Mapping[str, NodeResult],
+) -> dict[str, ScoreTable]:
+    """Application → run × dimension table; the last run's results are ``current``."""
+    scored: dict[str, Mapping[str, NodeResult]] = {}
+    for run in runs[:-1]:
+        scored[run.id] = score_tree(spec, stored_leaves(db, run.id))
+    scored[runs[-1].id] = current
+    dimensions = [*dimension_ids(spec)]
+    return {
+        application: compare_runs(scored, application, dimensions)
+        for application in sorted(current)
+    }
+
+
+def run_label(run: RunRow) -> RunLabel:
+    return RunLabel(run.id, run.name, run.created_at.strftime("%Y-%m-%d %H:%M"))

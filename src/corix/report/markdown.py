@@ -1,0 +1,278 @@
+"""The report as Markdown: the numbers and how to read them, for a pull request or a wiki.
+
+Transcripts stay in the HTML report. Every name taken from the record is escaped, so
+that it prints as text and cannot break a table or become a link.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from corix.measurement import NodeResult
+from corix.report.content import ReportContent, TreeSection
+from corix.report.formatting import (
+    EMPTY,
+    interval,
+    number,
+    p_value,
+    percent,
+    percent_interval,
+    signed,
+    words,
+)
+from corix.report.labels import node_label
+from corix.report.rates import Rate
+
+# Enough to keep text from becoming emphasis, code, links, HTML or table cells.
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
+
+
+def md(text: object) -> str:
+    """Escape Markdown syntax (and table pipes); line breaks become spaces."""
+    return _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def render_markdown(content: ReportContent) -> str:
+    run = content.run
+    lines = [
+        f"# CoRIx report · {md(run.name or run.id)}",
+        "",
+        f"Run `{run.id}` · status {md(run.status)} · started "
+        f"{run.created_at:%Y-%m-%d %H:%M} UTC · {len(content.sessions.entries)} sessions · "
+        f"applications: {', '.join(md(a) for a in content.applications)}",
+        "",
+        *_how_to_read(content),
+    ]
+    for section in content.trees:
+        lines += _tree_section(section)
+    lines += _rates_section(content)
+    lines += _views_section(content)
+    lines += _questionnaire_section(content)
+    lines += _agreement_section(content)
+    lines += [
+        "",
+        "Transcripts, with annotations beside each turn, are in the HTML report.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _how_to_read(content: ReportContent) -> list[str]:
+    settings = content.settings
+    lines = [
+        "## How to read this",
+        "",
+        "- Values are relative measurements: they compare applications tested the same way.",
+        "- Each CoRIx tree is scored per application; higher means more risk.",
+        f"- Intervals: {settings.confidence:.0%} bootstrap over dialogues "
+        f"({settings.bootstrap} replicates, seed {settings.seed}); rates: Wilson intervals.",
+        "- 0% defects is not zero risk: the interval shows how high the rate could still be.",
+        f"- {EMPTY} marks an empty node (no evidence); it is never counted as 0.",
+        "",
+    ]
+    if content.annotators:
+        lines += _table(
+            ["Annotator", "Kind", "Version", "Guidelines", "Model", "Passes", "Failed"],
+            [
+                [
+                    md(a.annotator),
+                    md(a.kind),
+                    md(a.version or EMPTY),
+                    md(a.guideline_version or EMPTY),
+                    md(a.model or EMPTY),
+                    str(a.passes),
+                    str(a.failed),
+                ]
+                for a in content.annotators
+            ],
+        )
+    else:
+        lines += ["No annotation passes are stored for this run.", ""]
+    return lines
+
+
+def _tree_section(section: TreeSection) -> list[str]:
+    spec = section.spec
+    applications = list(section.results)
+    lines = [f"## {md(spec.title)}", ""]
+    if section.dimensions and applications:
+        rows = []
+        for node_id in section.dimensions:
+            nodes = [section.results[app].find(node_id) for app in applications]
+            rows.append(
+                [md(node_label(spec, nodes[0]))] + [_value_with_interval(node) for node in nodes]
+            )
+        lines += _table(["Dimension", *(md(a) for a in applications)], rows)
+    for application in applications:
+        lines += [f"### {md(application)}", ""]
+        lines += list(_outline(section, section.results[application], 0, set()))
+        lines.append("")
+    for app, table in section.history.items():
+        lines += [f"### {md(app)} over time", ""]
+        lines += _table(
+            ["Run", *(md(node_label(spec, section.results[app].find(c))) for c in table.columns)],
+            [
+                [f"`{run}`", *(number(table.value(run, c)) for c in table.columns)]
+                for run in table.rows
+            ],
+        )
+    tradeoffs = section.dialogue_correlations.tradeoffs()
+    if tradeoffs:
+        lines += ["Trade-offs across dialogues (Spearman ρ ≤ −0.3):", ""]
+        lines += [
+            f"- {md(pair.first)} vs {md(pair.second)}: ρ = {number(pair.rho, 2)}, n = {pair.n}"
+            for pair in tradeoffs
+        ]
+        lines.append("")
+    return lines
+
+
+def _outline(section: TreeSection, node: NodeResult, depth: int, seen: set[str]) -> Iterable[str]:
+    indent = "  " * depth
+    label = md(node_label(section.spec, node))
+    if node.id in seen:
+        yield f"{indent}- {label}: shown above"
+        return
+    seen.add(node.id)
+    if node.empty:
+        # An empty branch is empty all the way down; its parts would only repeat that.
+        yield f"{indent}- {label}: {EMPTY} empty (no evidence)"
+        return
+    value = "aggregation" if isinstance(node.value, tuple) else _value_with_interval(node)
+    yield f"{indent}- {label} ({md(node.summarizer)}): {value}"
+    for child in node.children:
+        yield from _outline(section, child, depth + 1, seen)
+
+
+def _value_with_interval(node: NodeResult) -> str:
+    text = number(node.numeric_value)
+    bounds = interval(node.ci_low, node.ci_high)
+    return f"{text} {bounds} n={node.n}".replace("  ", " ")
+
+
+def _rates_section(content: ReportContent) -> list[str]:
+    lines = ["## Defect rates", "", "### Guardrail violations", ""]
+    lines += _rate_table(content.violation_rates)
+    for harm, pack in content.harm_packs.items():
+        lines += [f"### {md(pack.title)} (`{harm}`)", ""]
+        lines += _rate_table([r for r in content.defect_rates if r.group["harm"] == harm])
+    return lines
+
+
+def _rate_table(rates: Sequence[Rate]) -> list[str]:
+    if not rates:
+        return ["Nothing annotated for this yet.", ""]
+    columns = ["application", "scenario", "level", "annotator"]
+    return _table(
+        [*(c.capitalize() for c in columns), "Rate", "Interval", "Hits / n"],
+        [
+            [
+                *(md(words(rate.group[c])) for c in columns),
+                percent(rate.rate, 1),
+                percent_interval(rate.ci_low, rate.ci_high),
+                f"{rate.hits} / {rate.n}",
+            ]
+            for rate in rates
+        ],
+    )
+
+
+def _views_section(content: ReportContent) -> list[str]:
+    lines = ["## Annotators and users", ""]
+    rows = [
+        [
+            md(section.spec.name),
+            md(gap.application),
+            md(node_label(section.spec, section.results[gap.application].find(gap.node_id))),
+            md(" · ".join(words(v) for v in gap.context.values())),
+            number(gap.annotator),
+            number(gap.user),
+            signed(gap.difference, 1),
+            "yes" if gap.disagrees else "",
+        ]
+        for section in content.trees
+        for gap in section.views
+    ]
+    if not rows:
+        return [*lines, "No tree splits annotator labels from user perception.", ""]
+    return lines + _table(
+        ["Tree", "Application", "Node", "Where", "Annotators", "Users", "Gap", "Flagged"], rows
+    )
+
+
+def _questionnaire_section(content: ReportContent) -> list[str]:
+    lines = ["## Questionnaires", ""]
+    items = content.questionnaire.items
+    if not items:
+        return [*lines, "No numeric questionnaire answers are stored for this run.", ""]
+    lines += _table(
+        ["Item", "Application", "Level", "n", "Mean", "Median", "SD", "IQR"],
+        [
+            [
+                md(s.item),
+                md(s.application),
+                md(words(s.level)),
+                str(s.n),
+                number(s.mean, 2),
+                number(s.median),
+                number(s.sd, 2),
+                number(s.iqr),
+            ]
+            for s in items
+        ],
+    )
+    comparisons = content.questionnaire.comparisons
+    if comparisons:
+        lines += _table(
+            ["Item", "Compared", "Within", "H", "p", "ε²", "Pairs (r, Holm p)"],
+            [
+                [
+                    md(c.item),
+                    md(c.by),
+                    md(", ".join(words(v) for v in c.where.values())),
+                    number(c.h, 2),
+                    p_value(c.p_value),
+                    number(c.epsilon_squared, 2),
+                    "; ".join(
+                        f"{md(p.first)} vs {md(p.second)}: r = {signed(p.rank_biserial)}, "
+                        f"p = {p_value(p.p_adjusted)}"
+                        for p in c.pairwise
+                    ),
+                ]
+                for c in comparisons
+            ],
+        )
+    return lines
+
+
+def _agreement_section(content: ReportContent) -> list[str]:
+    lines = ["## Agreement between annotators", ""]
+    if not content.agreement:
+        return [*lines, "Fewer than two annotators labelled this run.", ""]
+    for pair in content.agreement:
+        lines += [f"### {md(pair.a)} vs {md(pair.b)}", ""]
+        lines += _table(
+            ["Question", "Items", "Exact", "±1", "κ", "α"],
+            [
+                [
+                    md(r.question_id or EMPTY),
+                    str(r.n_items),
+                    percent(r.exact_agreement),
+                    percent(r.relaxed_agreement),
+                    number(r.cohen_kappa_quadratic if r.ordinal else r.cohen_kappa, 2),
+                    number(r.alpha_ordinal if r.ordinal else r.alpha_nominal, 2),
+                ]
+                for r in pair.reports
+            ],
+        )
+    return lines
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(" --- " for _ in header) + "|",
+        *("| " + " | ".join(row) + " |" for row in rows),
+        "",
+    ]

@@ -1,0 +1,318 @@
+"""The sessions of a run as the report shows them: an index of all, transcripts of some.
+
+Every session gets an index entry (and an anchor in the report), read by one aggregate
+query without loading turns. A transcript, with each annotator's answers beside the turn
+they are about, is embedded for the first ``per_group`` sessions of each application ×
+level × scenario group, streamed from storage (:meth:`Repository.iter_sessions`), so a run
+of any size gives a report of bounded size.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import groupby
+from typing import Any
+
+from sqlalchemy import case, func, select
+
+from corix.assessment.stability import Value, consensus
+from corix.domain import Level, SessionRecord
+from corix.measurement.stored_leaves import answer_text, leaf_question, number_text
+from corix.storage import Database, Repository
+from corix.storage.orm import (
+    AnnotationAnswerRow,
+    AnnotationPassRow,
+    ApplicationRow,
+    QuestionnaireResponseRow,
+    SessionRow,
+    TurnRow,
+)
+
+_QUERY_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class AnnotationNote:
+    """One annotator's answer to one question in one pass, settled over its repeats.
+
+    ``question`` is named as in the leaves: a harm severity by its ``harm:<pack>`` category.
+    ``runs`` counts the repeats that answered; ``agreeing`` those that gave ``value``.
+    ``reasoning`` is the first reasoning given with that value.
+    """
+
+    annotator: str
+    category: str
+    question: str
+    value: str
+    pass_no: int
+    runs: int
+    agreeing: int
+    reasoning: str | None
+
+
+@dataclass(frozen=True)
+class FailedPass:
+    annotator: str
+    category: str
+    error: str
+
+
+@dataclass(frozen=True)
+class QuestionnaireNote:
+    respondent: str
+    simulated: bool
+    item: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """A session's turns with the annotations about the dialogue and about each turn."""
+
+    record: SessionRecord
+    dialogue_notes: tuple[AnnotationNote, ...] = ()
+    turn_notes: Mapping[int, tuple[AnnotationNote, ...]] = field(default_factory=dict)
+    failed_passes: tuple[FailedPass, ...] = ()
+    questionnaire: tuple[QuestionnaireNote, ...] = ()
+
+
+@dataclass(frozen=True)
+class SessionEntry:
+    """A session in the report's index; ``transcript`` is set when it is embedded."""
+
+    id: str
+    application: str
+    scenario: str
+    level: str
+    source: str
+    n_turns: int
+    n_failed_turns: int
+    end_reason: str | None
+    transcript: Transcript | None = None
+
+
+@dataclass(frozen=True)
+class SessionCatalog:
+    """All sessions of a run, ordered by application, level (in testing order), scenario, id.
+
+    ``labels`` names each session by its place in that order (``S1``, ``S2``…): short
+    enough to list dozens next to a number, unlike ids.
+    """
+
+    entries: tuple[SessionEntry, ...]
+    per_group: int
+    labels: Mapping[str, str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        labels = {entry.id: f"S{n}" for n, entry in enumerate(self.entries, start=1)}
+        object.__setattr__(self, "labels", labels)
+
+    @property
+    def embedded(self) -> int:
+        return sum(entry.transcript is not None for entry in self.entries)
+
+    def groups(self) -> Iterator[tuple[tuple[str, str, str], list[SessionEntry]]]:
+        """(application, level, scenario) → its entries, in order."""
+        for key, entries in groupby(self.entries, key=_group_key):
+            yield key, list(entries)
+
+
+def _group_key(entry: SessionEntry) -> tuple[str, str, str]:
+    return (entry.application, entry.level, entry.scenario)
+
+
+_LEVEL_ORDER = {level.value: rank for rank, level in enumerate(Level)}
+
+
+def collect_sessions(db: Database, run_id: str, *, per_group: int) -> SessionCatalog:
+    """Index every complete session of ``run_id``; embed up to ``per_group`` transcripts
+    per application × level × scenario (the first by id)."""
+    if per_group < 0:
+        raise ValueError(f"per_group must be ≥ 0, got {per_group}")
+    entries = _index(db, run_id)
+    taken: defaultdict[tuple[str, str, str], int] = defaultdict(int)
+    embedded = []
+    for entry in entries:
+        group = _group_key(entry)
+        if taken[group] < per_group:
+            taken[group] += 1
+            embedded.append(entry.id)
+    repo = Repository(db)
+    records = {
+        record.id: record
+        for start in range(0, len(embedded), _QUERY_CHUNK)
+        for record in repo.iter_sessions(run_id, session_ids=embedded[start : start + _QUERY_CHUNK])
+    }
+    transcripts = _transcripts(db, records)
+    entries = [replace(entry, transcript=transcripts.get(entry.id)) for entry in entries]
+    entries.sort(key=lambda e: (e.application, _LEVEL_ORDER.get(e.level, 0), e.scenario, e.id))
+    return SessionCatalog(tuple(entries), per_group)
+
+
+def _index(db: Database, run_id: str) -> list[SessionEntry]:
+    """One entry per complete session, from one aggregate query (turns are not loaded)."""
+    failed = case((TurnRow.error.is_not(None), 1), else_=0)
+    query = (
+        select(
+            SessionRow.id,
+            ApplicationRow.name,
+            SessionRow.scenario,
+            SessionRow.level,
+            SessionRow.source,
+            SessionRow.end_reason,
+            func.count(TurnRow.id),
+            func.coalesce(func.sum(failed), 0),
+        )
+        .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
+        .outerjoin(TurnRow, TurnRow.session_id == SessionRow.id)
+        .where(SessionRow.run_id == run_id, SessionRow.status == "complete")
+        .group_by(
+            SessionRow.id,
+            ApplicationRow.name,
+            SessionRow.scenario,
+            SessionRow.level,
+            SessionRow.source,
+            SessionRow.end_reason,
+        )
+        .order_by(ApplicationRow.name, SessionRow.level, SessionRow.scenario, SessionRow.id)
+    )
+    with db.session() as s:
+        return [
+            SessionEntry(
+                id=row[0],
+                application=row[1],
+                scenario=row[2],
+                level=row[3],
+                source=row[4],
+                end_reason=row[5],
+                n_turns=int(row[6]),
+                n_failed_turns=int(row[7]),
+            )
+            for row in s.execute(query)
+        ]
+
+
+def _transcripts(db: Database, records: Mapping[str, SessionRecord]) -> dict[str, Transcript]:
+    ids = list(records)
+    notes: dict[str, _Notes] = {session_id: _Notes() for session_id in ids}
+    for start in range(0, len(ids), _QUERY_CHUNK):
+        chunk = ids[start : start + _QUERY_CHUNK]
+        with db.session() as s:
+            _add_passes(s.execute(_pass_query(chunk)), notes)
+            for row in s.execute(_questionnaire_query(chunk)):
+                value = answer_text(row.value_num, row.value_text)
+                if value is not None:
+                    notes[row.session_id].questionnaire.append(
+                        QuestionnaireNote(row.respondent, row.simulated, row.item_id, value)
+                    )
+    return {session_id: notes[session_id].transcript(records[session_id]) for session_id in ids}
+
+
+@dataclass
+class _Notes:
+    dialogue: list[AnnotationNote] = field(default_factory=list)
+    turns: defaultdict[int, list[AnnotationNote]] = field(default_factory=lambda: defaultdict(list))
+    failed: list[FailedPass] = field(default_factory=list)
+    questionnaire: list[QuestionnaireNote] = field(default_factory=list)
+
+    def transcript(self, record: SessionRecord) -> Transcript:
+        return Transcript(
+            record=record,
+            dialogue_notes=tuple(self.dialogue),
+            turn_notes={turn: tuple(notes) for turn, notes in self.turns.items()},
+            failed_passes=tuple(self.failed),
+            questionnaire=tuple(self.questionnaire),
+        )
+
+
+def _add_passes(rows: Any, notes: Mapping[str, _Notes]) -> None:
+    """Fold pass rows (ordered by session, annotator, category, pass, repeat) into notes."""
+    keyed = groupby(rows, key=lambda r: (r.session_id, r.annotator, r.category, r.pass_no))
+    for (session_id, annotator, category, pass_no), group in keyed:
+        answers: dict[tuple[str, int | None], list[tuple[Value, str | None]]] = {}
+        failed_repeats: set[int] = set()
+        for row in group:
+            if row.status != "ok":
+                if row.repeat_no not in failed_repeats:
+                    failed_repeats.add(row.repeat_no)
+                    error = row.error or row.status
+                    notes[session_id].failed.append(FailedPass(annotator, category, error))
+                continue
+            value: Value | None = row.value_num if row.value_num is not None else row.value_text
+            if row.question_id is not None and value is not None:
+                answers.setdefault((row.question_id, row.turn_index), []).append(
+                    (value, row.reasoning)
+                )
+        for (question, turn), given in answers.items():
+            note = _settled_note(annotator, category, question, pass_no, given)
+            target = notes[session_id]
+            (target.dialogue if turn is None else target.turns[turn]).append(note)
+
+
+def _settled_note(
+    annotator: str,
+    category: str,
+    question: str,
+    pass_no: int,
+    given: Sequence[tuple[Value, str | None]],
+) -> AnnotationNote:
+    values = [value for value, _ in given]
+    ordinal = all(isinstance(value, float) for value in values)
+    settled = consensus(values, ordinal=ordinal)
+    reasoning = next((reason for value, reason in given if value == settled.value and reason), None)
+    return AnnotationNote(
+        annotator=annotator,
+        category=category,
+        question=leaf_question(category, question),
+        value=number_text(float(settled.value)) if ordinal else str(settled.value),
+        pass_no=pass_no,
+        runs=settled.n_runs,
+        agreeing=settled.n_agreeing,
+        reasoning=reasoning,
+    )
+
+
+def _pass_query(session_ids: Sequence[str]) -> Any:
+    return (
+        select(
+            AnnotationPassRow.session_id,
+            AnnotationPassRow.annotator,
+            AnnotationPassRow.category,
+            AnnotationPassRow.pass_no,
+            AnnotationPassRow.repeat_no,
+            AnnotationPassRow.status,
+            AnnotationPassRow.error,
+            AnnotationAnswerRow.question_id,
+            AnnotationAnswerRow.turn_index,
+            AnnotationAnswerRow.value_num,
+            AnnotationAnswerRow.value_text,
+            AnnotationAnswerRow.reasoning,
+        )
+        .outerjoin(AnnotationAnswerRow, AnnotationAnswerRow.pass_id == AnnotationPassRow.id)
+        .where(AnnotationPassRow.session_id.in_(list(session_ids)))
+        .order_by(
+            AnnotationPassRow.session_id,
+            AnnotationPassRow.annotator,
+            AnnotationPassRow.category,
+            AnnotationPassRow.pass_no,
+            AnnotationPassRow.repeat_no,
+            AnnotationAnswerRow.id,
+        )
+    )
+
+
+def _questionnaire_query(session_ids: Sequence[str]) -> Any:
+    return (
+        select(
+            QuestionnaireResponseRow.session_id,
+            QuestionnaireResponseRow.respondent,
+            QuestionnaireResponseRow.simulated,
+            QuestionnaireResponseRow.item_id,
+            QuestionnaireResponseRow.value_num,
+            QuestionnaireResponseRow.value_text,
+        )
+        .where(QuestionnaireResponseRow.session_id.in_(list(session_ids)))
+        .order_by(QuestionnaireResponseRow.session_id, QuestionnaireResponseRow.id)
+    )

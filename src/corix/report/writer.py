@@ -1,0 +1,62 @@
+"""Writing a run's report: HTML for people, Markdown for reviews, JSON for programs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from corix.report.build import build_report
+from corix.report.content import DEFAULT_TREES, ReportSettings
+from corix.report.html import render_html
+from corix.report.json_doc import report_document
+from corix.report.markdown import render_markdown
+from corix.storage import Database
+
+HTML_NAME = "report.html"
+MARKDOWN_NAME = "report.md"
+JSON_NAME = "report.json"
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    html: Path
+    markdown: Path
+    json: Path
+
+
+def write_report(
+    db: Database,
+    run_id: str,
+    out_dir: Path,
+    *,
+    trees: Sequence[str | Path] = DEFAULT_TREES,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    transcripts_per_group: int = 20,
+    compare_runs: Sequence[str] | None = None,
+) -> ReportPaths:
+    """Compute the report of ``run_id`` and write it into ``out_dir`` (created if needed).
+
+    ``trees`` are shipped tree names or YAML paths. ``compare_runs`` names the runs to
+    compare over time; by default, earlier runs in the same database that share an
+    application with this one.
+    """
+    settings = ReportSettings(
+        trees=tuple(trees),
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence=confidence,
+        transcripts_per_group=transcripts_per_group,
+        compare_runs=tuple(compare_runs) if compare_runs is not None else None,
+    )
+    content = build_report(db, run_id, settings)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = ReportPaths(out_dir / HTML_NAME, out_dir / MARKDOWN_NAME, out_dir / JSON_NAME)
+    paths.html.write_text(render_html(content), encoding="utf-8")
+    paths.markdown.write_text(render_markdown(content), encoding="utf-8")
+    document = report_document(content)
+    paths.json.write_text(json.dumps(document, ensure_ascii=False, indent=1), encoding="utf-8")
+    return paths

@@ -1,0 +1,37 @@
+"""Clients for the models that play simulated users: one per level whose engine is ``llm``."""
+
+from __future__ import annotations
+
+from collections.abc import Container
+
+from corix.domain import Level
+from corix.execution.plan import EndpointRef, Plan
+from corix.llm import EndpointConfig, LLMClient
+
+MOCK_BASE_URL = "mock"  # the built-in deterministic mock model, offline
+
+
+def simulator_endpoint(level: Level, ref: EndpointRef) -> EndpointConfig:
+    """The client configuration for a level's simulator; ``base_url: mock`` stays offline."""
+    offline = ref.base_url == MOCK_BASE_URL
+    return EndpointConfig(
+        name=f"simulator:{level.value}",
+        transport="mock" if offline else "openai",
+        base_url="" if offline else ref.base_url,
+        model=ref.model,
+        api_key_env=ref.key_env,
+        max_concurrency=ref.concurrency,
+        timeout_s=ref.timeout_s,
+    )
+
+
+def open_simulators(plan: Plan, *, skip: Container[str] = ()) -> dict[str, LLMClient]:
+    """A client per level (keyed by its value) played by the LLM engine, except ``skip``.
+
+    The caller owns the clients and closes them with ``aclose()``.
+    """
+    return {
+        level.value: LLMClient(simulator_endpoint(level, settings.simulator))
+        for level, settings in plan.levels.items()
+        if settings.engine == "llm" and settings.simulator is not None and level.value not in skip
+    }

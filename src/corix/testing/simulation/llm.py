@@ -1,0 +1,157 @@
+"""The LLM engine: a model, called through corix's client layer, plays the persona.
+
+The model sees the persona brief (and, for a red teamer, an attack strategy) in its system
+prompt, and the application's replies as delimited data. It writes each next message and
+ends the dialogue with ``[DONE]`` or ``[GIVE UP]``; the brief alone sets how it writes. The
+application sees only the messages. A message that breaks character is not sent: the model
+is told why and asked again, at most ``max_reasks`` times, after which the session ends with
+``SIMULATOR_ERROR``. The same bound applies to its questionnaire answers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from corix.domain import EndReason, TurnRecord
+from corix.llm import ChatMessage, ChatRequest, ChatResponse, LLMClient, ModelCallError
+from corix.testing.packs import QuestionnaireItem
+from corix.testing.simulation import prompts
+from corix.testing.simulation.character import break_character
+from corix.testing.simulation.engine import Move, Say, SimulationSpec, Stop
+from corix.testing.simulation.phrasing import TalkingPoints
+from corix.testing.simulation.progress import TurnOutcome
+from corix.testing.simulation.questionnaire import (
+    AnswerProblems,
+    QuestionnaireValue,
+    read_answers,
+    response_format,
+)
+from corix.testing.simulation.strategies import STRATEGIES
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_REASKS = 2
+MAX_MESSAGE_TOKENS = 1024
+
+
+class LLMUser:
+    """A model-played simulated user for one session (see the module docstring)."""
+
+    respondent = "simulated:llm"
+
+    def __init__(
+        self,
+        client: LLMClient,
+        spec: SimulationSpec,
+        points: TalkingPoints,
+        *,
+        seed: int,
+        temperature: float | None = None,
+        max_reasks: int = DEFAULT_MAX_REASKS,
+    ) -> None:
+        self._client = client
+        self._persona = spec.persona.text
+        self._goal = (spec.persona.goal_description, *spec.persona.success_criteria)
+        self._seed = seed
+        self._temperature = temperature
+        self._max_reasks = max_reasks
+        self._meta: dict[str, Any] = {"engine": "llm"}
+        strategy = STRATEGIES.get(spec.strategies[0]) if spec.strategies else None
+        if strategy is not None:
+            self._meta["strategy"] = strategy.name
+        system = prompts.system_prompt(
+            spec.persona.text,
+            strategy=strategy,
+            example=strategy.example(points) if strategy is not None else "",
+        )
+        self._history = [
+            ChatMessage(role="system", content=system),
+            ChatMessage(role="user", content=prompts.OPENING),
+        ]
+
+    @property
+    def model(self) -> str:
+        return self._client.endpoint.model
+
+    async def next_move(self, last_turn: TurnRecord | None, outcome: TurnOutcome | None) -> Move:
+        if last_turn is not None:
+            note = (
+                prompts.APP_FAILED
+                if last_turn.failed
+                else prompts.reply_block(last_turn.response_text or "")
+            )
+            self._history.append(ChatMessage(role="user", content=note))
+        problems: list[str] = []
+        retry: list[ChatMessage] = []
+        for _ in range(self._max_reasks + 1):
+            try:
+                reply = await self._chat(self._history + retry)
+            except ModelCallError as exc:
+                return Stop(EndReason.SIMULATOR_ERROR, str(exc))
+            text, control = prompts.split_control(reply.text)
+            problem = None
+            if control is not None and last_turn is None:
+                problem = prompts.NOT_STARTED
+            elif control is prompts.Control.DONE:
+                return Stop(EndReason.GOAL_REACHED, "the simulated user said its goal was reached")
+            elif control is prompts.Control.GIVE_UP:
+                return Stop(EndReason.GAVE_UP, "the simulated user gave up")
+            else:
+                problem = break_character(text, self._persona, allowed=self._goal)
+            if problem is None:
+                self._history.append(ChatMessage(role="assistant", content=text))
+                return Say(text, {**self._meta, "reasks": len(problems), "problems": problems})
+            problems.append(problem)
+            retry = [
+                ChatMessage(role="assistant", content=reply.text),
+                ChatMessage(role="user", content=prompts.REASK.format(problem=problem)),
+            ]
+        return Stop(
+            EndReason.SIMULATOR_ERROR,
+            f"{len(problems)} unusable messages from the simulator: {'; '.join(problems)}",
+        )
+
+    async def answer_questionnaire(
+        self, items: Sequence[QuestionnaireItem], end_reason: EndReason
+    ) -> dict[str, QuestionnaireValue]:
+        """In character, as JSON; an empty dict if no usable answer came within the bound."""
+        if not items:
+            return {}
+        messages = [
+            *self._history,
+            ChatMessage(role="user", content=prompts.questionnaire_prompt(items)),
+        ]
+        retry: list[ChatMessage] = []
+        for _ in range(self._max_reasks + 1):
+            try:
+                reply = await self._chat(messages + retry, response_format=response_format(items))
+            except ModelCallError as exc:
+                logger.warning("simulated questionnaire not answered: %s", exc)
+                return {}
+            try:
+                return read_answers(items, reply.text)
+            except AnswerProblems as problems:
+                retry = [
+                    ChatMessage(role="assistant", content=reply.text),
+                    ChatMessage(
+                        role="user",
+                        content=prompts.QUESTIONNAIRE_REASK.format(problems=problems),
+                    ),
+                ]
+        logger.warning("simulated questionnaire not answered: no usable reply within the bound")
+        return {}
+
+    async def _chat(
+        self, messages: list[ChatMessage], *, response_format: dict[str, Any] | None = None
+    ) -> ChatResponse:
+        return await self._client.chat(
+            ChatRequest(
+                messages=messages,
+                temperature=self._temperature,
+                max_tokens=MAX_MESSAGE_TOKENS,
+                seed=self._seed,
+                response_format=response_format,
+            )
+        )
