@@ -10,6 +10,9 @@ from corix.testing.packs import list_builtin_packs
 # two applications, few enough to keep the demo well under half a minute.
 DEMO_SIMULATED_SESSIONS = 12
 
+# Offline annotators: ARIA's five categories, and the harm packs checkable without a model.
+DEMO_ANNOTATORS = ("reference", "reference-harms")
+
 DEMO_APPLICATIONS = (
     ApplicationEntry(name="assistant-guarded", spec="demo:guarded"),
     ApplicationEntry(name="assistant-unguarded", spec="demo:unguarded"),

@@ -14,7 +14,20 @@ from corix.report.anchors import node_anchor, session_anchor
 from corix.storage import Database
 
 CHROMIUM = shutil.which("chromium")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)"
+    ),
+]
 
 
 async def test_links_unfold_their_target_and_nothing_hostile_runs(
@@ -23,7 +36,7 @@ async def test_links_unfold_their_target_and_nothing_hostile_runs(
     run_id = await write_tiny_run(sqlite_db)
     url = write_report(sqlite_db, run_id, tmp_path, bootstrap=20).html.as_uri()
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = await browser.new_page()
         dialogs: list[str] = []
         problems: list[str] = []

@@ -1,4 +1,4 @@
-"""`corix demo`: the whole pipeline offline, ending in a page a person opens."""
+"""`corix demo`: the whole pipeline offline, ending in a report a person opens."""
 
 from __future__ import annotations
 
@@ -7,11 +7,16 @@ from typing import Annotated
 
 import typer
 
+from corix.assessment.defects import GroupKey
+from corix.assessment.run_results import compute_defect_rates
+from corix.assessment.runner import annotate_run
+from corix.cli.assess_cmds import print_defect_rates
 from corix.cli.common import DbOption, console, database
 from corix.cli.runs import run_with_progress
-from corix.demo import demo_plan
-from corix.report import write_sessions_page
-from corix.storage import Repository
+from corix.demo import DEMO_ANNOTATORS, demo_plan
+from corix.report import write_report
+
+DEMO_GROUPING: tuple[GroupKey, ...] = ("application", "harm")
 
 
 def demo_command(
@@ -21,9 +26,18 @@ def demo_command(
     concurrency: Annotated[int, typer.Option(help="Sessions at once.")] = 16,
     db: DbOption = None,
 ) -> None:
-    """Test both demo applications in the pilot scenarios, offline, and write a report."""
+    """Test, annotate and score both demo applications offline, then write the report."""
     with database(db) as database_:
         result = run_with_progress(demo_plan(concurrency=concurrency), database_)
-        repo = Repository(database_)
-        page = write_sessions_page(repo, result.run_id, out / result.run_id / "index.html")
-    console.print(f"report: [bold]{page.resolve()}[/]")
+        for annotator in DEMO_ANNOTATORS:
+            summary = annotate_run(database_, result.run_id, annotator)
+            console.print(
+                f"annotated with [bold]{annotator}[/]: {summary.passes_stored} passes"
+                + (f", {summary.passes_failed} failed" if summary.passes_failed else "")
+            )
+        rates = compute_defect_rates(database_, result.run_id, by=DEMO_GROUPING)
+        print_defect_rates(
+            rates, DEMO_GROUPING, title="defect rates per demo application", compact=True
+        )
+        paths = write_report(database_, result.run_id, out / result.run_id)
+    console.print(f"report: [bold]{paths.html.resolve()}[/]")

@@ -8,6 +8,12 @@ import typer
 
 from corix import __version__
 from corix.cli.apps_cmds import app_app
+from corix.cli.assess_cmds import (
+    agreement_command,
+    annotate_command,
+    annotations_app,
+    defects_command,
+)
 from corix.cli.common import run_cli
 from corix.cli.demo_cmd import demo_command
 from corix.cli.mock_cmd import mock_server_command
@@ -15,6 +21,7 @@ from corix.cli.packs_cmds import packs_app
 from corix.cli.personas_cmd import personas_command
 from corix.cli.report_cmds import report_command, tree_app
 from corix.cli.runs import export_command, run_command, runs_app, sessions_app
+from corix.cli.web_cmds import serve_command, users_app
 
 app = typer.Typer(
     name="corix",
@@ -43,14 +50,20 @@ def _root(
 app.command("demo")(demo_command)
 app.command("run")(run_command)
 app.command("export")(export_command)
+app.command("annotate")(annotate_command)
+app.command("defects")(defects_command)
+app.command("agreement")(agreement_command)
 app.command("report")(report_command)
 app.command("personas")(personas_command)
+app.command("serve")(serve_command)
 app.command("mock-server")(mock_server_command)
 app.add_typer(runs_app, name="runs")
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(app_app, name="app")
 app.add_typer(packs_app, name="packs")
+app.add_typer(annotations_app, name="annotations")
 app.add_typer(tree_app, name="tree")
+app.add_typer(users_app, name="users")
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from sqlalchemy.engine import make_url
 
 from corix.cli.common import DbOption, console, database, fail
 from corix.storage import Database
@@ -56,7 +57,8 @@ def serve_command(
                 "[yellow]No CORIX_SECRET_KEY set: forms left open expire when the server "
                 "restarts.[/]"
             )
-        console.print(f"corix web testbed on http://{host}:{port}  (database: {database_.url})")
+        shown = make_url(database_.url).render_as_string(hide_password=True)
+        console.print(f"corix web testbed on http://{host}:{port}  (database: {shown})")
         uvicorn.run(app, host=host, port=port, proxy_headers=True, log_level="warning")
 
 

@@ -12,7 +12,6 @@ from corix.report.export import export_jsonl
 from corix.report.html import render_html
 from corix.report.json_doc import report_document
 from corix.report.markdown import render_markdown
-from corix.report.sessions_page import write_sessions_page
 from corix.report.transcripts import render_transcript
 from corix.report.writer import ReportPaths, write_report
 
@@ -28,5 +27,4 @@ __all__ = [
     "render_transcript",
     "report_document",
     "write_report",
-    "write_sessions_page",
 ]

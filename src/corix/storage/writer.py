@@ -138,15 +138,21 @@ class RecordWriter:
             if batch.finished:
                 # ORM bulk UPDATE by primary key: one executemany, not one statement per row.
                 db.execute(update(SessionRow), batch.finished)
-            for pass_row, answers in batch.passes:
-                pass_id = db.execute(
-                    insert(AnnotationPassRow).returning(AnnotationPassRow.id), pass_row
-                ).scalar_one()
-                if answers:
-                    db.execute(
-                        insert(AnnotationAnswerRow),
-                        [{**answer, "pass_id": pass_id} for answer in answers],
-                    )
+            if batch.passes:
+                # One multi-row INSERT … RETURNING for the whole batch, ids in input order.
+                pass_ids = db.scalars(
+                    insert(AnnotationPassRow).returning(
+                        AnnotationPassRow.id, sort_by_parameter_order=True
+                    ),
+                    [pass_row for pass_row, _ in batch.passes],
+                ).all()
+                answer_rows = [
+                    {**answer, "pass_id": pass_id}
+                    for pass_id, (_, answers) in zip(pass_ids, batch.passes, strict=True)
+                    for answer in answers
+                ]
+                if answer_rows:
+                    db.execute(insert(AnnotationAnswerRow), answer_rows)
             if batch.consensus:
                 db.execute(insert(AnnotationConsensusRow), batch.consensus)
         self.committed_turns += len(batch.turns)

@@ -1,0 +1,274 @@
+"""LLM annotators: ARIA categories and harm severities, with structured output and re-asks.
+
+Every call goes through the one client layer (:class:`~corix.llm.LLMClient`). A reply that
+does not fit is sent back with what was wrong, up to ``max_reasks`` times; after that,
+or when the call itself fails, the pass is returned as failed with the reason, so one bad
+item never stops a run. Passes are stored under ``llm:<model>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from corix.assessment.annotators.base import (
+    ANNOTATORS,
+    AnnotatorKind,
+    AnnotatorProvenance,
+    AnnotatorSetup,
+    PassResult,
+    harm_category,
+    harm_of,
+)
+from corix.assessment.annotators.prompts import (
+    PromptRenderer,
+    aria_guideline_version,
+    harm_guideline_version,
+    reask_message,
+)
+from corix.assessment.annotators.structured import (
+    ReplyProblems,
+    category_schema,
+    harm_schema,
+    read_category_reply,
+    read_harm_reply,
+    response_format,
+)
+from corix.assessment.annotators.view import AnnotatorView
+from corix.assessment.answers import Answer
+from corix.assessment.harms import HarmPack
+from corix.assessment.schema import AnnotationSchema
+from corix.errors import ConfigError
+from corix.llm import ChatMessage, ChatRequest, LLMClient, ModelCallError
+
+LLM_ANNOTATOR_VERSION = "1.0"
+_KEPT_REPLY_CHARS = 2000
+
+T = TypeVar("T")
+
+
+@dataclass
+class Asked(Generic[T]):
+    """The outcome of asking for structured output: a value, or why there is none."""
+
+    value: T | None = None
+    error: str | None = None
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+    last_reply: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    def details(self) -> dict[str, Any]:
+        details: dict[str, Any] = {
+            "attempts": self.attempts,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cached": self.cached,
+        }
+        if self.error is not None and self.last_reply is not None:
+            details["last_reply"] = self.last_reply[:_KEPT_REPLY_CHARS]
+        return details
+
+
+async def ask_structured(
+    client: LLMClient,
+    messages: Sequence[ChatMessage],
+    output_format: dict[str, Any],
+    read: Callable[[str], T],
+    *,
+    seed: int,
+    max_reasks: int,
+    temperature: float | None = None,
+) -> Asked[T]:
+    """Ask until ``read`` accepts the reply, re-asking at most ``max_reasks`` times."""
+    conversation = list(messages)
+    asked: Asked[T] = Asked()
+    while True:
+        request = ChatRequest(
+            messages=conversation,
+            response_format=output_format,
+            seed=seed,
+            temperature=temperature,
+        )
+        try:
+            response = await client.chat(request)
+        except ModelCallError as exc:
+            asked.error = str(exc)
+            return asked
+        asked.attempts += 1
+        asked.prompt_tokens += response.prompt_tokens
+        asked.completion_tokens += response.completion_tokens
+        asked.cached = asked.cached or response.cached
+        asked.last_reply = response.text
+        try:
+            asked.value = read(response.text)
+        except ReplyProblems as exc:
+            asked.problems = exc.problems
+            if asked.attempts > max_reasks:
+                asked.error = (
+                    f"no valid answer after {asked.attempts} attempt(s): {'; '.join(exc.problems)}"
+                )
+                return asked
+            conversation += [
+                ChatMessage(role="assistant", content=response.text),
+                reask_message(exc.problems),
+            ]
+            continue
+        return asked
+
+
+class _LLMBase:
+    kind = AnnotatorKind.LLM
+    deterministic = False
+
+    def __init__(self, client: LLMClient, *, max_reasks: int, temperature: float | None) -> None:
+        if max_reasks < 0:
+            raise ValueError(f"max_reasks must be >= 0, got {max_reasks}")
+        self._client = client
+        self._max_reasks = max_reasks
+        self._temperature = temperature
+        self._prompts = PromptRenderer()
+
+    @property
+    def name(self) -> str:
+        return f"llm:{self._client.endpoint.model}"
+
+    def _provenance(
+        self, guideline_version: str, seed: int, asked: Asked[Any]
+    ) -> AnnotatorProvenance:
+        return AnnotatorProvenance(
+            annotator=self.name,
+            version=LLM_ANNOTATOR_VERSION,
+            kind=AnnotatorKind.LLM,
+            guideline_version=guideline_version,
+            model=self._client.endpoint.model,
+            endpoint=self._client.endpoint.name,
+            seed=seed,
+            details=asked.details(),
+        )
+
+    async def _ask(
+        self,
+        messages: list[ChatMessage],
+        output_schema: dict[str, Any],
+        read: Callable[[str], T],
+        *,
+        name: str,
+        seed: int,
+    ) -> Asked[T]:
+        return await ask_structured(
+            self._client,
+            messages,
+            response_format(name, output_schema),
+            read,
+            seed=seed,
+            max_reasks=self._max_reasks,
+            temperature=self._temperature,
+        )
+
+
+class LLMAnnotator(_LLMBase):
+    """Answers annotation-schema categories from the schema's questions and guidance."""
+
+    def __init__(
+        self,
+        client: LLMClient,
+        schema: AnnotationSchema,
+        *,
+        max_reasks: int = 2,
+        temperature: float | None = None,
+    ) -> None:
+        super().__init__(client, max_reasks=max_reasks, temperature=temperature)
+        self._schema = schema
+
+    def targets(self) -> tuple[str, ...]:
+        return tuple(category.id for category in self._schema.ordered_categories())
+
+    async def annotate(self, view: AnnotatorView, target: str, *, seed: int) -> PassResult:
+        category = self._schema.category(target)
+        n_turns = len(view.turns)
+        output_schema = category_schema(category, n_turns)
+        asked = await self._ask(
+            self._prompts.category_messages(self._schema, category, view, output_schema),
+            output_schema,
+            lambda text: read_category_reply(self._schema, category, n_turns, text),
+            name=category.id,
+            seed=seed,
+        )
+        provenance = self._provenance(aria_guideline_version(self._schema, view), seed, asked)
+        if asked.value is None:
+            return PassResult(category=target, error=asked.error, provenance=provenance)
+        return PassResult(category=target, answers=tuple(asked.value), provenance=provenance)
+
+
+class LLMHarmAnnotator(_LLMBase):
+    """Severity and reasoning per harm pack, following the pack's guidelines."""
+
+    def __init__(
+        self,
+        client: LLMClient,
+        packs: Mapping[str, HarmPack],
+        *,
+        max_reasks: int = 2,
+        temperature: float | None = None,
+    ) -> None:
+        super().__init__(client, max_reasks=max_reasks, temperature=temperature)
+        self._packs = dict(packs)
+        self._schemas = {pack_id: harm_schema(pack) for pack_id, pack in self._packs.items()}
+
+    def targets(self) -> tuple[str, ...]:
+        return tuple(harm_category(pack_id) for pack_id in sorted(self._packs))
+
+    async def annotate(self, view: AnnotatorView, target: str, *, seed: int) -> PassResult:
+        pack_id = harm_of(target)
+        if pack_id is None or pack_id not in self._packs:
+            raise ValueError(f"no harm pack for '{target}'")
+        pack = self._packs[pack_id]
+        output_schema = self._schemas[pack_id]
+
+        def read(text: str) -> Answer:
+            return read_harm_reply(pack, text)
+
+        asked = await self._ask(
+            self._prompts.harm_messages(pack, view, output_schema),
+            output_schema,
+            read,
+            name=pack.id,
+            seed=seed,
+        )
+        provenance = self._provenance(harm_guideline_version(pack), seed, asked)
+        if asked.value is None:
+            return PassResult(category=target, error=asked.error, provenance=provenance)
+        return PassResult(category=target, answers=(asked.value,), provenance=provenance)
+
+
+def _client(setup: AnnotatorSetup, name: str) -> LLMClient:
+    if setup.client is None:
+        raise ConfigError(
+            f"the '{name}' annotator needs a model endpoint: give --endpoint-url and --model, "
+            "or --endpoint mock for the offline mock model"
+        )
+    return setup.client
+
+
+@ANNOTATORS.register("llm")
+def llm_annotator(setup: AnnotatorSetup) -> LLMAnnotator:
+    return LLMAnnotator(
+        _client(setup, "llm"),
+        setup.schema,
+        max_reasks=setup.max_reasks,
+        temperature=setup.temperature,
+    )
+
+
+@ANNOTATORS.register("llm-harms")
+def llm_harm_annotator(setup: AnnotatorSetup) -> LLMHarmAnnotator:
+    return LLMHarmAnnotator(
+        _client(setup, "llm-harms"),
+        setup.harm_packs,
+        max_reasks=setup.max_reasks,
+        temperature=setup.temperature,
+    )

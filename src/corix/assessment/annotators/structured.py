@@ -1,0 +1,192 @@
+"""Structured output for LLM annotators: the JSON schema asked for, and reading replies back.
+
+The schema is built from the annotation schema's questions (one object per question with
+``reasoning`` first, then ``value``; turn-level questions under ``turns.turn_<i>``) or
+from a harm pack's scale (``reasoning``, ``severity``). Follow-ups and optional questions
+accept ``null``. Every object lists all its properties as required and forbids others,
+which is what strict structured-output modes demand.
+
+Replies are read leniently and judged strictly: code fences and text around the JSON
+object are tolerated, a bare value is accepted where an ``{reasoning, value}`` object was
+asked for, and then the answers go through :func:`~corix.assessment.validate_answers`.
+Anything that does not fit raises :class:`ReplyProblems`, whose message is what the model
+is told when it is asked again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from corix.assessment.annotators.base import SEVERITY
+from corix.assessment.answers import Answer, AnswerValidationError, validate_answers
+from corix.assessment.harms import HarmPack
+from corix.assessment.schema import (
+    AnnotationSchema,
+    Category,
+    Question,
+    QuestionLevel,
+    QuestionType,
+)
+from corix.errors import CorixError
+
+TURNS_KEY = "turns"
+
+
+class ReplyProblems(CorixError):
+    """A reply could not be used; ``problems`` says why, one line each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+def turn_key(index: int) -> str:
+    return f"turn_{index}"
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def _value_schema(question: Question) -> dict[str, Any]:
+    if question.type in (QuestionType.YES_NO, QuestionType.CHOICE):
+        schema: dict[str, Any] = {"type": "string", "enum": list(question.allowed_values())}
+    elif question.type is QuestionType.SLIDER:
+        low, high = question.slider_range
+        whole = low.is_integer() and high.is_integer()
+        schema = {
+            "type": "integer" if whole else "number",
+            "minimum": int(low) if whole else low,
+            "maximum": int(high) if whole else high,
+        }
+    else:
+        schema = {"type": "string", "minLength": 1}
+    if question.show_if is not None or not question.required:
+        return {"anyOf": [schema, {"type": "null"}]}
+    return schema
+
+
+def _answer_schema(question: Question) -> dict[str, Any]:
+    return _object({"reasoning": {"type": "string"}, "value": _value_schema(question)})
+
+
+def category_schema(category: Category, n_turns: int) -> dict[str, Any]:
+    """The JSON schema of one pass over ``category`` for a dialogue of ``n_turns`` turns."""
+    properties = {
+        q.id: _answer_schema(q) for q in category.questions if q.level is QuestionLevel.DIALOGUE
+    }
+    turn_questions = [q for q in category.questions if q.level is QuestionLevel.TURN]
+    if turn_questions:
+        per_turn = _object({q.id: _answer_schema(q) for q in turn_questions})
+        properties[TURNS_KEY] = _object({turn_key(i): per_turn for i in range(n_turns)})
+    return _object(properties)
+
+
+def harm_schema(pack: HarmPack) -> dict[str, Any]:
+    """The JSON schema of a severity judgment on ``pack``'s scale."""
+    return _object(
+        {
+            "reasoning": {"type": "string"},
+            SEVERITY: {"type": "integer", "minimum": pack.scale.min, "maximum": pack.scale.max},
+        }
+    )
+
+
+def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's ``response_format`` asking for strict output that fits ``schema``."""
+    return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
+
+
+def extract_json(text: str) -> dict[str, Any]:
+    """The first JSON object in ``text``, ignoring code fences and any text around it."""
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
+    raise ReplyProblems(["the reply holds no JSON object"])
+
+
+def _split_answer(raw: Any) -> tuple[Any, str | None]:
+    if isinstance(raw, dict):
+        reasoning = raw.get("reasoning")
+        return raw.get("value"), reasoning if isinstance(reasoning, str) else None
+    return raw, None
+
+
+def _answer(question: Question, raw: Any, turn: int | None) -> Answer | None:
+    value, reasoning = _split_answer(raw)
+    if value is None:
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        value = str(value)  # rejected by validation with a clear message
+    if not isinstance(value, str | int | float):
+        value = json.dumps(value)
+    return Answer(question_id=question.id, turn_index=turn, value=value, reasoning=reasoning)
+
+
+def read_category_reply(
+    schema: AnnotationSchema, category: Category, n_turns: int, text: str
+) -> list[Answer]:
+    """The validated answers in a reply to a category prompt; raise :class:`ReplyProblems`."""
+    payload = extract_json(text)
+    answers: list[Answer] = []
+    problems: list[str] = []
+    turns = payload.get(TURNS_KEY)
+    for question in category.questions:
+        if question.level is QuestionLevel.DIALOGUE:
+            answer = _answer(question, payload.get(question.id), None)
+            answers += [answer] if answer else []
+            continue
+        if not isinstance(turns, dict):
+            problems.append(f"'{TURNS_KEY}' must be an object with one entry per turn")
+            break
+        for index in range(n_turns):
+            entry = turns.get(turn_key(index))
+            if not isinstance(entry, dict):
+                continue  # reported as missing answers below
+            answer = _answer(question, entry.get(question.id), index)
+            answers += [answer] if answer else []
+    try:
+        validated = validate_answers(schema, category.id, answers, n_turns)
+    except AnswerValidationError as exc:
+        problems += [str(problem) for problem in exc.problems]
+    if problems:
+        raise ReplyProblems(problems)
+    return validated
+
+
+def read_harm_reply(pack: HarmPack, text: str) -> Answer:
+    """The severity answer in a reply to a harm prompt; raise :class:`ReplyProblems`."""
+    payload = extract_json(text)
+    raw = payload.get(SEVERITY)
+    reasoning = payload.get("reasoning")
+    if isinstance(raw, str):
+        try:
+            raw = float(raw.strip())
+        except ValueError:
+            raise ReplyProblems([f"{SEVERITY}: expected a whole number, got {raw!r}"]) from None
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise ReplyProblems([f"{SEVERITY}: required, a whole number on the scale"])
+    if not float(raw).is_integer() or not pack.scale.contains(raw):
+        raise ReplyProblems(
+            [f"{SEVERITY}: {raw!r} is not a whole number from {pack.scale.min} to {pack.scale.max}"]
+        )
+    return Answer(
+        question_id=SEVERITY,
+        value=float(raw),
+        reasoning=reasoning if isinstance(reasoning, str) else None,
+    )

@@ -1,0 +1,118 @@
+"""The annotator's view of a session: everything needed to judge it, nothing that unblinds it.
+
+Annotators never learn the testing level or the application (DESIGN, non-negotiable 5).
+:func:`build_annotator_view` is the only place a stored session becomes annotator input,
+so blinding is decided here once and tested here once. The view keeps:
+
+* the turns: user text and response text; a failed turn only says that it failed, since
+  an error message can name the application's host or product;
+* the scenario and its test packet, guardrail and annotator instructions;
+* the session context the guardrail depends on (e.g. ``episode_seen``), and no other
+  parameter: a red teamer's tactic or a persona's name would hint at the level;
+* the facts a good answer must contain, when the session says so;
+* the application's system prompt, if the session recorded one, held only for verbatim
+  leakage checks and never rendered into a prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from corix.domain import SessionRecord
+from corix.testing.packs import ScenarioPack, TestPacket
+from corix.testing.packs.scripts import resolve_selector
+
+REQUIRED_FACTS_KEY = "required_facts"
+"""Session parameter listing the facts a good answer contains (scripted tests store it)."""
+GOAL_KEY = "goal"
+"""Session parameter naming a field-testing task, whose required facts then apply."""
+SYSTEM_PROMPT_KEY = "system_prompt"
+"""Session parameter holding the application's system prompt, when it is known."""
+
+
+class ViewTurn(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    user_text: str
+    response_text: str | None
+    failed: bool
+
+
+class AnnotatorView(BaseModel):
+    """A blinded session, as every annotator (reference, LLM) sees it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scenario: str
+    scenario_title: str
+    scenario_version: str
+    risk: str
+    guardrail_prohibited: tuple[str, ...]
+    guardrail_permitted: tuple[str, ...]
+    instructions: str
+    packet: TestPacket
+    context: dict[str, Any]
+    required_facts: tuple[str, ...]
+    turns: tuple[ViewTurn, ...]
+    system_prompt: str | None = None
+
+    @property
+    def replies(self) -> list[str | None]:
+        return [turn.response_text for turn in self.turns]
+
+
+def guardrail_context(pack: ScenarioPack, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters the packet's guardrail rules read, and only those."""
+    names = {
+        condition.context
+        for rule in pack.packet.rules
+        for condition in rule.prohibited_when
+        if condition.context is not None
+    }
+    return {name: parameters[name] for name in sorted(names) if name in parameters}
+
+
+def required_facts(pack: ScenarioPack, parameters: Mapping[str, Any]) -> tuple[str, ...]:
+    """Facts a good answer contains: listed by the session, or those of its field task."""
+    listed = parameters.get(REQUIRED_FACTS_KEY)
+    if isinstance(listed, list):
+        return tuple(str(fact_id) for fact_id in listed)
+    goal = parameters.get(GOAL_KEY)
+    task = next((t for t in pack.personas.tasks if t.id == goal), None)
+    if task is None or task.required_facts.empty:
+        return ()
+    return tuple(resolve_selector(pack.packet, task.required_facts, dict(parameters)))
+
+
+def build_annotator_view(session: SessionRecord, pack: ScenarioPack) -> AnnotatorView:
+    """The blinded view of ``session``, judged against ``pack`` (the session's scenario)."""
+    if pack.name != session.scenario:
+        raise ValueError(f"session is about '{session.scenario}', not '{pack.name}'")
+    parameters = session.provenance.parameters
+    system_prompt = parameters.get(SYSTEM_PROMPT_KEY)
+    return AnnotatorView(
+        scenario=pack.name,
+        scenario_title=pack.title,
+        scenario_version=pack.version,
+        risk=pack.risk,
+        guardrail_prohibited=tuple(pack.guardrails.prohibited),
+        guardrail_permitted=tuple(pack.guardrails.permitted),
+        instructions=pack.instructions.annotators,
+        packet=pack.packet,
+        context=guardrail_context(pack, parameters),
+        required_facts=required_facts(pack, parameters),
+        turns=tuple(
+            ViewTurn(
+                index=position,
+                user_text=turn.user_text,
+                response_text=turn.response_text,
+                failed=turn.failed,
+            )
+            for position, turn in enumerate(session.turns)
+        ),
+        system_prompt=system_prompt if isinstance(system_prompt, str) and system_prompt else None,
+    )

@@ -1,0 +1,333 @@
+"""Queries over stored annotations: passes with their answers, consensus rows, session facts.
+
+Answers are stored as ``value_num`` (sliders, severities) or ``value_text`` (yes/no,
+choices, text); :func:`answer_row` and :attr:`StoredAnswer.value` convert between that and
+one value. Reads return plain frozen records, not ORM rows, so they can cross threads and
+outlive the database session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import CursorResult, Delete, and_, delete, func, insert, select, tuple_
+from sqlalchemy.orm import Session
+
+from corix.storage.database import Database
+from corix.storage.orm import (
+    AnnotationAnswerRow,
+    AnnotationConsensusRow,
+    AnnotationPassRow,
+    ApplicationRow,
+    SessionRow,
+    TurnRow,
+)
+
+StoredValue = str | float
+
+
+def split_value(value: StoredValue | None) -> dict[str, Any]:
+    """``value`` as the ``value_num`` / ``value_text`` columns."""
+    if value is None:
+        return {"value_num": None, "value_text": None}
+    if isinstance(value, str):
+        return {"value_num": None, "value_text": value}
+    return {"value_num": float(value), "value_text": None}
+
+
+def answer_row(
+    question_id: str, turn_index: int | None, value: StoredValue | None, reasoning: str | None
+) -> dict[str, Any]:
+    """The columns of one answer (without ``pass_id``, which the writer fills in)."""
+    return {
+        "question_id": question_id,
+        "turn_index": turn_index,
+        "reasoning": reasoning,
+        **split_value(value),
+    }
+
+
+def _joined(value_num: float | None, value_text: str | None) -> StoredValue | None:
+    return value_num if value_num is not None else value_text
+
+
+@dataclass(frozen=True)
+class StoredAnswer:
+    question_id: str
+    turn_index: int | None
+    value: StoredValue | None
+    reasoning: str | None
+
+
+@dataclass(frozen=True)
+class StoredPass:
+    id: int
+    session_id: str
+    category: str
+    annotator: str
+    annotator_kind: str
+    pass_no: int
+    repeat_no: int
+    status: str
+    error: str | None
+    provenance: dict[str, Any]
+    flagged: bool
+    note: str | None
+    answers: tuple[StoredAnswer, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass(frozen=True)
+class StoredConsensus:
+    session_id: str
+    category: str
+    annotator: str
+    question_id: str
+    turn_index: int | None
+    value: StoredValue | None
+    method: str
+    n_runs: int
+    flip_rate: float
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """What summaries group annotations by; never shown to annotators."""
+
+    id: str
+    application: str
+    scenario: str
+    level: str
+    n_turns: int
+
+
+def session_infos(db: Database, run_id: str) -> dict[str, SessionInfo]:
+    """Complete sessions of ``run_id`` by id, with their application, scenario and level."""
+    turns = (
+        select(TurnRow.session_id, func.count().label("n")).group_by(TurnRow.session_id).subquery()
+    )
+    query = (
+        select(
+            SessionRow.id,
+            ApplicationRow.name,
+            SessionRow.scenario,
+            SessionRow.level,
+            func.coalesce(turns.c.n, 0),
+        )
+        .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
+        .outerjoin(turns, turns.c.session_id == SessionRow.id)
+        .where(SessionRow.run_id == run_id, SessionRow.status == "complete")
+        .order_by(SessionRow.id)
+    )
+    with db.session() as s:
+        return {
+            row[0]: SessionInfo(
+                id=row[0], application=row[1], scenario=row[2], level=row[3], n_turns=int(row[4])
+            )
+            for row in s.execute(query)
+        }
+
+
+def load_passes(
+    db: Database,
+    *,
+    run_id: str | None = None,
+    session_ids: Sequence[str] | None = None,
+    annotator: str | None = None,
+) -> list[StoredPass]:
+    """Passes with their answers, ordered by session, category, annotator, pass and repeat."""
+    query = select(AnnotationPassRow)
+    if run_id is not None:
+        query = query.join(SessionRow, SessionRow.id == AnnotationPassRow.session_id).where(
+            SessionRow.run_id == run_id
+        )
+    if session_ids is not None:
+        query = query.where(AnnotationPassRow.session_id.in_(list(session_ids)))
+    if annotator is not None:
+        query = query.where(AnnotationPassRow.annotator == annotator)
+    query = query.order_by(
+        AnnotationPassRow.session_id,
+        AnnotationPassRow.category,
+        AnnotationPassRow.annotator,
+        AnnotationPassRow.pass_no,
+        AnnotationPassRow.repeat_no,
+    )
+    with db.session() as s:
+        rows = list(s.scalars(query))
+        answers = _answers_by_pass(s, [row.id for row in rows])
+    return [
+        StoredPass(
+            id=row.id,
+            session_id=row.session_id,
+            category=row.category,
+            annotator=row.annotator,
+            annotator_kind=row.annotator_kind,
+            pass_no=row.pass_no,
+            repeat_no=row.repeat_no,
+            status=row.status,
+            error=row.error,
+            provenance=row.provenance,
+            flagged=row.flagged,
+            note=row.note,
+            answers=tuple(answers.get(row.id, ())),
+        )
+        for row in rows
+    ]
+
+
+_IN_CHUNK = 500  # keeps IN lists well under every backend's parameter limit
+
+
+def _answers_by_pass(s: Session, pass_ids: list[int]) -> dict[int, list[StoredAnswer]]:
+    found: dict[int, list[StoredAnswer]] = {}
+    for start in range(0, len(pass_ids), _IN_CHUNK):
+        chunk = pass_ids[start : start + _IN_CHUNK]
+        query = (
+            select(
+                AnnotationAnswerRow.pass_id,
+                AnnotationAnswerRow.question_id,
+                AnnotationAnswerRow.turn_index,
+                AnnotationAnswerRow.value_num,
+                AnnotationAnswerRow.value_text,
+                AnnotationAnswerRow.reasoning,
+            )
+            .where(AnnotationAnswerRow.pass_id.in_(chunk))
+            .order_by(AnnotationAnswerRow.id)
+        )
+        for pass_id, question_id, turn_index, number, text, reasoning in s.execute(query):
+            found.setdefault(pass_id, []).append(
+                StoredAnswer(question_id, turn_index, _joined(number, text), reasoning)
+            )
+    return found
+
+
+def load_consensus(
+    db: Database,
+    *,
+    run_id: str | None = None,
+    session_ids: Sequence[str] | None = None,
+    annotator: str | None = None,
+) -> list[StoredConsensus]:
+    query = select(AnnotationConsensusRow)
+    if run_id is not None:
+        query = query.join(SessionRow, SessionRow.id == AnnotationConsensusRow.session_id).where(
+            SessionRow.run_id == run_id
+        )
+    if session_ids is not None:
+        query = query.where(AnnotationConsensusRow.session_id.in_(list(session_ids)))
+    if annotator is not None:
+        query = query.where(AnnotationConsensusRow.annotator == annotator)
+    query = query.order_by(AnnotationConsensusRow.id)
+    with db.session() as s:
+        return [
+            StoredConsensus(
+                session_id=row.session_id,
+                category=row.category,
+                annotator=row.annotator,
+                question_id=row.question_id,
+                turn_index=row.turn_index,
+                value=_joined(row.value_num, row.value_text),
+                method=row.method,
+                n_runs=row.n_runs,
+                flip_rate=row.flip_rate,
+            )
+            for row in s.scalars(query)
+        ]
+
+
+def _deleted(s: Session, statement: Delete) -> int:
+    """Run a DELETE and return how many rows it removed."""
+    return cast(CursorResult[Any], s.execute(statement)).rowcount
+
+
+def delete_consensus(db: Database, keys: Iterable[tuple[str, str, str]]) -> int:
+    """Delete the consensus rows of each ``(session_id, category, annotator)``."""
+    wanted = list(keys)
+    deleted = 0
+    with db.session() as s:
+        for start in range(0, len(wanted), _IN_CHUNK):
+            chunk = wanted[start : start + _IN_CHUNK]
+            result = _deleted(
+                s,
+                delete(AnnotationConsensusRow).where(
+                    tuple_(
+                        AnnotationConsensusRow.session_id,
+                        AnnotationConsensusRow.category,
+                        AnnotationConsensusRow.annotator,
+                    ).in_(chunk)
+                ),
+            )
+            deleted += result
+    return deleted
+
+
+def delete_failed_passes(db: Database, run_id: str, annotator: str) -> int:
+    """Delete ``annotator``'s failed passes in ``run_id`` so that they can be redone."""
+    in_run = select(SessionRow.id).where(SessionRow.run_id == run_id)
+    with db.session() as s:
+        return _deleted(
+            s,
+            delete(AnnotationPassRow).where(
+                and_(
+                    AnnotationPassRow.annotator == annotator,
+                    AnnotationPassRow.status == "failed",
+                    AnnotationPassRow.session_id.in_(in_run),
+                )
+            ),
+        )
+
+
+def insert_passes(
+    db: Database, passes: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]]
+) -> int:
+    """Insert passes and their answers in one transaction: all of them or none."""
+    with db.session() as s:
+        for pass_row, answers in passes:
+            pass_id = s.execute(
+                insert(AnnotationPassRow).returning(AnnotationPassRow.id), pass_row
+            ).scalar_one()
+            if answers:
+                s.execute(
+                    insert(AnnotationAnswerRow),
+                    [{**answer, "pass_id": pass_id} for answer in answers],
+                )
+    return len(passes)
+
+
+PassKey = tuple[str, str, str, int, int]
+"""(session_id, category, annotator, pass_no, repeat_no): what makes a pass unique."""
+
+
+def pass_keys(db: Database, run_id: str) -> set[PassKey]:
+    """The keys of every pass stored for ``run_id``, without their answers."""
+    query = (
+        select(
+            AnnotationPassRow.session_id,
+            AnnotationPassRow.category,
+            AnnotationPassRow.annotator,
+            AnnotationPassRow.pass_no,
+            AnnotationPassRow.repeat_no,
+        )
+        .join(SessionRow, SessionRow.id == AnnotationPassRow.session_id)
+        .where(SessionRow.run_id == run_id)
+    )
+    with db.session() as s:
+        return {(row[0], row[1], row[2], row[3], row[4]) for row in s.execute(query)}
+
+
+def annotators_in_run(db: Database, run_id: str) -> list[str]:
+    """The names that hold at least one pass in ``run_id``, sorted."""
+    query = (
+        select(AnnotationPassRow.annotator)
+        .join(SessionRow, SessionRow.id == AnnotationPassRow.session_id)
+        .where(SessionRow.run_id == run_id)
+        .distinct()
+        .order_by(AnnotationPassRow.annotator)
+    )
+    with db.session() as s:
+        return list(s.scalars(query))

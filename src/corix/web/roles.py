@@ -1,0 +1,42 @@
+"""The five roles of the testbed, and what each role is for."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from corix.domain import Level
+
+
+class Role(StrEnum):
+    ADMIN = "admin"
+    RED_TEAMER = "red_teamer"
+    FIELD_TESTER = "field_tester"
+    ANNOTATOR = "annotator"
+    SENIOR_ANNOTATOR = "senior_annotator"
+
+    @property
+    def label(self) -> str:
+        return ROLE_LABELS[self]
+
+
+ROLE_LABELS = {
+    Role.ADMIN: "Admin",
+    Role.RED_TEAMER: "Red teamer",
+    Role.FIELD_TESTER: "Field tester",
+    Role.ANNOTATOR: "Annotator",
+    Role.SENIOR_ANNOTATOR: "Senior annotator",
+}
+
+TESTER_ROLES = (Role.RED_TEAMER, Role.FIELD_TESTER)
+# Senior annotators label dialogues too; they also review the passes of others.
+ANNOTATOR_ROLES = (Role.ANNOTATOR, Role.SENIOR_ANNOTATOR)
+
+LEVEL_OF_TESTER = {Role.RED_TEAMER: Level.RED_TEAMING, Role.FIELD_TESTER: Level.FIELD_TESTING}
+
+HOME_OF_ROLE = {
+    Role.ADMIN: "/admin",
+    Role.RED_TEAMER: "/tester",
+    Role.FIELD_TESTER: "/tester",
+    Role.ANNOTATOR: "/annotate",
+    Role.SENIOR_ANNOTATOR: "/senior",
+}

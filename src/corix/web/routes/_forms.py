@@ -1,0 +1,24 @@
+"""Reading submitted forms whose fields are not known in advance (questionnaires, passes)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+
+async def form_values(request: Request) -> dict[str, str]:
+    """Text fields of the submitted form; file uploads are ignored."""
+    form = await request.form()
+    return {key: value for key, value in form.items() if isinstance(value, str)}
+
+
+FormValues = Annotated[dict[str, str], Depends(form_values)]
+"""The whole form, for sync handlers (FastAPI reads it in the event loop, then runs them)."""
+
+
+def safe_next(target: str | None, default: str) -> str:
+    """A local path to go to after signing in; anything that could leave the site is refused."""
+    if not target or not target.startswith("/") or target.startswith(("//", "/\\")):
+        return default
+    return target

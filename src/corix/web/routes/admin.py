@@ -1,0 +1,358 @@
+"""Admin pages: evaluation series, applications, assignments, progress, runs, reports, users."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Annotated, Any
+
+import anyio
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import HTMLResponse, Response, StreamingResponse
+
+from corix.domain import Level
+from corix.report import ReportSettings, build_report, export_jsonl, render_html
+from corix.storage import Repository
+from corix.web.auth import Admin, only_admin
+from corix.web.rendering import redirect, render
+from corix.web.roles import ANNOTATOR_ROLES, TESTER_ROLES, Role
+from corix.web.services import EvaluationSettings, InputError, agreement_by_question
+from corix.web.services.accounts import parse_role
+from corix.web.services.automation import automatable_levels
+from corix.web.services.evaluations import available_scenarios
+from corix.web.services.progress import evaluation_progress
+from corix.web.state import web_state
+
+router = APIRouter(prefix="/admin", dependencies=[Depends(only_admin)])
+
+# A report is a self-contained page with its own inline style and script. It is served
+# sandboxed (an opaque origin without the admin's cookies) and may load nothing else.
+REPORT_POLICY = (
+    "sandbox allow-scripts; default-src 'none'; style-src 'unsafe-inline'; "
+    "script-src 'unsafe-inline'; img-src data:"
+)
+
+
+@router.get("")
+def dashboard(request: Request, _user: Admin) -> Response:
+    return _dashboard(request)
+
+
+def _dashboard(
+    request: Request,
+    *,
+    error: str | None = None,
+    problems: dict[str, str] | None = None,
+    values: dict[str, Any] | None = None,
+    status_code: int = 200,
+) -> Response:
+    state = web_state(request)
+    return render(
+        request,
+        "admin/dashboard.html",
+        {
+            "evaluations": state.evaluations.all(),
+            "scenarios": available_scenarios(),
+            "levels": list(Level),
+            "defaults": EvaluationSettings(),
+            "error": error,
+            "problems": problems or {},
+            "values": values or {},
+        },
+        status_code=status_code,
+    )
+
+
+@router.post("/evaluations")
+def create_evaluation(
+    request: Request,
+    _user: Admin,
+    name: Annotated[str, Form(max_length=200)],
+    description: Annotated[str, Form(max_length=5000)] = "",
+    scenarios: Annotated[list[str] | None, Form()] = None,
+    levels: Annotated[list[str] | None, Form()] = None,
+    passes_per_item: Annotated[int, Form()] = EvaluationSettings.passes_per_item,
+    review_rate: Annotated[float, Form()] = EvaluationSettings.review_rate,
+    max_turns: Annotated[int, Form()] = EvaluationSettings.max_turns,
+) -> Response:
+    state = web_state(request)
+    try:
+        chosen_levels = [Level(level) for level in levels or []]
+        evaluation_id = state.evaluations.create(
+            name,
+            description=description,
+            scenarios=scenarios or [],
+            levels=chosen_levels,
+            settings=EvaluationSettings(passes_per_item, review_rate, max_turns),
+        )
+    except ValueError:
+        return _dashboard(request, error="unknown level", status_code=422)
+    except InputError as exc:
+        values = {"name": name, "description": description}
+        return _dashboard(
+            request,
+            error=str(exc),
+            problems=exc.problems,
+            values=values,
+            status_code=exc.status_code,
+        )
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="evaluation_created")
+
+
+@router.get("/evaluations/{evaluation_id}")
+def evaluation_page(request: Request, _user: Admin, evaluation_id: str) -> Response:
+    return _evaluation_page(request, evaluation_id)
+
+
+def _evaluation_page(
+    request: Request,
+    evaluation_id: str,
+    *,
+    section: str | None = None,
+    error: str | None = None,
+    problems: dict[str, str] | None = None,
+    values: dict[str, Any] | None = None,
+    status_code: int = 200,
+) -> Response:
+    state = web_state(request)
+    evaluation = state.evaluations.get(evaluation_id)
+    users = state.accounts.users()
+    return render(
+        request,
+        "admin/evaluation.html",
+        {
+            "evaluation": evaluation,
+            "applications": state.evaluations.applications(evaluation_id),
+            "testers": [u for u in users if u.role in TESTER_ROLES and u.active],
+            "annotators": [u for u in users if u.role in ANNOTATOR_ROLES and u.active],
+            "categories": state.schema.ordered_categories(),
+            "assignments": state.assigner.tester_assignments(evaluation_id),
+            "queues": state.assigner.annotator_queues(evaluation_id),
+            "progress": evaluation_progress(state.db, evaluation_id),
+            "automatable": automatable_levels(evaluation),
+            "running": state.automation.running,
+            "section": section,
+            "section_error": error,
+            "problems": problems or {},
+            "values": values or {},
+        },
+        status_code=status_code,
+    )
+
+
+@router.post("/evaluations/{evaluation_id}/applications")
+def register_application(
+    request: Request,
+    _user: Admin,
+    evaluation_id: str,
+    name: Annotated[str, Form(max_length=200)],
+    spec: Annotated[str, Form(max_length=2000)],
+    credentials: Annotated[str, Form(max_length=10000)] = "",
+) -> Response:
+    try:
+        web_state(request).evaluations.register_application(
+            evaluation_id, name=name, spec=spec, credentials_json=credentials
+        )
+    except InputError as exc:
+        return _evaluation_page(
+            request,
+            evaluation_id,
+            section="applications",
+            error=str(exc),
+            problems=exc.problems,
+            values={"name": name, "spec": spec},
+            status_code=exc.status_code,
+        )
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="application_registered")
+
+
+@router.post("/evaluations/{evaluation_id}/assignments")
+def assign_testers(
+    request: Request,
+    _user: Admin,
+    evaluation_id: str,
+    testers: Annotated[list[int] | None, Form()] = None,
+    per_tester: Annotated[int, Form(ge=1, le=100)] = 1,
+    seed: Annotated[int, Form()] = 0,
+) -> Response:
+    try:
+        web_state(request).assigner.assign_testers(
+            evaluation_id, testers or [], per_tester=per_tester, seed=seed
+        )
+    except InputError as exc:
+        return _evaluation_page(
+            request,
+            evaluation_id,
+            section="testers",
+            error=str(exc),
+            problems=exc.problems,
+            status_code=exc.status_code,
+        )
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="testers_assigned")
+
+
+@router.post("/evaluations/{evaluation_id}/annotators")
+def assign_annotators(
+    request: Request,
+    _user: Admin,
+    evaluation_id: str,
+    annotators: Annotated[list[int] | None, Form()] = None,
+    categories: Annotated[list[str] | None, Form()] = None,
+) -> Response:
+    try:
+        web_state(request).assigner.assign_annotators(
+            evaluation_id, annotators or [], categories or []
+        )
+    except InputError as exc:
+        return _evaluation_page(
+            request,
+            evaluation_id,
+            section="annotators",
+            error=str(exc),
+            problems=exc.problems,
+            status_code=exc.status_code,
+        )
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="annotators_assigned")
+
+
+@router.post("/evaluations/{evaluation_id}/runs")
+async def start_run(
+    request: Request,
+    _user: Admin,
+    evaluation_id: str,
+    levels: Annotated[list[str] | None, Form()] = None,
+    sessions: Annotated[int, Form()] = 2,
+    seed: Annotated[int, Form()] = 0,
+) -> Response:
+    state = web_state(request)
+    evaluation = await anyio.to_thread.run_sync(state.evaluations.get, evaluation_id)
+    applications = await anyio.to_thread.run_sync(state.evaluations.applications, evaluation_id)
+    try:
+        chosen = [Level(level) for level in levels or []]
+        state.automation.start(
+            evaluation, applications, levels=chosen, sessions=sessions, seed=seed
+        )
+    except (InputError, ValueError) as exc:
+        message = str(exc) if isinstance(exc, InputError) else "unknown level"
+        problems = exc.problems if isinstance(exc, InputError) else {}
+        page = partial(
+            _evaluation_page,
+            request,
+            evaluation_id,
+            section="runs",
+            error=message,
+            problems=problems,
+            status_code=422,
+        )
+        return await anyio.to_thread.run_sync(page)
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="run_started")
+
+
+@router.get("/evaluations/{evaluation_id}/agreement")
+def agreement(request: Request, _user: Admin, evaluation_id: str) -> Response:
+    state = web_state(request)
+    evaluation = state.evaluations.get(evaluation_id)
+    return render(
+        request,
+        "agreement.html",
+        {
+            "evaluation": evaluation,
+            "evaluations": [evaluation],
+            "rows": agreement_by_question(state.db, state.schema, evaluation_id),
+            "base_url": f"/admin/evaluations/{evaluation_id}/agreement",
+        },
+    )
+
+
+@router.get("/runs/{run_id}/export.jsonl")
+def export_run(request: Request, _user: Admin, run_id: str) -> Response:
+    repo = Repository(web_state(request).db)
+    repo.get_run(run_id)
+    lines = (line + "\n" for line in export_jsonl(repo, run_id))
+    return StreamingResponse(
+        lines,
+        media_type="application/x-ndjson",
+        headers={"content-disposition": f'attachment; filename="{run_id}.jsonl"'},
+    )
+
+
+@router.get("/runs/{run_id}/report")
+def run_report(request: Request, _user: Admin, run_id: str) -> Response:
+    db = web_state(request).db
+    Repository(db).get_run(run_id)
+    content = build_report(db, run_id, ReportSettings())
+    return HTMLResponse(render_html(content), headers={"content-security-policy": REPORT_POLICY})
+
+
+# -- users -----------------------------------------------------------------------------------
+@router.get("/users")
+def users_page(request: Request, _user: Admin) -> Response:
+    return _users_page(request)
+
+
+def _users_page(
+    request: Request,
+    *,
+    error: str | None = None,
+    problems: dict[str, str] | None = None,
+    values: dict[str, Any] | None = None,
+    invitation_link: str | None = None,
+    status_code: int = 200,
+) -> Response:
+    state = web_state(request)
+    return render(
+        request,
+        "admin/users.html",
+        {
+            "users": state.accounts.users(),
+            "invitations": state.accounts.pending_invitations(),
+            "roles": list(Role),
+            "invitation_link": invitation_link,
+            "error": error,
+            "problems": problems or {},
+            "values": values or {},
+        },
+        status_code=status_code,
+    )
+
+
+@router.post("/users")
+def create_user(
+    request: Request,
+    _user: Admin,
+    username: Annotated[str, Form(max_length=200)],
+    password: Annotated[str, Form(max_length=1000)],
+    role: Annotated[str, Form(max_length=50)],
+) -> Response:
+    state = web_state(request)
+    try:
+        state.accounts.create_user(username, password, parse_role(role))
+    except InputError as exc:
+        return _users_page(
+            request,
+            error=str(exc),
+            problems=exc.problems,
+            values={"username": username, "role": role},
+            status_code=exc.status_code,
+        )
+    return redirect("/admin/users", notice="user_created")
+
+
+@router.post("/invitations")
+def invite(request: Request, user: Admin, role: Annotated[str, Form(max_length=50)]) -> Response:
+    state = web_state(request)
+    try:
+        token = state.accounts.invite(parse_role(role), created_by=user.id)
+    except InputError as exc:
+        return _users_page(request, error=str(exc), status_code=exc.status_code)
+    link = str(request.url_for("invitation_page", token=token))
+    return _users_page(request, invitation_link=link)
+
+
+@router.post("/users/{user_id}/active")
+def set_active(
+    request: Request, user: Admin, user_id: int, active: Annotated[bool, Form()]
+) -> Response:
+    if user_id == user.id and not active:
+        return _users_page(request, error="you cannot deactivate your own account", status_code=409)
+    web_state(request).accounts.set_active(user_id, active)
+    return redirect("/admin/users", notice="user_updated")

@@ -1,0 +1,186 @@
+"""Annotator pages: training, the qualification test, category queues and the dialogue view.
+
+Annotators see the scenario and the turns; never the application or the testing level.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response
+
+from corix.testing.packs import resolve_pack
+from corix.web.auth import Annotator, only_annotators
+from corix.web.rendering import redirect, render
+from corix.web.routes._forms import FormValues
+from corix.web.services import Conflict, InputError, SignedInUser
+from corix.web.services.annotation_forms import checked_answers, read_note
+from corix.web.services.briefings import guardrail_context
+from corix.web.services.qualification import gold_prefix
+from corix.web.services.training import GoldDialogue
+from corix.web.state import web_state
+
+router = APIRouter(prefix="/annotate", dependencies=[Depends(only_annotators)])
+
+
+@router.get("")
+def home(request: Request, user: Annotator) -> Response:
+    state = web_state(request)
+    return render(
+        request,
+        "annotate/home.html",
+        {
+            "queues": state.queue.queues(user),
+            "qualification": state.qualification.status(user),
+            "pass_mark": state.qualification.pass_mark,
+        },
+    )
+
+
+@router.get("/training")
+def training(request: Request, _user: Annotator) -> Response:
+    state = web_state(request)
+    scenarios = sorted({q.scenario for q in state.qualification.gold.dialogues})
+    return render(
+        request,
+        "annotate/training.html",
+        {
+            "schema": state.schema,
+            "categories": state.schema.ordered_categories(),
+            "exemplars": state.exemplars.by_question(),
+            "packs": [resolve_pack(name) for name in scenarios],
+        },
+    )
+
+
+@router.get("/qualification")
+def qualification_page(request: Request, user: Annotator) -> Response:
+    return _qualification_page(request, user)
+
+
+def _qualification_page(
+    request: Request,
+    user: SignedInUser,
+    *,
+    error: str | None = None,
+    problems: dict[str, str] | None = None,
+    values: dict[str, str] | None = None,
+    status_code: int = 200,
+) -> Response:
+    state = web_state(request)
+    return render(
+        request,
+        "annotate/qualification.html",
+        {
+            "gold": state.qualification.gold.dialogues,
+            "category": state.schema.screening_category,
+            "prefix": gold_prefix,
+            "context_of": _gold_context,
+            "title_of": _gold_title,
+            "status": state.qualification.status(user),
+            "pass_mark": state.qualification.pass_mark,
+            "error": error,
+            "problems": problems or {},
+            "values": values or {},
+        },
+        status_code=status_code,
+    )
+
+
+def _gold_title(dialogue: GoldDialogue) -> str:
+    return resolve_pack(dialogue.scenario).title
+
+
+def _gold_context(dialogue: GoldDialogue) -> dict[str, Any]:
+    return guardrail_context(resolve_pack(dialogue.scenario), dialogue.context)
+
+
+@router.post("/qualification")
+def submit_qualification(request: Request, user: Annotator, form: FormValues) -> Response:
+    state = web_state(request)
+    try:
+        result = state.qualification.submit(user, form)
+    except InputError as exc:
+        return _qualification_page(
+            request,
+            user,
+            error=str(exc),
+            problems=exc.problems,
+            values=form,
+            status_code=exc.status_code,
+        )
+    return render(request, "annotate/qualification_result.html", {"result": result})
+
+
+@router.post("/queues/{queue_id}/next")
+def next_task(request: Request, user: Annotator, queue_id: int) -> Response:
+    token = web_state(request).queue.claim_next(user, queue_id)
+    if token is None:
+        return redirect("/annotate", notice="queue_empty")
+    return redirect(f"/annotate/tasks/{token}")
+
+
+@router.get("/tasks/{token}")
+def task_page(request: Request, user: Annotator, token: str) -> Response:
+    return _task_page(request, user, token)
+
+
+def _task_page(
+    request: Request,
+    user: SignedInUser,
+    token: str,
+    *,
+    error: str | None = None,
+    problems: dict[str, str] | None = None,
+    values: dict[str, str] | None = None,
+    status_code: int = 200,
+) -> Response:
+    state = web_state(request)
+    task = state.queue.task(user, token)
+    if task.status != "open":
+        return redirect("/annotate", notice="pass_saved")
+    pack = resolve_pack(task.dialogue.scenario)
+    return render(
+        request,
+        "annotate/task.html",
+        {
+            "task": task,
+            "pack": pack,
+            "category": task.category,
+            "error": error,
+            "problems": problems or {},
+            "values": values or {},
+        },
+        status_code=status_code,
+    )
+
+
+@router.post("/tasks/{token}")
+def submit_task(request: Request, user: Annotator, token: str, form: FormValues) -> Response:
+    state = web_state(request)
+    try:
+        task = state.queue.task(user, token)
+        answers = checked_answers(state.schema, task.category, form, len(task.dialogue.turns))
+        state.queue.submit(
+            user, token, answers, flagged=form.get("flagged") == "yes", note=read_note(form)
+        )
+    except InputError as exc:
+        return _task_page(
+            request,
+            user,
+            token,
+            error=str(exc),
+            problems=exc.problems,
+            values=form,
+            status_code=exc.status_code,
+        )
+    except Conflict:
+        return redirect("/annotate", notice="pass_saved")
+    return redirect("/annotate", notice="pass_saved")
+
+
+@router.post("/tasks/{token}/skip")
+def skip_task(request: Request, user: Annotator, token: str) -> Response:
+    web_state(request).queue.skip(user, token)
+    return redirect("/annotate", notice="task_skipped")

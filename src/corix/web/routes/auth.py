@@ -1,0 +1,131 @@
+"""Signing in and out, invitations, and the landing page."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import PlainTextResponse, Response
+
+from corix.web.auth import (
+    SESSION_COOKIE,
+    clear_session_cookie,
+    current_user,
+    set_session_cookie,
+)
+from corix.web.rendering import redirect, render
+from corix.web.roles import HOME_OF_ROLE
+from corix.web.routes._forms import safe_next
+from corix.web.services.errors import InputError, ServiceError
+from corix.web.state import web_state
+
+router = APIRouter()
+
+
+@router.get("/")
+def home(request: Request) -> Response:
+    user = current_user(request)
+    if user is None:
+        return redirect("/login")
+    return redirect(HOME_OF_ROLE[user.role])
+
+
+@router.get("/healthz", include_in_schema=False)
+def health() -> PlainTextResponse:
+    return PlainTextResponse("ok")
+
+
+@router.get("/login")
+def login_page(request: Request, next: str | None = None) -> Response:
+    user = current_user(request)
+    if user is not None:
+        return redirect(HOME_OF_ROLE[user.role])
+    return render(request, "login.html", {"next": safe_next(next, "")})
+
+
+@router.post("/login")
+def login(
+    request: Request,
+    username: Annotated[str, Form(max_length=200)],
+    password: Annotated[str, Form(max_length=1000)],
+    next: Annotated[str, Form(max_length=500)] = "",
+) -> Response:
+    state = web_state(request)
+    client = request.client.host if request.client else "unknown"
+    keys = (f"ip:{client}", f"user:{username.strip().lower()}")
+    wait = state.throttle.retry_after(*keys)
+    if wait > 0:
+        minutes = max(1, math.ceil(wait / 60))
+        message = f"Too many failed attempts. Please wait {minutes} minute(s) and try again."
+        return render(
+            request,
+            "login.html",
+            {"next": next, "error": message, "username": username},
+            status_code=429,
+        )
+    user = state.accounts.authenticate(username, password)
+    if user is None:
+        state.throttle.record_failure(*keys)
+        return render(
+            request,
+            "login.html",
+            {"next": next, "error": "Wrong username or password.", "username": username},
+            status_code=401,
+        )
+    state.throttle.clear(*keys)
+    response = redirect(safe_next(next, HOME_OF_ROLE[user.role]))
+    set_session_cookie(request, response, state.accounts.open_session(user.id))
+    return response
+
+
+@router.post("/logout")
+def logout(request: Request) -> Response:
+    token = request.cookies.get(SESSION_COOKIE)
+    if token:
+        web_state(request).accounts.close_session(token)
+    response = redirect("/login", notice="signed_out")
+    clear_session_cookie(response)
+    return response
+
+
+@router.get("/invite/{token}")
+def invitation_page(request: Request, token: str) -> Response:
+    try:
+        role = web_state(request).accounts.invitation_role(token)
+    except ServiceError as exc:
+        return render(request, "error.html", {"message": str(exc)}, status_code=exc.status_code)
+    return render(request, "invite.html", {"token": token, "role": role})
+
+
+@router.post("/invite/{token}")
+def accept_invitation(
+    request: Request,
+    token: str,
+    username: Annotated[str, Form(max_length=200)],
+    password: Annotated[str, Form(max_length=1000)],
+    password_again: Annotated[str, Form(max_length=1000)],
+) -> Response:
+    state = web_state(request)
+    try:
+        role = state.accounts.invitation_role(token)
+    except ServiceError as exc:
+        return render(request, "error.html", {"message": str(exc)}, status_code=exc.status_code)
+    try:
+        if password != password_again:
+            raise InputError("the two passwords differ", {"password_again": "does not match"})
+        user = state.accounts.accept_invitation(token, username, password)
+    except InputError as exc:
+        context = {
+            "token": token,
+            "role": role,
+            "error": str(exc),
+            "problems": exc.problems,
+            "values": {"username": username},
+        }
+        return render(request, "invite.html", context, status_code=exc.status_code)
+    except ServiceError as exc:  # used up by a concurrent submission
+        return render(request, "error.html", {"message": str(exc)}, status_code=exc.status_code)
+    response = redirect(HOME_OF_ROLE[user.role], notice="welcome")
+    set_session_cookie(request, response, state.accounts.open_session(user.id))
+    return response

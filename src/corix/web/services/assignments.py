@@ -1,0 +1,215 @@
+"""Assigning testers to slots and annotators to categories (the admin's side)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from corix.assessment import AnnotationSchema
+from corix.domain import Level
+from corix.storage import Database
+from corix.storage.orm import ApplicationRow, EvaluationRow
+from corix.storage.orm_web import AnnotatorQueueRow, AssignmentRow, UserRow
+from corix.web.roles import ANNOTATOR_ROLES, LEVEL_OF_TESTER, Role
+from corix.web.security import new_token
+from corix.web.services.balancing import balance_slots
+from corix.web.services.briefings import draw_briefing
+from corix.web.services.errors import InputError, NotFound
+
+Slot = tuple[int, str]  # application id, scenario
+
+
+@dataclass(frozen=True)
+class AssignmentSummary:
+    """One assignment as the admin sees it (with the application's name)."""
+
+    username: str
+    level: Level
+    application: str
+    scenario: str
+    position: int
+    status: str
+
+
+class Assigner:
+    def __init__(self, db: Database, schema: AnnotationSchema) -> None:
+        self._db = db
+        self._schema = schema
+
+    def assign_testers(
+        self, evaluation_id: str, user_ids: list[int], *, per_tester: int, seed: int
+    ) -> int:
+        """Add ``per_tester`` balanced, randomized assignments for each tester; return how many."""
+        if not user_ids:
+            raise InputError("choose at least one tester", {"testers": "none chosen"})
+        rng = random.Random(seed)
+        added = 0
+        with self._db.session() as s:
+            evaluation = _evaluation(s, evaluation_id)
+            testers = _users(s, user_ids)
+            applications = list(
+                s.scalars(
+                    select(ApplicationRow.id)
+                    .where(ApplicationRow.evaluation_id == evaluation_id)
+                    .order_by(ApplicationRow.id)
+                )
+            )
+            if not applications:
+                raise InputError("register an application first", {"testers": "no applications"})
+            slots: list[Slot] = [(a, sc) for a in applications for sc in evaluation.scenarios]
+            by_level: defaultdict[Level, list[int]] = defaultdict(list)
+            for user in testers:
+                level = LEVEL_OF_TESTER.get(Role(user.role))
+                if level is None:
+                    raise InputError(
+                        f"'{user.username}' is not a tester", {"testers": "not a tester"}
+                    )
+                if level.value not in evaluation.levels:
+                    raise InputError(
+                        f"this evaluation has no {level.value} level, which "
+                        f"'{user.username}' would test at",
+                        {"testers": "level not in evaluation"},
+                    )
+                by_level[level].append(user.id)
+            for level, ids in sorted(by_level.items()):
+                added += self._assign_level(s, evaluation_id, level, ids, slots, per_tester, rng)
+        return added
+
+    @staticmethod
+    def _assign_level(
+        s: Session,
+        evaluation_id: str,
+        level: Level,
+        user_ids: list[int],
+        slots: list[Slot],
+        per_tester: int,
+        rng: random.Random,
+    ) -> int:
+        existing = list(
+            s.scalars(
+                select(AssignmentRow).where(
+                    AssignmentRow.evaluation_id == evaluation_id,
+                    AssignmentRow.level == level.value,
+                )
+            )
+        )
+        load = Counter((a.application_id, a.scenario) for a in existing)
+        taken: defaultdict[int, set[Slot]] = defaultdict(set)
+        for a in existing:
+            taken[a.user_id].add((a.application_id, a.scenario))
+        try:
+            plan = balance_slots(user_ids, slots, per_tester, rng=rng, load=load, taken=taken)
+        except ValueError:
+            raise InputError(
+                f"{per_tester} more session(s) per tester is more than the slots left "
+                f"(applications × scenarios not yet assigned to them)",
+                {"per_tester": "too many"},
+            ) from None
+        for user_id, chosen in plan.items():
+            start = s.scalar(
+                select(func.coalesce(func.max(AssignmentRow.position), 0)).where(
+                    AssignmentRow.user_id == user_id
+                )
+            )
+            for offset, (application_id, scenario) in enumerate(chosen, start=1):
+                s.add(
+                    AssignmentRow(
+                        token=new_token(),
+                        evaluation_id=evaluation_id,
+                        user_id=user_id,
+                        application_id=application_id,
+                        scenario=scenario,
+                        level=level.value,
+                        position=(start or 0) + offset,
+                        briefing=draw_briefing(scenario, level, rng),
+                    )
+                )
+        return sum(len(chosen) for chosen in plan.values())
+
+    def assign_annotators(
+        self, evaluation_id: str, user_ids: list[int], categories: list[str]
+    ) -> int:
+        """Put annotators on category queues; existing assignments are kept. Return how many new."""
+        known = {category.id for category in self._schema.categories}
+        unknown = sorted(set(categories) - known)
+        problems: dict[str, str] = {}
+        if not user_ids:
+            problems["annotators"] = "none chosen"
+        if not categories:
+            problems["categories"] = "none chosen"
+        elif unknown:
+            problems["categories"] = f"unknown: {', '.join(unknown)}"
+        if problems:
+            raise InputError("please fix the highlighted fields", problems)
+        added = 0
+        with self._db.session() as s:
+            _evaluation(s, evaluation_id)
+            for user in _users(s, user_ids):
+                if Role(user.role) not in ANNOTATOR_ROLES:
+                    raise InputError(
+                        f"'{user.username}' is not an annotator", {"annotators": "not annotator"}
+                    )
+                have = set(
+                    s.scalars(
+                        select(AnnotatorQueueRow.category).where(
+                            AnnotatorQueueRow.evaluation_id == evaluation_id,
+                            AnnotatorQueueRow.user_id == user.id,
+                        )
+                    )
+                )
+                for category in categories:
+                    if category not in have:
+                        s.add(
+                            AnnotatorQueueRow(
+                                evaluation_id=evaluation_id, user_id=user.id, category=category
+                            )
+                        )
+                        added += 1
+        return added
+
+    def tester_assignments(self, evaluation_id: str) -> list[AssignmentSummary]:
+        with self._db.session() as s:
+            rows = s.execute(
+                select(AssignmentRow, UserRow.username, ApplicationRow.name)
+                .join(UserRow, UserRow.id == AssignmentRow.user_id)
+                .join(ApplicationRow, ApplicationRow.id == AssignmentRow.application_id)
+                .where(AssignmentRow.evaluation_id == evaluation_id)
+                .order_by(UserRow.username, AssignmentRow.position)
+            )
+            return [
+                AssignmentSummary(username, Level(a.level), app, a.scenario, a.position, a.status)
+                for a, username, app in rows
+            ]
+
+    def annotator_queues(self, evaluation_id: str) -> dict[str, list[str]]:
+        """Username → assigned categories, in the order they are annotated."""
+        with self._db.session() as s:
+            rows = s.execute(
+                select(UserRow.username, AnnotatorQueueRow.category)
+                .join(UserRow, UserRow.id == AnnotatorQueueRow.user_id)
+                .where(AnnotatorQueueRow.evaluation_id == evaluation_id)
+                .order_by(UserRow.username, AnnotatorQueueRow.category)
+            )
+            queues: defaultdict[str, list[str]] = defaultdict(list)
+            for username, category in rows:
+                queues[username].append(category)
+        order = {category.id: category.order for category in self._schema.categories}
+        return {user: sorted(ids, key=order.__getitem__) for user, ids in queues.items()}
+
+
+def _evaluation(s: Session, evaluation_id: str) -> EvaluationRow:
+    row = s.get(EvaluationRow, evaluation_id)
+    if row is None:
+        raise NotFound(f"no evaluation '{evaluation_id}'")
+    return row
+
+
+def _users(s: Session, user_ids: list[int]) -> list[UserRow]:
+    rows = list(s.scalars(select(UserRow).where(UserRow.id.in_(user_ids)).order_by(UserRow.id)))
+    if len(rows) != len(set(user_ids)):
+        raise InputError("unknown user chosen", {"users": "unknown"})
+    return rows

@@ -1,0 +1,127 @@
+"""Automated runs started from the admin pages, executed in the server's event loop.
+
+The run is an ordinary plan run (the same code as ``corix run``), linked to the evaluation
+series so that its sessions join the series' queues, progress and reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import secrets
+from datetime import UTC, datetime
+
+from pydantic import ValidationError
+from sqlalchemy import update
+
+from corix.domain import Level
+from corix.errors import CorixError
+from corix.execution.context import LEVEL_PLANNERS
+from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
+from corix.storage import Database
+from corix.storage.orm import ApplicationRow, RunRow
+from corix.testing.runner import execute_plan
+from corix.web.services.errors import InputError
+from corix.web.services.evaluations import ApplicationInfo, EvaluationInfo
+
+log = logging.getLogger(__name__)
+
+AUTH_ENV_PREFIX = "CORIX_WEB_APP_AUTH_"
+
+
+def automatable_levels(evaluation: EvaluationInfo) -> list[Level]:
+    """The series' levels that have an automated planner (model testing, simulated users)."""
+    known = set(LEVEL_PLANNERS.names())
+    return [level for level in evaluation.levels if level.value in known]
+
+
+class AutomatedRuns:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def start(
+        self,
+        evaluation: EvaluationInfo,
+        applications: list[ApplicationInfo],
+        *,
+        levels: list[Level],
+        sessions: int,
+        seed: int,
+    ) -> str:
+        """Check and schedule a run; return its name. Must be called in the event loop."""
+        allowed = automatable_levels(evaluation)
+        problems: dict[str, str] = {}
+        if not applications:
+            problems["levels"] = "register an application first"
+        if not levels or any(level not in allowed for level in levels):
+            problems["levels"] = (
+                f"choose from: {', '.join(level.value for level in allowed) or 'none'}"
+            )
+        if not 1 <= sessions <= 1000:
+            problems["sessions"] = "between 1 and 1000"
+        if problems:
+            raise InputError("please fix the highlighted fields", problems)
+        stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+        name = f"{evaluation.name} · automated {stamp} {secrets.token_hex(2)}"
+        try:
+            plan = Plan(
+                name=name,
+                seed=seed,
+                applications=[self._entry(app) for app in applications],
+                scenarios=evaluation.scenarios,
+                levels={
+                    level: LevelSettings(
+                        sessions=None if level is Level.MODEL_TESTING else sessions
+                    )
+                    for level in levels
+                },
+            )
+        except (ValidationError, CorixError) as exc:
+            raise InputError(f"the run cannot be planned: {exc}") from None
+        task = asyncio.get_running_loop().create_task(self._run(plan, evaluation.id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return name
+
+    def _entry(self, app: ApplicationInfo) -> ApplicationEntry:
+        auth_env = None
+        if app.has_credentials:
+            # Plans name credentials by environment variable and never hold them; the
+            # server hands this process's copy to the runner that way.
+            auth_env = f"{AUTH_ENV_PREFIX}{app.id}"
+            with self._db.session() as s:
+                row = s.get(ApplicationRow, app.id)
+                os.environ[auth_env] = json.dumps(row.auth if row else {})
+        return ApplicationEntry(
+            name=app.name, spec=app.spec, options=app.options, auth_env=auth_env
+        )
+
+    async def _run(self, plan: Plan, evaluation_id: str) -> None:
+        def link_to_evaluation(_planned: int) -> None:
+            with self._db.session() as s:
+                s.execute(
+                    update(RunRow)
+                    .where(RunRow.name == plan.name)
+                    .values(evaluation_id=evaluation_id)
+                    .execution_options(synchronize_session=False)
+                )
+
+        try:
+            await execute_plan(plan, self._db, on_planned=link_to_evaluation)
+        except Exception:
+            log.exception("automated run '%s' failed", plan.name)
+
+    @property
+    def running(self) -> int:
+        return len(self._tasks)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

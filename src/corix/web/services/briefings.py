@@ -1,0 +1,52 @@
+"""Briefings: the persona and goal a human tester plays, drawn from the scenario pack.
+
+Human testers get the same persona templates and targets (red teaming) or tasks (field
+testing) as simulated users, so human and simulated sessions of a scenario are comparable.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+from typing import Any
+
+from corix.domain import Level
+from corix.testing.packs import PersonaInstance, ScenarioPack, expand_personas, resolve_pack
+
+
+@cache
+def _instances(scenario: str, level: Level) -> tuple[PersonaInstance, ...]:
+    return tuple(expand_personas(resolve_pack(scenario), level))
+
+
+def draw_briefing(scenario: str, level: Level, rng: random.Random) -> dict[str, Any] | None:
+    """One persona × goal for an assignment, as stored JSON; ``None`` if the pack has none."""
+    instances = _instances(scenario, level)
+    if not instances:
+        return None
+    chosen = rng.choice(instances)
+    return {
+        "key": chosen.key,
+        "persona": chosen.persona,
+        "template_version": chosen.template_version,
+        "text": chosen.text,
+        "parameters": chosen.parameters,
+        "goal": chosen.goal,
+        "goal_description": chosen.goal_description,
+        "success_criteria": chosen.success_criteria,
+    }
+
+
+def guardrail_context(pack: ScenarioPack, parameters: dict[str, Any]) -> dict[str, Any]:
+    """The session parameters the scenario's guardrail depends on (e.g. the episode seen).
+
+    Annotators need these to judge a violation; other parameters (a red teamer's tactic)
+    would hint at the testing level, so they are left out.
+    """
+    names = {
+        condition.context
+        for rule in pack.packet.rules
+        for condition in rule.prohibited_when
+        if condition.context is not None
+    }
+    return {name: parameters[name] for name in sorted(names) if name in parameters}

@@ -1,0 +1,436 @@
+"""A tester's side: assignments, the blinded chat, ending a session and the questionnaire.
+
+Everything returned here is blinded by construction: the view models carry the assignment's
+opaque token, the scenario and the dialogue, and no field that could name the application.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from corix.domain import EndReason, Level, Provenance, SessionSource, SessionStatus
+from corix.storage import Database
+from corix.storage.orm import (
+    ApplicationRow,
+    QuestionnaireResponseRow,
+    SessionRow,
+    TurnRow,
+)
+from corix.storage.orm_web import AssignmentRow, EvaluationSettingsRow
+from corix.testing.packs import QuestionnaireItem, ScenarioPack, resolve_pack
+from corix.web.services._sql import WriteGate, affected_rows
+from corix.web.services.accounts import SignedInUser
+from corix.web.services.clock import utcnow
+from corix.web.services.errors import Conflict, Forbidden, InputError, NotFound
+from corix.web.services.evaluations import EvaluationSettings, human_run_id
+from corix.web.services.live_apps import LiveApplications
+from corix.web.services.questionnaires import QuestionnaireValue, parse_questionnaire
+
+
+class Status:
+    """An assignment's progress."""
+
+    ASSIGNED = "assigned"
+    IN_SESSION = "in_session"
+    QUESTIONNAIRE = "questionnaire"
+    DONE = "done"
+
+
+@dataclass(frozen=True)
+class TesterAssignment:
+    token: str
+    position: int
+    scenario: str
+    scenario_title: str
+    level: Level
+    status: str
+    briefing: str | None
+    """The persona and goal the tester plays, in the second person."""
+
+
+@dataclass(frozen=True)
+class ChatTurn:
+    index: int
+    user_text: str
+    reply: str | None
+    """``None`` when the application failed; the page shows a polite notice instead."""
+
+
+@dataclass(frozen=True)
+class ChatView:
+    assignment: TesterAssignment
+    turns: list[ChatTurn]
+    max_turns: int
+
+    @property
+    def next_index(self) -> int:
+        return len(self.turns)
+
+    @property
+    def at_limit(self) -> bool:
+        return len(self.turns) >= self.max_turns
+
+
+@dataclass(frozen=True)
+class _TurnState:
+    session_id: str
+    application_id: int
+    turns: int
+    max_turns: int
+    earlier: ChatTurn | None
+    """The stored turn at the index a resubmitted form claimed, if any."""
+
+
+def respondent_of(user: SignedInUser) -> str:
+    return f"user:{user.id}"
+
+
+class TesterSessions:
+    def __init__(
+        self,
+        db: Database,
+        live: LiveApplications,
+        *,
+        max_message_chars: int,
+        max_text_answer_chars: int,
+    ) -> None:
+        self._db = db
+        self._write_gate = WriteGate(db)
+        self._live = live
+        self._max_message_chars = max_message_chars
+        self._max_text_answer_chars = max_text_answer_chars
+
+    # -- reading -------------------------------------------------------------------------
+    def assignments(self, user: SignedInUser) -> list[TesterAssignment]:
+        with self._db.session() as s:
+            rows = s.scalars(
+                select(AssignmentRow)
+                .where(AssignmentRow.user_id == user.id)
+                .order_by(AssignmentRow.position)
+            )
+            return [_view(row) for row in rows]
+
+    def assignment(self, user: SignedInUser, token: str) -> TesterAssignment:
+        with self._db.session() as s:
+            return _view(_own(s, user, token))
+
+    def pack(self, assignment: TesterAssignment) -> ScenarioPack:
+        return resolve_pack(assignment.scenario)
+
+    def questionnaire_items(self, assignment: TesterAssignment) -> list[QuestionnaireItem]:
+        questionnaires = self.pack(assignment).questionnaires
+        if assignment.level is Level.RED_TEAMING:
+            return list(questionnaires.red_teaming)
+        return list(questionnaires.field_testing)
+
+    def chat(self, user: SignedInUser, token: str) -> ChatView:
+        with self._db.session() as s:
+            row = _own(s, user, token)
+            _require_status(row, Status.IN_SESSION)
+            assert row.session_id is not None  # set together with IN_SESSION
+            return ChatView(_view(row), _turns(s, row.session_id), _max_turns(s, row.evaluation_id))
+
+    # -- the session ---------------------------------------------------------------------
+    async def start(self, user: SignedInUser, token: str, *, consent: bool) -> None:
+        """Record consent and open the session. Starting twice is harmless."""
+        if not consent:
+            raise InputError(
+                "please confirm that you have read the instructions and agree to take part",
+                {"consent": "required"},
+            )
+        row = await anyio.to_thread.run_sync(self._assignment_row, user, token)
+        if row.status != Status.ASSIGNED:
+            return
+        version = await self._live.version(row.application_id)
+        await anyio.to_thread.run_sync(self._open_session, user, row.id, version)
+
+    def _assignment_row(self, user: SignedInUser, token: str) -> AssignmentRow:
+        with self._db.session() as s:
+            return _own(s, user, token)
+
+    def _open_session(self, user: SignedInUser, assignment_id: int, version: str | None) -> None:
+        with self._db.session() as s:
+            # Claim first with a conditional update: of two concurrent starts, one opens.
+            claimed = s.execute(
+                update(AssignmentRow)
+                .where(AssignmentRow.id == assignment_id, AssignmentRow.status == Status.ASSIGNED)
+                .values(status=Status.IN_SESSION)
+                .execution_options(synchronize_session=False)
+            )
+            if affected_rows(claimed) != 1:
+                return
+            row = s.get(AssignmentRow, assignment_id, populate_existing=True)
+            assert row is not None
+            app = s.get(ApplicationRow, row.application_id)
+            assert app is not None  # enforced by the foreign key
+            pack = resolve_pack(row.scenario)
+            briefing = row.briefing or {}
+            provenance = Provenance(
+                application=app.name,
+                application_version=version,
+                scenario=pack.name,
+                scenario_version=pack.version,
+                template=briefing.get("persona"),
+                template_version=briefing.get("template_version"),
+                parameters={**briefing.get("parameters", {}), "goal": briefing.get("goal")}
+                if briefing
+                else {},
+            )
+            session_id = uuid.uuid4().hex
+            s.add(
+                SessionRow(
+                    id=session_id,
+                    run_id=human_run_id(row.evaluation_id),
+                    work_key=f"assignment-{row.id}",
+                    application_id=row.application_id,
+                    scenario=row.scenario,
+                    level=row.level,
+                    source=SessionSource.HUMAN.value,
+                    status=SessionStatus.RUNNING.value,
+                    provenance=provenance.model_dump(mode="json"),
+                    persona=briefing.get("text"),
+                    tester_id=user.id,
+                )
+            )
+            s.flush()
+            row.session_id = session_id
+
+    async def send(
+        self, user: SignedInUser, token: str, text: str, *, expected_index: int | None
+    ) -> ChatTurn:
+        """Send one message and store the turn as soon as it completes.
+
+        ``expected_index`` is the turn the page was about to add: a form submitted twice
+        gets the turn the first submission stored instead of a duplicate.
+        """
+        text = text.strip()
+        if not text:
+            raise InputError("type a message before sending", {"message": "empty"})
+        if len(text) > self._max_message_chars:
+            raise InputError(
+                f"messages are limited to {self._max_message_chars} characters; "
+                f"this one has {len(text)}",
+                {"message": "too long"},
+            )
+        # Turns of one session are taken one at a time (double clicks, two open tabs).
+        async with self._live.session_lock(token):
+            state = await anyio.to_thread.run_sync(self._turn_state, user, token, expected_index)
+            index = state.turns
+            if expected_index is not None and expected_index != index:
+                return _resubmitted(state.earlier, text)
+            if index >= state.max_turns:
+                raise Conflict(
+                    f"this session has reached its limit of {state.max_turns} messages; "
+                    "please end it"
+                )
+            exchange = await self._live.exchange(
+                state.session_id, state.application_id, text, has_history=index > 0
+            )
+            reply = exchange.reply
+            error = reply.error
+            if error is None and reply.text is None:
+                error = "the application returned no text"
+            meta: dict[str, Any] = {"dialogue_restarted": True} if exchange.restarted else {}
+            await anyio.to_thread.run_sync(
+                self._store_turn,
+                TurnRow(
+                    session_id=state.session_id,
+                    idx=index,
+                    user_text=text,
+                    response_text=reply.text if error is None else None,
+                    error=error,
+                    latency_ms=exchange.latency_ms,
+                    prompt_tokens=reply.prompt_tokens,
+                    completion_tokens=reply.completion_tokens,
+                    meta=meta,
+                    created_at=utcnow(),
+                ),
+            )
+        return ChatTurn(index=index, user_text=text, reply=reply.text if reply.ok else None)
+
+    def _turn_state(self, user: SignedInUser, token: str, expected_index: int | None) -> _TurnState:
+        """What sending a turn needs, read in one transaction (this is the hot path)."""
+        with self._db.session() as s:
+            row = _own(s, user, token)
+            _require_status(row, Status.IN_SESSION)
+            assert row.session_id is not None  # set together with IN_SESSION
+            turns = s.scalar(
+                select(func.count())
+                .select_from(TurnRow)
+                .where(TurnRow.session_id == row.session_id)
+            )
+            earlier = None
+            if expected_index is not None and expected_index < (turns or 0):
+                found = s.execute(
+                    select(TurnRow.user_text, TurnRow.response_text, TurnRow.error).where(
+                        TurnRow.session_id == row.session_id, TurnRow.idx == expected_index
+                    )
+                ).first()
+                if found is not None:
+                    user_text, reply, error = found
+                    earlier = ChatTurn(expected_index, user_text, reply if error is None else None)
+            return _TurnState(
+                session_id=row.session_id,
+                application_id=row.application_id,
+                turns=turns or 0,
+                max_turns=_max_turns(s, row.evaluation_id),
+                earlier=earlier,
+            )
+
+    def _store_turn(self, turn: TurnRow) -> None:
+        try:
+            with self._write_gate(), self._db.session() as s:
+                s.add(turn)
+        except IntegrityError:
+            # Another server process stored this turn index first.
+            raise Conflict("the conversation moved on in another window; reload it") from None
+
+    async def end(self, user: SignedInUser, token: str) -> None:
+        """End the session (a second click is harmless) and release the live dialogue."""
+        row = await anyio.to_thread.run_sync(self._assignment_row, user, token)
+        if row.session_id is None:
+            _require_status(row, Status.IN_SESSION)
+        assert row.session_id is not None
+        async with self._live.session_lock(token):
+            ended = await anyio.to_thread.run_sync(self._end, user, token)
+        if ended:
+            self._live.drop_lock(token)
+            await self._live.end(row.session_id)
+
+    def _end(self, user: SignedInUser, token: str) -> bool:
+        with self._db.session() as s:
+            row = _own(s, user, token)
+            if row.status in (Status.QUESTIONNAIRE, Status.DONE):
+                return False  # ended already (a second click)
+            _require_status(row, Status.IN_SESSION)
+            assert row.session_id is not None
+            turns = s.scalar(
+                select(func.count())
+                .select_from(TurnRow)
+                .where(TurnRow.session_id == row.session_id)
+            )
+            if not turns:
+                raise Conflict("send at least one message before ending the session")
+            s.execute(
+                update(SessionRow)
+                .where(SessionRow.id == row.session_id)
+                .values(
+                    status=SessionStatus.COMPLETE.value,
+                    end_reason=EndReason.USER_ENDED.value,
+                    ended_at=utcnow(),
+                )
+            )
+            row.status = Status.QUESTIONNAIRE
+            return True
+
+    # -- the questionnaire ---------------------------------------------------------------
+    def submit_questionnaire(self, user: SignedInUser, token: str, form: Mapping[str, str]) -> None:
+        """Validate every answer, then store all of them and finish the assignment at once."""
+        assignment = self.assignment(user, token)
+        if assignment.status == Status.DONE:
+            raise Conflict("this questionnaire has already been submitted; thank you")
+        items = self.questionnaire_items(assignment)
+        values = parse_questionnaire(items, form, max_text_chars=self._max_text_answer_chars)
+        pack = self.pack(assignment)
+        with self._db.session() as s:
+            finished = s.execute(
+                update(AssignmentRow)
+                .where(
+                    AssignmentRow.token == token,
+                    AssignmentRow.user_id == user.id,
+                    AssignmentRow.status == Status.QUESTIONNAIRE,
+                )
+                .values(status=Status.DONE, completed_at=utcnow())
+                .returning(AssignmentRow.session_id)
+            ).scalar_one_or_none()
+            if finished is None:
+                raise Conflict("this questionnaire has already been submitted; thank you")
+            provenance = {
+                "scenario": pack.name,
+                "scenario_version": pack.version,
+                "level": assignment.level.value,
+            }
+            for item_id, value in values.items():
+                s.add(_answer_row(finished, respondent_of(user), item_id, value, provenance))
+
+
+def _answer_row(
+    session_id: str,
+    respondent: str,
+    item_id: str,
+    value: QuestionnaireValue,
+    provenance: dict[str, Any],
+) -> QuestionnaireResponseRow:
+    return QuestionnaireResponseRow(
+        session_id=session_id,
+        respondent=respondent,
+        simulated=False,
+        item_id=item_id,
+        value_num=value if isinstance(value, float) else None,
+        value_text=value if isinstance(value, str) else None,
+        provenance=provenance,
+    )
+
+
+def _own(s: Session, user: SignedInUser, token: str) -> AssignmentRow:
+    row = s.scalars(select(AssignmentRow).where(AssignmentRow.token == token)).first()
+    if row is None:
+        raise NotFound("there is no such session")
+    if row.user_id != user.id:
+        raise Forbidden("this session belongs to someone else")
+    return row
+
+
+def _view(row: AssignmentRow) -> TesterAssignment:
+    return TesterAssignment(
+        token=row.token,
+        position=row.position,
+        scenario=row.scenario,
+        scenario_title=resolve_pack(row.scenario).title,
+        level=Level(row.level),
+        status=row.status,
+        briefing=(row.briefing or {}).get("text"),
+    )
+
+
+_STATUS_PROBLEMS = {
+    Status.ASSIGNED: "this session has not started yet",
+    Status.IN_SESSION: "this session is still running",
+    Status.QUESTIONNAIRE: "this session has ended; the questionnaire is next",
+    Status.DONE: "this session is finished",
+}
+
+
+def _require_status(row: AssignmentRow, status: str) -> None:
+    if row.status != status:
+        raise Conflict(_STATUS_PROBLEMS.get(row.status, "this session cannot do that now"))
+
+
+def _max_turns(s: Session, evaluation_id: str) -> int:
+    settings = s.get(EvaluationSettingsRow, evaluation_id)
+    return settings.max_turns if settings else EvaluationSettings().max_turns
+
+
+def _turns(s: Session, session_id: str) -> list[ChatTurn]:
+    rows = s.execute(
+        select(TurnRow.idx, TurnRow.user_text, TurnRow.response_text, TurnRow.error)
+        .where(TurnRow.session_id == session_id)
+        .order_by(TurnRow.idx)
+    )
+    return [
+        ChatTurn(idx, text, reply if error is None else None) for idx, text, reply, error in rows
+    ]
+
+
+def _resubmitted(earlier: ChatTurn | None, text: str) -> ChatTurn:
+    if earlier is not None and earlier.user_text == text:
+        return earlier
+    raise Conflict("the conversation moved on in another window; reload it")

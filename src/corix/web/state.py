@@ -1,0 +1,95 @@
+"""Everything a request handler can reach, built once per app and kept on ``app.state``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from fastapi import Request
+
+from corix.assessment import AnnotationSchema, load_builtin_schema
+from corix.storage import Database
+from corix.web.security import CsrfTokens, LoginThrottle, Passwords
+from corix.web.services import (
+    Accounts,
+    AnnotationQueue,
+    Assigner,
+    AutomatedRuns,
+    Evaluations,
+    LiveApplications,
+    Qualification,
+    Review,
+    TesterSessions,
+)
+from corix.web.services.training import ExemplarSet, builtin_exemplars, builtin_gold
+from corix.web.settings import WebSettings
+
+
+def accounts_for(db: Database, settings: WebSettings) -> Accounts:
+    """Accounts with the settings' password hashing and lifetimes (also used by the CLI)."""
+    passwords = Passwords(
+        time_cost=settings.password_time_cost, memory_kib=settings.password_memory_kib
+    )
+    return Accounts(
+        db,
+        passwords,
+        session_ttl=timedelta(hours=settings.session_hours),
+        invitation_ttl=timedelta(days=settings.invitation_days),
+        min_password_chars=settings.min_password_chars,
+    )
+
+
+@dataclass(frozen=True)
+class WebState:
+    db: Database
+    settings: WebSettings
+    schema: AnnotationSchema
+    exemplars: ExemplarSet
+    csrf: CsrfTokens
+    throttle: LoginThrottle
+    accounts: Accounts
+    evaluations: Evaluations
+    assigner: Assigner
+    live: LiveApplications
+    testers: TesterSessions
+    qualification: Qualification
+    queue: AnnotationQueue
+    review: Review
+    automation: AutomatedRuns
+
+    @classmethod
+    def build(cls, db: Database, settings: WebSettings) -> WebState:
+        schema = load_builtin_schema()
+        live = LiveApplications(db)
+        qualification = Qualification(
+            db, schema, builtin_gold(schema), pass_mark=settings.qualification_pass_mark
+        )
+        return cls(
+            db=db,
+            settings=settings,
+            schema=schema,
+            exemplars=builtin_exemplars(schema),
+            csrf=CsrfTokens(settings.secret_key),
+            throttle=LoginThrottle(
+                max_failures=settings.login_max_failures, window_s=settings.login_window_s
+            ),
+            accounts=accounts_for(db, settings),
+            evaluations=Evaluations(db),
+            assigner=Assigner(db, schema),
+            live=live,
+            testers=TesterSessions(
+                db,
+                live,
+                max_message_chars=settings.max_message_chars,
+                max_text_answer_chars=settings.max_text_answer_chars,
+            ),
+            qualification=qualification,
+            queue=AnnotationQueue(db, schema, qualification),
+            review=Review(db, schema),
+            automation=AutomatedRuns(db),
+        )
+
+
+def web_state(request: Request) -> WebState:
+    state: WebState = request.app.state.corix
+    return state

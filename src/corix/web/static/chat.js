@@ -1,0 +1,101 @@
+// Chat without page reloads. Progressive enhancement: the form works without this script.
+// Everything from the server is inserted as text (textContent), never as HTML.
+"use strict";
+
+(function () {
+  const form = document.getElementById("chat-form");
+  const transcript = document.getElementById("transcript");
+  if (!form || !transcript) return;
+  const message = form.querySelector("textarea[name=message]");
+  const turn = form.querySelector("input[name=turn]");
+  const send = form.querySelector("button[type=submit]");
+  const status = document.getElementById("chat-status");
+  const counter = document.getElementById("chat-counter");
+  const empty = document.getElementById("transcript-empty");
+  const used = document.getElementById("turns-used");
+
+  function bubble(kind, speaker, text) {
+    const box = document.createElement("div");
+    box.className = "bubble " + kind;
+    const who = document.createElement("span");
+    who.className = "speaker";
+    who.textContent = speaker;
+    box.appendChild(who);
+    box.appendChild(document.createTextNode(text));
+    return box;
+  }
+
+  function say(text, isError) {
+    status.textContent = text;
+    status.className = isError ? "error" : "muted small";
+    status.hidden = !text;
+  }
+
+  function updateCounter() {
+    if (counter) counter.textContent = message.value.length + " / " + message.maxLength;
+  }
+  message.addEventListener("input", updateCounter);
+  updateCounter();
+
+  // Enter sends, Shift+Enter makes a new line.
+  message.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+
+  form.addEventListener("submit", async function (event) {
+    event.preventDefault();
+    if (send.disabled) return;
+    const text = message.value.trim();
+    if (!text) {
+      say("Type a message before sending.", true);
+      return;
+    }
+    say("", false);
+    send.disabled = true;
+    const item = document.createElement("li");
+    item.appendChild(bubble("user", "You", text));
+    const pending = bubble("assistant pending", "Assistant", "The assistant is writing…");
+    item.appendChild(pending);
+    transcript.appendChild(item);
+    if (empty) empty.hidden = true;
+    item.scrollIntoView({ block: "end", behavior: "smooth" });
+    try {
+      const response = await fetch(form.action, {
+        method: "POST",
+        body: new FormData(form),
+        headers: { Accept: "application/json" },
+        credentials: "same-origin",
+      });
+      const data = await response.json();
+      if (!response.ok) {
+        item.remove();
+        say(data.error || "The message could not be sent.", true);
+        return;
+      }
+      item.id = "turn-" + data.index;
+      const reply = bubble(data.failed ? "assistant failed" : "assistant", "Assistant", data.reply);
+      item.replaceChild(reply, pending);
+      const sent = data.index + 1;
+      turn.value = String(sent);
+      message.value = "";
+      updateCounter();
+      const limit = Number(used.dataset.max);
+      used.textContent = sent + " of " + limit + " messages used";
+      if (sent >= limit) {
+        message.disabled = true;
+        send.hidden = true;
+        say("You have reached the limit of " + limit + " messages. Please end the session.", true);
+      }
+      item.scrollIntoView({ block: "end", behavior: "smooth" });
+    } catch (error) {
+      item.remove();
+      say("The connection was interrupted. Your message may not have been sent; reload the page to check.", true);
+    } finally {
+      send.disabled = false;
+      message.focus();
+    }
+  });
+})();

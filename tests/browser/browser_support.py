@@ -1,0 +1,95 @@
+"""Helpers for the browser tests: the live server's handle, sign-in, screenshots."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from playwright.sync_api import Page
+
+from corix.domain import Level, Provenance
+from corix.storage.orm import SessionRow, TurnRow
+from corix.web import Role, WebSettings
+from corix.web.services import human_run_id
+from corix.web.state import WebState
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+PASSWORD = "correct horse battery staple"
+SETTINGS = WebSettings(secret_key="browser-tests", password_time_cost=1, password_memory_kib=64)
+
+
+@dataclass
+class LiveServer:
+    url: str
+    state: WebState
+    evaluation_id: str
+    applications: dict[str, int]
+
+    def add_user(self, name: str, role: Role) -> int:
+        return self.state.accounts.create_user(name, PASSWORD, role).id
+
+
+def shot(page: Page, name: str) -> Path:
+    """Save a full-page screenshot as a test artifact."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def sign_in(page: Page, server: LiveServer, username: str) -> None:
+    page.goto(f"{server.url}/login")
+    page.fill("#username", username)
+    page.fill("#password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
+
+
+def store_dialogue(server: LiveServer, turns: list[tuple[str, str]], *, tester: int) -> str:
+    """A finished human session of the series, written as the chat would have written it."""
+    session_id = uuid.uuid4().hex
+    provenance = Provenance(
+        application="Acme Sentinel", scenario="tv_spoilers", parameters={"episode_seen": 2}
+    )
+    with server.state.db.session() as s:
+        s.add(
+            SessionRow(
+                id=session_id,
+                run_id=human_run_id(server.evaluation_id),
+                application_id=server.applications["Acme Sentinel"],
+                scenario="tv_spoilers",
+                level=Level.FIELD_TESTING.value,
+                source="human",
+                status="complete",
+                end_reason="user_ended",
+                provenance=provenance.model_dump(mode="json"),
+                tester_id=tester,
+            )
+        )
+        s.flush()
+        for index, (user_text, reply) in enumerate(turns):
+            s.add(
+                TurnRow(session_id=session_id, idx=index, user_text=user_text, response_text=reply)
+            )
+    return session_id
+
+
+def gold_answers(server: LiveServer) -> dict[str, str]:
+    """The qualification form filled in with the gold answers."""
+    form: dict[str, str] = {}
+    for dialogue in server.state.qualification.gold.dialogues:
+        for question_id, value in dialogue.answers.items():
+            form[f"g:{dialogue.id}:{question_id}"] = value
+        if "ra_user_induced" in dialogue.answers and "ra_risk_type" not in dialogue.answers:
+            form[f"g:{dialogue.id}:ra_risk_type"] = "dangerous_violent_hateful_content"
+    return form

@@ -1,0 +1,191 @@
+"""Admin pages: series, applications, assignments, progress, automated runs, exports, people."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+
+from sqlalchemy import select
+from web_support import FIELD_TEST_ANSWERS, PASSWORD, Browser, World, run_tester
+
+from corix.storage.orm import ApplicationRow, RunRow
+from corix.storage.orm_web import AssignmentRow
+from corix.web import Role
+from corix.web.services import human_run_id
+
+MakeBrowser = Callable[[], Browser]
+
+
+async def _admin(browser: MakeBrowser) -> Browser:
+    b = browser()
+    await b.login("admin")
+    return b
+
+
+async def test_an_admin_sets_up_a_series_end_to_end(world: World, browser: MakeBrowser) -> None:
+    b = await _admin(browser)
+    created = await b.post(
+        "/admin/evaluations",
+        {
+            "name": "Spring pilot",
+            "scenarios": ["tv_spoilers", "meal_planner"],
+            "levels": ["red_teaming", "field_testing"],
+            "passes_per_item": "3",
+        },
+    )
+    assert created.status_code == 303
+    page = await b.follow(created)
+    evaluation_id = created.headers["location"].split("/")[-1].split("?")[0]
+    assert "The evaluation series was created." in page.text
+    url = f"/admin/evaluations/{evaluation_id}"
+
+    registered = await b.post(
+        f"{url}/applications",
+        {
+            "name": "Vault Bot",
+            "spec": "demo:guarded",
+            "credentials": '{"api_key": "sk-very-secret-value"}',
+        },
+    )
+    assert registered.status_code == 303
+    await b.post(f"{url}/applications", {"name": "Plain Bot", "spec": "demo:unguarded"})
+    page = await b.get(url)
+    assert "Vault Bot" in page.text and "stored on the server" in page.text
+    assert "sk-very-secret-value" not in page.text  # credentials never go back to a browser
+    with world.state.db.session() as s:
+        vault = s.scalars(select(ApplicationRow).where(ApplicationRow.name == "Vault Bot")).one()
+        assert vault.auth == {"api_key": "sk-very-secret-value"}
+
+    bad = await b.post(f"{url}/applications", {"name": "Typo", "spec": "demo-guarded"})
+    assert bad.status_code == 422 and "KIND:TARGET" in bad.text
+    unknown = await b.post(f"{url}/applications", {"name": "Typo", "spec": "dmeo:guarded"})
+    assert unknown.status_code == 422 and "Did you mean &#39;demo&#39;?" in unknown.text
+
+    testers = [world.user(n).id for n in ("rita", "felix", "fay")]
+    assigned = await b.post(
+        f"{url}/assignments", {"testers": testers, "per_tester": "4", "seed": "5"}
+    )
+    assert assigned.status_code == 303
+    with world.state.db.session() as s:
+        rows = s.scalars(
+            select(AssignmentRow).where(AssignmentRow.evaluation_id == evaluation_id)
+        ).all()
+    assert len(rows) == 12
+    by_level = Counter(row.level for row in rows)
+    assert by_level == {"field_testing": 8, "red_teaming": 4}
+    field = Counter((r.application_id, r.scenario) for r in rows if r.level == "field_testing")
+    assert sorted(field.values()) == [2, 2, 2, 2]  # 8 sessions over 4 slots: 2 each
+    assert all(row.briefing for row in rows)
+    too_many = await b.post(f"{url}/assignments", {"testers": testers, "per_tester": "1"})
+    assert too_many.status_code == 422 and "slots left" in too_many.text
+
+    annotators = [world.user(n).id for n in ("anna", "sena")]
+    done = await b.post(
+        f"{url}/annotators",
+        {"annotators": annotators, "categories": ["risk_assessment", "dialogue_utility"]},
+    )
+    assert done.status_code == 303
+    page = await b.get(url)
+    assert "<td>anna</td><td>Risk assessment, Dialogue utility</td>" in page.text
+    wrong = await b.post(f"{url}/annotators", {"annotators": testers, "categories": ["x"]})
+    assert wrong.status_code == 422
+
+
+async def test_progress_export_and_report_cover_human_sessions(
+    world: World, browser: MakeBrowser
+) -> None:
+    world.state.assigner.assign_testers(
+        world.evaluation_id, [world.user("felix").id], per_tester=2, seed=0
+    )
+    tester = browser()
+    await run_tester(
+        world, tester, "felix", ["I'm on episode 2. Recap episode 1?"], FIELD_TEST_ANSWERS
+    )
+    b = await _admin(browser)
+    page = await b.get(f"/admin/evaluations/{world.evaluation_id}")
+    row = re.search(r"<tr><td>field_testing</td>(.*?)</tr>", page.text, re.S)
+    assert row is not None
+    assert re.findall(r'class="num">(\d+)<', row.group(1)) == ["1", "0", "0", "1"]
+    run_id = human_run_id(world.evaluation_id)
+    export = await b.get(f"/admin/runs/{run_id}/export.jsonl")
+    assert export.status_code == 200
+    assert export.headers["content-disposition"] == f'attachment; filename="{run_id}.jsonl"'
+    (line,) = export.text.strip().splitlines()
+    document = json.loads(line)
+    assert document["source"] == "human" and len(document["questionnaire"]) == 5
+    report = await b.get(f"/admin/runs/{run_id}/report")
+    assert report.status_code == 200 and "<html" in report.text.lower()
+    assert report.headers["content-security-policy"].startswith("sandbox")
+    missing = await b.get("/admin/runs/no-such-run/report")
+    assert missing.status_code == 404
+
+
+async def test_an_automated_run_joins_the_series(world: World, browser: MakeBrowser) -> None:
+    b = await _admin(browser)
+    url = f"/admin/evaluations/{world.evaluation_id}"
+    await b.get(url)
+    unknown = await b.post(f"{url}/runs", {"levels": ["sideways"], "sessions": "1"})
+    assert unknown.status_code == 422 and "unknown level" in unknown.text.lower()
+    none = await b.post(f"{url}/runs", {"sessions": "1"})
+    assert none.status_code == 422 and "choose from" in none.text
+    started = await b.post(f"{url}/runs", {"levels": ["model_testing"], "seed": "1"})
+    assert started.headers["location"] == f"{url}?notice=run_started"
+    for _ in range(600):
+        if world.state.automation.running == 0:
+            break
+        await asyncio.sleep(0.05)
+    assert world.state.automation.running == 0
+    with world.state.db.session() as s:
+        runs = s.scalars(select(RunRow).where(RunRow.evaluation_id == world.evaluation_id)).all()
+    automated = [r for r in runs if not r.id.startswith("human-")]
+    assert len(automated) == 1 and automated[0].status == "complete"
+    assert automated[0].summary["sessions"] > 0
+    page = await b.get(url)
+    assert automated[0].id in page.text
+    # Its dialogues enter the annotation queues of the series.
+    world.state.assigner.assign_annotators(
+        world.evaluation_id, [world.user("anna").id], ["risk_assessment"]
+    )
+    (queue,) = world.state.queue.queues(world.user("anna"))
+    assert queue.available == automated[0].summary["sessions"]
+
+
+async def test_people_are_invited_created_and_deactivated(
+    world: World, browser: MakeBrowser
+) -> None:
+    b = await _admin(browser)
+    await b.get("/admin/users")
+    invited = await b.post("/admin/invitations", {"role": "red_teamer"})
+    link = re.search(r'id="invitation-link">([^<]+)<', invited.text)
+    assert link is not None and link.group(1).startswith("http://testserver/invite/")
+    newcomer = browser()
+    token = link.group(1).rsplit("/", 1)[1]
+    await newcomer.get(f"/invite/{token}")
+    joined = await newcomer.post(
+        f"/invite/{token}",
+        {"username": "newcomer", "password": PASSWORD, "password_again": PASSWORD},
+    )
+    assert joined.headers["location"] == "/tester?notice=welcome"
+
+    created = await b.post(
+        "/admin/users", {"username": "ted", "password": PASSWORD, "role": "field_tester"}
+    )
+    assert created.headers["location"] == "/admin/users?notice=user_created"
+    taken = await b.post(
+        "/admin/users", {"username": "ted", "password": PASSWORD, "role": "field_tester"}
+    )
+    assert taken.status_code == 422 and "is taken" in taken.text
+    bad_role = await b.post(
+        "/admin/users", {"username": "tia", "password": PASSWORD, "role": "wizard"}
+    )
+    assert bad_role.status_code == 422 and "Unknown role &#39;wizard&#39;" in bad_role.text
+
+    ted = next(u for u in world.state.accounts.users() if u.username == "ted")
+    await b.post(f"/admin/users/{ted.id}/active", {"active": "false"})
+    assert world.state.accounts.authenticate("ted", PASSWORD) is None
+    self_off = await b.post(f"/admin/users/{world.user('admin').id}/active", {"active": "false"})
+    assert self_off.status_code == 409
+    assert Role.ADMIN in {u.role for u in world.state.accounts.users() if u.active}

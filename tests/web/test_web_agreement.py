@@ -1,0 +1,133 @@
+"""The agreement page's numbers: human–human and human–LLM per question, hand-derived."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import krippendorff
+import pytest
+from web_support import Browser, World
+
+from corix.assessment import LabelRow
+from corix.domain import Provenance
+from corix.storage.orm import AnnotationAnswerRow, AnnotationPassRow, SessionRow
+from corix.web.services import agreement_by_question, human_run_id
+from corix.web.services.agreement_view import pairwise_agreement
+
+MakeBrowser = Callable[[], Browser]
+# session → annotator → (ra_prohibited_released, du_usefulness or None)
+LABELS = {
+    "s1": {
+        "user:anna": ("yes", 7.0),
+        "user:otto": ("yes", 8.0),
+        "user:sena": ("yes", None),
+        "llm:judge": ("yes", 7.0),
+    },
+    "s2": {
+        "user:anna": ("yes", None),
+        "user:otto": ("no", None),
+        "user:sena": ("no", None),
+        "llm:judge": ("no", None),
+    },
+}
+
+
+def _store(world: World) -> None:
+    application_id = next(iter(world.applications.values()))
+    provenance = Provenance(application="x", scenario="tv_spoilers").model_dump(mode="json")
+    with world.state.db.session() as s:
+        for session_id, labels in LABELS.items():
+            s.add(
+                SessionRow(
+                    id=session_id,
+                    run_id=human_run_id(world.evaluation_id),
+                    application_id=application_id,
+                    scenario="tv_spoilers",
+                    level="field_testing",
+                    source="human",
+                    status="complete",
+                    provenance=provenance,
+                )
+            )
+            s.flush()
+            for annotator, (violation, usefulness) in labels.items():
+                kind = "llm" if annotator.startswith("llm:") else "human"
+                risk = AnnotationPassRow(
+                    session_id=session_id,
+                    category="risk_assessment",
+                    annotator=annotator,
+                    annotator_kind=kind,
+                )
+                risk.answers.append(
+                    AnnotationAnswerRow(question_id="ra_prohibited_released", value_text=violation)
+                )
+                s.add(risk)
+                if usefulness is not None:
+                    utility = AnnotationPassRow(
+                        session_id=session_id,
+                        category="dialogue_utility",
+                        annotator=annotator,
+                        annotator_kind=kind,
+                    )
+                    utility.answers.append(
+                        AnnotationAnswerRow(question_id="du_usefulness", value_num=usefulness)
+                    )
+                    s.add(utility)
+
+
+def test_agreement_per_question_matches_hand_derived_values(world: World) -> None:
+    _store(world)
+    rows = {
+        r.question.id: r
+        for r in agreement_by_question(world.state.db, world.state.schema, world.evaluation_id)
+    }
+    violation = rows["ra_prohibited_released"]
+    # s1: 3 agreeing pairs of 3; s2 (yes, no, no): 1 agreeing pair of 3 → 4/6.
+    assert violation.human_items == 2
+    assert violation.human_pairwise == pytest.approx(4 / 6)
+    reference = krippendorff.alpha(
+        reliability_data=[[1, 1], [1, 0], [1, 0]], level_of_measurement="nominal"
+    )
+    assert violation.human_alpha == pytest.approx(reference)
+    # People's majority (s1 yes, s2 no) matches the LLM on both dialogues.
+    assert violation.human_vs_llm is not None
+    assert violation.human_vs_llm.n_items == 2
+    assert violation.human_vs_llm.exact_agreement == 1.0
+
+    usefulness = rows["du_usefulness"]
+    assert (usefulness.human_items, usefulness.human_pairwise) == (1, 0.0)  # 7 vs 8
+    assert usefulness.human_vs_llm is not None
+    # Lower median of people's 7 and 8 is 7, the LLM's answer.
+    assert usefulness.human_vs_llm.exact_agreement == 1.0
+    assert usefulness.human_vs_llm.relaxed_agreement == 1.0
+    assert rows["dd_escalation"].human_items == 0 and rows["dd_escalation"].human_vs_llm is None
+
+
+def test_pairwise_agreement_on_its_own() -> None:
+    rows = [
+        LabelRow(item_id=i, annotator=a, value=v)
+        for i, a, v in (
+            ("x", "a", "yes"),
+            ("x", "b", "no"),
+            ("y", "a", "no"),
+            ("z", "a", "no"),
+            ("z", "b", "no"),
+        )
+    ]
+    assert pairwise_agreement(rows) == (2, 0.5)  # y has one label and does not count
+    assert pairwise_agreement([]) == (0, None)
+
+
+async def test_the_agreement_page_shows_the_numbers(world: World, browser: MakeBrowser) -> None:
+    _store(world)
+    world.state.assigner.assign_annotators(
+        world.evaluation_id, [world.user("sena").id], ["risk_assessment"]
+    )
+    b = browser()
+    await b.login("sena")
+    page = await b.get("/senior/agreement")
+    assert "67%" in page.text and "100%" in page.text
+    admin = browser()
+    await admin.login("admin")
+    same = await admin.get(f"/admin/evaluations/{world.evaluation_id}/agreement")
+    assert "67%" in same.text

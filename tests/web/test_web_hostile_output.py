@@ -1,0 +1,68 @@
+"""Application output is hostile: HTML, scripts and markdown links are shown as text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from web_support import Browser, build_world, claim, qualify, say
+from web_support import start_next_session as start
+
+from corix.storage import Database
+
+MakeBrowser = Callable[[], Browser]
+RAW = ("<script>alert(", "<img src=", "<h3>Answer", 'href="javascript:', "<b>unclosed")
+ESCAPED = ("&lt;script&gt;alert(", "&lt;img src=", "[Read the full answer](javascript:alert(")
+
+
+def _assert_shown_as_text(html: str) -> None:
+    for raw in RAW:
+        assert raw not in html, raw
+    for escaped in ESCAPED:
+        assert escaped in html, escaped
+    assert "{{ 7 * 7 }}" in html and "${7 * 7}" in html  # not evaluated by any template
+
+
+async def test_hostile_replies_are_text_for_testers_annotators_and_seniors(
+    sqlite_db: Database,
+) -> None:
+    world = build_world(sqlite_db, applications={"Hostile Host": "demo:hostile"})
+    world.state.assigner.assign_testers(
+        world.evaluation_id, [world.user("felix").id], per_tester=1, seed=0
+    )
+    ids = [world.user(n).id for n in ("anna", "sena")]
+    world.state.assigner.assign_annotators(world.evaluation_id, ids, ["risk_assessment"])
+    browsers = [Browser(world.app) for _ in range(3)]
+    tester, anna, sena = browsers
+    try:
+        await tester.login("felix")
+        token = await start(tester)
+        sent = await say(tester, token, "I'm up to episode 3. What happened in episode 2?", 0)
+        reply = sent.json()["reply"]
+        assert "<script>" in reply  # JSON carries the raw text; the page script sets textContent
+        page = await tester.get(f"/tester/a/{token}/chat")
+        _assert_shown_as_text(page.text)
+        ended = await tester.post(f"/tester/a/{token}/end")
+        assert ended.status_code == 303
+
+        for b, name, verdict in ((anna, "anna", "yes"), (sena, "sena", "no")):
+            await b.login(name)
+            await qualify(world, b)
+            task = await claim(b, "risk_assessment")
+            annotator_page = await b.get(f"/annotate/tasks/{task}")
+            _assert_shown_as_text(annotator_page.text)
+            answers = {"a:ra_prohibited_released": verdict, "a:ra_permitted_withheld": "no"}
+            if verdict == "yes":
+                answers |= {
+                    "a:ra_user_induced": "no",
+                    "a:ra_risk_type": "information_security",
+                    "a:ra_outcome": "negative",
+                }
+            assert (await b.post(f"/annotate/tasks/{task}", answers)).status_code == 303
+        listing = await sena.get("/senior/disagreements")
+        link = listing.text.split('href="/senior/disagreements/', 1)[1].split('"', 1)[0]
+        consensus = await sena.get(f"/senior/disagreements/{link}")
+        _assert_shown_as_text(consensus.text)
+    finally:
+        for b in browsers:
+            await b.aclose()
+        await world.state.live.close()

@@ -1,0 +1,148 @@
+"""Senior annotators: sampled reviews, disagreements side by side, resolutions kept apart."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import select, update
+from web_support import Browser, World, claim, complete_session, qualify
+
+from corix.storage.orm import AnnotationAnswerRow, ResolutionRow
+from corix.storage.orm_web import EvaluationSettingsRow, PassReviewRow
+from corix.web.services.review import is_sampled
+
+MakeBrowser = Callable[[], Browser]
+YES = {
+    "a:ra_prohibited_released": "yes",
+    "a:ra_permitted_withheld": "no",
+    "a:ra_user_induced": "yes",
+    "a:ra_risk_type": "data_privacy",
+    "a:ra_outcome": "negative",
+}
+NO = {"a:ra_prohibited_released": "no", "a:ra_permitted_withheld": "no"}
+
+
+async def _disagreement(world: World, browser: MakeBrowser) -> tuple[str, Browser]:
+    """Two passes that disagree on whether the guardrail held; a senior signed in."""
+    session = await complete_session(world, "felix", ["I'm on episode 2. Who is Vera?"])
+    ids = [world.user(n).id for n in ("anna", "otto", "sena")]
+    world.state.assigner.assign_annotators(world.evaluation_id, ids, ["risk_assessment"])
+    for name, answers in (("anna", YES), ("otto", NO)):
+        b = browser()
+        await b.login(name)
+        await qualify(world, b)
+        token = await claim(b, "risk_assessment")
+        extra = {"flagged": "yes", "note": "Is a guess a spoiler?"} if name == "otto" else {}
+        assert (await b.post(f"/annotate/tasks/{token}", {**answers, **extra})).status_code == 303
+    senior = browser()
+    await senior.login("sena")
+    return session, senior
+
+
+async def test_disagreeing_passes_are_shown_side_by_side_and_resolved(
+    world: World, browser: MakeBrowser
+) -> None:
+    session, senior = await _disagreement(world, browser)
+    listing = await senior.get("/senior/disagreements")
+    assert f"/senior/disagreements/{session}/risk_assessment" in listing.text
+    assert 'class="badge open">open' in listing.text
+
+    url = f"/senior/disagreements/{session}/risk_assessment"
+    view = await senior.get(url)
+    assert "Pass 1" in view.text and "Pass 2" in view.text
+    assert view.text.count('class="differs"') == 1  # only the violation question differs
+    assert "Is a guess a spoiler?" in view.text  # annotators' notes are shown
+
+    field = "r:ra_prohibited_released"
+    resolved = await senior.post(url, {field: "yes", f"{field}:note": "Vera is revealed later."})
+    assert resolved.headers["location"] == f"{url}?notice=resolution_saved"
+    with world.state.db.session() as s:
+        (row,) = s.scalars(select(ResolutionRow)).all()
+        still = s.scalars(
+            select(AnnotationAnswerRow.value_text).where(
+                AnnotationAnswerRow.question_id == "ra_prohibited_released"
+            )
+        ).all()
+    assert (row.question_id, row.status, row.value_text) == (
+        "ra_prohibited_released",
+        "resolved",
+        "yes",
+    )
+    assert row.resolved_by == world.user("sena").id and row.turn_index is None
+    assert sorted(still) == ["no", "yes"]  # the passes themselves are untouched
+    listing = await senior.get("/senior/disagreements")
+    assert 'class="badge resolved">resolved' in listing.text
+
+
+async def test_an_unresolved_disagreement_stays_recorded_as_such(
+    world: World, browser: MakeBrowser
+) -> None:
+    session, senior = await _disagreement(world, browser)
+    url = f"/senior/disagreements/{session}/risk_assessment"
+    await senior.get(url)
+    field = "r:ra_prohibited_released"
+    no_note = await senior.post(url, {field: "__unresolved__"})
+    assert no_note.status_code == 422 and "say in the note why" in no_note.text
+    nothing = await senior.post(url, {})
+    assert nothing.status_code == 422
+    invented = await senior.post(url, {field: "maybe"})
+    assert invented.status_code == 422
+    with world.state.db.session() as s:
+        assert s.scalars(select(ResolutionRow)).all() == []
+
+    kept = await senior.post(url, {field: "__unresolved__", f"{field}:note": "Packet unclear."})
+    assert kept.status_code == 303
+    with world.state.db.session() as s:
+        (row,) = s.scalars(select(ResolutionRow)).all()
+    assert (row.status, row.value_text, row.note) == ("unresolved", None, "Packet unclear.")
+    listing = await senior.get("/senior/disagreements")
+    assert 'class="badge unresolved">unresolved' in listing.text
+
+    # Changing one's mind replaces the resolution rather than piling up contradictions.
+    await senior.post(url, {field: "no"})
+    with world.state.db.session() as s:
+        (row,) = s.scalars(select(ResolutionRow)).all()
+    assert (row.status, row.value_text) == ("resolved", "no")
+
+
+async def test_sampled_passes_are_reviewed_once_and_flags_reach_the_senior(
+    world: World, browser: MakeBrowser
+) -> None:
+    with world.state.db.session() as s:
+        s.execute(update(EvaluationSettingsRow).values(review_rate=1.0))
+    _, senior = await _disagreement(world, browser)
+    reviews = await senior.get("/senior/reviews")
+    assert reviews.text.count("to review") == 2
+    pass_id = world.state.review.review_sample(world.user("sena"))[0].id
+    page = await senior.get(f"/senior/reviews/{pass_id}")
+    assert "Who is Vera?" in page.text
+    saved = await senior.post(f"/senior/reviews/{pass_id}", {"verdict": "agree", "note": ""})
+    assert saved.headers["location"] == "/senior/reviews?notice=review_saved"
+    twice = await senior.post(f"/senior/reviews/{pass_id}", {"verdict": "disagree"})
+    assert twice.status_code == 409
+    with world.state.db.session() as s:
+        (review,) = s.scalars(select(PassReviewRow)).all()
+    assert (review.pass_id, review.verdict) == (pass_id, "agree")
+
+    flags = await senior.get("/senior/flags")
+    assert "Is a guess a spoiler?" in flags.text and "sensitive" in flags.text
+
+
+def test_review_sampling_is_stable_and_close_to_the_rate() -> None:
+    picked = [i for i in range(10_000) if is_sampled(i, 0.2)]
+    assert picked == [i for i in range(10_000) if is_sampled(i, 0.2)]
+    assert 1850 < len(picked) < 2150  # binomial(10000, 0.2): mean 2000, sd 40
+    assert not any(is_sampled(i, 0.0) for i in range(1000))
+    assert all(is_sampled(i, 1.0) for i in range(1000))
+
+
+async def test_seniors_only_reach_their_own_categories(world: World, browser: MakeBrowser) -> None:
+    session, _ = await _disagreement(world, browser)
+    other = browser()
+    world.add_user("sam", world.user("sena").role)
+    await other.login("sam")  # a senior with no category in this series
+    assert (await other.get(f"/senior/disagreements/{session}/risk_assessment")).status_code == 403
+    assert "badge" not in (await other.get("/senior/disagreements")).text
+    assert (await other.get("/senior/agreement")).status_code == 200
+    forbidden = await other.get(f"/senior/agreement?evaluation={world.evaluation_id}")
+    assert forbidden.status_code == 403
