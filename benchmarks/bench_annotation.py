@@ -27,7 +27,7 @@ from pathlib import Path
 
 from sqlalchemy import delete, select
 
-from _mock_process import mock_server_process
+from _bench_support import mock_endpoint, mock_server_process
 from corix.assessment import load_builtin_schema
 from corix.assessment.annotators import ReferenceAnnotator, build_annotator_view
 from corix.assessment.answers import categories_for
@@ -35,7 +35,7 @@ from corix.assessment.runner import AnnotateOptions, annotate_run, annotate_run_
 from corix.demo import demo_plan
 from corix.domain import Level
 from corix.execution.plan import LevelSettings
-from corix.llm import EndpointConfig, LLMClient
+from corix.llm import LLMClient
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow
 from corix.testing.packs import expand_model_tests, resolve_pack
@@ -56,14 +56,7 @@ def make_sessions(db: Database, sessions: int) -> str:
 
 
 async def llm_part(db: Database, run_id: str, base_url: str, args: argparse.Namespace) -> None:
-    endpoint = EndpointConfig(
-        name="bench",
-        base_url=base_url,
-        model="corix-mock",
-        max_concurrency=args.concurrency,
-        timeout_s=30.0,
-        max_retries=0,
-    )
+    endpoint = mock_endpoint(base_url, args.concurrency)
     options = AnnotateOptions(concurrency=args.concurrency)
     async with LLMClient(endpoint) as client:
         cpu_start, wall_start = time.process_time(), time.perf_counter()

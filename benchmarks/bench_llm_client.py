@@ -18,8 +18,8 @@ from pathlib import Path
 
 import aiohttp
 
-from _mock_process import mock_server_process
-from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ResponseCache
+from _bench_support import mock_endpoint, mock_server_process
+from corix.llm import ChatMessage, ChatRequest, LLMClient, ResponseCache
 
 
 def main() -> None:
@@ -35,14 +35,7 @@ def main() -> None:
 
 
 async def _measure(base_url: str, args: argparse.Namespace) -> None:
-    endpoint = EndpointConfig(
-        name="bench",
-        base_url=base_url,
-        model="corix-mock",
-        max_concurrency=args.concurrency,
-        timeout_s=30.0,
-        max_retries=0,
-    )
+    endpoint = mock_endpoint(base_url, args.concurrency)
     with tempfile.TemporaryDirectory() as tmp:
         cache = ResponseCache(Path(tmp) / "cache.sqlite") if args.cache else None
         async with LLMClient(endpoint, cache=cache) as client:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from _mock_process import mock_server_process
+from _bench_support import mock_server_process, run_sizes
 from corix.domain import Level
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.storage import Database, Repository
@@ -86,9 +86,7 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=100.0)
     parser.add_argument("--scale", action="store_true", help="also run at sessions ÷10 and ×10")
     args = parser.parse_args()
-    sizes = [args.sessions]
-    if args.scale:
-        sizes = [args.sessions // 10, args.sessions, args.sessions * 10]
+    sizes = run_sizes(args.sessions, args.scale)
     with mock_server_process(args.latency_ms) as base_url:
         for sessions in sizes:
             with tempfile.TemporaryDirectory() as tmp:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from _mock_process import mock_server_process
+from _bench_support import mock_server_process, run_sizes
 from corix.domain import EndReason, Level
 from corix.execution.plan import ApplicationEntry, EndpointRef, LevelSettings, Plan
 from corix.storage import Database, Repository
@@ -85,9 +85,7 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=100.0)
     parser.add_argument("--scale", action="store_true", help="also run at sessions ÷10 and ×10")
     args = parser.parse_args()
-    sizes = [args.sessions]
-    if args.scale:
-        sizes = [args.sessions // 10, args.sessions, args.sessions * 10]
+    sizes = run_sizes(args.sessions, args.scale)
     latency_s = args.latency_ms / 1000
     with mock_server_process(args.latency_ms) as base_url:
         for sessions in sizes:

@@ -13,12 +13,10 @@ from annotator_support import CLEAN, SPOILER, store_run
 from typer.testing import CliRunner
 
 from corix.assessment.importing import LabelImportError
-from corix.cli.assess_cmds import (
-    agreement_command,
-    annotate_command,
-    annotations_app,
-    defects_command,
-)
+from corix.cli.agreement_cmds import agreement_command
+from corix.cli.annotate_cmds import annotate_command
+from corix.cli.annotations_cmds import annotations_app
+from corix.cli.defects_cmds import defects_command
 from corix.storage import Database
 
 app = typer.Typer()

@@ -11,8 +11,6 @@ import asyncio
 import contextlib
 import hashlib
 import importlib.util
-import json
-import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -24,6 +22,7 @@ from typing import Any, TypeVar
 from corix.apps import aria_base
 from corix.apps.base import Application, ApplicationError, AppReply, AppSession
 from corix.apps.specs import ADAPTERS, AdapterSpec
+from corix.config.json_inputs import json_object_from_env
 from corix.errors import CorixError
 
 TEAM_MODULE = "aria_dialog_api_team.py"
@@ -91,19 +90,6 @@ def load_submission_class(directory: Path) -> type[Any]:
     return team_class
 
 
-def auth_from_environment() -> dict[str, Any] | None:
-    raw = os.environ.get(AUTH_ENV)
-    if not raw:
-        return None
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise CorixError(f"{AUTH_ENV} is not valid JSON: {exc.msg}") from None
-    if not isinstance(value, dict):
-        raise CorixError(f"{AUTH_ENV} must hold a JSON object")
-    return value
-
-
 class _Worker:
     """Runs a submission's synchronous calls off the event loop, each with a deadline."""
 
@@ -166,7 +152,7 @@ class AriaSubmission(Application):
         self._auth: dict[str, Any] | None = None
 
     async def open(self, auth: Mapping[str, Any] | None = None) -> None:
-        self._auth = dict(auth) if auth is not None else auth_from_environment()
+        self._auth = dict(auth) if auth is not None else json_object_from_env(AUTH_ENV)
 
     async def version(self) -> str:
         try:

@@ -16,7 +16,6 @@ for the data (no items, or a single value used throughout) is ``None``.
 from __future__ import annotations
 
 import csv
-import json
 import warnings
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -31,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from corix.assessment._names import unknown_name
 from corix.assessment.stability import Value, consensus
 from corix.config import format_location
+from corix.config.json_inputs import jsonl_records
 from corix.errors import ConfigError, CorixError
 
 LABEL_COLUMNS = ("item_id", "annotator", "value")
@@ -107,7 +107,7 @@ def read_labels(path: Path) -> list[LabelRow]:
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror}", path=path) from None
     numbered = (
-        _jsonl_records(text, path) if path.suffix in JSONL_SUFFIXES else _csv_records(text, path)
+        jsonl_records(text, path) if path.suffix in JSONL_SUFFIXES else _csv_records(text, path)
     )
     rows: list[LabelRow] = []
     seen: dict[tuple[str | None, str, str], int] = {}
@@ -151,21 +151,6 @@ def _csv_records(text: str, path: Path) -> list[tuple[int, dict[str, Any]]]:
         if cleaned.get("question_id") == "":
             cleaned.pop("question_id")
         records.append((reader.line_num, cleaned))
-    return records
-
-
-def _jsonl_records(text: str, path: Path) -> list[tuple[int, dict[str, Any]]]:
-    records = []
-    for line, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"not valid JSON: {exc.msg}", path=path, line=line) from None
-        if not isinstance(record, dict):
-            raise ConfigError("expected a JSON object", path=path, line=line)
-        records.append((line, record))
     return records
 
 

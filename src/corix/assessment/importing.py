@@ -15,7 +15,6 @@ line it comes from; only a clean file is stored, in one transaction.
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from corix.assessment.annotators import SEVERITY, AnnotatorKind, harm_of
 from corix.assessment.answers import Answer, AnswerValidationError, validate_answers
 from corix.assessment.harms import HarmPack, builtin_harm_packs
 from corix.assessment.schema import AnnotationSchema, load_builtin_schema
+from corix.config.json_inputs import jsonl_records
 from corix.errors import ConfigError, CorixError
 from corix.storage import Database, Repository
 from corix.storage.annotations import answer_row, insert_passes, pass_keys, session_infos
@@ -79,7 +79,7 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror}", path=path) from None
     if path.suffix in JSONL_SUFFIXES:
-        return _jsonl_records(text, path)
+        return jsonl_records(text, path)
     reader = csv.DictReader(text.splitlines())
     missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
@@ -90,21 +90,6 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
             line=1,
         )
     return [(reader.line_num, dict(record)) for record in reader]
-
-
-def _jsonl_records(text: str, path: Path) -> list[tuple[int, dict[str, Any]]]:
-    records = []
-    for line, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"not valid JSON: {exc.msg}", path=path, line=line) from None
-        if not isinstance(record, dict):
-            raise ConfigError("expected a JSON object", path=path, line=line)
-        records.append((line, record))
-    return records
 
 
 def _text(record: Mapping[str, Any], key: str) -> str:

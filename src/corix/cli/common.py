@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated, Any
 
@@ -11,6 +11,8 @@ import click
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Column, Table
+from rich.text import Text
 
 from corix.errors import CorixError
 from corix.storage import Database, default_url
@@ -27,6 +29,20 @@ DbOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+RunArgument = Annotated[str, typer.Argument(help="Run id.")]
+
+
+def wrapping_table(*headers: str, title: str | None = None) -> Table:
+    """A table whose cells wrap rather than cut: ids and names must stay readable whole."""
+    columns = [Column(header=Text(header), overflow="fold") for header in headers]
+    return Table(*columns, title=title, title_justify="left")
+
+
+def split_names(values: Sequence[str] | None) -> tuple[str, ...] | None:
+    """Names given as repeated options and/or comma-separated lists."""
+    if not values:
+        return None
+    return tuple(name.strip() for value in values for name in value.split(",") if name.strip())
 
 
 def open_db(url: str | None) -> Database:

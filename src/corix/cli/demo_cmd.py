@@ -10,8 +10,8 @@ import typer
 from corix.assessment.defects import GroupKey
 from corix.assessment.run_results import compute_defect_rates
 from corix.assessment.runner import annotate_run
-from corix.cli.assess_cmds import print_defect_rates
 from corix.cli.common import DbOption, console, database
+from corix.cli.defects_cmds import print_defect_rates
 from corix.cli.runs import run_with_progress
 from corix.demo import DEMO_ANNOTATORS, demo_plan
 from corix.report import write_report

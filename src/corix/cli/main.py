@@ -7,14 +7,12 @@ from typing import Annotated
 import typer
 
 from corix import __version__
+from corix.cli.agreement_cmds import agreement_command
+from corix.cli.annotate_cmds import annotate_command
+from corix.cli.annotations_cmds import annotations_app
 from corix.cli.apps_cmds import app_app
-from corix.cli.assess_cmds import (
-    agreement_command,
-    annotate_command,
-    annotations_app,
-    defects_command,
-)
 from corix.cli.common import run_cli
+from corix.cli.defects_cmds import defects_command
 from corix.cli.demo_cmd import demo_command
 from corix.cli.mock_cmd import mock_server_command
 from corix.cli.packs_cmds import packs_app

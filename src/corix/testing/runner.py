@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 import secrets
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -11,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from corix.apps import AdapterSpec, build_application
+from corix.config.json_inputs import json_object_from_env
 from corix.errors import CorixError
 from corix.execution.context import (
     LEVEL_PLANNERS,
@@ -45,18 +44,12 @@ def new_run_id() -> str:
 def auth_for(entry: ApplicationEntry) -> dict[str, Any] | None:
     if entry.auth_env is None:
         return None
-    raw = os.environ.get(entry.auth_env)
-    if raw is None:
+    credentials = json_object_from_env(entry.auth_env)
+    if credentials is None:
         raise CorixError(
             f"application '{entry.name}' needs credentials in ${entry.auth_env}, which is unset"
         )
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise CorixError(f"${entry.auth_env} is not valid JSON: {exc.msg}") from None
-    if not isinstance(value, dict):
-        raise CorixError(f"${entry.auth_env} must hold a JSON object")
-    return value
+    return credentials
 
 
 def load_packs(plan: Plan) -> dict[str, ScenarioPack]:

@@ -1,0 +1,47 @@
+"""Shared pieces of the benchmarks: the mock server process, its endpoint, run sizes.
+
+The server gets its own process so that its CPU is not counted as the client's; the two
+still share the machine's cores.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from corix.llm import EndpointConfig
+
+
+@contextmanager
+def mock_server_process(latency_ms: float) -> Iterator[str]:
+    """Start ``python -m corix.llm.mock_server`` on a free port and yield its base URL."""
+    command = [
+        sys.executable, "-m", "corix.llm.mock_server", "--port", "0",
+        "--latency-ms", str(latency_ms),
+    ]  # fmt: skip
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as server:
+        try:
+            assert server.stdout is not None
+            yield server.stdout.readline().rsplit(" ", 1)[-1].strip()
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+
+def mock_endpoint(base_url: str, concurrency: int) -> EndpointConfig:
+    """The mock server as an endpoint: no retries, so a failure shows in the figures."""
+    return EndpointConfig(
+        name="bench",
+        base_url=base_url,
+        model="corix-mock",
+        max_concurrency=concurrency,
+        timeout_s=30.0,
+        max_retries=0,
+    )
+
+
+def run_sizes(size: int, scale: bool) -> list[int]:
+    """``size``, or with ``scale`` ten times fewer and ten times more, to show growth."""
+    return [size // 10, size, size * 10] if scale else [size]

@@ -1,0 +1,124 @@
+"""`corix agreement`: agreement between annotators or groups, on a file or a run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from corix.assessment.agreement import AgreementReport, compare, compare_per_question, read_labels
+from corix.assessment.run_results import run_agreement
+from corix.cli.common import (
+    DbOption,
+    JsonOption,
+    console,
+    database,
+    fail,
+    print_json,
+    wrapping_table,
+)
+from corix.storage import Repository
+
+
+def _groups(values: Sequence[str] | None) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for value in values or ():
+        name, sep, members = value.partition("=")
+        listed = [m.strip() for m in members.split(",") if m.strip()]
+        if not sep or not name.strip() or not listed:
+            raise fail(f"--group expects NAME=annotator,annotator…, got '{value}'")
+        groups[name.strip()] = listed
+    return groups
+
+
+def _score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def agreement_command(
+    labels: Annotated[
+        Path | None,
+        typer.Argument(help="CSV/JSONL of item_id,annotator,value[,question_id]."),
+    ] = None,
+    a: Annotated[str, typer.Option("--a", help="One side: an annotator or a group.")] = "",
+    b: Annotated[str, typer.Option("--b", help="The other side.")] = "",
+    run: Annotated[
+        str | None, typer.Option(help="Compare a run's stored annotations instead of a file.")
+    ] = None,
+    question: Annotated[
+        str | None, typer.Option(help="Only this question (harm severities: harm:<pack>).")
+    ] = None,
+    group: Annotated[
+        list[str] | None,
+        typer.Option("--group", help="NAME=annotator,annotator… (repeatable)."),
+    ] = None,
+    ordinal: Annotated[
+        bool, typer.Option(help="File labels are ordered numbers (±1 ratio, weighted κ).")
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Agreement between two annotators or groups: exact/±1 ratio, confusion, κ, α."""
+    if not a or not b:
+        raise fail("give both sides: --a NAME --b NAME")
+    if (labels is None) == (run is None):
+        raise fail("give either a LABELS file or --run RUN")
+    groups = _groups(group)
+    if labels is not None:
+        rows = read_labels(labels)
+        if question is not None:
+            rows = [row for row in rows if row.question_id == question]
+        if any(row.question_id for row in rows):
+            ordinal_questions = {row.question_id for row in rows if ordinal and row.question_id}
+            reports = compare_per_question(
+                rows, a, b, groups=groups, ordinal_questions=ordinal_questions
+            )
+        else:
+            reports = [compare(rows, a, b, groups=groups, ordinal=ordinal)]
+    else:
+        with database(db) as database_:
+            Repository(database_).get_run(str(run))
+            reports = run_agreement(database_, str(run), a, b, groups=groups, question=question)
+    if as_json:
+        print_json([report.model_dump(mode="json") for report in reports])
+        return
+    _print_agreement(reports)
+
+
+def _print_agreement(reports: list[AgreementReport]) -> None:
+    table = wrapping_table(
+        "question",
+        "items",
+        "only a",
+        "only b",
+        "exact",
+        "±1",
+        "κ",
+        "κ quadratic",
+        "α nominal",
+        "α ordinal",
+    )
+    for report in reports:
+        table.add_row(
+            Text(report.question_id or "—"),
+            str(report.n_items),
+            str(report.n_only_a),
+            str(report.n_only_b),
+            _score(report.exact_agreement),
+            _score(report.relaxed_agreement),
+            _score(report.cohen_kappa),
+            _score(report.cohen_kappa_quadratic),
+            _score(report.alpha_nominal),
+            _score(report.alpha_ordinal),
+        )
+    console.print(table)
+    if len(reports) == 1 and reports[0].labels:
+        report = reports[0]
+        headers = [f"{report.a} ↓ / {report.b} →", *(str(label) for label in report.labels)]
+        matrix = wrapping_table(*headers, title="confusion matrix")
+        for label, counts in zip(report.labels, report.confusion, strict=True):
+            matrix.add_row(Text(str(label)), *(str(count) for count in counts))
+        console.print(matrix)

@@ -1,0 +1,197 @@
+"""`corix annotate`: run automated annotators over a run's sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+from rich.text import Text
+
+from corix.assessment.runner import (
+    AnnotateOptions,
+    AnnotationSummary,
+    ProgressHooks,
+    annotate_run,
+)
+from corix.cli.common import (
+    DbOption,
+    JsonOption,
+    RunArgument,
+    console,
+    database,
+    fail,
+    print_json,
+    split_names,
+    wrapping_table,
+)
+from corix.llm import EndpointConfig, ResponseCache
+from corix.llm.mock_model import MOCK_MODEL_NAME
+
+
+def _endpoint(
+    endpoint: str | None,
+    url: str | None,
+    model: str | None,
+    key_env: str | None,
+    concurrency: int,
+) -> EndpointConfig | None:
+    if endpoint is not None and url is not None:
+        raise fail("give either --endpoint mock or --endpoint-url, not both")
+    if endpoint is not None:
+        if endpoint != "mock":
+            raise fail(f"unknown endpoint '{endpoint}'; the only built-in one is 'mock'")
+        return EndpointConfig(
+            name="mock",
+            transport="mock",
+            model=model or MOCK_MODEL_NAME,
+            max_concurrency=concurrency,
+        )
+    if url is None:
+        return None
+    if model is None:
+        raise fail("--endpoint-url needs --model")
+    return EndpointConfig(
+        name="annotator",
+        base_url=url,
+        model=model,
+        api_key_env=key_env,
+        max_concurrency=concurrency,
+    )
+
+
+def annotate_command(
+    run: RunArgument,
+    annotator: Annotated[
+        str,
+        typer.Option(help="reference (default), reference-harms, llm or llm-harms."),
+    ] = "reference",
+    passes: Annotated[int, typer.Option(min=1, help="Independent passes per item.")] = 1,
+    repeats: Annotated[
+        int, typer.Option(min=1, help="Runs per pass, for stability (LLM annotators).")
+    ] = 1,
+    adaptive: Annotated[
+        bool, typer.Option(help="Stop repeating an item once its answers are settled.")
+    ] = False,
+    min_repeats: Annotated[
+        int, typer.Option(min=1, help="Runs every item gets before --adaptive may stop it.")
+    ] = 2,
+    categories: Annotated[
+        list[str] | None,
+        typer.Option("--categories", help="Schema categories to ask (comma-separated)."),
+    ] = None,
+    harms: Annotated[
+        list[str] | None, typer.Option("--harms", help="Harm packs to judge (comma-separated).")
+    ] = None,
+    endpoint: Annotated[
+        str | None, typer.Option(help="'mock' for the built-in offline mock model.")
+    ] = None,
+    endpoint_url: Annotated[
+        str | None, typer.Option(help="Base URL of an OpenAI-compatible endpoint.")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model name at the endpoint.")] = None,
+    key_env: Annotated[
+        str | None, typer.Option(help="Environment variable that holds the API key.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Sessions (and calls) at once.")] = 16,
+    seed: Annotated[int, typer.Option(help="Base seed; each pass and repeat derives its own.")] = 0,
+    max_reasks: Annotated[
+        int, typer.Option(min=0, help="Times an invalid answer is sent back to the model.")
+    ] = 2,
+    temperature: Annotated[
+        float | None, typer.Option(min=0, help="Sampling temperature of LLM annotators.")
+    ] = None,
+    retry_failed: Annotated[
+        bool, typer.Option(help="Ask again where this annotator's passes failed.")
+    ] = False,
+    cache: Annotated[
+        Path | None, typer.Option(help="SQLite file caching model replies across runs.")
+    ] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Annotate a run's sessions; what is already stored is skipped."""
+    config = _endpoint(endpoint, endpoint_url, model, key_env, concurrency)
+    if config is not None and not annotator.startswith("llm"):
+        raise fail(f"the '{annotator}' annotator runs offline and takes no endpoint")
+    options = AnnotateOptions(
+        passes=passes,
+        repeats=repeats,
+        adaptive=adaptive,
+        min_repeats=min_repeats,
+        categories=split_names(categories),
+        harms=split_names(harms),
+        concurrency=concurrency,
+        seed=seed,
+        retry_failed=retry_failed,
+        max_reasks=max_reasks,
+        temperature=temperature,
+    )
+    progress = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=as_json,
+    )
+    task = progress.add_task("sessions", start=False)
+
+    def planned(total: int) -> None:
+        progress.update(task, total=total)
+        progress.start_task(task)
+        progress.start()
+
+    with database(db) as database_:
+        response_cache = ResponseCache(cache) if cache is not None else None
+        try:
+            summary = annotate_run(
+                database_,
+                run,
+                annotator,
+                options=options,
+                endpoint=config,
+                cache=response_cache,
+                progress=ProgressHooks(
+                    on_planned=planned, on_session_done=lambda: progress.advance(task)
+                ),
+            )
+        finally:
+            if progress.live.is_started:
+                progress.stop()
+            if response_cache is not None:
+                response_cache.close()
+    if as_json:
+        print_json(summary.model_dump(mode="json"))
+        return
+    _print_summary(summary)
+
+
+def _print_summary(summary: AnnotationSummary) -> None:
+    console.print(
+        Text(
+            f"{summary.annotator} → passes stored as '{summary.stored_as}' on "
+            f"{summary.sessions} sessions of {summary.run_id} in {summary.wall_s:.2f} s"
+        )
+    )
+    table = wrapping_table(
+        "target", "stored", "failed", "already stored", "not applicable", "gated out"
+    )
+    for target, counts in summary.by_target.items():
+        table.add_row(
+            Text(target),
+            str(counts.stored),
+            str(counts.failed),
+            str(counts.already_stored),
+            str(counts.not_applicable),
+            str(counts.gated_out),
+        )
+    console.print(table)
+    if summary.consensus_rows:
+        console.print(f"consensus rows stored: {summary.consensus_rows}")
+    if summary.model_calls:
+        console.print(
+            f"model calls: {summary.model_calls}, tokens: {summary.prompt_tokens} prompt + "
+            f"{summary.completion_tokens} completion"
+        )

@@ -1,0 +1,43 @@
+"""JSON read from places a user controls: environment variables and JSON Lines files.
+
+Errors name the variable, or the file and line, so bad input is fixed without guessing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from corix.errors import ConfigError, CorixError
+
+
+def json_object_from_env(variable: str) -> dict[str, Any] | None:
+    """The JSON object in ``$variable``, or ``None`` when the variable is unset or empty."""
+    raw = os.environ.get(variable)
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise CorixError(f"${variable} is not valid JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise CorixError(f"${variable} must hold a JSON object")
+    return value
+
+
+def jsonl_records(text: str, path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """Each non-blank line of a JSON Lines file as ``(line number, object)``."""
+    records = []
+    for line, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"not valid JSON: {exc.msg}", path=path, line=line) from None
+        if not isinstance(record, dict):
+            raise ConfigError("expected a JSON object", path=path, line=line)
+        records.append((line, record))
+    return records
