@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from corix.domain import EndReason, Level, SessionSource
 from corix.errors import ConfigError, CorixError
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_plan
+from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow, TurnRow
 from corix.testing.packs import expand_model_tests, resolve_pack
@@ -162,3 +163,21 @@ def test_kill_9_then_resume_gives_every_session_once(tmp_path: Path) -> None:
     assert all(sorted(v) == list(range(len(v))) for v in per_session.values())
     assert repo.get_run(run.id).status == "complete"
     db.dispose()
+
+
+async def test_summary_counts_model_calls_and_retries(sqlite_db: Database) -> None:
+    # Every fourth request fails once with a 500; the client retries it.
+    async with running_mock_server(MockServerConfig(fail_500=0.25)) as base_url:
+        plan = _plan(
+            ApplicationEntry(
+                name="m", spec=f"openai:{base_url}?model=corix-mock&retries=3&timeout=5"
+            ),
+            sessions=4,
+        )
+        result = await execute_plan(plan, sqlite_db)
+    stats = result.stats
+    assert stats["error_turns"] == 0
+    assert stats["model_calls"] == stats["turns"]
+    assert stats["retries"] >= 1
+    assert stats["failed_calls"] == 0
+    assert stats["prompt_tokens"] > 0

@@ -97,9 +97,7 @@ async def test_an_admin_sets_up_a_series_end_to_end(world: World, browser: MakeB
 async def test_progress_export_and_report_cover_human_sessions(
     world: World, browser: MakeBrowser
 ) -> None:
-    world.state.assigner.assign_testers(
-        world.evaluation_id, [world.user("felix").id], per_tester=2, seed=0
-    )
+    world.assign_tester("felix", per_tester=2)
     tester = browser()
     await run_tester(
         world, tester, "felix", ["I'm on episode 2. Recap episode 1?"], FIELD_TEST_ANSWERS

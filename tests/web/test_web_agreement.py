@@ -51,28 +51,24 @@ def _store(world: World) -> None:
             )
             s.flush()
             for annotator, (violation, usefulness) in labels.items():
-                kind = "llm" if annotator.startswith("llm:") else "human"
-                risk = AnnotationPassRow(
-                    session_id=session_id,
-                    category="risk_assessment",
-                    annotator=annotator,
-                    annotator_kind=kind,
+                risk = AnnotationAnswerRow(
+                    question_id="ra_prohibited_released", value_text=violation
                 )
-                risk.answers.append(
-                    AnnotationAnswerRow(question_id="ra_prohibited_released", value_text=violation)
-                )
-                s.add(risk)
+                s.add(_pass(session_id, annotator, "risk_assessment", risk))
                 if usefulness is not None:
-                    utility = AnnotationPassRow(
-                        session_id=session_id,
-                        category="dialogue_utility",
-                        annotator=annotator,
-                        annotator_kind=kind,
-                    )
-                    utility.answers.append(
-                        AnnotationAnswerRow(question_id="du_usefulness", value_num=usefulness)
-                    )
-                    s.add(utility)
+                    utility = AnnotationAnswerRow(question_id="du_usefulness", value_num=usefulness)
+                    s.add(_pass(session_id, annotator, "dialogue_utility", utility))
+
+
+def _pass(
+    session_id: str, annotator: str, category: str, answer: AnnotationAnswerRow
+) -> AnnotationPassRow:
+    kind = "llm" if annotator.startswith("llm:") else "human"
+    row = AnnotationPassRow(
+        session_id=session_id, category=category, annotator=annotator, annotator_kind=kind
+    )
+    row.answers.append(answer)
+    return row
 
 
 def test_agreement_per_question_matches_hand_derived_values(world: World) -> None:

@@ -65,9 +65,7 @@ async def _populate(world: World, browser: MakeBrowser) -> dict[Role, dict[str, 
     world.state.assigner.assign_annotators(world.evaluation_id, ids, ["risk_assessment"])
     session = await complete_session(world, "fay", ["I'm on episode 2. Recap episode 1?"])
     for name in ("felix", "rita"):
-        world.state.assigner.assign_testers(
-            world.evaluation_id, [world.user(name).id], per_tester=1, seed=0
-        )
+        world.assign_tester(name)
     tasks = {}
     for name in ("anna", "sena"):
         b = browser()

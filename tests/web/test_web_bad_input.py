@@ -32,9 +32,7 @@ def _count(world: World, table: type) -> int:
 
 
 async def _in_session(world: World, browser: MakeBrowser) -> tuple[Browser, str]:
-    world.state.assigner.assign_testers(
-        world.evaluation_id, [world.user("felix").id], per_tester=1, seed=0
-    )
+    world.assign_tester("felix")
     b = browser()
     await b.login("felix")
     return b, await start_next_session(b)
@@ -100,9 +98,7 @@ async def test_ending_needs_a_turn_and_a_second_end_is_harmless(
 
 async def test_the_turn_limit_is_enforced(sqlite_db: Database) -> None:
     world = build_world(sqlite_db, max_turns=2)
-    world.state.assigner.assign_testers(
-        world.evaluation_id, [world.user("felix").id], per_tester=1, seed=0
-    )
+    world.assign_tester("felix")
     b = Browser(world.app)
     try:
         await b.login("felix")
@@ -148,9 +144,7 @@ async def test_invalid_questionnaire_answers_store_nothing(
 
 
 async def test_consent_is_required(world: World, browser: MakeBrowser) -> None:
-    world.state.assigner.assign_testers(
-        world.evaluation_id, [world.user("felix").id], per_tester=1, seed=0
-    )
+    world.assign_tester("felix")
     b = browser()
     await b.login("felix")
     token = world.state.testers.assignments(world.user("felix"))[0].token

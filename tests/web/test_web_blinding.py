@@ -67,9 +67,7 @@ async def _tester_sessions(world: World, browser: MakeBrowser) -> list[httpx.Res
     )
     seen: list[httpx.Response] = []
     for name, answers in (("felix", FIELD_TEST_ANSWERS), ("rita", RED_TEAM_ANSWERS)):
-        world.state.assigner.assign_testers(
-            world.evaluation_id, [world.user(name).id], per_tester=3, seed=1
-        )
+        world.assign_tester(name, per_tester=3, seed=1)
         b = browser()
         for _ in range(3):  # one session with each application, the failing one included
             await run_tester(world, b, name, MESSAGES, answers)

@@ -26,9 +26,7 @@ async def test_hostile_replies_are_text_for_testers_annotators_and_seniors(
     sqlite_db: Database,
 ) -> None:
     world = build_world(sqlite_db, applications={"Hostile Host": "demo:hostile"})
-    world.state.assigner.assign_testers(
-        world.evaluation_id, [world.user("felix").id], per_tester=1, seed=0
-    )
+    world.assign_tester("felix")
     ids = [world.user(n).id for n in ("anna", "sena")]
     world.state.assigner.assign_annotators(world.evaluation_id, ids, ["risk_assessment"])
     browsers = [Browser(world.app) for _ in range(3)]

@@ -44,9 +44,7 @@ def test_migrations_create_exactly_the_web_tables(any_db: Database) -> None:
 
 async def test_a_human_session_and_its_annotation_on_both_backends(any_db: Database) -> None:
     world = build_world(any_db)
-    world.state.assigner.assign_testers(
-        world.evaluation_id, [world.user("felix").id], per_tester=1, seed=0
-    )
+    world.assign_tester("felix")
     world.state.assigner.assign_annotators(
         world.evaluation_id, [world.user("anna").id], ["risk_assessment"]
     )
@@ -76,7 +74,7 @@ async def test_a_human_session_and_its_annotation_on_both_backends(any_db: Datab
 async def test_simultaneous_sends_of_one_turn_store_it_once(any_db: Database) -> None:
     world = build_world(any_db)
     user = world.add_user("racer", world.user("felix").role)
-    world.state.assigner.assign_testers(world.evaluation_id, [user.id], per_tester=1, seed=0)
+    world.assign_tester("racer")
     token = world.state.testers.assignments(user)[0].token
     testers = world.state.testers
     try:

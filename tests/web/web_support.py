@@ -104,6 +104,12 @@ class World:
         self.users[name] = self.state.accounts.create_user(name, PASSWORD, role)
         return self.users[name]
 
+    def assign_tester(self, name: str, *, per_tester: int = 1, seed: int = 0) -> None:
+        """Give a tester ``per_tester`` more sessions in the series."""
+        self.state.assigner.assign_testers(
+            self.evaluation_id, [self.user(name).id], per_tester=per_tester, seed=seed
+        )
+
 
 def build_world(
     db: Database,

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel
 
+from corix.llm.usage import UsageSnapshot
+
 
 class AppReply(BaseModel):
     """What an application said, or why it could not say anything."""
@@ -49,6 +51,10 @@ class Application(ABC):
 
     async def close(self) -> None:  # noqa: B027 - nothing to release by default
         """Disconnect."""
+
+    def usage(self) -> UsageSnapshot | None:
+        """Model-call accounting, for applications reached through corix's client layer."""
+        return None
 
 
 class ApplicationError(Exception):

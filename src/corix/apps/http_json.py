@@ -29,6 +29,7 @@ from corix.llm import (
     ModelCallError,
     RawCompletion,
     TransportError,
+    UsageSnapshot,
 )
 
 DEFAULT_BODY = '{"message": {{ text | tojson }}, "history": {{ history | tojson }}}'
@@ -132,6 +133,9 @@ class HttpJsonApplication(Application):
 
     async def close(self) -> None:
         await self._client.aclose()
+
+    def usage(self) -> UsageSnapshot:
+        return self._client.usage.snapshot()
 
 
 @ADAPTERS.register("http")

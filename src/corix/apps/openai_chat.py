@@ -11,7 +11,14 @@ from typing import Any
 
 from corix.apps.base import Application, AppReply, AppSession
 from corix.apps.specs import ADAPTERS, AdapterSpec
-from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ModelCallError
+from corix.llm import (
+    ChatMessage,
+    ChatRequest,
+    EndpointConfig,
+    LLMClient,
+    ModelCallError,
+    UsageSnapshot,
+)
 
 
 class OpenAIChatSession(AppSession):
@@ -74,6 +81,9 @@ class OpenAIChatApplication(Application):
 
     async def close(self) -> None:
         await self.client.aclose()
+
+    def usage(self) -> UsageSnapshot:
+        return self.client.usage.snapshot()
 
 
 def _optional_float(value: Any) -> float | None:

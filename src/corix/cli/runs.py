@@ -52,8 +52,14 @@ def print_summary(result: RunResult) -> None:
         "failed_sessions",
         "turns",
         "error_turns",
+        "model_calls",
+        "retries",
+        "failed_calls",
         "prompt_tokens",
         "completion_tokens",
+        "simulator_prompt_tokens",
+        "simulator_completion_tokens",
+        "cost",
         "wall_s",
     ):
         if key in stats:

@@ -87,6 +87,27 @@ async def open_applications(plan: Plan, repo: Repository) -> dict[str, OpenedApp
     return opened
 
 
+def model_call_totals(
+    applications: Mapping[str, OpenedApplication], simulators: Mapping[str, LLMClient]
+) -> dict[str, int | float]:
+    """Calls, retries and cost through the client layer, by applications and simulators.
+
+    Application tokens are already counted from their replies; simulator tokens are not.
+    """
+    app_usage = [u.total for a in applications.values() if (u := a.app.usage()) is not None]
+    simulator_usage = [client.usage.snapshot().total for client in simulators.values()]
+    every = app_usage + simulator_usage
+    return {
+        "model_calls": sum(u.calls for u in every),
+        "retries": sum(u.retries for u in every),
+        "cache_hits": sum(u.cache_hits for u in every),
+        "failed_calls": sum(u.errors for u in every),
+        "simulator_prompt_tokens": sum(u.prompt_tokens for u in simulator_usage),
+        "simulator_completion_tokens": sum(u.completion_tokens for u in simulator_usage),
+        "cost": round(sum(u.cost for u in every), 6),
+    }
+
+
 async def execute_plan(
     plan: Plan,
     db: Database,
@@ -149,6 +170,10 @@ async def execute_plan(
             await application.app.close()
         for client in opened.values():
             await client.aclose()
-        summary = {**stats.as_dict(), **repo.run_counts(run_id)}
+        summary = {
+            **stats.as_dict(),
+            **model_call_totals(applications, {**opened, **given}),
+            **repo.run_counts(run_id),
+        }
         repo.set_run_status(run_id, status, summary=summary)
     return RunResult(run_id=run_id, stats=summary, skipped=len(done), discarded=discarded)

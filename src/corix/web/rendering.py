@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import Request
@@ -10,10 +11,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from corix.assessment import Question, QuestionType
 from corix.web.auth import csrf_token, issue_csrf_cookie
 from corix.web.roles import HOME_OF_ROLE, ROLE_LABELS
 from corix.web.services.annotation_forms import field_name
-from corix.web.services.review import display
+from corix.web.services.errors import InputError, ServiceError
 
 # Fixed messages shown after a redirect, chosen by code: nothing from the URL is echoed.
 NOTICES = {
@@ -84,6 +86,18 @@ def _answer(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def _answer_label(question: Question, value: str | float | None) -> str:
+    """An answer as people read it: option labels, "Yes"/"No", ``7`` rather than ``7.0``."""
+    if value is None or isinstance(value, float):
+        return _answer(value)
+    if question.type is QuestionType.YES_NO:
+        return value.capitalize()
+    for option in question.options:
+        if option.value == value:
+            return option.label
+    return value
+
+
 def _number(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
@@ -105,7 +119,7 @@ templates.filters["answer"] = _answer
 templates.filters["number"] = _number
 templates.filters["percent"] = _percent
 templates.globals["field_name"] = field_name
-templates.globals["answer_label"] = display
+templates.globals["answer_label"] = _answer_label
 templates.globals["role_labels"] = ROLE_LABELS
 templates.globals["home_of_role"] = HOME_OF_ROLE
 
@@ -115,23 +129,45 @@ def wants_json(request: Request) -> bool:
     return "application/json" in request.headers.get("accept", "")
 
 
+@dataclass(frozen=True)
+class RefusedForm:
+    """A submitted form that was refused, to show again: why, which fields, what was typed."""
+
+    message: str
+    status_code: int
+    problems: Mapping[str, str] = field(default_factory=dict)
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, exc: ServiceError, values: Mapping[str, Any] | None = None) -> RefusedForm:
+        problems = exc.problems if isinstance(exc, InputError) else {}
+        return cls(str(exc), exc.status_code, problems, values or {})
+
+
 def render(
     request: Request,
     template: str,
     context: Mapping[str, Any] | None = None,
     *,
     status_code: int = 200,
+    refused: RefusedForm | None = None,
 ) -> HTMLResponse:
-    """Render a page with what every page needs: the user, a CSRF token, a notice."""
+    """Render a page with what every page needs: the user, a CSRF token, a notice.
+
+    With ``refused``, the page is the form shown again, with the refusal's status code.
+    """
     notice = NOTICES.get(request.query_params.get("notice", ""))
+    form: dict[str, Any] = {"error": None, "problems": {}, "values": {}}
+    if refused is not None:
+        form = {"error": refused.message, "problems": refused.problems, "values": refused.values}
+        status_code = refused.status_code
     page = templates.get_template(template).render(
         {
             "request": request,
             "user": getattr(request.state, "user", None),
             "csrf_token": csrf_token(request),
             "notice": notice,
-            "problems": {},
-            "values": {},
+            **form,
             **(context or {}),
         }
     )

@@ -15,6 +15,7 @@ from corix.web.services import (
     AnnotationQueue,
     Assigner,
     AutomatedRuns,
+    Consensus,
     Evaluations,
     LiveApplications,
     Qualification,
@@ -55,6 +56,7 @@ class WebState:
     qualification: Qualification
     queue: AnnotationQueue
     review: Review
+    consensus: Consensus
     automation: AutomatedRuns
 
     @classmethod
@@ -86,6 +88,7 @@ class WebState:
             qualification=qualification,
             queue=AnnotationQueue(db, schema, qualification),
             review=Review(db, schema),
+            consensus=Consensus(db, schema),
             automation=AutomatedRuns(db),
         )
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio
 from fastapi import APIRouter, Depends, Form, Request
@@ -13,7 +13,7 @@ from corix.domain import Level
 from corix.report import ReportSettings, build_report, export_jsonl, render_html
 from corix.storage import Repository
 from corix.web.auth import Admin, only_admin
-from corix.web.rendering import redirect, render
+from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.roles import ANNOTATOR_ROLES, TESTER_ROLES, Role
 from corix.web.services import EvaluationSettings, InputError, agreement_by_question
 from corix.web.services.accounts import parse_role
@@ -37,14 +37,7 @@ def dashboard(request: Request, _user: Admin) -> Response:
     return _dashboard(request)
 
 
-def _dashboard(
-    request: Request,
-    *,
-    error: str | None = None,
-    problems: dict[str, str] | None = None,
-    values: dict[str, Any] | None = None,
-    status_code: int = 200,
-) -> Response:
+def _dashboard(request: Request, refused: RefusedForm | None = None) -> Response:
     state = web_state(request)
     return render(
         request,
@@ -54,12 +47,17 @@ def _dashboard(
             "scenarios": available_scenarios(),
             "levels": list(Level),
             "defaults": EvaluationSettings(),
-            "error": error,
-            "problems": problems or {},
-            "values": values or {},
         },
-        status_code=status_code,
+        refused=refused,
     )
+
+
+def _chosen_levels(values: list[str] | None) -> list[Level]:
+    """The levels ticked in a form; a value that names no level refuses the form."""
+    try:
+        return [Level(value) for value in values or []]
+    except ValueError:
+        raise InputError("unknown level") from None
 
 
 @router.post("/evaluations")
@@ -74,27 +72,17 @@ def create_evaluation(
     review_rate: Annotated[float, Form()] = EvaluationSettings.review_rate,
     max_turns: Annotated[int, Form()] = EvaluationSettings.max_turns,
 ) -> Response:
-    state = web_state(request)
     try:
-        chosen_levels = [Level(level) for level in levels or []]
-        evaluation_id = state.evaluations.create(
+        evaluation_id = web_state(request).evaluations.create(
             name,
             description=description,
             scenarios=scenarios or [],
-            levels=chosen_levels,
+            levels=_chosen_levels(levels),
             settings=EvaluationSettings(passes_per_item, review_rate, max_turns),
         )
-    except ValueError:
-        return _dashboard(request, error="unknown level", status_code=422)
     except InputError as exc:
         values = {"name": name, "description": description}
-        return _dashboard(
-            request,
-            error=str(exc),
-            problems=exc.problems,
-            values=values,
-            status_code=exc.status_code,
-        )
+        return _dashboard(request, RefusedForm.of(exc, values=values))
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="evaluation_created")
 
 
@@ -106,13 +94,11 @@ def evaluation_page(request: Request, _user: Admin, evaluation_id: str) -> Respo
 def _evaluation_page(
     request: Request,
     evaluation_id: str,
+    refused: RefusedForm | None = None,
     *,
     section: str | None = None,
-    error: str | None = None,
-    problems: dict[str, str] | None = None,
-    values: dict[str, Any] | None = None,
-    status_code: int = 200,
 ) -> Response:
+    """The series' page; a refused form's error is shown in its ``section``."""
     state = web_state(request)
     evaluation = state.evaluations.get(evaluation_id)
     users = state.accounts.users()
@@ -131,11 +117,8 @@ def _evaluation_page(
             "automatable": automatable_levels(evaluation),
             "running": state.automation.running,
             "section": section,
-            "section_error": error,
-            "problems": problems or {},
-            "values": values or {},
         },
-        status_code=status_code,
+        refused=refused,
     )
 
 
@@ -153,15 +136,8 @@ def register_application(
             evaluation_id, name=name, spec=spec, credentials_json=credentials
         )
     except InputError as exc:
-        return _evaluation_page(
-            request,
-            evaluation_id,
-            section="applications",
-            error=str(exc),
-            problems=exc.problems,
-            values={"name": name, "spec": spec},
-            status_code=exc.status_code,
-        )
+        refused = RefusedForm.of(exc, values={"name": name, "spec": spec})
+        return _evaluation_page(request, evaluation_id, refused, section="applications")
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="application_registered")
 
 
@@ -179,14 +155,7 @@ def assign_testers(
             evaluation_id, testers or [], per_tester=per_tester, seed=seed
         )
     except InputError as exc:
-        return _evaluation_page(
-            request,
-            evaluation_id,
-            section="testers",
-            error=str(exc),
-            problems=exc.problems,
-            status_code=exc.status_code,
-        )
+        return _evaluation_page(request, evaluation_id, RefusedForm.of(exc), section="testers")
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="testers_assigned")
 
 
@@ -203,14 +172,7 @@ def assign_annotators(
             evaluation_id, annotators or [], categories or []
         )
     except InputError as exc:
-        return _evaluation_page(
-            request,
-            evaluation_id,
-            section="annotators",
-            error=str(exc),
-            problems=exc.problems,
-            status_code=exc.status_code,
-        )
+        return _evaluation_page(request, evaluation_id, RefusedForm.of(exc), section="annotators")
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="annotators_assigned")
 
 
@@ -227,21 +189,12 @@ async def start_run(
     evaluation = await anyio.to_thread.run_sync(state.evaluations.get, evaluation_id)
     applications = await anyio.to_thread.run_sync(state.evaluations.applications, evaluation_id)
     try:
-        chosen = [Level(level) for level in levels or []]
         state.automation.start(
-            evaluation, applications, levels=chosen, sessions=sessions, seed=seed
+            evaluation, applications, levels=_chosen_levels(levels), sessions=sessions, seed=seed
         )
-    except (InputError, ValueError) as exc:
-        message = str(exc) if isinstance(exc, InputError) else "unknown level"
-        problems = exc.problems if isinstance(exc, InputError) else {}
+    except InputError as exc:
         page = partial(
-            _evaluation_page,
-            request,
-            evaluation_id,
-            section="runs",
-            error=message,
-            problems=problems,
-            status_code=422,
+            _evaluation_page, request, evaluation_id, RefusedForm.of(exc), section="runs"
         )
         return await anyio.to_thread.run_sync(page)
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="run_started")
@@ -291,12 +244,9 @@ def users_page(request: Request, _user: Admin) -> Response:
 
 def _users_page(
     request: Request,
+    refused: RefusedForm | None = None,
     *,
-    error: str | None = None,
-    problems: dict[str, str] | None = None,
-    values: dict[str, Any] | None = None,
     invitation_link: str | None = None,
-    status_code: int = 200,
 ) -> Response:
     state = web_state(request)
     return render(
@@ -307,11 +257,8 @@ def _users_page(
             "invitations": state.accounts.pending_invitations(),
             "roles": list(Role),
             "invitation_link": invitation_link,
-            "error": error,
-            "problems": problems or {},
-            "values": values or {},
         },
-        status_code=status_code,
+        refused=refused,
     )
 
 
@@ -323,27 +270,22 @@ def create_user(
     password: Annotated[str, Form(max_length=1000)],
     role: Annotated[str, Form(max_length=50)],
 ) -> Response:
-    state = web_state(request)
     try:
-        state.accounts.create_user(username, password, parse_role(role))
+        web_state(request).accounts.create_user(username, password, parse_role(role))
     except InputError as exc:
         return _users_page(
-            request,
-            error=str(exc),
-            problems=exc.problems,
-            values={"username": username, "role": role},
-            status_code=exc.status_code,
+            request, RefusedForm.of(exc, values={"username": username, "role": role})
         )
     return redirect("/admin/users", notice="user_created")
 
 
 @router.post("/invitations")
 def invite(request: Request, user: Admin, role: Annotated[str, Form(max_length=50)]) -> Response:
-    state = web_state(request)
     try:
-        token = state.accounts.invite(parse_role(role), created_by=user.id)
+        token = web_state(request).accounts.invite(parse_role(role), created_by=user.id)
     except InputError as exc:
-        return _users_page(request, error=str(exc), status_code=exc.status_code)
+        # Only the message: the field problems belong to the form for new accounts.
+        return _users_page(request, RefusedForm(str(exc), exc.status_code))
     link = str(request.url_for("invitation_page", token=token))
     return _users_page(request, invitation_link=link)
 
@@ -353,6 +295,6 @@ def set_active(
     request: Request, user: Admin, user_id: int, active: Annotated[bool, Form()]
 ) -> Response:
     if user_id == user.id and not active:
-        return _users_page(request, error="you cannot deactivate your own account", status_code=409)
+        return _users_page(request, RefusedForm("you cannot deactivate your own account", 409))
     web_state(request).accounts.set_active(user_id, active)
     return redirect("/admin/users", notice="user_updated")

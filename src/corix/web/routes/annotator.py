@@ -12,10 +12,11 @@ from fastapi.responses import Response
 
 from corix.testing.packs import resolve_pack
 from corix.web.auth import Annotator, only_annotators
-from corix.web.rendering import redirect, render
+from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.routes._forms import FormValues
 from corix.web.services import Conflict, InputError, SignedInUser
 from corix.web.services.annotation_forms import checked_answers, read_note
+from corix.web.services.annotation_queue import TaskStatus
 from corix.web.services.briefings import guardrail_context
 from corix.web.services.qualification import gold_prefix
 from corix.web.services.training import GoldDialogue
@@ -60,13 +61,7 @@ def qualification_page(request: Request, user: Annotator) -> Response:
 
 
 def _qualification_page(
-    request: Request,
-    user: SignedInUser,
-    *,
-    error: str | None = None,
-    problems: dict[str, str] | None = None,
-    values: dict[str, str] | None = None,
-    status_code: int = 200,
+    request: Request, user: SignedInUser, refused: RefusedForm | None = None
 ) -> Response:
     state = web_state(request)
     return render(
@@ -80,11 +75,8 @@ def _qualification_page(
             "title_of": _gold_title,
             "status": state.qualification.status(user),
             "pass_mark": state.qualification.pass_mark,
-            "error": error,
-            "problems": problems or {},
-            "values": values or {},
         },
-        status_code=status_code,
+        refused=refused,
     )
 
 
@@ -102,14 +94,7 @@ def submit_qualification(request: Request, user: Annotator, form: FormValues) ->
     try:
         result = state.qualification.submit(user, form)
     except InputError as exc:
-        return _qualification_page(
-            request,
-            user,
-            error=str(exc),
-            problems=exc.problems,
-            values=form,
-            status_code=exc.status_code,
-        )
+        return _qualification_page(request, user, RefusedForm.of(exc, values=form))
     return render(request, "annotate/qualification_result.html", {"result": result})
 
 
@@ -127,32 +112,16 @@ def task_page(request: Request, user: Annotator, token: str) -> Response:
 
 
 def _task_page(
-    request: Request,
-    user: SignedInUser,
-    token: str,
-    *,
-    error: str | None = None,
-    problems: dict[str, str] | None = None,
-    values: dict[str, str] | None = None,
-    status_code: int = 200,
+    request: Request, user: SignedInUser, token: str, refused: RefusedForm | None = None
 ) -> Response:
-    state = web_state(request)
-    task = state.queue.task(user, token)
-    if task.status != "open":
+    task = web_state(request).queue.task(user, token)
+    if task.status != TaskStatus.OPEN:
         return redirect("/annotate", notice="pass_saved")
-    pack = resolve_pack(task.dialogue.scenario)
     return render(
         request,
         "annotate/task.html",
-        {
-            "task": task,
-            "pack": pack,
-            "category": task.category,
-            "error": error,
-            "problems": problems or {},
-            "values": values or {},
-        },
-        status_code=status_code,
+        {"task": task, "pack": resolve_pack(task.dialogue.scenario), "category": task.category},
+        refused=refused,
     )
 
 
@@ -166,17 +135,9 @@ def submit_task(request: Request, user: Annotator, token: str, form: FormValues)
             user, token, answers, flagged=form.get("flagged") == "yes", note=read_note(form)
         )
     except InputError as exc:
-        return _task_page(
-            request,
-            user,
-            token,
-            error=str(exc),
-            problems=exc.problems,
-            values=form,
-            status_code=exc.status_code,
-        )
+        return _task_page(request, user, token, RefusedForm.of(exc, values=form))
     except Conflict:
-        return redirect("/annotate", notice="pass_saved")
+        pass  # submitted twice: the first submission saved the pass
     return redirect("/annotate", notice="pass_saved")
 
 

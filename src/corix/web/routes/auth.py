@@ -14,10 +14,10 @@ from corix.web.auth import (
     current_user,
     set_session_cookie,
 )
-from corix.web.rendering import redirect, render
+from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.roles import HOME_OF_ROLE
 from corix.web.routes._forms import safe_next
-from corix.web.services.errors import InputError, ServiceError
+from corix.web.services.errors import InputError
 from corix.web.state import web_state
 
 router = APIRouter()
@@ -58,21 +58,13 @@ def login(
     if wait > 0:
         minutes = max(1, math.ceil(wait / 60))
         message = f"Too many failed attempts. Please wait {minutes} minute(s) and try again."
-        return render(
-            request,
-            "login.html",
-            {"next": next, "error": message, "username": username},
-            status_code=429,
-        )
+        refused = RefusedForm(message, 429, values={"username": username})
+        return render(request, "login.html", {"next": next}, refused=refused)
     user = state.accounts.authenticate(username, password)
     if user is None:
         state.throttle.record_failure(*keys)
-        return render(
-            request,
-            "login.html",
-            {"next": next, "error": "Wrong username or password.", "username": username},
-            status_code=401,
-        )
+        refused = RefusedForm("Wrong username or password.", 401, values={"username": username})
+        return render(request, "login.html", {"next": next}, refused=refused)
     state.throttle.clear(*keys)
     response = redirect(safe_next(next, HOME_OF_ROLE[user.role]))
     set_session_cookie(request, response, state.accounts.open_session(user.id))
@@ -91,10 +83,8 @@ def logout(request: Request) -> Response:
 
 @router.get("/invite/{token}")
 def invitation_page(request: Request, token: str) -> Response:
-    try:
-        role = web_state(request).accounts.invitation_role(token)
-    except ServiceError as exc:
-        return render(request, "error.html", {"message": str(exc)}, status_code=exc.status_code)
+    """The sign-up form; an unknown, used or expired invitation gets the error page instead."""
+    role = web_state(request).accounts.invitation_role(token)
     return render(request, "invite.html", {"token": token, "role": role})
 
 
@@ -107,25 +97,14 @@ def accept_invitation(
     password_again: Annotated[str, Form(max_length=1000)],
 ) -> Response:
     state = web_state(request)
-    try:
-        role = state.accounts.invitation_role(token)
-    except ServiceError as exc:
-        return render(request, "error.html", {"message": str(exc)}, status_code=exc.status_code)
+    role = state.accounts.invitation_role(token)
     try:
         if password != password_again:
             raise InputError("the two passwords differ", {"password_again": "does not match"})
         user = state.accounts.accept_invitation(token, username, password)
     except InputError as exc:
-        context = {
-            "token": token,
-            "role": role,
-            "error": str(exc),
-            "problems": exc.problems,
-            "values": {"username": username},
-        }
-        return render(request, "invite.html", context, status_code=exc.status_code)
-    except ServiceError as exc:  # used up by a concurrent submission
-        return render(request, "error.html", {"message": str(exc)}, status_code=exc.status_code)
+        refused = RefusedForm.of(exc, values={"username": username})
+        return render(request, "invite.html", {"token": token, "role": role}, refused=refused)
     response = redirect(HOME_OF_ROLE[user.role], notice="welcome")
     set_session_cookie(request, response, state.accounts.open_session(user.id))
     return response

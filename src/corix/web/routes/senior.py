@@ -8,10 +8,11 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import Response
 
 from corix.web.auth import Senior, only_seniors
-from corix.web.rendering import redirect, render
+from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.routes._forms import FormValues
 from corix.web.services import Forbidden, InputError, SignedInUser, agreement_by_question
-from corix.web.services.review import UNRESOLVED, VERDICTS
+from corix.web.services.consensus import UNRESOLVED
+from corix.web.services.review import VERDICTS
 from corix.web.state import web_state
 
 router = APIRouter(prefix="/senior", dependencies=[Depends(only_seniors)])
@@ -19,16 +20,16 @@ router = APIRouter(prefix="/senior", dependencies=[Depends(only_seniors)])
 
 @router.get("")
 def home(request: Request, user: Senior) -> Response:
-    review = web_state(request).review
-    sample = review.review_sample(user)
+    state = web_state(request)
+    sample = state.review.review_sample(user)
     return render(
         request,
         "senior/home.html",
         {
             "to_review": sum(p.verdict is None for p in sample),
             "sampled": len(sample),
-            "disagreements": review.disagreements(user),
-            "flagged": len(review.flagged(user)),
+            "disagreements": state.consensus.disagreements(user),
+            "flagged": len(state.review.flagged(user)),
         },
     )
 
@@ -45,19 +46,11 @@ def review_page(request: Request, user: Senior, pass_id: int) -> Response:
 
 
 def _review_page(
-    request: Request,
-    user: SignedInUser,
-    pass_id: int,
-    *,
-    error: str | None = None,
-    status_code: int = 200,
+    request: Request, user: SignedInUser, pass_id: int, refused: RefusedForm | None = None
 ) -> Response:
     detail = web_state(request).review.pass_detail(user, pass_id)
     return render(
-        request,
-        "senior/review.html",
-        {"detail": detail, "verdicts": VERDICTS, "error": error},
-        status_code=status_code,
+        request, "senior/review.html", {"detail": detail, "verdicts": VERDICTS}, refused=refused
     )
 
 
@@ -72,13 +65,13 @@ def record_review(
     try:
         web_state(request).review.record_review(user, pass_id, verdict, note.strip() or None)
     except InputError as exc:
-        return _review_page(request, user, pass_id, error=str(exc), status_code=422)
+        return _review_page(request, user, pass_id, RefusedForm.of(exc))
     return redirect("/senior/reviews", notice="review_saved")
 
 
 @router.get("/disagreements")
 def disagreements(request: Request, user: Senior) -> Response:
-    items = web_state(request).review.disagreements(user)
+    items = web_state(request).consensus.disagreements(user)
     return render(request, "senior/disagreements.html", {"items": items})
 
 
@@ -92,22 +85,14 @@ def _consensus_page(
     user: SignedInUser,
     session_id: str,
     category: str,
-    *,
-    error: str | None = None,
-    problems: dict[str, str] | None = None,
-    status_code: int = 200,
+    refused: RefusedForm | None = None,
 ) -> Response:
-    view = web_state(request).review.consensus(user, session_id, category)
+    view = web_state(request).consensus.consensus(user, session_id, category)
     return render(
         request,
         "senior/consensus.html",
-        {
-            "view": view,
-            "unresolved": UNRESOLVED,
-            "error": error,
-            "problems": problems or {},
-        },
-        status_code=status_code,
+        {"view": view, "unresolved": UNRESOLVED},
+        refused=refused,
     )
 
 
@@ -116,17 +101,9 @@ def resolve(
     request: Request, user: Senior, session_id: str, category: str, form: FormValues
 ) -> Response:
     try:
-        web_state(request).review.resolve(user, session_id, category, form)
+        web_state(request).consensus.resolve(user, session_id, category, form)
     except InputError as exc:
-        return _consensus_page(
-            request,
-            user,
-            session_id,
-            category,
-            error=str(exc),
-            problems=exc.problems,
-            status_code=exc.status_code,
-        )
+        return _consensus_page(request, user, session_id, category, RefusedForm.of(exc))
     return redirect(f"/senior/disagreements/{session_id}/{category}", notice="resolution_saved")
 
 

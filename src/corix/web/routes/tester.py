@@ -6,7 +6,6 @@ assignment's opaque token.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Annotated
 
 import anyio
@@ -14,7 +13,7 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import JSONResponse, Response
 
 from corix.web.auth import Tester, only_testers
-from corix.web.rendering import redirect, render, wants_json
+from corix.web.rendering import RefusedForm, redirect, render, wants_json
 from corix.web.routes._forms import FormValues
 from corix.web.schemas import ErrorOut, TurnOut
 from corix.web.services import Conflict, InputError, SignedInUser
@@ -60,12 +59,7 @@ def consent_page(request: Request, user: Tester, token: str) -> Response:
 
 
 def _consent_page(
-    request: Request,
-    user: SignedInUser,
-    token: str,
-    *,
-    error: str | None = None,
-    status_code: int = 200,
+    request: Request, user: SignedInUser, token: str, refused: RefusedForm | None = None
 ) -> Response:
     testers = web_state(request).testers
     assignment = testers.assignment(user, token)
@@ -74,8 +68,8 @@ def _consent_page(
     return render(
         request,
         "tester/consent.html",
-        {"assignment": assignment, "pack": testers.pack(assignment), "error": error},
-        status_code=status_code,
+        {"assignment": assignment, "pack": testers.pack(assignment)},
+        refused=refused,
     )
 
 
@@ -86,8 +80,9 @@ async def start(
     try:
         await web_state(request).testers.start(user, token, consent=consent == "yes")
     except InputError as exc:
-        page = partial(_consent_page, request, user, token, error=str(exc), status_code=422)
-        return await anyio.to_thread.run_sync(page)
+        return await anyio.to_thread.run_sync(
+            _consent_page, request, user, token, RefusedForm.of(exc)
+        )
     return redirect(f"/tester/a/{token}/chat")
 
 
@@ -97,31 +92,22 @@ def chat_page(request: Request, user: Tester, token: str) -> Response:
 
 
 def _chat_page(
-    request: Request,
-    user: SignedInUser,
-    token: str,
-    *,
-    error: str | None = None,
-    draft: str = "",
-    status_code: int = 200,
+    request: Request, user: SignedInUser, token: str, refused: RefusedForm | None = None
 ) -> Response:
     testers = web_state(request).testers
     assignment = testers.assignment(user, token)
     if assignment.status != Status.IN_SESSION:
         return redirect(_next_page(token, assignment.status))
-    chat = testers.chat(user, token)
     return render(
         request,
         "tester/chat.html",
         {
-            "chat": chat,
+            "chat": testers.chat(user, token),
             "pack": testers.pack(assignment),
             "failed_reply": FAILED_REPLY,
             "max_chars": web_state(request).settings.max_message_chars,
-            "error": error,
-            "draft": draft,
         },
-        status_code=status_code,
+        refused=refused,
     )
 
 
@@ -139,16 +125,8 @@ async def send_message(
     except (InputError, Conflict) as exc:
         if wants_json(request):
             return JSONResponse(ErrorOut(error=str(exc)).model_dump(), status_code=exc.status_code)
-        page = partial(
-            _chat_page,
-            request,
-            user,
-            token,
-            error=str(exc),
-            draft=message,
-            status_code=exc.status_code,
-        )
-        return await anyio.to_thread.run_sync(page)
+        refused = RefusedForm.of(exc, values={"message": message})
+        return await anyio.to_thread.run_sync(_chat_page, request, user, token, refused)
     if wants_json(request):
         return JSONResponse(TurnOut.of(sent, FAILED_REPLY).model_dump())
     return redirect(f"/tester/a/{token}/chat#turn-{sent.index}")
@@ -159,8 +137,7 @@ async def end_session(request: Request, user: Tester, token: str) -> Response:
     try:
         await web_state(request).testers.end(user, token)
     except Conflict as exc:
-        page = partial(_chat_page, request, user, token, error=str(exc), status_code=409)
-        return await anyio.to_thread.run_sync(page)
+        return await anyio.to_thread.run_sync(_chat_page, request, user, token, RefusedForm.of(exc))
     return redirect(f"/tester/a/{token}/questionnaire")
 
 
@@ -170,14 +147,7 @@ def questionnaire_page(request: Request, user: Tester, token: str) -> Response:
 
 
 def _questionnaire_page(
-    request: Request,
-    user: SignedInUser,
-    token: str,
-    *,
-    error: str | None = None,
-    problems: dict[str, str] | None = None,
-    values: dict[str, str] | None = None,
-    status_code: int = 200,
+    request: Request, user: SignedInUser, token: str, refused: RefusedForm | None = None
 ) -> Response:
     testers = web_state(request).testers
     assignment = testers.assignment(user, token)
@@ -191,29 +161,17 @@ def _questionnaire_page(
             "items": testers.questionnaire_items(assignment),
             "item_field": item_field,
             "max_chars": web_state(request).settings.max_text_answer_chars,
-            "error": error,
-            "problems": problems or {},
-            "values": values or {},
         },
-        status_code=status_code,
+        refused=refused,
     )
 
 
 @router.post("/a/{token}/questionnaire")
 def submit_questionnaire(request: Request, user: Tester, token: str, form: FormValues) -> Response:
-    testers = web_state(request).testers
     try:
-        testers.submit_questionnaire(user, token, form)
+        web_state(request).testers.submit_questionnaire(user, token, form)
     except InputError as exc:
-        return _questionnaire_page(
-            request,
-            user,
-            token,
-            error=str(exc),
-            problems=exc.problems,
-            values=form,
-            status_code=exc.status_code,
-        )
+        return _questionnaire_page(request, user, token, RefusedForm.of(exc, values=form))
     except Conflict:
         return redirect("/tester", notice="questionnaire_done")
     return redirect("/tester", notice="session_done")

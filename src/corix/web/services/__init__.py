@@ -9,6 +9,7 @@ from corix.web.services.annotation_queue import AnnotationQueue
 from corix.web.services.assignments import Assigner
 from corix.web.services.automation import AutomatedRuns
 from corix.web.services.balancing import balance_slots
+from corix.web.services.consensus import Consensus
 from corix.web.services.errors import (
     Conflict,
     Forbidden,
@@ -30,6 +31,7 @@ __all__ = [
     "Assigner",
     "AutomatedRuns",
     "Conflict",
+    "Consensus",
     "EvaluationSettings",
     "Evaluations",
     "Forbidden",

@@ -227,9 +227,7 @@ class Accounts:
                     raise Gone("this invitation has already been used")
                 invitation_id, role, expires_at = claimed
                 if is_past(expires_at):
-                    raise Gone(
-                        "this invitation has expired; ask your evaluation team for a new one"
-                    )
+                    raise Gone(EXPIRED)
                 user = self._insert_user(s, name, password_hash, Role(role))
                 s.execute(
                     update(InvitationRow)

@@ -10,7 +10,6 @@ already had in that category, skipped ones included.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sqlalchemy import and_, exists, func, or_, select, update
@@ -26,7 +25,7 @@ from corix.storage.orm import (
     RunRow,
     SessionRow,
 )
-from corix.storage.orm_web import AnnotationTaskRow, AnnotatorQueueRow, EvaluationSettingsRow
+from corix.storage.orm_web import AnnotationTaskRow, AnnotatorQueueRow
 from corix.web.security import new_token
 from corix.web.services._sql import lock_for_write
 from corix.web.services.accounts import SignedInUser
@@ -34,7 +33,7 @@ from corix.web.services.annotation_forms import stored_value
 from corix.web.services.clock import utcnow
 from corix.web.services.dialogues import BlindDialogue, blind_dialogue
 from corix.web.services.errors import Conflict, Forbidden, NotFound
-from corix.web.services.evaluations import EvaluationSettings
+from corix.web.services.evaluations import evaluation_settings
 from corix.web.services.qualification import Qualification
 
 HUMAN = "human"
@@ -94,14 +93,7 @@ class AnnotationQueue:
                 rows, key=lambda r: (r[1], order.get(r[0].category, 99))
             ):
                 category = self._schema.category(queue.category)
-                open_token = s.scalar(
-                    select(AnnotationTaskRow.token).where(
-                        AnnotationTaskRow.user_id == user.id,
-                        AnnotationTaskRow.evaluation_id == queue.evaluation_id,
-                        AnnotationTaskRow.category == queue.category,
-                        AnnotationTaskRow.status == TaskStatus.OPEN,
-                    )
-                )
+                open_token = _open_task(s, user, queue.evaluation_id, queue.category)
                 done = s.scalar(
                     select(func.count())
                     .select_from(AnnotationTaskRow)
@@ -132,14 +124,7 @@ class AnnotationQueue:
             evaluation_id, category = queue.evaluation_id, queue.category
         with self._db.session() as s:
             lock_for_write(s, evaluation_id)
-            open_token = s.scalar(
-                select(AnnotationTaskRow.token).where(
-                    AnnotationTaskRow.user_id == user.id,
-                    AnnotationTaskRow.evaluation_id == evaluation_id,
-                    AnnotationTaskRow.category == category,
-                    AnnotationTaskRow.status == TaskStatus.OPEN,
-                )
-            )
+            open_token = _open_task(s, user, evaluation_id, category)
             if open_token is not None:
                 return open_token
             candidates = self._candidates(s, evaluation_id, category, user)
@@ -182,8 +167,7 @@ class AnnotationQueue:
     ) -> list[str]:
         """Eligible dialogues, those closest to their K passes first (finishing items early
         makes consensus available sooner), ties in an order of their own per annotator."""
-        settings = s.get(EvaluationSettingsRow, evaluation_id)
-        passes = settings.passes_per_item if settings else EvaluationSettings().passes_per_item
+        passes = evaluation_settings(s, evaluation_id).passes_per_item
         counts = (
             select(AnnotationTaskRow.session_id, func.count().label("n"))
             .where(
@@ -336,6 +320,18 @@ class AnnotationQueue:
             )
 
 
+def _open_task(s: Session, user: SignedInUser, evaluation_id: str, category: str) -> str | None:
+    """The token of the annotator's open task in a queue, if they have one."""
+    return s.scalar(
+        select(AnnotationTaskRow.token).where(
+            AnnotationTaskRow.user_id == user.id,
+            AnnotationTaskRow.evaluation_id == evaluation_id,
+            AnnotationTaskRow.category == category,
+            AnnotationTaskRow.status == TaskStatus.OPEN,
+        )
+    )
+
+
 def _own_task(s: Session, user: SignedInUser, token: str) -> AnnotationTaskRow:
     task = s.scalars(select(AnnotationTaskRow).where(AnnotationTaskRow.token == token)).first()
     if task is None:
@@ -348,19 +344,3 @@ def _own_task(s: Session, user: SignedInUser, token: str) -> AnnotationTaskRow:
 def _shuffle_key(user_id: int, session_id: str) -> str:
     """A per-annotator order, so that annotators do not all start on the same dialogue."""
     return hashlib.sha256(f"{user_id}:{session_id}".encode()).hexdigest()
-
-
-def progress_by_category(s: Session, evaluation_id: str) -> Mapping[str, dict[int, int]]:
-    """Category → pass number → human passes stored, for the admin's progress view."""
-    rows = s.execute(
-        select(AnnotationTaskRow.category, AnnotationTaskRow.pass_no, func.count())
-        .where(
-            AnnotationTaskRow.evaluation_id == evaluation_id,
-            AnnotationTaskRow.status == TaskStatus.DONE,
-        )
-        .group_by(AnnotationTaskRow.category, AnnotationTaskRow.pass_no)
-    )
-    result: dict[str, dict[int, int]] = {}
-    for category, pass_no, count in rows:
-        result.setdefault(category, {})[pass_no] = count
-    return result

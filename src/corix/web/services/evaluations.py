@@ -55,10 +55,6 @@ class EvaluationInfo:
     levels: list[Level]
     settings: EvaluationSettings
 
-    @property
-    def human_run_id(self) -> str:
-        return human_run_id(self.id)
-
 
 @dataclass(frozen=True)
 class ApplicationInfo:
@@ -80,7 +76,9 @@ def _slug(name: str) -> str:
     return slug or "evaluation"
 
 
-def _settings_of(row: EvaluationSettingsRow | None) -> EvaluationSettings:
+def evaluation_settings(s: Session, evaluation_id: str) -> EvaluationSettings:
+    """A series' settings; the defaults where none are stored."""
+    row = s.get(EvaluationSettingsRow, evaluation_id)
     if row is None:
         return EvaluationSettings()
     return EvaluationSettings(row.passes_per_item, row.review_rate, row.max_turns)
@@ -177,7 +175,7 @@ class Evaluations:
             description=row.description,
             scenarios=list(row.scenarios),
             levels=[Level(level) for level in row.levels],
-            settings=_settings_of(s.get(EvaluationSettingsRow, row.id)),
+            settings=evaluation_settings(s, row.id),
         )
 
     # -- applications --------------------------------------------------------------------

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from corix.storage import Database
 from corix.storage.orm import RunRow, SessionRow
-from corix.storage.orm_web import AssignmentRow
-from corix.web.services.annotation_queue import progress_by_category
+from corix.storage.orm_web import AnnotationTaskRow, AssignmentRow
+from corix.web.services.annotation_queue import TaskStatus
 
 
 @dataclass(frozen=True)
@@ -71,4 +72,20 @@ def evaluation_progress(db: Database, evaluation_id: str) -> Progress:
                 .order_by(RunRow.created_at)
             )
         ]
-        return Progress(assignments, sessions, dict(progress_by_category(s, evaluation_id)), runs)
+        return Progress(assignments, sessions, _passes_by_category(s, evaluation_id), runs)
+
+
+def _passes_by_category(s: Session, evaluation_id: str) -> dict[str, dict[int, int]]:
+    """Category → pass number → human passes stored."""
+    rows = s.execute(
+        select(AnnotationTaskRow.category, AnnotationTaskRow.pass_no, func.count())
+        .where(
+            AnnotationTaskRow.evaluation_id == evaluation_id,
+            AnnotationTaskRow.status == TaskStatus.DONE,
+        )
+        .group_by(AnnotationTaskRow.category, AnnotationTaskRow.pass_no)
+    )
+    result: dict[str, dict[int, int]] = {}
+    for category, pass_no, count in rows:
+        result.setdefault(category, {})[pass_no] = count
+    return result

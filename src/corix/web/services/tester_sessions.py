@@ -24,13 +24,13 @@ from corix.storage.orm import (
     SessionRow,
     TurnRow,
 )
-from corix.storage.orm_web import AssignmentRow, EvaluationSettingsRow
+from corix.storage.orm_web import AssignmentRow
 from corix.testing.packs import QuestionnaireItem, ScenarioPack, resolve_pack
 from corix.web.services._sql import WriteGate, affected_rows
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.clock import utcnow
 from corix.web.services.errors import Conflict, Forbidden, InputError, NotFound
-from corix.web.services.evaluations import EvaluationSettings, human_run_id
+from corix.web.services.evaluations import evaluation_settings, human_run_id
 from corix.web.services.live_apps import LiveApplications
 from corix.web.services.questionnaires import QuestionnaireValue, parse_questionnaire
 
@@ -136,7 +136,11 @@ class TesterSessions:
             row = _own(s, user, token)
             _require_status(row, Status.IN_SESSION)
             assert row.session_id is not None  # set together with IN_SESSION
-            return ChatView(_view(row), _turns(s, row.session_id), _max_turns(s, row.evaluation_id))
+            return ChatView(
+                _view(row),
+                _turns(s, row.session_id),
+                evaluation_settings(s, row.evaluation_id).max_turns,
+            )
 
     # -- the session ---------------------------------------------------------------------
     async def start(self, user: SignedInUser, token: str, *, consent: bool) -> None:
@@ -262,13 +266,9 @@ class TesterSessions:
             row = _own(s, user, token)
             _require_status(row, Status.IN_SESSION)
             assert row.session_id is not None  # set together with IN_SESSION
-            turns = s.scalar(
-                select(func.count())
-                .select_from(TurnRow)
-                .where(TurnRow.session_id == row.session_id)
-            )
+            turns = _turn_count(s, row.session_id)
             earlier = None
-            if expected_index is not None and expected_index < (turns or 0):
+            if expected_index is not None and expected_index < turns:
                 found = s.execute(
                     select(TurnRow.user_text, TurnRow.response_text, TurnRow.error).where(
                         TurnRow.session_id == row.session_id, TurnRow.idx == expected_index
@@ -280,8 +280,8 @@ class TesterSessions:
             return _TurnState(
                 session_id=row.session_id,
                 application_id=row.application_id,
-                turns=turns or 0,
-                max_turns=_max_turns(s, row.evaluation_id),
+                turns=turns,
+                max_turns=evaluation_settings(s, row.evaluation_id).max_turns,
                 earlier=earlier,
             )
 
@@ -312,11 +312,7 @@ class TesterSessions:
                 return False  # ended already (a second click)
             _require_status(row, Status.IN_SESSION)
             assert row.session_id is not None
-            turns = s.scalar(
-                select(func.count())
-                .select_from(TurnRow)
-                .where(TurnRow.session_id == row.session_id)
-            )
+            turns = _turn_count(s, row.session_id)
             if not turns:
                 raise Conflict("send at least one message before ending the session")
             s.execute(
@@ -414,9 +410,11 @@ def _require_status(row: AssignmentRow, status: str) -> None:
         raise Conflict(_STATUS_PROBLEMS.get(row.status, "this session cannot do that now"))
 
 
-def _max_turns(s: Session, evaluation_id: str) -> int:
-    settings = s.get(EvaluationSettingsRow, evaluation_id)
-    return settings.max_turns if settings else EvaluationSettings().max_turns
+def _turn_count(s: Session, session_id: str) -> int:
+    count = s.scalar(
+        select(func.count()).select_from(TurnRow).where(TurnRow.session_id == session_id)
+    )
+    return count or 0
 
 
 def _turns(s: Session, session_id: str) -> list[ChatTurn]:
