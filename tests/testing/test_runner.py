@@ -35,18 +35,18 @@ def _plan(*apps: ApplicationEntry, scenarios: list[str] | None = None, **kw: obj
     )
 
 
-async def test_model_testing_stores_every_scripted_test(sqlite_db: Database) -> None:
+async def test_model_testing_stores_every_scripted_test(any_db: Database) -> None:
     plan = _plan(
         ApplicationEntry(name="g", spec="demo:guarded"),
         ApplicationEntry(name="u", spec="demo:unguarded"),
     )
     tests = expand_model_tests(resolve_pack("tv_spoilers"), 5)
-    result = await execute_plan(plan, sqlite_db)
-    repo = Repository(sqlite_db)
+    result = await execute_plan(plan, any_db)
+    repo = Repository(any_db)
     sessions = list(repo.iter_sessions(result.run_id))
     assert len(sessions) == 2 * len(tests) == result.stats["sessions"]
     assert repo.get_run(result.run_id).status == "complete"
-    with sqlite_db.session() as s:
+    with any_db.session() as s:
         keys = list(s.scalars(select(SessionRow.work_key)))
     expected = {f"{app}/tv_spoilers/model_testing/{t.key}/0" for app in ("g", "u") for t in tests}
     assert sorted(keys) == sorted(expected)  # each test exactly once per application
