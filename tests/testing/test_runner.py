@@ -170,7 +170,9 @@ async def test_summary_counts_model_calls_and_retries(sqlite_db: Database) -> No
     async with running_mock_server(MockServerConfig(fail_500=0.25)) as base_url:
         plan = _plan(
             ApplicationEntry(
-                name="m", spec=f"openai:{base_url}?model=corix-mock&retries=3&timeout=5"
+                name="m",
+                spec=f"openai:{base_url}?model=corix-mock&retries=3&timeout=5",
+                options={"system": "You are the Halloway Signal guide."},
             ),
             sessions=4,
         )
@@ -181,3 +183,6 @@ async def test_summary_counts_model_calls_and_retries(sqlite_db: Database) -> No
     assert stats["retries"] >= 1
     assert stats["failed_calls"] == 0
     assert stats["prompt_tokens"] > 0
+    # The system prompt is provenance (for guideline-leakage checks), stored with each session.
+    session = next(Repository(sqlite_db).iter_sessions(result.run_id))
+    assert session.provenance.parameters["system_prompt"] == "You are the Halloway Signal guide."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -51,6 +52,14 @@ class Application(ABC):
 
     async def close(self) -> None:  # noqa: B027 - nothing to release by default
         """Disconnect."""
+
+    def provenance_parameters(self) -> dict[str, Any]:
+        """What the application declares about its set-up, stored with every session.
+
+        An application with a system prompt declares it here, so that guideline-leakage
+        checks can compare replies with it; annotators never see it.
+        """
+        return {}
 
     def usage(self) -> UsageSnapshot | None:
         """Model-call accounting, for applications reached through corix's client layer."""

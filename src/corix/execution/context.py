@@ -29,6 +29,7 @@ class OpenedApplication:
     app: Application
     version: str
     db_id: int
+    parameters: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

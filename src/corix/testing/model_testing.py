@@ -67,6 +67,7 @@ async def run_model_test(item: WorkItem, ctx: RunContext) -> None:
             template=payload["template"],
             template_version=payload["template_version"],
             parameters={
+                **app.parameters,
                 **payload["parameters"],
                 "probe": payload["probe"],
                 "required_facts": payload["required_facts"],

@@ -79,7 +79,9 @@ async def open_applications(plan: Plan, repo: Repository) -> dict[str, OpenedApp
             version = await app.version()
             public_spec = AdapterSpec.parse(entry.spec).public()
             db_id = repo.ensure_application(entry.name, public_spec, version=version)
-            opened[entry.name] = OpenedApplication(entry.name, public_spec, app, version, db_id)
+            opened[entry.name] = OpenedApplication(
+                entry.name, public_spec, app, version, db_id, app.provenance_parameters()
+            )
     except BaseException:
         for done in opened.values():
             await done.app.close()

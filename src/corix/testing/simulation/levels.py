@@ -133,7 +133,7 @@ async def run_simulated_session(item: WorkItem, ctx: RunContext) -> None:
         scenario_version=pack.version,
         template=persona.persona,
         template_version=persona.template_version,
-        parameters=spec.session_parameters(),
+        parameters={**app.parameters, **spec.session_parameters()},
         engine=spec.engine,
         model=user.model,
         seed=spec.seed,
