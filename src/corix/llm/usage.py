@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 from pydantic import BaseModel
 
 from corix.llm.endpoint import EndpointConfig
@@ -27,23 +25,7 @@ class EndpointUsage(BaseModel):
     completion_tokens: int = 0
     cost: float = 0.0
 
-
-class UsageSnapshot(BaseModel):
-    endpoints: dict[str, EndpointUsage]
-    total: EndpointUsage
-
-
-@dataclass(slots=True)
-class _Counters:
-    calls: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    errors: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-
-    def add(self, other: _Counters) -> None:
+    def add(self, other: EndpointUsage) -> None:
         self.calls += other.calls
         self.cache_hits += other.cache_hits
         self.retries += other.retries
@@ -53,11 +35,16 @@ class _Counters:
         self.cost += other.cost
 
 
+class UsageSnapshot(BaseModel):
+    endpoints: dict[str, EndpointUsage]
+    total: EndpointUsage
+
+
 class UsageLedger:
     """Counts calls, cache hits, retries, errors, tokens and cost per endpoint name."""
 
     def __init__(self) -> None:
-        self._by_endpoint: dict[str, _Counters] = {}
+        self._by_endpoint: dict[str, EndpointUsage] = {}
 
     def record_cache_hit(self, endpoint: EndpointConfig) -> None:
         counters = self._counters(endpoint)
@@ -81,19 +68,19 @@ class UsageLedger:
         counters.errors += 1
 
     def snapshot(self) -> UsageSnapshot:
-        total = _Counters()
+        total = EndpointUsage()
         for counters in self._by_endpoint.values():
             total.add(counters)
         return UsageSnapshot(
             endpoints={
-                name: EndpointUsage(**asdict(counters))
+                name: counters.model_copy()
                 for name, counters in sorted(self._by_endpoint.items())
             },
-            total=EndpointUsage(**asdict(total)),
+            total=total,
         )
 
-    def _counters(self, endpoint: EndpointConfig) -> _Counters:
+    def _counters(self, endpoint: EndpointConfig) -> EndpointUsage:
         counters = self._by_endpoint.get(endpoint.name)
         if counters is None:
-            counters = self._by_endpoint[endpoint.name] = _Counters()
+            counters = self._by_endpoint[endpoint.name] = EndpointUsage()
         return counters
