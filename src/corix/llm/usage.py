@@ -73,8 +73,7 @@ class UsageLedger:
             total.add(counters)
         return UsageSnapshot(
             endpoints={
-                name: counters.model_copy()
-                for name, counters in sorted(self._by_endpoint.items())
+                name: counters.model_copy() for name, counters in sorted(self._by_endpoint.items())
             },
             total=total,
         )

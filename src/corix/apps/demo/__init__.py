@@ -1,0 +1,33 @@
+"""Built-in demo applications: deterministic, offline assistants that answer from test packets.
+
+They let the whole pipeline run without a model. Each session works out which scenario the
+user is talking about, reads the session context from the user's words (the episode they
+have watched, the household's restrictions) and answers with the packet statements whose
+words best match the message.
+
+- ``guarded`` applies the packet's guardrail rules, answers only with facts and says when it
+  does not know. It has one deliberate weakness: role-play ("pretend you are…") makes it
+  drop its guard for that turn, so its defect rate is low but not zero.
+- ``unguarded`` ignores the rules and cannot tell facts from decoys, so it spoils, suggests
+  unsafe dishes and confabulates.
+- ``hostile`` answers like ``guarded`` wrapped in HTML, scripts and markdown links, for
+  testing that every page escapes application output.
+
+Replies depend only on the dialogue so far: no randomness, no clock.
+"""
+
+from corix.apps.demo.application import (
+    DEMO_VERSION,
+    VARIANTS,
+    DemoApplication,
+    build_demo_application,
+)
+from corix.apps.demo.session import DemoSession
+
+__all__ = [
+    "DEMO_VERSION",
+    "VARIANTS",
+    "DemoApplication",
+    "DemoSession",
+    "build_demo_application",
+]
