@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 from annotator_support import CLEAN, SPOILER, WITHHELD, Dialogue, store_run
 
+from corix.assessment.annotation_options import AnnotateOptions
 from corix.assessment.importing import import_labels
 from corix.assessment.run_results import (
     GUARDRAIL_VIOLATION,
     compute_defect_rates,
     run_agreement,
 )
-from corix.assessment.runner import AnnotateOptions, annotate_run, annotate_run_async
+from corix.assessment.runner import annotate_run, annotate_run_async
 from corix.demo import demo_plan
 from corix.llm import EndpointConfig, LLMClient, MockModel, ScriptedTransport
 from corix.storage import Database

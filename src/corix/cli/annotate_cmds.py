@@ -9,12 +9,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.text import Text
 
-from corix.assessment.runner import (
-    AnnotateOptions,
-    AnnotationSummary,
-    ProgressHooks,
-    annotate_run,
-)
+from corix.assessment.annotation_options import AnnotateOptions, ProgressHooks
+from corix.assessment.annotation_summary import AnnotationSummary
+from corix.assessment.runner import annotate_run
 from corix.cli.common import (
     DbOption,
     JsonOption,
