@@ -34,6 +34,7 @@ from corix.assessment.defects import (
     defect_rates,
 )
 from corix.assessment.harms import HarmPack, builtin_harm_packs
+from corix.assessment.repeat_consensus import answers_of, values_by_key
 from corix.assessment.schema import AnnotationSchema, load_builtin_schema
 from corix.assessment.stability import consensus
 from corix.domain import Level
@@ -143,13 +144,7 @@ def resolve_items(
         if not ok:
             items.append(ResolvedItem(session_id, category, annotator, None, None, 0))
             continue
-        values: dict[AnswerKey, list[AnswerValue]] = {}
-        for stored_pass in ok:
-            for answer in stored_pass.answers:
-                if answer.value is not None:
-                    values.setdefault((answer.question_id, answer.turn_index), []).append(
-                        answer.value
-                    )
+        values = values_by_key([answers_of(stored_pass) for stored_pass in ok])
         resolved = {
             k: consensus(found, ordinal=ordinal(category, k[0])).value
             for k, found in values.items()

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from itertools import islice
 
 from corix.storage import Repository
+
+_BATCH = 500  # sessions per questionnaire query, well under every backend's parameter limit
 
 
 def export_jsonl(repo: Repository, run_id: str) -> Iterator[str]:
     """Stream a run's sessions; memory stays flat however large the run is."""
-    for record in repo.iter_sessions(run_id):
-        document = record.model_dump(mode="json")
-        document["questionnaire"] = [a.model_dump() for a in repo.questionnaire(record.id)]
-        yield json.dumps(document, ensure_ascii=False, sort_keys=True)
+    sessions = repo.iter_sessions(run_id, batch_size=_BATCH)
+    while batch := list(islice(sessions, _BATCH)):
+        answers = repo.questionnaires([record.id for record in batch])
+        for record in batch:
+            document = record.model_dump(mode="json")
+            document["questionnaire"] = [a.model_dump() for a in answers.get(record.id, [])]
+            yield json.dumps(document, ensure_ascii=False, sort_keys=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
-from sqlalchemy import CursorResult, Delete, and_, delete, func, insert, select, tuple_
+from sqlalchemy import CursorResult, Delete, Select, and_, delete, func, insert, select, tuple_
 from sqlalchemy.orm import Session
 
 from corix.storage.database import Database
@@ -26,6 +26,7 @@ from corix.storage.orm import (
 )
 
 StoredValue = str | float
+RowT = TypeVar("RowT", AnnotationPassRow, AnnotationConsensusRow)
 
 
 def split_value(value: StoredValue | None) -> dict[str, Any]:
@@ -133,6 +134,25 @@ def session_infos(db: Database, run_id: str) -> dict[str, SessionInfo]:
         }
 
 
+def _scoped(
+    query: Select[tuple[RowT]],
+    row: type[AnnotationPassRow] | type[AnnotationConsensusRow],
+    run_id: str | None,
+    session_ids: Sequence[str] | None,
+    annotator: str | None,
+) -> Select[tuple[RowT]]:
+    """Narrow a query over passes or consensus rows to a run, sessions and/or an annotator."""
+    if run_id is not None:
+        query = query.join(SessionRow, SessionRow.id == row.session_id).where(
+            SessionRow.run_id == run_id
+        )
+    if session_ids is not None:
+        query = query.where(row.session_id.in_(list(session_ids)))
+    if annotator is not None:
+        query = query.where(row.annotator == annotator)
+    return query
+
+
 def load_passes(
     db: Database,
     *,
@@ -141,15 +161,7 @@ def load_passes(
     annotator: str | None = None,
 ) -> list[StoredPass]:
     """Passes with their answers, ordered by session, category, annotator, pass and repeat."""
-    query = select(AnnotationPassRow)
-    if run_id is not None:
-        query = query.join(SessionRow, SessionRow.id == AnnotationPassRow.session_id).where(
-            SessionRow.run_id == run_id
-        )
-    if session_ids is not None:
-        query = query.where(AnnotationPassRow.session_id.in_(list(session_ids)))
-    if annotator is not None:
-        query = query.where(AnnotationPassRow.annotator == annotator)
+    query = _scoped(select(AnnotationPassRow), AnnotationPassRow, run_id, session_ids, annotator)
     query = query.order_by(
         AnnotationPassRow.session_id,
         AnnotationPassRow.category,
@@ -213,15 +225,9 @@ def load_consensus(
     session_ids: Sequence[str] | None = None,
     annotator: str | None = None,
 ) -> list[StoredConsensus]:
-    query = select(AnnotationConsensusRow)
-    if run_id is not None:
-        query = query.join(SessionRow, SessionRow.id == AnnotationConsensusRow.session_id).where(
-            SessionRow.run_id == run_id
-        )
-    if session_ids is not None:
-        query = query.where(AnnotationConsensusRow.session_id.in_(list(session_ids)))
-    if annotator is not None:
-        query = query.where(AnnotationConsensusRow.annotator == annotator)
+    query = _scoped(
+        select(AnnotationConsensusRow), AnnotationConsensusRow, run_id, session_ids, annotator
+    )
     query = query.order_by(AnnotationConsensusRow.id)
     with db.session() as s:
         return [
@@ -318,16 +324,3 @@ def pass_keys(db: Database, run_id: str) -> set[PassKey]:
     )
     with db.session() as s:
         return {(row[0], row[1], row[2], row[3], row[4]) for row in s.execute(query)}
-
-
-def annotators_in_run(db: Database, run_id: str) -> list[str]:
-    """The names that hold at least one pass in ``run_id``, sorted."""
-    query = (
-        select(AnnotationPassRow.annotator)
-        .join(SessionRow, SessionRow.id == AnnotationPassRow.session_id)
-        .where(SessionRow.run_id == run_id)
-        .distinct()
-        .order_by(AnnotationPassRow.annotator)
-    )
-    with db.session() as s:
-        return list(s.scalars(query))

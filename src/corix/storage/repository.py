@@ -115,10 +115,6 @@ class Repository:
                 )
             return row
 
-    def latest_run_id(self) -> str | None:
-        with self.db.session() as s:
-            return s.scalars(select(RunRow.id).order_by(RunRow.created_at.desc())).first()
-
     def list_runs(self) -> list[RunRow]:
         with self.db.session() as s:
             return list(s.scalars(select(RunRow).order_by(RunRow.created_at)))
@@ -227,13 +223,19 @@ class Repository:
             yield from records
 
     def questionnaire(self, session_id: str) -> list[QuestionnaireAnswer]:
+        return self.questionnaires([session_id]).get(session_id, [])
+
+    def questionnaires(self, session_ids: Sequence[str]) -> dict[str, list[QuestionnaireAnswer]]:
+        """The questionnaire answers of several sessions in one query, keyed by session."""
+        found: dict[str, list[QuestionnaireAnswer]] = {}
         with self.db.session() as s:
             rows = s.scalars(
                 select(QuestionnaireResponseRow)
-                .where(QuestionnaireResponseRow.session_id == session_id)
+                .where(QuestionnaireResponseRow.session_id.in_(list(session_ids)))
                 .order_by(QuestionnaireResponseRow.id)
             )
-            return [
-                QuestionnaireAnswer(item_id=r.item_id, value=r.value_num, text=r.value_text)
-                for r in rows
-            ]
+            for r in rows:
+                found.setdefault(r.session_id, []).append(
+                    QuestionnaireAnswer(item_id=r.item_id, value=r.value_num, text=r.value_text)
+                )
+        return found

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 from importlib import resources
-from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from corix.assessment.schema import Identifier
-from corix.config import load_yaml_model, parse_yaml_model
-from corix.errors import ConfigError
+from corix.config import parse_yaml_model
 
 BUILTIN_FOLDER = "protected_texts"
 CATALOG_NAME = "catalog.yaml"
@@ -55,20 +53,6 @@ class ProtectedText(BaseModel):
 
 def _read_texts(catalog: Catalog, read: dict[str, str]) -> dict[str, ProtectedText]:
     return {work.id: ProtectedText(work=work, text=read[work.file]) for work in catalog.works}
-
-
-def load_catalog(path: Path) -> dict[str, ProtectedText]:
-    """Works listed in the catalog at ``path``, with their texts, by id."""
-    catalog = load_yaml_model(path, Catalog)
-    texts: dict[str, str] = {}
-    for index, work in enumerate(catalog.works):
-        try:
-            texts[work.file] = (path.parent / work.file).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot read '{work.file}': {exc.strerror}", path=path, field=f"works.{index}.file"
-            ) from None
-    return _read_texts(catalog, texts)
 
 
 def builtin_catalog() -> dict[str, ProtectedText]:
