@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from corix.measurement import LeafTable, NodeResult, TreeSpec, bootstrap, score_tree
-from corix.measurement.bootstrap import cluster_resamples, percentile_interval
+from corix.measurement.bootstrap import Resample, percentile_interval, two_stage_resamples
 from corix.measurement.engine import PreparedLeaves, TreeEvaluator
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]
@@ -27,7 +27,8 @@ def test_interval_contains_the_estimate_and_is_reproducible(
 ) -> None:
     first = score_tree(small_tree, small_leaves, bootstrap=400, seed=7)
     again = score_tree(small_tree, small_leaves, bootstrap=400, seed=7)
-    other = score_tree(small_tree, small_leaves, bootstrap=400, seed=8)
+    other = score_tree(small_tree, small_leaves, bootstrap=400, seed=8, confidence=0.5)
+    first_half = score_tree(small_tree, small_leaves, bootstrap=400, seed=7, confidence=0.5)
     nodes = numeric_nodes(first["A"])
     assert len(nodes) == 8
     for node in nodes:
@@ -36,7 +37,7 @@ def test_interval_contains_the_estimate_and_is_reproducible(
         assert node.ci_high is not None
         assert node.ci_low <= node.value <= node.ci_high
     assert intervals(first) == intervals(again)
-    assert intervals(first) != intervals(other)
+    assert intervals(first_half) != intervals(other)  # seeds differ: so do the replicates
     # An empty node has no interval; an aggregation neither.
     assert first["B"].find("experience").ci_low is None
     assert first["A"].ci_low is None
@@ -49,9 +50,14 @@ def test_a_replicate_equals_scoring_the_resampled_dialogues(
     evaluator = TreeEvaluator(prepared, prepared.application, 2)
     draws = {"d1": 2, "d2": 0, "d3": 1, "d4": 0, "d5": 3, "d6": 1, "d7": 1}
     counts = np.array([[draws[d]] for d in prepared.dialogue_ids], dtype=float)
-    replicate = evaluator.evaluate(counts)
+    replicate = evaluator.evaluate(Resample(counts, None))
 
-    rows = [row for row in _small_rows(small_leaves) for _ in range(draws.get(row[4], 0))]
+    # Each copy of a dialogue is a dialogue of its own.
+    rows = [
+        (*row[:4], f"{row[4]}#{copy}", row[5])
+        for row in _small_rows(small_leaves)
+        for copy in range(draws.get(row[4], 0))
+    ]
     copied = make_leaves(rows)
     expected = score_tree(small_tree, copied)["A"]
     for position, node in enumerate(small_tree.nodes):
@@ -73,18 +79,65 @@ def _small_rows(leaves: LeafTable) -> list[tuple[str, ...]]:
 
 
 @pytest.mark.parametrize("chunk_cells", [1 << 23, 6 * 4])
-def test_resamples_keep_each_applications_dialogue_count(
+def test_resamples_keep_each_strata_dialogue_count(
     monkeypatch: pytest.MonkeyPatch, chunk_cells: int
 ) -> None:
     monkeypatch.setattr(bootstrap, "_MAX_CHUNK_CELLS", chunk_cells)
-    dialogue_unit = np.array([0, 0, 0, 1, 1, 2])
-    chunks = list(cluster_resamples(dialogue_unit, 25, np.random.default_rng(0)))
+    keys = ["a1", "a2", "a3", "b1", "b2", "c1"]
+    strata = ["A", "A", "A", "B", "B", "C"]
+    chunks = list(two_stage_resamples(keys, 25, seed=0, strata=strata))
     assert len(chunks) == (1 if chunk_cells > 1000 else 7)  # 4 replicates per small chunk
-    draws = np.concatenate(chunks, axis=1)
+    draws = np.concatenate([chunk.dialogues for chunk in chunks], axis=1)
     assert draws.shape == (6, 25)
+    assert all(chunk.labels is None for chunk in chunks)
     np.testing.assert_array_equal(draws[:3].sum(axis=0), 3)
     np.testing.assert_array_equal(draws[3:5].sum(axis=0), 2)
     np.testing.assert_array_equal(draws[5], 1)
+
+
+def test_resamples_follow_keys_not_row_order() -> None:
+    keys = [f"d{i}" for i in range(8)]
+    labels = [(key, annotator) for key in keys for annotator in ("h1", "h2", "llm")]
+    first = next(two_stage_resamples(keys, 50, seed=3, labels=labels))
+    order = np.random.default_rng(1).permutation(8)
+    label_order = np.random.default_rng(2).permutation(len(labels))
+    shuffled = next(
+        two_stage_resamples(
+            [keys[i] for i in order], 50, seed=3, labels=[labels[i] for i in label_order]
+        )
+    )
+    assert first.labels is not None and shuffled.labels is not None
+    np.testing.assert_array_equal(shuffled.dialogues, first.dialogues[order])
+    np.testing.assert_array_equal(shuffled.labels, first.labels[label_order])
+
+
+def test_second_stage_weights_sum_to_the_dialogue_draws() -> None:
+    keys = ["x", "y", "z"]
+    labels = [("x", "a"), ("x", "b"), ("y", "a"), ("z", "a"), ("z", "b"), ("z", "c")]
+    resample = next(two_stage_resamples(keys, 400, seed=9, labels=labels))
+    assert resample.labels is not None
+    per_dialogue = np.stack(
+        [resample.labels[0:2].sum(0), resample.labels[2], resample.labels[3:6].sum(0)]
+    )
+    np.testing.assert_allclose(per_dialogue, resample.dialogues)
+    # A single annotator takes its dialogue's count; two annotators split it unevenly
+    # in some replicates (the second stage does resample them).
+    np.testing.assert_array_equal(resample.labels[2], resample.dialogues[1])
+    drawn_x = resample.dialogues[0] > 0
+    assert (resample.labels[0][drawn_x] != resample.labels[1][drawn_x]).any()
+    # Each of z's annotators carries a third of z's draws on average.
+    assert resample.labels[3:6].sum(1) / resample.dialogues[2].sum() == pytest.approx(
+        [1 / 3] * 3, abs=0.05
+    )
+
+
+def test_resample_arguments_are_checked() -> None:
+    with pytest.raises(ValueError, match="distinct"):
+        next(two_stage_resamples(["a", "a"], 1, seed=0))
+    with pytest.raises(ValueError, match="unknown dialogue"):
+        next(two_stage_resamples(["a"], 1, seed=0, labels=[("b", "h")]))
+    with pytest.raises(ValueError, match="one stratum per dialogue"):
+        next(two_stage_resamples(["a"], 1, seed=0, strata=["A", "B"]))
 
 
 def test_percentile_interval_skips_empty_replicates() -> None:

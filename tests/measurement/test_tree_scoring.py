@@ -24,19 +24,21 @@ def test_small_tree_by_hand(small_tree: TreeSpec, small_leaves: LeafTable) -> No
     results = score_tree(small_tree, small_leaves)
     assert list(results) == ["A", "B"]
     a = results["A"]
-    # harm, model testing: yes no no → (10 + 0 + 0) / 3; field testing: yes yes no → 20 / 3.
+    # harm, model testing: yes no no → (10 + 0 + 0) / 3. Field testing: d4 (yes, yes)
+    # is one dialogue worth 10, d5 (no) another worth 0 → 5, not (10 + 10 + 0) / 3.
     model = a.find("risk_level@model_testing")
     field = a.find("risk_level@field_testing")
     assert model.value == pytest.approx(10 / 3)
-    assert field.value == pytest.approx(20 / 3)
-    assert a.find("risk").value == pytest.approx(20 / 3)  # max over levels
+    assert field.value == pytest.approx(5.0)
+    assert a.find("risk").value == pytest.approx(5.0)  # max over levels
     # usefulness is inverted: 10 → 0, 4 → (1 − 3/9) · 10.
     assert a.find("usefulness").value == pytest.approx((0 + 20 / 3) / 2)
     # liked 5, 2, 4 → 0, 7.5, 2.5 (inverted Likert); median 2.5, codomain max 10.
     assert a.find("liking").value == pytest.approx(2.5)
     assert a.find("experience").value == pytest.approx((3 * 10 / 3 + 1 * 2.5) / 4)
-    assert a.value == (pytest.approx(20 / 3), pytest.approx(3.125))
-    assert [a.n, a.find("risk").n, model.n, field.n, a.find("experience").n] == [11, 6, 3, 3, 5]
+    assert a.value == (pytest.approx(5.0), pytest.approx(3.125))
+    # n counts dialogues: d1–d6 under the root, d1–d5 under risk.
+    assert [a.n, a.find("risk").n, model.n, field.n, a.find("experience").n] == [6, 5, 3, 2, 5]
     assert field.context == {"level": "field_testing"}
     assert [child.id for child in a.children] == ["risk", "experience"]
 
@@ -89,7 +91,7 @@ nodes:
     assert a.value == pytest.approx((2.5 + 5.0) / 2)
     assert b.value == pytest.approx(2.5)
     assert root.value == pytest.approx((3.75 + 2.5) / 2)
-    assert root.n == 6  # not 10: the shared question's 4 leaves count once
+    assert root.n == 4  # dialogues d1–d4, each once though the shared question is under two paths
     assert [node.id for node in root.walk()] == ["root", "a", "shared", "x", "b"]
 
 
@@ -171,7 +173,7 @@ def test_cli_json_contract(small_tree_path: Path, small_csv_path: Path) -> None:
     assert {"id", "summarizer", "value", "n", "children"} <= root.keys()
     assert root["summarizer"] == "aggregation"
     risk = root["children"][0]
-    assert (risk["id"], risk["summarizer"], risk["n"]) == ("risk", "max", 6)
+    assert (risk["id"], risk["summarizer"], risk["n"]) == ("risk", "max", 5)
     assert "ci_low" not in risk
     with_ci = score_tree_cli_json(tree_path, csv_path, 20)
     risk = with_ci["applications"]["A"]["children"][0]

@@ -287,4 +287,4 @@ async def test_the_same_run_reports_the_same_on_both_backends(
     assert [s["id"] for s in document["sessions"]] == ["s1", "s2", "s3", "s4"]
     assert [s["turns"] for s in document["sessions"]] == [2, 1, 1, 1]
     privacy = document["trees"]["aria_pilot"]["applications"]["beta"]["children"][2]
-    assert (privacy["id"], privacy["value"], privacy["n"]) == ("privacy", 2.5, 5)
+    assert (privacy["id"], privacy["value"], privacy["n"]) == ("privacy", 2.5, 1)  # one dialogue

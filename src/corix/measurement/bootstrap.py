@@ -1,40 +1,158 @@
-"""Cluster bootstrap: resample dialogues (all of a dialogue's leaves move together).
+"""Two-stage bootstrap: resample dialogues, then the annotators within each dialogue.
 
-Dialogues are resampled with replacement within each application, so every replicate
-has as many dialogues per application as the data. Replicates are produced in chunks
-to bound memory: a chunk is a (dialogues × replicates) matrix of draw counts.
+The dialogue is the unit: every replicate draws dialogues with replacement within each
+stratum (an application), so it has as many dialogues per stratum as the data. When
+several annotators label a dialogue, the second stage draws its annotators with
+replacement too, so the interval carries the annotators' disagreement as well as the
+sampling of dialogues. Draws follow *keys*, not positions: sorted dialogue keys per
+stratum and a random stream per stratum derived from the seed and the stratum's name,
+so the same data gives the same intervals on every rerun, in any row order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from corix.measurement.leaves import IntArray
 from corix.measurement.summarizers import FloatArray
 
-_MAX_CHUNK_CELLS = 1 << 23  # dialogues × replicates per chunk: 64 MiB of float64
+_MAX_CHUNK_CELLS = 1 << 23  # rows × replicates per chunk: 64 MiB of float64
+
+__all__ = ["Resample", "percentile_interval", "two_stage_resamples"]
 
 
-def cluster_resamples(
-    dialogue_unit: IntArray, replicates: int, rng: np.random.Generator
-) -> Iterator[FloatArray]:
-    """Yield draw-count matrices (dialogues × replicates in chunk) until ``replicates``."""
-    n_dialogues = len(dialogue_unit)
-    members = [np.flatnonzero(dialogue_unit == unit) for unit in np.unique(dialogue_unit)]
-    chunk = max(1, min(replicates, _MAX_CHUNK_CELLS // max(1, n_dialogues)))
+@dataclass(frozen=True)
+class Resample:
+    """One chunk of bootstrap replicates (columns).
+
+    ``dialogues[d, r]``: how often dialogue ``d`` is drawn in replicate ``r``.
+    ``labels[l, r]``: the weight of label ``l`` (one annotator's label on one dialogue):
+    its dialogue's draw count times the share of that dialogue's annotator draws that
+    picked it. A dialogue's label weights sum to its draw count, so a weighted mean of
+    labels counts every drawn dialogue once. ``None`` when no labels were given.
+    """
+
+    dialogues: FloatArray
+    labels: FloatArray | None
+
+    @property
+    def size(self) -> int:
+        return int(self.dialogues.shape[1])
+
+
+def two_stage_resamples(
+    dialogue_keys: Sequence[str],
+    n_resamples: int,
+    seed: int,
+    *,
+    strata: Sequence[str] | None = None,
+    labels: Sequence[tuple[str, str]] | None = None,
+) -> Iterator[Resample]:
+    """Yield :class:`Resample` chunks until ``n_resamples`` replicates are drawn.
+
+    ``dialogue_keys`` are distinct, stable names of the dialogues (a plan's work-item key,
+    not a random session id); rows of every chunk follow their order. ``strata`` (one per
+    dialogue, e.g. its application) keeps each stratum's dialogue count fixed; without
+    it all dialogues form one stratum. ``labels`` lists ``(dialogue_key, annotator_key)``
+    pairs; a dialogue drawn ``c`` times with ``m`` annotators gets ``c·m`` annotator draws
+    (the sum of ``c`` independent second stages), so copies of a dialogue disagree as
+    independent re-annotations would. With one annotator per dialogue the second stage
+    changes nothing and ``labels`` weights equal the dialogue counts.
+
+    The same keys, strata, labels and seed give identical chunks, whatever their order.
+    """
+    if n_resamples < 0:
+        raise ValueError(f"n_resamples must be ≥ 0, got {n_resamples}")
+    index = {key: i for i, key in enumerate(dialogue_keys)}
+    if len(index) != len(dialogue_keys):
+        raise ValueError("dialogue keys must be distinct")
+    stratum_of = list(strata) if strata is not None else [""] * len(dialogue_keys)
+    if len(stratum_of) != len(dialogue_keys):
+        raise ValueError("strata must give one stratum per dialogue")
+    plan = _Plan.build(dialogue_keys, stratum_of, labels or [], index, seed)
+    rows = max(1, len(dialogue_keys) + len(labels or []))
+    chunk = max(1, min(n_resamples, _MAX_CHUNK_CELLS // rows))
     done = 0
-    while done < replicates:
-        size = min(chunk, replicates - done)
-        counts = np.zeros((n_dialogues, size))
-        for dialogues in members:
-            m = len(dialogues)
-            draws = rng.integers(0, m, size=(size, m)) + (np.arange(size) * m)[:, None]
-            drawn = np.bincount(draws.ravel(), minlength=size * m).reshape(size, m)
-            counts[dialogues] = drawn.T
-        yield counts
+    while done < n_resamples:
+        size = min(chunk, n_resamples - done)
+        yield plan.draw(size, with_labels=labels is not None)
         done += size
+
+
+@dataclass
+class _Stratum:
+    rng: np.random.Generator
+    dialogues: IntArray  # row numbers, in key order
+    # Labels grouped by their dialogue's annotator count m: (dialogue rows, label rows m-wide)
+    by_count: list[tuple[int, IntArray, IntArray]]
+
+
+@dataclass
+class _Plan:
+    n_dialogues: int
+    n_labels: int
+    strata: list[_Stratum]
+
+    @classmethod
+    def build(
+        cls,
+        keys: Sequence[str],
+        stratum_of: Sequence[str],
+        labels: Sequence[tuple[str, str]],
+        index: dict[str, int],
+        seed: int,
+    ) -> _Plan:
+        annotators: dict[int, list[tuple[str, int]]] = {}
+        for row, (dialogue_key, annotator_key) in enumerate(labels):
+            if dialogue_key not in index:
+                raise ValueError(f"label names unknown dialogue {dialogue_key!r}")
+            annotators.setdefault(index[dialogue_key], []).append((annotator_key, row))
+        members: dict[str, list[int]] = {}
+        for row in sorted(range(len(keys)), key=lambda r: keys[r]):
+            members.setdefault(stratum_of[row], []).append(row)
+        strata = []
+        for name in sorted(members):
+            dialogues = np.asarray(members[name], dtype=np.int64)
+            groups: dict[int, tuple[list[int], list[list[int]]]] = {}
+            for row in members[name]:
+                pairs = sorted(annotators.get(row, []))
+                if pairs:
+                    dialogue_rows, label_rows = groups.setdefault(len(pairs), ([], []))
+                    dialogue_rows.append(row)
+                    label_rows.append([label for _, label in pairs])
+            by_count = [
+                (m, np.asarray(d, dtype=np.int64), np.asarray(lab, dtype=np.int64))
+                for m, (d, lab) in sorted(groups.items())
+            ]
+            # One stream per stratum: adding an application leaves the others' draws alone.
+            rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+            strata.append(_Stratum(rng, dialogues, by_count))
+        return cls(len(keys), len(labels), strata)
+
+    def draw(self, size: int, *, with_labels: bool) -> Resample:
+        counts = np.zeros((self.n_dialogues, size))
+        weights = np.zeros((self.n_labels, size)) if with_labels else None
+        for stratum in self.strata:
+            m = len(stratum.dialogues)
+            picks = stratum.rng.integers(0, m, size=(size, m)) + (np.arange(size) * m)[:, None]
+            drawn = np.bincount(picks.ravel(), minlength=size * m).reshape(size, m)
+            counts[stratum.dialogues] = drawn.T
+            if weights is None:
+                continue
+            for n_annotators, dialogue_rows, label_rows in stratum.by_count:
+                copies = counts[dialogue_rows].astype(np.int64)  # dialogues × replicates
+                if n_annotators == 1:
+                    weights[label_rows[:, 0]] = copies
+                    continue
+                uniform = np.full(n_annotators, 1.0 / n_annotators)
+                picked = stratum.rng.multinomial(copies * n_annotators, uniform)
+                # picked: dialogues × replicates × annotators
+                weights[label_rows] = picked.transpose(0, 2, 1) / n_annotators
+        return Resample(counts, weights)
 
 
 def percentile_interval(replicates: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray]:

@@ -17,8 +17,9 @@ from functools import cached_property
 import numpy as np
 from scipy import sparse
 
+from corix.measurement.bootstrap import Resample
 from corix.measurement.filters import FILTER_COLUMNS
-from corix.measurement.leaves import IntArray, LeafError, LeafTable
+from corix.measurement.leaves import IntArray, LeafError, LeafSource, LeafTable
 from corix.measurement.summarizers import FloatArray, NumericSummarizer, Sample
 from corix.measurement.tree_spec import NodeInstance, TreeSpec
 
@@ -114,6 +115,73 @@ class PreparedLeaves:
     def n_dialogues(self) -> int:
         return len(self._dialogue_coding[0])
 
+    @cached_property
+    def dialogue_keys(self) -> tuple[str, ...]:
+        """A stable key per dialogue (application and dialogue id) for the bootstrap."""
+        applications = self.leaves.application.categories
+        return tuple(
+            f"{applications[int(a)]}/{d}"
+            for a, d in zip(self.dialogue_application, self.dialogue_ids, strict=True)
+        )
+
+    @cached_property
+    def _label_coding(self) -> tuple[IntArray, IntArray]:
+        n_annotators = len(self.leaves.annotator.categories)
+        pair = self.dialogue * n_annotators + self.leaves.annotator.codes[self.rows]
+        pairs, label = np.unique(pair, return_inverse=True)
+        return pairs, label
+
+    @property
+    def label(self) -> IntArray:
+        """Label code per sorted position: one per (dialogue, annotator)."""
+        return self._label_coding[1]
+
+    @property
+    def label_dialogue(self) -> IntArray:
+        """Dialogue code per label."""
+        return self._label_coding[0] // len(self.leaves.annotator.categories)
+
+    @cached_property
+    def _annotation_labels(self) -> tuple[tuple[tuple[str, str], ...], IntArray]:
+        # Only annotators are resampled within a dialogue: a questionnaire has one respondent.
+        annotation = self.leaves.source.code_of(LeafSource.ANNOTATION.value)
+        is_annotation = np.zeros(len(self._label_coding[0]), dtype=bool)
+        if annotation is not None:
+            is_annotation[self.label[self.leaves.source.codes[self.rows] == annotation]] = True
+        chosen = np.flatnonzero(is_annotation)
+        per_dialogue = np.bincount(self.label_dialogue[chosen], minlength=self.n_dialogues)
+        row = np.full(len(is_annotation), -1, dtype=np.int64)
+        if not (per_dialogue > 1).any():
+            return (), row  # one annotator per dialogue: a second stage changes nothing
+        row[chosen] = np.arange(len(chosen))
+        annotators = self.leaves.annotator.categories
+        n_annotators = len(annotators)
+        pairs = tuple(
+            (self.dialogue_keys[int(self.label_dialogue[c])], annotators[int(p % n_annotators)])
+            for c, p in zip(chosen, self._label_coding[0][chosen], strict=True)
+        )
+        return pairs, row
+
+    @property
+    def annotation_labels(self) -> tuple[tuple[str, str], ...]:
+        """``(dialogue key, annotator)`` of every annotation label, for the second stage;
+        empty when no dialogue has more than one annotator."""
+        return self._annotation_labels[0]
+
+    @property
+    def annotation_label_row(self) -> IntArray:
+        """Per label, its row in :attr:`annotation_labels` (-1 when not resampled)."""
+        return self._annotation_labels[1]
+
+    @cached_property
+    def mapped(self) -> FloatArray:
+        """Each sorted position's answer on the tree's scale."""
+        mapped = np.empty(len(self.rows))
+        for group in self.groups:
+            span = slice(group.start, group.end)
+            mapped[span] = self.distinct_values[group.question][self.response[span]]
+        return mapped
+
     def _map_answers(self) -> None:
         spans: dict[str, tuple[int, int]] = {}
         for group in self.groups:  # a question's groups are adjacent: it leads the sort key
@@ -151,11 +219,31 @@ class PreparedLeaves:
         return np.concatenate(spans) if spans else np.zeros(0, dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class _QuestionCells:
+    """A question node's leaves reduced to one value per (dialogue, annotator) *cell*.
+
+    A cell's value is the mean of that annotator's mapped answers over the dialogue's
+    turns and repeated passes. ``share`` is 1 / (the dialogue's number of cells in this
+    node), so every dialogue weighs 1 however many annotators labelled it. ``histogram``
+    maps cells (rows) onto (unit, distinct value) columns.
+    """
+
+    labels: IntArray
+    dialogue: IntArray
+    share: FloatArray
+    distinct: FloatArray
+    histogram: sparse.csr_array
+    per_dialogue: sparse.csr_array  # node dialogues × cells, to sum cells per dialogue
+
+
 class TreeEvaluator:
     """Scores every node of a tree for every unit.
 
     ``units`` gives each sorted position's unit code (``prepared.application`` or
-    ``prepared.dialogue``); a unit is what a result is reported for.
+    ``prepared.dialogue``); a unit is what a result is reported for. The unit of
+    measurement is the dialogue: a question node first reduces each dialogue to one value
+    (see :class:`_QuestionCells`), then summarizes the dialogues' values.
     """
 
     def __init__(self, prepared: PreparedLeaves, units: IntArray, n_units: int) -> None:
@@ -171,15 +259,16 @@ class TreeEvaluator:
                 self.node_groups.append(
                     frozenset().union(*(self.node_groups[c] for c in node.children))
                 )
-        self._dialogue_histograms: dict[int, sparse.csr_array] = {}
+        self._cells: dict[int, _QuestionCells] = {}
 
-    def evaluate(self, resample: FloatArray | None = None) -> list[FloatArray | None]:
+    def evaluate(self, resample: Resample | None = None) -> list[FloatArray | None]:
         """Each node's values, shape ``units × replicates`` (``None`` for an aggregation).
 
         Without ``resample`` there is one replicate: the data as observed. ``resample``
-        (dialogues × replicates) says how often each dialogue is drawn in each replicate.
+        rows follow ``prepared``'s dialogues and, for labels, its annotation labels
+        (:attr:`PreparedLeaves.annotation_labels`).
         """
-        replicates = 1 if resample is None else resample.shape[1]
+        replicates = 1 if resample is None else resample.size
         empty = np.full((self.n_units, replicates), np.nan)
         values: list[FloatArray | None] = []
         for position, node in enumerate(self.spec.nodes):
@@ -187,61 +276,89 @@ class TreeEvaluator:
                 values.append(None)
                 continue
             if node.question is not None:
-                sample = self._responses(position, node.question, node, resample)
+                sample = self._responses(position, node, resample)
             else:
                 sample = self._children(node, [values[c] for c in node.children])
             values.append(empty if sample is None else node.summarizer.summarize(sample))
         return values
 
-    def leaf_counts(self) -> list[IntArray]:
-        """Per node, the number of leaves under it per unit (leaves under two paths count once)."""
-        group_of_position = np.repeat(
-            np.arange(len(self.prepared.groups)),
-            [group.end - group.start for group in self.prepared.groups],
-        )
-        per_group = np.bincount(
-            group_of_position * self.n_units + self.units,
-            minlength=len(self.prepared.groups) * self.n_units,
-        ).reshape(len(self.prepared.groups), self.n_units)
-        return [
-            per_group[sorted(groups)].sum(axis=0) if groups else np.zeros(self.n_units, np.int64)
-            for groups in self.node_groups
-        ]
+    def dialogue_counts(self) -> list[IntArray]:
+        """Per node, the dialogues feeding it per unit (one under two paths counts once)."""
+        prepared = self.prepared
+        counts = []
+        for groups in self.node_groups:
+            where = prepared.positions(groups)
+            pairs = np.unique(self.units[where] * prepared.n_dialogues + prepared.dialogue[where])
+            counts.append(np.bincount(pairs // prepared.n_dialogues, minlength=self.n_units))
+        return counts
 
     def _responses(
-        self, position: int, question: str, node: NodeInstance, resample: FloatArray | None
+        self, position: int, node: NodeInstance, resample: Resample | None
     ) -> Sample | None:
-        distinct = self.prepared.distinct_values.get(question)
-        if distinct is None or not self.node_groups[position]:
+        if not self.node_groups[position]:
             return None
-        k = len(distinct)
-        if resample is None:
-            where = self.prepared.positions(self.node_groups[position])
-            cell = self.units[where] * k + self.prepared.response[where]
-            counts = np.bincount(cell, minlength=self.n_units * k).astype(np.float64)
-            multiplicity = counts.reshape(self.n_units, 1, k)
-        else:
-            histogram = self._dialogue_histogram(position, k)
-            drawn = histogram.T @ resample  # (units·k) × replicates
-            multiplicity = drawn.reshape(self.n_units, k, -1).transpose(0, 2, 1)
+        cells = self._question_cells(position)
+        k = len(cells.distinct)
+        weight = cells.share[:, None] if resample is None else self._cell_weights(cells, resample)
+        drawn = cells.histogram.T @ weight  # (units·k) × replicates
+        multiplicity = drawn.reshape(self.n_units, k, -1).transpose(0, 2, 1)
         return Sample(
-            values=distinct[None, None, :],
+            values=cells.distinct[None, None, :],
             multiplicity=multiplicity,
             weights=np.ones(k),
             codomain=node.items_codomain,
             scale=self.spec.scale,
         )
 
-    def _dialogue_histogram(self, position: int, k: int) -> sparse.csr_array:
-        """Responses per dialogue (rows) and (unit, value) cell (columns), kept across chunks."""
-        if position not in self._dialogue_histograms:
-            where = self.prepared.positions(self.node_groups[position])
-            cell = self.units[where] * k + self.prepared.response[where]
-            self._dialogue_histograms[position] = sparse.csr_array(
-                (np.ones(len(where)), (self.prepared.dialogue[where], cell)),
-                shape=(self.prepared.n_dialogues, self.n_units * k),
-            )
-        return self._dialogue_histograms[position]
+    def _cell_weights(self, cells: _QuestionCells, resample: Resample) -> FloatArray:
+        """Each cell's weight per replicate; a drawn dialogue's cells sum to its draw count."""
+        copies = resample.dialogues[cells.dialogue]
+        row = self.prepared.annotation_label_row[cells.labels]
+        if resample.labels is None or not (row >= 0).any():
+            weights: FloatArray = copies * cells.share[:, None]
+            return weights
+        # Second stage: the annotators drawn for this dialogue, renormalized over the ones
+        # that answered this question (a dialogue none of them answered drops out).
+        drawn = np.where(row[:, None] >= 0, resample.labels[np.maximum(row, 0)], copies)
+        totals = cells.per_dialogue @ drawn
+        node_dialogue = np.unique(cells.dialogue, return_inverse=True)[1]
+        total = totals[node_dialogue]
+        weights = np.zeros_like(drawn)
+        np.divide(copies * drawn, total, out=weights, where=total > 0)
+        return weights
+
+    def _question_cells(self, position: int) -> _QuestionCells:
+        if position in self._cells:
+            return self._cells[position]
+        prepared = self.prepared
+        where = prepared.positions(self.node_groups[position])
+        labels, cell = np.unique(prepared.label[where], return_inverse=True)
+        answers = np.bincount(cell)
+        value = np.bincount(cell, weights=prepared.mapped[where]) / answers
+        dialogue = prepared.label_dialogue[labels]
+        node_dialogues, node_dialogue = np.unique(dialogue, return_inverse=True)
+        share = 1.0 / np.bincount(node_dialogue)[node_dialogue]
+        unit = np.zeros(len(labels), dtype=np.int64)
+        unit[cell] = self.units[where]
+        distinct, value_index = np.unique(value, return_inverse=True)
+        k = len(distinct)
+        n_cells = len(labels)
+        cells = _QuestionCells(
+            labels=labels,
+            dialogue=dialogue,
+            share=share,
+            distinct=distinct,
+            histogram=sparse.csr_array(
+                (np.ones(n_cells), (np.arange(n_cells), unit * k + value_index)),
+                shape=(n_cells, self.n_units * k),
+            ),
+            per_dialogue=sparse.csr_array(
+                (np.ones(n_cells), (node_dialogue, np.arange(n_cells))),
+                shape=(len(node_dialogues), n_cells),
+            ),
+        )
+        self._cells[position] = cells
+        return cells
 
     def _children(self, node: NodeInstance, children: list[FloatArray | None]) -> Sample | None:
         if not children:

@@ -1,8 +1,10 @@
 """The leaves of a CoRIx tree: one answer per row, stored column by column.
 
 A row is one answer about one dialogue: an annotator's label or a tester's questionnaire
-answer. Columns are integer-coded categories so that scoring can group a million rows
-with NumPy instead of Python loops.
+answer. The optional ``annotator`` column names who gave it (e.g. ``llm:judge``,
+``human:ann1``); without it all answers about a dialogue count as one annotator's.
+Columns are integer-coded categories so that scoring can group a million rows with
+NumPy instead of Python loops.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ RawValue = str | float
 C = TypeVar("C", str, RawValue)
 
 REQUIRED_COLUMNS = ("application", "level", "source", "question", "dialogue_id", "value")
-OPTIONAL_COLUMNS = ("scenario",)
+OPTIONAL_COLUMNS = ("scenario", "annotator")
 
 
 class LeafSource(StrEnum):
@@ -103,9 +105,12 @@ class LeafTable:
     question: Categorical[str]
     dialogue_id: Categorical[str]
     scenario: Categorical[str]
+    annotator: Categorical[str]
     value: Categorical[RawValue]
     origin: str = "leaves"
     first_line: int | None = None
+    columns: frozenset[str] = frozenset((*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS))
+    """The columns the source had; a tree filtering on one it lacks is refused."""
 
     def __post_init__(self) -> None:
         text_columns = (
@@ -116,7 +121,7 @@ class LeafTable:
             self.dialogue_id,
             self.scenario,
         )
-        lengths = {len(self.value)} | {len(column) for column in text_columns}
+        lengths = {len(self.value)} | {len(column) for column in (*text_columns, self.annotator)}
         if len(lengths) != 1:
             raise LeafError(f"{self.origin}: columns have different lengths {sorted(lengths)}")
         self._check_vocabulary("level", self.level, [level.value for level in Level])
@@ -153,10 +158,12 @@ class LeafTable:
         dialogue_id: ArrayLike,
         value: ArrayLike,
         scenario: ArrayLike | None = None,
+        annotator: ArrayLike | None = None,
         origin: str = "leaves",
     ) -> LeafTable:
         """Build from equal-length arrays; numeric ``value`` arrays keep their numbers."""
         n = len(np.asarray(value))
+        optional = {"scenario": scenario, "annotator": annotator}
         return cls(
             application=_text_column(application),
             level=_text_column(level),
@@ -164,8 +171,12 @@ class LeafTable:
             question=_text_column(question),
             dialogue_id=_text_column(dialogue_id),
             scenario=_text_column(np.full(n, "") if scenario is None else scenario),
+            annotator=_text_column(np.full(n, "") if annotator is None else annotator),
             value=Categorical.from_array(value),
             origin=origin,
+            columns=frozenset(REQUIRED_COLUMNS).union(
+                name for name, given in optional.items() if given is not None
+            ),
         )
 
     @classmethod
@@ -175,10 +186,18 @@ class LeafTable:
         *,
         origin: str = "leaves",
         first_line: int | None = None,
+        header: Iterable[str] | None = None,
     ) -> LeafTable:
-        """Build from mappings with the leaf columns (``scenario`` optional)."""
+        """Build from mappings with the leaf columns (``scenario``, ``annotator`` optional).
+
+        An optional column counts as present when ``header`` names it, or (without a
+        header) when any row has it.
+        """
         columns: dict[str, list[str]] = {c: [] for c in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS)}
+        present = set(REQUIRED_COLUMNS) | set(header or ())
         for i, row in enumerate(rows):
+            if header is None:
+                present.update(c for c in OPTIONAL_COLUMNS if c in row)
             missing = [c for c in REQUIRED_COLUMNS if c not in row]
             if missing:
                 line = f" (line {i + first_line})" if first_line is not None else ""
@@ -194,9 +213,11 @@ class LeafTable:
             question=coded["question"],
             dialogue_id=coded["dialogue_id"],
             scenario=coded["scenario"],
+            annotator=coded["annotator"],
             value=Categorical(coded["value"].codes, raw_values),
             origin=origin,
             first_line=first_line,
+            columns=frozenset(present) & frozenset((*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS)),
         )
 
     @classmethod
@@ -210,7 +231,9 @@ class LeafTable:
                 missing = [c for c in REQUIRED_COLUMNS if c not in header]
                 if missing:
                     raise LeafError(f"{path} line 1: header lacks column(s) {', '.join(missing)}")
-                return cls.from_rows(_complete_rows(reader, path), origin=str(path), first_line=2)
+                return cls.from_rows(
+                    _complete_rows(reader, path), origin=str(path), first_line=2, header=header
+                )
         except OSError as exc:
             raise LeafError(f"cannot read {path}: {exc.strerror}") from None
 

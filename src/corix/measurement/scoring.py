@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from corix.measurement.bootstrap import cluster_resamples, percentile_interval
+from corix.measurement.bootstrap import percentile_interval, two_stage_resamples
 from corix.measurement.engine import PreparedLeaves, TreeEvaluator
 from corix.measurement.leaves import IntArray, LeafTable
 from corix.measurement.results import NodeResult, NodeValue
@@ -32,8 +32,10 @@ def score_tree(
     """Score ``spec`` for every application in ``leaves``; returns application → root.
 
     With ``bootstrap`` > 0, each numeric node gets a percentile interval from that many
-    cluster-bootstrap replicates (dialogues resampled within each application), seeded
-    by ``seed``. ``include_dialogues`` lists the dialogue ids behind every node.
+    two-stage bootstrap replicates (dialogues resampled within each application, then
+    the annotators within each dialogue when several labelled it), seeded by ``seed``
+    and keyed by dialogue id, so reruns give identical intervals. ``n`` counts the
+    dialogues under a node. ``include_dialogues`` lists their ids.
     """
     if bootstrap < 0:
         raise ValueError(f"bootstrap must be ≥ 0, got {bootstrap}")
@@ -44,7 +46,7 @@ def score_tree(
     evaluator = TreeEvaluator(prepared, prepared.application, len(applications))
     point = evaluator.evaluate()
     intervals = _intervals(evaluator, point, bootstrap, seed, confidence) if bootstrap else None
-    counts = evaluator.leaf_counts()
+    counts = evaluator.dialogue_counts()
     dialogues = _dialogues_per_node(evaluator) if include_dialogues else None
     return {
         application: _assemble(spec, unit, point, counts, intervals, dialogues)
@@ -139,11 +141,16 @@ def _intervals(
     seed: int,
     confidence: float,
 ) -> list[Bounds | None]:
-    rng = np.random.default_rng(seed)
-    dialogue_unit = evaluator.prepared.dialogue_application
-    chunks = [
-        evaluator.evaluate(draws) for draws in cluster_resamples(dialogue_unit, replicates, rng)
-    ]
+    prepared = evaluator.prepared
+    applications = prepared.leaves.application.categories
+    resamples = two_stage_resamples(
+        prepared.dialogue_keys,
+        replicates,
+        seed,
+        strata=[applications[int(a)] for a in prepared.dialogue_application],
+        labels=prepared.annotation_labels or None,
+    )
+    chunks = [evaluator.evaluate(resample) for resample in resamples]
     intervals: list[Bounds | None] = []
     for position, observed in enumerate(point):
         if observed is None:
