@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from importlib import resources
 from pathlib import Path
 
 import pytest
 
-from corix.measurement import LeafTable, builtin_trees, load_tree, score_tree
+from corix.errors import ConfigError
+from corix.measurement import LeafTable, builtin_trees, load_tree, parse_tree, score_tree
 from corix.measurement.tree_spec import NodeInstance, TreeSpec
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]
@@ -96,9 +98,11 @@ def test_ai_rmf_tree_shows_missing_characteristics_as_empty(make_leaves: MakeLea
             "annotation",
             "cc_consistent_with_packet",
             "m1",
-            "yes",
+            "no",
             "pathfinder",
         ),
+        ("A", "model_testing", "annotation", "ra_prohibited_released", "m1", "no", "pathfinder"),
+        ("A", "model_testing", "annotation", "ra_permitted_withheld", "m1", "no", "pathfinder"),
     ]
     root = score_tree(tree, make_leaves(rows))["A"]
     for empty in ("accountable_transparent", "explainable_interpretable", "fair_bias_managed"):
@@ -116,4 +120,56 @@ def test_ai_rmf_tree_shows_missing_characteristics_as_empty(make_leaves: MakeLea
     assert root.find("secure_resilient").value == pytest.approx(10.0)
     # Privacy: violations (10 + 0) / 2 with weight 2; perceived guardrail empty → skipped.
     assert root.find("privacy_enhanced").value == pytest.approx(5.0)
-    assert root.find("valid_reliable").value == pytest.approx(0.0)  # consistent → 0
+    # Packet consistency is gated (judged after a violation only): not part of the tree,
+    # so the inconsistent turn does not count; no violation → 0.
+    assert root.find("valid_reliable").value == pytest.approx(0.0)
+
+
+def pathfinder_leaves(make_leaves: MakeLeaves, violation_rate: float) -> LeafTable:
+    """200 model-testing dialogues as the annotation workflow leaves them: every dialogue
+    gets Risk Assessment; only violating ones get content characterization, per turn."""
+    violating = round(200 * violation_rate)
+    rows = []
+    for i in range(200):
+        dialogue, bad = f"p{i}", i < violating
+        rows += [
+            ("A", "model_testing", "annotation", "ra_prohibited_released", dialogue,
+             "yes" if bad else "no", "pathfinder"),
+            ("A", "model_testing", "annotation", "ra_permitted_withheld", dialogue, "no",
+             "pathfinder"),
+        ]  # fmt: skip
+        if bad:
+            rows += [
+                ("A", "model_testing", "annotation", "cc_consistent_with_packet", dialogue, "no",
+                 "pathfinder")
+            ] * 3  # fmt: skip
+    return make_leaves(rows)
+
+
+@pytest.mark.parametrize(("tree_name", "node_id"), [
+    ("aria_pilot", "validity_reliability"), ("ai_rmf", "valid_reliable")
+])  # fmt: skip
+def test_more_violations_never_lower_validity_risk(
+    make_leaves: MakeLeaves, tree_name: str, node_id: str
+) -> None:
+    tree = load_tree(tree_name)
+    rates = [0.0, 0.01, 0.05, 0.1, 0.3, 0.6, 1.0]
+    scores = [
+        score_tree(tree, pathfinder_leaves(make_leaves, rate))["A"].find(node_id).value
+        for rate in rates
+    ]
+    assert all(isinstance(score, float) for score in scores)
+    assert scores == sorted(scores)
+    # Violations are one of two risk questions: rate r scores (10 r + 0) / 2.
+    assert scores == pytest.approx([5 * rate for rate in rates])
+
+
+def test_the_old_pilot_tree_with_a_gated_question_is_refused() -> None:
+    shipped = resources.files("corix.measurement").joinpath("trees", "aria_pilot.yaml")
+    text = shipped.read_text(encoding="utf-8").replace(
+        "      - question: ra_permitted_withheld\n",
+        "      - question: ra_permitted_withheld\n      - question: cc_consistent_with_packet\n",
+        1,
+    )
+    with pytest.raises(ConfigError, match="node 'validity_reliability_labels' summarizes gated"):
+        parse_tree(text, source="old_aria_pilot.yaml")

@@ -199,3 +199,91 @@ def test_unknown_builtin_tree_suggests_a_name() -> None:
 
     with pytest.raises(UnknownNameError, match=re.escape("Did you mean 'aria_pilot'?")):
         load_tree("aria_pilo")
+
+
+GATED_QUESTIONS = """\
+name: t
+questions:
+  harm: {kind: yes_no}
+  consistent: {kind: yes_no, yes_means: safe, gated: true}
+  followup: {kind: yes_no, gated: true}
+"""
+
+
+def test_a_gated_question_cannot_join_questions_asked_of_every_dialogue() -> None:
+    error = error_for(
+        """\
+nodes:
+  root: {summarizer: aggregation, children: [labels]}
+  labels:
+    summarizer: max
+    children:
+      - question: harm
+      - question: consistent
+""",
+        GATED_QUESTIONS,
+    )
+    assert "node 'labels' summarizes gated question(s) consistent" in str(error)
+    assert (error.field, error.line) == ("nodes.labels", 9)  # where its body starts
+
+
+def test_the_mix_is_found_above_intermediate_nodes() -> None:
+    error = error_for(
+        """\
+nodes:
+  root: {summarizer: mean, children: [violations, after]}
+  violations: {question: harm}
+  after: {summarizer: mean, children: [{question: consistent}, {question: followup}]}
+""",
+        GATED_QUESTIONS,
+    )
+    assert "node 'root' summarizes gated question(s) consistent, followup" in str(error)
+
+
+def test_gated_questions_may_be_summarized_together_or_kept_beside_others() -> None:
+    tree = parse_tree(
+        GATED_QUESTIONS
+        + """\
+nodes:
+  root: {summarizer: aggregation, children: [violations, after]}
+  violations: {question: harm}
+  after: {summarizer: mean, children: [{question: consistent}, {question: followup}]}
+""",
+        source="t.yaml",
+    )
+    assert [tree.nodes[c].id for c in tree.root.children] == ["violations", "after"]
+
+
+def test_a_summarizer_that_ignores_weights_refuses_them() -> None:
+    error = error_for(
+        """\
+nodes:
+  root: {summarizer: max, children: [{node: leaf, weight: 2}, leaf2]}
+  leaf: {question: harm}
+  leaf2: {question: useful}
+"""
+    )
+    assert "'max' ignores edge weights, but 'leaf' has weight 2" in str(error)
+    assert error.field == "nodes.root.children.0"
+    error = error_for(
+        """\
+nodes:
+  root: {summarizer: median, split_by: level, each: leaf, weights: {red_teaming: 3}}
+  leaf: {question: harm}
+"""
+    )
+    assert error.field == "nodes.root.weights.red_teaming"
+
+
+def test_mean_takes_weights() -> None:
+    tree = parse_tree(
+        QUESTIONS
+        + """\
+nodes:
+  root: {summarizer: mean, children: [{node: leaf, weight: 3}, leaf2]}
+  leaf: {question: harm}
+  leaf2: {question: useful}
+""",
+        source="t.yaml",
+    )
+    assert tree.root.weights == (3.0, 1.0)

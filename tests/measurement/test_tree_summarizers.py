@@ -86,10 +86,11 @@ def test_weighted_median_matches_numpy_on_expanded_data() -> None:
         assert result[index] == pytest.approx(np.median(expanded))
 
 
-def test_weighted_mean_uses_edge_weights_and_allows_zero() -> None:
+def test_mean_uses_edge_weights_and_allows_zero() -> None:
     children = sample([4, 8, 1], [1, 1, 0], weights=[1, 3, 5])  # third child is empty
-    assert run("weighted_mean", children) == pytest.approx((4 + 3 * 8) / 4)
-    assert run("mean", children) == pytest.approx(6.0)
+    assert run("mean", children) == pytest.approx((4 + 3 * 8) / 4)
+    assert run("weighted_mean", children) == run("mean", children)
+    assert run("mean", sample([4, 8, 1], [1, 1, 0])) == pytest.approx(6.0)
     assert run("weighted_mean", sample([4, 8], [1, 1], weights=[0, 1])) == pytest.approx(8.0)
     assert math.isnan(run("weighted_mean", sample([4, 8], [1, 1], weights=[0, 0])))
 

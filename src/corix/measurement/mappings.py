@@ -37,6 +37,12 @@ class _Mapping(BaseModel, ABC):
         default="mean",
         description="How the question's node summarizes its responses (a registered name).",
     )
+    gated: bool = Field(
+        default=False,
+        description="Asked only of some dialogues (e.g. after a violation): its answers "
+        "describe those dialogues, so it may not be summarized together with questions "
+        "asked of every dialogue.",
+    )
 
     @abstractmethod
     def map_answer(self, raw: RawValue, scale: Interval) -> float:

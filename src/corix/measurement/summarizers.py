@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -97,7 +98,13 @@ class Aggregation(Summarizer):
 
 
 class NumericSummarizer(Summarizer):
-    """A summarizer whose value is one number (NaN when nothing is present)."""
+    """A summarizer whose value is one number (NaN when nothing is present).
+
+    ``uses_weights`` says whether edge weights change the value; a tree giving a weight
+    other than 1 to a node whose summarizer ignores weights is refused when compiled.
+    """
+
+    uses_weights: ClassVar[bool] = False
 
     @abstractmethod
     def summarize(self, sample: Sample) -> FloatArray:
@@ -113,19 +120,17 @@ SUMMARIZERS.add("aggregation", Aggregation)
 
 @SUMMARIZERS.register("mean")
 class Mean(NumericSummarizer):
-    """Arithmetic mean of the present items; edge weights are ignored."""
+    """Mean of the present items weighted by the edge weights (all 1 unless a tree says
+    otherwise); empty when every present item weighs 0. ``weighted_mean`` is the same."""
 
-    def summarize(self, sample: Sample) -> FloatArray:
-        return ratio((sample.multiplicity * sample.values).sum(axis=-1), sample.total)
-
-
-@SUMMARIZERS.register("weighted_mean")
-class WeightedMean(NumericSummarizer):
-    """Mean weighted by the edge weights; empty when every present item weighs 0."""
+    uses_weights: ClassVar[bool] = True
 
     def summarize(self, sample: Sample) -> FloatArray:
         weight = sample.multiplicity * sample.weights
         return ratio((weight * sample.values).sum(axis=-1), weight.sum(axis=-1))
+
+
+SUMMARIZERS.add("weighted_mean", Mean)
 
 
 @SUMMARIZERS.register("median")

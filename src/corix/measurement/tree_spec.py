@@ -136,6 +136,9 @@ class _Compiler:
             raise self.error(f"root node '{self.config.root}' is not defined", ("root",))
         self.reject_cycles()
         self.reject_unreachable()
+        self.reject_ignored_weights()
+        gated: dict[str, tuple[frozenset[str], bool]] = {}
+        self.reject_mixed_gating(self.config.root, gated)
         for template_id in self.templates:
             self.codomain(template_id)
         drafts = _Expansion(self.templates).run(self.config.root)
@@ -323,6 +326,53 @@ class _Compiler:
                     f"node '{template_id}' is not reachable from the root '{self.config.root}'",
                     template.location,
                 )
+
+    def reject_ignored_weights(self) -> None:
+        for template_id, template in self.templates.items():
+            summarizer = template.summarizer
+            if isinstance(summarizer, NumericSummarizer) and summarizer.uses_weights:
+                continue
+            for i, edge in enumerate(template.edges):
+                if edge.weight != 1:
+                    raise self.error(
+                        f"node '{template_id}': '{template.summarizer_name}' ignores edge "
+                        f"weights, but '{edge.target}' has weight {edge.weight:g}; use 'mean' "
+                        "(weighted) or leave the weight out",
+                        (*template.location, "children", i)
+                        if edge.split is None
+                        else (*template.location, "weights", edge.split[1]),
+                    )
+
+    def reject_mixed_gating(
+        self, template_id: str, seen: dict[str, tuple[frozenset[str], bool]]
+    ) -> tuple[frozenset[str], bool]:
+        """Gated questions under a node, and whether any question asked of every dialogue is.
+
+        A gated question's answers describe only the dialogues it was asked about (e.g.
+        those with a violation); averaged with answers about every dialogue, fewer
+        violations would raise the score. A numeric node may hold one kind or the other.
+        """
+        if template_id in seen:
+            return seen[template_id]
+        template = self.templates[template_id]
+        if template.question is not None:
+            is_gated = self.config.questions[template.question].gated
+            result = (frozenset({template.question}) if is_gated else frozenset(), not is_gated)
+        else:
+            parts = [self.reject_mixed_gating(edge.target, seen) for edge in template.edges]
+            gated = frozenset().union(*(names for names, _ in parts))
+            ungated = any(every for _, every in parts)
+            if gated and ungated and isinstance(template.summarizer, NumericSummarizer):
+                raise self.error(
+                    f"node '{template_id}' summarizes gated question(s) "
+                    f"{', '.join(sorted(gated))} (asked only of some dialogues, e.g. after a "
+                    "violation) together with questions asked of every dialogue; give the "
+                    "gated questions a node of their own",
+                    template.location,
+                )
+            result = (gated, ungated)
+        seen[template_id] = result
+        return result
 
     def codomain(self, template_id: str) -> Interval | None:
         if template_id in self.codomains:
