@@ -191,3 +191,88 @@ def test_rows_the_tree_does_not_use_give_an_empty_tree(small_tree: TreeSpec) -> 
     root = score_tree(small_tree, unused, bootstrap=5)["A"]
     assert root.value == (None, None)
     assert root.n == 0
+
+
+ANNOTATED_TREE = """
+name: annotated
+questions:
+  harm: {kind: yes_no, yes_means: risk}
+  useful: {kind: slider, min: 1, max: 10, higher_is: better}
+nodes:
+  root: {summarizer: mean, children: [{node: violations, weight: 3}, {node: usefulness, weight: 1}]}
+  violations: {question: harm}
+  usefulness: {question: useful}
+"""
+
+
+def annotated_leaves(rows: Sequence[tuple[str, str, str, str]]) -> LeafTable:
+    """Rows of (dialogue, annotator, question, value), all application A, model testing."""
+    return LeafTable.from_rows(
+        {
+            "application": "A",
+            "level": "model_testing",
+            "source": "annotation",
+            "dialogue_id": dialogue,
+            "annotator": annotator,
+            "question": question,
+            "value": value,
+        }
+        for dialogue, annotator, question, value in rows
+    )
+
+
+def test_each_dialogue_weighs_one_whatever_its_turns_passes_and_annotators() -> None:
+    leaves = annotated_leaves(
+        [
+            # d1: the human saw one violating turn of two (5); the LLM's three passes all
+            # say yes (10). Two annotators: each weighs half of d1.
+            ("d1", "human:h1", "harm", "yes"),
+            ("d1", "human:h1", "harm", "no"),
+            ("d1", "llm:judge", "harm", "yes"),
+            ("d1", "llm:judge", "harm", "yes"),
+            ("d1", "llm:judge", "harm", "yes"),
+            # d2: one annotator, no violation (0).
+            ("d2", "human:h1", "harm", "no"),
+            # usefulness, 1–10 inverted: d1 → 10 → 0; d2 → 4 → 20/3.
+            ("d1", "human:h1", "useful", "10"),
+            ("d2", "human:h1", "useful", "4"),
+        ]
+    )
+    root = score_tree(parse_tree(ANNOTATED_TREE), leaves)["A"]
+    violations = root.find("violations")
+    # d1 = (5 + 10) / 2 = 7.5, d2 = 0 → 3.75; not the pooled share of yes, 4 / 6.
+    assert violations.value == pytest.approx(3.75)
+    assert violations.n == 2
+    usefulness = root.find("usefulness")
+    assert usefulness.value == pytest.approx(10 / 3)
+    # mean honours the edge weights: (3 · 3.75 + 1 · 10/3) / 4.
+    assert root.value == pytest.approx((3 * 3.75 + 10 / 3) / 4)
+
+
+def test_without_an_annotator_column_a_dialogues_answers_form_one_value() -> None:
+    rows = [("d1", "", "harm", "yes"), ("d1", "", "harm", "no"), ("d1", "", "harm", "no")]
+    rows += [("d2", "", "harm", "yes")]
+    violations = score_tree(parse_tree(ANNOTATED_TREE), annotated_leaves(rows))["A"]
+    # d1: one violating turn of three → 10/3; d2 → 10; mean over dialogues.
+    assert violations.find("violations").value == pytest.approx((10 / 3 + 10) / 2)
+
+
+def test_intervals_widen_when_annotators_disagree() -> None:
+    agree, disagree = [], []
+    for i in range(40):
+        says = "yes" if i % 4 == 0 else "no"
+        other = "no" if i % 2 else "yes"  # disagrees with the first on many dialogues
+        agree += [(f"d{i}", "h1", "harm", says), (f"d{i}", "h2", "harm", says)]
+        disagree += [(f"d{i}", "h1", "harm", says), (f"d{i}", "h2", "harm", other)]
+    tree = parse_tree(ANNOTATED_TREE)
+
+    def width(rows: list[tuple[str, str, str, str]]) -> float:
+        node = score_tree(tree, annotated_leaves(rows), bootstrap=2000, seed=5)["A"]
+        low, high = node.find("violations").ci_low, node.find("violations").ci_high
+        assert low is not None and high is not None
+        return high - low
+
+    assert width(disagree) > width(agree)
+    again = score_tree(tree, annotated_leaves(list(reversed(disagree))), bootstrap=200, seed=5)
+    first = score_tree(tree, annotated_leaves(disagree), bootstrap=200, seed=5)
+    assert again["A"].find("violations").ci_low == first["A"].find("violations").ci_low

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from typer.testing import CliRunner
 
 from corix.cli.report_cmds import report_command, tree_app
 from corix.errors import UnknownNameError
-from corix.measurement import load_tree, score_tree
+from corix.measurement import LeafError, load_tree, score_tree
 from corix.measurement.stored_leaves import stored_leaves
 from corix.storage import Database
 
@@ -109,6 +110,29 @@ def test_tree_show_lists_the_expanded_nodes() -> None:
     unknown = runner.invoke(_app(), ["tree", "show", "aria_pilott"])
     assert isinstance(unknown.exception, UnknownNameError)
     assert "aria_pilot" in str(unknown.exception)
+
+
+def test_tree_show_prints_what_each_node_filters() -> None:
+    output = runner.invoke(_app(), ["tree", "show", "ai_rmf"]).stdout
+    text = re.sub(r" *\n[ │]*", " ", output)  # undo the terminal's wrapping
+    assert "meal_planner_violations mean · where source=annotation, scenario=meal_planner" in text
+    assert "red_team_resistance mean · where level=red_teaming" in text
+    assert "safe weighted_mean ├──" in text  # nothing narrowed: no "where"
+
+
+def test_leaves_without_a_filtered_column_are_refused(tmp_path: Path) -> None:
+    leaves = tmp_path / "no_scenario.csv"
+    leaves.write_text(
+        "application,level,source,question,dialogue_id,value\n"
+        "A,model_testing,annotation,ra_prohibited_released,d1,yes\n",
+        encoding="utf-8",
+    )
+    result = runner.invoke(
+        _app(), ["tree", "score", "--tree", "aria_pilot", "--leaves", str(leaves)]
+    )
+    assert isinstance(result.exception, LeafError)
+    message = str(result.exception)
+    assert f"{leaves}: no 'scenario' column, but tree 'aria_pilot' filters on it" in message
 
 
 async def test_exported_leaves_score_like_the_stored_record(

@@ -12,6 +12,7 @@ from rich.tree import Tree
 
 from corix.cli.common import DbOption, JsonOption, console, database, print_json
 from corix.measurement import TreeSpec, load_tree, score_tree_cli_json
+from corix.measurement.filters import FILTER_COLUMNS, LeafFilter
 from corix.measurement.leaves import REQUIRED_COLUMNS
 from corix.measurement.stored_leaves import iter_stored_answers
 from corix.report import DEFAULT_TREES, write_report
@@ -85,7 +86,8 @@ def tree_score(
     leaves: Annotated[
         Path,
         typer.Option(
-            "--leaves", help=f"CSV file with the columns {', '.join(REQUIRED_COLUMNS)}[,scenario]."
+            "--leaves",
+            help=f"CSV file with the columns {', '.join(REQUIRED_COLUMNS)}[,scenario][,annotator].",
         ),
     ],
     bootstrap: BootstrapOption = 0,
@@ -164,17 +166,27 @@ def _add_scored(parent: Tree, node: dict[str, Any]) -> None:
 def _spec_tree(spec: TreeSpec) -> Tree:
     title = f"[bold]{escape(spec.title)}[/] ({escape(spec.name)})"
     tree = Tree(f"{title}, scale {spec.scale.low:g}–{spec.scale.high:g}")
-    _add_spec(tree, spec, len(spec.nodes) - 1, set(), 1.0)
+    _add_spec(tree, spec, len(spec.nodes) - 1, set(), 1.0, LeafFilter())
     return tree
 
 
-def _add_spec(parent: Tree, spec: TreeSpec, position: int, shown: set[int], weight: float) -> None:
+def _add_spec(
+    parent: Tree,
+    spec: TreeSpec,
+    position: int,
+    shown: set[int],
+    weight: float,
+    inherited: LeafFilter,
+) -> None:
     node = spec.nodes[position]
     facts = [node.summarizer_name]
     if node.question:
-        facts.append(f"question {node.question}")
-    if node.context:
-        facts.append(", ".join(f"{k}={v}" for k, v in node.context.items()))
+        gated = spec.questions[node.question].gated
+        facts.append(f"question {node.question}" + (" (gated)" if gated else ""))
+    # Only what this node narrows: its parent's line shows the rest.
+    restricted = [c for c in FILTER_COLUMNS if node.filter.allowed(c) != inherited.allowed(c)]
+    if restricted:
+        facts.append("where " + ", ".join(f"{c}={node.filter.describe(c)}" for c in restricted))
     if weight != 1:
         facts.append(f"weight {weight:g}")
     repeated = position in shown
@@ -184,4 +196,4 @@ def _add_spec(parent: Tree, spec: TreeSpec, position: int, shown: set[int], weig
         return
     shown.add(position)
     for child, child_weight in zip(node.children, node.weights, strict=True):
-        _add_spec(branch, spec, child, shown, child_weight)
+        _add_spec(branch, spec, child, shown, child_weight, node.filter)

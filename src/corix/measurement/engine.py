@@ -41,6 +41,19 @@ class LeafGroup:
         )
 
 
+def _require_filtered_columns(spec: TreeSpec, leaves: LeafTable) -> None:
+    """A column the tree filters on must be in the leaves: without it, nodes filtering
+    on it would be silently empty."""
+    for column in FILTER_COLUMNS:
+        nodes = [node.id for node in spec.nodes if node.filter.allowed(column) is not None]
+        if nodes and column not in leaves.columns:
+            shown = ", ".join(nodes[:3]) + (f" and {len(nodes) - 3} more" if len(nodes) > 3 else "")
+            raise LeafError(
+                f"{leaves.origin}: no '{column}' column, but tree '{spec.name}' filters on it "
+                f"(node(s) {shown}); add the column"
+            )
+
+
 class PreparedLeaves:
     """The rows a tree uses, sorted into :class:`LeafGroup` s, answers on the tree's scale.
 
@@ -50,6 +63,7 @@ class PreparedLeaves:
     """
 
     def __init__(self, spec: TreeSpec, leaves: LeafTable) -> None:
+        _require_filtered_columns(spec, leaves)
         self.spec = spec
         self.leaves = leaves
         # Only the questions the tree declares, numbered 0..k-1, so the group key stays small.
