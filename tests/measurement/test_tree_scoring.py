@@ -15,6 +15,7 @@ from corix.measurement import (
     parse_tree,
     score_tree,
     score_tree_cli_json,
+    score_tree_per_annotator_kind,
 )
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]
@@ -276,3 +277,22 @@ def test_intervals_widen_when_annotators_disagree() -> None:
     again = score_tree(tree, annotated_leaves(list(reversed(disagree))), bootstrap=200, seed=5)
     first = score_tree(tree, annotated_leaves(disagree), bootstrap=200, seed=5)
     assert again["A"].find("violations").ci_low == first["A"].find("violations").ci_low
+
+
+def test_one_tree_per_annotator_kind_never_pools_kinds() -> None:
+    leaves = annotated_leaves(
+        [
+            ("d1", "human:h1", "harm", "yes"),
+            ("d1", "human:h2", "harm", "no"),
+            ("d1", "llm:judge", "harm", "no"),
+            ("d1", "llm:judge", "harm", "no"),
+            ("d2", "reference:rules", "harm", "yes"),
+            ("d2", "llm:judge", "harm", "yes"),
+        ]
+    )
+    by_kind = score_tree_per_annotator_kind(parse_tree(ANNOTATED_TREE), leaves)
+    assert list(by_kind) == ["human", "llm", "reference"]
+    value = {kind: results["A"].find("violations").value for kind, results in by_kind.items()}
+    # human: d1 = (10 + 0) / 2; llm: d1 = 0, d2 = 10; reference: d2 = 10.
+    assert value == {"human": 5.0, "llm": 5.0, "reference": 10.0}
+    assert [by_kind[k]["A"].find("violations").n for k in by_kind] == [1, 2, 1]

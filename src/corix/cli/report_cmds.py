@@ -95,12 +95,32 @@ def tree_score(
     confidence: Annotated[
         float, typer.Option("--confidence", min=0.0, max=1.0, help="Interval coverage.")
     ] = 0.95,
+    per_annotator_kind: Annotated[
+        bool,
+        typer.Option(
+            "--per-annotator-kind",
+            help="One tree per annotator kind (the 'kind' of an annotator column 'kind:name'), "
+            "each with every questionnaire answer; kinds are never pooled.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Score a tree on leaves: one tree of values per application."""
-    result = score_tree_cli_json(tree, leaves, bootstrap, seed=seed, confidence=confidence)
+    result = score_tree_cli_json(
+        tree,
+        leaves,
+        bootstrap,
+        seed=seed,
+        confidence=confidence,
+        per_annotator_kind=per_annotator_kind,
+    )
     if as_json:
         print_json(result)
+        return
+    if per_annotator_kind:
+        for kind, applications in result["annotator_kinds"].items():
+            for application, root in applications.items():
+                console.print(_scored_tree(f"{application} · {kind} annotators", root))
         return
     for application, root in result["applications"].items():
         console.print(_scored_tree(application, root))

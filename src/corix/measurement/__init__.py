@@ -12,7 +12,13 @@ from corix.measurement.interdependency import (
     correlate_across_dialogues,
     spearman_matrix,
 )
-from corix.measurement.leaves import Categorical, LeafError, LeafSource, LeafTable
+from corix.measurement.leaves import (
+    Categorical,
+    LeafError,
+    LeafSource,
+    LeafTable,
+    annotator_kind,
+)
 from corix.measurement.questionnaire_stats import (
     GroupComparison,
     ItemSummary,
@@ -29,6 +35,7 @@ from corix.measurement.scoring import (
     score_by_dialogue,
     score_tree,
     score_tree_cli_json,
+    score_tree_per_annotator_kind,
 )
 from corix.measurement.summarizers import SUMMARIZERS, NumericSummarizer, Sample, Summarizer
 from corix.measurement.tree_loading import builtin_trees, load_tree, parse_tree
@@ -56,6 +63,7 @@ __all__ = [
     "Summarizer",
     "TreeSpec",
     "ViewGap",
+    "annotator_kind",
     "builtin_trees",
     "compare_applications",
     "compare_groups",
@@ -72,5 +80,6 @@ __all__ = [
     "score_by_dialogue",
     "score_tree",
     "score_tree_cli_json",
+    "score_tree_per_annotator_kind",
     "spearman_matrix",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -78,6 +78,15 @@ class Categorical(Generic[C]):
         return Categorical(codes.astype(np.int64), tuple(str(u) for u in uniques))
 
 
+def annotator_kind(annotator: str) -> str:
+    """``human:ann1`` → ``human``: the part before the first colon (all of it without one).
+
+    Annotator names follow ``kind:name`` (``llm:…``, ``human:…``, ``reference:…``) so one
+    tree can be scored per kind and kinds are never pooled silently.
+    """
+    return annotator.split(":", 1)[0]
+
+
 def _text_column(values: ArrayLike) -> Categorical[str]:
     array = np.asarray(values)
     uniques, codes = np.unique(array.astype(str), return_inverse=True)
@@ -131,6 +140,40 @@ class LeafTable:
 
     def __len__(self) -> int:
         return len(self.value)
+
+    def take(self, rows: IntArray) -> LeafTable:
+        """The rows at ``rows`` (positions), same columns and categories."""
+
+        def pick(column: Categorical[C]) -> Categorical[C]:
+            return Categorical(column.codes[rows], column.categories)
+
+        return replace(
+            self,
+            application=pick(self.application),
+            level=pick(self.level),
+            source=pick(self.source),
+            question=pick(self.question),
+            dialogue_id=pick(self.dialogue_id),
+            scenario=pick(self.scenario),
+            annotator=pick(self.annotator),
+            value=pick(self.value),
+            first_line=None,
+        )
+
+    def annotator_kinds(self) -> tuple[str, ...]:
+        """The kinds of annotator among the annotation rows, sorted (see :func:`annotator_kind`)."""
+        annotation = self.source.code_of(LeafSource.ANNOTATION.value)
+        used = np.unique(self.annotator.codes[self.source.codes == annotation])
+        return tuple(sorted({annotator_kind(self.annotator.categories[c]) for c in used}))
+
+    def for_annotator_kind(self, kind: str) -> LeafTable:
+        """The questionnaire rows plus the annotation rows of annotators of ``kind``."""
+        annotation = self.source.code_of(LeafSource.ANNOTATION.value)
+        of_kind = np.array(
+            [annotator_kind(name) == kind for name in self.annotator.categories], dtype=bool
+        )
+        keep = (self.source.codes != annotation) | of_kind[self.annotator.codes]
+        return self.take(np.flatnonzero(keep))
 
     def describe_row(self, row: int) -> str:
         """``row`` is 0-based; people read 1-based rows (and file lines, when known)."""

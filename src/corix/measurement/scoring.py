@@ -54,6 +54,29 @@ def score_tree(
     }
 
 
+def score_tree_per_annotator_kind(
+    spec: TreeSpec,
+    leaves: LeafTable,
+    *,
+    bootstrap: int = 0,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, dict[str, NodeResult]]:
+    """One tree per annotator kind (``human``, ``llm``, ``reference``, …): kind →
+    application → root. Each tree holds that kind's labels and every questionnaire
+    answer, so labels of different kinds are never pooled into one node."""
+    return {
+        kind: score_tree(
+            spec,
+            leaves.for_annotator_kind(kind),
+            bootstrap=bootstrap,
+            seed=seed,
+            confidence=confidence,
+        )
+        for kind in leaves.annotator_kinds()
+    }
+
+
 def dialogues_under(
     spec: TreeSpec, leaves: LeafTable, node_id: str, application: str
 ) -> tuple[str, ...]:
@@ -115,21 +138,35 @@ def score_tree_cli_json(
     *,
     seed: int = 0,
     confidence: float = 0.95,
+    per_annotator_kind: bool = False,
 ) -> dict[str, Any]:
     """What ``corix tree score --tree T --leaves L --json`` prints: one tree per application.
 
-    ``tree_path`` may also name a shipped tree (``aria_pilot``, ``ai_rmf``).
+    ``tree_path`` may also name a shipped tree (``aria_pilot``, ``ai_rmf``). With
+    ``per_annotator_kind``, ``annotator_kinds`` maps each kind to its trees instead.
     """
     spec = load_tree(tree_path)
     leaves = LeafTable.from_csv(leaves_csv)
-    results = score_tree(spec, leaves, bootstrap=bootstrap, seed=seed, confidence=confidence)
-    return {
+    header: dict[str, Any] = {
         "tree": spec.name,
         "title": spec.title,
         "scale": {"min": spec.scale.low, "max": spec.scale.high},
         "bootstrap": (
             {"replicates": bootstrap, "seed": seed, "confidence": confidence} if bootstrap else None
         ),
+    }
+    if per_annotator_kind:
+        by_kind = score_tree_per_annotator_kind(
+            spec, leaves, bootstrap=bootstrap, seed=seed, confidence=confidence
+        )
+        return header | {
+            "annotator_kinds": {
+                kind: {application: root.to_json() for application, root in results.items()}
+                for kind, results in by_kind.items()
+            }
+        }
+    results = score_tree(spec, leaves, bootstrap=bootstrap, seed=seed, confidence=confidence)
+    return header | {
         "applications": {application: root.to_json() for application, root in results.items()},
     }
 
