@@ -14,6 +14,7 @@ from corix.measurement.questionnaire_stats import (
     compare_groups,
     describe_items,
     holm_adjust,
+    item_key,
     questionnaire_items,
 )
 
@@ -123,3 +124,99 @@ def test_non_numeric_answer_names_the_row(make_leaves: MakeLeaves) -> None:
         compare_groups(leaves, "q", by="application")
     with pytest.raises(ValueError, match="cannot filter on 'question'"):
         compare_groups(leaves, "q", by="application", where={"question": "q"})
+
+
+def questionnaire(rows: Sequence[tuple[str, str, str, str, float]]) -> LeafTable:
+    """Rows of (application, tester, item, wording, answer) in field testing."""
+    return LeafTable.from_columns(
+        application=[r[0] for r in rows],
+        level=["field_testing"] * len(rows),
+        source=["questionnaire"] * len(rows),
+        question=[r[2] for r in rows],
+        dialogue_id=[f"s{i}" for i in range(len(rows))],
+        annotator=[r[1] for r in rows],
+        wording=[r[3] for r in rows],
+        value=np.array([r[4] for r in rows], dtype=float),
+    )
+
+
+def test_differently_worded_items_are_never_pooled() -> None:
+    leaves = questionnaire(
+        [
+            ("A", "t1", "q_guardrail", "Did it respect your diet?", 2),
+            ("B", "t2", "q_guardrail", "Did it respect your diet?", 3),
+            ("A", "t1", "q_guardrail", "Did it keep the plot secret?", 5),
+            ("A", "t3", "q_helpful", "Was it helpful?", 4),
+        ]
+    )
+    diet = item_key("q_guardrail", "Did it respect your diet?", reworded=True)
+    plot = item_key("q_guardrail", "Did it keep the plot secret?", reworded=True)
+    assert diet != plot and diet.startswith("q_guardrail~")
+    assert questionnaire_items(leaves) == tuple(sorted([diet, plot, "q_helpful"]))
+    summaries = {(s.item, s.application): s for s in describe_items(leaves)}
+    assert (summaries[diet, "A"].n, summaries[diet, "A"].mean) == (1, 2.0)
+    assert (summaries[plot, "A"].n, summaries[plot, "A"].mean) == (1, 5.0)
+    assert compare_groups(leaves, diet, by="application").sizes == (1, 1)
+
+
+def test_groups_are_compared_on_tester_means() -> None:
+    # Tester t1 answered three sessions of A: 1, 2, 3 → mean 2; t2 answered 4 → 4.
+    # B's testers t3 (5, 5) → 5 and t4 (3) → 3.
+    leaves = questionnaire(
+        [
+            ("A", "t1", "q", "", 1),
+            ("A", "t1", "q", "", 2),
+            ("A", "t1", "q", "", 3),
+            ("A", "t2", "q", "", 4),
+            ("B", "t3", "q", "", 5),
+            ("B", "t3", "q", "", 5),
+            ("B", "t4", "q", "", 3),
+        ]
+    )
+    result = compare_groups(leaves, "q", by="application")
+    assert (result.sizes, result.answers) == ((2, 2), (4, 3))
+    assert "tester means" in result.method
+    reference = stats.mannwhitneyu([2.0, 4.0], [5.0, 3.0], alternative="two-sided")
+    assert result.pairwise[0].u == pytest.approx(float(reference.statistic))
+    assert result.pairwise[0].p_value == pytest.approx(float(reference.pvalue))
+    assert result.h == pytest.approx(float(stats.kruskal([2.0, 4.0], [5.0, 3.0]).statistic))
+
+
+def test_false_positive_rate_is_near_nominal_with_testers_nested_in_applications() -> None:
+    """No application differs; each tester has a lasting leaning and answers 4 sessions.
+
+    Testing answers as independent
+    (SciPy on the raw answers) rejects far too often; tester means keep the nominal 5 %.
+    """
+    rng = np.random.default_rng(11)
+    simulations, testers, sessions = 2000, 8, 4
+    leaning = rng.normal(0, 1, size=(simulations, 2, testers, 1))
+    latent = 3 + leaning + rng.normal(0, 1, size=(simulations, 2, testers, sessions))
+    likert = np.clip(np.rint(latent), 1, 5)
+    app, tester, _ = np.indices(likert.shape[1:]).reshape(3, -1)
+    n = app.size
+
+    def p_value(answers: np.ndarray) -> float | None:
+        leaves = LeafTable.from_columns(
+            application=np.where(app == 0, "A", "B"),
+            level=np.full(n, "field_testing"),
+            source=np.full(n, "questionnaire"),
+            question=np.full(n, "q_helpful"),
+            dialogue_id=np.arange(n).astype(str),
+            annotator=np.char.add(np.where(app == 0, "a", "b"), tester.astype(str)),
+            value=answers.ravel(),
+        )
+        return compare_groups(leaves, "q_helpful", by="application").p_value
+
+    p_testers = np.array([p_value(likert[i]) for i in range(simulations)], dtype=float)
+    p_answers = np.array(
+        [
+            stats.kruskal(likert[i, 0].ravel(), likert[i, 1].ravel()).pvalue
+            for i in range(simulations)
+        ]
+    )
+    rate_testers = float(np.mean(p_testers < 0.05))
+    rate_answers = float(np.mean(p_answers < 0.05))
+    print(f"false-positive rate: tester means {rate_testers:.3f}, raw answers {rate_answers:.3f}")
+    assert 0.03 <= rate_testers <= 0.07
+    assert rate_answers > 0.10

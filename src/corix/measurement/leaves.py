@@ -1,8 +1,11 @@
 """The leaves of a CoRIx tree: one answer per row, stored column by column.
 
 A row is one answer about one dialogue: an annotator's label or a tester's questionnaire
-answer. The optional ``annotator`` column names who gave it (e.g. ``llm:judge``,
-``human:ann1``); without it all answers about a dialogue count as one annotator's.
+answer. The optional ``annotator`` column names who gave it: the annotator (e.g.
+``llm:judge``, ``human:ann1``), or the tester who answered the questionnaire; without it
+all answers about a dialogue count as one annotator's. The optional ``wording`` column
+holds a questionnaire item's text as asked, so differently worded items that share an id
+are never pooled.
 Columns are integer-coded categories so that scoring can group a million rows with
 NumPy instead of Python loops.
 """
@@ -27,7 +30,7 @@ RawValue = str | float
 C = TypeVar("C", str, RawValue)
 
 REQUIRED_COLUMNS = ("application", "level", "source", "question", "dialogue_id", "value")
-OPTIONAL_COLUMNS = ("scenario", "annotator")
+OPTIONAL_COLUMNS = ("scenario", "annotator", "wording")
 
 
 class LeafSource(StrEnum):
@@ -115,6 +118,7 @@ class LeafTable:
     dialogue_id: Categorical[str]
     scenario: Categorical[str]
     annotator: Categorical[str]
+    wording: Categorical[str]
     value: Categorical[RawValue]
     origin: str = "leaves"
     first_line: int | None = None
@@ -130,7 +134,8 @@ class LeafTable:
             self.dialogue_id,
             self.scenario,
         )
-        lengths = {len(self.value)} | {len(column) for column in (*text_columns, self.annotator)}
+        optional = (self.annotator, self.wording)
+        lengths = {len(self.value)} | {len(column) for column in (*text_columns, *optional)}
         if len(lengths) != 1:
             raise LeafError(f"{self.origin}: columns have different lengths {sorted(lengths)}")
         self._check_vocabulary("level", self.level, [level.value for level in Level])
@@ -156,6 +161,7 @@ class LeafTable:
             dialogue_id=pick(self.dialogue_id),
             scenario=pick(self.scenario),
             annotator=pick(self.annotator),
+            wording=pick(self.wording),
             value=pick(self.value),
             first_line=None,
         )
@@ -202,11 +208,12 @@ class LeafTable:
         value: ArrayLike,
         scenario: ArrayLike | None = None,
         annotator: ArrayLike | None = None,
+        wording: ArrayLike | None = None,
         origin: str = "leaves",
     ) -> LeafTable:
         """Build from equal-length arrays; numeric ``value`` arrays keep their numbers."""
         n = len(np.asarray(value))
-        optional = {"scenario": scenario, "annotator": annotator}
+        optional = {"scenario": scenario, "annotator": annotator, "wording": wording}
         return cls(
             application=_text_column(application),
             level=_text_column(level),
@@ -215,6 +222,7 @@ class LeafTable:
             dialogue_id=_text_column(dialogue_id),
             scenario=_text_column(np.full(n, "") if scenario is None else scenario),
             annotator=_text_column(np.full(n, "") if annotator is None else annotator),
+            wording=_text_column(np.full(n, "") if wording is None else wording),
             value=Categorical.from_array(value),
             origin=origin,
             columns=frozenset(REQUIRED_COLUMNS).union(
@@ -231,7 +239,8 @@ class LeafTable:
         first_line: int | None = None,
         header: Iterable[str] | None = None,
     ) -> LeafTable:
-        """Build from mappings with the leaf columns (``scenario``, ``annotator`` optional).
+        """Build from mappings with the leaf columns (``scenario``, ``annotator``, ``wording``
+        optional).
 
         An optional column counts as present when ``header`` names it, or (without a
         header) when any row has it.
@@ -257,6 +266,7 @@ class LeafTable:
             dialogue_id=coded["dialogue_id"],
             scenario=coded["scenario"],
             annotator=coded["annotator"],
+            wording=coded["wording"],
             value=Categorical(coded["value"].codes, raw_values),
             origin=origin,
             first_line=first_line,
