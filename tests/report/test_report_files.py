@@ -21,6 +21,7 @@ from report_support import (
 )
 
 from corix.measurement import load_tree, score_tree
+from corix.measurement.questionnaire_stats import TESTER_MEANS_METHOD
 from corix.measurement.stored_leaves import stored_leaves
 from corix.report import ReportPaths, write_report
 from corix.report.anchors import group_anchor, node_anchor, session_anchor
@@ -221,6 +222,9 @@ def test_json_document_carries_trees_rates_and_statistics(
     items = {(i["item"], i["application"]) for i in document["questionnaire"]["items"]}
     assert ("q_trust", "gamma") in items
     assert document["questionnaire"]["comparisons"], "applications compared per item"
+    assert {c["method"] for c in document["questionnaire"]["comparisons"]} == {TESTER_MEANS_METHOD}
+    markdown = synthetic_report[0].markdown.read_text(encoding="utf-8")
+    assert f"Method: {TESTER_MEANS_METHOD}." in markdown
     assert document["agreement"][0]["a"] == "llm:mock"
 
 

@@ -145,7 +145,7 @@ def tree_leaves(
     with database(db) as database_, output.open("w", newline="", encoding="utf-8") as handle:
         Repository(database_).get_run(run)
         writer = csv.writer(handle)
-        writer.writerow([*REQUIRED_COLUMNS, "scenario"])
+        writer.writerow([*REQUIRED_COLUMNS, "scenario", "annotator"])
         for answer in iter_stored_answers(database_, run):
             writer.writerow(
                 [
@@ -156,6 +156,7 @@ def tree_leaves(
                     answer.session_id,
                     answer.value,
                     answer.scenario,
+                    answer.respondent,
                 ]
             )
             count += 1

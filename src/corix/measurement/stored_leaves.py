@@ -103,7 +103,8 @@ def iter_stored_answers(
 def leaves_from_answers(answers: Iterable[StoredAnswer], *, origin: str = "leaves") -> LeafTable:
     """Build a :class:`LeafTable` column by column from stored answers."""
     columns: dict[str, list[str]] = {
-        name: [] for name in ("application", "level", "source", "question", "dialogue", "scenario")
+        name: []
+        for name in ("application", "level", "source", "question", "dialogue", "scenario", "by")
     }
     values: list[str] = []
     for answer in answers:
@@ -113,6 +114,9 @@ def leaves_from_answers(answers: Iterable[StoredAnswer], *, origin: str = "leave
         columns["question"].append(answer.question)
         columns["dialogue"].append(answer.session_id)
         columns["scenario"].append(answer.scenario)
+        # Who answered: an annotator's repeats and turns reduce to one value per dialogue,
+        # and questionnaire statistics average each tester's answers.
+        columns["by"].append(answer.respondent)
         values.append(answer.value)
     return LeafTable.from_columns(
         application=np.array(columns["application"], dtype=str),
@@ -121,6 +125,7 @@ def leaves_from_answers(answers: Iterable[StoredAnswer], *, origin: str = "leave
         question=np.array(columns["question"], dtype=str),
         dialogue_id=np.array(columns["dialogue"], dtype=str),
         scenario=np.array(columns["scenario"], dtype=str),
+        annotator=np.array(columns["by"], dtype=str),
         value=np.array(values, dtype=str),
         origin=origin,
     )

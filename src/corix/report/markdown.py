@@ -224,6 +224,8 @@ def _questionnaire_section(content: ReportContent) -> list[str]:
     )
     comparisons = content.questionnaire.comparisons
     if comparisons:
+        methods = sorted({c.method for c in comparisons})
+        lines += [f"Method: {md('; '.join(methods))}.", ""]
         lines += _table(
             ["Item", "Compared", "Within", "H", "p", "ε²", "Pairs (r, Holm p)"],
             [
