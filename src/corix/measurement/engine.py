@@ -299,11 +299,13 @@ class TreeEvaluator:
     def dialogue_counts(self) -> list[IntArray]:
         """Per node, the dialogues feeding it per unit (one under two paths counts once)."""
         prepared = self.prepared
+        unit_of_dialogue = np.zeros(prepared.n_dialogues, dtype=np.int64)
+        unit_of_dialogue[prepared.dialogue] = self.units  # a dialogue lies in one unit
         counts = []
         for groups in self.node_groups:
-            where = prepared.positions(groups)
-            pairs = np.unique(self.units[where] * prepared.n_dialogues + prepared.dialogue[where])
-            counts.append(np.bincount(pairs // prepared.n_dialogues, minlength=self.n_units))
+            present = np.zeros(prepared.n_dialogues, dtype=bool)
+            present[prepared.dialogue[prepared.positions(groups)]] = True
+            counts.append(np.bincount(unit_of_dialogue[present], minlength=self.n_units))
         return counts
 
     def _responses(
@@ -346,7 +348,12 @@ class TreeEvaluator:
             return self._cells[position]
         prepared = self.prepared
         where = prepared.positions(self.node_groups[position])
-        labels, cell = np.unique(prepared.label[where], return_inverse=True)
+        # Distinct labels in label order, without sorting the positions.
+        present = np.zeros(len(prepared.label_dialogue), dtype=bool)
+        present[prepared.label[where]] = True
+        labels = np.flatnonzero(present)
+        rank = np.cumsum(present) - 1
+        cell = rank[prepared.label[where]]
         answers = np.bincount(cell)
         value = np.bincount(cell, weights=prepared.mapped[where]) / answers
         dialogue = prepared.label_dialogue[labels]
