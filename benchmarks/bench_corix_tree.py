@@ -2,7 +2,8 @@
 
 Targets: 1,000,000 leaves for 10 applications in under 5 s (time linear in the number of
 leaves: 0.5×, 1×, 2× are timed), and 1,000 two-stage bootstrap replicates (dialogues,
-then their two annotators) on 100,000 leaves in under 10 s. Run: ``python benchmarks/bench_corix_tree.py``.
+then their two annotators) on 100,000 leaves in under 10 s.
+Run: ``python benchmarks/bench_corix_tree.py``.
 """
 
 from __future__ import annotations
