@@ -4,6 +4,7 @@ Load a tree (``load_tree("aria_pilot")`` or a YAML path), build a :class:`LeafTa
 answers, and ``score_tree`` it: one :class:`NodeResult` tree per application.
 """
 
+from corix.measurement.bootstrap import Resample, two_stage_resamples
 from corix.measurement.comparison import ScoreTable, compare_applications, compare_runs
 from corix.measurement.interdependency import (
     Correlation,
@@ -58,6 +59,7 @@ __all__ = [
     "NodeValue",
     "NumericSummarizer",
     "PairwiseTest",
+    "Resample",
     "Sample",
     "ScoreTable",
     "Summarizer",
@@ -82,4 +84,5 @@ __all__ = [
     "score_tree_cli_json",
     "score_tree_per_annotator_kind",
     "spearman_matrix",
+    "two_stage_resamples",
 ]

@@ -4,8 +4,9 @@
 the rows into groups of equal (question, level, source, scenario), so a question node's
 leaves are a few contiguous slices. :class:`TreeEvaluator` then scores every node for
 all *units* (applications, or dialogues) and all bootstrap replicates in one pass:
-a question node summarizes a histogram of its distinct response values per unit and
-replicate; an inner node summarizes its children's values.
+a question node reduces each dialogue to one value per annotator, then summarizes a
+weighted histogram of those values per unit and replicate; an inner node summarizes
+its children's values.
 """
 
 from __future__ import annotations
@@ -245,6 +246,7 @@ class _QuestionCells:
 
     labels: IntArray
     dialogue: IntArray
+    node_dialogue: IntArray  # each cell's row in ``per_dialogue``
     share: FloatArray
     distinct: FloatArray
     histogram: sparse.csr_array
@@ -336,9 +338,7 @@ class TreeEvaluator:
         # Second stage: the annotators drawn for this dialogue, renormalized over the ones
         # that answered this question (a dialogue none of them answered drops out).
         drawn = np.where(row[:, None] >= 0, resample.labels[np.maximum(row, 0)], copies)
-        totals = cells.per_dialogue @ drawn
-        node_dialogue = np.unique(cells.dialogue, return_inverse=True)[1]
-        total = totals[node_dialogue]
+        total = (cells.per_dialogue @ drawn)[cells.node_dialogue]
         weights = np.zeros_like(drawn)
         np.divide(copies * drawn, total, out=weights, where=total > 0)
         return weights
@@ -367,6 +367,7 @@ class TreeEvaluator:
         cells = _QuestionCells(
             labels=labels,
             dialogue=dialogue,
+            node_dialogue=node_dialogue,
             share=share,
             distinct=distinct,
             histogram=sparse.csr_array(
