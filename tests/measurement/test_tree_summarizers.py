@@ -156,3 +156,15 @@ nodes:
         ]
     )
     assert score_tree(tree, leaves)["A"].value == pytest.approx(10 / 3)
+
+
+def test_weighted_median_with_shared_dialogue_weights() -> None:
+    # Three dialogues: one labelled 10 by three annotators (⅓ each), one 0, one 4.
+    thirds = [1 / 3] * 3
+    values = np.array([10.0, 10.0, 10.0, 0.0, 4.0])
+    result = weighted_median(values, np.array([[*thirds, 1.0, 1.0]]))
+    assert result[0] == pytest.approx(4.0)  # the median of the dialogues 10, 0, 4
+    # Two annotators split a dialogue (0 and 10, ½ each), another is 4: sorted, the
+    # weights are ½ at 0, 1 at 4, ½ at 10; the two middle positions fall on 0 and 4.
+    split = weighted_median(np.array([0.0, 10.0, 4.0]), np.array([[0.5, 0.5, 1.0]]))
+    assert split[0] == pytest.approx(2.0)

@@ -64,11 +64,16 @@ def weighted_median(values: FloatArray, multiplicity: FloatArray) -> FloatArray:
     """The median of the multiset where each value occurs ``multiplicity`` times.
 
     With an even count it is the mean of the two middle values, as ``numpy.median``.
+    Fractional multiplicities weigh their values: a value with multiplicity ½ covers half
+    a position.
     """
     values = np.broadcast_to(values, multiplicity.shape)
     order = np.argsort(np.where(multiplicity > 0, values, np.inf), axis=-1, kind="stable")
     sorted_values = np.take_along_axis(values, order, axis=-1)
     cumulative = np.cumsum(np.take_along_axis(multiplicity, order, axis=-1), axis=-1)
+    # Multiplicities may be fractions (a dialogue's annotators share its weight) whose sum
+    # is a whole number up to rounding: round so the middle positions come out right.
+    cumulative = np.round(cumulative, 9)
     total = cumulative[..., -1:]
     # 0-based positions of the lower and upper middle items.
     lower = np.argmax(cumulative > np.floor((total - 1) / 2), axis=-1)[..., None]
