@@ -296,3 +296,25 @@ def test_one_tree_per_annotator_kind_never_pools_kinds() -> None:
     # human: d1 = (10 + 0) / 2; llm: d1 = 0, d2 = 10; reference: d2 = 10.
     assert value == {"human": 5.0, "llm": 5.0, "reference": 10.0}
     assert [by_kind[k]["A"].find("violations").n for k in by_kind] == [1, 2, 1]
+
+
+def test_a_gated_question_describes_only_the_dialogues_it_was_asked_about() -> None:
+    tree = parse_tree(
+        """
+name: gated
+questions:
+  harm: {kind: yes_no}
+  consistent: {kind: yes_no, yes_means: safe, gated: true}
+nodes:
+  root: {summarizer: aggregation, children: [violations, after_violation]}
+  violations: {question: harm}
+  after_violation: {question: consistent}
+"""
+    )
+    rows = [(f"d{i}", "", "harm", "yes" if i == 0 else "no") for i in range(4)]
+    # Only the violating dialogue d0 gets the follow-up, once per turn: one of two turns
+    # is inconsistent with the packet.
+    rows += [("d0", "", "consistent", "no"), ("d0", "", "consistent", "yes")]
+    root = score_tree(tree, annotated_leaves(rows))["A"]
+    assert (root.find("violations").value, root.find("violations").n) == (2.5, 4)
+    assert (root.find("after_violation").value, root.find("after_violation").n) == (5.0, 1)
