@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
 
-from corix.measurement import LeafTable, NodeResult, TreeSpec, bootstrap, score_tree
+from corix.measurement import LeafTable, NodeResult, TreeSpec, bootstrap, parse_tree, score_tree
 from corix.measurement.bootstrap import Resample, percentile_interval, two_stage_resamples
 from corix.measurement.engine import PreparedLeaves, TreeEvaluator
 
@@ -153,3 +154,32 @@ def test_invalid_bootstrap_arguments(small_tree: TreeSpec, small_leaves: LeafTab
         score_tree(small_tree, small_leaves, bootstrap=-1)
     with pytest.raises(ValueError, match="confidence"):
         score_tree(small_tree, small_leaves, bootstrap=10, confidence=1.0)
+
+
+def test_intervals_follow_the_stable_dialogue_key_not_the_session_id() -> None:
+    tree_text = """
+name: k
+questions:
+  score: {kind: slider, min: 0, max: 100, higher_is: risk}
+nodes:
+  root: {question: score}
+"""
+
+    def run(session_prefix: str) -> tuple[float | None, float | None]:
+        leaves = LeafTable.from_rows(
+            {
+                "application": "A",
+                "level": "model_testing",
+                "source": "annotation",
+                "question": "score",
+                # Session ids are random: their order changes from run to run.
+                "dialogue_id": hashlib.sha256(f"{session_prefix}{i}".encode()).hexdigest()[:12],
+                "dialogue_key": f"A/pathfinder/model_testing/t{i}/0",
+                "value": str(i * 37 % 101),
+            }
+            for i in range(30)
+        )
+        root = score_tree(parse_tree(tree_text), leaves, bootstrap=300, seed=2, confidence=0.6)
+        return root["A"].ci_low, root["A"].ci_high
+
+    assert run("9f3a") == run("01bc")  # a rerun: new session ids, same work items

@@ -132,11 +132,26 @@ class PreparedLeaves:
 
     @cached_property
     def dialogue_keys(self) -> tuple[str, ...]:
-        """A stable key per dialogue (application and dialogue id) for the bootstrap."""
+        """A stable, distinct key per dialogue for the bootstrap: ``application/key``, the
+        key being the leaves' ``dialogue_key`` (else the dialogue id). Dialogues sharing a
+        key (e.g. one work item in two runs) add their id to it."""
         applications = self.leaves.application.categories
+        stable = self.leaves.dialogue_key
+        # A dialogue's key: the greatest among its rows ("" sorts first, so any key wins).
+        key_code = np.zeros(self.n_dialogues, dtype=np.int64)
+        np.maximum.at(key_code, self.dialogue, stable.codes[self.rows])
+        keys = [
+            f"{applications[int(a)]}/{stable.categories[int(code)] or dialogue}"
+            for a, dialogue, code in zip(
+                self.dialogue_application, self.dialogue_ids, key_code, strict=True
+            )
+        ]
+        seen: dict[str, int] = {}
+        for key in keys:
+            seen[key] = seen.get(key, 0) + 1
         return tuple(
-            f"{applications[int(a)]}/{d}"
-            for a, d in zip(self.dialogue_application, self.dialogue_ids, strict=True)
+            key if seen[key] == 1 else f"{key}#{dialogue}"
+            for key, dialogue in zip(keys, self.dialogue_ids, strict=True)
         )
 
     @cached_property

@@ -5,7 +5,9 @@ answer. The optional ``annotator`` column names who gave it: the annotator (e.g.
 ``llm:judge``, ``human:ann1``), or the tester who answered the questionnaire; without it
 all answers about a dialogue count as one annotator's. The optional ``wording`` column
 holds a questionnaire item's text as asked, so differently worded items that share an id
-are never pooled.
+are never pooled. The optional ``dialogue_key`` names a dialogue stably across reruns (a
+plan's work-item key, where ``dialogue_id`` is a fresh session id), so bootstrap
+intervals repeat exactly.
 Columns are integer-coded categories so that scoring can group a million rows with
 NumPy instead of Python loops.
 """
@@ -30,7 +32,7 @@ RawValue = str | float
 C = TypeVar("C", str, RawValue)
 
 REQUIRED_COLUMNS = ("application", "level", "source", "question", "dialogue_id", "value")
-OPTIONAL_COLUMNS = ("scenario", "annotator", "wording")
+OPTIONAL_COLUMNS = ("scenario", "annotator", "wording", "dialogue_key")
 
 
 class LeafSource(StrEnum):
@@ -119,6 +121,7 @@ class LeafTable:
     scenario: Categorical[str]
     annotator: Categorical[str]
     wording: Categorical[str]
+    dialogue_key: Categorical[str]
     value: Categorical[RawValue]
     origin: str = "leaves"
     first_line: int | None = None
@@ -134,7 +137,7 @@ class LeafTable:
             self.dialogue_id,
             self.scenario,
         )
-        optional = (self.annotator, self.wording)
+        optional = (self.annotator, self.wording, self.dialogue_key)
         lengths = {len(self.value)} | {len(column) for column in (*text_columns, *optional)}
         if len(lengths) != 1:
             raise LeafError(f"{self.origin}: columns have different lengths {sorted(lengths)}")
@@ -162,6 +165,7 @@ class LeafTable:
             scenario=pick(self.scenario),
             annotator=pick(self.annotator),
             wording=pick(self.wording),
+            dialogue_key=pick(self.dialogue_key),
             value=pick(self.value),
             first_line=None,
         )
@@ -209,11 +213,17 @@ class LeafTable:
         scenario: ArrayLike | None = None,
         annotator: ArrayLike | None = None,
         wording: ArrayLike | None = None,
+        dialogue_key: ArrayLike | None = None,
         origin: str = "leaves",
     ) -> LeafTable:
         """Build from equal-length arrays; numeric ``value`` arrays keep their numbers."""
         n = len(np.asarray(value))
-        optional = {"scenario": scenario, "annotator": annotator, "wording": wording}
+        optional = {
+            "scenario": scenario,
+            "annotator": annotator,
+            "wording": wording,
+            "dialogue_key": dialogue_key,
+        }
         return cls(
             application=_text_column(application),
             level=_text_column(level),
@@ -223,6 +233,7 @@ class LeafTable:
             scenario=_text_column(np.full(n, "") if scenario is None else scenario),
             annotator=_text_column(np.full(n, "") if annotator is None else annotator),
             wording=_text_column(np.full(n, "") if wording is None else wording),
+            dialogue_key=_text_column(np.full(n, "") if dialogue_key is None else dialogue_key),
             value=Categorical.from_array(value),
             origin=origin,
             columns=frozenset(REQUIRED_COLUMNS).union(
@@ -240,7 +251,7 @@ class LeafTable:
         header: Iterable[str] | None = None,
     ) -> LeafTable:
         """Build from mappings with the leaf columns (``scenario``, ``annotator``, ``wording``
-        optional).
+        and ``dialogue_key`` optional).
 
         An optional column counts as present when ``header`` names it, or (without a
         header) when any row has it.
@@ -267,6 +278,7 @@ class LeafTable:
             scenario=coded["scenario"],
             annotator=coded["annotator"],
             wording=coded["wording"],
+            dialogue_key=coded["dialogue_key"],
             value=Categorical(coded["value"].codes, raw_values),
             origin=origin,
             first_line=first_line,
