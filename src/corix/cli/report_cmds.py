@@ -145,7 +145,7 @@ def tree_leaves(
     with database(db) as database_, output.open("w", newline="", encoding="utf-8") as handle:
         Repository(database_).get_run(run)
         writer = csv.writer(handle)
-        writer.writerow([*REQUIRED_COLUMNS, "scenario", "annotator"])
+        writer.writerow([*REQUIRED_COLUMNS, "scenario", "annotator", "dialogue_key"])
         for answer in iter_stored_answers(database_, run):
             writer.writerow(
                 [
@@ -157,6 +157,7 @@ def tree_leaves(
                     answer.value,
                     answer.scenario,
                     answer.respondent,
+                    answer.work_key or "",
                 ]
             )
             count += 1

@@ -50,8 +50,9 @@ class StoredAnswer:
     ``respondent`` is the annotator (annotation) or the questionnaire's respondent.
     ``pass_no`` tells apart passes by one annotator (``None`` for a stored consensus and
     for questionnaire answers); ``category`` and ``turn_index`` are ``None`` for
-    questionnaire answers. ``value`` is text: numbers are written without a trailing
-    ``.0`` (``"7"``, ``"2.5"``), yes/no and choices as stored.
+    questionnaire answers. ``work_key`` is the plan's work-item key of the session (``None``
+    for a human session), a name that survives reruns. ``value`` is text: numbers are
+    written without a trailing ``.0`` (``"7"``, ``"2.5"``), yes/no and choices as stored.
     """
 
     session_id: str
@@ -65,6 +66,7 @@ class StoredAnswer:
     category: str | None = None
     turn_index: int | None = None
     pass_no: int | None = None
+    work_key: str | None = None
 
 
 def iter_stored_answers(
@@ -97,6 +99,7 @@ def iter_stored_answers(
                     question=row.item_id,
                     value=value,
                     respondent=row.respondent,
+                    work_key=row.work_key,
                 )
 
 
@@ -106,6 +109,8 @@ def leaves_from_answers(answers: Iterable[StoredAnswer], *, origin: str = "leave
         name: []
         for name in ("application", "level", "source", "question", "dialogue", "scenario", "by")
     }
+    # A plan's work-item key names a dialogue across reruns; a session id changes.
+    keys: list[str] = []
     values: list[str] = []
     for answer in answers:
         columns["application"].append(answer.application)
@@ -117,6 +122,7 @@ def leaves_from_answers(answers: Iterable[StoredAnswer], *, origin: str = "leave
         # Who answered: an annotator's repeats and turns reduce to one value per dialogue,
         # and questionnaire statistics average each tester's answers.
         columns["by"].append(answer.respondent)
+        keys.append(answer.work_key or "")
         values.append(answer.value)
     return LeafTable.from_columns(
         application=np.array(columns["application"], dtype=str),
@@ -126,6 +132,7 @@ def leaves_from_answers(answers: Iterable[StoredAnswer], *, origin: str = "leave
         dialogue_id=np.array(columns["dialogue"], dtype=str),
         scenario=np.array(columns["scenario"], dtype=str),
         annotator=np.array(columns["by"], dtype=str),
+        dialogue_key=np.array(keys, dtype=str),
         value=np.array(values, dtype=str),
         origin=origin,
     )
@@ -183,6 +190,7 @@ def _annotation(row: Row[Any], value: str, *, pass_no: int | None) -> StoredAnsw
         category=row.category,
         turn_index=row.turn_index,
         pass_no=pass_no,
+        work_key=row.work_key,
     )
 
 
@@ -229,6 +237,7 @@ def _consensus_query(run_id: str) -> Select[Any]:
             ApplicationRow.name.label("application"),
             SessionRow.level,
             SessionRow.scenario,
+            SessionRow.work_key,
             AnnotationConsensusRow.category,
             AnnotationConsensusRow.annotator,
             AnnotationConsensusRow.question_id,
@@ -250,6 +259,7 @@ def _pass_query(run_id: str) -> Select[Any]:
             ApplicationRow.name.label("application"),
             SessionRow.level,
             SessionRow.scenario,
+            SessionRow.work_key,
             AnnotationPassRow.category,
             AnnotationPassRow.annotator,
             AnnotationPassRow.pass_no,
@@ -281,6 +291,7 @@ def _questionnaire_query(run_id: str) -> Select[Any]:
             ApplicationRow.name.label("application"),
             SessionRow.level,
             SessionRow.scenario,
+            SessionRow.work_key,
             QuestionnaireResponseRow.respondent,
             QuestionnaireResponseRow.item_id,
             QuestionnaireResponseRow.value_num,
