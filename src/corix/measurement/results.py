@@ -17,11 +17,11 @@ class NodeResult:
     """One node for one application.
 
     ``value`` is ``None`` when the node is empty (no leaves, or only empty children); it
-    is never silently 0. ``n`` counts the leaves under the node. ``ci_low``/``ci_high`` are
-    the bootstrap percentile interval when one was computed. ``context`` holds the split
-    values on the way from the root (e.g. ``{"level": "field_testing"}``); ``dialogues``
-    the ids behind the node when requested. In a DAG a shared child is the same object
-    under each parent.
+    is never silently 0. ``n`` counts the dialogues under the node (the unit).
+    ``ci_low``/``ci_high`` are the bootstrap percentile interval when one was computed.
+    ``context`` holds the split values on the way from the root (e.g.
+    ``{"level": "field_testing"}``); ``dialogues`` the ids behind the node when requested.
+    In a DAG a shared child is the same object under each parent.
     """
 
     id: str

@@ -34,7 +34,8 @@ def score_tree(
     With ``bootstrap`` > 0, each numeric node gets a percentile interval from that many
     two-stage bootstrap replicates (dialogues resampled within each application, then
     the annotators within each dialogue when several labelled it), seeded by ``seed``
-    and keyed by dialogue id, so reruns give identical intervals. ``n`` counts the
+    and keyed by the leaves' ``dialogue_key`` (else the dialogue id), so reruns give
+    identical intervals. ``n`` counts the
     dialogues under a node. ``include_dialogues`` lists their ids.
     """
     if bootstrap < 0:
