@@ -87,6 +87,7 @@ def random_leaves(n: int, seed: int = 0) -> LeafTable:
         # Two annotators label every dialogue, so the bootstrap runs both of its stages.
         annotator=column(rng.integers(0, len(ANNOTATORS), n), ANNOTATORS),
         wording=Categorical(np.zeros(n, dtype=np.int64), ("",)),
+        dialogue_key=Categorical(np.zeros(n, dtype=np.int64), ("",)),
         value=Categorical(raw.codes, raw_values),
         origin="benchmark",
     )

@@ -20,7 +20,7 @@ import numpy as np
 from corix.measurement.leaves import IntArray
 from corix.measurement.summarizers import FloatArray
 
-_MAX_CHUNK_CELLS = 1 << 23  # rows × replicates per chunk: 64 MiB of float64
+_MAX_CHUNK_CELLS = 1 << 21  # rows × replicates per chunk: 16 MiB of float64, a few copies live
 
 __all__ = ["Resample", "percentile_interval", "two_stage_resamples"]
 
