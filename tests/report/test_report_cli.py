@@ -177,3 +177,25 @@ async def test_report_command_writes_three_files(sqlite_db: Database, tmp_path: 
     document = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert list(document["trees"]) == ["ai_rmf"]
     assert document["settings"]["bootstrap"] == 20
+
+
+def test_tree_score_says_when_annotator_kinds_share_nodes(tmp_path: Path) -> None:
+    leaves = tmp_path / "kinds.csv"
+    leaves.write_text(
+        "application,level,source,question,dialogue_id,value,annotator\n"
+        "A,model_testing,annotation,harm,d1,yes,human:h1\n"
+        "A,model_testing,annotation,harm,d1,no,llm:judge\n",
+        encoding="utf-8",
+    )
+    tree = tmp_path / "t.yaml"
+    tree.write_text(TREE, encoding="utf-8")
+    args = ["tree", "score", "--tree", str(tree), "--leaves", str(leaves)]
+    pooled = runner.invoke(_app(), args)
+    assert "labels of human, llm annotators share each node" in pooled.stdout
+    data = json.loads(runner.invoke(_app(), [*args, "--json"]).stdout)
+    assert data["pooled_annotator_kinds"] == ["human", "llm"]
+    apart = json.loads(runner.invoke(_app(), [*args, "--json", "--per-annotator-kind"]).stdout)
+    risk = {
+        kind: trees["A"]["children"][0]["value"] for kind, trees in apart["annotator_kinds"].items()
+    }
+    assert risk == {"human": 10.0, "llm": 0.0}

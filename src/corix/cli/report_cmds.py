@@ -122,6 +122,12 @@ def tree_score(
             for application, root in applications.items():
                 console.print(_scored_tree(f"{application} · {kind} annotators", root))
         return
+    pooled = result["pooled_annotator_kinds"]
+    if len(pooled) > 1:
+        console.print(
+            f"[yellow]labels of {', '.join(map(escape, pooled))} annotators share each node; "
+            "--per-annotator-kind scores one tree per kind[/]"
+        )
     for application, root in result["applications"].items():
         console.print(_scored_tree(application, root))
 

@@ -144,7 +144,9 @@ def score_tree_cli_json(
     """What ``corix tree score --tree T --leaves L --json`` prints: one tree per application.
 
     ``tree_path`` may also name a shipped tree (``aria_pilot``, ``ai_rmf``). With
-    ``per_annotator_kind``, ``annotator_kinds`` maps each kind to its trees instead.
+    ``per_annotator_kind``, ``annotator_kinds`` maps each kind to its trees instead;
+    without it, ``pooled_annotator_kinds`` lists the kinds whose labels share nodes, so
+    pooling is never silent.
     """
     spec = load_tree(tree_path)
     leaves = LeafTable.from_csv(leaves_csv)
@@ -168,6 +170,7 @@ def score_tree_cli_json(
         }
     results = score_tree(spec, leaves, bootstrap=bootstrap, seed=seed, confidence=confidence)
     return header | {
+        "pooled_annotator_kinds": list(leaves.annotator_kinds()),
         "applications": {application: root.to_json() for application, root in results.items()},
     }
 
