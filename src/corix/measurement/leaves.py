@@ -87,9 +87,10 @@ def annotator_kind(annotator: str) -> str:
     """``human:ann1`` → ``human``: the part before the first colon (all of it without one).
 
     Annotator names follow ``kind:name`` (``llm:…``, ``human:…``, ``reference:…``) so one
-    tree can be scored per kind and kinds are never pooled silently.
+    tree can be scored per kind and kinds are never pooled silently. Rows that name no
+    annotator are of kind ``unnamed``.
     """
-    return annotator.split(":", 1)[0]
+    return annotator.split(":", 1)[0] or "unnamed"
 
 
 def _text_column(values: ArrayLike) -> Categorical[str]:
