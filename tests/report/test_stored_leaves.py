@@ -127,3 +127,19 @@ async def test_a_run_without_answers_gives_no_leaves(sqlite_db: Database) -> Non
     leaves = stored_leaves(sqlite_db, run_id)
     assert len(leaves) == 0
     assert score_tree(load_tree("aria_pilot"), leaves) == {}
+
+
+async def test_leaves_name_who_answered_and_the_work_item(sqlite_db: Database) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    leaves = stored_leaves(sqlite_db, run_id)
+
+    def text(column: str, row: int) -> str:
+        categorical = getattr(leaves, column)
+        return str(categorical.categories[categorical.codes[row]])
+
+    s3 = [row for row in range(len(leaves)) if text("dialogue_id", row) == "s3"]
+    annotators = {text("annotator", row) for row in s3 if text("source", row) == A}
+    assert annotators == {"reference", "llm:mock", "human:ann1"}
+    # The tiny run's work keys are run/session: the key every leaf of s3 carries.
+    assert {text("dialogue_key", row) for row in s3} == {f"{run_id}/s3"}
+    assert leaves.annotator_kinds() == ("human", "llm", "reference")
