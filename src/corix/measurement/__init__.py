@@ -27,6 +27,7 @@ from corix.measurement.questionnaire_stats import (
     compare_groups,
     describe_items,
     holm_adjust,
+    item_key,
     questionnaire_items,
 )
 from corix.measurement.results import NodeResult, NodeValue
@@ -76,6 +77,7 @@ __all__ = [
     "describe_items",
     "dialogues_under",
     "holm_adjust",
+    "item_key",
     "load_tree",
     "parse_tree",
     "questionnaire_items",

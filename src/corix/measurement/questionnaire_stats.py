@@ -203,12 +203,14 @@ class _Answers:
 
 
 def questionnaire_items(leaves: LeafTable) -> tuple[str, ...]:
-    """Numeric questionnaire items present in ``leaves``."""
+    """Keys of the numeric questionnaire items in ``leaves``: the id, or ``id~hash`` per
+    wording when one id was asked in several wordings (see :func:`item_key`)."""
     return _Answers(leaves).items()
 
 
 def describe_items(leaves: LeafTable, items: Sequence[str] | None = None) -> list[ItemSummary]:
-    """n, mean, median, sd, IQR per item × application × level (numeric items by default)."""
+    """n, mean, median, sd, IQR of the answers per item × application × level (numeric
+    items by default; items are keyed as by :func:`questionnaire_items`)."""
     answers = _Answers(leaves)
     n_levels = len(leaves.level.categories)
     summaries = []
@@ -242,10 +244,12 @@ def compare_groups(
     where: Mapping[str, str] | None = None,
     correction: Correction = "holm",
 ) -> GroupComparison:
-    """Do answers to ``item`` differ between applications (or levels, or scenarios)?
+    """Do answers to ``item`` (a key from :func:`questionnaire_items`) differ between
+    applications (or levels, or scenarios)?
 
     ``where`` restricts the rows first, e.g. ``{"level": "field_testing"}`` to compare
-    applications within field testing.
+    applications within field testing. The tests run on tester means (see the module
+    docstring); a tester who answered in two groups gives one mean to each.
     """
     answers = _Answers(leaves)
     where = dict(where or {})
