@@ -12,9 +12,9 @@ from rich.tree import Tree
 
 from corix.cli.common import DbOption, JsonOption, console, database, print_json
 from corix.measurement import TreeSpec, load_tree, score_tree_cli_json
+from corix.measurement.core import measure, stored_answers
 from corix.measurement.filters import FILTER_COLUMNS, LeafFilter
 from corix.measurement.leaves import REQUIRED_COLUMNS
-from corix.measurement.stored_leaves import iter_stored_answers
 from corix.report import DEFAULT_TREES, write_report
 from corix.report.formatting import interval, number
 from corix.storage import Repository
@@ -150,9 +150,10 @@ def tree_leaves(
     count = 0
     with database(db) as database_, output.open("w", newline="", encoding="utf-8") as handle:
         Repository(database_).get_run(run)
+        measurement = measure(database_, [run])
         writer = csv.writer(handle)
         writer.writerow([*REQUIRED_COLUMNS, "scenario", "annotator", "dialogue_key"])
-        for answer in iter_stored_answers(database_, run):
+        for answer in stored_answers(measurement, database_):
             writer.writerow(
                 [
                     answer.application,

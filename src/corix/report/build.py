@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from corix.assessment import builtin_harm_packs, load_builtin_schema
 from corix.domain import Level
 from corix.measurement import (
     GroupComparison,
@@ -19,12 +18,10 @@ from corix.measurement import (
     questionnaire_items,
     score_tree,
 )
+from corix.measurement.core import measure, stored_answers
+from corix.measurement.labels import GUARDRAIL_VIOLATION
 from corix.measurement.scoring import dimension_ids
-from corix.measurement.stored_leaves import (
-    HARM_CATEGORY_PREFIX,
-    iter_stored_answers,
-    leaves_from_answers,
-)
+from corix.measurement.stored_leaves import leaves_from_answers
 from corix.report.agreement import annotator_agreement
 from corix.report.content import (
     QuestionnaireSection,
@@ -35,7 +32,6 @@ from corix.report.content import (
 )
 from corix.report.history import history_tables, related_runs, run_label
 from corix.report.provenance import annotator_summaries, respondent_summaries, stability_summaries
-from corix.report.rates import defect_rates_by_pass, violation_rates
 from corix.report.sessions import collect_sessions
 from corix.storage import Database, Repository
 
@@ -43,10 +39,12 @@ from corix.storage import Database, Repository
 def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportContent:
     """Everything the report shows about ``run_id`` (which must exist)."""
     run = Repository(db).get_run(run_id)
-    schema = load_builtin_schema()
+    measurement = measure(
+        db, [run_id], settings.measurement_spec(), source=settings.measurement_source
+    )
+    schema = measurement.schema
     specs = [load_tree(tree) for tree in settings.trees]
-    answers = list(iter_stored_answers(db, run_id))
-    leaves = leaves_from_answers(answers, origin=f"run {run_id}")
+    leaves = leaves_from_answers(stored_answers(measurement, db), origin=f"run {run_id}")
     runs = related_runs(db, run_id, named=settings.compare_runs, limit=settings.history_limit)
     sessions = collect_sessions(db, run_id, per_group=settings.transcripts_per_group)
 
@@ -74,13 +72,10 @@ def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportC
             )
         )
 
-    packs = builtin_harm_packs()
-    harms = {
-        a.category.removeprefix(HARM_CATEGORY_PREFIX)
-        for a in answers
-        if a.category and a.category.startswith(HARM_CATEGORY_PREFIX)
-    }
-    confidence = settings.confidence
+    packs = measurement.packs
+    by_cell = ("harm", "application", "scenario", "level")
+    rates = measurement.rates(by=by_cell)
+    totals = measurement.rates(by=("harm", "application"))
     return ReportContent(
         run=RunInfo(
             id=run.id,
@@ -97,21 +92,17 @@ def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportC
         levels=_levels_in_order({entry.level for entry in sessions.entries}),
         n_leaves=len(leaves),
         trees=tuple(trees),
-        violation_rates=tuple(violation_rates(answers, schema, confidence=confidence)),
-        violation_totals=tuple(
-            violation_rates(answers, schema, by=("application", "annotator"), confidence=confidence)
-        ),
-        defect_rates=tuple(defect_rates_by_pass(answers, packs, confidence=confidence)),
-        defect_totals=tuple(
-            defect_rates_by_pass(
-                answers, packs, by=("harm", "application", "annotator"), confidence=confidence
-            )
-        ),
-        harm_packs={harm: packs[harm] for harm in sorted(harms) if harm in packs},
+        measurement=measurement.spec,
+        not_measurable=measurement.not_measurable,
+        violation_rates=tuple(r for r in rates if r.group["harm"] == GUARDRAIL_VIOLATION),
+        violation_totals=tuple(r for r in totals if r.group["harm"] == GUARDRAIL_VIOLATION),
+        defect_rates=tuple(r for r in rates if r.group["harm"] != GUARDRAIL_VIOLATION),
+        defect_totals=tuple(r for r in totals if r.group["harm"] != GUARDRAIL_VIOLATION),
+        harm_packs={harm: packs[harm] for harm in measurement.harms if harm in packs},
         questionnaire=QuestionnaireSection(
             items=tuple(describe_items(leaves)), comparisons=tuple(_group_tests(leaves))
         ),
-        agreement=tuple(annotator_agreement(answers, schema)),
+        agreement=tuple(annotator_agreement(measurement)),
         annotators=tuple(annotator_summaries(db, run_id)),
         respondents=tuple(respondent_summaries(db, run_id)),
         stability=tuple(stability_summaries(db, run_id)),
