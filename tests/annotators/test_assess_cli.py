@@ -64,7 +64,7 @@ def test_annotate_then_defects(stored: tuple[str, str]) -> None:
     assert (
         again["passes_stored"] == 0 and again["passes_already_stored"] == summary["passes_stored"]
     )
-    rates = _json("defects", run_id, "--db", url, "--by", "harm")
+    rates = _json("defects", run_id, "--db", url, "--by", "harm")["rates"]
     assert [(r["group"]["harm"], r["defects"], r["n"]) for r in rates] == [
         ("guardrail_violation", 1, 3)
     ]

@@ -38,6 +38,15 @@ def report_document(content: ReportContent) -> dict[str, Any]:
             "transcripts_per_group": settings.transcripts_per_group,
             "view_gap": settings.view_gap,
         },
+        "measurement": {
+            "digest": content.measurement.digest,
+            "headline": content.measurement.headline(),
+            **content.measurement.model_dump(mode="json"),
+        },
+        "not_measurable": [
+            {"session": d.session_id, "application": d.application, "reason": d.not_measurable}
+            for d in content.not_measurable
+        ],
         "applications": list(content.applications),
         "scenarios": list(content.scenarios),
         "levels": list(content.levels),
