@@ -11,6 +11,14 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from corix.cli.common import DbOption, JsonOption, console, database, print_json
+from corix.cli.measure_options import (
+    AnnotatorsOption,
+    GroupByOption,
+    KindsOption,
+    SettlingOption,
+    SpecOption,
+    measurement_spec,
+)
 from corix.measurement import TreeSpec, load_tree, score_tree_cli_json
 from corix.measurement.core import measure, stored_answers
 from corix.measurement.filters import FILTER_COLUMNS, LeafFilter
@@ -60,9 +68,17 @@ def report_command(
             "that share an application).",
         ),
     ] = None,
+    spec: SpecOption = None,
+    settling: SettlingOption = None,
+    group_annotators_by: GroupByOption = None,
+    annotator: AnnotatorsOption = None,
+    kind: KindsOption = None,
     db: DbOption = None,
 ) -> None:
     """Write a run's CoRIx report: self-contained HTML, Markdown and JSON."""
+    in_force, source = measurement_spec(
+        spec, settling=settling, group_by=group_annotators_by, annotators=annotator, kinds=kind
+    )
     with database(db) as database_:
         paths = write_report(
             database_,
@@ -73,6 +89,8 @@ def report_command(
             seed=seed,
             transcripts_per_group=transcripts,
             compare_runs=compare_runs,
+            measurement=in_force,
+            measurement_source=source,
         )
     # Soft wrap: a path must stay on one line to be copied or clicked.
     console.print(f"report: [bold]{paths.html.resolve()}[/]", soft_wrap=True)

@@ -42,6 +42,11 @@ def render_markdown(content: ReportContent) -> str:
         f"{run.created_at:%Y-%m-%d %H:%M} UTC · {len(content.sessions.entries)} sessions · "
         f"applications: {', '.join(md(a) for a in content.applications)}",
         "",
+        md(content.measurement.headline()),
+        "",
+        f"Not measurable (no application reply, left out of every rate): "
+        f"{len(content.not_measurable)} dialogues.",
+        "",
         *_how_to_read(content),
     ]
     for section in content.trees:
