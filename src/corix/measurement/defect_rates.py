@@ -41,7 +41,14 @@ RATE_COLUMNS = ("source", "annotator", "harm", "application", "scenario", "level
 WILSON = "wilson"
 TWO_STAGE = "two-stage bootstrap, Wilson at the effective n"
 
-__all__ = ["RATE_COLUMNS", "DefectRate", "defect_rates", "rate_interval", "wilson_bounds"]
+__all__ = [
+    "RATE_COLUMNS",
+    "DefectRate",
+    "DialogueLabels",
+    "defect_rates",
+    "rate_interval",
+    "wilson_bounds",
+]
 
 
 class DefectRate(BaseModel):
@@ -94,7 +101,7 @@ def wilson_bounds(rate: float, n: float, confidence: float) -> tuple[float, floa
 
 
 @dataclass(frozen=True)
-class _Labelled:
+class DialogueLabels:
     """One group's dialogues (in key order) and its labels (dialogue key, annotator, value)."""
 
     keys: list[str]
@@ -103,7 +110,7 @@ class _Labelled:
 
 
 def rate_interval(
-    data: _Labelled, *, confidence: float, resamples: int, seed: int
+    data: DialogueLabels, *, confidence: float, resamples: int, seed: int
 ) -> tuple[float, float, str]:
     """The interval of the mean of ``data.values`` (see the module docstring)."""
     n = len(data.keys)
@@ -195,7 +202,7 @@ def _rate(
     labels = [
         (key, verdict.annotator, verdict.value) for key in keys for verdict in by_dialogue[key]
     ]
-    data = _Labelled(keys, values, labels)
+    data = DialogueLabels(keys, values, labels)
     low, high, method = rate_interval(
         data, confidence=spec.confidence, resamples=spec.bootstrap, seed=spec.seed
     )
