@@ -26,6 +26,7 @@ from corix.storage.orm import (
 __all__ = [
     "MeasuredDialogue",
     "StoredResolution",
+    "evaluation_runs",
     "measured_dialogues",
     "series_runs",
     "stored_resolutions",
@@ -155,9 +156,15 @@ def series_runs(db: Database, series: str) -> list[str]:
     """The ids of every run of the evaluation series named ``series``, oldest first."""
     with db.session() as s:
         evaluation = s.scalar(select(EvaluationRow.id).where(EvaluationRow.name == series))
-        if evaluation is None:
-            return []
-        query = (
-            select(RunRow.id).where(RunRow.evaluation_id == evaluation).order_by(RunRow.created_at)
-        )
+    return [] if evaluation is None else evaluation_runs(db, evaluation)
+
+
+def evaluation_runs(db: Database, evaluation_id: str) -> list[str]:
+    """The ids of every run of the evaluation series ``evaluation_id``, oldest first."""
+    query = (
+        select(RunRow.id)
+        .where(RunRow.evaluation_id == evaluation_id)
+        .order_by(RunRow.created_at, RunRow.id)
+    )
+    with db.session() as s:
         return list(s.scalars(query))
