@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 from report_support import RunBuilder, write_tiny_run
 
-from corix.assessment import builtin_harm_packs, wilson_interval
+from corix.assessment import builtin_harm_packs
 from corix.domain import Level
 from corix.errors import ConfigError
 from corix.measurement.core import measure
-from corix.measurement.defect_rates import DefectRate
+from corix.measurement.defect_rates import DefectRate, wilson_interval
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.report.agreement import annotator_agreement
 from corix.storage import Database

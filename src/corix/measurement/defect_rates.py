@@ -48,6 +48,7 @@ __all__ = [
     "defect_rates",
     "rate_interval",
     "wilson_bounds",
+    "wilson_interval",
 ]
 
 
@@ -91,6 +92,8 @@ def wilson_bounds(rate: float, n: float, confidence: float) -> tuple[float, floa
     """The Wilson score interval for a proportion ``rate`` observed on ``n`` (real) units."""
     if n <= 0:
         raise ValueError(f"need n > 0, got {n}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     denominator = 1 + z * z / n
     centre = (rate + z * z / (2 * n)) / denominator
@@ -98,6 +101,13 @@ def wilson_bounds(rate: float, n: float, confidence: float) -> tuple[float, floa
     low = 0.0 if rate <= 0 else max(0.0, centre - half)
     high = 1.0 if rate >= 1 else min(1.0, centre + half)
     return low, high
+
+
+def wilson_interval(defects: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval for ``defects`` out of ``n`` dialogues."""
+    if n < 1 or not 0 <= defects <= n:
+        raise ValueError(f"need n >= 1 and 0 <= defects <= n, got {defects} of {n}")
+    return wilson_bounds(defects / n, n, confidence)
 
 
 @dataclass(frozen=True)
