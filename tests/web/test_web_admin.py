@@ -187,3 +187,26 @@ async def test_people_are_invited_created_and_deactivated(
     self_off = await b.post(f"/admin/users/{world.user('admin').id}/active", {"active": "false"})
     assert self_off.status_code == 409
     assert Role.ADMIN in {u.role for u in world.state.accounts.users() if u.active}
+
+
+async def test_people_forms_preselect_the_least_privileged_role_and_require_one(
+    world: World, browser: MakeBrowser
+) -> None:
+    b = await _admin(browser)
+    page = await b.get("/admin/users")
+    for select_id in ("invite-role", "role"):
+        options = re.search(
+            rf'<select id="{select_id}" name="role" required>(.*?)</select>', page.text, re.S
+        )
+        assert options is not None
+        values = re.findall(r'<option value="([^"]+)"', options.group(1))
+        selected = re.findall(r'<option value="([^"]+)" selected', options.group(1))
+        assert values[0] == Role.FIELD_TESTER and values[-1] == Role.ADMIN
+        assert selected == [Role.FIELD_TESTER]
+
+    no_role = await b.post("/admin/invitations", {})
+    assert no_role.status_code == 422 and "Choose a role." in no_role.text
+    assert "invitation-link" not in no_role.text
+    refused = await b.post("/admin/users", {"username": "nobody", "password": PASSWORD})
+    assert refused.status_code == 422 and "Choose a role." in refused.text
+    assert "nobody" not in {u.username for u in world.state.accounts.users()}

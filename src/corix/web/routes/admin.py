@@ -14,7 +14,7 @@ from corix.report import ReportSettings, build_report, export_jsonl, render_html
 from corix.storage import Repository
 from corix.web.auth import Admin, only_admin
 from corix.web.rendering import RefusedForm, redirect, render
-from corix.web.roles import ANNOTATOR_ROLES, TESTER_ROLES, Role
+from corix.web.roles import ANNOTATOR_ROLES, ROLES_BY_PRIVILEGE, TESTER_ROLES
 from corix.web.services import EvaluationSettings, InputError, agreement_by_question
 from corix.web.services.accounts import parse_role
 from corix.web.services.automation import automatable_levels
@@ -255,7 +255,7 @@ def _users_page(
         {
             "users": state.accounts.users(),
             "invitations": state.accounts.pending_invitations(),
-            "roles": list(Role),
+            "roles": ROLES_BY_PRIVILEGE,
             "invitation_link": invitation_link,
         },
         refused=refused,
@@ -268,7 +268,7 @@ def create_user(
     _user: Admin,
     username: Annotated[str, Form(max_length=200)],
     password: Annotated[str, Form(max_length=1000)],
-    role: Annotated[str, Form(max_length=50)],
+    role: Annotated[str, Form(max_length=50)] = "",
 ) -> Response:
     try:
         web_state(request).accounts.create_user(username, password, parse_role(role))
@@ -280,7 +280,9 @@ def create_user(
 
 
 @router.post("/invitations")
-def invite(request: Request, user: Admin, role: Annotated[str, Form(max_length=50)]) -> Response:
+def invite(
+    request: Request, user: Admin, role: Annotated[str, Form(max_length=50)] = ""
+) -> Response:
     try:
         token = web_state(request).accounts.invite(parse_role(role), created_by=user.id)
     except InputError as exc:
