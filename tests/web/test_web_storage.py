@@ -33,6 +33,8 @@ WEB_TABLES = {
     "web_annotation_tasks",
     "web_qualification_attempts",
     "web_pass_reviews",
+    "web_qualification_draws",
+    "web_application_status",
 }
 
 
