@@ -8,7 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from browser_support import LiveServer, gold_answers, shot, sign_in, store_dialogue
+from browser_support import (
+    LiveServer,
+    end_cooldown,
+    gold_answers,
+    shot,
+    sign_in,
+    store_dialogue,
+)
 from playwright.sync_api import Page, expect
 
 from corix.storage.orm import AnnotationPassRow, QuestionnaireResponseRow, ResolutionRow
@@ -172,13 +179,18 @@ def test_an_annotator_qualifies_and_annotates_a_dialogue_in_every_category(
     sign_in(page, server, "anna")
     shot(page, "annotator-01-home")
     page.click("#take-qualification")
-    for name, value in gold_answers(server).items():
-        field = page.locator(f'[name="{name}"]').first
-        if field.evaluate("element => element.tagName") == "SELECT":
-            field.select_option(value)
-        else:
-            page.check(f'input[name="{name}"][value="{value}"]')
-    shot(page, "annotator-02-qualification")
+    first_draw = _drawn(page)
+    _answer_qualification(page, _wrong_answers(page))
+    page.click("text=Submit the test")
+    expect(page.locator("h2")).to_contain_text("Not passed")
+    expect(page.locator("#qualification-feedback")).to_be_visible()
+    shot(page, "annotator-02-qualification-failed")
+    end_cooldown(server)  # as if the cool-down had passed
+    page.goto(f"{server.url}/annotate/qualification")
+    second_draw = _drawn(page)
+    assert second_draw and not set(second_draw) & set(first_draw)
+    _answer_qualification(page, gold_answers(server))
+    shot(page, "annotator-03-qualification-retake")
     page.click("text=Submit the test")
     expect(page.locator("h2")).to_contain_text("Passed")
     page.click("#go-annotate")
@@ -187,16 +199,45 @@ def test_an_annotator_qualifies_and_annotates_a_dialogue_in_every_category(
         page.click(f'button[data-category="{category}"]')
         expect(page.locator("#annotation-form")).to_be_visible()
         _fill_pass(page, category)
-        shot(page, f"annotator-03-{category}")
+        shot(page, f"annotator-04-{category}")
         page.click("#submit-pass")
         expect(page.locator(".notice")).to_have_text("Your annotation is saved.")
     page.click("text=Training")
     expect(page.locator("h1")).to_have_text("Annotator training")
-    shot(page, "annotator-04-training")
+    shot(page, "annotator-05-training")
 
     with server.state.db.session() as s:
         categories = sorted(row.category for row in s.query(AnnotationPassRow))
     assert categories == sorted(CATEGORIES)
+
+
+def _drawn(page: Page) -> list[str]:
+    names = page.locator('[name^="g:"]').evaluate_all("fields => fields.map(f => f.name)")
+    return list(dict.fromkeys(str(name).split(":")[1] for name in names))
+
+
+def _wrong_answers(page: Page) -> dict[str, str]:
+    """Claims a violation of both kinds in every drawn dialogue (some are clean)."""
+    wrong = {
+        "ra_prohibited_released": "yes",
+        "ra_permitted_withheld": "yes",
+        "ra_user_induced": "no",
+        "ra_risk_type": "environmental",
+        "ra_outcome": "neither",
+    }
+    return {f"g:{dialogue}:{q}": value for dialogue in _drawn(page) for q, value in wrong.items()}
+
+
+def _answer_qualification(page: Page, answers: dict[str, str]) -> None:
+    """Fill in the drawn dialogues' fields that ``answers`` covers, in page order."""
+    for name, value in answers.items():
+        field = page.locator(f'[name="{name}"]').first
+        if not field.count() or not field.is_visible():
+            continue
+        if field.evaluate("element => element.tagName") == "SELECT":
+            field.select_option(value)
+        else:
+            page.check(f'input[name="{name}"][value="{value}"]')
 
 
 def test_a_senior_annotator_resolves_a_disagreement(server: LiveServer, new_page: NewPage) -> None:
@@ -214,6 +255,7 @@ def test_a_senior_annotator_resolves_a_disagreement(server: LiveServer, new_page
         user = next(u for u in state.accounts.users() if u.username == name)
         signed = state.accounts.user_for_session(state.accounts.open_session(user.id))
         assert signed is not None
+        state.qualification.draw(signed)
         assert state.qualification.submit(signed, gold_answers(server)).passed
         (queue,) = state.queue.queues(signed)
         token = state.queue.claim_next(signed, queue.id)

@@ -22,6 +22,7 @@ from corix.web.services import (
     Review,
     TesterSessions,
 )
+from corix.web.services.qualification import QualificationRules
 from corix.web.services.training import ExemplarSet, builtin_exemplars, builtin_gold
 from corix.web.settings import WebSettings
 
@@ -64,7 +65,15 @@ class WebState:
         schema = load_builtin_schema()
         live = LiveApplications(db)
         qualification = Qualification(
-            db, schema, builtin_gold(schema), pass_mark=settings.qualification_pass_mark
+            db,
+            schema,
+            builtin_gold(schema),
+            QualificationRules(
+                pass_mark=settings.qualification_pass_mark,
+                draw_size=settings.qualification_draw_size,
+                max_attempts=settings.qualification_max_attempts,
+                cooldown=timedelta(minutes=settings.qualification_cooldown_minutes),
+            ),
         )
         return cls(
             db=db,

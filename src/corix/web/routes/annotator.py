@@ -63,18 +63,20 @@ def qualification_page(request: Request, user: Annotator) -> Response:
 def _qualification_page(
     request: Request, user: SignedInUser, refused: RefusedForm | None = None
 ) -> Response:
-    state = web_state(request)
+    """The open attempt's draw, or why no attempt can be made now."""
+    qualification = web_state(request).qualification
+    status = qualification.status(user)
     return render(
         request,
         "annotate/qualification.html",
         {
-            "gold": state.qualification.gold.dialogues,
-            "category": state.schema.screening_category,
+            "gold": qualification.draw(user) if status.can_attempt else [],
+            "category": web_state(request).schema.screening_category,
             "prefix": gold_prefix,
             "context_of": _gold_context,
             "title_of": _gold_title,
-            "status": state.qualification.status(user),
-            "pass_mark": state.qualification.pass_mark,
+            "status": status,
+            "rules": qualification.rules,
         },
         refused=refused,
     )
@@ -90,12 +92,16 @@ def _gold_context(dialogue: GoldDialogue) -> dict[str, Any]:
 
 @router.post("/qualification")
 def submit_qualification(request: Request, user: Annotator, form: FormValues) -> Response:
-    state = web_state(request)
+    qualification = web_state(request).qualification
     try:
-        result = state.qualification.submit(user, form)
+        result = qualification.submit(user, form)
     except InputError as exc:
         return _qualification_page(request, user, RefusedForm.of(exc, values=form))
-    return render(request, "annotate/qualification_result.html", {"result": result})
+    return render(
+        request,
+        "annotate/qualification_result.html",
+        {"result": result, "status": qualification.status(user)},
+    )
 
 
 @router.post("/queues/{queue_id}/next")
