@@ -30,5 +30,7 @@ class WebSettings:
     """Gold dialogues drawn at random for each attempt, from the pool in training/gold.yaml."""
     qualification_max_attempts: int = 3
     qualification_cooldown_minutes: float = 30.0
+    application_check_timeout_s: float = 30.0
+    """Registering an application runs `corix app check`'s check, bounded by this."""
     password_time_cost: int = 3
     password_memory_kib: int = 64 * 1024

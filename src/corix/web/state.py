@@ -22,6 +22,7 @@ from corix.web.services import (
     Review,
     TesterSessions,
 )
+from corix.web.services.application_registry import ApplicationRegistry
 from corix.web.services.qualification import QualificationRules
 from corix.web.services.training import ExemplarSet, builtin_exemplars, builtin_gold
 from corix.web.settings import WebSettings
@@ -51,6 +52,7 @@ class WebState:
     throttle: LoginThrottle
     accounts: Accounts
     evaluations: Evaluations
+    registry: ApplicationRegistry
     assigner: Assigner
     live: LiveApplications
     testers: TesterSessions
@@ -64,6 +66,7 @@ class WebState:
     def build(cls, db: Database, settings: WebSettings) -> WebState:
         schema = load_builtin_schema()
         live = LiveApplications(db)
+        evaluations = Evaluations(db)
         qualification = Qualification(
             db,
             schema,
@@ -85,7 +88,10 @@ class WebState:
                 max_failures=settings.login_max_failures, window_s=settings.login_window_s
             ),
             accounts=accounts_for(db, settings),
-            evaluations=Evaluations(db),
+            evaluations=evaluations,
+            registry=ApplicationRegistry(
+                db, evaluations, check_timeout_s=settings.application_check_timeout_s
+            ),
             assigner=Assigner(db, schema),
             live=live,
             testers=TesterSessions(

@@ -123,7 +123,7 @@ def _evaluation_page(
 
 
 @router.post("/evaluations/{evaluation_id}/applications")
-def register_application(
+async def register_application(
     request: Request,
     _user: Admin,
     evaluation_id: str,
@@ -132,13 +132,41 @@ def register_application(
     credentials: Annotated[str, Form(max_length=10000)] = "",
 ) -> Response:
     try:
-        web_state(request).evaluations.register_application(
+        await web_state(request).registry.register(
             evaluation_id, name=name, spec=spec, credentials_json=credentials
         )
     except InputError as exc:
         refused = RefusedForm.of(exc, values={"name": name, "spec": spec})
-        return _evaluation_page(request, evaluation_id, refused, section="applications")
+        page = partial(_evaluation_page, request, evaluation_id, refused, section="applications")
+        return await anyio.to_thread.run_sync(page)
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="application_registered")
+
+
+@router.post("/applications/{application_id}/versions")
+async def new_application_version(
+    request: Request,
+    _user: Admin,
+    application_id: int,
+    spec: Annotated[str, Form(max_length=2000)],
+    credentials: Annotated[str, Form(max_length=10000)] = "",
+) -> Response:
+    state = web_state(request)
+    evaluation_id, _ = await anyio.to_thread.run_sync(state.evaluations.application, application_id)
+    try:
+        await state.registry.new_version(application_id, spec=spec, credentials_json=credentials)
+    except InputError as exc:
+        refused = RefusedForm.of(exc, values={"edit_spec": spec, "edited": str(application_id)})
+        page = partial(_evaluation_page, request, evaluation_id, refused, section="applications")
+        return await anyio.to_thread.run_sync(page)
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="application_versioned")
+
+
+@router.post("/applications/{application_id}/retire")
+def retire_application(request: Request, _user: Admin, application_id: int) -> Response:
+    state = web_state(request)
+    evaluation_id, _ = state.evaluations.application(application_id)
+    state.registry.retire(application_id)
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="application_retired")
 
 
 @router.post("/evaluations/{evaluation_id}/assignments")
@@ -187,7 +215,9 @@ async def start_run(
 ) -> Response:
     state = web_state(request)
     evaluation = await anyio.to_thread.run_sync(state.evaluations.get, evaluation_id)
-    applications = await anyio.to_thread.run_sync(state.evaluations.applications, evaluation_id)
+    applications = await anyio.to_thread.run_sync(
+        partial(state.evaluations.applications, evaluation_id, active_only=True)
+    )
     try:
         state.automation.start(
             evaluation, applications, levels=_chosen_levels(levels), sessions=sessions, seed=seed

@@ -13,7 +13,12 @@ from corix.assessment import AnnotationSchema
 from corix.domain import Level
 from corix.storage import Database
 from corix.storage.orm import ApplicationRow, EvaluationRow
-from corix.storage.orm_web import AnnotatorQueueRow, AssignmentRow, UserRow
+from corix.storage.orm_web import (
+    AnnotatorQueueRow,
+    ApplicationStatusRow,
+    AssignmentRow,
+    UserRow,
+)
 from corix.web.roles import ANNOTATOR_ROLES, LEVEL_OF_TESTER, Role
 from corix.web.security import new_token
 from corix.web.services.balancing import balance_slots
@@ -54,7 +59,14 @@ class Assigner:
             applications = list(
                 s.scalars(
                     select(ApplicationRow.id)
-                    .where(ApplicationRow.evaluation_id == evaluation_id)
+                    .outerjoin(
+                        ApplicationStatusRow,
+                        ApplicationStatusRow.application_id == ApplicationRow.id,
+                    )
+                    .where(
+                        ApplicationRow.evaluation_id == evaluation_id,
+                        ApplicationStatusRow.retired_at.is_(None),
+                    )
                     .order_by(ApplicationRow.id)
                 )
             )

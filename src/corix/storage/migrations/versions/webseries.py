@@ -72,7 +72,5 @@ def downgrade() -> None:
         batch.drop_column("human_annotation")
         batch.drop_column("assignment_design")
     op.drop_table("web_application_status")
-    op.drop_index(
-        op.f("ix_web_qualification_draws_user_id"), table_name="web_qualification_draws"
-    )
+    op.drop_index(op.f("ix_web_qualification_draws_user_id"), table_name="web_qualification_draws")
     op.drop_table("web_qualification_draws")
