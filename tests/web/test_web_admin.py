@@ -9,7 +9,14 @@ from collections import Counter
 from collections.abc import Callable
 
 from sqlalchemy import select
-from web_support import FIELD_TEST_ANSWERS, PASSWORD, Browser, World, run_tester
+from web_support import (
+    FIELD_TEST_ANSWERS,
+    PASSWORD,
+    Browser,
+    World,
+    run_tester,
+    start_next_session,
+)
 
 from corix.storage.orm import ApplicationRow, RunRow
 from corix.storage.orm_web import AssignmentRow
@@ -210,3 +217,44 @@ async def test_people_forms_preselect_the_least_privileged_role_and_require_one(
     refused = await b.post("/admin/users", {"username": "nobody", "password": PASSWORD})
     assert refused.status_code == 422 and "Choose a role." in refused.text
     assert "nobody" not in {u.username for u in world.state.accounts.users()}
+
+
+async def test_the_design_is_counterbalanced_by_default_and_redrawn_until_the_series_starts(
+    world: World, browser: MakeBrowser
+) -> None:
+    b = await _admin(browser)
+    url = f"/admin/evaluations/{world.evaluation_id}"
+    testers = [world.user(name).id for name in ("felix", "fay")]
+    await b.get(url)
+    assigned = await b.post(f"{url}/assignments", {"testers": testers, "per_tester": "2"})
+    assert assigned.status_code == 303
+
+    def applications_by_tester() -> dict[int, list[int]]:
+        with world.state.db.session() as s:
+            rows = s.scalars(select(AssignmentRow).order_by(AssignmentRow.position)).all()
+        found: dict[int, list[int]] = {}
+        for row in rows:
+            found.setdefault(row.user_id, []).append(row.application_id)
+        return found
+
+    first = applications_by_tester()
+    assert all(len(set(apps)) == 2 for apps in first.values())  # both applications each
+    assert (
+        world.state.evaluations.get(world.evaluation_id).settings.assignment_design
+        == "counterbalanced"
+    )
+    page = await b.get(url)
+    assert 'id="redraw-form"' in page.text
+
+    redrawn = await b.post(f"{url}/assignments/redraw", {"seed": "5", "design": "random"})
+    assert redrawn.headers["location"].endswith("notice=testers_redrawn")
+    counts = {user: len(apps) for user, apps in applications_by_tester().items()}
+    assert counts == dict.fromkeys(testers, 2)
+    assert world.state.evaluations.get(world.evaluation_id).settings.assignment_design == "random"
+
+    fay = browser()
+    await fay.login("fay")
+    await start_next_session(fay)  # the series has started
+    refused = await b.post(f"{url}/assignments/redraw", {"seed": "6"})
+    assert refused.status_code == 409 and "can no longer be redrawn" in refused.text
+    assert 'id="redraw-form"' not in refused.text

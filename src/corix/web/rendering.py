@@ -26,6 +26,7 @@ NOTICES = {
     "application_versioned": "The new version passed its check; it replaces the old one.",
     "application_retired": "The application was retired; its unstarted assignments were withdrawn.",
     "testers_assigned": "The testers were assigned.",
+    "testers_redrawn": "The assignments were drawn afresh.",
     "annotators_assigned": "The annotators were assigned.",
     "run_started": "The automated run has started; it appears below as it progresses.",
     "user_created": "The account was created.",

@@ -15,9 +15,10 @@ from corix.storage import Repository
 from corix.web.auth import Admin, only_admin
 from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.roles import ANNOTATOR_ROLES, ROLES_BY_PRIVILEGE, TESTER_ROLES
-from corix.web.services import EvaluationSettings, InputError, agreement_by_question
+from corix.web.services import Conflict, EvaluationSettings, InputError, agreement_by_question
 from corix.web.services.accounts import parse_role
 from corix.web.services.automation import automatable_levels
+from corix.web.services.balancing import AssignmentDesign
 from corix.web.services.evaluations import available_scenarios
 from corix.web.services.progress import evaluation_progress
 from corix.web.state import web_state
@@ -115,6 +116,7 @@ def _evaluation_page(
             "queues": state.assigner.annotator_queues(evaluation_id),
             "progress": evaluation_progress(state.db, evaluation_id),
             "automatable": automatable_levels(evaluation),
+            "designs": list(AssignmentDesign),
             "running": state.automation.running,
             "section": section,
         },
@@ -169,6 +171,13 @@ def retire_application(request: Request, _user: Admin, application_id: int) -> R
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="application_retired")
 
 
+def _chosen_design(value: str) -> AssignmentDesign:
+    try:
+        return AssignmentDesign(value)
+    except ValueError:
+        raise InputError("unknown assignment design", {"design": "unknown"}) from None
+
+
 @router.post("/evaluations/{evaluation_id}/assignments")
 def assign_testers(
     request: Request,
@@ -177,14 +186,34 @@ def assign_testers(
     testers: Annotated[list[int] | None, Form()] = None,
     per_tester: Annotated[int, Form(ge=1, le=100)] = 1,
     seed: Annotated[int, Form()] = 0,
+    design: Annotated[str, Form(max_length=50)] = AssignmentDesign.COUNTERBALANCED,
 ) -> Response:
     try:
         web_state(request).assigner.assign_testers(
-            evaluation_id, testers or [], per_tester=per_tester, seed=seed
+            evaluation_id,
+            testers or [],
+            per_tester=per_tester,
+            seed=seed,
+            design=_chosen_design(design),
         )
     except InputError as exc:
         return _evaluation_page(request, evaluation_id, RefusedForm.of(exc), section="testers")
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="testers_assigned")
+
+
+@router.post("/evaluations/{evaluation_id}/assignments/redraw")
+def redraw_assignments(
+    request: Request,
+    _user: Admin,
+    evaluation_id: str,
+    seed: Annotated[int, Form()] = 0,
+    design: Annotated[str, Form(max_length=50)] = AssignmentDesign.COUNTERBALANCED,
+) -> Response:
+    try:
+        web_state(request).assigner.redraw(evaluation_id, seed=seed, design=_chosen_design(design))
+    except (InputError, Conflict) as exc:
+        return _evaluation_page(request, evaluation_id, RefusedForm.of(exc), section="testers")
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="testers_redrawn")
 
 
 @router.post("/evaluations/{evaluation_id}/annotators")

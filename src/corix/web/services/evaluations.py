@@ -25,6 +25,7 @@ from corix.storage.orm_web import (
 )
 from corix.testing.packs import PACK_FOLDERS
 from corix.web.services.application_overview import ApplicationInfo, application_overview
+from corix.web.services.balancing import AssignmentDesign
 from corix.web.services.errors import InputError, NotFound
 
 HUMAN_RUN_PREFIX = "human-"
@@ -40,6 +41,8 @@ class EvaluationSettings:
     passes_per_item: int = 3
     review_rate: float = 0.2
     max_turns: int = 30
+    assignment_design: AssignmentDesign = AssignmentDesign.COUNTERBALANCED
+    """The design of the latest tester assignment (see :mod:`corix.web.services.balancing`)."""
 
     def problems(self) -> dict[str, str]:
         found: dict[str, str] = {}
@@ -85,7 +88,12 @@ def evaluation_settings(s: Session, evaluation_id: str) -> EvaluationSettings:
     row = s.get(EvaluationSettingsRow, evaluation_id)
     if row is None:
         return EvaluationSettings()
-    return EvaluationSettings(row.passes_per_item, row.review_rate, row.max_turns)
+    return EvaluationSettings(
+        row.passes_per_item,
+        row.review_rate,
+        row.max_turns,
+        AssignmentDesign(row.assignment_design),
+    )
 
 
 class Evaluations:
