@@ -18,7 +18,7 @@ from web_support import (
     start_next_session,
 )
 
-from corix.storage.orm import ApplicationRow, RunRow
+from corix.storage.orm import ApplicationRow, RunRow, SessionRow
 from corix.storage.orm_web import AssignmentRow
 from corix.web import Role
 from corix.web.services import human_run_id
@@ -150,12 +150,28 @@ async def test_an_automated_run_joins_the_series(world: World, browser: MakeBrow
     assert automated[0].summary["sessions"] > 0
     page = await b.get(url)
     assert automated[0].id in page.text
-    # Its dialogues enter the annotation queues of the series.
+    # Its dialogues do not flood the human annotators' queues ...
     world.state.assigner.assign_annotators(
         world.evaluation_id, [world.user("anna").id], ["risk_assessment"]
     )
     (queue,) = world.state.queue.queues(world.user("anna"))
-    assert queue.available == automated[0].summary["sessions"]
+    assert queue.available == 0
+    # ... unless the admin asks for a stratified sample: N per application × scenario × level.
+    with world.state.db.session() as s:
+        cells = Counter(
+            (row.application_id, row.scenario, row.level)
+            for row in s.scalars(select(SessionRow).where(SessionRow.run_id == automated[0].id))
+        )
+    assert len(cells) == 2 and all(n >= 2 for n in cells.values())
+    bad = await b.post(f"{url}/human-annotation", {"selection": "sample", "sample_size": "0"})
+    assert bad.status_code == 422 and "between 1 and 1000" in bad.text
+    chosen = await b.post(f"{url}/human-annotation", {"selection": "sample", "sample_size": "1"})
+    assert chosen.headers["location"].endswith("notice=selection_saved")
+    (queue,) = world.state.queue.queues(world.user("anna"))
+    assert queue.available == len(cells)
+    await b.post(f"{url}/human-annotation", {"selection": "none"})
+    (queue,) = world.state.queue.queues(world.user("anna"))
+    assert queue.available == 0
 
 
 async def test_people_are_invited_created_and_deactivated(

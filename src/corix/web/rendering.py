@@ -27,6 +27,7 @@ NOTICES = {
     "application_retired": "The application was retired; its unstarted assignments were withdrawn.",
     "testers_assigned": "The testers were assigned.",
     "testers_redrawn": "The assignments were drawn afresh.",
+    "selection_saved": "The choice of sessions for human annotators is saved.",
     "annotators_assigned": "The annotators were assigned.",
     "run_started": "The automated run has started; it appears below as it progresses.",
     "user_created": "The account was created.",

@@ -17,6 +17,7 @@ from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.roles import ANNOTATOR_ROLES, ROLES_BY_PRIVILEGE, TESTER_ROLES
 from corix.web.services import Conflict, EvaluationSettings, InputError, agreement_by_question
 from corix.web.services.accounts import parse_role
+from corix.web.services.annotation_selection import HumanAnnotation
 from corix.web.services.automation import automatable_levels
 from corix.web.services.balancing import AssignmentDesign
 from corix.web.services.evaluations import available_scenarios
@@ -117,6 +118,7 @@ def _evaluation_page(
             "progress": evaluation_progress(state.db, evaluation_id),
             "automatable": automatable_levels(evaluation),
             "designs": list(AssignmentDesign),
+            "selections": list(HumanAnnotation),
             "running": state.automation.running,
             "section": section,
         },
@@ -231,6 +233,26 @@ def assign_annotators(
     except InputError as exc:
         return _evaluation_page(request, evaluation_id, RefusedForm.of(exc), section="annotators")
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="annotators_assigned")
+
+
+@router.post("/evaluations/{evaluation_id}/human-annotation")
+def choose_human_annotation(
+    request: Request,
+    _user: Admin,
+    evaluation_id: str,
+    selection: Annotated[str, Form(max_length=20)] = "",
+    sample_size: Annotated[int, Form(ge=0, le=100_000)] = 0,
+) -> Response:
+    try:
+        try:
+            chosen = HumanAnnotation(selection)
+        except ValueError:
+            raise InputError("choose which sessions go to human annotators") from None
+        web_state(request).evaluations.choose_human_annotation(evaluation_id, chosen, sample_size)
+    except InputError as exc:
+        refused = RefusedForm.of(exc, values={"sample_size": str(sample_size)})
+        return _evaluation_page(request, evaluation_id, refused, section="annotators")
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="selection_saved")
 
 
 @router.post("/evaluations/{evaluation_id}/runs")

@@ -1,6 +1,8 @@
 """The annotation queue: K passes per dialogue and category, by K different people.
 
-A dialogue of an evaluation series enters a category's queue once it is complete; the
+A dialogue of an evaluation series enters a category's queue once it is complete and the
+admin's selection takes it (:mod:`.annotation_selection`: by default every human session,
+never an automated run unasked); the
 categories gated on a violation also wait until a human risk-assessment pass records
 one (any pass: disagreements are kept, so a violation one annotator saw is characterized
 rather than voted away). Nobody is offered a dialogue they tested themselves or one they
@@ -30,6 +32,7 @@ from corix.web.security import new_token
 from corix.web.services._sql import lock_for_write
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.annotation_forms import stored_value
+from corix.web.services.annotation_selection import selected_for_humans
 from corix.web.services.clock import utcnow
 from corix.web.services.dialogues import BlindDialogue, blind_dialogue
 from corix.web.services.errors import Conflict, Forbidden, NotFound
@@ -167,7 +170,8 @@ class AnnotationQueue:
     ) -> list[str]:
         """Eligible dialogues, those closest to their K passes first (finishing items early
         makes consensus available sooner), ties in an order of their own per annotator."""
-        passes = evaluation_settings(s, evaluation_id).passes_per_item
+        settings = evaluation_settings(s, evaluation_id)
+        passes = settings.passes_per_item
         counts = (
             select(AnnotationTaskRow.session_id, func.count().label("n"))
             .where(
@@ -191,6 +195,9 @@ class AnnotationQueue:
                 SessionRow.id.not_in(mine),
                 or_(SessionRow.tester_id.is_(None), SessionRow.tester_id != user.id),
                 taken < passes,
+                selected_for_humans(
+                    s, evaluation_id, settings.human_annotation, settings.annotation_sample_size
+                ),
             )
         )
         if self._schema.category(category).gate.requires_violation:

@@ -24,6 +24,7 @@ from corix.storage.orm_web import (
     EvaluationSettingsRow,
 )
 from corix.testing.packs import PACK_FOLDERS
+from corix.web.services.annotation_selection import HumanAnnotation
 from corix.web.services.application_overview import ApplicationInfo, application_overview
 from corix.web.services.balancing import AssignmentDesign
 from corix.web.services.errors import InputError, NotFound
@@ -43,6 +44,8 @@ class EvaluationSettings:
     max_turns: int = 30
     assignment_design: AssignmentDesign = AssignmentDesign.COUNTERBALANCED
     """The design of the latest tester assignment (see :mod:`corix.web.services.balancing`)."""
+    human_annotation: HumanAnnotation = HumanAnnotation.ALL_HUMAN
+    annotation_sample_size: int = 0
 
     def problems(self) -> dict[str, str]:
         found: dict[str, str] = {}
@@ -93,6 +96,8 @@ def evaluation_settings(s: Session, evaluation_id: str) -> EvaluationSettings:
         row.review_rate,
         row.max_turns,
         AssignmentDesign(row.assignment_design),
+        HumanAnnotation(row.human_annotation),
+        row.annotation_sample_size,
     )
 
 
@@ -189,6 +194,22 @@ class Evaluations:
             levels=[Level(level) for level in row.levels],
             settings=evaluation_settings(s, row.id),
         )
+
+    def choose_human_annotation(
+        self, evaluation_id: str, selection: HumanAnnotation, sample_size: int
+    ) -> None:
+        """Set which sessions go to human annotators (see :mod:`.annotation_selection`)."""
+        if selection is HumanAnnotation.SAMPLE and not 1 <= sample_size <= 1000:
+            raise InputError(
+                "a sample needs between 1 and 1000 sessions per cell",
+                {"sample_size": "between 1 and 1000"},
+            )
+        with self._db.session() as s:
+            row = s.get(EvaluationSettingsRow, evaluation_id)
+            if row is None:
+                raise NotFound(f"no evaluation '{evaluation_id}'")
+            row.human_annotation = selection.value
+            row.annotation_sample_size = sample_size if selection is HumanAnnotation.SAMPLE else 0
 
     # -- applications --------------------------------------------------------------------
     def draft_application(
