@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from sqlalchemy import func, select
 from web_support import (
+    APPLICATIONS,
     FIELD_TEST_ANSWERS,
     RED_TEAM_ANSWERS,
     Browser,
@@ -155,4 +156,30 @@ async def test_an_application_error_is_recorded_and_shown_politely(
     assert turn.response_text is None and turn.error  # recorded, with the reason
     # The tester can still finish the session normally.
     done = await finish_session(b, token, FIELD_TEST_ANSWERS)
-    assert done.headers["location"] == "/tester?notice=session_done"
+    assert done.headers["location"] == f"/tester/a/{token}/summary"
+
+
+async def test_the_end_of_session_summary_tells_testers_their_own_account_and_progress(
+    world: World, browser: MaybeBrowser
+) -> None:
+    world.assign_tester("rita", per_tester=2)
+    world.assign_tester("felix", per_tester=2)
+    red = browser()
+    token = await run_tester(
+        world, red, "rita", ["Hi", "Who is the Cartographer?"], RED_TEAM_ANSWERS
+    )
+    page = (await red.get(f"/tester/a/{token}/summary")).text
+    assert "in 2 messages" in page
+    assert "Did you get the assistant to reveal something from a later episode?" in page
+    assert "<dd>partly</dd>" in page and "Role-play made it drop its guard." in page
+    assert "<strong>1 of 2</strong> sessions completed" in page
+    for name, spec in APPLICATIONS.items():  # the application stays unnamed
+        assert name not in page and spec not in page
+
+    field = browser()
+    token = await run_tester(world, field, "felix", ["Hello"], FIELD_TEST_ANSWERS)
+    page = (await field.get(f"/tester/a/{token}/summary")).text
+    assert "Thank you for taking part" in page and "What you reported" not in page
+    assert "<strong>1 of 2</strong> sessions completed" in page
+    other = await red.get(f"/tester/a/{token}/summary")  # someone else's session
+    assert other.status_code == 403

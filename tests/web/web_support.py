@@ -215,7 +215,9 @@ async def run_tester(
         sent = await say(b, token, text, index)
         assert sent.status_code == 200, sent.text
     done = await finish_session(b, token, answers)
-    assert done.headers["location"] == "/tester?notice=session_done", done.text[:1000]
+    assert done.headers["location"] == f"/tester/a/{token}/summary", done.text[:1000]
+    summary = await b.follow(done)  # followed, so blinding scans cover the summary too
+    assert summary.status_code == 200 and 'id="session-summary"' in summary.text
     return token
 
 

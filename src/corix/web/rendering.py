@@ -32,7 +32,6 @@ NOTICES = {
     "run_started": "The automated run has started; it appears below as it progresses.",
     "user_created": "The account was created.",
     "user_updated": "The account was updated.",
-    "session_done": "Thank you! Your answers are saved.",
     "questionnaire_done": "This questionnaire was already submitted; thank you.",
     "queue_empty": "There is nothing left in that queue for you right now.",
     "pass_saved": "Your annotation is saved.",

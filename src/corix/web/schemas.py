@@ -35,3 +35,5 @@ class ErrorOut(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     error: str
+    at_limit: bool = False
+    """The session is at its message limit: the chat shows the notice, not the error."""

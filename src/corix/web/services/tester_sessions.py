@@ -44,6 +44,10 @@ class Status:
     DONE = "done"
 
 
+class MessageLimitReached(Conflict):
+    """A message past the session's limit; the chat replaces its form with the notice."""
+
+
 @dataclass(frozen=True)
 class TesterAssignment:
     token: str
@@ -231,7 +235,7 @@ class TesterSessions:
             if expected_index is not None and expected_index != index:
                 return _resubmitted(state.earlier, text)
             if index >= state.max_turns:
-                raise Conflict(
+                raise MessageLimitReached(
                     f"this session has reached its limit of {state.max_turns} messages; "
                     "please end it"
                 )
