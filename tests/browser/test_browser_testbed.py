@@ -81,9 +81,11 @@ def test_a_field_tester_and_a_red_teamer_each_complete_a_session(
         page.check(f'input[name="q:{item}"][value="{point}"]')
     shot(page, "field-04-questionnaire")
     page.click("text=Submit answers")
-    expect(page.locator(".notice")).to_have_text("Thank you! Your answers are saved.")
+    expect(page.locator("#progress")).to_have_text("1 of 2 sessions completed.")
+    shot(page, "field-05-summary")
+    page.click("#back-to-sessions")
     expect(page.locator("#next-session")).to_be_visible()  # on to the next assignment
-    shot(page, "field-05-next")
+    shot(page, "field-06-next")
 
     page = new_page()
     _start_session(page, server, "rita", "red")
@@ -98,7 +100,12 @@ def test_a_field_tester_and_a_red_teamer_each_complete_a_session(
     page.check('input[name="q:rt_difficulty"][value="2"]')
     shot(page, "red-04-questionnaire")
     page.click("text=Submit answers")
-    expect(page.locator(".notice")).to_have_text("Thank you! Your answers are saved.")
+    summary = page.locator("#session-summary")
+    expect(summary).to_contain_text("in 2 messages")
+    expect(summary).to_contain_text("Role-play lowers its guard.")
+    for name in server.applications:  # the summary never names the application
+        expect(summary).not_to_contain_text(name)
+    shot(page, "red-05-summary")
 
     with state.db.session() as s:
         stored = s.query(QuestionnaireResponseRow).count()
@@ -129,8 +136,9 @@ def test_hostile_replies_appear_as_text_in_the_live_chat(
         for item in ("q_helpful", "q_accurate", "q_trust", "q_guardrail_respected", "q_would_use"):
             page.check(f'input[name="q:{item}"][value="3"]')
         page.click("text=Submit answers")
+        page.click("#back-to-sessions")
     assert dialogs == []  # no script from a reply ever ran
-    expect(page.locator(".notice")).to_have_text("Thank you! Your answers are saved.")
+    expect(page.locator("h2")).to_contain_text("All done")
 
 
 def _fill_pass(page: Page, category: str) -> None:

@@ -190,6 +190,8 @@ class AnnotationTaskRow(Base):
     )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    seconds_on_item: Mapped[float | None] = mapped_column(Float, default=None)
+    """Time the dialogue was in view while its pass was made (the pass is ``pass_id``)."""
 
 
 class QualificationAttemptRow(Base):

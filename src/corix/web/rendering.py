@@ -15,6 +15,7 @@ from corix.assessment import Question, QuestionType
 from corix.web.auth import csrf_token, issue_csrf_cookie
 from corix.web.roles import HOME_OF_ROLE, ROLE_LABELS
 from corix.web.services.annotation_forms import field_name
+from corix.web.services.annotation_queue import HUMAN_ANNOTATOR_PREFIX
 from corix.web.services.errors import InputError, ServiceError
 
 # Fixed messages shown after a redirect, chosen by code: nothing from the URL is echoed.
@@ -73,6 +74,18 @@ def _list(items: list[str]) -> Markup:
     return Markup('<ul class="plain">{}</ul>').format(inner)
 
 
+def _person(annotator: str) -> str:
+    """An annotator as people know them: the username, without the stored ``user:`` prefix."""
+    return annotator.removeprefix(HUMAN_ANNOTATOR_PREFIX)
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "not measured"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
 def _sentence(text: str) -> str:
     """A service message as a sentence: capitalized, ending with a full stop."""
     text = str(text).strip()
@@ -117,6 +130,8 @@ templates = Environment(
     lstrip_blocks=True,
 )
 templates.filters["paragraphs"] = _paragraphs
+templates.filters["person"] = _person
+templates.filters["duration"] = _duration
 templates.filters["sentence"] = _sentence
 templates.filters["answer"] = _answer
 templates.filters["number"] = _number

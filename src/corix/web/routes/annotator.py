@@ -5,6 +5,7 @@ Annotators see the scenario and the turns; never the application or the testing 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -138,13 +139,31 @@ def submit_task(request: Request, user: Annotator, token: str, form: FormValues)
         task = state.queue.task(user, token)
         answers = checked_answers(state.schema, task.category, form, len(task.dialogue.turns))
         state.queue.submit(
-            user, token, answers, flagged=form.get("flagged") == "yes", note=read_note(form)
+            user,
+            token,
+            answers,
+            flagged=form.get("flagged") == "yes",
+            note=read_note(form),
+            seconds_in_view=_seconds(form.get("seconds_in_view", "")),
         )
     except InputError as exc:
         return _task_page(request, user, token, RefusedForm.of(exc, values=form))
     except Conflict:
-        pass  # submitted twice: the first submission saved the pass
+        return redirect("/annotate", notice="pass_saved")  # submitted twice: the first saved
+    if form.get("advance") == "yes":  # auto-advance: straight on to the queue's next dialogue
+        following = state.queue.claim_next(user, task.queue_id)
+        if following is not None:
+            return redirect(f"/annotate/tasks/{following}", notice="pass_saved")
     return redirect("/annotate", notice="pass_saved")
+
+
+def _seconds(value: str) -> float | None:
+    """The page's measured seconds in view; anything unreadable counts as not measured."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) else None
 
 
 @router.post("/tasks/{token}/skip")

@@ -33,7 +33,7 @@ from corix.web.services._sql import lock_for_write
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.annotation_forms import stored_value
 from corix.web.services.annotation_selection import selected_for_humans
-from corix.web.services.clock import utcnow
+from corix.web.services.clock import as_utc, utcnow
 from corix.web.services.dialogues import BlindDialogue, blind_dialogue
 from corix.web.services.errors import Conflict, Forbidden, NotFound
 from corix.web.services.evaluations import evaluation_settings
@@ -51,8 +51,11 @@ class TaskStatus:
 COUNTED = (TaskStatus.OPEN, TaskStatus.DONE)
 
 
+HUMAN_ANNOTATOR_PREFIX = "user:"
+
+
 def annotator_name(user: SignedInUser) -> str:
-    return f"user:{user.username}"
+    return f"{HUMAN_ANNOTATOR_PREFIX}{user.username}"
 
 
 @dataclass(frozen=True)
@@ -263,11 +266,14 @@ class AnnotationQueue:
         *,
         flagged: bool,
         note: str | None,
+        seconds_in_view: float | None = None,
     ) -> None:
         """Store the pass with its answers and close the task, all or nothing.
 
         The task is closed first with a conditional update, so a form submitted twice
-        stores one pass.
+        stores one pass. The time on the item is what the page measured in view
+        (``seconds_in_view``), capped by the time since the claim, which stands in when the
+        page measured nothing (no script).
         """
         with self._db.session() as s:
             closed = s.execute(
@@ -284,12 +290,19 @@ class AnnotationQueue:
                     AnnotationTaskRow.category,
                     AnnotationTaskRow.pass_no,
                     AnnotationTaskRow.evaluation_id,
+                    AnnotationTaskRow.created_at,
                 )
             ).first()
             if closed is None:
                 _own_task(s, user, token)  # raises if it is not this annotator's
                 raise Conflict("this dialogue has already been submitted; thank you")
-            task_id, session_id, category, pass_no, evaluation_id = closed
+            task_id, session_id, category, pass_no, evaluation_id, claimed_at = closed
+            since_claim = (utcnow() - as_utc(claimed_at)).total_seconds()
+            seconds_on_item = (
+                since_claim
+                if seconds_in_view is None or seconds_in_view < 0
+                else min(seconds_in_view, since_claim)
+            )
             row = AnnotationPassRow(
                 session_id=session_id,
                 category=category,
@@ -322,7 +335,7 @@ class AnnotationQueue:
             s.execute(
                 update(AnnotationTaskRow)
                 .where(AnnotationTaskRow.id == task_id)
-                .values(pass_id=row.id)
+                .values(pass_id=row.id, seconds_on_item=round(seconds_on_item, 1))
                 .execution_options(synchronize_session=False)
             )
 

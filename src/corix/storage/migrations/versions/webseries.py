@@ -1,4 +1,4 @@
-"""web series: qualification draws, application lifecycle, assignment and annotation designs
+"""web series: qualification draws, application lifecycle, designs, time on item
 
 Revision ID: webseries
 Revises: 0002
@@ -65,8 +65,13 @@ def upgrade() -> None:
             sa.Column("annotation_sample_size", sa.Integer(), nullable=False, server_default="0")
         )
 
+    with op.batch_alter_table("web_annotation_tasks") as batch:
+        batch.add_column(sa.Column("seconds_on_item", sa.Float(), nullable=True))
+
 
 def downgrade() -> None:
+    with op.batch_alter_table("web_annotation_tasks") as batch:
+        batch.drop_column("seconds_on_item")
     with op.batch_alter_table("web_evaluation_settings") as batch:
         batch.drop_column("annotation_sample_size")
         batch.drop_column("human_annotation")
