@@ -24,6 +24,10 @@ from corix.web.state import web_state
 
 router = APIRouter(prefix="/tester", dependencies=[Depends(only_testers)])
 
+RESTART_NOTICE = (
+    "The assistant was restarted here and does not remember the messages above. "
+    "Repeat what it needs to know, or end the session."
+)
 FAILED_REPLY = (
     "Sorry, the assistant could not answer just now. Please try again, "
     "or end the session if this keeps happening."
@@ -106,6 +110,7 @@ def _chat_page(
             "chat": testers.chat(user, token),
             "pack": testers.pack(assignment),
             "failed_reply": FAILED_REPLY,
+            "restart_notice": RESTART_NOTICE,
             "max_chars": web_state(request).settings.max_message_chars,
         },
         refused=refused,

@@ -91,6 +91,13 @@
         return;
       }
       item.id = "turn-" + data.index;
+      if (data.restarted) {
+        const marker = document.createElement("p");
+        marker.className = "restart-marker";
+        marker.setAttribute("role", "note");
+        marker.textContent = transcript.dataset.restartNotice;
+        item.insertBefore(marker, item.firstChild);
+      }
       const reply = bubble(data.failed ? "assistant failed" : "assistant", "Assistant", data.reply);
       item.replaceChild(reply, pending);
       const sent = data.index + 1;
