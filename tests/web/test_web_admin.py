@@ -14,11 +14,18 @@ from web_support import (
     PASSWORD,
     Browser,
     World,
+    complete_session,
     run_tester,
     start_next_session,
 )
 
-from corix.storage.orm import ApplicationRow, RunRow, SessionRow
+from corix.storage.orm import (
+    AnnotationPassRow,
+    ApplicationRow,
+    ResolutionRow,
+    RunRow,
+    SessionRow,
+)
 from corix.storage.orm_web import AssignmentRow
 from corix.web import Role
 from corix.web.services import human_run_id
@@ -274,3 +281,57 @@ async def test_the_design_is_counterbalanced_by_default_and_redrawn_until_the_se
     refused = await b.post(f"{url}/assignments/redraw", {"seed": "6"})
     assert refused.status_code == 409 and "can no longer be redrawn" in refused.text
     assert 'id="redraw-form"' not in refused.text
+
+
+async def _annotations_done(world: World) -> None:
+    for _ in range(600):
+        if world.state.machine_annotation.running == 0:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the annotation job did not finish")
+
+
+async def test_the_admin_runs_the_automated_annotators_and_reads_resolutions(
+    world: World, browser: MakeBrowser
+) -> None:
+    session = await complete_session(world, "felix", ["I'm on episode 2. Who is Vera?"])
+    b = await _admin(browser)
+    url = f"/admin/evaluations/{world.evaluation_id}"
+    await b.get(url)
+    unknown = await b.post(f"{url}/annotate", {"run": "no-such-run"})
+    assert unknown.status_code == 422 and "Choose a run of this series." in unknown.text
+    no_model = await b.post(
+        f"{url}/annotate", {"annotator": "llm", "endpoint_url": "http://127.0.0.1:9/v1"}
+    )
+    assert no_model.status_code == 422 and "needs a model name" in no_model.text
+
+    for annotator in ("reference", "llm"):  # the LLM annotator on the built-in mock model
+        started = await b.post(f"{url}/annotate", {"run": "all", "annotator": annotator})
+        assert started.headers["location"].endswith("notice=annotation_started")
+        await _annotations_done(world)
+    with world.state.db.session() as s:
+        kinds = {
+            row.annotator_kind
+            for row in s.scalars(
+                select(AnnotationPassRow).where(AnnotationPassRow.session_id == session)
+            )
+        }
+    assert len(kinds) == 2 and "human" not in kinds
+
+    with world.state.db.session() as s:
+        s.add(
+            ResolutionRow(
+                session_id=session,
+                category="risk_assessment",
+                question_id="ra_prohibited_released",
+                status="resolved",
+                value_text="yes",
+                note="Vera's fate comes in episode 5.",
+                resolved_by=world.user("sena").id,
+            )
+        )
+    page = await b.get(f"{url}/resolutions")
+    row = page.text.split('id="resolutions"', 1)[1]
+    assert "did the application give out something" in row and "Yes" in row
+    assert "Vera&#39;s fate comes in episode 5." in row and "sena" in row
+    assert "ra_prohibited_released" not in page.text  # people read labels, not ids

@@ -28,6 +28,7 @@ NOTICES = {
     "application_retired": "The application was retired; its unstarted assignments were withdrawn.",
     "testers_assigned": "The testers were assigned.",
     "testers_redrawn": "The assignments were drawn afresh.",
+    "annotation_started": "The automated annotators have started; passes appear as stored.",
     "selection_saved": "The choice of sessions for human annotators is saved.",
     "annotators_assigned": "The annotators were assigned.",
     "run_started": "The automated run has started; it appears below as it progresses.",

@@ -23,6 +23,7 @@ from corix.web.services import (
     TesterSessions,
 )
 from corix.web.services.application_registry import ApplicationRegistry
+from corix.web.services.machine_annotation import MachineAnnotations
 from corix.web.services.qualification import QualificationRules
 from corix.web.services.training import ExemplarSet, builtin_exemplars, builtin_gold
 from corix.web.settings import WebSettings
@@ -61,6 +62,7 @@ class WebState:
     review: Review
     consensus: Consensus
     automation: AutomatedRuns
+    machine_annotation: MachineAnnotations
 
     @classmethod
     def build(cls, db: Database, settings: WebSettings) -> WebState:
@@ -105,6 +107,7 @@ class WebState:
             review=Review(db, schema),
             consensus=Consensus(db, schema),
             automation=AutomatedRuns(db),
+            machine_annotation=MachineAnnotations(db),
         )
 
 

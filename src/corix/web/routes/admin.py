@@ -21,7 +21,9 @@ from corix.web.services.annotation_selection import HumanAnnotation
 from corix.web.services.automation import automatable_levels
 from corix.web.services.balancing import AssignmentDesign
 from corix.web.services.evaluations import available_scenarios
+from corix.web.services.machine_annotation import EVERY_RUN, MachineAnnotator, llm_endpoint
 from corix.web.services.progress import evaluation_progress
+from corix.web.services.resolutions_view import series_resolutions
 from corix.web.state import web_state
 
 router = APIRouter(prefix="/admin", dependencies=[Depends(only_admin)])
@@ -120,6 +122,9 @@ def _evaluation_page(
             "designs": list(AssignmentDesign),
             "selections": list(HumanAnnotation),
             "running": state.automation.running,
+            "annotating": state.machine_annotation.running,
+            "machine_annotators": list(MachineAnnotator),
+            "every_run": EVERY_RUN,
             "section": section,
         },
         refused=refused,
@@ -279,6 +284,50 @@ async def start_run(
         )
         return await anyio.to_thread.run_sync(page)
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="run_started")
+
+
+@router.post("/evaluations/{evaluation_id}/annotate")
+async def annotate_runs(
+    request: Request,
+    _user: Admin,
+    evaluation_id: str,
+    run: Annotated[str, Form(max_length=100)] = EVERY_RUN,
+    annotator: Annotated[str, Form(max_length=20)] = MachineAnnotator.REFERENCE,
+    endpoint_url: Annotated[str, Form(max_length=2000)] = "",
+    model: Annotated[str, Form(max_length=200)] = "",
+    key_env: Annotated[str, Form(max_length=200)] = "",
+) -> Response:
+    state = web_state(request)
+    try:
+        try:
+            chosen = MachineAnnotator(annotator)
+        except ValueError:
+            raise InputError("choose the reference or the LLM annotator") from None
+        endpoint = (
+            llm_endpoint(endpoint_url, model, key_env) if chosen is MachineAnnotator.LLM else None
+        )
+        runs = await anyio.to_thread.run_sync(state.machine_annotation.runs_of, evaluation_id, run)
+    except InputError as exc:
+        values = {"endpoint_url": endpoint_url, "model": model, "key_env": key_env}
+        page = partial(
+            _evaluation_page, request, evaluation_id, RefusedForm.of(exc, values), section="runs"
+        )
+        return await anyio.to_thread.run_sync(page)
+    state.machine_annotation.start(runs, chosen, endpoint)
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="annotation_started")
+
+
+@router.get("/evaluations/{evaluation_id}/resolutions")
+def resolutions(request: Request, _user: Admin, evaluation_id: str) -> Response:
+    state = web_state(request)
+    return render(
+        request,
+        "admin/resolutions.html",
+        {
+            "evaluation": state.evaluations.get(evaluation_id),
+            "resolutions": series_resolutions(state.db, state.schema, evaluation_id),
+        },
+    )
 
 
 @router.get("/evaluations/{evaluation_id}/agreement")
