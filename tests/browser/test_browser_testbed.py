@@ -18,7 +18,13 @@ from browser_support import (
 )
 from playwright.sync_api import Page, expect
 
-from corix.storage.orm import AnnotationPassRow, QuestionnaireResponseRow, ResolutionRow
+from corix.storage.orm import (
+    AnnotationPassRow,
+    ApplicationRow,
+    QuestionnaireResponseRow,
+    ResolutionRow,
+)
+from corix.storage.orm_web import AssignmentRow
 from corix.web import Role
 from corix.web.services.annotation_forms import checked_answers
 
@@ -317,3 +323,63 @@ def test_an_admin_watches_the_series(server: LiveServer, new_page: NewPage) -> N
     page.click("text=Create invitation link")
     expect(page.locator("#invitation-link")).to_contain_text(f"{server.url}/invite/")
     shot(page, "admin-03-people")
+
+
+def test_an_admin_runs_the_application_lifecycle_and_the_designs(
+    server: LiveServer, new_page: NewPage
+) -> None:
+    state = server.state
+    server.add_user("boss", Role.ADMIN)
+    testers = [server.add_user(f"tester{i}", Role.FIELD_TESTER) for i in range(2)]
+    page = new_page()
+    sign_in(page, server, "boss")
+    page.goto(f"{server.url}/admin/evaluations/{server.evaluation_id}")
+
+    # A broken application is refused with its reason, beside the form.
+    page.fill("#app-name", "Ghost")
+    page.fill("#app-spec", "demo:nonexistent")
+    page.click("text=Check and register")
+    expect(page.locator(".field-problem")).to_contain_text("unknown demo variant")
+    shot(page, "admin-04-refused-application")
+    page.fill("#app-name", "Plain Bot")
+    page.fill("#app-spec", "demo:unguarded")
+    page.click("text=Check and register")
+    expect(page.locator(".notice")).to_contain_text("passed its check")
+
+    # Counterbalanced assignment, then a redraw before anyone starts.
+    for tester in ("tester0", "tester1"):
+        page.check(f'label:has-text("{tester}") input')
+    page.fill("#per_tester", "3")
+    page.click('form[action$="/assignments"] button[type=submit]')
+    expect(page.locator("#redraw-form")).to_be_visible()
+    page.fill("#redraw-seed", "7")
+    page.click("#redraw-form button")
+    expect(page.locator(".notice")).to_have_text("The assignments were drawn afresh.")
+    with state.db.session() as s:
+        rows = s.query(AssignmentRow).all()
+    for tester in testers:  # every tester meets all three applications
+        assert len({r.application_id for r in rows if r.user_id == tester}) == 3
+
+    # Edit one application into a new version, retire another.
+    plain = _app_id(server, "Plain Bot")
+    page.click("text=Edit or retire Plain Bot")
+    page.fill(f"#edit-spec-{plain}", "demo:guarded")
+    page.click(f'form[action="/admin/applications/{plain}/versions"] button')
+    expect(page.locator("td", has_text="replaced by Plain Bot v2")).to_be_visible()
+    page.click("text=Edit or retire Hostile Host")
+    page.click(
+        f'form[action="/admin/applications/{_app_id(server, "Hostile Host")}/retire"] button'
+    )
+    expect(page.locator(".notice")).to_contain_text("retired")
+    page.check('input[name="selection"][value="sample"]')
+    page.fill("#sample-size", "2")
+    page.click("text=Save the choice")
+    expect(page.locator(".notice")).to_have_text(
+        "The choice of sessions for human annotators is saved."
+    )
+    shot(page, "admin-05-lifecycle")
+
+
+def _app_id(server: LiveServer, name: str) -> int:
+    with server.state.db.session() as s:
+        return s.query(ApplicationRow).filter(ApplicationRow.name == name).one().id
