@@ -73,7 +73,8 @@ class ApplicationRegistry:
         )
         if current.retired:
             raise Conflict("a retired application cannot be edited; register a new one")
-        taken = {app.name for app in self._evaluations.applications(evaluation_id)}
+        series = await anyio.to_thread.run_sync(self._evaluations.applications, evaluation_id)
+        taken = {app.name for app in series}
         draft = await anyio.to_thread.run_sync(
             partial(
                 self._evaluations.draft_application,
