@@ -118,7 +118,7 @@ async def test_progress_export_and_report_cover_human_sessions(
     )
     b = await _admin(browser)
     page = await b.get(f"/admin/evaluations/{world.evaluation_id}")
-    row = re.search(r"<tr><td>field_testing</td>(.*?)</tr>", page.text, re.S)
+    row = re.search(r"<tr><td>field testing</td>(.*?)</tr>", page.text, re.S)
     assert row is not None
     assert re.findall(r'class="num">(\d+)<', row.group(1)) == ["1", "0", "0", "1"]
     run_id = human_run_id(world.evaluation_id)

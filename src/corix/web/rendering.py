@@ -12,6 +12,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup
 
 from corix.assessment import Question, QuestionType
+from corix.testing.packs import resolve_pack
 from corix.web.auth import csrf_token, issue_csrf_cookie
 from corix.web.roles import HOME_OF_ROLE, ROLE_LABELS
 from corix.web.services.annotation_forms import field_name
@@ -80,6 +81,15 @@ def _person(annotator: str) -> str:
     return annotator.removeprefix(HUMAN_ANNOTATOR_PREFIX)
 
 
+def _scenario_title(name: str) -> str:
+    return resolve_pack(name).title
+
+
+def _level_label(level: str) -> str:
+    """``red_teaming`` → ``red teaming``: levels as people say them (ids stay in exports)."""
+    return str(level).replace("_", " ")
+
+
 def _duration(seconds: float | None) -> str:
     if seconds is None:
         return "not measured"
@@ -132,6 +142,8 @@ templates = Environment(
 )
 templates.filters["paragraphs"] = _paragraphs
 templates.filters["person"] = _person
+templates.filters["scenario_title"] = _scenario_title
+templates.filters["level_label"] = _level_label
 templates.filters["duration"] = _duration
 templates.filters["sentence"] = _sentence
 templates.filters["answer"] = _answer
