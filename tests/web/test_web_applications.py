@@ -79,14 +79,20 @@ async def test_retiring_withdraws_unstarted_assignments_and_new_ones_skip_it(
     world: World, browser: MakeBrowser
 ) -> None:
     world.assign_tester("felix", per_tester=2)
-    retired = world.applications["Zephyr Openbook"]
+    with world.state.db.session() as s:  # the application felix would meet first
+        retired = s.scalars(
+            select(AssignmentRow.application_id).where(AssignmentRow.position == 1)
+        ).one()
     b = await _admin(browser)
     done = await b.post(f"/admin/applications/{retired}/retire")
     assert done.headers["location"].endswith("notice=application_retired")
     world.assign_tester("fay", per_tester=1)
     with world.state.db.session() as s:
-        assigned = list(s.scalars(select(AssignmentRow.application_id)))
-    assert assigned and retired not in assigned
+        rows = list(s.scalars(select(AssignmentRow)))
+    assert rows and retired not in {row.application_id for row in rows}
+    for user in ("felix", "fay"):  # sessions stay numbered 1, 2, … without gaps
+        positions = sorted(r.position for r in rows if r.user_id == world.user(user).id)
+        assert positions == list(range(1, len(positions) + 1))
     page = await b.get(f"/admin/evaluations/{world.evaluation_id}")
     assert "retired" in page.text and f"/admin/applications/{retired}/retire" not in page.text
 

@@ -17,7 +17,7 @@ from functools import partial
 from typing import Any
 
 import anyio
-from sqlalchemy import delete, select, update
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -113,14 +113,28 @@ class ApplicationRegistry:
             status = _status(s, application_id)
             if status.retired_at is None:
                 status.retired_at = utcnow()
-            withdrawn = s.execute(
-                delete(AssignmentRow).where(
-                    AssignmentRow.application_id == application_id,
-                    AssignmentRow.status == "assigned",
-                    AssignmentRow.session_id.is_(None),
+            withdrawn = list(
+                s.scalars(
+                    select(AssignmentRow).where(
+                        AssignmentRow.application_id == application_id,
+                        AssignmentRow.status == "assigned",
+                        AssignmentRow.session_id.is_(None),
+                    )
                 )
             )
-            return int(withdrawn.rowcount)  # type: ignore[attr-defined]
+            for row in withdrawn:
+                s.delete(row)
+            s.flush()
+            # Testers number their sessions 1, 2, 3 …: close the gaps, keeping the order.
+            for user_id in {row.user_id for row in withdrawn}:
+                remaining = s.scalars(
+                    select(AssignmentRow)
+                    .where(AssignmentRow.user_id == user_id)
+                    .order_by(AssignmentRow.position)
+                )
+                for position, row in enumerate(remaining, start=1):
+                    row.position = position
+            return len(withdrawn)
 
     def _auth(self, application_id: int) -> dict[str, Any] | None:
         with self._db.session() as s:
