@@ -102,7 +102,7 @@ def usage_message(exc: UsageError) -> str:
     if ctx is None:
         return exc.format_message()
     if isinstance(exc, NoArgsIsHelpError):
-        commands = getattr(ctx.command, "list_commands", lambda _ctx: [])(ctx)
+        commands: list[str] = getattr(ctx.command, "list_commands", lambda _ctx: [])(ctx)
         choices = f": {', '.join(commands)}" if commands else ""
         return f"'{ctx.command_path}' needs a command{choices} (see '{ctx.command_path} --help')"
     return f"{exc.format_message()} (see '{ctx.command_path} --help')"

@@ -31,7 +31,9 @@ def open_database(url: str) -> Database:
             f"malformed database URL: {exc} (expected sqlite:///FILE or postgresql://…)"
         ) from exc
     except DBAPIError as exc:
-        raise DatabaseUnavailableError(f"cannot open the database: {_first_line(exc.orig)}") from exc
+        raise DatabaseUnavailableError(
+            f"cannot open the database: {_first_line(exc.orig)}"
+        ) from exc
     except (SQLAlchemyError, CommandError) as exc:
         raise DatabaseUnavailableError(f"cannot use the database: {_first_line(exc)}") from exc
 

@@ -25,15 +25,11 @@ def mock_server_command(
     ] = 0.0,
     fail_timeout: Annotated[
         float,
-        typer.Option(
-            "--fail-timeout", min=0.0, max=1.0, help="Share that never answers in time."
-        ),
+        typer.Option("--fail-timeout", min=0.0, max=1.0, help="Share that never answers in time."),
     ] = 0.0,
     fail_malformed: Annotated[
         float,
-        typer.Option(
-            "--fail-malformed", min=0.0, max=1.0, help="Share answered with broken JSON."
-        ),
+        typer.Option("--fail-malformed", min=0.0, max=1.0, help="Share answered with broken JSON."),
     ] = 0.0,
     retry_after: Annotated[
         float, typer.Option("--retry-after", min=0.0, help="Retry-After seconds on 429.")

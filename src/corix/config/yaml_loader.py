@@ -9,6 +9,7 @@ and aliases may not expand a small document into a huge one (the "billion laughs
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -109,7 +110,7 @@ def read_config_text(path: Path) -> str:
         ) from None
 
 
-def _line_for(loc: Location, lines: dict[Location, int]) -> int | None:
+def line_for(loc: Location, lines: Mapping[Location, int]) -> int | None:
     # Pydantic locations may name a field that is missing: fall back to its nearest parent.
     for end in range(len(loc), -1, -1):
         line = lines.get(tuple(loc[:end]))
@@ -124,9 +125,16 @@ def format_location(loc: Location) -> str:
 
 def parse_yaml_model(text: str, model: type[ModelT], *, source: str | Path) -> ModelT:
     """Validate YAML ``text`` into ``model``; ``source`` names the file in errors."""
+    return parse_yaml_document(text, model, source=source)[0]
+
+
+def parse_yaml_document(
+    text: str, model: type[ModelT], *, source: str | Path
+) -> tuple[ModelT, dict[Location, int]]:
+    """``model`` from YAML ``text``, with the line of every value (for later errors)."""
     data, lines = yaml_data(text, source=source)
     try:
-        return model.model_validate(data, context={"source": str(source)})
+        return model.model_validate(data, context={"source": str(source)}), lines
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = tuple(first["loc"])
@@ -134,7 +142,7 @@ def parse_yaml_model(text: str, model: type[ModelT], *, source: str | Path) -> M
             first["msg"],
             path=source,
             field=format_location(loc),
-            line=_line_for(loc, lines),
+            line=line_for(loc, lines),
         ) from None
 
 
