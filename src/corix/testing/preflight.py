@@ -90,7 +90,7 @@ async def preflight(
 def _check_applications(source: PlanFile, problems: list[Problem]) -> list[_Endpoint]:
     endpoints = []
     for index, entry in enumerate(source.plan.applications):
-        where = source.where("applications", index)
+        where = source.where("applications", index, "spec")
         try:
             auth_for(entry)
         except CorixError as exc:
