@@ -23,6 +23,7 @@ from corix.errors import CorixError
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_plan_file
 from corix.execution.run_status import RunStatus
 from corix.llm.mock_server import running_mock_server
+from corix.report.transcripts import render_transcript
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow, TurnRow
 from corix.storage.run_records import set_run_status_if
@@ -74,6 +75,8 @@ async def test_some_failed_sessions_make_it_complete_with_failures(sqlite_db: Da
     assert 0 < result.stats["failed_sessions"] < result.stats["sessions"]
     details = [d for d in _session_details(sqlite_db, result.run_id) if d is not None]
     assert details == ["RuntimeError: cannot handle 'episode'"] * result.stats["failed_sessions"]
+    failed = next(s for s in Repository(sqlite_db).iter_sessions(result.run_id) if s.end_detail)
+    assert "ended: app_error (RuntimeError: cannot handle 'episode')" in render_transcript(failed)
 
 
 async def test_every_session_failing_makes_the_run_failed(sqlite_db: Database) -> None:
