@@ -82,7 +82,7 @@ CASES = [
     Case(
         "openai spec without model",
         ("run", _write("plan.yaml", PLAN_WITHOUT_MODEL.encode())),
-        "plan.yaml:3: application 'chat': model",
+        "plan.yaml:4: application 'chat': model",
     ),
     Case("malformed db url", ("runs", "list", "--db", "nonsense://x"), "malformed database URL"),
     Case(
