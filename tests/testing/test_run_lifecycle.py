@@ -69,22 +69,22 @@ async def test_a_run_without_failures_is_complete(sqlite_db: Database) -> None:
     assert set(_session_details(sqlite_db, result.run_id)) == {None}
 
 
-async def test_some_failed_sessions_make_it_complete_with_failures(sqlite_db: Database) -> None:
-    result = await execute_plan(_echo_plan(fail_on="episode"), sqlite_db)
+async def test_some_failed_sessions_make_it_complete_with_failures(any_db: Database) -> None:
+    result = await execute_plan(_echo_plan(fail_on="episode"), any_db)
     assert result.status is RunStatus.COMPLETE_WITH_FAILURES
     assert 0 < result.stats["failed_sessions"] < result.stats["sessions"]
-    details = [d for d in _session_details(sqlite_db, result.run_id) if d is not None]
+    details = [d for d in _session_details(any_db, result.run_id) if d is not None]
     assert details == ["RuntimeError: cannot handle 'episode'"] * result.stats["failed_sessions"]
-    failed = next(s for s in Repository(sqlite_db).iter_sessions(result.run_id) if s.end_detail)
+    failed = next(s for s in Repository(any_db).iter_sessions(result.run_id) if s.end_detail)
     assert "ended: app_error (RuntimeError: cannot handle 'episode')" in render_transcript(failed)
 
 
-async def test_every_session_failing_makes_the_run_failed(sqlite_db: Database) -> None:
-    result = await execute_plan(_echo_plan(fail_on=" "), sqlite_db)  # every message has a space
+async def test_every_session_failing_makes_the_run_failed(any_db: Database) -> None:
+    result = await execute_plan(_echo_plan(fail_on=" "), any_db)  # every message has a space
     assert result.stats["failed_sessions"] == result.stats["sessions"] > 0
     assert result.status is RunStatus.FAILED
-    assert Repository(sqlite_db).get_run(result.run_id).status == "failed"
-    assert set(_session_details(sqlite_db, result.run_id)) == {"RuntimeError: cannot handle ' '"}
+    assert Repository(any_db).get_run(result.run_id).status == "failed"
+    assert set(_session_details(any_db, result.run_id)) == {"RuntimeError: cannot handle ' '"}
 
 
 # --- preflight -----------------------------------------------------------------------------
@@ -190,8 +190,8 @@ def test_run_exit_codes(tmp_path: Path, fail_on: str, allow_failures: bool, code
 # --- stopping ------------------------------------------------------------------------------
 
 
-async def test_cancelling_a_running_run_stops_it_for_good(sqlite_db: Database) -> None:
-    repo = Repository(sqlite_db)
+async def test_cancelling_a_running_run_stops_it_for_good(any_db: Database) -> None:
+    repo = Repository(any_db)
     done = 0
 
     def cancel_after_some(_item: object) -> None:
@@ -199,13 +199,13 @@ async def test_cancelling_a_running_run_stops_it_for_good(sqlite_db: Database) -
         done += 1
         if done == 4:  # what `corix runs cancel` does, from any process
             (run,) = repo.list_runs()
-            set_run_status_if(sqlite_db, run.id, RunStatus.CANCELLED, allowed={"running"})
+            set_run_status_if(any_db, run.id, RunStatus.CANCELLED, allowed={"running"})
 
     plan = _echo_plan(concurrency=2, repeats=5, delay_ms=150)
     planned: list[int] = []
     started = time.monotonic()
     result = await asyncio.wait_for(
-        execute_plan(plan, sqlite_db, on_planned=planned.append, on_session_done=cancel_after_some),
+        execute_plan(plan, any_db, on_planned=planned.append, on_session_done=cancel_after_some),
         timeout=30,
     )
     assert result.status is RunStatus.CANCELLED
@@ -214,7 +214,7 @@ async def test_cancelling_a_running_run_stops_it_for_good(sqlite_db: Database) -
     assert run.status == "cancelled"
     assert result.stats["sessions"] < planned[0] / 2  # far from every planned session
     with pytest.raises(CorixError, match="was cancelled"):
-        await execute_plan(plan, sqlite_db, resume_run=run.id)
+        await execute_plan(plan, any_db, resume_run=run.id)
 
 
 def _wait_for_sessions(db: Database, at_least: int, timeout_s: float) -> None:
@@ -230,7 +230,10 @@ def _wait_for_sessions(db: Database, at_least: int, timeout_s: float) -> None:
     raise AssertionError(f"fewer than {at_least} sessions after {timeout_s} s")
 
 
-def test_sigterm_marks_the_run_interrupted_and_resume_finishes_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_marks_the_run_interrupted_and_resume_finishes_it(
+    tmp_path: Path, stop: signal.Signals
+) -> None:
     db_url = f"sqlite:///{tmp_path / 'term.db'}"
     plan_path = tmp_path / "plan.yaml"
     plan_path.write_text(
@@ -246,7 +249,7 @@ def test_sigterm_marks_the_run_interrupted_and_resume_finishes_it(tmp_path: Path
     db = Database(db_url)
     try:
         _wait_for_sessions(db, 5, timeout_s=60)
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(stop)
         process.communicate(timeout=30)
     finally:
         if process.poll() is None:
@@ -275,7 +278,7 @@ def test_sigterm_marks_the_run_interrupted_and_resume_finishes_it(tmp_path: Path
     db.dispose()
 
 
-async def test_the_summary_after_resume_covers_the_whole_run(sqlite_db: Database) -> None:
+async def test_the_summary_after_resume_covers_the_whole_run(any_db: Database) -> None:
     stopped_after = 0
 
     def power_cut(_item: object) -> None:
@@ -294,11 +297,11 @@ async def test_the_summary_after_resume_covers_the_whole_run(sqlite_db: Database
             levels={Level.MODEL_TESTING: LevelSettings(repeats=2)},
             concurrency=2,
         )
-        first = await execute_plan(plan, sqlite_db, on_session_done=power_cut)
+        first = await execute_plan(plan, any_db, on_session_done=power_cut)
         assert first.status is RunStatus.FAILED and first.error == "RuntimeError: power cut"
-        second = await execute_plan(plan, sqlite_db, resume_run=first.run_id)
+        second = await execute_plan(plan, any_db, resume_run=first.run_id)
     assert second.status is RunStatus.COMPLETE
-    with sqlite_db.session() as s:
+    with any_db.session() as s:
         turns, prompt_tokens = s.execute(
             select(func.count(TurnRow.id), func.sum(TurnRow.prompt_tokens))
             .join(SessionRow, SessionRow.id == TurnRow.session_id)
@@ -307,7 +310,7 @@ async def test_the_summary_after_resume_covers_the_whole_run(sqlite_db: Database
         sessions = s.scalar(
             select(func.count()).select_from(SessionRow).where(SessionRow.run_id == first.run_id)
         )
-    summary = Repository(sqlite_db).get_run(first.run_id).summary
+    summary = Repository(any_db).get_run(first.run_id).summary
     assert summary == second.stats
     assert (summary["sessions"], summary["turns"]) == (sessions, turns)
     assert summary["prompt_tokens"] == prompt_tokens > 0
@@ -340,10 +343,10 @@ def test_runs_cancel_and_delete(tmp_path: Path) -> None:
     db.dispose()
 
 
-def test_a_stale_running_run_can_be_cancelled_then_deleted(sqlite_db: Database) -> None:
-    repo = Repository(sqlite_db)
+def test_a_stale_running_run_can_be_cancelled_then_deleted(any_db: Database) -> None:
+    repo = Repository(any_db)
     repo.create_run("run-stale", name="stale", plan={}, seed=0)  # a run killed with -9
-    url = sqlite_db.url
+    url = any_db.url
     refused = runner.invoke(app, ["runs", "delete", "run-stale", "--yes", "--db", url])
     assert refused.exit_code == ExitCode.USAGE and "runs cancel" in refused.output
     assert runner.invoke(app, ["runs", "cancel", "run-stale", "--db", url]).exit_code == 0
