@@ -174,12 +174,14 @@ async def execute_plan(
     applications: dict[str, OpenedApplication] = {}
     status = RunStatus.INTERRUPTED  # what the row says if even the cleanup is cut short
     error: str | None = None
-    try:
-        applications = await open_applications(plan, repo)
-        stopper = RunStopper(
-            lambda: repo.get_run(run_id).status == RunStatus.CANCELLED,
-            handle_signals=handle_signals,
-        )
+    stopper = RunStopper(
+        lambda: repo.get_run(run_id).status == RunStatus.CANCELLED,
+        handle_signals=handle_signals,
+    )
+
+    async def open_and_run() -> None:
+        # One stoppable unit: a signal while applications open stops the run as well.
+        applications.update(await open_applications(plan, repo))
         async with RecordWriter(db) as writer:
             ctx = RunContext(
                 run_id=run_id,
@@ -195,7 +197,10 @@ async def execute_plan(
                 await WORK_HANDLERS.get(item.kind)(item, ctx)
 
             work = plan_work(plan, checked.packs, run_id, done)
-            await stopper.run(LocalExecutor(plan.concurrency).run(work, handle))
+            await LocalExecutor(plan.concurrency).run(work, handle)
+
+    try:
+        await stopper.run(open_and_run())
         if stopper.reason is not None:
             status = stopper.reason
         else:
