@@ -87,6 +87,23 @@ async def test_every_session_failing_makes_the_run_failed(any_db: Database) -> N
     assert set(_session_details(any_db, result.run_id)) == {"RuntimeError: cannot handle ' '"}
 
 
+async def test_an_application_that_will_not_open_fails_the_run(any_db: Database) -> None:
+    plan = _echo_plan().model_copy(
+        update={
+            "applications": [ApplicationEntry(name="shut", spec="python:support.apps:RefusingApp")]
+        }
+    )
+    result = await execute_plan(plan, any_db)
+    assert result.status is RunStatus.FAILED
+    assert result.error == "ApplicationError: credentials rejected"
+    run = Repository(any_db).get_run(result.run_id)
+    assert (run.status, run.summary["error"], run.summary["sessions"]) == (
+        "failed",
+        "ApplicationError: credentials rejected",
+        0,
+    )
+
+
 # --- preflight -----------------------------------------------------------------------------
 
 BROKEN_PLAN = """\
