@@ -68,6 +68,9 @@ class Case:
 
 DEEP_YAML = b"name: deep\nx: " + b"[" * 5000 + b"]" * 5000 + b"\n"
 LONG_CSV = b"item_id,annotator,value\n1,a," + b"x" * 200_000 + b"\n"
+ALIAS_BOMB = b"a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + b"".join(
+    f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 9)}]\n".encode() for n in range(1, 9)
+)
 NAN_LABELS = b'{"item_id": "1", "annotator": "a", "value": NaN}\n'
 
 CASES = [
@@ -104,6 +107,8 @@ CASES = [
     ),
     Case("non-UTF-8 plan", ("run", _write("latin.yaml", b"name: caf\xe9\n")), "not UTF-8 text"),
     Case("very deep YAML", ("run", _write("deep.yaml", DEEP_YAML)), "nested deeper than"),
+    Case("very deep tree", ("tree", "show", _write("t.yaml", DEEP_YAML)), "nested deeper than"),
+    Case("alias bomb", ("run", _write("bomb.yaml", ALIAS_BOMB)), "aliases expand to more than"),
     Case(
         "NaN label",
         ("agreement", _write("labels.jsonl", NAN_LABELS), "--a", "a", "--b", "b"),
