@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from corix.config import parse_yaml_model
-from corix.errors import ConfigError, UnknownNameError
+from corix.config import parse_yaml_model, read_config_text
+from corix.errors import UnknownNameError
 from corix.measurement.tree_config import TreeConfig
 from corix.measurement.tree_spec import Location, TreeSpec, compile_tree, unknown_name
 
@@ -43,10 +43,7 @@ def read_tree_text(path_or_name: Path | str) -> tuple[str, str]:
     """A tree file's text and the name errors give it: a YAML path, or a shipped tree's name."""
     if isinstance(path_or_name, Path) or path_or_name.endswith((".yaml", ".yml")):
         path = Path(path_or_name)
-        try:
-            return path.read_text(encoding="utf-8"), str(path)
-        except OSError as exc:
-            raise ConfigError(f"cannot read: {exc.strerror}", path=path) from None
+        return read_config_text(path), str(path)
     if path_or_name not in builtin_trees():
         raise UnknownNameError(unknown_name("built-in tree", path_or_name, builtin_trees()))
     resource = (
