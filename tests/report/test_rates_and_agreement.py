@@ -18,6 +18,7 @@ from corix.measurement.defect_rates import DefectRate, wilson_interval
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.report.agreement import annotator_agreement
 from corix.storage import Database
+from corix.storage.orm import ResolutionRow
 
 
 def _violations(db: Database, run_id: str, **spec: object) -> dict[tuple[str, str], DefectRate]:
@@ -135,3 +136,42 @@ async def test_agreement_compares_settled_labels_per_question(sqlite_db: Databas
     assert [(r.question_id, r.n_items, r.exact_agreement) for r in person] == [
         ("ra_prohibited_released", 1, 0.0)
     ]
+
+
+async def test_a_senior_resolution_replaces_the_human_values_it_resolves(
+    sqlite_db: Database,
+) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    with sqlite_db.session() as s:
+        s.add(
+            ResolutionRow(
+                session_id="s3",
+                category="risk_assessment",
+                question_id="ra_prohibited_released",
+                status="resolved",
+                value_text="no",
+            )
+        )
+    rates = _violations(sqlite_db, run_id)
+    # The person's tied passes (no, yes) gave a violation; the resolution says no.
+    human = rates[("human", "beta")]
+    assert (human.defects, human.resolved, human.unresolved, human.ties) == (0, 1, 0, 0)
+    # Resolutions decide human disagreements only: the LLM's tie still stands.
+    assert rates[("llm", "beta")].defects == 1
+    ignored = _violations(sqlite_db, run_id, use_resolutions=False)
+    assert ignored[("human", "beta")].defects == 1
+
+
+async def test_an_unresolved_disagreement_is_counted_and_kept(sqlite_db: Database) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    with sqlite_db.session() as s:
+        s.add(
+            ResolutionRow(
+                session_id="s3",
+                category="risk_assessment",
+                question_id="ra_prohibited_released",
+                status="unresolved",
+            )
+        )
+    human = _violations(sqlite_db, run_id)[("human", "beta")]
+    assert (human.defects, human.resolved, human.unresolved) == (1, 0, 1)

@@ -10,11 +10,12 @@ import typer
 from rich.markup import escape
 from rich.tree import Tree
 
-from corix.cli.common import DbOption, JsonOption, console, database, print_json
+from corix.cli.common import DbOption, JsonOption, console, database, fail, print_json
 from corix.cli.measure_options import (
     AnnotatorsOption,
     GroupByOption,
     KindsOption,
+    SeriesOption,
     SettlingOption,
     SpecOption,
     measurement_spec,
@@ -44,7 +45,8 @@ SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap."
 
 
 def report_command(
-    run: Annotated[str, typer.Argument(help="Run id.")],
+    run: Annotated[str | None, typer.Argument(help="Run id (or --series NAME).")] = None,
+    series: SeriesOption = None,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Folder for the report (default: .corix/reports/RUN)."),
@@ -75,15 +77,18 @@ def report_command(
     kind: KindsOption = None,
     db: DbOption = None,
 ) -> None:
-    """Write a run's CoRIx report: self-contained HTML, Markdown and JSON."""
+    """Write a run's (or a series') CoRIx report: self-contained HTML, Markdown and JSON."""
+    if (run is None) == (series is None):
+        raise fail("give a run id or --series NAME (one of them)")
+    target = run if run is not None else f"series-{series}"
     in_force, source = measurement_spec(
         spec, settling=settling, group_by=group_annotators_by, annotators=annotator, kinds=kind
     )
     with database(db) as database_:
         paths = write_report(
             database_,
-            run,
-            out if out is not None else Path(".corix/reports") / run,
+            run or "",
+            out if out is not None else Path(".corix/reports") / target,
             trees=tuple(tree) if tree else DEFAULT_TREES,
             bootstrap=bootstrap,
             seed=seed,
@@ -91,6 +96,7 @@ def report_command(
             compare_runs=compare_runs,
             measurement=in_force,
             measurement_source=source,
+            series=series,
         )
     # Soft wrap: a path must stay on one line to be copied or clicked.
     console.print(f"report: [bold]{paths.html.resolve()}[/]", soft_wrap=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from corix.domain import Level
+from corix.errors import CorixError
 from corix.measurement import (
     GroupComparison,
     LeafTable,
@@ -34,19 +35,59 @@ from corix.report.history import history_tables, related_runs, run_label
 from corix.report.provenance import annotator_summaries, respondent_summaries, stability_summaries
 from corix.report.sessions import collect_sessions
 from corix.storage import Database, Repository
+from corix.storage.measured import series_runs
+from corix.storage.orm import RunRow
 
 
 def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportContent:
     """Everything the report shows about ``run_id`` (which must exist)."""
     run = Repository(db).get_run(run_id)
+    info = RunInfo(
+        id=run.id,
+        name=run.name,
+        status=run.status,
+        seed=run.seed,
+        created_at=run.created_at,
+        finished_at=run.finished_at,
+    )
+    runs = related_runs(db, run_id, named=settings.compare_runs, limit=settings.history_limit)
+    return _build(db, info, [run_id], settings, runs if len(runs) > 1 else [])
+
+
+def build_series_report(db: Database, series: str, settings: ReportSettings) -> ReportContent:
+    """One report for an evaluation series: its automated runs and its human sessions,
+    measured together (one tree and one defect table, annotator sources side by side)."""
+    run_ids = series_runs(db, series)
+    if not run_ids:
+        raise CorixError(f"no evaluation series named '{series}' with runs")
+    repo = Repository(db)
+    runs = [repo.get_run(run_id) for run_id in run_ids]
+    finished = [run.finished_at for run in runs if run.finished_at is not None]
+    info = RunInfo(
+        id=series,
+        name=f"series {series} ({len(runs)} runs)",
+        status="series",
+        seed=settings.seed,
+        created_at=min(run.created_at for run in runs),
+        finished_at=max(finished) if len(finished) == len(runs) else None,
+    )
+    return _build(db, info, run_ids, settings, [])
+
+
+def _build(
+    db: Database,
+    info: RunInfo,
+    run_ids: Sequence[str],
+    settings: ReportSettings,
+    runs: Sequence[RunRow],
+) -> ReportContent:
     measurement = measure(
-        db, [run_id], settings.measurement_spec(), source=settings.measurement_source
+        db, run_ids, settings.measurement_spec(), source=settings.measurement_source
     )
     schema = measurement.schema
     specs = [load_tree(tree) for tree in settings.trees]
-    leaves = leaves_from_answers(stored_answers(measurement, db), origin=f"run {run_id}")
-    runs = related_runs(db, run_id, named=settings.compare_runs, limit=settings.history_limit)
-    sessions = collect_sessions(db, run_id, per_group=settings.transcripts_per_group)
+    leaves = leaves_from_answers(stored_answers(measurement, db), origin=f"run {info.id}")
+    sessions = collect_sessions(db, run_ids, per_group=settings.transcripts_per_group)
 
     trees = []
     for spec in specs:
@@ -68,7 +109,7 @@ def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportC
                 views=tuple(compare_views(results, threshold=settings.view_gap)),
                 dialogue_correlations=correlate_across_dialogues(spec, leaves, dimensions),
                 application_correlations=correlate_across_applications(results, dimensions),
-                history=history_tables(db, runs, spec, results) if len(runs) > 1 else {},
+                history=history_tables(db, runs, spec, results) if runs else {},
             )
         )
 
@@ -77,14 +118,7 @@ def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportC
     rates = measurement.rates(by=by_cell)
     totals = measurement.rates(by=("harm", "application"))
     return ReportContent(
-        run=RunInfo(
-            id=run.id,
-            name=run.name,
-            status=run.status,
-            seed=run.seed,
-            created_at=run.created_at,
-            finished_at=run.finished_at,
-        ),
+        run=info,
         settings=settings,
         schema=schema,
         applications=tuple(sorted({entry.application for entry in sessions.entries})),
@@ -103,11 +137,11 @@ def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportC
             items=tuple(describe_items(leaves)), comparisons=tuple(_group_tests(leaves))
         ),
         agreement=tuple(annotator_agreement(measurement)),
-        annotators=tuple(annotator_summaries(db, run_id)),
-        respondents=tuple(respondent_summaries(db, run_id)),
-        stability=tuple(stability_summaries(db, run_id)),
+        annotators=tuple(annotator_summaries(db, run_ids)),
+        respondents=tuple(respondent_summaries(db, run_ids)),
+        stability=tuple(stability_summaries(db, run_ids)),
         sessions=sessions,
-        history_runs=tuple(run_label(r) for r in runs) if len(runs) > 1 else (),
+        history_runs=tuple(run_label(r) for r in runs),
     )
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from corix.measurement.spec import MeasurementSpec
-from corix.report.build import build_report
+from corix.report.build import build_report, build_series_report
 from corix.report.content import DEFAULT_TREES, ReportSettings
 from corix.report.html import render_html
 from corix.report.json_doc import report_document
@@ -40,6 +40,7 @@ def write_report(
     compare_runs: Sequence[str] | None = None,
     measurement: MeasurementSpec | None = None,
     measurement_source: str | None = None,
+    series: str | None = None,
 ) -> ReportPaths:
     """Compute the report of ``run_id`` and write it into ``out_dir`` (created if needed).
 
@@ -47,7 +48,8 @@ def write_report(
     compare over time; by default, earlier runs in the same database that share an
     application with this one. ``measurement`` says which annotators count and how they
     settle (its tree and interval fields are replaced by the arguments above);
-    ``measurement_source`` names the file it was read from.
+    ``measurement_source`` names the file it was read from. With ``series``, the report
+    covers every run of that evaluation series (``run_id`` is then ignored).
     """
     settings = ReportSettings(
         trees=tuple(trees),
@@ -59,7 +61,10 @@ def write_report(
         measurement=measurement or MeasurementSpec(),
         measurement_source=measurement_source,
     )
-    content = build_report(db, run_id, settings)
+    if series is not None:
+        content = build_series_report(db, series, settings)
+    else:
+        content = build_report(db, run_id, settings)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = ReportPaths(out_dir / HTML_NAME, out_dir / MARKDOWN_NAME, out_dir / JSON_NAME)
     paths.html.write_text(render_html(content), encoding="utf-8")
