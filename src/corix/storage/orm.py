@@ -18,6 +18,8 @@ from sqlalchemy import (
     Integer,
     String,
     UniqueConstraint,
+    func,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -228,6 +230,18 @@ class ResolutionRow(Base):
     """A senior annotator's resolution of a disagreement, recorded next to the passes."""
 
     __tablename__ = "resolutions"
+    __table_args__ = (
+        # One resolution per disputed answer; a dialogue-level answer has no turn (NULL),
+        # which a plain unique constraint would treat as always distinct.
+        Index(
+            "uq_resolution",
+            "session_id",
+            "category",
+            "question_id",
+            func.coalesce(text("turn_index"), -1),
+            unique=True,
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     session_id: Mapped[str] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
