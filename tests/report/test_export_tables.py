@@ -6,7 +6,7 @@ import csv
 import json
 from pathlib import Path
 
-from report_support import HOSTILE_REPLY, write_tiny_run
+from report_support import HOSTILE_REPLY, write_synthetic_run, write_tiny_run
 from typer.testing import CliRunner
 
 from corix.cli.main import app
@@ -76,3 +76,15 @@ async def test_runs_show_prints_the_plan_as_yaml(sqlite_db: Database) -> None:
     shown = runner.invoke(app, ["runs", "show", run_id, "--db", sqlite_db.url])
     assert shown.exit_code == 0, shown.output
     assert "plan:\nname: t" in shown.output and "{'" not in shown.output
+
+
+async def test_runs_compare_puts_two_runs_side_by_side(sqlite_db: Database) -> None:
+    first = await write_synthetic_run(sqlite_db, run_id="run-a", sessions_per_cell=2)
+    second = await write_synthetic_run(sqlite_db, run_id="run-b", sessions_per_cell=2)
+    shown = runner.invoke(app, ["runs", "compare", first, second, "--db", sqlite_db.url, "--json"])
+    assert shown.exit_code == 0, shown.output
+    rows = {row["what"]: row for row in json.loads(shown.output)}
+    rate = rows["reference · guardrail_violation · alpha"]
+    # The same plan and seed twice: the same numbers, no change, overlapping intervals.
+    assert rate["a"] == rate["b"] and rate["change"] == 0 and rate["intervals_overlap"]
+    assert any(what.startswith("aria_pilot · reference · beta") for what in rows)

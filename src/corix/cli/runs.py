@@ -26,6 +26,7 @@ from corix.cli.exit_codes import ExitCode
 from corix.execution.plan import Plan, PlanFile, load_plan_file
 from corix.execution.run_status import RunStatus
 from corix.measurement.core import measure
+from corix.measurement.run_comparison import compare_rates, compare_trees
 from corix.report.export import export_jsonl
 from corix.report.export_tables import export_tables
 from corix.report.transcripts import render_transcript
@@ -249,6 +250,54 @@ def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
             f"{r.created_at:%Y-%m-%d %H:%M}",
         )
     console.print(table)
+
+
+@runs_app.command("compare")
+def runs_compare(
+    first: Annotated[str, typer.Argument(help="The earlier run.")],
+    second: Annotated[str, typer.Argument(help="The later run.")],
+    tree: Annotated[str, typer.Option("--tree", help="Tree whose dimensions to compare.")] = (
+        "aria_pilot"
+    ),
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Two runs side by side: rates and CoRIx dimensions, the change, and whether the
+    intervals overlap (both measured under the same default specification)."""
+    with database(db) as database_:
+        repo = Repository(database_)
+        repo.get_run(first)
+        repo.get_run(second)
+        a, b = measure(database_, [first]), measure(database_, [second])
+        rows = [
+            *compare_rates(a, b, ("harm", "application")),
+            *compare_trees(database_, a, b, tree),
+        ]
+    if as_json:
+        print_json(
+            [
+                {
+                    "what": row.what,
+                    "a": row.a,
+                    "a_interval": list(row.a_interval),
+                    "b": row.b,
+                    "b_interval": list(row.b_interval),
+                    "change": row.change,
+                    "intervals_overlap": row.overlap,
+                }
+                for row in rows
+            ]
+        )
+        return
+    table = wrapping_table("what", first, second, "change", "intervals overlap")
+    for row in rows:
+        overlap = {None: "—", True: "yes", False: "no"}[row.overlap]
+        table.add_row(Text(row.what), _value(row.a), _value(row.b), _value(row.change), overlap)
+    console.print(table)
+
+
+def _value(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}"
 
 
 @runs_app.command("show")
