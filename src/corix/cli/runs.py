@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -39,38 +40,76 @@ runs_app = typer.Typer(help="List and inspect runs.", no_args_is_help=True)
 sessions_app = typer.Typer(help="Inspect sessions.", no_args_is_help=True)
 
 
+class LineProgress:
+    """Progress as plain log lines, for output that is not a terminal (CI logs, files):
+    one line when the work is counted, then one per tenth of it done."""
+
+    def __init__(self) -> None:
+        self._total = 0
+        self._done = 0
+        self._started = time.monotonic()
+
+    def planned(self, total: int) -> None:
+        self._total = total
+        self._started = time.monotonic()
+        console.print(f"sessions: {total} to run", soft_wrap=True)
+
+    def advance(self) -> None:
+        self._done += 1
+        if self._total and self._done * 10 // self._total > (self._done - 1) * 10 // self._total:
+            elapsed = time.monotonic() - self._started
+            console.print(
+                f"sessions: {self._done}/{self._total} done after {elapsed:.0f} s", soft_wrap=True
+            )
+
+    def close(self) -> None:
+        """Nothing to tidy: every line is already written."""
+
+
+class BarProgress:
+    """A progress bar on a terminal, shown once preflight passed and the work is counted."""
+
+    def __init__(self) -> None:
+        self._progress = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        )
+        self._task = self._progress.add_task("sessions", start=False)
+
+    def planned(self, total: int) -> None:
+        self._progress.update(self._task, total=total)
+        self._progress.start_task(self._task)
+        self._progress.start()
+
+    def advance(self) -> None:
+        self._progress.advance(self._task)
+
+    def close(self) -> None:
+        if self._progress.live.is_started:
+            self._progress.stop()
+
+
 def run_with_progress(
     plan: Plan | PlanFile, db: Database, *, resume_run: str | None = None
 ) -> RunResult:
-    """Run with a progress bar that appears once preflight passed and the work is counted."""
-    progress = Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-    )
-    task = progress.add_task("sessions", start=False)
-
-    def planned(total: int) -> None:
-        progress.update(task, total=total)
-        progress.start_task(task)
-        progress.start()
-
+    """Run with a progress bar, or plain progress lines when not on a terminal."""
+    tracker = BarProgress() if console.is_terminal else LineProgress()
     try:
         result = asyncio.run(
             execute_plan(
                 plan,
                 db,
                 resume_run=resume_run,
-                on_planned=planned,
-                on_session_done=lambda _item: progress.advance(task),
+                on_planned=tracker.planned,
+                on_session_done=lambda _item: tracker.advance(),
                 handle_signals=True,
             )
         )
     finally:
-        if progress.live.is_started:
-            progress.stop()
+        tracker.close()
     print_summary(result)
     return result
 
