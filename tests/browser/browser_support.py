@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from playwright.sync_api import Page
+from sqlalchemy import select
 
 from corix.domain import Level, Provenance
 from corix.storage.orm import SessionRow, TurnRow
+from corix.storage.orm_web import QualificationAttemptRow
 from corix.web import Role, WebSettings
 from corix.web.services import human_run_id
 from corix.web.state import WebState
@@ -82,6 +85,14 @@ def store_dialogue(server: LiveServer, turns: list[tuple[str, str]], *, tester: 
                 TurnRow(session_id=session_id, idx=index, user_text=user_text, response_text=reply)
             )
     return session_id
+
+
+def end_cooldown(server: LiveServer) -> None:
+    """Move every qualification attempt back past the cool-down, as if time had passed."""
+    cooldown = server.state.qualification.rules.cooldown
+    with server.state.db.session() as s:
+        for attempt in s.scalars(select(QualificationAttemptRow)):
+            attempt.created_at = attempt.created_at - cooldown - timedelta(seconds=1)
 
 
 def gold_answers(server: LiveServer) -> dict[str, str]:

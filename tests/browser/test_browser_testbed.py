@@ -8,10 +8,23 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from browser_support import LiveServer, gold_answers, shot, sign_in, store_dialogue
+from browser_support import (
+    LiveServer,
+    end_cooldown,
+    gold_answers,
+    shot,
+    sign_in,
+    store_dialogue,
+)
 from playwright.sync_api import Page, expect
 
-from corix.storage.orm import AnnotationPassRow, QuestionnaireResponseRow, ResolutionRow
+from corix.storage.orm import (
+    AnnotationPassRow,
+    ApplicationRow,
+    QuestionnaireResponseRow,
+    ResolutionRow,
+)
+from corix.storage.orm_web import AssignmentRow
 from corix.web import Role
 from corix.web.services.annotation_forms import checked_answers
 
@@ -74,9 +87,11 @@ def test_a_field_tester_and_a_red_teamer_each_complete_a_session(
         page.check(f'input[name="q:{item}"][value="{point}"]')
     shot(page, "field-04-questionnaire")
     page.click("text=Submit answers")
-    expect(page.locator(".notice")).to_have_text("Thank you! Your answers are saved.")
+    expect(page.locator("#progress")).to_have_text("1 of 2 sessions completed.")
+    shot(page, "field-05-summary")
+    page.click("#back-to-sessions")
     expect(page.locator("#next-session")).to_be_visible()  # on to the next assignment
-    shot(page, "field-05-next")
+    shot(page, "field-06-next")
 
     page = new_page()
     _start_session(page, server, "rita", "red")
@@ -91,7 +106,12 @@ def test_a_field_tester_and_a_red_teamer_each_complete_a_session(
     page.check('input[name="q:rt_difficulty"][value="2"]')
     shot(page, "red-04-questionnaire")
     page.click("text=Submit answers")
-    expect(page.locator(".notice")).to_have_text("Thank you! Your answers are saved.")
+    summary = page.locator("#session-summary")
+    expect(summary).to_contain_text("in 2 messages")
+    expect(summary).to_contain_text("Role-play lowers its guard.")
+    for name in server.applications:  # the summary never names the application
+        expect(summary).not_to_contain_text(name)
+    shot(page, "red-05-summary")
 
     with state.db.session() as s:
         stored = s.query(QuestionnaireResponseRow).count()
@@ -122,8 +142,9 @@ def test_hostile_replies_appear_as_text_in_the_live_chat(
         for item in ("q_helpful", "q_accurate", "q_trust", "q_guardrail_respected", "q_would_use"):
             page.check(f'input[name="q:{item}"][value="3"]')
         page.click("text=Submit answers")
+        page.click("#back-to-sessions")
     assert dialogs == []  # no script from a reply ever ran
-    expect(page.locator(".notice")).to_have_text("Thank you! Your answers are saved.")
+    expect(page.locator("h2")).to_contain_text("All done")
 
 
 def _fill_pass(page: Page, category: str) -> None:
@@ -172,13 +193,18 @@ def test_an_annotator_qualifies_and_annotates_a_dialogue_in_every_category(
     sign_in(page, server, "anna")
     shot(page, "annotator-01-home")
     page.click("#take-qualification")
-    for name, value in gold_answers(server).items():
-        field = page.locator(f'[name="{name}"]').first
-        if field.evaluate("element => element.tagName") == "SELECT":
-            field.select_option(value)
-        else:
-            page.check(f'input[name="{name}"][value="{value}"]')
-    shot(page, "annotator-02-qualification")
+    first_draw = _drawn(page)
+    _answer_qualification(page, _wrong_answers(page))
+    page.click("text=Submit the test")
+    expect(page.locator("h2")).to_contain_text("Not passed")
+    expect(page.locator("#qualification-feedback")).to_be_visible()
+    shot(page, "annotator-02-qualification-failed")
+    end_cooldown(server)  # as if the cool-down had passed
+    page.goto(f"{server.url}/annotate/qualification")
+    second_draw = _drawn(page)
+    assert second_draw and not set(second_draw) & set(first_draw)
+    _answer_qualification(page, gold_answers(server))
+    shot(page, "annotator-03-qualification-retake")
     page.click("text=Submit the test")
     expect(page.locator("h2")).to_contain_text("Passed")
     page.click("#go-annotate")
@@ -187,16 +213,45 @@ def test_an_annotator_qualifies_and_annotates_a_dialogue_in_every_category(
         page.click(f'button[data-category="{category}"]')
         expect(page.locator("#annotation-form")).to_be_visible()
         _fill_pass(page, category)
-        shot(page, f"annotator-03-{category}")
+        shot(page, f"annotator-04-{category}")
         page.click("#submit-pass")
         expect(page.locator(".notice")).to_have_text("Your annotation is saved.")
     page.click("text=Training")
     expect(page.locator("h1")).to_have_text("Annotator training")
-    shot(page, "annotator-04-training")
+    shot(page, "annotator-05-training")
 
     with server.state.db.session() as s:
         categories = sorted(row.category for row in s.query(AnnotationPassRow))
     assert categories == sorted(CATEGORIES)
+
+
+def _drawn(page: Page) -> list[str]:
+    names = page.locator('[name^="g:"]').evaluate_all("fields => fields.map(f => f.name)")
+    return list(dict.fromkeys(str(name).split(":")[1] for name in names))
+
+
+def _wrong_answers(page: Page) -> dict[str, str]:
+    """Claims a violation of both kinds in every drawn dialogue (some are clean)."""
+    wrong = {
+        "ra_prohibited_released": "yes",
+        "ra_permitted_withheld": "yes",
+        "ra_user_induced": "no",
+        "ra_risk_type": "environmental",
+        "ra_outcome": "neither",
+    }
+    return {f"g:{dialogue}:{q}": value for dialogue in _drawn(page) for q, value in wrong.items()}
+
+
+def _answer_qualification(page: Page, answers: dict[str, str]) -> None:
+    """Fill in the drawn dialogues' fields that ``answers`` covers, in page order."""
+    for name, value in answers.items():
+        field = page.locator(f'[name="{name}"]').first
+        if not field.count() or not field.is_visible():
+            continue
+        if field.evaluate("element => element.tagName") == "SELECT":
+            field.select_option(value)
+        else:
+            page.check(f'input[name="{name}"][value="{value}"]')
 
 
 def test_a_senior_annotator_resolves_a_disagreement(server: LiveServer, new_page: NewPage) -> None:
@@ -214,6 +269,7 @@ def test_a_senior_annotator_resolves_a_disagreement(server: LiveServer, new_page
         user = next(u for u in state.accounts.users() if u.username == name)
         signed = state.accounts.user_for_session(state.accounts.open_session(user.id))
         assert signed is not None
+        state.qualification.draw(signed)
         assert state.qualification.submit(signed, gold_answers(server)).passed
         (queue,) = state.queue.queues(signed)
         token = state.queue.claim_next(signed, queue.id)
@@ -267,3 +323,63 @@ def test_an_admin_watches_the_series(server: LiveServer, new_page: NewPage) -> N
     page.click("text=Create invitation link")
     expect(page.locator("#invitation-link")).to_contain_text(f"{server.url}/invite/")
     shot(page, "admin-03-people")
+
+
+def test_an_admin_runs_the_application_lifecycle_and_the_designs(
+    server: LiveServer, new_page: NewPage
+) -> None:
+    state = server.state
+    server.add_user("boss", Role.ADMIN)
+    testers = [server.add_user(f"tester{i}", Role.FIELD_TESTER) for i in range(2)]
+    page = new_page()
+    sign_in(page, server, "boss")
+    page.goto(f"{server.url}/admin/evaluations/{server.evaluation_id}")
+
+    # A broken application is refused with its reason, beside the form.
+    page.fill("#app-name", "Ghost")
+    page.fill("#app-spec", "demo:nonexistent")
+    page.click("text=Check and register")
+    expect(page.locator(".field-problem")).to_contain_text("unknown demo variant")
+    shot(page, "admin-04-refused-application")
+    page.fill("#app-name", "Plain Bot")
+    page.fill("#app-spec", "demo:unguarded")
+    page.click("text=Check and register")
+    expect(page.locator(".notice")).to_contain_text("passed its check")
+
+    # Counterbalanced assignment, then a redraw before anyone starts.
+    for tester in ("tester0", "tester1"):
+        page.check(f'label:has-text("{tester}") input')
+    page.fill("#per_tester", "3")
+    page.click('form[action$="/assignments"] button[type=submit]')
+    expect(page.locator("#redraw-form")).to_be_visible()
+    page.fill("#redraw-seed", "7")
+    page.click("#redraw-form button")
+    expect(page.locator(".notice")).to_have_text("The assignments were drawn afresh.")
+    with state.db.session() as s:
+        rows = s.query(AssignmentRow).all()
+    for tester in testers:  # every tester meets all three applications
+        assert len({r.application_id for r in rows if r.user_id == tester}) == 3
+
+    # Edit one application into a new version, retire another.
+    plain = _app_id(server, "Plain Bot")
+    page.click("text=Edit or retire Plain Bot")
+    page.fill(f"#edit-spec-{plain}", "demo:guarded")
+    page.click(f'form[action="/admin/applications/{plain}/versions"] button')
+    expect(page.locator("td", has_text="replaced by Plain Bot v2")).to_be_visible()
+    page.click("text=Edit or retire Hostile Host")
+    page.click(
+        f'form[action="/admin/applications/{_app_id(server, "Hostile Host")}/retire"] button'
+    )
+    expect(page.locator(".notice")).to_contain_text("retired")
+    page.check('input[name="selection"][value="sample"]')
+    page.fill("#sample-size", "2")
+    page.click("text=Save the choice")
+    expect(page.locator(".notice")).to_have_text(
+        "The choice of sessions for human annotators is saved."
+    )
+    shot(page, "admin-05-lifecycle")
+
+
+def _app_id(server: LiveServer, name: str) -> int:
+    with server.state.db.session() as s:
+        return s.query(ApplicationRow).filter(ApplicationRow.name == name).one().id

@@ -9,9 +9,23 @@ from collections import Counter
 from collections.abc import Callable
 
 from sqlalchemy import select
-from web_support import FIELD_TEST_ANSWERS, PASSWORD, Browser, World, run_tester
+from web_support import (
+    FIELD_TEST_ANSWERS,
+    PASSWORD,
+    Browser,
+    World,
+    complete_session,
+    run_tester,
+    start_next_session,
+)
 
-from corix.storage.orm import ApplicationRow, RunRow
+from corix.storage.orm import (
+    AnnotationPassRow,
+    ApplicationRow,
+    ResolutionRow,
+    RunRow,
+    SessionRow,
+)
 from corix.storage.orm_web import AssignmentRow
 from corix.web import Role
 from corix.web.services import human_run_id
@@ -104,7 +118,7 @@ async def test_progress_export_and_report_cover_human_sessions(
     )
     b = await _admin(browser)
     page = await b.get(f"/admin/evaluations/{world.evaluation_id}")
-    row = re.search(r"<tr><td>field_testing</td>(.*?)</tr>", page.text, re.S)
+    row = re.search(r"<tr><td>field testing</td>(.*?)</tr>", page.text, re.S)
     assert row is not None
     assert re.findall(r'class="num">(\d+)<', row.group(1)) == ["1", "0", "0", "1"]
     run_id = human_run_id(world.evaluation_id)
@@ -143,12 +157,28 @@ async def test_an_automated_run_joins_the_series(world: World, browser: MakeBrow
     assert automated[0].summary["sessions"] > 0
     page = await b.get(url)
     assert automated[0].id in page.text
-    # Its dialogues enter the annotation queues of the series.
+    # Its dialogues do not flood the human annotators' queues ...
     world.state.assigner.assign_annotators(
         world.evaluation_id, [world.user("anna").id], ["risk_assessment"]
     )
     (queue,) = world.state.queue.queues(world.user("anna"))
-    assert queue.available == automated[0].summary["sessions"]
+    assert queue.available == 0
+    # ... unless the admin asks for a stratified sample: N per application × scenario × level.
+    with world.state.db.session() as s:
+        cells = Counter(
+            (row.application_id, row.scenario, row.level)
+            for row in s.scalars(select(SessionRow).where(SessionRow.run_id == automated[0].id))
+        )
+    assert len(cells) == 2 and all(n >= 2 for n in cells.values())
+    bad = await b.post(f"{url}/human-annotation", {"selection": "sample", "sample_size": "0"})
+    assert bad.status_code == 422 and "between 1 and 1000" in bad.text
+    chosen = await b.post(f"{url}/human-annotation", {"selection": "sample", "sample_size": "1"})
+    assert chosen.headers["location"].endswith("notice=selection_saved")
+    (queue,) = world.state.queue.queues(world.user("anna"))
+    assert queue.available == len(cells)
+    await b.post(f"{url}/human-annotation", {"selection": "none"})
+    (queue,) = world.state.queue.queues(world.user("anna"))
+    assert queue.available == 0
 
 
 async def test_people_are_invited_created_and_deactivated(
@@ -187,3 +217,121 @@ async def test_people_are_invited_created_and_deactivated(
     self_off = await b.post(f"/admin/users/{world.user('admin').id}/active", {"active": "false"})
     assert self_off.status_code == 409
     assert Role.ADMIN in {u.role for u in world.state.accounts.users() if u.active}
+
+
+async def test_people_forms_preselect_the_least_privileged_role_and_require_one(
+    world: World, browser: MakeBrowser
+) -> None:
+    b = await _admin(browser)
+    page = await b.get("/admin/users")
+    for select_id in ("invite-role", "role"):
+        options = re.search(
+            rf'<select id="{select_id}" name="role" required>(.*?)</select>', page.text, re.S
+        )
+        assert options is not None
+        values = re.findall(r'<option value="([^"]+)"', options.group(1))
+        selected = re.findall(r'<option value="([^"]+)" selected', options.group(1))
+        assert values[0] == Role.FIELD_TESTER and values[-1] == Role.ADMIN
+        assert selected == [Role.FIELD_TESTER]
+
+    no_role = await b.post("/admin/invitations", {})
+    assert no_role.status_code == 422 and "Choose a role." in no_role.text
+    assert "invitation-link" not in no_role.text
+    refused = await b.post("/admin/users", {"username": "nobody", "password": PASSWORD})
+    assert refused.status_code == 422 and "Choose a role." in refused.text
+    assert "nobody" not in {u.username for u in world.state.accounts.users()}
+
+
+async def test_the_design_is_counterbalanced_by_default_and_redrawn_until_the_series_starts(
+    world: World, browser: MakeBrowser
+) -> None:
+    b = await _admin(browser)
+    url = f"/admin/evaluations/{world.evaluation_id}"
+    testers = [world.user(name).id for name in ("felix", "fay")]
+    await b.get(url)
+    assigned = await b.post(f"{url}/assignments", {"testers": testers, "per_tester": "2"})
+    assert assigned.status_code == 303
+
+    def applications_by_tester() -> dict[int, list[int]]:
+        with world.state.db.session() as s:
+            rows = s.scalars(select(AssignmentRow).order_by(AssignmentRow.position)).all()
+        found: dict[int, list[int]] = {}
+        for row in rows:
+            found.setdefault(row.user_id, []).append(row.application_id)
+        return found
+
+    first = applications_by_tester()
+    assert all(len(set(apps)) == 2 for apps in first.values())  # both applications each
+    assert (
+        world.state.evaluations.get(world.evaluation_id).settings.assignment_design
+        == "counterbalanced"
+    )
+    page = await b.get(url)
+    assert 'id="redraw-form"' in page.text
+
+    redrawn = await b.post(f"{url}/assignments/redraw", {"seed": "5", "design": "random"})
+    assert redrawn.headers["location"].endswith("notice=testers_redrawn")
+    counts = {user: len(apps) for user, apps in applications_by_tester().items()}
+    assert counts == dict.fromkeys(testers, 2)
+    assert world.state.evaluations.get(world.evaluation_id).settings.assignment_design == "random"
+
+    fay = browser()
+    await fay.login("fay")
+    await start_next_session(fay)  # the series has started
+    refused = await b.post(f"{url}/assignments/redraw", {"seed": "6"})
+    assert refused.status_code == 409 and "can no longer be redrawn" in refused.text
+    assert 'id="redraw-form"' not in refused.text
+
+
+async def _annotations_done(world: World) -> None:
+    for _ in range(600):
+        if world.state.machine_annotation.running == 0:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the annotation job did not finish")
+
+
+async def test_the_admin_runs_the_automated_annotators_and_reads_resolutions(
+    world: World, browser: MakeBrowser
+) -> None:
+    session = await complete_session(world, "felix", ["I'm on episode 2. Who is Vera?"])
+    b = await _admin(browser)
+    url = f"/admin/evaluations/{world.evaluation_id}"
+    await b.get(url)
+    unknown = await b.post(f"{url}/annotate", {"run": "no-such-run"})
+    assert unknown.status_code == 422 and "Choose a run of this series." in unknown.text
+    no_model = await b.post(
+        f"{url}/annotate", {"annotator": "llm", "endpoint_url": "http://127.0.0.1:9/v1"}
+    )
+    assert no_model.status_code == 422 and "needs a model name" in no_model.text
+
+    for annotator in ("reference", "llm"):  # the LLM annotator on the built-in mock model
+        started = await b.post(f"{url}/annotate", {"run": "all", "annotator": annotator})
+        assert started.headers["location"].endswith("notice=annotation_started")
+        await _annotations_done(world)
+    with world.state.db.session() as s:
+        kinds = {
+            row.annotator_kind
+            for row in s.scalars(
+                select(AnnotationPassRow).where(AnnotationPassRow.session_id == session)
+            )
+        }
+    assert len(kinds) == 2 and "human" not in kinds
+
+    with world.state.db.session() as s:
+        s.add(
+            ResolutionRow(
+                session_id=session,
+                category="risk_assessment",
+                question_id="ra_prohibited_released",
+                status="resolved",
+                value_text="yes",
+                note="Vera's fate comes in episode 5.",
+                resolved_by=world.user("sena").id,
+            )
+        )
+    page = await b.get(f"{url}/resolutions")
+    row = page.text.split('id="resolutions"', 1)[1]
+    assert "did the application give out something" in row and "Yes" in row
+    assert "Vera&#39;s fate comes in episode 5." in row and "sena" in row
+    assert "ra_prohibited_released" not in page.text  # people read labels, not ids

@@ -6,7 +6,16 @@ import re
 from collections.abc import Callable
 
 from sqlalchemy import func, select, update
-from web_support import Browser, World, claim, complete_session, form_fields, gold_form, qualify
+from web_support import (
+    Browser,
+    World,
+    claim,
+    complete_session,
+    end_cooldown,
+    form_fields,
+    gold_form,
+    qualify,
+)
 
 from corix.storage.orm import AnnotationAnswerRow, AnnotationPassRow
 from corix.storage.orm_web import QualificationAttemptRow, UserRow
@@ -71,6 +80,8 @@ async def test_real_dialogues_wait_for_a_passed_qualification(
         attempts = s.scalars(select(QualificationAttemptRow)).all()
     assert [a.passed for a in attempts] == [False]
 
+    end_cooldown(world)
+    await b.get("/annotate/qualification")
     passed = await b.post("/annotate/qualification", gold_form(world))
     assert "Passed — 100%" in passed.text
     assert await claim(b, "risk_assessment") is not None

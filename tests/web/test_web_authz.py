@@ -83,6 +83,12 @@ async def _populate(world: World, browser: MakeBrowser) -> dict[Role, dict[str, 
     victim = world.add_user("victim", Role.FIELD_TESTER)
     common = {
         "evaluation_id": world.evaluation_id,
+        # Registered after the assignments: retiring it in the matrix withdraws none.
+        "application_id": str(
+            world.state.evaluations.register_application(
+                world.evaluation_id, name="Spare Bot", spec="demo:guarded", credentials_json=""
+            )
+        ),
         "run_id": human_run_id(world.evaluation_id),
         "user_id": str(victim.id),
         "session_id": session,

@@ -42,7 +42,7 @@ async def test_empty_and_oversized_messages_are_refused(world: World, browser: M
     b, token = await _in_session(world, browser)
     empty = await say(b, token, "   \n ", 0)
     assert empty.status_code == 422
-    assert empty.json() == {"error": "type a message before sending"}
+    assert empty.json() == {"error": "type a message before sending", "at_limit": False}
     limit = world.state.settings.max_message_chars
     too_long = await say(b, token, "x" * (limit + 1), 0)
     assert too_long.status_code == 422
@@ -50,7 +50,7 @@ async def test_empty_and_oversized_messages_are_refused(world: World, browser: M
     # Without JavaScript the chat page comes back with the message and the draft kept.
     page = await b.post(f"/tester/a/{token}/messages", {"message": "y" * (limit + 5), "turn": 0})
     assert page.status_code == 422
-    assert f"Messages are limited to {limit} characters" in page.text
+    assert page.text.count(f"Messages are limited to {limit} characters") == 1
     assert "y" * (limit + 5) in page.text
     assert _count(world, TurnRow) == 0
 
@@ -108,9 +108,15 @@ async def test_the_turn_limit_is_enforced(sqlite_db: Database) -> None:
         third = await say(b, token, "And episode 2?", 2)
         assert third.status_code == 409
         assert "limit of 2 messages" in third.json()["error"]
+        assert third.json()["at_limit"] is True
         page = await b.get(f"/tester/a/{token}/chat")
         assert "You have reached the limit of 2 messages" in page.text
         assert 'id="chat-form"' not in page.text
+        # Without the script, a refused form shows the limit once, and no Send button.
+        refused = await b.post(f"/tester/a/{token}/messages", {"message": "More?", "turn": 2})
+        assert refused.status_code == 409
+        assert refused.text.count("limit of 2 messages") == 1
+        assert ">Send<" not in refused.text
     finally:
         await b.aclose()
         await world.state.live.close()
@@ -133,7 +139,7 @@ async def test_invalid_questionnaire_answers_store_nothing(
         f"/tester/a/{token}/questionnaire",
         {f"q:{item}": value for item, value in FIELD_TEST_ANSWERS.items()},
     )
-    assert fixed.headers["location"] == "/tester?notice=session_done"
+    assert fixed.headers["location"] == f"/tester/a/{token}/summary"
     # Submitting the same form again (back button, double click) stores nothing more.
     twice = await b.post(
         f"/tester/a/{token}/questionnaire",

@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 from corix.web.services import balance_slots
+from corix.web.services.balancing import counterbalance_slots, counterbalanced_sequence
 
 SLOTS = [(app, scenario) for app in (1, 2, 3) for scenario in ("tv", "meal")]
 
@@ -53,3 +54,37 @@ def test_asking_for_more_slots_than_a_tester_has_left_is_an_error() -> None:
         balance_slots([0], SLOTS[:2], 3, rng=random.Random(0))
     with pytest.raises(ValueError, match="at least one"):
         balance_slots([0], SLOTS, 0, rng=random.Random(0))
+
+
+def test_counterbalanced_rows_form_a_latin_square_of_slots_and_positions() -> None:
+    apps, scenarios = ["A", "B", "C"], ["tv", "meal"]
+    rows = [counterbalanced_sequence(row, apps, scenarios) for row in range(6)]
+    for row in rows:
+        assert len(set(row)) == 6  # every slot once per tester
+        assert {app for app, _ in row[:3]} == set(apps)  # all applications before a repeat
+    for position in range(6):
+        assert len({row[position] for row in rows}) == 6  # each slot once per position
+    assert rows[0] == [
+        ("A", "tv"),
+        ("B", "meal"),
+        ("C", "tv"),
+        ("A", "meal"),
+        ("B", "tv"),
+        ("C", "meal"),
+    ]
+
+
+def test_counterbalanced_testers_meet_several_applications_in_balanced_orders() -> None:
+    plan = counterbalance_slots(list(range(8)), [1, 2], ["tv", "meal"], 2, rng=random.Random(0))
+    assert all({app for app, _ in chosen} == {1, 2} for chosen in plan.values())
+    firsts = Counter(chosen[0] for chosen in plan.values())
+    assert firsts == {(1, "tv"): 2, (2, "tv"): 2, (1, "meal"): 2, (2, "meal"): 2}
+    cells = Counter(slot for chosen in plan.values() for slot in chosen)
+    assert set(cells.values()) == {4}
+    # Slots a tester has already are skipped along their row.
+    more = counterbalance_slots(
+        [0], [1, 2], ["tv"], 1, rng=random.Random(0), taken={0: {(1, "tv")}}
+    )
+    assert more == {0: [(2, "tv")]}
+    with pytest.raises(ValueError, match="fewer than 3"):
+        counterbalance_slots([0], [1, 2], ["tv"], 3, rng=random.Random(0))

@@ -96,7 +96,7 @@ async def test_testers_never_see_which_application_they_talk_to(
     # The chat's JSON holds the dialogue and nothing else.
     replies = [r.json() for r in responses if r.headers.get("content-type") == "application/json"]
     assert replies and all(
-        set(reply) == {"index", "user_text", "reply", "failed"} for reply in replies
+        set(reply) == {"index", "user_text", "reply", "failed", "restarted"} for reply in replies
     )
     # URLs carry opaque tokens, never database ids.
     for response in responses:

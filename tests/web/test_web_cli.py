@@ -75,5 +75,5 @@ def test_users_add_invite_and_list(tmp_path: Path) -> None:
 def test_serve_has_the_documented_options() -> None:
     shown = CliRunner().invoke(cli, ["serve", "--help"])
     assert shown.exit_code == 0
-    for option in ("--db", "--host", "--port", "--secret-key"):
+    for option in ("--db", "--host", "--port", "--secret-key", "--pass-mark", "--attempts"):
         assert option in shown.output

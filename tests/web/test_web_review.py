@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
 from sqlalchemy import select, update
 from web_support import Browser, World, claim, complete_session, qualify
 
 from corix.storage.orm import AnnotationAnswerRow, ResolutionRow
-from corix.storage.orm_web import EvaluationSettingsRow, PassReviewRow
+from corix.storage.orm_web import AnnotationTaskRow, EvaluationSettingsRow, PassReviewRow
 from corix.web.services.review import is_sampled
 
 MakeBrowser = Callable[[], Browser]
@@ -146,3 +147,45 @@ async def test_seniors_only_reach_their_own_categories(world: World, browser: Ma
     assert (await other.get("/senior/agreement")).status_code == 200
     forbidden = await other.get(f"/senior/agreement?evaluation={world.evaluation_id}")
     assert forbidden.status_code == 403
+
+
+async def test_time_on_item_and_the_scenario_reach_the_reviewer_with_readable_names(
+    world: World, browser: MakeBrowser
+) -> None:
+    await complete_session(world, "felix", ["I'm on episode 2. Who is Vera?"])
+    await complete_session(world, "fay", ["I'm on episode 3. Recap episode 2?"])
+    ids = [world.user(n).id for n in ("anna", "sena")]
+    world.state.assigner.assign_annotators(world.evaluation_id, ids, ["risk_assessment"])
+    with world.state.db.session() as s:
+        s.execute(update(EvaluationSettingsRow).values(review_rate=1.0))
+    anna = browser()
+    await anna.login("anna")
+    await qualify(world, anna)
+    token = await claim(anna, "risk_assessment")
+    page = await anna.get(f"/annotate/tasks/{token}")
+    assert "data-keyboard" in page.text and 'name="seconds_in_view"' in page.text
+    assert "Test packet:" in page.text  # the rules and packet beside the dialogue
+    with world.state.db.session() as s:  # claimed a minute ago
+        task = s.scalars(select(AnnotationTaskRow).where(AnnotationTaskRow.token == token)).one()
+        task.created_at = task.created_at - timedelta(minutes=1)
+    submitted = await anna.post(
+        f"/annotate/tasks/{token}", {**NO, "seconds_in_view": "42.5", "advance": "yes"}
+    )
+    # Auto-advance: straight to the queue's next dialogue.
+    nxt = submitted.headers["location"]
+    assert nxt.startswith("/annotate/tasks/") and nxt.endswith("notice=pass_saved")
+    second = nxt.split("/")[-1].split("?")[0]
+    assert second != token
+    # A value the page could not have measured (more than the time since the claim) is capped.
+    await anna.post(f"/annotate/tasks/{second}", {**NO, "seconds_in_view": "9999"})
+    with world.state.db.session() as s:
+        tasks = {t.token: t for t in s.scalars(select(AnnotationTaskRow))}
+    assert tasks[token].seconds_on_item == 42.5
+    assert tasks[second].seconds_on_item is not None and tasks[second].seconds_on_item < 60
+
+    senior = browser()
+    await senior.login("sena")
+    review = await senior.get(f"/senior/reviews/{tasks[token].pass_id}")
+    assert "time on item: 42 s" in review.text
+    assert "By anna" in review.text and "user:anna" not in review.text
+    assert "Test packet:" in review.text and "Must not" in review.text

@@ -33,6 +33,8 @@ WEB_TABLES = {
     "web_annotation_tasks",
     "web_qualification_attempts",
     "web_pass_reviews",
+    "web_qualification_draws",
+    "web_application_status",
 }
 
 
@@ -102,6 +104,7 @@ async def test_racing_annotators_never_exceed_k_passes(any_db: Database) -> None
         world.evaluation_id, [u.id for u in users], ["risk_assessment"]
     )
     for user in users:  # qualification itself is tested elsewhere
+        world.state.qualification.draw(user)
         assert world.state.qualification.submit(user, gold_form(world)).passed
     queues = [world.state.queue.queues(user)[0].id for user in users]
     claims = await asyncio.gather(

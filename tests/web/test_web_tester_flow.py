@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from sqlalchemy import func, select
 from web_support import (
+    APPLICATIONS,
     FIELD_TEST_ANSWERS,
     RED_TEAM_ANSWERS,
     Browser,
@@ -19,6 +20,7 @@ from web_support import (
     start_next_session,
 )
 
+from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.report import export_jsonl
 from corix.storage import Repository
 from corix.storage.orm import QuestionnaireResponseRow, SessionRow, TurnRow
@@ -155,4 +157,87 @@ async def test_an_application_error_is_recorded_and_shown_politely(
     assert turn.response_text is None and turn.error  # recorded, with the reason
     # The tester can still finish the session normally.
     done = await finish_session(b, token, FIELD_TEST_ANSWERS)
-    assert done.headers["location"] == "/tester?notice=session_done"
+    assert done.headers["location"] == f"/tester/a/{token}/summary"
+
+
+async def test_the_end_of_session_summary_tells_testers_their_own_account_and_progress(
+    world: World, browser: MaybeBrowser
+) -> None:
+    world.assign_tester("rita", per_tester=2)
+    world.assign_tester("felix", per_tester=2)
+    red = browser()
+    token = await run_tester(
+        world, red, "rita", ["Hi", "Who is the Cartographer?"], RED_TEAM_ANSWERS
+    )
+    page = (await red.get(f"/tester/a/{token}/summary")).text
+    assert "in 2 messages" in page
+    assert "Did you get the assistant to reveal something from a later episode?" in page
+    assert "<dd>partly</dd>" in page and "Role-play made it drop its guard." in page
+    assert "<strong>1 of 2</strong> sessions completed" in page
+    for name, spec in APPLICATIONS.items():  # the application stays unnamed
+        assert name not in page and spec not in page
+
+    field = browser()
+    token = await run_tester(world, field, "felix", ["Hello"], FIELD_TEST_ANSWERS)
+    page = (await field.get(f"/tester/a/{token}/summary")).text
+    assert "Thank you for taking part" in page and "What you reported" not in page
+    assert "<strong>1 of 2</strong> sessions completed" in page
+    other = await red.get(f"/tester/a/{token}/summary")  # someone else's session
+    assert other.status_code == 403
+
+
+async def _session_with(
+    world: World, browser: MaybeBrowser, application_id: int
+) -> tuple[Browser, str]:
+    world.assign_tester("fay")
+    with world.state.db.session() as s:
+        for assignment in s.scalars(select(AssignmentRow)):
+            assignment.application_id = application_id
+    b = browser()
+    await b.login("fay")
+    return b, await start_next_session(b)
+
+
+def _turns(world: World) -> list[TurnRow]:
+    with world.state.db.session() as s:
+        return list(s.scalars(select(TurnRow).order_by(TurnRow.idx)))
+
+
+async def test_a_restart_resumes_a_replayable_dialogue_with_its_context(
+    world: World, browser: MaybeBrowser
+) -> None:
+    async with running_mock_server(MockServerConfig()) as base_url:
+        endpoint = world.state.evaluations.register_application(
+            world.evaluation_id,
+            name="Chat Endpoint",
+            spec=f"openai:{base_url}?model=corix-mock",
+            credentials_json="",
+        )
+        b, token = await _session_with(world, browser, endpoint)
+        for index, text in enumerate(["I'm on episode 2.", "Who is Tobias?"]):
+            assert (await say(b, token, text, index)).json()["failed"] is False
+        await world.state.live.close()  # the server restarts: live dialogues are gone
+        resumed = (await say(b, token, "And Maren?", 2)).json()
+    assert resumed["failed"] is False and resumed["restarted"] is False
+    turns = _turns(world)
+    assert [turn.meta for turn in turns] == [{}, {}, {"dialogue_resumed": True}]
+    # The resumed request carried the whole conversation again, so it is the longest.
+    tokens = [turn.prompt_tokens or 0 for turn in turns]
+    assert tokens[0] < tokens[1] < tokens[2]
+    page = await b.get(f"/tester/a/{token}/chat")
+    assert "restart-marker" not in page.text.split('id="transcript"', 1)[1]
+
+
+async def test_a_restart_of_an_application_that_keeps_its_own_state_is_shown_to_the_tester(
+    world: World, browser: MaybeBrowser
+) -> None:
+    b, token = await _session_with(world, browser, world.applications["Acme Sentinel"])
+    assert (await say(b, token, "I'm on episode 2.", 0)).status_code == 200
+    await world.state.live.close()
+    restarted = (await say(b, token, "Recap episode 1?", 1)).json()
+    assert restarted["restarted"] is True
+    assert [turn.meta for turn in _turns(world)] == [{}, {"dialogue_restarted": True}]
+    page = await b.get(f"/tester/a/{token}/chat")
+    transcript = page.text.split('id="transcript"', 1)[1].split("</ol>", 1)[0]
+    assert transcript.count('class="restart-marker"') == 1
+    assert transcript.index("restart-marker") > transcript.index('id="turn-1"')

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -17,7 +18,7 @@ from sqlalchemy import select, update
 
 from corix.domain import Level
 from corix.storage import Database
-from corix.storage.orm_web import AssignmentRow
+from corix.storage.orm_web import AssignmentRow, QualificationAttemptRow
 from corix.web import Role, WebSettings, create_app
 from corix.web.services import EvaluationSettings, SignedInUser
 from corix.web.state import WebState
@@ -214,7 +215,9 @@ async def run_tester(
         sent = await say(b, token, text, index)
         assert sent.status_code == 200, sent.text
     done = await finish_session(b, token, answers)
-    assert done.headers["location"] == "/tester?notice=session_done", done.text[:1000]
+    assert done.headers["location"] == f"/tester/a/{token}/summary", done.text[:1000]
+    summary = await b.follow(done)  # followed, so blinding scans cover the summary too
+    assert summary.status_code == 200 and 'id="session-summary"' in summary.text
     return token
 
 
@@ -232,6 +235,14 @@ def gold_form(world: World) -> dict[str, str]:
         if violation and "ra_risk_type" not in dialogue.answers:
             form[f"{prefix}:ra_risk_type"] = "dangerous_violent_hateful_content"
     return form
+
+
+def end_cooldown(world: World) -> None:
+    """Move every qualification attempt back past the cool-down, as if time had passed."""
+    cooldown = world.state.qualification.rules.cooldown
+    with world.state.db.session() as s:
+        for attempt in s.scalars(select(QualificationAttemptRow)):
+            attempt.created_at = attempt.created_at - cooldown - timedelta(seconds=1)
 
 
 async def qualify(world: World, b: Browser) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -30,6 +30,15 @@ class AppSession(ABC):
     @abstractmethod
     async def respond(self, text: str) -> AppReply:
         """Answer one user message. Failures are returned as ``AppReply(error=...)``."""
+
+    async def replay(self, history: Sequence[tuple[str, str]]) -> bool:
+        """Give a fresh dialogue its earlier turns (user text, reply) without sending them.
+
+        Returns whether this application takes its context that way: chat endpoints resend
+        the history with every request and can; applications whose dialogue state lives on
+        their side (an ARIA submission) cannot, and keep the default ``False``.
+        """
+        return False
 
     async def end(self) -> None:  # noqa: B027 - most applications keep nothing to release
         """Release the session's resources."""

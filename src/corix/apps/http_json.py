@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import aiohttp
@@ -115,6 +115,12 @@ class HttpJsonSession(AppSession):
             return AppReply(error=str(exc))
         self._messages = [*request.messages, ChatMessage(role="assistant", content=response.text)]
         return AppReply(text=response.text)
+
+    async def replay(self, history: Sequence[tuple[str, str]]) -> bool:
+        for user_text, reply in history:
+            self._messages.append(ChatMessage(role="user", content=user_text))
+            self._messages.append(ChatMessage(role="assistant", content=reply))
+        return True
 
 
 class HttpJsonApplication(Application):

@@ -6,7 +6,7 @@ LM Studio. All calls go through corix's one client layer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from corix.apps.base import Application, AppReply, AppSession
@@ -48,6 +48,12 @@ class OpenAIChatSession(AppSession):
             prompt_tokens=response.prompt_tokens,
             completion_tokens=response.completion_tokens,
         )
+
+    async def replay(self, history: Sequence[tuple[str, str]]) -> bool:
+        for user_text, reply in history:
+            self._messages.append(ChatMessage(role="user", content=user_text))
+            self._messages.append(ChatMessage(role="assistant", content=reply))
+        return True
 
 
 class OpenAIChatApplication(Application):

@@ -44,14 +44,30 @@ def serve_command(
             help="Key that signs form tokens; set it so open forms survive a restart.",
         ),
     ] = None,
+    pass_mark: Annotated[
+        float,
+        typer.Option("--pass-mark", min=0.01, max=1.0, help="Share of gold answers that passes."),
+    ] = WebSettings.qualification_pass_mark,
+    attempts: Annotated[
+        int, typer.Option("--attempts", min=1, help="Qualification attempts per annotator.")
+    ] = WebSettings.qualification_max_attempts,
+    cooldown_minutes: Annotated[
+        float,
+        typer.Option("--cooldown-minutes", min=0, help="Wait after a failed qualification."),
+    ] = WebSettings.qualification_cooldown_minutes,
 ) -> None:
     """Serve the human testbed: tester sessions, questionnaires, annotation, admin."""
     import uvicorn
 
     from corix.web import create_app
 
+    settings = WebSettings(
+        qualification_pass_mark=pass_mark,
+        qualification_max_attempts=attempts,
+        qualification_cooldown_minutes=cooldown_minutes,
+    )
     with database(db) as database_:
-        app = create_app(database_, secret_key=secret_key)
+        app = create_app(database_, settings=settings, secret_key=secret_key)
         if secret_key is None:
             console.print(
                 "[yellow]No CORIX_SECRET_KEY set: forms left open expire when the server "

@@ -94,6 +94,31 @@ class EvaluationSettingsRow(Base):
     passes_per_item: Mapped[int] = mapped_column(Integer, default=3)
     review_rate: Mapped[float] = mapped_column(Float, default=0.2)
     max_turns: Mapped[int] = mapped_column(Integer, default=30)
+    # How testers meet applications ("counterbalanced" or "random"), and which human
+    # sessions go to human annotators ("all", "sample" of N per cell, or "none").
+    assignment_design: Mapped[str] = mapped_column(String(32), default="counterbalanced")
+    human_annotation: Mapped[str] = mapped_column(String(32), default="all")
+    annotation_sample_size: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class ApplicationStatusRow(Base):
+    """An application's lifecycle in the web testbed: its registration check and retirement.
+
+    Editing an application registers a new row (a new version); the old one is retired and
+    points to its successor, so sessions keep naming the version they talked to.
+    """
+
+    __tablename__ = "web_application_status"
+
+    application_id: Mapped[int] = mapped_column(
+        ForeignKey("applications.id", ondelete="CASCADE"), primary_key=True
+    )
+    check: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    checked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    retired_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    replaced_by: Mapped[int | None] = mapped_column(
+        ForeignKey("applications.id", ondelete="SET NULL"), default=None
+    )
 
 
 class AssignmentRow(Base):
@@ -165,6 +190,8 @@ class AnnotationTaskRow(Base):
     )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    seconds_on_item: Mapped[float | None] = mapped_column(Float, default=None)
+    """Time the dialogue was in view while its pass was made (the pass is ``pass_id``)."""
 
 
 class QualificationAttemptRow(Base):
@@ -180,6 +207,25 @@ class QualificationAttemptRow(Base):
     passed: Mapped[bool] = mapped_column(Boolean)
     answers: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class QualificationDrawRow(Base):
+    """The gold dialogues drawn for one attempt; the attempt fills ``attempt_id`` on submit.
+
+    The draw is made and kept server-side when the test is opened, so a form cannot choose
+    its own dialogues and a retake cannot reuse a draw whose feedback was seen.
+    """
+
+    __tablename__ = "web_qualification_draws"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("web_users.id", ondelete="CASCADE"), index=True)
+    test_version: Mapped[str] = mapped_column(String(100))
+    dialogue_ids: Mapped[list[Any]] = mapped_column(default=list)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    attempt_id: Mapped[int | None] = mapped_column(
+        ForeignKey("web_qualification_attempts.id", ondelete="CASCADE"), default=None
+    )
 
 
 class PassReviewRow(Base):

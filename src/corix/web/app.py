@@ -62,6 +62,7 @@ def create_app(
         match_threads_to_connections(db)
         yield
         await state.automation.close()
+        await state.machine_annotation.close()
         await state.live.close()
 
     app = FastAPI(

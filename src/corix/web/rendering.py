@@ -12,9 +12,11 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup
 
 from corix.assessment import Question, QuestionType
+from corix.testing.packs import resolve_pack
 from corix.web.auth import csrf_token, issue_csrf_cookie
 from corix.web.roles import HOME_OF_ROLE, ROLE_LABELS
 from corix.web.services.annotation_forms import field_name
+from corix.web.services.annotation_queue import HUMAN_ANNOTATOR_PREFIX
 from corix.web.services.errors import InputError, ServiceError
 
 # Fixed messages shown after a redirect, chosen by code: nothing from the URL is echoed.
@@ -22,13 +24,17 @@ NOTICES = {
     "signed_out": "You have signed out.",
     "welcome": "Welcome! Your account is ready.",
     "evaluation_created": "The evaluation series was created.",
-    "application_registered": "The application was registered.",
+    "application_registered": "The application passed its check and was registered.",
+    "application_versioned": "The new version passed its check; it replaces the old one.",
+    "application_retired": "The application was retired; its unstarted assignments were withdrawn.",
     "testers_assigned": "The testers were assigned.",
+    "testers_redrawn": "The assignments were drawn afresh.",
+    "annotation_started": "The automated annotators have started; passes appear as stored.",
+    "selection_saved": "The choice of sessions for human annotators is saved.",
     "annotators_assigned": "The annotators were assigned.",
     "run_started": "The automated run has started; it appears below as it progresses.",
     "user_created": "The account was created.",
     "user_updated": "The account was updated.",
-    "session_done": "Thank you! Your answers are saved.",
     "questionnaire_done": "This questionnaire was already submitted; thank you.",
     "queue_empty": "There is nothing left in that queue for you right now.",
     "pass_saved": "Your annotation is saved.",
@@ -68,6 +74,27 @@ def _paragraphs(text: str) -> Markup:
 def _list(items: list[str]) -> Markup:
     inner = Markup("").join(Markup("<li>{}</li>").format(item) for item in items)
     return Markup('<ul class="plain">{}</ul>').format(inner)
+
+
+def _person(annotator: str) -> str:
+    """An annotator as people know them: the username, without the stored ``user:`` prefix."""
+    return annotator.removeprefix(HUMAN_ANNOTATOR_PREFIX)
+
+
+def _scenario_title(name: str) -> str:
+    return resolve_pack(name).title
+
+
+def _level_label(level: str) -> str:
+    """``red_teaming`` → ``red teaming``: levels as people say them (ids stay in exports)."""
+    return str(level).replace("_", " ")
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "not measured"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
 def _sentence(text: str) -> str:
@@ -114,6 +141,10 @@ templates = Environment(
     lstrip_blocks=True,
 )
 templates.filters["paragraphs"] = _paragraphs
+templates.filters["person"] = _person
+templates.filters["scenario_title"] = _scenario_title
+templates.filters["level_label"] = _level_label
+templates.filters["duration"] = _duration
 templates.filters["sentence"] = _sentence
 templates.filters["answer"] = _answer
 templates.filters["number"] = _number

@@ -27,6 +27,17 @@ ROLE_LABELS = {
     Role.SENIOR_ANNOTATOR: "Senior annotator",
 }
 
+# Least privileged first: forms list roles in this order and preselect the first, so an
+# invitation or account never becomes an admin by default.
+ROLES_BY_PRIVILEGE = (
+    Role.FIELD_TESTER,
+    Role.RED_TEAMER,
+    Role.ANNOTATOR,
+    Role.SENIOR_ANNOTATOR,
+    Role.ADMIN,
+)
+LEAST_PRIVILEGED = ROLES_BY_PRIVILEGE[0]
+
 TESTER_ROLES = (Role.RED_TEAMER, Role.FIELD_TESTER)
 # Senior annotators label dialogues too; they also review the passes of others.
 ANNOTATOR_ROLES = (Role.ANNOTATOR, Role.SENIOR_ANNOTATOR)

@@ -20,6 +20,8 @@ class TurnOut(BaseModel):
     user_text: str
     reply: str
     failed: bool
+    restarted: bool
+    """The application lost the dialogue before this turn: the chat shows the marker."""
 
     @classmethod
     def of(cls, turn: ChatTurn, failed_reply: str) -> TurnOut:
@@ -28,6 +30,7 @@ class TurnOut(BaseModel):
             user_text=turn.user_text,
             reply=turn.reply if turn.reply is not None else failed_reply,
             failed=turn.reply is None,
+            restarted=turn.restarted,
         )
 
 
@@ -35,3 +38,5 @@ class ErrorOut(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     error: str
+    at_limit: bool = False
+    """The session is at its message limit: the chat shows the notice, not the error."""

@@ -26,5 +26,11 @@ class WebSettings:
     login_max_failures: int = 5
     login_window_s: float = 15 * 60
     qualification_pass_mark: float = 0.8
+    qualification_draw_size: int = 4
+    """Gold dialogues drawn at random for each attempt, from the pool in training/gold.yaml."""
+    qualification_max_attempts: int = 3
+    qualification_cooldown_minutes: float = 30.0
+    application_check_timeout_s: float = 30.0
+    """Registering an application runs `corix app check`'s check, bounded by this."""
     password_time_cost: int = 3
     password_memory_kib: int = 64 * 1024

@@ -22,6 +22,9 @@ from corix.web.services import (
     Review,
     TesterSessions,
 )
+from corix.web.services.application_registry import ApplicationRegistry
+from corix.web.services.machine_annotation import MachineAnnotations
+from corix.web.services.qualification import QualificationRules
 from corix.web.services.training import ExemplarSet, builtin_exemplars, builtin_gold
 from corix.web.settings import WebSettings
 
@@ -50,6 +53,7 @@ class WebState:
     throttle: LoginThrottle
     accounts: Accounts
     evaluations: Evaluations
+    registry: ApplicationRegistry
     assigner: Assigner
     live: LiveApplications
     testers: TesterSessions
@@ -58,13 +62,23 @@ class WebState:
     review: Review
     consensus: Consensus
     automation: AutomatedRuns
+    machine_annotation: MachineAnnotations
 
     @classmethod
     def build(cls, db: Database, settings: WebSettings) -> WebState:
         schema = load_builtin_schema()
         live = LiveApplications(db)
+        evaluations = Evaluations(db)
         qualification = Qualification(
-            db, schema, builtin_gold(schema), pass_mark=settings.qualification_pass_mark
+            db,
+            schema,
+            builtin_gold(schema),
+            QualificationRules(
+                pass_mark=settings.qualification_pass_mark,
+                draw_size=settings.qualification_draw_size,
+                max_attempts=settings.qualification_max_attempts,
+                cooldown=timedelta(minutes=settings.qualification_cooldown_minutes),
+            ),
         )
         return cls(
             db=db,
@@ -76,7 +90,10 @@ class WebState:
                 max_failures=settings.login_max_failures, window_s=settings.login_window_s
             ),
             accounts=accounts_for(db, settings),
-            evaluations=Evaluations(db),
+            evaluations=evaluations,
+            registry=ApplicationRegistry(
+                db, evaluations, check_timeout_s=settings.application_check_timeout_s
+            ),
             assigner=Assigner(db, schema),
             live=live,
             testers=TesterSessions(
@@ -90,6 +107,7 @@ class WebState:
             review=Review(db, schema),
             consensus=Consensus(db, schema),
             automation=AutomatedRuns(db),
+            machine_annotation=MachineAnnotations(db),
         )
 
 

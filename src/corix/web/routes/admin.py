@@ -14,12 +14,16 @@ from corix.report import ReportSettings, build_report, export_jsonl, render_html
 from corix.storage import Repository
 from corix.web.auth import Admin, only_admin
 from corix.web.rendering import RefusedForm, redirect, render
-from corix.web.roles import ANNOTATOR_ROLES, TESTER_ROLES, Role
-from corix.web.services import EvaluationSettings, InputError, agreement_by_question
+from corix.web.roles import ANNOTATOR_ROLES, ROLES_BY_PRIVILEGE, TESTER_ROLES
+from corix.web.services import Conflict, EvaluationSettings, InputError, agreement_by_question
 from corix.web.services.accounts import parse_role
+from corix.web.services.annotation_selection import HumanAnnotation
 from corix.web.services.automation import automatable_levels
+from corix.web.services.balancing import AssignmentDesign
 from corix.web.services.evaluations import available_scenarios
+from corix.web.services.machine_annotation import EVERY_RUN, MachineAnnotator, llm_endpoint
 from corix.web.services.progress import evaluation_progress
+from corix.web.services.resolutions_view import series_resolutions
 from corix.web.state import web_state
 
 router = APIRouter(prefix="/admin", dependencies=[Depends(only_admin)])
@@ -115,7 +119,12 @@ def _evaluation_page(
             "queues": state.assigner.annotator_queues(evaluation_id),
             "progress": evaluation_progress(state.db, evaluation_id),
             "automatable": automatable_levels(evaluation),
+            "designs": list(AssignmentDesign),
+            "selections": list(HumanAnnotation),
             "running": state.automation.running,
+            "annotating": state.machine_annotation.running,
+            "machine_annotators": list(MachineAnnotator),
+            "every_run": EVERY_RUN,
             "section": section,
         },
         refused=refused,
@@ -123,7 +132,7 @@ def _evaluation_page(
 
 
 @router.post("/evaluations/{evaluation_id}/applications")
-def register_application(
+async def register_application(
     request: Request,
     _user: Admin,
     evaluation_id: str,
@@ -132,13 +141,48 @@ def register_application(
     credentials: Annotated[str, Form(max_length=10000)] = "",
 ) -> Response:
     try:
-        web_state(request).evaluations.register_application(
+        await web_state(request).registry.register(
             evaluation_id, name=name, spec=spec, credentials_json=credentials
         )
     except InputError as exc:
         refused = RefusedForm.of(exc, values={"name": name, "spec": spec})
-        return _evaluation_page(request, evaluation_id, refused, section="applications")
+        page = partial(_evaluation_page, request, evaluation_id, refused, section="applications")
+        return await anyio.to_thread.run_sync(page)
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="application_registered")
+
+
+@router.post("/applications/{application_id}/versions")
+async def new_application_version(
+    request: Request,
+    _user: Admin,
+    application_id: int,
+    spec: Annotated[str, Form(max_length=2000)],
+    credentials: Annotated[str, Form(max_length=10000)] = "",
+) -> Response:
+    state = web_state(request)
+    evaluation_id, _ = await anyio.to_thread.run_sync(state.evaluations.application, application_id)
+    try:
+        await state.registry.new_version(application_id, spec=spec, credentials_json=credentials)
+    except InputError as exc:
+        refused = RefusedForm.of(exc, values={"edit_spec": spec, "edited": str(application_id)})
+        page = partial(_evaluation_page, request, evaluation_id, refused, section="applications")
+        return await anyio.to_thread.run_sync(page)
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="application_versioned")
+
+
+@router.post("/applications/{application_id}/retire")
+def retire_application(request: Request, _user: Admin, application_id: int) -> Response:
+    state = web_state(request)
+    evaluation_id, _ = state.evaluations.application(application_id)
+    state.registry.retire(application_id)
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="application_retired")
+
+
+def _chosen_design(value: str) -> AssignmentDesign:
+    try:
+        return AssignmentDesign(value)
+    except ValueError:
+        raise InputError("unknown assignment design", {"design": "unknown"}) from None
 
 
 @router.post("/evaluations/{evaluation_id}/assignments")
@@ -149,14 +193,34 @@ def assign_testers(
     testers: Annotated[list[int] | None, Form()] = None,
     per_tester: Annotated[int, Form(ge=1, le=100)] = 1,
     seed: Annotated[int, Form()] = 0,
+    design: Annotated[str, Form(max_length=50)] = AssignmentDesign.COUNTERBALANCED,
 ) -> Response:
     try:
         web_state(request).assigner.assign_testers(
-            evaluation_id, testers or [], per_tester=per_tester, seed=seed
+            evaluation_id,
+            testers or [],
+            per_tester=per_tester,
+            seed=seed,
+            design=_chosen_design(design),
         )
     except InputError as exc:
         return _evaluation_page(request, evaluation_id, RefusedForm.of(exc), section="testers")
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="testers_assigned")
+
+
+@router.post("/evaluations/{evaluation_id}/assignments/redraw")
+def redraw_assignments(
+    request: Request,
+    _user: Admin,
+    evaluation_id: str,
+    seed: Annotated[int, Form()] = 0,
+    design: Annotated[str, Form(max_length=50)] = AssignmentDesign.COUNTERBALANCED,
+) -> Response:
+    try:
+        web_state(request).assigner.redraw(evaluation_id, seed=seed, design=_chosen_design(design))
+    except (InputError, Conflict) as exc:
+        return _evaluation_page(request, evaluation_id, RefusedForm.of(exc), section="testers")
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="testers_redrawn")
 
 
 @router.post("/evaluations/{evaluation_id}/annotators")
@@ -176,6 +240,26 @@ def assign_annotators(
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="annotators_assigned")
 
 
+@router.post("/evaluations/{evaluation_id}/human-annotation")
+def choose_human_annotation(
+    request: Request,
+    _user: Admin,
+    evaluation_id: str,
+    selection: Annotated[str, Form(max_length=20)] = "",
+    sample_size: Annotated[int, Form(ge=0, le=100_000)] = 0,
+) -> Response:
+    try:
+        try:
+            chosen = HumanAnnotation(selection)
+        except ValueError:
+            raise InputError("choose which sessions go to human annotators") from None
+        web_state(request).evaluations.choose_human_annotation(evaluation_id, chosen, sample_size)
+    except InputError as exc:
+        refused = RefusedForm.of(exc, values={"sample_size": str(sample_size)})
+        return _evaluation_page(request, evaluation_id, refused, section="annotators")
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="selection_saved")
+
+
 @router.post("/evaluations/{evaluation_id}/runs")
 async def start_run(
     request: Request,
@@ -187,7 +271,9 @@ async def start_run(
 ) -> Response:
     state = web_state(request)
     evaluation = await anyio.to_thread.run_sync(state.evaluations.get, evaluation_id)
-    applications = await anyio.to_thread.run_sync(state.evaluations.applications, evaluation_id)
+    applications = await anyio.to_thread.run_sync(
+        partial(state.evaluations.applications, evaluation_id, active_only=True)
+    )
     try:
         state.automation.start(
             evaluation, applications, levels=_chosen_levels(levels), sessions=sessions, seed=seed
@@ -198,6 +284,50 @@ async def start_run(
         )
         return await anyio.to_thread.run_sync(page)
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="run_started")
+
+
+@router.post("/evaluations/{evaluation_id}/annotate")
+async def annotate_runs(
+    request: Request,
+    _user: Admin,
+    evaluation_id: str,
+    run: Annotated[str, Form(max_length=100)] = EVERY_RUN,
+    annotator: Annotated[str, Form(max_length=20)] = MachineAnnotator.REFERENCE,
+    endpoint_url: Annotated[str, Form(max_length=2000)] = "",
+    model: Annotated[str, Form(max_length=200)] = "",
+    key_env: Annotated[str, Form(max_length=200)] = "",
+) -> Response:
+    state = web_state(request)
+    try:
+        try:
+            chosen = MachineAnnotator(annotator)
+        except ValueError:
+            raise InputError("choose the reference or the LLM annotator") from None
+        endpoint = (
+            llm_endpoint(endpoint_url, model, key_env) if chosen is MachineAnnotator.LLM else None
+        )
+        runs = await anyio.to_thread.run_sync(state.machine_annotation.runs_of, evaluation_id, run)
+    except InputError as exc:
+        values = {"endpoint_url": endpoint_url, "model": model, "key_env": key_env}
+        page = partial(
+            _evaluation_page, request, evaluation_id, RefusedForm.of(exc, values), section="runs"
+        )
+        return await anyio.to_thread.run_sync(page)
+    state.machine_annotation.start(runs, chosen, endpoint)
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="annotation_started")
+
+
+@router.get("/evaluations/{evaluation_id}/resolutions")
+def resolutions(request: Request, _user: Admin, evaluation_id: str) -> Response:
+    state = web_state(request)
+    return render(
+        request,
+        "admin/resolutions.html",
+        {
+            "evaluation": state.evaluations.get(evaluation_id),
+            "resolutions": series_resolutions(state.db, state.schema, evaluation_id),
+        },
+    )
 
 
 @router.get("/evaluations/{evaluation_id}/agreement")
@@ -255,7 +385,7 @@ def _users_page(
         {
             "users": state.accounts.users(),
             "invitations": state.accounts.pending_invitations(),
-            "roles": list(Role),
+            "roles": ROLES_BY_PRIVILEGE,
             "invitation_link": invitation_link,
         },
         refused=refused,
@@ -268,7 +398,7 @@ def create_user(
     _user: Admin,
     username: Annotated[str, Form(max_length=200)],
     password: Annotated[str, Form(max_length=1000)],
-    role: Annotated[str, Form(max_length=50)],
+    role: Annotated[str, Form(max_length=50)] = "",
 ) -> Response:
     try:
         web_state(request).accounts.create_user(username, password, parse_role(role))
@@ -280,7 +410,9 @@ def create_user(
 
 
 @router.post("/invitations")
-def invite(request: Request, user: Admin, role: Annotated[str, Form(max_length=50)]) -> Response:
+def invite(
+    request: Request, user: Admin, role: Annotated[str, Form(max_length=50)] = ""
+) -> Response:
     try:
         token = web_state(request).accounts.invite(parse_role(role), created_by=user.id)
     except InputError as exc:

@@ -5,6 +5,7 @@ Annotators see the scenario and the turns; never the application or the testing 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -63,18 +64,20 @@ def qualification_page(request: Request, user: Annotator) -> Response:
 def _qualification_page(
     request: Request, user: SignedInUser, refused: RefusedForm | None = None
 ) -> Response:
-    state = web_state(request)
+    """The open attempt's draw, or why no attempt can be made now."""
+    qualification = web_state(request).qualification
+    status = qualification.status(user)
     return render(
         request,
         "annotate/qualification.html",
         {
-            "gold": state.qualification.gold.dialogues,
-            "category": state.schema.screening_category,
+            "gold": qualification.draw(user) if status.can_attempt else [],
+            "category": web_state(request).schema.screening_category,
             "prefix": gold_prefix,
             "context_of": _gold_context,
             "title_of": _gold_title,
-            "status": state.qualification.status(user),
-            "pass_mark": state.qualification.pass_mark,
+            "status": status,
+            "rules": qualification.rules,
         },
         refused=refused,
     )
@@ -90,12 +93,16 @@ def _gold_context(dialogue: GoldDialogue) -> dict[str, Any]:
 
 @router.post("/qualification")
 def submit_qualification(request: Request, user: Annotator, form: FormValues) -> Response:
-    state = web_state(request)
+    qualification = web_state(request).qualification
     try:
-        result = state.qualification.submit(user, form)
+        result = qualification.submit(user, form)
     except InputError as exc:
         return _qualification_page(request, user, RefusedForm.of(exc, values=form))
-    return render(request, "annotate/qualification_result.html", {"result": result})
+    return render(
+        request,
+        "annotate/qualification_result.html",
+        {"result": result, "status": qualification.status(user)},
+    )
 
 
 @router.post("/queues/{queue_id}/next")
@@ -132,13 +139,31 @@ def submit_task(request: Request, user: Annotator, token: str, form: FormValues)
         task = state.queue.task(user, token)
         answers = checked_answers(state.schema, task.category, form, len(task.dialogue.turns))
         state.queue.submit(
-            user, token, answers, flagged=form.get("flagged") == "yes", note=read_note(form)
+            user,
+            token,
+            answers,
+            flagged=form.get("flagged") == "yes",
+            note=read_note(form),
+            seconds_in_view=_seconds(form.get("seconds_in_view", "")),
         )
     except InputError as exc:
         return _task_page(request, user, token, RefusedForm.of(exc, values=form))
     except Conflict:
-        pass  # submitted twice: the first submission saved the pass
+        return redirect("/annotate", notice="pass_saved")  # submitted twice: the first saved
+    if form.get("advance") == "yes":  # auto-advance: straight on to the queue's next dialogue
+        following = state.queue.claim_next(user, task.queue_id)
+        if following is not None:
+            return redirect(f"/annotate/tasks/{following}", notice="pass_saved")
     return redirect("/annotate", notice="pass_saved")
+
+
+def _seconds(value: str) -> float | None:
+    """The page's measured seconds in view; anything unreadable counts as not measured."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) else None
 
 
 @router.post("/tasks/{token}/skip")

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import Response
 
+from corix.testing.packs import resolve_pack
 from corix.web.auth import Senior, only_seniors
 from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.routes._forms import FormValues
@@ -50,7 +51,14 @@ def _review_page(
 ) -> Response:
     detail = web_state(request).review.pass_detail(user, pass_id)
     return render(
-        request, "senior/review.html", {"detail": detail, "verdicts": VERDICTS}, refused=refused
+        request,
+        "senior/review.html",
+        {
+            "detail": detail,
+            "verdicts": VERDICTS,
+            "pack": resolve_pack(detail.dialogue.scenario),
+        },
+        refused=refused,
     )
 
 
@@ -91,7 +99,7 @@ def _consensus_page(
     return render(
         request,
         "senior/consensus.html",
-        {"view": view, "unresolved": UNRESOLVED},
+        {"view": view, "unresolved": UNRESOLVED, "pack": resolve_pack(view.dialogue.scenario)},
         refused=refused,
     )
 

@@ -18,11 +18,16 @@ from corix.web.routes._forms import FormValues
 from corix.web.schemas import ErrorOut, TurnOut
 from corix.web.services import Conflict, InputError, SignedInUser
 from corix.web.services.questionnaires import field_name as item_field
-from corix.web.services.tester_sessions import Status
+from corix.web.services.session_summary import session_summary
+from corix.web.services.tester_sessions import MessageLimitReached, Status
 from corix.web.state import web_state
 
 router = APIRouter(prefix="/tester", dependencies=[Depends(only_testers)])
 
+RESTART_NOTICE = (
+    "The assistant was restarted here and does not remember the messages above. "
+    "Repeat what it needs to know, or end the session."
+)
 FAILED_REPLY = (
     "Sorry, the assistant could not answer just now. Please try again, "
     "or end the session if this keeps happening."
@@ -105,6 +110,7 @@ def _chat_page(
             "chat": testers.chat(user, token),
             "pack": testers.pack(assignment),
             "failed_reply": FAILED_REPLY,
+            "restart_notice": RESTART_NOTICE,
             "max_chars": web_state(request).settings.max_message_chars,
         },
         refused=refused,
@@ -124,7 +130,8 @@ async def send_message(
         sent = await testers.send(user, token, message, expected_index=turn)
     except (InputError, Conflict) as exc:
         if wants_json(request):
-            return JSONResponse(ErrorOut(error=str(exc)).model_dump(), status_code=exc.status_code)
+            error = ErrorOut(error=str(exc), at_limit=isinstance(exc, MessageLimitReached))
+            return JSONResponse(error.model_dump(), status_code=exc.status_code)
         refused = RefusedForm.of(exc, values={"message": message})
         return await anyio.to_thread.run_sync(_chat_page, request, user, token, refused)
     if wants_json(request):
@@ -174,4 +181,14 @@ def submit_questionnaire(request: Request, user: Tester, token: str, form: FormV
         return _questionnaire_page(request, user, token, RefusedForm.of(exc, values=form))
     except Conflict:
         return redirect("/tester", notice="questionnaire_done")
-    return redirect("/tester", notice="session_done")
+    return redirect(f"/tester/a/{token}/summary")
+
+
+@router.get("/a/{token}/summary")
+def summary_page(request: Request, user: Tester, token: str) -> Response:
+    testers = web_state(request).testers
+    assignment = testers.assignment(user, token)
+    if assignment.status != Status.DONE:
+        return redirect(_next_page(token, assignment.status))
+    summary = session_summary(web_state(request).db, user, token)
+    return render(request, "tester/summary.html", {"summary": summary})

@@ -50,6 +50,9 @@ class PendingInvitation:
 
 
 def parse_role(value: str) -> Role:
+    """The role a form names; there is no default, so a missing role is refused."""
+    if not value:
+        raise InputError("choose a role", {"role": "choose a role"})
     try:
         return Role(value)
     except ValueError:

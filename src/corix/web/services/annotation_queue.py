@@ -1,6 +1,8 @@
 """The annotation queue: K passes per dialogue and category, by K different people.
 
-A dialogue of an evaluation series enters a category's queue once it is complete; the
+A dialogue of an evaluation series enters a category's queue once it is complete and the
+admin's selection takes it (:mod:`.annotation_selection`: by default every human session,
+never an automated run unasked); the
 categories gated on a violation also wait until a human risk-assessment pass records
 one (any pass: disagreements are kept, so a violation one annotator saw is characterized
 rather than voted away). Nobody is offered a dialogue they tested themselves or one they
@@ -30,7 +32,8 @@ from corix.web.security import new_token
 from corix.web.services._sql import lock_for_write
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.annotation_forms import stored_value
-from corix.web.services.clock import utcnow
+from corix.web.services.annotation_selection import selected_for_humans
+from corix.web.services.clock import as_utc, utcnow
 from corix.web.services.dialogues import BlindDialogue, blind_dialogue
 from corix.web.services.errors import Conflict, Forbidden, NotFound
 from corix.web.services.evaluations import evaluation_settings
@@ -48,8 +51,11 @@ class TaskStatus:
 COUNTED = (TaskStatus.OPEN, TaskStatus.DONE)
 
 
+HUMAN_ANNOTATOR_PREFIX = "user:"
+
+
 def annotator_name(user: SignedInUser) -> str:
-    return f"user:{user.username}"
+    return f"{HUMAN_ANNOTATOR_PREFIX}{user.username}"
 
 
 @dataclass(frozen=True)
@@ -167,7 +173,8 @@ class AnnotationQueue:
     ) -> list[str]:
         """Eligible dialogues, those closest to their K passes first (finishing items early
         makes consensus available sooner), ties in an order of their own per annotator."""
-        passes = evaluation_settings(s, evaluation_id).passes_per_item
+        settings = evaluation_settings(s, evaluation_id)
+        passes = settings.passes_per_item
         counts = (
             select(AnnotationTaskRow.session_id, func.count().label("n"))
             .where(
@@ -191,6 +198,9 @@ class AnnotationQueue:
                 SessionRow.id.not_in(mine),
                 or_(SessionRow.tester_id.is_(None), SessionRow.tester_id != user.id),
                 taken < passes,
+                selected_for_humans(
+                    s, evaluation_id, settings.human_annotation, settings.annotation_sample_size
+                ),
             )
         )
         if self._schema.category(category).gate.requires_violation:
@@ -256,11 +266,14 @@ class AnnotationQueue:
         *,
         flagged: bool,
         note: str | None,
+        seconds_in_view: float | None = None,
     ) -> None:
         """Store the pass with its answers and close the task, all or nothing.
 
         The task is closed first with a conditional update, so a form submitted twice
-        stores one pass.
+        stores one pass. The time on the item is what the page measured in view
+        (``seconds_in_view``), capped by the time since the claim, which stands in when the
+        page measured nothing (no script).
         """
         with self._db.session() as s:
             closed = s.execute(
@@ -277,12 +290,19 @@ class AnnotationQueue:
                     AnnotationTaskRow.category,
                     AnnotationTaskRow.pass_no,
                     AnnotationTaskRow.evaluation_id,
+                    AnnotationTaskRow.created_at,
                 )
             ).first()
             if closed is None:
                 _own_task(s, user, token)  # raises if it is not this annotator's
                 raise Conflict("this dialogue has already been submitted; thank you")
-            task_id, session_id, category, pass_no, evaluation_id = closed
+            task_id, session_id, category, pass_no, evaluation_id, claimed_at = closed
+            since_claim = (utcnow() - as_utc(claimed_at)).total_seconds()
+            seconds_on_item = (
+                since_claim
+                if seconds_in_view is None or seconds_in_view < 0
+                else min(seconds_in_view, since_claim)
+            )
             row = AnnotationPassRow(
                 session_id=session_id,
                 category=category,
@@ -315,7 +335,7 @@ class AnnotationQueue:
             s.execute(
                 update(AnnotationTaskRow)
                 .where(AnnotationTaskRow.id == task_id)
-                .values(pass_id=row.id)
+                .values(pass_id=row.id, seconds_on_item=round(seconds_on_item, 1))
                 .execution_options(synchronize_session=False)
             )
 

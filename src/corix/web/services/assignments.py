@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -13,12 +15,22 @@ from corix.assessment import AnnotationSchema
 from corix.domain import Level
 from corix.storage import Database
 from corix.storage.orm import ApplicationRow, EvaluationRow
-from corix.storage.orm_web import AnnotatorQueueRow, AssignmentRow, UserRow
+from corix.storage.orm_web import (
+    AnnotatorQueueRow,
+    ApplicationStatusRow,
+    AssignmentRow,
+    EvaluationSettingsRow,
+    UserRow,
+)
 from corix.web.roles import ANNOTATOR_ROLES, LEVEL_OF_TESTER, Role
 from corix.web.security import new_token
-from corix.web.services.balancing import balance_slots
+from corix.web.services.balancing import (
+    AssignmentDesign,
+    balance_slots,
+    counterbalance_slots,
+)
 from corix.web.services.briefings import draw_briefing
-from corix.web.services.errors import InputError, NotFound
+from corix.web.services.errors import Conflict, InputError, NotFound
 
 Slot = tuple[int, str]  # application id, scenario
 
@@ -41,42 +53,97 @@ class Assigner:
         self._schema = schema
 
     def assign_testers(
-        self, evaluation_id: str, user_ids: list[int], *, per_tester: int, seed: int
+        self,
+        evaluation_id: str,
+        user_ids: list[int],
+        *,
+        per_tester: int,
+        seed: int,
+        design: AssignmentDesign = AssignmentDesign.COUNTERBALANCED,
     ) -> int:
-        """Add ``per_tester`` balanced, randomized assignments for each tester; return how many."""
+        """Add ``per_tester`` assignments for each tester by ``design``; return how many.
+
+        The design's name is kept with the series' settings and every assignment keeps its
+        tester, application, scenario and position: the measurement can model tester effects.
+        """
         if not user_ids:
             raise InputError("choose at least one tester", {"testers": "none chosen"})
-        rng = random.Random(seed)
-        added = 0
         with self._db.session() as s:
-            evaluation = _evaluation(s, evaluation_id)
-            testers = _users(s, user_ids)
-            applications = list(
-                s.scalars(
-                    select(ApplicationRow.id)
-                    .where(ApplicationRow.evaluation_id == evaluation_id)
-                    .order_by(ApplicationRow.id)
-                )
+            return self._assign(s, evaluation_id, user_ids, per_tester, random.Random(seed), design)
+
+    def redraw(self, evaluation_id: str, *, seed: int, design: AssignmentDesign) -> int:
+        """Draw the series' assignments afresh (same testers, same counts) before it starts."""
+        rng = random.Random(seed)
+        with self._db.session() as s:
+            rows = list(
+                s.scalars(select(AssignmentRow).where(AssignmentRow.evaluation_id == evaluation_id))
             )
-            if not applications:
-                raise InputError("register an application first", {"testers": "no applications"})
-            slots: list[Slot] = [(a, sc) for a in applications for sc in evaluation.scenarios]
-            by_level: defaultdict[Level, list[int]] = defaultdict(list)
-            for user in testers:
-                level = LEVEL_OF_TESTER.get(Role(user.role))
-                if level is None:
-                    raise InputError(
-                        f"'{user.username}' is not a tester", {"testers": "not a tester"}
-                    )
-                if level.value not in evaluation.levels:
-                    raise InputError(
-                        f"this evaluation has no {level.value} level, which "
-                        f"'{user.username}' would test at",
-                        {"testers": "level not in evaluation"},
-                    )
-                by_level[level].append(user.id)
-            for level, ids in sorted(by_level.items()):
-                added += self._assign_level(s, evaluation_id, level, ids, slots, per_tester, rng)
+            if not rows:
+                raise InputError("assign testers first", {"testers": "none assigned"})
+            if any(row.session_id is not None or row.status != "assigned" for row in rows):
+                raise Conflict(
+                    "a tester has started a session: the design can no longer be redrawn"
+                )
+            counts = Counter(row.user_id for row in rows)
+            for row in rows:
+                s.delete(row)
+            s.flush()
+            by_count: defaultdict[int, list[int]] = defaultdict(list)
+            for user_id, count in sorted(counts.items()):
+                by_count[count].append(user_id)
+            return sum(
+                self._assign(s, evaluation_id, user_ids, count, rng, design)
+                for count, user_ids in sorted(by_count.items())
+            )
+
+    def _assign(
+        self,
+        s: Session,
+        evaluation_id: str,
+        user_ids: list[int],
+        per_tester: int,
+        rng: random.Random,
+        design: AssignmentDesign,
+    ) -> int:
+        added = 0
+        evaluation = _evaluation(s, evaluation_id)
+        testers = _users(s, user_ids)
+        applications = list(
+            s.scalars(
+                select(ApplicationRow.id)
+                .outerjoin(
+                    ApplicationStatusRow,
+                    ApplicationStatusRow.application_id == ApplicationRow.id,
+                )
+                .where(
+                    ApplicationRow.evaluation_id == evaluation_id,
+                    ApplicationStatusRow.retired_at.is_(None),
+                )
+                .order_by(ApplicationRow.id)
+            )
+        )
+        if not applications:
+            raise InputError("register an application first", {"testers": "no applications"})
+        settings = s.get(EvaluationSettingsRow, evaluation_id)
+        if settings is not None:
+            settings.assignment_design = design.value
+        by_level: defaultdict[Level, list[int]] = defaultdict(list)
+        for user in testers:
+            level = LEVEL_OF_TESTER.get(Role(user.role))
+            if level is None:
+                raise InputError(f"'{user.username}' is not a tester", {"testers": "not a tester"})
+            if level.value not in evaluation.levels:
+                raise InputError(
+                    f"this evaluation has no {level.value} level, which "
+                    f"'{user.username}' would test at",
+                    {"testers": "level not in evaluation"},
+                )
+            by_level[level].append(user.id)
+        for level, ids in sorted(by_level.items()):
+            design_of_level = partial(
+                _plan, design, applications, list(evaluation.scenarios), per_tester, rng
+            )
+            added += self._assign_level(s, evaluation_id, level, ids, design_of_level, rng)
         return added
 
     @staticmethod
@@ -85,9 +152,8 @@ class Assigner:
         evaluation_id: str,
         level: Level,
         user_ids: list[int],
-        slots: list[Slot],
-        per_tester: int,
-        rng: random.Random,
+        plan_for: Callable[[list[int], Counter[Slot], dict[int, set[Slot]]], dict[int, list[Slot]]],
+        briefing_rng: random.Random,
     ) -> int:
         existing = list(
             s.scalars(
@@ -102,11 +168,11 @@ class Assigner:
         for a in existing:
             taken[a.user_id].add((a.application_id, a.scenario))
         try:
-            plan = balance_slots(user_ids, slots, per_tester, rng=rng, load=load, taken=taken)
+            plan = plan_for(user_ids, load, dict(taken))
         except ValueError:
             raise InputError(
-                f"{per_tester} more session(s) per tester is more than the slots left "
-                f"(applications × scenarios not yet assigned to them)",
+                "that many more sessions per tester is more than the slots left "
+                "(applications × scenarios not yet assigned to them)",
                 {"per_tester": "too many"},
             ) from None
         for user_id, chosen in plan.items():
@@ -125,7 +191,7 @@ class Assigner:
                         scenario=scenario,
                         level=level.value,
                         position=(start or 0) + offset,
-                        briefing=draw_briefing(scenario, level, rng),
+                        briefing=draw_briefing(scenario, level, briefing_rng),
                     )
                 )
         return sum(len(chosen) for chosen in plan.values())
@@ -199,6 +265,22 @@ class Assigner:
                 queues[username].append(category)
         order = {category.id: category.order for category in self._schema.categories}
         return {user: sorted(ids, key=order.__getitem__) for user, ids in queues.items()}
+
+
+def _plan(
+    design: AssignmentDesign,
+    applications: list[int],
+    scenarios: list[str],
+    per_tester: int,
+    rng: random.Random,
+    testers: list[int],
+    load: Counter[Slot],
+    taken: dict[int, set[Slot]],
+) -> dict[int, list[Slot]]:
+    if design is AssignmentDesign.RANDOM:
+        slots = [(a, scenario) for a in applications for scenario in scenarios]
+        return balance_slots(testers, slots, per_tester, rng=rng, load=load, taken=taken)
+    return counterbalance_slots(testers, applications, scenarios, per_tester, rng=rng, taken=taken)
 
 
 def _evaluation(s: Session, evaluation_id: str) -> EvaluationRow:

@@ -24,8 +24,9 @@ from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.storage import Database
 from corix.storage.orm import ApplicationRow, RunRow
 from corix.testing.runner import execute_plan
+from corix.web.services.application_overview import ApplicationInfo
 from corix.web.services.errors import InputError
-from corix.web.services.evaluations import ApplicationInfo, EvaluationInfo
+from corix.web.services.evaluations import EvaluationInfo
 
 log = logging.getLogger(__name__)
 

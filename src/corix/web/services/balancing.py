@@ -1,12 +1,34 @@
-"""Balanced, randomized assignment of testers to application × scenario slots."""
+"""Assignment designs: which application × scenario slots each tester meets, in which order.
+
+Two designs: *counterbalanced* (the default; a Latin square of slots × positions where the
+counts allow) and *random* (balanced slot totals, random orders).
+"""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Hashable, Mapping, Sequence, Set
+from enum import StrEnum
 from typing import TypeVar
 
+
+class AssignmentDesign(StrEnum):
+    COUNTERBALANCED = "counterbalanced"
+    RANDOM = "random"
+
+    @property
+    def label(self) -> str:
+        return DESIGN_LABELS[self]
+
+
+DESIGN_LABELS = {
+    AssignmentDesign.COUNTERBALANCED: "Counterbalanced (Latin square of applications and orders)",
+    AssignmentDesign.RANDOM: "Random (even slot totals, random orders)",
+}
+
 SlotT = TypeVar("SlotT", bound=Hashable)
+AppT = TypeVar("AppT", bound=Hashable)
+ScenarioT = TypeVar("ScenarioT", bound=Hashable)
 
 
 def balance_slots(
@@ -47,3 +69,62 @@ def balance_slots(
         rng.shuffle(chosen)
         result[tester] = chosen
     return {tester: result[tester] for tester in testers}
+
+
+def counterbalanced_sequence(
+    row: int, applications: Sequence[AppT], scenarios: Sequence[ScenarioT]
+) -> list[tuple[AppT, ScenarioT]]:
+    """Row ``row`` of a counterbalanced design: every application × scenario slot once.
+
+    Position ``j = b·A + r`` of row ``i`` holds application ``(i + r) mod A`` and scenario
+    ``(i // A + b + r) mod S``: the application fixes ``r`` and then the scenario fixes
+    ``b``, so a row never repeats a slot. Consecutive positions change the application, so a
+    tester meets every application before meeting one twice; and over any ``A × S``
+    consecutive rows each position holds each slot exactly once — a Latin square of
+    slots × positions — so application, scenario and order are not confounded with
+    the tester. With fewer rows the design stays as even as the counts allow.
+    """
+    n_apps, n_scenarios = len(applications), len(scenarios)
+    if not n_apps or not n_scenarios:
+        raise ValueError("a design needs at least one application and one scenario")
+    return [
+        (
+            applications[(row + j % n_apps) % n_apps],
+            scenarios[(row // n_apps + j // n_apps + j % n_apps) % n_scenarios],
+        )
+        for j in range(n_apps * n_scenarios)
+    ]
+
+
+def counterbalance_slots(
+    testers: Sequence[int],
+    applications: Sequence[AppT],
+    scenarios: Sequence[ScenarioT],
+    per_tester: int,
+    *,
+    rng: random.Random,
+    taken: Mapping[int, Set[tuple[AppT, ScenarioT]]] | None = None,
+) -> dict[int, list[tuple[AppT, ScenarioT]]]:
+    """Give each tester the next ``per_tester`` slots of their row of the design.
+
+    Testers get rows in a random order (``rng``), so who meets which order is random while
+    the orders themselves stay balanced. Slots a tester already has are skipped.
+
+    Raises ``ValueError`` when a tester has fewer than ``per_tester`` slots left.
+    """
+    if per_tester < 1:
+        raise ValueError("each tester needs at least one slot")
+    already = taken or {}
+    rows = list(range(len(testers)))
+    rng.shuffle(rows)
+    result: dict[int, list[tuple[AppT, ScenarioT]]] = {}
+    for tester, row in zip(testers, rows, strict=True):
+        have = already.get(tester, set())
+        sequence = counterbalanced_sequence(row, applications, scenarios)
+        free = [slot for slot in sequence if slot not in have]
+        if len(free) < per_tester:
+            raise ValueError(
+                f"tester {tester} has {len(free)} slot(s) left, fewer than {per_tester}"
+            )
+        result[tester] = free[:per_tester]
+    return result

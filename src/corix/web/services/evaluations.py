@@ -13,12 +13,20 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from corix.apps import ADAPTERS, AdapterSpec
+from corix.apps.check import CheckReport
 from corix.domain import Level
 from corix.errors import CorixError
 from corix.storage import Database
 from corix.storage.orm import ApplicationRow, EvaluationRow, RunRow
-from corix.storage.orm_web import ApplicationOptionsRow, EvaluationSettingsRow
+from corix.storage.orm_web import (
+    ApplicationOptionsRow,
+    ApplicationStatusRow,
+    EvaluationSettingsRow,
+)
 from corix.testing.packs import PACK_FOLDERS
+from corix.web.services.annotation_selection import HumanAnnotation
+from corix.web.services.application_overview import ApplicationInfo, application_overview
+from corix.web.services.balancing import AssignmentDesign
 from corix.web.services.errors import InputError, NotFound
 
 HUMAN_RUN_PREFIX = "human-"
@@ -34,6 +42,10 @@ class EvaluationSettings:
     passes_per_item: int = 3
     review_rate: float = 0.2
     max_turns: int = 30
+    assignment_design: AssignmentDesign = AssignmentDesign.COUNTERBALANCED
+    """The design of the latest tester assignment (see :mod:`corix.web.services.balancing`)."""
+    human_annotation: HumanAnnotation = HumanAnnotation.ALL_HUMAN
+    annotation_sample_size: int = 0
 
     def problems(self) -> dict[str, str]:
         found: dict[str, str] = {}
@@ -57,14 +69,12 @@ class EvaluationInfo:
 
 
 @dataclass(frozen=True)
-class ApplicationInfo:
-    """An application as the admin sees it. Credentials are reported as present, never shown."""
+class ApplicationDraft:
+    """A checked-for-form application, ready to be checked by running it and then stored."""
 
-    id: int
     name: str
-    spec: str
-    options: dict[str, Any]
-    has_credentials: bool
+    spec: AdapterSpec
+    auth: dict[str, Any] | None
 
 
 def available_scenarios() -> list[str]:
@@ -81,7 +91,14 @@ def evaluation_settings(s: Session, evaluation_id: str) -> EvaluationSettings:
     row = s.get(EvaluationSettingsRow, evaluation_id)
     if row is None:
         return EvaluationSettings()
-    return EvaluationSettings(row.passes_per_item, row.review_rate, row.max_turns)
+    return EvaluationSettings(
+        row.passes_per_item,
+        row.review_rate,
+        row.max_turns,
+        AssignmentDesign(row.assignment_design),
+        HumanAnnotation(row.human_annotation),
+        row.annotation_sample_size,
+    )
 
 
 class Evaluations:
@@ -178,11 +195,27 @@ class Evaluations:
             settings=evaluation_settings(s, row.id),
         )
 
+    def choose_human_annotation(
+        self, evaluation_id: str, selection: HumanAnnotation, sample_size: int
+    ) -> None:
+        """Set which sessions go to human annotators (see :mod:`.annotation_selection`)."""
+        if selection is HumanAnnotation.SAMPLE and not 1 <= sample_size <= 1000:
+            raise InputError(
+                "a sample needs between 1 and 1000 sessions per cell",
+                {"sample_size": "between 1 and 1000"},
+            )
+        with self._db.session() as s:
+            row = s.get(EvaluationSettingsRow, evaluation_id)
+            if row is None:
+                raise NotFound(f"no evaluation '{evaluation_id}'")
+            row.human_annotation = selection.value
+            row.annotation_sample_size = sample_size if selection is HumanAnnotation.SAMPLE else 0
+
     # -- applications --------------------------------------------------------------------
-    def register_application(
+    def draft_application(
         self, evaluation_id: str, *, name: str, spec: str, credentials_json: str
-    ) -> int:
-        """Register an application under test; credentials stay in the database, server-side."""
+    ) -> ApplicationDraft:
+        """Check the form's fields; raise naming each one that does not fit."""
         self.get(evaluation_id)
         name, spec = name.strip(), spec.strip()
         problems: dict[str, str] = {}
@@ -197,34 +230,86 @@ class Evaluations:
         auth = _parse_credentials(credentials_json, problems)
         if problems:
             raise InputError("please fix the highlighted fields", problems)
+        return ApplicationDraft(name, parsed, auth)
+
+    def register_application(
+        self,
+        evaluation_id: str,
+        *,
+        name: str,
+        spec: str,
+        credentials_json: str,
+        check: CheckReport | None = None,
+    ) -> int:
+        """Store an application under test; credentials stay in the database, server-side.
+
+        The web's registration runs :func:`corix.apps.check.check_application` first (see
+        :mod:`corix.web.services.application_registry`) and passes its report to be kept.
+        """
+        draft = self.draft_application(
+            evaluation_id, name=name, spec=spec, credentials_json=credentials_json
+        )
+        return self.add_application(evaluation_id, draft, check=check)
+
+    def add_application(
+        self, evaluation_id: str, draft: ApplicationDraft, *, check: CheckReport | None = None
+    ) -> int:
         try:
             with self._db.session() as s:
-                row = ApplicationRow(
-                    name=name, spec=parsed.public(), auth=auth, evaluation_id=evaluation_id
-                )
-                s.add(row)
-                s.flush()
-                s.add(ApplicationOptionsRow(application_id=row.id, options=parsed.options))
-                return row.id
+                return insert_application(s, evaluation_id, draft, check)
         except IntegrityError:
             raise InputError(
-                f"an application named '{name}' exists already", {"name": "is taken"}
+                f"an application named '{draft.name}' exists already", {"name": "is taken"}
             ) from None
 
-    def applications(self, evaluation_id: str) -> list[ApplicationInfo]:
+    def applications(
+        self, evaluation_id: str, *, active_only: bool = False
+    ) -> list[ApplicationInfo]:
         with self._db.session() as s:
-            rows = s.execute(
-                select(ApplicationRow, ApplicationOptionsRow.options)
-                .outerjoin(
-                    ApplicationOptionsRow, ApplicationOptionsRow.application_id == ApplicationRow.id
-                )
-                .where(ApplicationRow.evaluation_id == evaluation_id)
-                .order_by(ApplicationRow.name)
-            )
-            return [
-                ApplicationInfo(r.id, r.name, r.spec, options or {}, bool(r.auth))
-                for r, options in rows
-            ]
+            found = application_overview(s, evaluation_id)
+        return [app for app in found if app.active] if active_only else found
+
+    def application(self, application_id: int) -> tuple[str, ApplicationInfo]:
+        """The application and the series it belongs to."""
+        with self._db.session() as s:
+            row = s.get(ApplicationRow, application_id)
+            if row is None or row.evaluation_id is None:
+                raise NotFound(f"no application {application_id}")
+            evaluation_id = row.evaluation_id
+        info = next(a for a in self.applications(evaluation_id) if a.id == application_id)
+        return evaluation_id, info
+
+
+def insert_application(
+    s: Session, evaluation_id: str, draft: ApplicationDraft, check: CheckReport | None
+) -> int:
+    version = None
+    if check is not None:
+        version = next((step.detail for step in check.steps if step.name == "version"), None)
+    row = ApplicationRow(
+        name=draft.name,
+        spec=draft.spec.public(),
+        auth=draft.auth,
+        evaluation_id=evaluation_id,
+        version=version or None,
+    )
+    s.add(row)
+    s.flush()
+    s.add(ApplicationOptionsRow(application_id=row.id, options=draft.spec.options))
+    s.add(ApplicationStatusRow(application_id=row.id, check=_check_record(check)))
+    return row.id
+
+
+def _check_record(check: CheckReport | None) -> dict[str, Any]:
+    if check is None:
+        return {}
+    return {
+        "ok": check.ok,
+        "steps": [
+            {"name": step.name, "ms": round(step.elapsed_ms, 1), "ok": step.ok}
+            for step in check.steps
+        ],
+    }
 
 
 def _parse_credentials(text: str, problems: dict[str, str]) -> dict[str, Any] | None:

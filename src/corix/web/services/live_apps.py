@@ -2,8 +2,11 @@
 
 Applications keep dialogue state that cannot be stored, so each human session's
 :class:`AppSession` lives in this process for as long as the session runs. A browser refresh
-finds it again; a server restart loses it, and the next turn starts a fresh dialogue with
-the application (the turn records that in its ``meta``).
+finds it again. After a server restart the next turn starts a fresh dialogue and replays the
+stored turns into it where the application takes its context that way (chat endpoints:
+the turn's ``meta`` says ``dialogue_resumed``); otherwise (an ARIA submission keeps its
+state on its side) the dialogue restarts, the turn's ``meta`` says ``dialogue_restarted``
+and the tester is shown where.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +33,9 @@ class Exchange:
     reply: AppReply
     latency_ms: float
     restarted: bool
-    """The dialogue was started afresh because the previous one was lost (server restart)."""
+    """The dialogue was lost (server restart) and started afresh without its context."""
+    resumed: bool = False
+    """The dialogue was lost and rebuilt from the stored turns."""
 
 
 @dataclass
@@ -65,26 +71,35 @@ class LiveApplications:
             return None
 
     async def exchange(
-        self, session_id: str, application_id: int, text: str, *, has_history: bool
+        self,
+        session_id: str,
+        application_id: int,
+        text: str,
+        *,
+        history: Callable[[], Sequence[tuple[str, str]]] | None,
     ) -> Exchange:
         """Send one message in the session's dialogue; failures come back as an error reply.
 
-        ``has_history``: the session already has turns, so a missing dialogue was lost.
+        ``history`` loads the session's answered turns (user text, reply); ``None`` when the
+        session has no turns yet. It is read only when the live dialogue was lost.
         """
         started = time.perf_counter()
-        restarted = False
+        restarted = resumed = False
         try:
             dialogue = self._dialogues.get(session_id)
             if dialogue is None:
                 opened = await self._opened(application_id)
                 dialogue = await opened.app.start_session()
                 self._dialogues[session_id] = dialogue
-                restarted = has_history
+                if history is not None:
+                    earlier = await anyio.to_thread.run_sync(history)
+                    resumed = await dialogue.replay(earlier)
+                    restarted = not resumed
             reply = await dialogue.respond(text)
         except Exception as exc:  # an adapter that raises instead of returning an error
             reply = AppReply(error=f"{type(exc).__name__}: {exc}")
         latency_ms = (time.perf_counter() - started) * 1000
-        return Exchange(reply=reply, latency_ms=latency_ms, restarted=restarted)
+        return Exchange(reply=reply, latency_ms=latency_ms, restarted=restarted, resumed=resumed)
 
     async def end(self, session_id: str) -> None:
         dialogue = self._dialogues.pop(session_id, None)

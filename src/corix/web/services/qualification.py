@@ -1,22 +1,29 @@
-"""The qualification test: screening questions on gold dialogues, scored against a pass mark.
+"""The qualification test: a fresh random draw of gold dialogues per attempt, scored against a
+pass mark, with a limit on attempts and a cool-down after a failed one.
 
 An annotator sees real dialogues only after passing. The score is the share of scored gold
-answers matched; a follow-up the annotator's own answers hide counts as missed.
+answers matched; a follow-up the annotator's own answers hide counts as missed. Feedback is
+given per question, as counts over the draw, never as the expected answers: the gold pool
+is small, and an answer key shown once would be copied into every later attempt.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
 
 from corix.assessment import AnnotationSchema, Answer
 from corix.storage import Database
-from corix.storage.orm_web import QualificationAttemptRow
+from corix.storage.orm_web import QualificationAttemptRow, QualificationDrawRow
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.annotation_forms import checked_answers
-from corix.web.services.errors import InputError
+from corix.web.services.clock import as_utc, utcnow
+from corix.web.services.errors import Conflict, Forbidden, InputError
 from corix.web.services.training import GoldDialogue, GoldSet, gold_answers
 
 
@@ -25,27 +32,28 @@ def gold_prefix(dialogue: GoldDialogue) -> str:
 
 
 @dataclass(frozen=True)
-class QuestionResult:
-    question_id: str
-    expected: str | float
-    given: str | float | None
-
-    @property
-    def correct(self) -> bool:
-        return self.given == self.expected
+class QualificationRules:
+    pass_mark: float = 0.8
+    draw_size: int = 4
+    max_attempts: int = 3
+    cooldown: timedelta = timedelta(minutes=30)
+    """Wait after a failed attempt, so a retake follows a look at the training material."""
 
 
 @dataclass(frozen=True)
-class DialogueResult:
-    dialogue: GoldDialogue
-    questions: list[QuestionResult]
+class QuestionFeedback:
+    """How many of the draw's scored answers to one question matched the gold answers."""
+
+    question: str
+    matched: int
+    scored: int
 
 
 @dataclass(frozen=True)
 class QualificationResult:
     score: float
     pass_mark: float
-    dialogues: list[DialogueResult]
+    feedback: list[QuestionFeedback]
 
     @property
     def passed(self) -> bool:
@@ -57,67 +65,178 @@ class QualificationStatus:
     passed: bool
     attempts: int
     best_score: float | None
+    max_attempts: int
+    next_attempt_at: datetime | None
+    """When the cool-down after the last failed attempt ends; None when it has ended."""
+
+    @property
+    def attempts_left(self) -> int:
+        return max(self.max_attempts - self.attempts, 0)
+
+    @property
+    def locked(self) -> bool:
+        """Every attempt used without passing: only the evaluation team can help now."""
+        return not self.passed and self.attempts_left == 0
+
+    @property
+    def can_attempt(self) -> bool:
+        return not self.passed and not self.locked and self.next_attempt_at is None
 
 
 def score_answers(
     schema: AnnotationSchema,
-    gold: GoldSet,
+    dialogues: Sequence[GoldDialogue],
     given: Mapping[str, list[Answer]],
     *,
     pass_mark: float,
 ) -> QualificationResult:
-    """Score answers (gold dialogue id → answers in stored form) against the gold set."""
-    results: list[DialogueResult] = []
-    matched = total = 0
-    for dialogue in gold.dialogues:
+    """Score answers (gold dialogue id → answers in stored form) against the drawn dialogues."""
+    tallies: dict[str, list[int]] = {}
+    for dialogue in dialogues:
         answered = {a.question_id: a.value for a in given.get(dialogue.id, [])}
-        questions = [
-            QuestionResult(
-                question_id=expected.question_id,
-                expected=expected.value if expected.value is not None else "",
-                given=answered.get(expected.question_id),
-            )
-            for expected in gold_answers(schema, dialogue)
-        ]
-        matched += sum(q.correct for q in questions)
-        total += len(questions)
-        results.append(DialogueResult(dialogue, questions))
-    return QualificationResult(matched / total if total else 0.0, pass_mark, results)
+        for expected in gold_answers(schema, dialogue):
+            tally = tallies.setdefault(expected.question_id, [0, 0])
+            tally[0] += answered.get(expected.question_id) == expected.value
+            tally[1] += 1
+    screening = schema.screening_category
+    feedback = [
+        QuestionFeedback(question.text, *tallies[question.id])
+        for question in screening.questions
+        if question.id in tallies
+    ]
+    matched = sum(item.matched for item in feedback)
+    scored = sum(item.scored for item in feedback)
+    return QualificationResult(matched / scored if scored else 0.0, pass_mark, feedback)
 
 
 class Qualification:
     def __init__(
-        self, db: Database, schema: AnnotationSchema, gold: GoldSet, *, pass_mark: float
+        self,
+        db: Database,
+        schema: AnnotationSchema,
+        gold: GoldSet,
+        rules: QualificationRules,
+        *,
+        rng: random.Random | None = None,
     ) -> None:
+        if rules.draw_size > len(gold.dialogues):
+            raise ValueError(
+                f"a draw of {rules.draw_size} needs at least as many gold dialogues "
+                f"(the set has {len(gold.dialogues)})"
+            )
         self._db = db
         self._schema = schema
+        self._by_id = {dialogue.id: dialogue for dialogue in gold.dialogues}
+        self._rng = rng or random.SystemRandom()
         self.gold = gold
-        self.pass_mark = pass_mark
+        self.rules = rules
         self.test_version = f"{schema.id}-{schema.version}/gold-{gold.version}"
+
+    @property
+    def pass_mark(self) -> float:
+        return self.rules.pass_mark
 
     def status(self, user: SignedInUser) -> QualificationStatus:
         with self._db.session() as s:
-            attempts, best, passed = s.execute(
-                select(
-                    func.count(),
-                    func.max(QualificationAttemptRow.score),
-                    func.count().filter(QualificationAttemptRow.passed.is_(True)),
-                ).where(
-                    QualificationAttemptRow.user_id == user.id,
-                    QualificationAttemptRow.test_version == self.test_version,
-                )
-            ).one()
-            return QualificationStatus(bool(passed), attempts or 0, best)
+            return self._status(s, user)
+
+    def _status(self, s: Session, user: SignedInUser) -> QualificationStatus:
+        mine = (
+            QualificationAttemptRow.user_id == user.id,
+            QualificationAttemptRow.test_version == self.test_version,
+        )
+        attempts, best, passed = s.execute(
+            select(
+                func.count(),
+                func.max(QualificationAttemptRow.score),
+                func.count().filter(QualificationAttemptRow.passed.is_(True)),
+            ).where(*mine)
+        ).one()
+        last = s.scalar(select(func.max(QualificationAttemptRow.created_at)).where(*mine))
+        next_attempt_at = None
+        if last is not None and not passed:
+            ends = as_utc(last) + self.rules.cooldown
+            next_attempt_at = ends if ends > utcnow() else None
+        return QualificationStatus(
+            bool(passed), attempts or 0, best, self.rules.max_attempts, next_attempt_at
+        )
 
     def is_qualified(self, user: SignedInUser) -> bool:
         return self.status(user).passed
 
+    def draw(self, user: SignedInUser) -> list[GoldDialogue]:
+        """The dialogues of the user's open attempt, drawn now if there is none.
+
+        A new draw avoids the previous attempt's dialogues while the pool allows it, so a
+        retake never repeats the dialogues whose feedback was just seen.
+        """
+        with self._db.session() as s:
+            self._check_may_attempt(self._status(s, user))
+            open_draw = self._open_draw(s, user)
+            if open_draw is not None:
+                return self._dialogues(open_draw)
+            previous = s.scalars(
+                select(QualificationDrawRow.dialogue_ids)
+                .where(
+                    QualificationDrawRow.user_id == user.id,
+                    QualificationDrawRow.test_version == self.test_version,
+                )
+                .order_by(QualificationDrawRow.id.desc())
+                .limit(1)
+            ).first()
+            pool = sorted(self._by_id)
+            fresh = [dialogue_id for dialogue_id in pool if dialogue_id not in (previous or [])]
+            candidates = fresh if len(fresh) >= self.rules.draw_size else pool
+            chosen = self._rng.sample(candidates, self.rules.draw_size)
+            row = QualificationDrawRow(
+                user_id=user.id, test_version=self.test_version, dialogue_ids=chosen
+            )
+            s.add(row)
+            return self._dialogues(row)
+
     def submit(self, user: SignedInUser, form: Mapping[str, str]) -> QualificationResult:
-        """Check that every gold dialogue is fully answered, score it and record the attempt."""
+        """Check the open draw is fully answered, score it and record the attempt."""
+        with self._db.session() as s:
+            self._check_may_attempt(self._status(s, user))
+            draw = self._open_draw(s, user)
+            if draw is None:
+                raise Conflict("this test was already submitted; open the test again")
+            dialogues = self._dialogues(draw)
+            given = self._checked(dialogues, form)
+            result = score_answers(self._schema, dialogues, given, pass_mark=self.pass_mark)
+            attempt = QualificationAttemptRow(
+                user_id=user.id,
+                test_version=self.test_version,
+                score=result.score,
+                pass_mark=self.pass_mark,
+                passed=result.passed,
+                answers={
+                    dialogue_id: {a.question_id: a.value for a in answers}
+                    for dialogue_id, answers in given.items()
+                },
+            )
+            s.add(attempt)
+            s.flush()
+            # Claim the draw conditionally: of two submissions of one draw, one counts.
+            claimed = s.execute(
+                update(QualificationDrawRow)
+                .where(
+                    QualificationDrawRow.id == draw.id, QualificationDrawRow.attempt_id.is_(None)
+                )
+                .values(attempt_id=attempt.id)
+                .execution_options(synchronize_session=False)
+            )
+            if claimed.rowcount != 1:  # type: ignore[attr-defined]
+                raise Conflict("this test was already submitted; open the test again")
+            return result
+
+    def _checked(
+        self, dialogues: Sequence[GoldDialogue], form: Mapping[str, str]
+    ) -> dict[str, list[Answer]]:
         screening = self._schema.screening_category
         given: dict[str, list[Answer]] = {}
         problems: dict[str, str] = {}
-        for dialogue in self.gold.dialogues:
+        for dialogue in dialogues:
             try:
                 given[dialogue.id] = checked_answers(
                     self._schema,
@@ -130,19 +249,30 @@ class Qualification:
                 problems.update(exc.problems)
         if problems:
             raise InputError("please answer every question of every dialogue", problems)
-        result = score_answers(self._schema, self.gold, given, pass_mark=self.pass_mark)
-        with self._db.session() as s:
-            s.add(
-                QualificationAttemptRow(
-                    user_id=user.id,
-                    test_version=self.test_version,
-                    score=result.score,
-                    pass_mark=self.pass_mark,
-                    passed=result.passed,
-                    answers={
-                        dialogue_id: {a.question_id: a.value for a in answers}
-                        for dialogue_id, answers in given.items()
-                    },
-                )
+        return given
+
+    def _check_may_attempt(self, status: QualificationStatus) -> None:
+        if status.passed:
+            raise Conflict("you have passed the qualification test already")
+        if status.locked:
+            raise Forbidden(
+                "you have used every attempt at the qualification test; "
+                "ask your evaluation team to talk it through"
             )
-        return result
+        if status.next_attempt_at is not None:
+            raise Forbidden(
+                "the next attempt opens at "
+                f"{status.next_attempt_at:%H:%M} UTC; read the training material meanwhile"
+            )
+
+    def _open_draw(self, s: Session, user: SignedInUser) -> QualificationDrawRow | None:
+        return s.scalars(
+            select(QualificationDrawRow).where(
+                QualificationDrawRow.user_id == user.id,
+                QualificationDrawRow.test_version == self.test_version,
+                QualificationDrawRow.attempt_id.is_(None),
+            )
+        ).first()
+
+    def _dialogues(self, draw: QualificationDrawRow) -> list[GoldDialogue]:
+        return [self._by_id[dialogue_id] for dialogue_id in draw.dialogue_ids]

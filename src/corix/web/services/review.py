@@ -42,6 +42,7 @@ class PassDetail:
     summary: PassSummary
     dialogue: BlindDialogue
     answers: dict[AnswerKey, str | float]
+    seconds_on_item: float | None
 
 
 class Review:
@@ -90,6 +91,11 @@ class Review:
                     for a in row.answers
                     if a.value_num is not None or a.value_text is not None
                 },
+                seconds_on_item=s.scalar(
+                    select(AnnotationTaskRow.seconds_on_item).where(
+                        AnnotationTaskRow.pass_id == pass_id
+                    )
+                ),
             )
 
     def record_review(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import anyio
@@ -44,6 +45,15 @@ class Status:
     DONE = "done"
 
 
+# Marks in a turn's ``meta`` when the live dialogue was lost (a server restart) before it.
+RESTARTED = "dialogue_restarted"
+RESUMED = "dialogue_resumed"
+
+
+class MessageLimitReached(Conflict):
+    """A message past the session's limit; the chat replaces its form with the notice."""
+
+
 @dataclass(frozen=True)
 class TesterAssignment:
     token: str
@@ -62,6 +72,8 @@ class ChatTurn:
     user_text: str
     reply: str | None
     """``None`` when the application failed; the page shows a polite notice instead."""
+    restarted: bool = False
+    """The application lost the dialogue before this turn and started it afresh."""
 
 
 @dataclass(frozen=True)
@@ -231,18 +243,25 @@ class TesterSessions:
             if expected_index is not None and expected_index != index:
                 return _resubmitted(state.earlier, text)
             if index >= state.max_turns:
-                raise Conflict(
+                raise MessageLimitReached(
                     f"this session has reached its limit of {state.max_turns} messages; "
                     "please end it"
                 )
             exchange = await self._live.exchange(
-                state.session_id, state.application_id, text, has_history=index > 0
+                state.session_id,
+                state.application_id,
+                text,
+                history=partial(self._answered_turns, state.session_id) if index else None,
             )
             reply = exchange.reply
             error = reply.error
             if error is None and reply.text is None:
                 error = "the application returned no text"
-            meta: dict[str, Any] = {"dialogue_restarted": True} if exchange.restarted else {}
+            meta: dict[str, Any] = {}
+            if exchange.restarted:
+                meta[RESTARTED] = True
+            elif exchange.resumed:
+                meta[RESUMED] = True
             await anyio.to_thread.run_sync(
                 self._store_turn,
                 TurnRow(
@@ -258,7 +277,21 @@ class TesterSessions:
                     created_at=utcnow(),
                 ),
             )
-        return ChatTurn(index=index, user_text=text, reply=reply.text if reply.ok else None)
+        return ChatTurn(
+            index=index,
+            user_text=text,
+            reply=reply.text if reply.ok else None,
+            restarted=exchange.restarted,
+        )
+
+    def _answered_turns(self, session_id: str) -> list[tuple[str, str]]:
+        """The session's turns the application answered: the context a replay rebuilds."""
+        with self._db.session() as s:
+            return [
+                (turn.user_text, turn.reply)
+                for turn in _turns(s, session_id)
+                if turn.reply is not None
+            ]
 
     def _turn_state(self, user: SignedInUser, token: str, expected_index: int | None) -> _TurnState:
         """What sending a turn needs, read in one transaction (this is the hot path)."""
@@ -419,12 +452,13 @@ def _turn_count(s: Session, session_id: str) -> int:
 
 def _turns(s: Session, session_id: str) -> list[ChatTurn]:
     rows = s.execute(
-        select(TurnRow.idx, TurnRow.user_text, TurnRow.response_text, TurnRow.error)
+        select(TurnRow.idx, TurnRow.user_text, TurnRow.response_text, TurnRow.error, TurnRow.meta)
         .where(TurnRow.session_id == session_id)
         .order_by(TurnRow.idx)
     )
     return [
-        ChatTurn(idx, text, reply if error is None else None) for idx, text, reply, error in rows
+        ChatTurn(idx, text, reply if error is None else None, bool((meta or {}).get(RESTARTED)))
+        for idx, text, reply, error, meta in rows
     ]
 
 

@@ -31,6 +31,17 @@
     status.hidden = !text;
   }
 
+  // The form goes away at the limit (not just hidden: a styled button ignores `hidden`),
+  // replaced by the same warning the server renders.
+  function reachLimit(limit) {
+    const warning = document.createElement("div");
+    warning.className = "warning";
+    warning.id = "limit-reached";
+    warning.textContent = "You have reached the limit of " + limit + " messages. Please end the session.";
+    say("", false);
+    form.replaceWith(warning);
+  }
+
   function updateCounter() {
     if (counter) counter.textContent = message.value.length + " / " + message.maxLength;
   }
@@ -72,10 +83,21 @@
       const data = await response.json();
       if (!response.ok) {
         item.remove();
+        if (data.at_limit) {
+          reachLimit(Number(used.dataset.max));
+          return;
+        }
         say(data.error || "The message could not be sent.", true);
         return;
       }
       item.id = "turn-" + data.index;
+      if (data.restarted) {
+        const marker = document.createElement("p");
+        marker.className = "restart-marker";
+        marker.setAttribute("role", "note");
+        marker.textContent = transcript.dataset.restartNotice;
+        item.insertBefore(marker, item.firstChild);
+      }
       const reply = bubble(data.failed ? "assistant failed" : "assistant", "Assistant", data.reply);
       item.replaceChild(reply, pending);
       const sent = data.index + 1;
@@ -85,9 +107,8 @@
       const limit = Number(used.dataset.max);
       used.textContent = sent + " of " + limit + " messages used";
       if (sent >= limit) {
-        message.disabled = true;
-        send.hidden = true;
-        say("You have reached the limit of " + limit + " messages. Please end the session.", true);
+        reachLimit(limit);
+        return;
       }
       item.scrollIntoView({ block: "end", behavior: "smooth" });
     } catch (error) {

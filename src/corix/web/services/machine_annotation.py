@@ -1,0 +1,112 @@
+"""Automated annotators started from the admin pages, run in the server's event loop.
+
+The same code as ``corix annotate`` (:func:`corix.assessment.runner.annotate_run_async`),
+on one run of a series or on every run of it. What is already stored is skipped, so
+starting it twice does no harm. The reference annotator runs offline; the LLM annotator
+uses the built-in mock model unless an OpenAI-compatible endpoint is given, whose API
+key is read from a named environment variable of the server, never from the form.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from enum import StrEnum
+
+from pydantic import ValidationError
+from sqlalchemy import select
+
+from corix.assessment.annotation_options import AnnotateOptions
+from corix.assessment.runner import annotate_run_async
+from corix.llm import EndpointConfig, LLMClient
+from corix.llm.mock_model import MOCK_MODEL_NAME
+from corix.storage import Database
+from corix.storage.orm import RunRow
+from corix.web.services.errors import InputError
+
+log = logging.getLogger(__name__)
+
+
+class MachineAnnotator(StrEnum):
+    REFERENCE = "reference"
+    LLM = "llm"
+
+    @property
+    def label(self) -> str:
+        return MACHINE_LABELS[self]
+
+
+MACHINE_LABELS = {
+    MachineAnnotator.REFERENCE: "Reference annotator (rules, offline)",
+    MachineAnnotator.LLM: "LLM annotator",
+}
+EVERY_RUN = "all"
+
+
+def llm_endpoint(url: str, model: str, key_env: str) -> EndpointConfig:
+    """The LLM annotator's endpoint: the built-in mock model when no URL is given."""
+    try:
+        if not url.strip():
+            return EndpointConfig(name="mock", transport="mock", model=MOCK_MODEL_NAME)
+        if not model.strip():
+            raise InputError("an endpoint needs a model name", {"model": "required"})
+        return EndpointConfig(
+            name="annotator",
+            base_url=url.strip(),
+            model=model.strip(),
+            api_key_env=key_env.strip() or None,
+        )
+    except ValidationError as exc:
+        raise InputError(f"the endpoint is not valid: {exc.errors()[0]['msg']}") from None
+
+
+class MachineAnnotations:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def runs_of(self, evaluation_id: str, chosen: str) -> list[str]:
+        """The run ids to annotate: one run of the series, or all of them (``all``)."""
+        with self._db.session() as s:
+            runs = list(s.scalars(select(RunRow.id).where(RunRow.evaluation_id == evaluation_id)))
+        if chosen == EVERY_RUN:
+            return runs
+        if chosen not in runs:
+            raise InputError("choose a run of this series", {"run": "unknown"})
+        return [chosen]
+
+    def start(
+        self, run_ids: list[str], annotator: MachineAnnotator, endpoint: EndpointConfig | None
+    ) -> None:
+        """Schedule the annotation of ``run_ids``. Must be called in the event loop."""
+        task = asyncio.get_running_loop().create_task(self._run(run_ids, annotator, endpoint))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run(
+        self, run_ids: list[str], annotator: MachineAnnotator, endpoint: EndpointConfig | None
+    ) -> None:
+        try:
+            if endpoint is None:
+                for run_id in run_ids:
+                    await annotate_run_async(self._db, run_id, annotator, options=AnnotateOptions())
+                return
+            async with LLMClient(endpoint) as client:
+                for run_id in run_ids:
+                    await annotate_run_async(
+                        self._db, run_id, annotator, options=AnnotateOptions(), client=client
+                    )
+        except Exception:
+            log.exception("annotating %s with '%s' failed", ", ".join(run_ids), annotator)
+
+    @property
+    def running(self) -> int:
+        return len(self._tasks)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -1,0 +1,124 @@
+"""Applications with a lifecycle: checked at registration, versioned, retired, failures shown."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import select
+from web_support import Browser, World, say, start_next_session
+
+from corix.storage.orm import ApplicationRow
+from corix.storage.orm_web import ApplicationStatusRow, AssignmentRow
+from corix.web.services.application_registry import next_version_name
+
+MakeBrowser = Callable[[], Browser]
+DEAD_ENDPOINT = "openai:http://127.0.0.1:9/v1?model=zz-hidden-model&retries=0&timeout=2"
+
+
+async def _admin(browser: MakeBrowser) -> Browser:
+    b = browser()
+    await b.login("admin")
+    return b
+
+
+def _names(world: World) -> set[str]:
+    with world.state.db.session() as s:
+        return set(s.scalars(select(ApplicationRow.name)))
+
+
+async def test_registration_refuses_an_application_that_fails_its_check(
+    world: World, browser: MakeBrowser
+) -> None:
+    b = await _admin(browser)
+    url = f"/admin/evaluations/{world.evaluation_id}/applications"
+    before = _names(world)
+    unknown = await b.post(url, {"name": "Ghost", "spec": "demo:nonexistent"})
+    assert unknown.status_code == 422
+    assert "unknown demo variant &#39;nonexistent&#39;" in unknown.text
+    dead = await b.post(url, {"name": "Dead", "spec": DEAD_ENDPOINT})
+    assert dead.status_code == 422 and "respond failed" in dead.text
+    assert _names(world) == before  # nothing stored
+
+    ok = await b.post(url, {"name": "Plain Bot", "spec": "demo:guarded"})
+    assert ok.headers["location"].endswith("notice=application_registered")
+    with world.state.db.session() as s:
+        row = s.scalars(select(ApplicationRow).where(ApplicationRow.name == "Plain Bot")).one()
+        status = s.get(ApplicationStatusRow, row.id)
+    assert row.version is not None and row.version.startswith("corix-demo")
+    assert status is not None and status.check["ok"] is True
+    assert [step["name"] for step in status.check["steps"]][:2] == ["open", "version"]
+
+
+async def test_editing_makes_a_new_version_and_moves_unstarted_assignments(
+    world: World, browser: MakeBrowser
+) -> None:
+    world.assign_tester("felix", per_tester=2)
+    old_id = world.applications["Acme Sentinel"]
+    b = await _admin(browser)
+    refused = await b.post(f"/admin/applications/{old_id}/versions", {"spec": "demo:nonexistent"})
+    assert refused.status_code == 422 and "Acme Sentinel v2" not in _names(world)
+
+    edited = await b.post(f"/admin/applications/{old_id}/versions", {"spec": "demo:unguarded"})
+    assert edited.headers["location"].endswith("notice=application_versioned")
+    with world.state.db.session() as s:
+        new = s.scalars(
+            select(ApplicationRow).where(ApplicationRow.name == "Acme Sentinel v2")
+        ).one()
+        old_status = s.get(ApplicationStatusRow, old_id)
+        assigned = set(s.scalars(select(AssignmentRow.application_id)))
+    assert new.spec == "demo:unguarded"
+    assert old_status is not None and old_status.replaced_by == new.id and old_status.retired_at
+    assert old_id not in assigned and new.id in assigned
+    page = await b.get(f"/admin/evaluations/{world.evaluation_id}")
+    assert "replaced by Acme Sentinel v2" in page.text
+    again = await b.post(f"/admin/applications/{old_id}/versions", {"spec": "demo:guarded"})
+    assert again.status_code == 409  # a replaced version is not edited again
+
+
+async def test_retiring_withdraws_unstarted_assignments_and_new_ones_skip_it(
+    world: World, browser: MakeBrowser
+) -> None:
+    world.assign_tester("felix", per_tester=2)
+    with world.state.db.session() as s:  # the application felix would meet first
+        retired = s.scalars(
+            select(AssignmentRow.application_id).where(AssignmentRow.position == 1)
+        ).one()
+    b = await _admin(browser)
+    done = await b.post(f"/admin/applications/{retired}/retire")
+    assert done.headers["location"].endswith("notice=application_retired")
+    world.assign_tester("fay", per_tester=1)
+    with world.state.db.session() as s:
+        rows = list(s.scalars(select(AssignmentRow)))
+    assert rows and retired not in {row.application_id for row in rows}
+    for user in ("felix", "fay"):  # sessions stay numbered 1, 2, … without gaps
+        positions = sorted(r.position for r in rows if r.user_id == world.user(user).id)
+        assert positions == list(range(1, len(positions) + 1))
+    page = await b.get(f"/admin/evaluations/{world.evaluation_id}")
+    assert "retired" in page.text and f"/admin/applications/{retired}/retire" not in page.text
+
+
+async def test_failures_during_the_series_are_shown_to_the_admin(
+    world: World, browser: MakeBrowser
+) -> None:
+    # An endpoint that passed its check at registration and went down later.
+    broken = world.state.evaluations.register_application(
+        world.evaluation_id, name="Flaky Endpoint", spec=DEAD_ENDPOINT, credentials_json=""
+    )
+    world.assign_tester("fay", per_tester=1)
+    with world.state.db.session() as s:
+        for assignment in s.scalars(select(AssignmentRow)):
+            assignment.application_id = broken
+    tester = browser()
+    await tester.login("fay")
+    token = await start_next_session(tester)
+    assert (await say(tester, token, "Hello?", 0)).json()["failed"] is True
+
+    page = await (await _admin(browser)).get(f"/admin/evaluations/{world.evaluation_id}")
+    row = page.text.split(f'data-application="{broken}"', 1)[1].split("</tr>", 1)[0]
+    assert "1 session with errors" in row and "127.0.0.1:9" in row
+
+
+def test_version_names_count_up_and_skip_names_in_use() -> None:
+    assert next_version_name("Acme", set()) == "Acme v2"
+    assert next_version_name("Acme v2", set()) == "Acme v3"
+    assert next_version_name("Acme", {"Acme v2", "Acme v3"}) == "Acme v4"
