@@ -1,9 +1,10 @@
+import time
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, Field
 
-from corix.config import load_yaml_model, parse_yaml_model
+from corix.config import MAX_DEPTH, load_yaml_model, parse_yaml_model
 from corix.errors import ConfigError
 
 
@@ -65,3 +66,51 @@ def test_scalars_keep_their_yaml_types() -> None:
     )
     assert data.title == "3"
     assert data.items[0].weight == 2.5
+
+
+class Loose(BaseModel):
+    model_config = {"extra": "allow"}
+
+
+def _alias_bomb(levels: int = 9, width: int = 9) -> str:
+    lines = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for level in range(1, levels):
+        refs = ", ".join([f"*a{level - 1}"] * width)
+        lines.append(f"a{level}: &a{level} [{refs}]")
+    return "\n".join(lines) + "\n"
+
+
+def test_an_alias_bomb_is_refused_quickly() -> None:
+    # Fully expanded this is 9**9 (387 million) strings; the budget stops it at once.
+    started = time.perf_counter()
+    with pytest.raises(ConfigError, match="aliases expand to more than") as info:
+        parse_yaml_model(_alias_bomb(), Loose, source="bomb.yaml")
+    assert time.perf_counter() - started < 2
+    assert info.value.path == "bomb.yaml" and info.value.line is not None
+
+
+def test_ordinary_anchors_still_work() -> None:
+    text = "defaults: &d {name: a, weight: 2}\ntitle: t\nitems: [*d, *d, *d]\n"
+    doc = parse_yaml_model(text, Doc, source="d.yaml")
+    assert [item.weight for item in doc.items] == [2.0, 2.0, 2.0]
+
+
+def test_a_self_referencing_alias_is_refused() -> None:
+    with pytest.raises(ConfigError, match=f"nested deeper than {MAX_DEPTH} levels"):
+        parse_yaml_model("title: t\nitems: &loop [*loop]\n", Doc, source="loop.yaml")
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 10_000])
+def test_deep_nesting_is_refused_with_the_file(depth: int) -> None:
+    text = "title: " + "[" * depth + "]" * depth + "\n"
+    with pytest.raises(ConfigError, match="nested deeper than") as info:
+        parse_yaml_model(text, Doc, source="deep.yaml")
+    assert info.value.path == "deep.yaml"
+
+
+def test_a_non_utf8_file_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("title: t\nitems: []\n# caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8 text") as info:
+        load_yaml_model(path, Doc)
+    assert info.value.line == 3

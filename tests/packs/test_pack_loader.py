@@ -199,3 +199,26 @@ def test_validate_pack_reports_likely_mistakes(
     )
     assert any("persona 'student' never uses parameter 'mood'" in w for w in warnings)
     assert len(warnings) == 4
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{{ ''.__class__.__mro__ }}",
+        "{% if false %}{{ cycler.__init__.__globals__ }}{% endif %}",  # a branch never taken
+        "{{ task['__class__'] }}",
+    ],
+)
+def test_validate_refuses_a_template_that_reaches_python_internals(
+    write_pack, template: str
+) -> None:
+    root = write_pack(persona=template)
+    with pytest.raises(ConfigError, match="may not reach Python internals") as caught:
+        validate_pack(root)
+    assert caught.value.path is not None and caught.value.path.endswith("reader.j2")
+
+
+def test_validate_renders_templates_in_the_sandbox(write_pack) -> None:
+    root = write_pack(persona="{{ range(10 ** 9) | list | length }}")
+    with pytest.raises(ConfigError, match="fails with parameter set 0"):
+        validate_pack(root)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import sim_apps
 from sim_helpers import answers, plan_for, sessions
+from sqlalchemy import select
 
 from corix.domain import EndReason, Level
 from corix.execution.plan import ApplicationEntry, EndpointRef, Plan
@@ -22,6 +23,7 @@ from corix.llm import (
 )
 from corix.llm.mock_server import running_mock_server
 from corix.storage import Database, Repository
+from corix.storage.orm import SessionRow
 from corix.testing.packs import RED_TEAMING_ITEM_IDS
 from corix.testing.runner import execute_plan
 from corix.testing.simulation import prompts
@@ -176,7 +178,16 @@ async def test_garbage_beyond_the_bound_ends_with_a_simulator_error(
     received = [m for ms in sim_apps.RECEIVED[f"garbage{garbage_from_turn}"] for m in ms]
     assert "User: hello?" not in received
     assert result.stats["failed_sessions"] == 3
-    assert Repository(sqlite_db).get_run(result.run_id).status == "complete"
+    # Every session failed: the run says so, and each session keeps the simulator's reason.
+    assert Repository(sqlite_db).get_run(result.run_id).status == "failed"
+    with sqlite_db.session() as s:
+        details = s.scalars(
+            select(SessionRow.end_detail).where(SessionRow.run_id == result.run_id)
+        ).all()
+    expected = f"{1 + DEFAULT_MAX_REASKS} unusable messages from the simulator: "
+    assert len(details) == 3
+    assert all(d is not None and d.startswith(expected) for d in details), details
+    assert all(d is not None and "speaker label" in d for d in details), details
     answered = [s for s in stored if answers(sqlite_db, s.id)]
     assert len(answered) == (3 if garbage_from_turn else 0)  # a dialogue to judge, or none
 

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from corix.apps.base import Application, AppReply, AppSession
+from corix.apps.base import Application, ApplicationError, AppReply, AppSession
 
 
 class _EchoSession(AppSession):
@@ -39,3 +39,10 @@ class EchoApp(Application):
 
     async def start_session(self) -> AppSession:
         return _EchoSession(self.delay_s, self.fail_on)
+
+
+class RefusingApp(EchoApp):
+    """Passes preflight but refuses to open, as a server rejecting credentials does."""
+
+    async def open(self, auth: Mapping[str, Any] | None = None) -> None:
+        raise ApplicationError("credentials rejected")

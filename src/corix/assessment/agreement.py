@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from corix.assessment._names import unknown_name
 from corix.assessment.stability import Value, consensus
-from corix.config import format_location
+from corix.config import format_location, read_config_text
 from corix.config.json_inputs import jsonl_records
 from corix.errors import ConfigError, CorixError
 
@@ -102,10 +102,7 @@ def read_labels(path: Path) -> list[LabelRow]:
     Rows with an empty value are missing labels and are skipped. Errors name the file,
     the line and the field; two labels by one annotator for one item are an error.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", path=path) from None
+    text = read_config_text(path)
     numbered = (
         jsonl_records(text, path) if path.suffix in JSONL_SUFFIXES else _csv_records(text, path)
     )
@@ -146,11 +143,14 @@ def _csv_records(text: str, path: Path) -> list[tuple[int, dict[str, Any]]]:
         )
     wanted = (*LABEL_COLUMNS, *OPTIONAL_LABEL_COLUMNS)
     records = []
-    for record in reader:
-        cleaned = {key: (record.get(key) or "").strip() for key in wanted if key in header}
-        if cleaned.get("question_id") == "":
-            cleaned.pop("question_id")
-        records.append((reader.line_num, cleaned))
+    try:
+        for record in reader:
+            cleaned = {key: (record.get(key) or "").strip() for key in wanted if key in header}
+            if cleaned.get("question_id") == "":
+                cleaned.pop("question_id")
+            records.append((reader.line_num, cleaned))
+    except csv.Error as exc:  # e.g. a field beyond csv.field_size_limit()
+        raise ConfigError(f"malformed CSV: {exc}", path=path, line=reader.line_num + 1) from None
     return records
 
 

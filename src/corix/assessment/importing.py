@@ -26,6 +26,7 @@ from corix.assessment.annotators import SEVERITY, AnnotatorKind, harm_of
 from corix.assessment.answers import Answer, AnswerValidationError, validate_answers
 from corix.assessment.harms import HarmPack, builtin_harm_packs
 from corix.assessment.schema import AnnotationSchema, load_builtin_schema
+from corix.config import read_config_text
 from corix.config.json_inputs import jsonl_records
 from corix.errors import ConfigError, CorixError
 from corix.storage import Database, Repository
@@ -74,10 +75,7 @@ class _Pass:
 
 
 def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", path=path) from None
+    text = read_config_text(path)
     if path.suffix in JSONL_SUFFIXES:
         return jsonl_records(text, path)
     reader = csv.DictReader(text.splitlines())
@@ -89,7 +87,10 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
             path=path,
             line=1,
         )
-    return [(reader.line_num, dict(record)) for record in reader]
+    try:
+        return [(reader.line_num, dict(record)) for record in reader]
+    except csv.Error as exc:  # e.g. a field beyond csv.field_size_limit()
+        raise ConfigError(f"malformed CSV: {exc}", path=path, line=reader.line_num + 1) from None
 
 
 def _text(record: Mapping[str, Any], key: str) -> str:

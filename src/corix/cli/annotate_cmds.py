@@ -23,6 +23,7 @@ from corix.cli.common import (
     split_names,
     wrapping_table,
 )
+from corix.cli.exit_codes import ExitCode
 from corix.llm import EndpointConfig, ResponseCache
 from corix.llm.mock_model import MOCK_MODEL_NAME
 
@@ -105,10 +106,17 @@ def annotate_command(
     cache: Annotated[
         Path | None, typer.Option(help="SQLite file caching model replies across runs.")
     ] = None,
+    allow_failures: Annotated[
+        bool, typer.Option("--allow-failures", help="Exit 0 even when some passes failed.")
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Annotate a run's sessions; what is already stored is skipped."""
+    """Annotate a run's sessions; what is already stored is skipped.
+
+    Exits 3 when some passes failed (they are stored with their reason, and
+    ``--retry-failed`` asks again), unless ``--allow-failures``.
+    """
     config = _endpoint(endpoint, endpoint_url, model, key_env, concurrency)
     if config is not None and not annotator.startswith("llm"):
         raise fail(f"the '{annotator}' annotator runs offline and takes no endpoint")
@@ -161,8 +169,10 @@ def annotate_command(
                 response_cache.close()
     if as_json:
         print_json(summary.model_dump(mode="json"))
-        return
-    _print_summary(summary)
+    else:
+        _print_summary(summary)
+    if summary.passes_failed and not allow_failures:
+        raise typer.Exit(ExitCode.FAILURES)
 
 
 def _print_summary(summary: AnnotationSummary) -> None:

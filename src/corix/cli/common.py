@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
+import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated, Any
 
-import click
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Column, Table
 from rich.text import Text
 
+# typer >= 0.29 vendors click: its usage errors are not the installed click's classes
+# (pyproject pins typer to the series this import was written against).
+from typer._click.exceptions import NoArgsIsHelpError, UsageError
+
+from corix.cli.database_errors import open_database
+from corix.cli.exit_codes import ExitCode
 from corix.errors import CorixError
 from corix.storage import Database, default_url
 
@@ -46,7 +53,7 @@ def split_names(values: Sequence[str] | None) -> tuple[str, ...] | None:
 
 
 def open_db(url: str | None) -> Database:
-    return Database(url or default_url())
+    return open_database(url or default_url())
 
 
 @contextmanager
@@ -62,25 +69,75 @@ def print_json(value: Any) -> None:
     typer.echo(json.dumps(value, indent=2, default=str, ensure_ascii=False))
 
 
-def fail(message: str, code: int = 2) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+def print_error(message: str) -> None:
+    """One line on stderr, however long: a script or a person reads it whole."""
+    err_console.print(
+        Text.assemble(("error:", "bold red"), " ", " ".join(message.split())),
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def fail(message: str, code: int = ExitCode.USAGE) -> typer.Exit:
+    print_error(message)
     return typer.Exit(code)
 
 
-def run_cli(app: typer.Typer) -> None:
-    """Run the Typer app, printing corix errors as one clear line instead of a traceback."""
+DEBUG_FLAG = "--debug"
+DEBUG_ENV = "CORIX_DEBUG"
+
+
+def debug_requested(argv: Sequence[str]) -> bool:
+    """``corix --debug …`` (before the command) or ``CORIX_DEBUG=1`` asks for tracebacks."""
+    leading = []
+    for arg in argv:
+        if not arg.startswith("-"):
+            break
+        leading.append(arg)
+    return DEBUG_FLAG in leading or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def usage_message(exc: UsageError) -> str:
+    ctx = exc.ctx
+    if ctx is None:
+        return exc.format_message()
+    if isinstance(exc, NoArgsIsHelpError):
+        commands: list[str] = getattr(ctx.command, "list_commands", lambda _ctx: [])(ctx)
+        choices = f": {', '.join(commands)}" if commands else ""
+        return f"'{ctx.command_path}' needs a command{choices} (see '{ctx.command_path} --help')"
+    return f"{exc.format_message()} (see '{ctx.command_path} --help')"
+
+
+def run_cli(app: typer.Typer, argv: Sequence[str] | None = None) -> None:
+    """Run the Typer app; every failure ends as one line on stderr and a documented code.
+
+    Usage errors and bad input exit with ``ExitCode.USAGE``; anything unexpected is a bug,
+    named in one line with ``ExitCode.INTERNAL_ERROR``. ``--debug`` shows the traceback.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = debug_requested(args)
     try:
-        code = app(standalone_mode=False)
-    except click.ClickException as exc:
-        exc.show()
+        code = app(args=args, prog_name="corix", standalone_mode=False)
+    except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
-    except CorixError as exc:
-        message = escape(str(exc))
-        err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-        raise SystemExit(2) from None
-    except click.exceptions.Exit as exc:
-        raise SystemExit(exc.exit_code) from None
-    except (click.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
-        raise SystemExit(130) from None
-    raise SystemExit(code if isinstance(code, int) else 0)
+        raise SystemExit(ExitCode.INTERRUPTED) from None
+    except UsageError as exc:
+        _report(exc, usage_message(exc), debug)
+        raise SystemExit(ExitCode.USAGE) from None
+    except (typer.TyperException, CorixError) as exc:
+        _report(exc, str(exc) if isinstance(exc, CorixError) else exc.format_message(), debug)
+        raise SystemExit(ExitCode.USAGE) from None
+    except Exception as exc:
+        _report(exc, f"internal error: {type(exc).__name__}: {exc}", debug, hint=True)
+        raise SystemExit(ExitCode.INTERNAL_ERROR) from None
+    raise SystemExit(code if isinstance(code, int) else ExitCode.OK)
+
+
+def _report(exc: BaseException, message: str, debug: bool, *, hint: bool = False) -> None:
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    elif hint:
+        message += f" (rerun as 'corix {DEBUG_FLAG} …' for the traceback)"
+    print_error(message)

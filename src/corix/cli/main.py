@@ -11,7 +11,7 @@ from corix.cli.agreement_cmds import agreement_command
 from corix.cli.annotate_cmds import annotate_command
 from corix.cli.annotations_cmds import annotations_app
 from corix.cli.apps_cmds import app_app
-from corix.cli.common import run_cli
+from corix.cli.common import DEBUG_ENV, DEBUG_FLAG, run_cli
 from corix.cli.defects_cmds import defects_command
 from corix.cli.demo_cmd import demo_command
 from corix.cli.mock_cmd import mock_server_command
@@ -40,6 +40,14 @@ def _version(value: bool) -> None:
 def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            DEBUG_FLAG,
+            envvar=DEBUG_ENV,
+            help="Show the Python traceback of an error (read before parsing, by run_cli).",
+        ),
     ] = False,
 ) -> None:
     """corix: a testbed for AI applications (NIST ARIA levels, automated harm measurement)."""

@@ -10,43 +10,68 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
-from corix.cli.common import DbOption, JsonOption, console, database, fail, print_json
-from corix.execution.plan import Plan, load_plan
+from corix.cli.common import (
+    DbOption,
+    JsonOption,
+    console,
+    database,
+    fail,
+    print_error,
+    print_json,
+)
+from corix.cli.exit_codes import ExitCode
+from corix.execution.plan import Plan, PlanFile, load_plan_file
+from corix.execution.run_status import RunStatus
 from corix.report.export import export_jsonl
 from corix.report.transcripts import render_transcript
 from corix.storage import Database, Repository
+from corix.storage.run_records import delete_run, set_run_status_if
+from corix.testing.preflight import PreflightError, preflight
 from corix.testing.runner import RunResult, execute_plan
 
 runs_app = typer.Typer(help="List and inspect runs.", no_args_is_help=True)
 sessions_app = typer.Typer(help="Inspect sessions.", no_args_is_help=True)
 
 
-def run_with_progress(plan: Plan, db: Database, *, resume_run: str | None = None) -> RunResult:
-    with Progress(
+def run_with_progress(
+    plan: Plan | PlanFile, db: Database, *, resume_run: str | None = None
+) -> RunResult:
+    """Run with a progress bar that appears once preflight passed and the work is counted."""
+    progress = Progress(
         "[progress.description]{task.description}",
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=console,
-        transient=False,
-    ) as progress:
-        task = progress.add_task("sessions", total=None)
+    )
+    task = progress.add_task("sessions", start=False)
+
+    def planned(total: int) -> None:
+        progress.update(task, total=total)
+        progress.start_task(task)
+        progress.start()
+
+    try:
         result = asyncio.run(
             execute_plan(
                 plan,
                 db,
                 resume_run=resume_run,
-                on_planned=lambda n: progress.update(task, total=n),
+                on_planned=planned,
                 on_session_done=lambda _item: progress.advance(task),
+                handle_signals=True,
             )
         )
+    finally:
+        if progress.live.is_started:
+            progress.stop()
     print_summary(result)
     return result
 
 
 def print_summary(result: RunResult) -> None:
     stats = result.stats
-    table = Table(title=f"run {result.run_id}", show_header=False)
+    table = Table(title=f"run {result.run_id}: {result.status}", show_header=False)
     for key in (
         "sessions",
         "failed_sessions",
@@ -68,11 +93,26 @@ def print_summary(result: RunResult) -> None:
         table.add_row("resumed: already complete", str(result.skipped))
         table.add_row("resumed: half-done, redone", str(result.discarded))
     console.print(table)
+    if result.error is not None:
+        print_error(f"run {result.run_id} failed: {result.error}")
     if stats.get("failed_sessions"):
         console.print(
-            f"[yellow]{stats['failed_sessions']} session(s) ended on an application error; "
-            "their error turns are stored with the reason.[/]"
+            f"[yellow]{stats['failed_sessions']} session(s) ended on an application or "
+            "simulator error; each stores its reason (`corix sessions show`).[/]"
         )
+    if result.status is RunStatus.INTERRUPTED:
+        console.print(f"interrupted: `corix run --resume {result.run_id}` finishes it")
+
+
+def run_exit_code(status: RunStatus, *, allow_failures: bool) -> ExitCode:
+    """The documented exit code of a run that ended with ``status``."""
+    if status is RunStatus.COMPLETE_WITH_FAILURES:
+        return ExitCode.OK if allow_failures else ExitCode.FAILURES
+    return {
+        RunStatus.COMPLETE: ExitCode.OK,
+        RunStatus.FAILED: ExitCode.FAILED,
+        RunStatus.CANCELLED: ExitCode.CANCELLED,
+    }.get(status, ExitCode.INTERRUPTED)
 
 
 def run_command(
@@ -80,18 +120,94 @@ def run_command(
     resume: Annotated[
         str | None, typer.Option("--resume", help="Finish an interrupted run by its id.")
     ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check", help="Only check the plan (specs, options, variables, packs, endpoints)."
+        ),
+    ] = False,
+    allow_failures: Annotated[
+        bool,
+        typer.Option(
+            "--allow-failures", help="Exit 0 even when some sessions failed (not when all did)."
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
     if (plan is None) == (resume is None):
         raise fail("give either a PLAN file or --resume RUN")
-    loaded = load_plan(plan) if plan is not None else None
+    if check and plan is None:
+        raise fail("--check needs a PLAN file")
+    source = load_plan_file(plan) if plan is not None else None
+    try:
+        if check and source is not None:
+            checked = asyncio.run(preflight(source))
+            console.print(
+                f"plan '{checked.plan.name}' is ready: {checked.planned} sessions over "
+                f"{len(checked.plan.applications)} application(s) and "
+                f"{len(checked.packs)} scenario(s)"
+            )
+            return
+        with database(db) as database_:
+            if source is not None:
+                result = run_with_progress(source, database_)
+            else:
+                stored = Repository(database_).get_run(str(resume))
+                result = run_with_progress(
+                    PlanFile(Plan.model_validate(stored.plan)), database_, resume_run=stored.id
+                )
+    except PreflightError as exc:
+        for problem in exc.problems:
+            print_error(str(problem))
+        raise typer.Exit(ExitCode.USAGE) from None
+    code = run_exit_code(result.status, allow_failures=allow_failures)
+    if code is not ExitCode.OK:
+        raise typer.Exit(code)
+
+
+@runs_app.command("cancel")
+def runs_cancel(
+    run: Annotated[str, typer.Argument(help="Run id.")],
+    db: DbOption = None,
+) -> None:
+    """Stop a run for good: a running one stops within seconds and is never resumed."""
+    stoppable = {
+        RunStatus.RUNNING,
+        RunStatus.INTERRUPTED,
+        RunStatus.FAILED,
+    }
     with database(db) as database_:
-        if loaded is not None:
-            run_with_progress(loaded, database_)
-        else:
-            stored = Repository(database_).get_run(str(resume))
-            run_with_progress(Plan.model_validate(stored.plan), database_, resume_run=stored.id)
+        previous = set_run_status_if(
+            database_, run, RunStatus.CANCELLED, allowed={status.value for status in stoppable}
+        )
+    if previous not in stoppable:
+        raise fail(
+            f"run '{run}' is {previous}: only a running, interrupted or failed run can be cancelled"
+        )
+    console.print(f"run {run} cancelled (was {previous}); its stored sessions are kept")
+
+
+@runs_app.command("delete")
+def runs_delete(
+    run: Annotated[str, typer.Argument(help="Run id.")],
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Delete a run with its sessions and annotations (not one that is running)."""
+    with database(db) as database_:
+        row = Repository(database_).get_run(run)
+        if row.status == RunStatus.RUNNING:
+            raise fail(f"run '{run}' is running: `corix runs cancel {run}` first")
+        if row.evaluation_id is not None:
+            raise fail(
+                f"run '{run}' belongs to web evaluation '{row.evaluation_id}'; "
+                "it is managed in the web app"
+            )
+        if not yes and not typer.confirm(f"delete run {run} and everything stored for it?"):
+            raise typer.Exit(ExitCode.USAGE)
+        sessions = delete_run(database_, run)
+    console.print(f"deleted run {run} and its {sessions} session(s)")
 
 
 @runs_app.command("list")

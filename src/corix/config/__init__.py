@@ -1,5 +1,29 @@
 """Loading pydantic configuration models from YAML with errors that name file, field and line."""
 
-from corix.config.yaml_loader import format_location, load_yaml_model, parse_yaml_model
+from corix.config.yaml_loader import (
+    ALIAS_BUDGET,
+    MAX_DEPTH,
+    Location,
+    compose_yaml,
+    format_location,
+    line_for,
+    load_yaml_model,
+    parse_yaml_document,
+    parse_yaml_model,
+    read_config_text,
+    yaml_data,
+)
 
-__all__ = ["format_location", "load_yaml_model", "parse_yaml_model"]
+__all__ = [
+    "ALIAS_BUDGET",
+    "MAX_DEPTH",
+    "Location",
+    "compose_yaml",
+    "format_location",
+    "line_for",
+    "load_yaml_model",
+    "parse_yaml_document",
+    "parse_yaml_model",
+    "read_config_text",
+    "yaml_data",
+]

@@ -34,10 +34,17 @@ def jsonl_records(text: str, path: Path) -> list[tuple[int, dict[str, Any]]]:
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
+            record = json.loads(raw, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"not valid JSON: {exc.msg}", path=path, line=line) from None
+        except ValueError as exc:
+            raise ConfigError(str(exc), path=path, line=line) from None
         if not isinstance(record, dict):
             raise ConfigError("expected a JSON object", path=path, line=line)
         records.append((line, record))
     return records
+
+
+def _refuse_constant(name: str) -> Any:
+    # Python's json accepts NaN and Infinity, which are not JSON and not labels.
+    raise ValueError(f"{name} is not a valid value (JSON has no {name})")

@@ -2,10 +2,14 @@
 
 Every validation error is reported with the file, the dotted field path and the line the
 offending value sits on, so a person can fix a pack, plan or tree without guessing.
+
+Configuration comes from people and is not trusted: text must be UTF-8, nesting is bounded,
+and aliases may not expand a small document into a huge one (the "billion laughs").
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,27 +21,96 @@ from corix.errors import ConfigError
 ModelT = TypeVar("ModelT", bound=BaseModel)
 Location = tuple[str | int, ...]
 
+MAX_DEPTH = 64
+"""Nesting deeper than any plan, pack or tree needs; deeper documents are refused."""
+ALIAS_BUDGET = 10_000
+"""Nodes that aliases may repeat in one document: generous for shared anchors, far below
+what an alias bomb needs to hurt."""
+
 
 def _scalar(node: yaml.Node) -> Any:
     # A fresh constructor per scalar: SafeConstructor keeps per-document state.
     return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
 
 
-def _construct(node: yaml.Node, path: Location, lines: dict[Location, int]) -> Any:
-    """Turn a composed YAML node into plain Python, recording each value's line."""
-    lines[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        result: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            key = _scalar(key_node)
-            result[key] = _construct(value_node, (*path, key), lines)
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        return [_construct(item, (*path, i), lines) for i, item in enumerate(node.value)]
-    return _scalar(node)
+class _Builder:
+    """Turns a composed YAML node into plain Python, recording each value's line.
+
+    A node reached again is an alias being expanded; every such node counts against
+    ``ALIAS_BUDGET``.
+    """
+
+    def __init__(self, source: str | Path) -> None:
+        self.source = source
+        self.lines: dict[Location, int] = {}
+        self._seen: set[int] = set()
+        self._repeated = 0
+
+    def build(self, node: yaml.Node, path: Location = ()) -> Any:
+        line = node.start_mark.line + 1
+        if len(path) > MAX_DEPTH:
+            raise ConfigError(f"nested deeper than {MAX_DEPTH} levels", path=self.source, line=line)
+        if id(node) in self._seen:
+            self._repeated += 1
+            if self._repeated > ALIAS_BUDGET:
+                raise ConfigError(
+                    f"aliases expand to more than {ALIAS_BUDGET} repeated values",
+                    path=self.source,
+                    line=line,
+                )
+        self._seen.add(id(node))
+        self.lines[path] = line
+        if isinstance(node, yaml.MappingNode):
+            result: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                key = _scalar(key_node)
+                result[key] = self.build(value_node, (*path, key))
+            return result
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        return _scalar(node)
 
 
-def _line_for(loc: Location, lines: dict[Location, int]) -> int | None:
+def compose_yaml(text: str, *, source: str | Path) -> yaml.Node | None:
+    """The YAML node graph of ``text``; syntax errors and runaway nesting name the file."""
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise ConfigError(
+            f"not valid YAML: {getattr(exc, 'problem', exc)}", path=source, line=line
+        ) from None
+    except RecursionError:  # the composer recurses once per nesting level
+        raise ConfigError(f"nested deeper than {MAX_DEPTH} levels", path=source) from None
+
+
+def yaml_data(text: str, *, source: str | Path) -> tuple[Any, dict[Location, int]]:
+    """Plain Python from YAML ``text`` and the line of every value, within the budgets."""
+    root = compose_yaml(text, source=source)
+    builder = _Builder(source)
+    data = builder.build(root) if root is not None else {}
+    return data, builder.lines
+
+
+def read_config_text(path: Path) -> str:
+    """A configuration file's text; unreadable or non-UTF-8 files name the file and line."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", path=path) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+            path=path,
+            line=line,
+        ) from None
+
+
+def line_for(loc: Location, lines: Mapping[Location, int]) -> int | None:
     # Pydantic locations may name a field that is missing: fall back to its nearest parent.
     for end in range(len(loc), -1, -1):
         line = lines.get(tuple(loc[:end]))
@@ -52,18 +125,16 @@ def format_location(loc: Location) -> str:
 
 def parse_yaml_model(text: str, model: type[ModelT], *, source: str | Path) -> ModelT:
     """Validate YAML ``text`` into ``model``; ``source`` names the file in errors."""
+    return parse_yaml_document(text, model, source=source)[0]
+
+
+def parse_yaml_document(
+    text: str, model: type[ModelT], *, source: str | Path
+) -> tuple[ModelT, dict[Location, int]]:
+    """``model`` from YAML ``text``, with the line of every value (for later errors)."""
+    data, lines = yaml_data(text, source=source)
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise ConfigError(
-            f"not valid YAML: {getattr(exc, 'problem', exc)}", path=source, line=line
-        ) from None
-    lines: dict[Location, int] = {}
-    data = _construct(root, (), lines) if root is not None else {}
-    try:
-        return model.model_validate(data, context={"source": str(source)})
+        return model.model_validate(data, context={"source": str(source)}), lines
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = tuple(first["loc"])
@@ -71,14 +142,10 @@ def parse_yaml_model(text: str, model: type[ModelT], *, source: str | Path) -> M
             first["msg"],
             path=source,
             field=format_location(loc),
-            line=_line_for(loc, lines),
+            line=line_for(loc, lines),
         ) from None
 
 
 def load_yaml_model(path: Path, model: type[ModelT]) -> ModelT:
     """Read and validate ``path`` into ``model``."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", path=path) from None
-    return parse_yaml_model(text, model, source=path)
+    return parse_yaml_model(read_config_text(path), model, source=path)

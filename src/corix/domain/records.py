@@ -97,6 +97,7 @@ class SessionRecord(BaseModel):
     source: SessionSource
     status: SessionStatus = SessionStatus.COMPLETE
     end_reason: EndReason | None = None
+    end_detail: str | None = None
     provenance: Provenance
     persona: str | None = None
     strategy: str | None = None

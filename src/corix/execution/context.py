@@ -1,4 +1,4 @@
-"""What a running work item can reach: opened applications, packs, the writer, statistics.
+"""What a running work item can reach: opened applications, packs and the writer.
 
 Levels plug in here: a *planner* turns a plan's level settings into work items, a *handler*
 turns one work item into a stored session. Both register by name.
@@ -6,7 +6,6 @@ turns one work item into a stored session. Both register by name.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,35 +32,12 @@ class OpenedApplication:
 
 
 @dataclass
-class RunStats:
-    sessions: int = 0
-    failed_sessions: int = 0
-    turns: int = 0
-    error_turns: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    started: float = field(default_factory=time.perf_counter)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "sessions": self.sessions,
-            "failed_sessions": self.failed_sessions,
-            "turns": self.turns,
-            "error_turns": self.error_turns,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "wall_s": round(time.perf_counter() - self.started, 3),
-        }
-
-
-@dataclass
 class RunContext:
     run_id: str
     plan: Plan
     applications: dict[str, OpenedApplication]
     packs: dict[str, ScenarioPack]
     writer: RecordWriter
-    stats: RunStats = field(default_factory=RunStats)
     simulators: dict[str, LLMClient] = field(default_factory=dict)
     on_session_done: Callable[[WorkItem], None] | None = None
 

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from corix.config import load_yaml_model
+from corix.config import (
+    Location,
+    format_location,
+    line_for,
+    parse_yaml_document,
+    read_config_text,
+)
 from corix.domain import Level
 
 
@@ -85,6 +93,29 @@ class Plan(_Strict):
         return scenario
 
 
+@dataclass(frozen=True)
+class PlanFile:
+    """A plan and where its values sit in its file, so problems found later name a line.
+
+    A plan read back from the database (``--resume``) has no file: problems name the field.
+    """
+
+    plan: Plan
+    path: Path | None = None
+    lines: Mapping[Location, int] = field(default_factory=dict)
+
+    def where(self, *loc: str | int) -> str:
+        if self.path is None:
+            return f"plan field {format_location(loc)}"
+        line = line_for(loc, self.lines)
+        return f"{self.path}:{line}" if line else str(self.path)
+
+
+def load_plan_file(path: Path) -> PlanFile:
+    plan, lines = parse_yaml_document(read_config_text(path), Plan, source=path)
+    plan = plan.model_copy(update={"base_dir": str(path.resolve().parent)})
+    return PlanFile(plan, path, lines)
+
+
 def load_plan(path: Path) -> Plan:
-    plan = load_yaml_model(path, Plan)
-    return plan.model_copy(update={"base_dir": str(path.resolve().parent)})
+    return load_plan_file(path).plan

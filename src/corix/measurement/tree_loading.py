@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from corix.config import parse_yaml_model
-from corix.errors import ConfigError, UnknownNameError
+from corix.config import parse_yaml_model, read_config_text
+from corix.errors import UnknownNameError
 from corix.measurement.tree_config import TreeConfig
 from corix.measurement.tree_spec import Location, TreeSpec, compile_tree, unknown_name
 
@@ -37,11 +37,7 @@ def load_tree(path_or_name: Path | str) -> TreeSpec:
     """Load a tree from a YAML file, or a shipped tree by name (see :func:`builtin_trees`)."""
     if isinstance(path_or_name, Path) or path_or_name.endswith((".yaml", ".yml")):
         path = Path(path_or_name)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot read: {exc.strerror}", path=path) from None
-        return parse_tree(text, source=str(path))
+        return parse_tree(read_config_text(path), source=str(path))
     if path_or_name not in builtin_trees():
         raise UnknownNameError(unknown_name("built-in tree", path_or_name, builtin_trees()))
     resource = (

@@ -12,7 +12,8 @@ def render_transcript(record: SessionRecord, answers: Sequence[QuestionnaireAnsw
         f"session {record.id}",
         f"application {record.application} · scenario {record.scenario} · level "
         f"{record.level.value} · source {record.source.value}",
-        f"ended: {record.end_reason.value if record.end_reason else record.status.value}",
+        f"ended: {record.end_reason.value if record.end_reason else record.status.value}"
+        + (f" ({record.end_detail})" if record.end_detail else ""),
     ]
     if record.strategy:
         lines.append(f"strategy: {record.strategy}")

@@ -98,6 +98,8 @@ class SessionRow(Base):
     source: Mapped[str] = mapped_column(String(32))
     status: Mapped[str] = mapped_column(String(32), default="running")
     end_reason: Mapped[str | None] = mapped_column(String(64), default=None)
+    # Why a session ended, in words; always set when it failed (application or simulator).
+    end_detail: Mapped[str | None] = mapped_column(Text, default=None)
     provenance: Mapped[dict[str, Any]] = mapped_column(default=dict)
     persona: Mapped[str | None] = mapped_column(Text, default=None)
     strategy: Mapped[str | None] = mapped_column(String(100), default=None)

@@ -44,6 +44,7 @@ def session_record(row: SessionRow) -> SessionRecord:
         source=SessionSource(row.source),
         status=SessionStatus(row.status),
         end_reason=EndReason(row.end_reason) if row.end_reason else None,
+        end_detail=row.end_detail,
         provenance=Provenance.model_validate(row.provenance),
         persona=row.persona,
         strategy=row.strategy,

@@ -88,6 +88,7 @@ class RecordWriter:
         session_id: str,
         *,
         end_reason: str | None,
+        end_detail: str | None = None,
         first_success_turn: int | None = None,
         ended_at: datetime | None = None,
     ) -> None:
@@ -96,6 +97,7 @@ class RecordWriter:
                 "id": session_id,
                 "status": "complete",
                 "end_reason": end_reason,
+                "end_detail": end_detail,
                 "first_success_turn": first_success_turn,
                 "ended_at": ended_at or utcnow(),
             }

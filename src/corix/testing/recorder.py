@@ -11,6 +11,7 @@ from corix.domain import EndReason, Provenance, SessionSource, TurnRecord
 from corix.execution.context import RunContext
 from corix.execution.work import WorkItem
 from corix.storage.orm import utcnow
+from corix.storage.run_records import FAILED_END_REASONS
 
 
 class SessionRecorder:
@@ -72,11 +73,6 @@ class SessionRecorder:
             meta=meta or {},
         )
         self.turns.append(turn)
-        stats = self.ctx.stats
-        stats.turns += 1
-        stats.error_turns += turn.failed
-        stats.prompt_tokens += reply.prompt_tokens or 0
-        stats.completion_tokens += reply.completion_tokens or 0
         self.ctx.writer.add_turn(
             {
                 "session_id": self.session_id,
@@ -116,12 +112,22 @@ class SessionRecorder:
             }
         )
 
-    def finish(self, end_reason: EndReason, *, first_success_turn: int | None = None) -> None:
-        stats = self.ctx.stats
-        stats.sessions += 1
-        stats.failed_sessions += end_reason in (EndReason.APP_ERROR, EndReason.SIMULATOR_ERROR)
+    def finish(
+        self,
+        end_reason: EndReason,
+        *,
+        detail: str = "",
+        first_success_turn: int | None = None,
+    ) -> None:
+        """End the session. A failed session always stores why: ``detail``, or else the
+        error of its last failed turn."""
+        if end_reason in FAILED_END_REASONS and not detail:
+            detail = next((turn.error for turn in reversed(self.turns) if turn.error), "")
         self.ctx.writer.finish_session(
-            self.session_id, end_reason=end_reason.value, first_success_turn=first_success_turn
+            self.session_id,
+            end_reason=end_reason.value,
+            end_detail=detail or None,
+            first_success_turn=first_success_turn,
         )
         if self.ctx.on_session_done is not None:
             self.ctx.on_session_done(self.item)

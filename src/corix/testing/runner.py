@@ -1,73 +1,66 @@
-"""Runs a plan: open the applications, plan the work items, execute them, store everything."""
+"""Runs a plan: preflight, open the applications, execute the work items, store everything.
+
+The run row is created only once preflight passed, so a plan that cannot run leaves no
+trace. Whatever happens next, the row ends with a status (see ``RunStatus``) and a summary
+counted from the database for the whole run, resumes included.
+"""
 
 from __future__ import annotations
 
+import logging
 import secrets
-from collections.abc import Callable, Iterator, Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from corix.apps import AdapterSpec, build_application
-from corix.config.json_inputs import json_object_from_env
 from corix.errors import CorixError
-from corix.execution.context import (
-    LEVEL_PLANNERS,
-    WORK_HANDLERS,
-    OpenedApplication,
-    RunContext,
-    RunStats,
-)
+from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
 from corix.execution.local import LocalExecutor
-from corix.execution.plan import ApplicationEntry, Plan
+from corix.execution.plan import Plan, PlanFile
+from corix.execution.run_status import RunStatus, finished_status
+from corix.execution.stopping import RunStopper
 from corix.execution.work import WorkItem
 from corix.llm import LLMClient
 from corix.storage import Database, RecordWriter, Repository
-from corix.testing import levels  # noqa: F401 - registers the built-in levels
-from corix.testing.packs import ScenarioPack, resolve_pack
+from corix.storage.run_records import finish_run, run_totals
+from corix.testing.preflight import preflight
+from corix.testing.run_planning import auth_for, plan_work
 from corix.testing.simulation import open_simulators
+
+__all__ = ["RunResult", "execute_plan"]
+
+logger = logging.getLogger(__name__)
+
+USAGE_KEYS = (
+    "model_calls",
+    "retries",
+    "cache_hits",
+    "failed_calls",
+    "simulator_prompt_tokens",
+    "simulator_completion_tokens",
+    "cost",
+    "wall_s",
+)
+"""Counted per invocation by the client layer (not stored per row), summed over a run's
+invocations. An invocation killed with -9 never reports them; its rows still count."""
 
 
 @dataclass
 class RunResult:
     run_id: str
+    status: RunStatus
     stats: dict[str, Any]
     skipped: int
     discarded: int
+    error: str | None = None
 
 
 def new_run_id() -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     return f"run-{stamp}-{secrets.token_hex(2)}"
-
-
-def auth_for(entry: ApplicationEntry) -> dict[str, Any] | None:
-    if entry.auth_env is None:
-        return None
-    credentials = json_object_from_env(entry.auth_env)
-    if credentials is None:
-        raise CorixError(
-            f"application '{entry.name}' needs credentials in ${entry.auth_env}, which is unset"
-        )
-    return credentials
-
-
-def load_packs(plan: Plan) -> dict[str, ScenarioPack]:
-    packs: dict[str, ScenarioPack] = {}
-    for scenario in plan.scenarios:
-        pack = resolve_pack(plan.resolve_scenario(scenario))
-        packs[pack.name] = pack
-    return packs
-
-
-def plan_work(
-    plan: Plan, packs: dict[str, ScenarioPack], run_id: str, done: set[str]
-) -> Iterator[WorkItem]:
-    """The plan's work items not yet done, generated lazily so memory stays flat."""
-    for level, settings in plan.levels.items():
-        for item in LEVEL_PLANNERS.get(level.value)(plan, settings, packs, run_id):
-            if item.key not in done:
-                yield item
 
 
 async def open_applications(plan: Plan, repo: Repository) -> dict[str, OpenedApplication]:
@@ -94,7 +87,7 @@ def model_call_totals(
 ) -> dict[str, int | float]:
     """Calls, retries and cost through the client layer, by applications and simulators.
 
-    Application tokens are already counted from their replies; simulator tokens are not.
+    Application tokens are counted from the stored turns; simulator tokens only here.
     """
     app_usage = [u.total for a in applications.values() if (u := a.app.usage()) is not None]
     simulator_usage = [client.usage.snapshot().total for client in simulators.values()]
@@ -110,54 +103,92 @@ def model_call_totals(
     }
 
 
+def describe_error(exc: BaseException) -> str:
+    """What stopped a run, in words: the errors inside a task group, not the group."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(dict.fromkeys(describe_error(inner) for inner in exc.exceptions))
+    return str(exc) if isinstance(exc, CorixError) else f"{type(exc).__name__}: {exc}"
+
+
+def run_summary(
+    db: Database, run_id: str, invocations: list[dict[str, Any]], error: str | None
+) -> dict[str, Any]:
+    """The whole run's summary: rows counted in the database, usage summed over invocations."""
+    summary: dict[str, Any] = run_totals(db, run_id)
+    for key in USAGE_KEYS:
+        total = sum(invocation.get(key, 0) for invocation in invocations)
+        summary[key] = round(total, 6) if isinstance(total, float) else total
+    summary["invocations"] = invocations
+    if error is not None:
+        summary["error"] = error
+    return summary
+
+
 async def execute_plan(
-    plan: Plan,
+    plan: Plan | PlanFile,
     db: Database,
     *,
     resume_run: str | None = None,
     on_planned: Callable[[int], None] | None = None,
     on_session_done: Callable[[WorkItem], None] | None = None,
     simulators: Mapping[str, LLMClient] | None = None,
+    handle_signals: bool = False,
 ) -> RunResult:
     """Run ``plan`` (or finish run ``resume_run``) and return its summary.
 
-    Resuming drops the sessions a killed run left half-done and runs every work item whose
-    session is not complete, so the finished run has each item exactly once.
-    ``simulators`` (keyed by level) replace the clients that would be opened for levels
-    played by the LLM engine; they stay open, as they belong to the caller.
+    Preflight problems raise ``PreflightError`` before anything is stored. Resuming drops
+    the sessions a stopped run left half-done and runs every work item whose session is not
+    complete, so the finished run has each item exactly once. ``simulators`` (keyed by
+    level) replace the clients that would be opened for levels played by the LLM engine;
+    they stay open, as they belong to the caller. ``handle_signals`` turns SIGINT/SIGTERM
+    into a clean stop with status ``interrupted``.
     """
     repo = Repository(db)
-    discarded = 0
+    source = plan if isinstance(plan, PlanFile) else PlanFile(plan)
     done: set[str] = set()
+    invocations: list[dict[str, Any]] = []
     if resume_run is not None:
         run = repo.get_run(resume_run)
-        plan = Plan.model_validate(run.plan)
+        if run.status == RunStatus.CANCELLED:
+            raise CorixError(f"run '{run.id}' was cancelled; it cannot be resumed")
+        source = PlanFile(Plan.model_validate(run.plan))
         run_id = run.id
-        discarded = repo.discard_incomplete_sessions(run_id)
         done = repo.completed_work_keys(run_id)
-        repo.set_run_status(run_id, "running")
+        invocations = list(run.summary.get("invocations", []))
     else:
         run_id = new_run_id()
-    packs = load_packs(plan)
-    planned = sum(1 for _ in plan_work(plan, packs, run_id, done))
+    checked = await preflight(source, done=done)
+    plan = checked.plan
+    discarded = 0
     if resume_run is None:
         repo.create_run(run_id, name=plan.name, plan=plan.model_dump(mode="json"), seed=plan.seed)
+    else:
+        discarded = repo.discard_incomplete_sessions(run_id)
+        repo.set_run_status(run_id, RunStatus.RUNNING)
     if on_planned is not None:
-        on_planned(planned)
+        on_planned(checked.planned)
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    started = time.perf_counter()
     given = dict(simulators or {})
     opened = open_simulators(plan, skip=given)  # connect lazily: nothing to close on failure
-    applications = await open_applications(plan, repo)
-    stats = RunStats()
-    status = "interrupted"
-    try:
+    applications: dict[str, OpenedApplication] = {}
+    status = RunStatus.INTERRUPTED  # what the row says if even the cleanup is cut short
+    error: str | None = None
+    stopper = RunStopper(
+        lambda: repo.get_run(run_id).status == RunStatus.CANCELLED,
+        handle_signals=handle_signals,
+    )
+
+    async def open_and_run() -> None:
+        # One stoppable unit: a signal while applications open stops the run as well.
+        applications.update(await open_applications(plan, repo))
         async with RecordWriter(db) as writer:
             ctx = RunContext(
                 run_id=run_id,
                 plan=plan,
                 applications=applications,
-                packs=packs,
+                packs=checked.packs,
                 writer=writer,
-                stats=stats,
                 simulators={**opened, **given},
                 on_session_done=on_session_done,
             )
@@ -165,17 +196,35 @@ async def execute_plan(
             async def handle(item: WorkItem) -> None:
                 await WORK_HANDLERS.get(item.kind)(item, ctx)
 
-            await LocalExecutor(plan.concurrency).run(plan_work(plan, packs, run_id, done), handle)
-        status = "complete"
+            work = plan_work(plan, checked.packs, run_id, done)
+            await LocalExecutor(plan.concurrency).run(work, handle)
+
+    try:
+        await stopper.run(open_and_run())
+        if stopper.reason is not None:
+            status = stopper.reason
+        else:
+            totals = run_totals(db, run_id)
+            status = finished_status(totals["sessions"], totals["failed_sessions"])
+    except Exception as exc:  # the run stops; its row says why, the caller gets the result
+        logger.debug("run %s failed", run_id, exc_info=True)
+        status = RunStatus.FAILED
+        error = describe_error(exc)
     finally:
         for application in applications.values():
             await application.app.close()
         for client in opened.values():
             await client.aclose()
-        summary = {
-            **stats.as_dict(),
-            **model_call_totals(applications, {**opened, **given}),
-            **repo.run_counts(run_id),
-        }
-        repo.set_run_status(run_id, status, summary=summary)
-    return RunResult(run_id=run_id, stats=summary, skipped=len(done), discarded=discarded)
+        invocations.append(
+            {
+                "status": status.value,
+                "started_at": started_at,
+                **model_call_totals(applications, {**opened, **given}),
+                "wall_s": round(time.perf_counter() - started, 3),
+            }
+        )
+        summary = run_summary(db, run_id, invocations, error)
+        finish_run(db, run_id, status, summary)
+    if status is not RunStatus.CANCELLED and repo.get_run(run_id).status == RunStatus.CANCELLED:
+        status = RunStatus.CANCELLED  # cancelled while it was finishing
+    return RunResult(run_id, status, summary, skipped=len(done), discarded=discarded, error=error)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from corix.config import load_yaml_model
+from corix.config import load_yaml_model, read_config_text
 from corix.errors import ConfigError
 from corix.registry import Registry
 from corix.testing.packs.models import PackManifest, PersonaTemplate, ScenarioPack, TestPacket
@@ -69,11 +69,12 @@ def _with_text(
     if persona.file is None:
         return persona
     try:
-        text = (root / persona.file).read_text(encoding="utf-8")
-    except OSError as exc:
+        text = read_config_text(root / persona.file)
+    except ConfigError as exc:
         loc = ("personas", "templates", index, "file")
         raise ConfigError(
-            f"cannot read template file '{persona.file}': {exc.strerror}",
+            f"cannot read template file '{persona.file}': "
+            f"{exc.reason.removeprefix('cannot read: ')}",
             path=manifest_path,
             field=".".join(map(str, loc)),
             line=YamlLines(manifest_path).line(loc),

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import StrictUndefined, Template, meta
+from jinja2 import StrictUndefined, Template, meta, nodes
 from jinja2.sandbox import SandboxedEnvironment
 
 _ENVIRONMENT = SandboxedEnvironment(
@@ -23,6 +23,22 @@ _ENVIRONMENT = SandboxedEnvironment(
 def template_variables(source: str) -> set[str]:
     """The top-level variables ``source`` reads; raises ``jinja2.TemplateSyntaxError``."""
     return set(meta.find_undeclared_variables(_ENVIRONMENT.parse(source)))
+
+
+def private_attributes(source: str) -> list[str]:
+    """Attributes and keys starting with ``_`` that ``source`` reads, such as ``__class__``.
+
+    The sandbox refuses them when a render reaches them; finding them in the syntax tree
+    catches those in branches that no parameter set takes.
+    """
+    tree = _ENVIRONMENT.parse(source)
+    names = [node.attr for node in tree.find_all(nodes.Getattr)]
+    names += [
+        node.arg.value
+        for node in tree.find_all(nodes.Getitem)
+        if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str)
+    ]
+    return [name for name in names if name.startswith("_")]
 
 
 @lru_cache(maxsize=1024)

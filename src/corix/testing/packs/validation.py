@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from jinja2 import TemplateSyntaxError
+from jinja2 import ChainableUndefined, TemplateError, TemplateSyntaxError
+from jinja2.exceptions import SecurityError
 
+from corix.config import compose_yaml
 from corix.domain import Level
 from corix.errors import ConfigError
 from corix.testing.packs.guardrails import is_prohibited
@@ -29,7 +31,7 @@ from corix.testing.packs.models import (
 )
 from corix.testing.packs.personas import PERSONA_VARIABLES
 from corix.testing.packs.scripts import expand_script, resolve_selector
-from corix.testing.packs.templating import template_variables
+from corix.testing.packs.templating import private_attributes, render, template_variables
 from corix.testing.packs.text import normalize
 
 Location = tuple[str | int, ...]
@@ -42,8 +44,8 @@ class YamlLines:
     def __init__(self, path: Path) -> None:
         self._lines: dict[Location, int] = {}
         try:
-            root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
-        except (OSError, yaml.YAMLError):
+            root = compose_yaml(path.read_text(encoding="utf-8"), source=path)
+        except (OSError, UnicodeDecodeError, ConfigError):
             return  # the file was read and parsed before; without it errors just lack a line
         if root is not None:
             self._walk(root, ())
@@ -148,6 +150,12 @@ def _check_template(
         variables = template_variables(source)
     except TemplateSyntaxError as exc:
         raise site.error(f"{name}: template syntax error: {exc.message}", exc.lineno) from None
+    private = private_attributes(source)
+    if private:
+        raise site.error(
+            f"{name} reads '{private[0]}': templates may not reach Python internals",
+            _first_line_using(source, private[0]),
+        )
     for index, parameters in enumerate(parameter_sets):
         defined = parameters.keys() | set(extra)
         missing = sorted(variables - defined)
@@ -159,6 +167,22 @@ def _check_template(
                 f"{', '.join(sorted(defined)) or 'nothing'})",
                 _first_line_using(source, variable),
             )
+        # Variables corix fills at run time (the persona's goal…) are stand-ins that render as
+        # empty text and answer any attribute, so the parameters are what the render tests.
+        stand_ins = {variable: ChainableUndefined(name=variable) for variable in extra}
+        _check_render(source, name, index, {**stand_ins, **parameters}, site)
+
+
+def _check_render(source: str, name: str, index: int, context: Context, site: _Site) -> None:
+    """Render once in the sandbox, so what would fail at run time fails validation instead."""
+    try:
+        render(source, context)
+    except SecurityError as exc:
+        raise site.error(f"{name}: refused by the template sandbox: {exc}") from None
+    except TemplateError as exc:
+        raise site.error(f"{name} fails with parameter set {index}: {exc.message}") from None
+    except (ArithmeticError, LookupError, TypeError, ValueError) as exc:  # e.g. range limits
+        raise site.error(f"{name} fails with parameter set {index}: {exc}") from None
 
 
 def _check_selector(

@@ -161,7 +161,7 @@ async def run_simulated_session(item: WorkItem, ctx: RunContext) -> None:
                 simulated=True,
                 provenance=answered,
             )
-    recorder.finish(end.reason, first_success_turn=tracker.first_success_turn)
+    recorder.finish(end.reason, detail=end.detail, first_success_turn=tracker.first_success_turn)
 
 
 def _questionnaire(pack: ScenarioPack, level: Level) -> list[QuestionnaireItem]:

@@ -1,0 +1,43 @@
+"""Opening the database named by ``--db``, with one clear line when that is impossible."""
+
+from __future__ import annotations
+
+from alembic.util.exc import CommandError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+
+from corix.errors import CorixError
+from corix.storage import Database
+
+__all__ = ["DatabaseUnavailableError", "open_database"]
+
+POSTGRES_HINT = "PostgreSQL needs the 'postgres' extra: pip install 'corix[postgres]'"
+
+
+class DatabaseUnavailableError(CorixError):
+    """The ``--db`` URL is malformed, its driver is missing or its server cannot be used."""
+
+
+def open_database(url: str) -> Database:
+    """Open (and migrate) ``url``; every failure becomes a ``DatabaseUnavailableError``."""
+    try:
+        return Database(url)
+    except ModuleNotFoundError as exc:
+        hint = f"; {POSTGRES_HINT}" if url.startswith("postgres") else ""
+        raise DatabaseUnavailableError(
+            f"the database driver '{exc.name}' is not installed{hint}"
+        ) from exc
+    except (ArgumentError, NoSuchModuleError, ValueError) as exc:
+        raise DatabaseUnavailableError(
+            f"malformed database URL: {exc} (expected sqlite:///FILE or postgresql://…)"
+        ) from exc
+    except DBAPIError as exc:
+        raise DatabaseUnavailableError(
+            f"cannot open the database: {_first_line(exc.orig)}"
+        ) from exc
+    except (SQLAlchemyError, CommandError) as exc:
+        raise DatabaseUnavailableError(f"cannot use the database: {_first_line(exc)}") from exc
+
+
+def _first_line(exc: BaseException | None) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__

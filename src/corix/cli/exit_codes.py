@@ -1,0 +1,27 @@
+"""The exit codes of the ``corix`` command, documented in README.md."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+__all__ = ["ExitCode"]
+
+
+class ExitCode(IntEnum):
+    """What a script calling ``corix`` may rely on."""
+
+    OK = 0
+    """Everything asked for ran."""
+    INTERNAL_ERROR = 1
+    """A bug in corix: one line names it; ``corix --debug …`` shows the traceback."""
+    USAGE = 2
+    """A bad invocation or bad input (file, option, id, database URL); nothing was changed."""
+    FAILURES = 3
+    """A run or annotation finished, but some sessions or passes failed
+    (``--allow-failures`` turns this into 0)."""
+    FAILED = 4
+    """A run produced nothing usable: every session failed, or it stopped on an error."""
+    CANCELLED = 5
+    """The run was cancelled by ``corix runs cancel``."""
+    INTERRUPTED = 130
+    """Stopped by Ctrl-C or SIGTERM; ``corix run --resume RUN`` finishes it."""

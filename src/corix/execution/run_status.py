@@ -1,0 +1,30 @@
+"""A run's status: what its row says, and how a finished run's status is decided."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["RunStatus", "finished_status"]
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    COMPLETE = "complete"
+    """Every planned session ran and none failed."""
+    COMPLETE_WITH_FAILURES = "complete_with_failures"
+    """Every planned session ran; some ended on an application or simulator error."""
+    FAILED = "failed"
+    """Every session failed, or the run stopped on an error; ``--resume`` may retry it."""
+    INTERRUPTED = "interrupted"
+    """Stopped by a signal (or killed); ``--resume`` finishes it."""
+    CANCELLED = "cancelled"
+    """Stopped for good by ``corix runs cancel``; it is not resumed."""
+
+
+def finished_status(sessions: int, failed_sessions: int) -> RunStatus:
+    """The status of a run whose every work item ran, from its stored session counts."""
+    if sessions and failed_sessions >= sessions:
+        return RunStatus.FAILED
+    if failed_sessions:
+        return RunStatus.COMPLETE_WITH_FAILURES
+    return RunStatus.COMPLETE

@@ -1,0 +1,75 @@
+"""Stopping a run's work cleanly: on SIGINT/SIGTERM, or when its row is marked cancelled.
+
+The work is cancelled, not killed: sessions in flight are left half-done (``--resume``
+redoes them whole), and everything already handed to the writer is still committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import threading
+from collections.abc import Awaitable, Callable
+
+from corix.execution.run_status import RunStatus
+
+__all__ = ["STOP_SIGNALS", "RunStopper"]
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class RunStopper:
+    """Runs one awaitable and cancels it when asked to stop; ``reason`` says why it stopped.
+
+    ``is_cancelled`` is polled every ``poll_s`` seconds in a worker thread (it reads the
+    database); signal handlers are installed only on the main thread, where they work.
+    """
+
+    def __init__(
+        self,
+        is_cancelled: Callable[[], bool],
+        *,
+        handle_signals: bool = False,
+        poll_s: float = 1.0,
+    ) -> None:
+        self._is_cancelled = is_cancelled
+        self._handle_signals = (
+            handle_signals and threading.current_thread() is threading.main_thread()
+        )
+        self._poll_s = poll_s
+        self._task: asyncio.Future[None] | None = None
+        self.reason: RunStatus | None = None
+
+    def stop(self, reason: RunStatus) -> None:
+        if self.reason is None and self._task is not None:
+            self.reason = reason
+            self._task.cancel()
+
+    async def run(self, work: Awaitable[None]) -> None:
+        """Await ``work``; return quietly when it was stopped, re-raise anything else."""
+        loop = asyncio.get_running_loop()
+        self._task = asyncio.ensure_future(work)
+        if self._handle_signals:
+            for sig in STOP_SIGNALS:
+                loop.add_signal_handler(sig, self.stop, RunStatus.INTERRUPTED)
+        watcher = asyncio.create_task(self._watch())
+        try:
+            await self._task
+        except asyncio.CancelledError:
+            if self.reason is None:  # cancelled from outside: not ours to swallow
+                raise
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+            if self._handle_signals:
+                for sig in STOP_SIGNALS:
+                    loop.remove_signal_handler(sig)
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self._poll_s)
+            if await asyncio.to_thread(self._is_cancelled):
+                self.stop(RunStatus.CANCELLED)
+                return

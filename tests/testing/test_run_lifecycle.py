@@ -1,0 +1,372 @@
+"""A run's life: preflight, statuses, stopping by signal or cancel, whole-run summaries."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from typer.testing import CliRunner
+
+from corix.cli.exit_codes import ExitCode
+from corix.cli.main import app
+from corix.domain import Level
+from corix.errors import CorixError
+from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_plan_file
+from corix.execution.run_status import RunStatus
+from corix.llm.mock_server import running_mock_server
+from corix.report.transcripts import render_transcript
+from corix.storage import Database, Repository
+from corix.storage.orm import SessionRow, TurnRow
+from corix.storage.run_records import set_run_status_if
+from corix.testing.preflight import PreflightError, preflight
+from corix.testing.runner import execute_plan
+
+TESTS_DIR = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _support_apps_importable() -> Iterator[None]:
+    sys.path.insert(0, str(TESTS_DIR))
+    yield
+    sys.path.remove(str(TESTS_DIR))
+
+
+def _echo_plan(*, concurrency: int = 8, repeats: int = 1, **options: object) -> Plan:
+    return Plan(
+        name="life",
+        seed=3,
+        applications=[
+            ApplicationEntry(name="echo", spec="python:support.apps:EchoApp", options=options)
+        ],
+        scenarios=["tv_spoilers"],
+        levels={Level.MODEL_TESTING: LevelSettings(repeats=repeats)},
+        concurrency=concurrency,
+    )
+
+
+def _session_details(db: Database, run_id: str) -> list[str | None]:
+    with db.session() as s:
+        return list(s.scalars(select(SessionRow.end_detail).where(SessionRow.run_id == run_id)))
+
+
+# --- statuses ------------------------------------------------------------------------------
+
+
+async def test_a_run_without_failures_is_complete(sqlite_db: Database) -> None:
+    result = await execute_plan(_echo_plan(), sqlite_db)
+    assert result.status is RunStatus.COMPLETE
+    assert Repository(sqlite_db).get_run(result.run_id).status == "complete"
+    assert set(_session_details(sqlite_db, result.run_id)) == {None}
+
+
+async def test_some_failed_sessions_make_it_complete_with_failures(any_db: Database) -> None:
+    result = await execute_plan(_echo_plan(fail_on="episode"), any_db)
+    assert result.status is RunStatus.COMPLETE_WITH_FAILURES
+    assert 0 < result.stats["failed_sessions"] < result.stats["sessions"]
+    details = [d for d in _session_details(any_db, result.run_id) if d is not None]
+    assert details == ["RuntimeError: cannot handle 'episode'"] * result.stats["failed_sessions"]
+    failed = next(s for s in Repository(any_db).iter_sessions(result.run_id) if s.end_detail)
+    assert "ended: app_error (RuntimeError: cannot handle 'episode')" in render_transcript(failed)
+
+
+async def test_every_session_failing_makes_the_run_failed(any_db: Database) -> None:
+    result = await execute_plan(_echo_plan(fail_on=" "), any_db)  # every message has a space
+    assert result.stats["failed_sessions"] == result.stats["sessions"] > 0
+    assert result.status is RunStatus.FAILED
+    assert Repository(any_db).get_run(result.run_id).status == "failed"
+    assert set(_session_details(any_db, result.run_id)) == {"RuntimeError: cannot handle ' '"}
+
+
+async def test_an_application_that_will_not_open_fails_the_run(any_db: Database) -> None:
+    plan = _echo_plan().model_copy(
+        update={
+            "applications": [ApplicationEntry(name="shut", spec="python:support.apps:RefusingApp")]
+        }
+    )
+    result = await execute_plan(plan, any_db)
+    assert result.status is RunStatus.FAILED
+    assert result.error == "ApplicationError: credentials rejected"
+    run = Repository(any_db).get_run(result.run_id)
+    assert (run.status, run.summary["error"], run.summary["sessions"]) == (
+        "failed",
+        "ApplicationError: credentials rejected",
+        0,
+    )
+
+
+# --- preflight -----------------------------------------------------------------------------
+
+BROKEN_PLAN = """\
+name: broken
+applications:
+  - name: slow
+    spec: "openai:http://127.0.0.1:9/v1?model=m&timeout=notanumber"
+  - name: keyed
+    spec: "openai:http://127.0.0.1:{port}/v1?model=m&key_env=CORIX_TEST_UNSET_KEY"
+  - name: signed
+    spec: demo:guarded
+    auth_env: CORIX_TEST_UNSET_AUTH
+scenarios: [tv_spoilers, no_such_pack]
+levels:
+  model_testing: {{}}
+  red_teaming:
+    engine: llm
+    simulator: {{base_url: "http://127.0.0.1:9/v1", model: m}}
+"""
+
+
+async def test_preflight_reports_every_problem_with_its_line(
+    tmp_path: Path, sqlite_db: Database
+) -> None:
+    async with running_mock_server() as base_url:
+        port = base_url.rsplit(":", 1)[1].split("/")[0]
+        path = tmp_path / "plan.yaml"
+        path.write_text(BROKEN_PLAN.format(port=port), encoding="utf-8")
+        with pytest.raises(PreflightError) as info:
+            await execute_plan(load_plan_file(path), sqlite_db)
+    found = {(str(p).split(": ", 1)[0], p.message.split(":")[0]) for p in info.value.problems}
+    assert found == {
+        (f"{path}:4", "application 'slow'"),  # timeout=notanumber
+        (f"{path}:6", "application 'keyed'"),  # $CORIX_TEST_UNSET_KEY
+        (
+            f"{path}:9",
+            "application 'signed' needs credentials in $CORIX_TEST_UNSET_AUTH, which is unset",
+        ),
+        (f"{path}:10", "unknown scenario pack 'no_such_pack'. Known"),
+        (f"{path}:15", "cannot reach http"),  # the simulator's endpoint
+    }
+    messages = " | ".join(map(str, info.value.problems))
+    assert "notanumber" in messages and "$CORIX_TEST_UNSET_KEY (key_env) is unset" in messages
+    assert Repository(sqlite_db).list_runs() == []  # nothing was stored
+
+
+async def test_preflight_counts_the_work_of_a_good_plan(tmp_path: Path) -> None:
+    path = tmp_path / "plan.yaml"
+    path.write_text(
+        "name: ok\napplications:\n  - {name: g, spec: 'demo:guarded'}\n"
+        "scenarios: [tv_spoilers]\nlevels:\n  red_teaming: {sessions: 3}\n",
+        encoding="utf-8",
+    )
+    checked = await preflight(load_plan_file(path))
+    assert checked.planned == 3 and list(checked.packs) == ["tv_spoilers"]
+
+
+def test_run_check_only_checks(tmp_path: Path) -> None:
+    path = tmp_path / "plan.yaml"
+    path.write_text(
+        "name: ok\napplications:\n  - {name: g, spec: 'demo:guarded'}\n"
+        "scenarios: [tv_spoilers]\nlevels:\n  red_teaming: {sessions: 3}\n",
+        encoding="utf-8",
+    )
+    db_file = tmp_path / "never.db"
+    result = runner.invoke(app, ["run", "--check", str(path), "--db", f"sqlite:///{db_file}"])
+    assert result.exit_code == 0, result.output
+    assert "plan 'ok' is ready: 3 sessions" in result.output
+    assert not db_file.exists()
+
+
+# --- exit codes ------------------------------------------------------------------------------
+
+
+def _write_echo_plan(path: Path, fail_on: str) -> Path:
+    path.write_text(
+        "name: codes\napplications:\n  - name: echo\n    spec: python:support.apps:EchoApp\n"
+        f"    options: {{fail_on: '{fail_on}'}}\n"
+        "scenarios: [tv_spoilers]\nlevels:\n  model_testing: {}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "allow_failures", "code"),
+    [
+        ("episode", False, ExitCode.FAILURES),
+        ("episode", True, ExitCode.OK),
+        (" ", True, ExitCode.FAILED),  # every session failed: never 0
+        ("no such words", False, ExitCode.OK),
+    ],
+)
+def test_run_exit_codes(tmp_path: Path, fail_on: str, allow_failures: bool, code: int) -> None:
+    plan = _write_echo_plan(tmp_path / "plan.yaml", fail_on)
+    args = ["run", str(plan), "--db", f"sqlite:///{tmp_path / 'c.db'}"]
+    result = runner.invoke(app, [*args, "--allow-failures"] if allow_failures else args)
+    assert result.exit_code == code, result.output
+
+
+# --- stopping ------------------------------------------------------------------------------
+
+
+async def test_cancelling_a_running_run_stops_it_for_good(any_db: Database) -> None:
+    repo = Repository(any_db)
+    done = 0
+
+    def cancel_after_some(_item: object) -> None:
+        nonlocal done
+        done += 1
+        if done == 4:  # what `corix runs cancel` does, from any process
+            (run,) = repo.list_runs()
+            set_run_status_if(any_db, run.id, RunStatus.CANCELLED, allowed={"running"})
+
+    plan = _echo_plan(concurrency=2, repeats=5, delay_ms=150)
+    planned: list[int] = []
+    started = time.monotonic()
+    result = await asyncio.wait_for(
+        execute_plan(plan, any_db, on_planned=planned.append, on_session_done=cancel_after_some),
+        timeout=30,
+    )
+    assert result.status is RunStatus.CANCELLED
+    assert time.monotonic() - started < 10  # stopped within the poll interval, not at the end
+    run = repo.get_run(result.run_id)
+    assert run.status == "cancelled"
+    assert result.stats["sessions"] < planned[0] / 2  # far from every planned session
+    with pytest.raises(CorixError, match="was cancelled"):
+        await execute_plan(plan, any_db, resume_run=run.id)
+
+
+def _wait_for_sessions(db: Database, at_least: int, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with db.session() as s:
+            done = s.scalar(
+                select(func.count()).select_from(SessionRow).where(SessionRow.status == "complete")
+            )
+        if done and done >= at_least:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {at_least} sessions after {timeout_s} s")
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_marks_the_run_interrupted_and_resume_finishes_it(
+    tmp_path: Path, stop: signal.Signals
+) -> None:
+    db_url = f"sqlite:///{tmp_path / 'term.db'}"
+    plan_path = tmp_path / "plan.yaml"
+    plan_path.write_text(
+        "name: termme\nconcurrency: 2\n"
+        "applications:\n  - name: slow\n    spec: python:support.apps:EchoApp\n"
+        "    options: {delay_ms: 30}\n"
+        "scenarios: [tv_spoilers]\nlevels:\n  model_testing: {repeats: 4}\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": str(TESTS_DIR), "CORIX_DB": db_url}
+    command = [str(Path(sys.executable).with_name("corix")), "run", str(plan_path)]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    db = Database(db_url)
+    try:
+        _wait_for_sessions(db, 5, timeout_s=60)
+        process.send_signal(stop)
+        process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == ExitCode.INTERRUPTED
+    repo = Repository(db)
+    (run,) = repo.list_runs()
+    assert run.status == "interrupted"
+    assert [i["status"] for i in run.summary["invocations"]] == ["interrupted"]
+
+    resumed = subprocess.run(
+        [*command[:2], "--resume", run.id], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    run = repo.get_run(run.id)
+    assert run.status == "complete"
+    with db.session() as s:
+        sessions = s.scalar(
+            select(func.count()).select_from(SessionRow).where(SessionRow.run_id == run.id)
+        )
+    assert run.summary["sessions"] == sessions  # the whole run, not the last invocation
+    assert [i["status"] for i in run.summary["invocations"]] == ["interrupted", "complete"]
+    shown = runner.invoke(app, ["runs", "show", run.id, "--json", "--db", db_url])
+    assert json.loads(shown.output)["status"] == "complete"
+    db.dispose()
+
+
+async def test_the_summary_after_resume_covers_the_whole_run(any_db: Database) -> None:
+    stopped_after = 0
+
+    def power_cut(_item: object) -> None:
+        nonlocal stopped_after
+        stopped_after += 1
+        if stopped_after == 6:
+            raise RuntimeError("power cut")
+
+    async with running_mock_server() as base_url:
+        plan = Plan(
+            name="resume-summary",
+            applications=[
+                ApplicationEntry(name="m", spec=f"openai:{base_url}?model=corix-mock&timeout=5")
+            ],
+            scenarios=["tv_spoilers"],
+            levels={Level.MODEL_TESTING: LevelSettings(repeats=2)},
+            concurrency=2,
+        )
+        first = await execute_plan(plan, any_db, on_session_done=power_cut)
+        assert first.status is RunStatus.FAILED and first.error == "RuntimeError: power cut"
+        second = await execute_plan(plan, any_db, resume_run=first.run_id)
+    assert second.status is RunStatus.COMPLETE
+    with any_db.session() as s:
+        turns, prompt_tokens = s.execute(
+            select(func.count(TurnRow.id), func.sum(TurnRow.prompt_tokens))
+            .join(SessionRow, SessionRow.id == TurnRow.session_id)
+            .where(SessionRow.run_id == first.run_id)
+        ).one()
+        sessions = s.scalar(
+            select(func.count()).select_from(SessionRow).where(SessionRow.run_id == first.run_id)
+        )
+    summary = Repository(any_db).get_run(first.run_id).summary
+    assert summary == second.stats
+    assert (summary["sessions"], summary["turns"]) == (sessions, turns)
+    assert summary["prompt_tokens"] == prompt_tokens > 0
+    invocations = summary["invocations"]
+    assert [i["status"] for i in invocations] == ["failed", "complete"]
+    assert summary["model_calls"] == sum(i["model_calls"] for i in invocations)
+    # Calls of the first invocation's discarded sessions were made too: at least one per turn.
+    assert summary["model_calls"] >= turns
+    assert invocations[0]["model_calls"] > 0 and invocations[1]["model_calls"] > 0
+
+
+# --- cancel and delete from the command line ----------------------------------------------------
+
+
+def test_runs_cancel_and_delete(tmp_path: Path) -> None:
+    db_url = f"sqlite:///{tmp_path / 'cli.db'}"
+    plan = _write_echo_plan(tmp_path / "plan.yaml", "no such words")
+    assert runner.invoke(app, ["run", str(plan), "--db", db_url]).exit_code == 0
+    db = Database(db_url)
+    (run,) = Repository(db).list_runs()
+    refused = runner.invoke(app, ["runs", "cancel", run.id, "--db", db_url])
+    assert refused.exit_code == ExitCode.USAGE and "is complete" in refused.output
+
+    deleted = runner.invoke(app, ["runs", "delete", run.id, "--yes", "--db", db_url])
+    assert deleted.exit_code == 0, deleted.output
+    with db.session() as s:
+        assert s.scalar(select(func.count()).select_from(SessionRow)) == 0
+        assert s.scalar(select(func.count()).select_from(TurnRow)) == 0
+    assert Repository(db).list_runs() == []
+    db.dispose()
+
+
+def test_a_stale_running_run_can_be_cancelled_then_deleted(any_db: Database) -> None:
+    repo = Repository(any_db)
+    repo.create_run("run-stale", name="stale", plan={}, seed=0)  # a run killed with -9
+    url = any_db.url
+    refused = runner.invoke(app, ["runs", "delete", "run-stale", "--yes", "--db", url])
+    assert refused.exit_code == ExitCode.USAGE and "runs cancel" in refused.output
+    assert runner.invoke(app, ["runs", "cancel", "run-stale", "--db", url]).exit_code == 0
+    assert repo.get_run("run-stale").status == "cancelled"
+    assert runner.invoke(app, ["runs", "delete", "run-stale", "--yes", "--db", url]).exit_code == 0
+    assert repo.list_runs() == []
