@@ -49,7 +49,7 @@ def _require_filtered_columns(spec: TreeSpec, leaves: LeafTable) -> None:
         restricted = [node.filter.allowed(column) is not None for node in spec.nodes]
         if not any(restricted) or column in leaves.columns:
             continue
-        inherited = [False] * len(spec.nodes)  # children list before parents: one pass
+        inherited = [False] * len(spec.nodes)  # under a parent that already filters on it
         for position, node in enumerate(spec.nodes):
             for child in node.children:
                 inherited[child] = inherited[child] or restricted[position]
