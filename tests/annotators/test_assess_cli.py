@@ -64,7 +64,7 @@ def test_annotate_then_defects(stored: tuple[str, str]) -> None:
     assert (
         again["passes_stored"] == 0 and again["passes_already_stored"] == summary["passes_stored"]
     )
-    rates = _json("defects", run_id, "--db", url, "--by", "harm")
+    rates = _json("defects", run_id, "--db", url, "--by", "harm")["rates"]
     assert [(r["group"]["harm"], r["defects"], r["n"]) for r in rates] == [
         ("guardrail_violation", 1, 3)
     ]
@@ -114,8 +114,8 @@ def test_agreement_on_a_label_file(tmp_path: Path) -> None:
     for item, (a, b, c) in enumerate([(1, 1, 1), (2, 2, 3), (3, 4, 4), (4, 4, 5)]):
         rows += [f"i{item},ann_a,{a}", f"i{item},ann_b,{b}", f"i{item},ann_c,{c}"]
     labels.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    (report,) = _json("agreement", str(labels), "--a", "ann_a", "--b", "ann_b", "--ordinal")
-    # a: 1 2 3 4, b: 1 2 4 4 → 3 of 4 identical, all within ±1.
+    (report,) = _json("agreement", str(labels), "--a", "ann_a", "--b", "ann_b")
+    # Numbers are ordinal by default. a: 1 2 3 4, b: 1 2 4 4 → 3 of 4 identical, all ±1.
     assert (report["n_items"], report["exact_agreement"], report["relaxed_agreement"]) == (
         4,
         0.75,
@@ -130,12 +130,28 @@ def test_agreement_on_a_label_file(tmp_path: Path) -> None:
         "team",
         "--group",
         "team=ann_b,ann_c",
-        "--ordinal",
     )
     # The team's value per item is the lower median of b and c: 1, 2, 4, 4.
     assert grouped["members_b"] == ["ann_b", "ann_c"] and grouped["exact_agreement"] == 0.75
+    assert report["ordinal"] and report["labels"] == [1, 2, 3, 4]
+    (nominal,) = _json("agreement", str(labels), "--a", "ann_a", "--b", "ann_b", "--nominal")
+    assert not nominal["ordinal"] and nominal["relaxed_agreement"] is None
     table = _run("agreement", str(labels), "--a", "ann_a", "--b", "ann_b")
     assert "confusion matrix" in table.output
+
+
+def test_agreement_on_half_point_labels(tmp_path: Path) -> None:
+    labels = tmp_path / "labels.csv"
+    pairs = [("7.5", "8"), ("3", "3.0"), ("2", "4"), ("9", "9.5")]
+    rows = ["item_id,annotator,value"]
+    for item, (a, b) in enumerate(pairs):
+        rows += [f"i{item},ann_a,{a}", f"i{item},ann_b,{b}"]
+    labels.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (report,) = _json("agreement", str(labels), "--a", "ann_a", "--b", "ann_b")
+    # "3" and "3.0" agree; 7.5/8 and 9/9.5 are within ±1, 2/4 is not.
+    assert (report["exact_agreement"], report["relaxed_agreement"]) == (0.25, 0.75)
+    assert report["labels"] == [2, 3, 4, 7.5, 8, 9, 9.5]
+    assert report["cohen_kappa_quadratic"] is not None
 
 
 def test_agreement_on_a_run_and_label_import_errors(

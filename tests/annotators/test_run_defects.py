@@ -11,16 +11,28 @@ from annotator_support import CLEAN, SPOILER, WITHHELD, Dialogue, store_run
 
 from corix.assessment.annotation_options import AnnotateOptions
 from corix.assessment.importing import import_labels
-from corix.assessment.run_results import (
-    GUARDRAIL_VIOLATION,
-    compute_defect_rates,
-    run_agreement,
-)
 from corix.assessment.runner import annotate_run, annotate_run_async
 from corix.demo import demo_plan
 from corix.llm import EndpointConfig, LLMClient, MockModel, ScriptedTransport
+from corix.measurement.core import measure
+from corix.measurement.defect_rates import DefectRate
+from corix.measurement.labels import GUARDRAIL_VIOLATION
+from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.storage import Database
 from corix.testing.runner import execute_plan
+
+
+def compute_defect_rates(
+    db: Database,
+    run_id: str,
+    *,
+    by: tuple[str, ...] = ("harm", "application", "scenario", "level"),
+    annotator: str | None = None,
+) -> list[DefectRate]:
+    """Rates per annotator (not per source), as these tests compare annotators."""
+    selectors = (AnnotatorSelector(name=annotator),) if annotator else ()
+    spec = MeasurementSpec(group_annotators_by="annotator", annotators=selectors)
+    return measure(db, [run_id], spec).rates(by=by)
 
 
 def _copy(dialogue: Dialogue, application: str, session_id: str) -> Dialogue:
@@ -47,7 +59,7 @@ def test_guardrail_violation_rates_per_application(
     run_id, _ = tiny_run
     annotate_run(sqlite_db, run_id)
     rates = compute_defect_rates(sqlite_db, run_id, by=("application", "harm"))
-    assert [(r.group["application"], r.defects, r.n, r.n_missing) for r in rates] == [
+    assert [(r.group["application"], r.defects, r.n, r.failed) for r in rates] == [
         ("guarded", 1, 3, 0),
         ("unguarded", 2, 3, 0),
     ]
@@ -56,8 +68,8 @@ def test_guardrail_violation_rates_per_application(
         "annotator": "reference",
         "application": "guarded",
         "harm": GUARDRAIL_VIOLATION,
-        "value_from": "single_pass",
     }
+    assert guarded.interval == "wilson" and guarded.not_measurable == 0
     # Wilson 95% for 1 of 3: centre (1/3 + z²/6) / (1 + z²/3) = 0.4269, half-width 0.3654.
     assert guarded.rate == pytest.approx(1 / 3)
     assert (guarded.ci_low, guarded.ci_high) == pytest.approx((0.06149, 0.79234), abs=1e-4)
@@ -104,17 +116,18 @@ async def test_annotators_are_reported_apart_and_failures_are_counted_missing(
         (r.group["annotator"], r.group["application"], r.group["harm"]): (
             r.defects,
             r.n,
-            r.n_missing,
-            r.group["value_from"],
+            r.failed,
+            r.ties,
         )
         for r in rates
     }
-    assert found[("alice", "guarded", GUARDRAIL_VIOLATION)] == (1, 2, 0, "single_pass")
-    assert found[("reference", "guarded", GUARDRAIL_VIOLATION)] == (1, 3, 0, "single_pass")
-    # One worker takes the sessions in id order: s1's two runs fail (missing, not a defect);
-    # every other session gets runs 5 and 3, whose lower median 3 is a defect (at most 3).
-    assert found[("llm:judge", "guarded", "groundedness")] == (2, 2, 1, "repeat_consensus")
-    assert found[("llm:judge", "unguarded", "groundedness")] == (3, 3, 0, "repeat_consensus")
+    assert found[("alice", "guarded", GUARDRAIL_VIOLATION)] == (1, 2, 0, 0)
+    assert found[("reference", "guarded", GUARDRAIL_VIOLATION)] == (1, 3, 0, 0)
+    # One worker takes the sessions in id order: s1's two runs fail (counted as failed, not
+    # as a defect); every other session gets runs 5 (no defect) and 3 (a defect: at most
+    # 3), a tie that the conservative rule settles toward the defect.
+    assert found[("llm:judge", "guarded", "groundedness")] == (2, 2, 1, 2)
+    assert found[("llm:judge", "unguarded", "groundedness")] == (3, 3, 0, 3)
     only_alice = compute_defect_rates(sqlite_db, run_id, annotator="alice")
     assert {r.group["annotator"] for r in only_alice} == {"alice"}
 
@@ -169,7 +182,8 @@ def test_agreement_on_stored_annotations(
                 )
     labels.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
     import_labels(sqlite_db, run_id, labels)
-    reports = {r.question_id: r for r in run_agreement(sqlite_db, run_id, "reference", "alice")}
+    measurement = measure(sqlite_db, [run_id])
+    reports = {r.question_id: r for r in measurement.agreement("reference", "alice")}
     released = reports["ra_prohibited_released"]
     assert (released.n_items, released.n_only_a, released.n_only_b) == (3, 3, 0)
     assert released.exact_agreement == pytest.approx(2 / 3)
@@ -177,7 +191,7 @@ def test_agreement_on_stored_annotations(
     assert released.labels == ["no", "yes"]
     assert released.confusion == [[1, 1], [0, 1]]
     assert reports["ra_permitted_withheld"].exact_agreement == 1.0
-    only = run_agreement(sqlite_db, run_id, "reference", "alice", question="ra_outcome")
+    only = measurement.agreement("reference", "alice", question="ra_outcome")
     assert [r.question_id for r in only] == ["ra_outcome"]
 
 

@@ -98,7 +98,7 @@ class RunBuilder:
         reasoning: str | None = None,
         guideline_version: str = "rules-1/aria-1.0",
     ) -> None:
-        kind = "llm" if annotator.startswith("llm") else "reference"
+        kind = annotator.split(":", 1)[0] if annotator.startswith(("llm", "human")) else "reference"
         self.passes.append(
             (
                 {

@@ -1,57 +1,123 @@
-"""Violation and defect rates with their sessions, and agreement between a run's annotators."""
+"""The measurement core on a tiny run whose numbers are derived by hand.
+
+The tiny run (see ``report_support.write_tiny_run``): the reference annotator finds a
+violation in s1 only; the LLM's repeats on s1 say yes, yes, no and on s3 yes, no; a
+person's two passes on s3 say no, yes. Each dialogue counts once per annotator source.
+"""
 
 from __future__ import annotations
 
 import pytest
-from report_support import write_tiny_run
+from report_support import RunBuilder, write_tiny_run
 
-from corix.assessment import builtin_harm_packs, load_builtin_schema, wilson_interval
-from corix.measurement.stored_leaves import StoredAnswer, iter_stored_answers
+from corix.assessment import builtin_harm_packs
+from corix.domain import Level
+from corix.errors import ConfigError
+from corix.measurement.core import measure
+from corix.measurement.defect_rates import DefectRate, wilson_interval
+from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.report.agreement import annotator_agreement
-from corix.report.rates import defect_rates_by_pass, violation_rates
 from corix.storage import Database
+from corix.storage.orm import ResolutionRow
 
 
-@pytest.fixture
-async def answers(sqlite_db: Database) -> list[StoredAnswer]:
-    return list(iter_stored_answers(sqlite_db, await write_tiny_run(sqlite_db)))
+def _violations(db: Database, run_id: str, **spec: object) -> dict[tuple[str, str], DefectRate]:
+    measurement = measure(db, [run_id], MeasurementSpec.model_validate(spec))
+    rates = measurement.rates(by=("harm", "application"))
+    return {
+        (r.group["source"], r.group["application"]): r
+        for r in rates
+        if r.group["harm"] == "guardrail_violation"
+    }
 
 
-def test_violation_rates_per_annotator_keep_disagreements(answers: list[StoredAnswer]) -> None:
-    rates = violation_rates(answers, load_builtin_schema(), by=("application", "annotator"))
-    table = {(r.group["application"], r.group["annotator"]): r for r in rates}
-    reference = table[("alpha", "reference")]
-    # s1 (violation) and s2 (none).
-    assert (reference.hits, reference.n) == (1, 2)
-    assert reference.hit_sessions == ("s1",) and reference.sessions == ("s1", "s2")
+async def test_each_dialogue_counts_once_per_source(sqlite_db: Database) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    rates = _violations(sqlite_db, run_id)
+    reference = rates[("reference", "alpha")]
+    assert (reference.defects, reference.n) == (1, 2)
+    assert reference.defect_dialogues == ["s1"] and reference.dialogues == ["s1", "s2"]
     assert (reference.ci_low, reference.ci_high) == pytest.approx(wilson_interval(1, 2))
-    # The person's two passes over s3 disagree: both count, one violation.
-    person = table[("beta", "human:ann1")]
-    assert (person.hits, person.n, person.hit_sessions) == (1, 2, ("s3",))
-    # The LLM's stored consensus on s3 says yes; its three runs on s1 settle on yes.
-    assert table[("beta", "llm:mock")].hits == 1
-    assert table[("alpha", "llm:mock")].hit_sessions == ("s1",)
+    assert reference.interval == "wilson"
+    # Three LLM repeats on s1 (yes, yes, no) are one dialogue, not three samples.
+    assert (rates[("llm", "alpha")].defects, rates[("llm", "alpha")].n) == (1, 1)
+    # The unfinished s5 is not counted anywhere.
+    assert all("s5" not in r.dialogues for r in rates.values())
 
 
-def test_rates_are_ordered_by_testing_level(answers: list[StoredAnswer]) -> None:
-    rates = violation_rates(answers, load_builtin_schema(), by=("level",))
-    assert [r.group["level"] for r in rates] == ["model_testing", "red_teaming", "field_testing"]
-    assert [(r.hits, r.n) for r in rates] == [(4, 6), (0, 1), (0, 1)]
+async def test_conservative_ties_go_toward_risk_and_are_counted(sqlite_db: Database) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    conservative = _violations(sqlite_db, run_id)
+    majority = _violations(sqlite_db, run_id, settling="majority")
+    # s3: the LLM's two repeats and the person's two passes tie, yes against no.
+    for source in ("llm", "human"):
+        assert conservative[(source, "beta")].defects == 1
+        assert conservative[(source, "beta")].ties == 1
+        assert majority[(source, "beta")].defects == 0
+    kept = _violations(sqlite_db, run_id, settling="keep-disagreement")
+    assert kept[("human", "beta")].defects == pytest.approx(0.5)
 
 
-def test_defect_rates_use_each_packs_threshold(answers: list[StoredAnswer]) -> None:
+async def test_rates_are_ordered_by_testing_level(sqlite_db: Database) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    rates = measure(sqlite_db, [run_id]).rates(by=("harm", "level"))
+    reference = [
+        r
+        for r in rates
+        if r.group["source"] == "reference" and r.group["harm"] == "guardrail_violation"
+    ]
+    assert [r.group["level"] for r in reference] == [
+        "model_testing",
+        "red_teaming",
+        "field_testing",
+    ]
+    assert [(r.defects, r.n) for r in reference] == [(1, 2), (0, 1), (0, 1)]
+
+
+async def test_defect_rates_use_each_packs_threshold(sqlite_db: Database) -> None:
+    run_id = await write_tiny_run(sqlite_db)
     packs = builtin_harm_packs()
-    rates = defect_rates_by_pass(answers, packs)
+    rates = [r for r in measure(sqlite_db, [run_id]).rates() if r.group["harm"] == "groundedness"]
     assert len(rates) == 1
-    rate = rates[0]
-    assert rate.group["harm"] == "groundedness"
-    # Groundedness severity 4 of 5: a defect only at or below the pack's threshold.
-    assert rate.hits == int(packs["groundedness"].is_defect(4.0))
-    assert rate.n == 1 and rate.sessions == ("s1",)
+    assert rates[0].defects == int(packs["groundedness"].is_defect(4.0))
+    assert rates[0].n == 1 and rates[0].dialogues == ["s1"]
 
 
-def test_agreement_compares_every_pair_per_question(answers: list[StoredAnswer]) -> None:
-    pairs = {(p.a, p.b): p for p in annotator_agreement(answers, load_builtin_schema())}
+async def test_selectors_choose_annotators_and_unknown_ones_are_refused(
+    sqlite_db: Database,
+) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    only_llm = MeasurementSpec(annotators=(AnnotatorSelector(kind="llm"),))
+    sources = {r.group["source"] for r in measure(sqlite_db, [run_id], only_llm).rates()}
+    assert sources == {"llm"}
+    unknown = MeasurementSpec(annotators=(AnnotatorSelector(name="llm:gpt-5"),))
+    with pytest.raises(ConfigError, match=r"annotators\.0.*llm:gpt-5"):
+        measure(sqlite_db, [run_id], unknown)
+
+
+async def test_dialogues_without_a_reply_are_not_measurable(sqlite_db: Database) -> None:
+    run = RunBuilder("run-silent")
+    run.session("answered", "alpha", "tv_spoilers", Level.MODEL_TESTING, [("Hi", "Hello")])
+    run.session("silent", "alpha", "tv_spoilers", Level.MODEL_TESTING, [("Hi", None)])
+    for session_id in ("answered", "silent"):
+        run.annotate(
+            session_id,
+            "risk_assessment",
+            "reference",
+            [("ra_prohibited_released", None, "no"), ("ra_permitted_withheld", None, "no")],
+        )
+    run_id = await run.write(sqlite_db)
+    measurement = measure(sqlite_db, [run_id])
+    (rate,) = [r for r in measurement.rates() if r.group["harm"] == "guardrail_violation"]
+    # The silent dialogue is neither a defect nor a non-defect: it is left out and counted.
+    assert (rate.defects, rate.n, rate.not_measurable) == (0, 1, 1)
+    assert rate.not_measurable_reasons == {"script_done": 1}
+    assert [d.session_id for d in measurement.not_measurable] == ["silent"]
+
+
+async def test_agreement_compares_settled_labels_per_question(sqlite_db: Database) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    pairs = {(p.a, p.b): p for p in annotator_agreement(measure(sqlite_db, [run_id]))}
     assert set(pairs) == {
         ("human:ann1", "llm:mock"),
         ("human:ann1", "reference"),
@@ -62,12 +128,50 @@ def test_agreement_compares_every_pair_per_question(answers: list[StoredAnswer])
         for r in pairs[("llm:mock", "reference")].reports
         if r.question_id == "ra_prohibited_released"
     )
-    # s1: yes / yes; s3: yes / no.
+    # s1: yes / yes; s3: yes (a tie settled toward risk) / no.
     assert released.n_items == 2
     assert released.exact_agreement == pytest.approx(0.5)
-    # The person's two passes on s3 (no, yes) tie; the tie goes to "no", as the reference said.
+    # The person's tied passes on s3 settle on yes, which the reference did not say.
     person = pairs[("human:ann1", "reference")].reports
     assert [(r.question_id, r.n_items, r.exact_agreement) for r in person] == [
-        ("ra_prohibited_released", 1, 1.0)
+        ("ra_prohibited_released", 1, 0.0)
     ]
-    assert person[0].n_group_ties == 1
+
+
+async def test_a_senior_resolution_replaces_the_human_values_it_resolves(
+    sqlite_db: Database,
+) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    with sqlite_db.session() as s:
+        s.add(
+            ResolutionRow(
+                session_id="s3",
+                category="risk_assessment",
+                question_id="ra_prohibited_released",
+                status="resolved",
+                value_text="no",
+            )
+        )
+    rates = _violations(sqlite_db, run_id)
+    # The person's tied passes (no, yes) gave a violation; the resolution says no.
+    human = rates[("human", "beta")]
+    assert (human.defects, human.resolved, human.unresolved, human.ties) == (0, 1, 0, 0)
+    # Resolutions decide human disagreements only: the LLM's tie still stands.
+    assert rates[("llm", "beta")].defects == 1
+    ignored = _violations(sqlite_db, run_id, use_resolutions=False)
+    assert ignored[("human", "beta")].defects == 1
+
+
+async def test_an_unresolved_disagreement_is_counted_and_kept(sqlite_db: Database) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    with sqlite_db.session() as s:
+        s.add(
+            ResolutionRow(
+                session_id="s3",
+                category="risk_assessment",
+                question_id="ra_prohibited_released",
+                status="unresolved",
+            )
+        )
+    human = _violations(sqlite_db, run_id)[("human", "beta")]
+    assert (human.defects, human.resolved, human.unresolved) == (1, 0, 1)

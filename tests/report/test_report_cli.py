@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from corix.cli.report_cmds import report_command, tree_app
 from corix.errors import UnknownNameError
 from corix.measurement import LeafError, load_tree, score_tree
-from corix.measurement.stored_leaves import stored_leaves
+from corix.measurement.core import stored_leaves
 from corix.storage import Database
 
 runner = CliRunner()

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from corix.cli.personas_cmd import personas_command
 from corix.domain import EndReason, Level, SessionRecord
+from corix.measurement.core import measure
 from corix.storage import Database, NotFoundError
 from corix.storage.orm import AnnotationAnswerRow, AnnotationPassRow
 from corix.testing.packs import expand_personas, resolve_pack
@@ -62,18 +63,19 @@ async def covered_run(sqlite_db: Database) -> tuple[Database, str, list[SessionR
     return sqlite_db, result.run_id, sorted(sessions(sqlite_db, result.run_id), key=lambda s: s.id)
 
 
-async def test_coverage_counts_sessions_goals_and_majority_violations(
+async def test_coverage_counts_sessions_goals_and_the_cores_violations(
     covered_run: tuple[Database, str, list[SessionRecord]],
 ) -> None:
     db, run_id, stored = covered_run
     red = [s for s in stored if s.level is Level.RED_TEAMING]
     tie, minority, withheld, failed_pass = red[:4]
-    _annotate(db, tie.id, ("yes", "no"), ("no", "no"))  # half say violation: counts
-    _annotate(db, minority.id, ("yes", "no"), ("no", "no"), ("no", "no"))  # one of three: not
-    _annotate(db, withheld.id, ("no", "yes"))  # withholding is a violation too
+    # Distinct people: their disagreement is kept, so a dialogue counts the share who saw one.
+    _annotate(db, tie.id, ("yes", "no"), ("no", "no"))  # one of two people: 1/2
+    _annotate(db, minority.id, ("yes", "no"), ("no", "no"), ("no", "no"))  # one of three: 1/3
+    _annotate(db, withheld.id, ("no", "yes"))  # withholding is a violation too: 1
     _annotate(db, failed_pass.id, ("yes", "yes"), status="error")  # a failed pass says nothing
 
-    coverage = persona_coverage(db, run_id)
+    coverage = persona_coverage(db, run_id, measure(db, [run_id]).dialogue_verdicts())
     rows = {_key(r.application, r.template, r.parameters): r for r in coverage.rows}
     assert sum(r.sessions for r in coverage.rows) == len(stored) == 2 * 6 + 2 * 2
     ran = {_session_key(s) for s in stored}
@@ -81,10 +83,10 @@ async def test_coverage_counts_sessions_goals_and_majority_violations(
     assert sum(r.goal_reached for r in coverage.rows) == sum(
         s.end_reason is EndReason.GOAL_REACHED for s in stored
     )
-    assert sum(r.annotated for r in coverage.rows) == 3
-    assert sum(r.violations for r in coverage.rows) == 2
-    assert rows[_session_key(tie)].violations >= 1
-    assert rows[_session_key(withheld)].violations >= 1
+    assert sum(r.annotated.get("human", 0) for r in coverage.rows) == 3
+    assert sum(r.violations.get("human", 0) for r in coverage.rows) == pytest.approx(11 / 6)
+    assert rows[_session_key(tie)].violations["human"] >= 0.5
+    assert rows[_session_key(withheld)].violations["human"] >= 1
     assert tie.strategy in rows[_session_key(tie)].variants
 
     pack = resolve_pack("tv_spoilers")

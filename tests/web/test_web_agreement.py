@@ -10,7 +10,7 @@ from web_support import Browser, World
 
 from corix.assessment import LabelRow
 from corix.domain import Provenance
-from corix.storage.orm import AnnotationAnswerRow, AnnotationPassRow, SessionRow
+from corix.storage.orm import AnnotationAnswerRow, AnnotationPassRow, SessionRow, TurnRow
 from corix.web.services import agreement_by_question, human_run_id
 from corix.web.services.agreement_view import pairwise_agreement
 
@@ -50,6 +50,8 @@ def _store(world: World) -> None:
                 )
             )
             s.flush()
+            # The application answered, so the dialogue is measurable.
+            s.add(TurnRow(session_id=session_id, idx=0, user_text="Hi", response_text="Hello"))
             for annotator, (violation, usefulness) in labels.items():
                 risk = AnnotationAnswerRow(
                     question_id="ra_prohibited_released", value_text=violation

@@ -4,7 +4,6 @@
 * :mod:`~corix.assessment.answers` — validating a pass against the schema, and gating.
 * :mod:`~corix.assessment.harms` — harm packs: guidelines, severity scale, defect rule.
 * :mod:`~corix.assessment.stability` — consensus and flip rate over repeated runs.
-* :mod:`~corix.assessment.defects` — defect rates with confidence intervals.
 * :mod:`~corix.assessment.agreement` — agreement between annotators and groups.
 
 Everything here is pure: values in, values out, no storage.
@@ -27,14 +26,6 @@ from corix.assessment.answers import (
     is_violation,
     normalize_value,
     validate_answers,
-)
-from corix.assessment.defects import (
-    DefectRate,
-    IntervalMethod,
-    SeverityRow,
-    bootstrap_interval,
-    defect_rates,
-    wilson_interval,
 )
 from corix.assessment.harms import (
     DefectDirection,
@@ -70,23 +61,18 @@ __all__ = [
     "Category",
     "Consensus",
     "DefectDirection",
-    "DefectRate",
     "HarmPack",
-    "IntervalMethod",
     "LabelRow",
     "Question",
     "QuestionLevel",
     "QuestionType",
-    "SeverityRow",
     "StabilityReport",
-    "bootstrap_interval",
     "builtin_harm_pack_names",
     "builtin_harm_packs",
     "categories_for",
     "compare",
     "compare_per_question",
     "consensus",
-    "defect_rates",
     "is_settled",
     "is_shown",
     "is_violation",
@@ -99,5 +85,4 @@ __all__ = [
     "read_labels",
     "stability_report",
     "validate_answers",
-    "wilson_interval",
 ]

@@ -16,6 +16,7 @@ for the data (no items, or a single value used throughout) is ``None``.
 from __future__ import annotations
 
 import csv
+import math
 import warnings
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -280,10 +281,31 @@ def _comparable(value: Value, ordinal: bool) -> Value:
             return float(value)
         except ValueError:
             raise CorixError(f"ordinal values must be numbers, got {value!r}") from None
-    if isinstance(value, float):
+    number = _as_number(value)
+    if number is not None:
         # 3 and 3.0 are the same label; "3" from a CSV file matches 3 from a JSONL file.
-        return str(int(value)) if value.is_integer() else str(value)
-    return value.strip()
+        return str(int(number)) if number.is_integer() else str(number)
+    return str(value).strip()
+
+
+def _as_number(value: Value) -> float | None:
+    """``value`` as a finite number, or ``None`` when it is a word."""
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def numeric_questions(rows: Iterable[LabelRow]) -> set[str | None]:
+    """The questions whose every label is a number: ordinal unless said otherwise."""
+    words: set[str | None] = set()
+    seen: set[str | None] = set()
+    for row in rows:
+        seen.add(row.question_id)
+        if _as_number(row.value) is None:
+            words.add(row.question_id)
+    return seen - words
 
 
 def _side_values(
@@ -347,20 +369,28 @@ def _compare_table(
 
 
 def _label_order(value: Value) -> tuple[int, float, str]:
-    if isinstance(value, str):
-        return (1, 0.0, value)
-    return (0, value, "")
+    number = _as_number(value)
+    if number is None:
+        return (1, 0.0, str(value))
+    return (0, number, "")
+
+
+_GRID_STEPS = (1, 2, 4, 10)  # whole, half, quarter and tenth points
 
 
 def _kappa_scale(labels: list[Value]) -> list[Value]:
-    """Labels for weighted κ: the full integer range when the values are whole numbers.
+    """Labels for weighted κ: every point of the values' grid between the extremes.
 
     scikit-learn weights disagreements by the distance between label *positions*; filling
-    in unused points keeps that distance equal to the distance between the values.
+    in unused points (whole numbers, or half points such as 7.5) keeps that distance
+    proportional to the distance between the values.
     """
     numbers = [float(label) for label in labels]
-    if numbers and all(number.is_integer() for number in numbers):
-        return [float(v) for v in range(int(numbers[0]), int(numbers[-1]) + 1)]
+    for step in _GRID_STEPS:
+        scaled = [number * step for number in numbers]
+        if numbers and all(abs(v - round(v)) < 1e-9 for v in scaled):
+            low, high = round(scaled[0]), round(scaled[-1])
+            return [v / step for v in range(low, high + 1)]
     return labels
 
 
@@ -370,11 +400,20 @@ def _kappa(
     # κ is undefined when chance agreement is certain: a single value used throughout.
     if len(set(xs) | set(ys)) < 2:
         return None
+    # scikit-learn takes class labels, not measurements: compare positions on the scale.
+    position = {label: i for i, label in enumerate(labels)}
+    x_codes = [position[x] for x in xs]
+    y_codes = [position[y] for y in ys]
     # Imported here: scikit-learn takes seconds to import, and most users of this
     # package (the web app, annotators) never compute κ.
     from sklearn.metrics import cohen_kappa_score
 
-    kappa = cohen_kappa_score(xs, ys, labels=labels, weights="quadratic" if weighted else None)
+    kappa = cohen_kappa_score(
+        x_codes,
+        y_codes,
+        labels=list(range(len(labels))),
+        weights="quadratic" if weighted else None,
+    )
     return None if np.isnan(kappa) else float(kappa)
 
 

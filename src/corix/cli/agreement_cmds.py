@@ -9,8 +9,13 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from corix.assessment.agreement import AgreementReport, compare, compare_per_question, read_labels
-from corix.assessment.run_results import run_agreement
+from corix.assessment.agreement import (
+    AgreementReport,
+    compare,
+    compare_per_question,
+    numeric_questions,
+    read_labels,
+)
 from corix.cli.common import (
     DbOption,
     JsonOption,
@@ -20,6 +25,7 @@ from corix.cli.common import (
     print_json,
     wrapping_table,
 )
+from corix.measurement.core import measure
 from corix.storage import Repository
 
 
@@ -55,8 +61,12 @@ def agreement_command(
         list[str] | None,
         typer.Option("--group", help="NAME=annotator,annotator… (repeatable)."),
     ] = None,
-    ordinal: Annotated[
-        bool, typer.Option(help="File labels are ordered numbers (±1 ratio, weighted κ).")
+    nominal: Annotated[
+        bool,
+        typer.Option(
+            help="Compare numeric labels as unordered categories (by default numbers are "
+            "ordinal: ±1 ratio, weighted κ, ordinal α)."
+        ),
     ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
@@ -71,17 +81,19 @@ def agreement_command(
         rows = read_labels(labels)
         if question is not None:
             rows = [row for row in rows if row.question_id == question]
+        numeric = set() if nominal else numeric_questions(rows)
         if any(row.question_id for row in rows):
-            ordinal_questions = {row.question_id for row in rows if ordinal and row.question_id}
+            ordinal_questions = {q for q in numeric if q is not None}
             reports = compare_per_question(
                 rows, a, b, groups=groups, ordinal_questions=ordinal_questions
             )
         else:
-            reports = [compare(rows, a, b, groups=groups, ordinal=ordinal)]
+            reports = [compare(rows, a, b, groups=groups, ordinal=None in numeric)]
     else:
         with database(db) as database_:
             Repository(database_).get_run(str(run))
-            reports = run_agreement(database_, str(run), a, b, groups=groups, question=question)
+            measurement = measure(database_, [str(run)])
+        reports = measurement.agreement(a, b, groups=groups, question=question, nominal=nominal)
     if as_json:
         print_json([report.model_dump(mode="json") for report in reports])
         return

@@ -1,4 +1,4 @@
-"""`corix defects`: defect rates with intervals and counts."""
+"""`corix defects`: defect rates over dialogues, with intervals, counts and what is left out."""
 
 from __future__ import annotations
 
@@ -8,113 +8,158 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from corix.assessment.defects import DEFAULT_GROUPING, DefectRate, GroupKey, IntervalMethod
-from corix.assessment.run_results import compute_defect_rates
 from corix.cli.common import (
     DbOption,
     JsonOption,
-    RunArgument,
     console,
     database,
     fail,
     print_json,
     wrapping_table,
 )
-from corix.storage import Repository
+from corix.cli.measure_options import (
+    AnnotatorsOption,
+    GroupByOption,
+    KindsOption,
+    SeedOption,
+    SeriesOption,
+    SettlingOption,
+    SpecOption,
+    measurement_spec,
+)
+from corix.measurement.core import DEFAULT_RATE_GROUPING, Measurement, measure, measure_series
+from corix.measurement.defect_rates import DefectRate
+from corix.measurement.spec import MeasurementSpec
+from corix.storage import Database, Repository
+
+_GROUPING_KEYS = ("harm", "application", "scenario", "level")
 
 
-def _grouping(by: str) -> tuple[GroupKey, ...]:
+def _grouping(by: str) -> tuple[str, ...]:
     keys = tuple(key.strip() for key in by.split(",") if key.strip())
-    unknown = [key for key in keys if key not in DEFAULT_GROUPING]
+    unknown = [key for key in keys if key not in _GROUPING_KEYS]
     if unknown:
-        raise fail(f"unknown grouping '{unknown[0]}'; choose from {', '.join(DEFAULT_GROUPING)}")
-    return tuple(key for key in DEFAULT_GROUPING if key in keys)
+        raise fail(f"unknown grouping '{unknown[0]}'; choose from {', '.join(_GROUPING_KEYS)}")
+    return tuple(key for key in _GROUPING_KEYS if key in keys)
 
 
 def _percent(value: float | None) -> str:
     return "—" if value is None else f"{value:.1%}"
 
 
+def _count(value: float) -> str:
+    return f"{value:g}" if value.is_integer() else f"{value:.2f}"
+
+
 def defects_command(
-    run: RunArgument,
-    annotator: Annotated[
-        str | None, typer.Option(help="Only this annotator (as stored, e.g. llm:gpt-4o).")
-    ] = None,
+    run: Annotated[str | None, typer.Argument(help="Run id (or --series NAME).")] = None,
+    series: SeriesOption = None,
     by: Annotated[
-        str, typer.Option(help="Grouping keys: application,scenario,harm,level.")
-    ] = ",".join(DEFAULT_GROUPING),
-    method: Annotated[IntervalMethod, typer.Option(help="Confidence interval.")] = (
-        IntervalMethod.WILSON
-    ),
-    confidence: Annotated[float, typer.Option(min=0.5, max=0.999)] = 0.95,
+        str, typer.Option(help="Grouping keys: harm,application,scenario,level.")
+    ] = ",".join(DEFAULT_RATE_GROUPING),
+    spec: SpecOption = None,
+    settling: SettlingOption = None,
+    group_annotators_by: GroupByOption = None,
+    annotator: AnnotatorsOption = None,
+    kind: KindsOption = None,
+    seed: SeedOption = None,
+    confidence: Annotated[float | None, typer.Option(min=0.5, max=0.999)] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Defect rates per annotator × application × scenario × harm × level, with counts."""
+    """Defect rates per annotator source × harm × application × scenario × level.
+
+    n counts dialogues; dialogues the application never answered are not measurable and
+    are counted apart, with their reasons.
+    """
     grouping = _grouping(by)
+    in_force, source = measurement_spec(
+        spec,
+        settling=settling,
+        group_by=group_annotators_by,
+        annotators=annotator,
+        kinds=kind,
+        seed=seed,
+        confidence=confidence,
+    )
     with database(db) as database_:
-        Repository(database_).get_run(run)
-        rates = compute_defect_rates(
-            database_,
-            run,
-            annotator=annotator,
-            by=grouping,
-            method=method,
-            confidence=confidence,
-        )
+        measurement = _measure(database_, run, series, in_force, source)
+    rates = measurement.rates(by=grouping)
     if as_json:
-        print_json([rate.model_dump(mode="json") for rate in rates])
+        print_json(rates_document(measurement, rates))
         return
+    console.print(Text(measurement.spec.headline(), style="dim"))
     if not rates:
         console.print("no annotations to rate yet; run `corix annotate` first")
         return
-    print_defect_rates(rates, grouping, confidence=confidence, method=method)
+    print_defect_rates(rates, grouping)
+
+
+def _measure(
+    db: Database, run: str | None, series: str | None, spec: MeasurementSpec, source: str | None
+) -> Measurement:
+    if (run is None) == (series is None):
+        raise fail("give a run id or --series NAME (one of them)")
+    if series is not None:
+        return measure_series(db, series, spec, source=source)
+    assert run is not None  # exactly one of them was given
+    Repository(db).get_run(run)
+    return measure(db, [run], spec, source=source)
+
+
+def rates_document(measurement: Measurement, rates: Sequence[DefectRate]) -> dict[str, object]:
+    """Rates as JSON, under the measurement specification that produced them."""
+    return {
+        "measurement": measurement_document(measurement),
+        "rates": [rate.model_dump(mode="json") for rate in rates],
+    }
+
+
+def measurement_document(measurement: Measurement) -> dict[str, object]:
+    """The specification in force, its digest, and the runs it measured."""
+    return {
+        "digest": measurement.spec.digest,
+        **measurement.spec.model_dump(mode="json"),
+        "runs": list(measurement.run_ids),
+    }
 
 
 def print_defect_rates(
     rates: Sequence[DefectRate],
     grouping: Sequence[str],
     *,
-    confidence: float = 0.95,
-    method: IntervalMethod = IntervalMethod.WILSON,
     title: str | None = None,
     compact: bool = False,
 ) -> None:
     """A table of defect rates with their counts and intervals.
 
-    ``compact`` leaves out the annotator, missing counts and value source, for a summary.
+    ``compact`` leaves out ties, failures and resolutions, for a summary.
     """
-    interval_header = f"{confidence:.0%} CI ({method})"
-    if compact:
-        table = wrapping_table(*grouping, "defects / n", "rate", interval_header, title=title)
-    else:
-        table = wrapping_table(
-            "annotator",
-            *grouping,
-            "defects",
-            "n",
-            "missing",
-            "rate",
-            interval_header,
-            "values from",
-            title=title,
-        )
+    who = [column for column in ("source", "annotator") if rates and column in rates[0].group]
+    confidence = rates[0].confidence if rates else 0.95
+    headers = [*who, *grouping, "defects / n", "rate", f"{confidence:.0%} CI"]
+    extra = ["not measurable"] if compact else ["not measurable", "failed", "ties", "resolved"]
+    table = wrapping_table(*headers, *extra, title=title)
     for rate in rates:
         interval = (
             "—" if rate.ci_low is None else f"{_percent(rate.ci_low)}–{_percent(rate.ci_high)}"
         )
-        groups = [Text(str(rate.group.get(key) or "—")) for key in grouping]
-        if compact:
-            table.add_row(*groups, f"{rate.defects} / {rate.n}", _percent(rate.rate), interval)
-            continue
-        table.add_row(
-            Text(str(rate.group["annotator"])),
-            *groups,
-            str(rate.defects),
-            str(rate.n),
-            str(rate.n_missing),
+        cells = [Text(str(rate.group.get(key) or "—")) for key in [*who, *grouping]]
+        row: list[Text | str] = [
+            *cells,
+            f"{_count(rate.defects)} / {rate.n}",
             _percent(rate.rate),
             interval,
-            Text(str(rate.group["value_from"])),
-        )
+        ]
+        row.append(str(rate.not_measurable))
+        if not compact:
+            resolved = (
+                f"{rate.resolved} (+{rate.unresolved} open)"
+                if rate.unresolved
+                else str(rate.resolved)
+            )
+            row += [str(rate.failed), str(rate.ties), resolved]
+        table.add_row(*row)
     console.print(table)
+    methods = sorted({rate.interval for rate in rates})
+    console.print(Text(f"intervals: {'; '.join(methods)}", style="dim"))

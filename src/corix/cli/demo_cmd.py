@@ -7,16 +7,15 @@ from typing import Annotated
 
 import typer
 
-from corix.assessment.defects import GroupKey
-from corix.assessment.run_results import compute_defect_rates
 from corix.assessment.runner import annotate_run
 from corix.cli.common import DbOption, console, database
 from corix.cli.defects_cmds import print_defect_rates
 from corix.cli.runs import run_with_progress
 from corix.demo import DEMO_ANNOTATORS, demo_plan
+from corix.measurement.core import measure
 from corix.report import write_report
 
-DEMO_GROUPING: tuple[GroupKey, ...] = ("application", "harm")
+DEMO_GROUPING = ("application", "harm")
 
 
 def demo_command(
@@ -35,7 +34,8 @@ def demo_command(
                 f"annotated with [bold]{annotator}[/]: {summary.passes_stored} passes"
                 + (f", {summary.passes_failed} failed" if summary.passes_failed else "")
             )
-        rates = compute_defect_rates(database_, result.run_id, by=DEMO_GROUPING)
+        measurement = measure(database_, [result.run_id])
+        rates = measurement.rates(by=DEMO_GROUPING)
         print_defect_rates(
             rates, DEMO_GROUPING, title="defect rates per demo application", compact=True
         )

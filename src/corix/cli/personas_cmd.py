@@ -9,6 +9,16 @@ from rich.table import Table
 from rich.text import Text
 
 from corix.cli.common import DbOption, JsonOption, console, database, print_json
+from corix.cli.defects_cmds import measurement_document
+from corix.cli.measure_options import (
+    AnnotatorsOption,
+    KindsOption,
+    SettlingOption,
+    SpecOption,
+    measurement_spec,
+)
+from corix.measurement.core import measure
+from corix.storage import Repository
 from corix.testing.simulation import CoverageRow, PersonaCoverage, persona_coverage
 from corix.testing.simulation.engine import GOAL_PARAMETER
 
@@ -17,15 +27,26 @@ _MAX_PARAMETER_CHARS = 48
 
 def personas_command(
     run: Annotated[str, typer.Argument(help="Run id.")],
+    spec: SpecOption = None,
+    settling: SettlingOption = None,
+    annotator: AnnotatorsOption = None,
+    kind: KindsOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Persona coverage: template × parameters, sessions, goals reached and violations."""
+    """Persona coverage: template × parameters, sessions, goals reached and violations.
+
+    Violations are the measurement core's settled guardrail verdicts, per annotator source.
+    """
+    in_force, source = measurement_spec(spec, settling=settling, annotators=annotator, kinds=kind)
     with database(db) as database_:
-        coverage = persona_coverage(database_, run)
+        Repository(database_).get_run(run)
+        measurement = measure(database_, [run], in_force, source=source)
+        coverage = persona_coverage(database_, run, measurement.dialogue_verdicts())
     if as_json:
-        print_json(_as_json(coverage))
+        print_json({"measurement": measurement_document(measurement), **_as_json(coverage)})
         return
+    console.print(Text(measurement.spec.headline(), style="dim"))
     if not coverage.rows:
         console.print(f"run {run} has no red-teaming or field-testing personas")
         return
@@ -56,10 +77,14 @@ def _cells(row: CoverageRow) -> list[Text]:
         Text(row.application),
         Text(str(row.sessions), style="" if row.sessions else "yellow"),
         Text(str(row.goal_reached)),
-        Text(str(row.annotated)),
-        Text(str(row.violations), style="red" if row.violations else ""),
+        Text(_per_source(row.annotated)),
+        Text(_per_source(row.violations), style="red" if any(row.violations.values()) else ""),
         Text(variants),
     ]
+
+
+def _per_source(counts: dict[str, int] | dict[str, float]) -> str:
+    return ", ".join(f"{source} {value:g}" for source, value in sorted(counts.items())) or "0"
 
 
 def _parameters(parameters: dict[str, Any]) -> str:
@@ -71,15 +96,15 @@ def _parameters(parameters: dict[str, Any]) -> str:
 
 def _summary(coverage: PersonaCoverage) -> str:
     sessions = sum(row.sessions for row in coverage.rows)
-    annotated = sum(row.annotated for row in coverage.rows)
-    violations = sum(row.violations for row in coverage.rows)
+    annotated = sum(sum(row.annotated.values()) for row in coverage.rows)
+    violations = sum(sum(row.violations.values()) for row in coverage.rows)
     combos = len(coverage.rows)
     ran = f"{coverage.covered} of {combos} persona combinations ran"
     if coverage.declared is None:
         ran = f"{coverage.covered} persona combinations ran (the run's packs could not be loaded)"
     return (
         f"{ran}; {sessions} sessions, {annotated} annotated for risk, "
-        f"{violations} with a violation."
+        f"{violations:g} with a violation (summed over annotator sources)."
     )
 
 

@@ -10,11 +10,20 @@ import typer
 from rich.markup import escape
 from rich.tree import Tree
 
-from corix.cli.common import DbOption, JsonOption, console, database, print_json
+from corix.cli.common import DbOption, JsonOption, console, database, fail, print_json
+from corix.cli.measure_options import (
+    AnnotatorsOption,
+    GroupByOption,
+    KindsOption,
+    SeriesOption,
+    SettlingOption,
+    SpecOption,
+    measurement_spec,
+)
 from corix.measurement import TreeSpec, load_tree, score_tree_cli_json
+from corix.measurement.core import measure, stored_answers
 from corix.measurement.filters import FILTER_COLUMNS, LeafFilter
 from corix.measurement.leaves import REQUIRED_COLUMNS
-from corix.measurement.stored_leaves import iter_stored_answers
 from corix.report import DEFAULT_TREES, write_report
 from corix.report.formatting import interval, number
 from corix.storage import Repository
@@ -36,7 +45,8 @@ SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap."
 
 
 def report_command(
-    run: Annotated[str, typer.Argument(help="Run id.")],
+    run: Annotated[str | None, typer.Argument(help="Run id (or --series NAME).")] = None,
+    series: SeriesOption = None,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Folder for the report (default: .corix/reports/RUN)."),
@@ -60,19 +70,33 @@ def report_command(
             "that share an application).",
         ),
     ] = None,
+    spec: SpecOption = None,
+    settling: SettlingOption = None,
+    group_annotators_by: GroupByOption = None,
+    annotator: AnnotatorsOption = None,
+    kind: KindsOption = None,
     db: DbOption = None,
 ) -> None:
-    """Write a run's CoRIx report: self-contained HTML, Markdown and JSON."""
+    """Write a run's (or a series') CoRIx report: self-contained HTML, Markdown and JSON."""
+    if (run is None) == (series is None):
+        raise fail("give a run id or --series NAME (one of them)")
+    target = run if run is not None else f"series-{series}"
+    in_force, source = measurement_spec(
+        spec, settling=settling, group_by=group_annotators_by, annotators=annotator, kinds=kind
+    )
     with database(db) as database_:
         paths = write_report(
             database_,
-            run,
-            out if out is not None else Path(".corix/reports") / run,
+            run or "",
+            out if out is not None else Path(".corix/reports") / target,
             trees=tuple(tree) if tree else DEFAULT_TREES,
             bootstrap=bootstrap,
             seed=seed,
             transcripts_per_group=transcripts,
             compare_runs=compare_runs,
+            measurement=in_force,
+            measurement_source=source,
+            series=series,
         )
     # Soft wrap: a path must stay on one line to be copied or clicked.
     console.print(f"report: [bold]{paths.html.resolve()}[/]", soft_wrap=True)
@@ -150,9 +174,10 @@ def tree_leaves(
     count = 0
     with database(db) as database_, output.open("w", newline="", encoding="utf-8") as handle:
         Repository(database_).get_run(run)
+        measurement = measure(database_, [run])
         writer = csv.writer(handle)
         writer.writerow([*REQUIRED_COLUMNS, "scenario", "annotator", "dialogue_key"])
-        for answer in iter_stored_answers(database_, run):
+        for answer in stored_answers(measurement, database_):
             writer.writerow(
                 [
                     answer.application,

@@ -1,44 +1,26 @@
-"""From the stored record to CoRIx leaves: settled annotator answers and questionnaire answers.
+"""Leaf records: one settled answer about one dialogue, and the stored questionnaire answers.
 
-Each stored answer becomes one leaf about its dialogue (the session id), tagged with the
-session's application, level and scenario and with its source:
-
-* **Annotation** answers come from passes that completed. When an annotator's runs were
-  repeated, the repeats are settled first: the stored consensus rows when the runner
-  wrote them, else the consensus computed here (majority for words, lower median for
-  numbers, as in :mod:`corix.assessment.stability`). Distinct annotators, and distinct
-  passes by one annotator, stay separate leaves: disagreements are kept, not voted away.
-  A harm pass (category ``harm:<pack>``) answers one question, ``severity``; its leaf is
-  named after the category, so severities from different packs never mix.
-* **Questionnaire** answers: one leaf per respondent and item.
-
-Only complete sessions of the run count, as everywhere else in corix. Answers stream from
-the database in one ordered query per kind, so memory holds the leaves, not the rows.
+A :class:`StoredAnswer` is what becomes one CoRIx leaf: an annotator's settled label
+(made by the measurement core, :mod:`corix.measurement.core`) or a questionnaire answer,
+tagged with its dialogue's application, level and scenario. A harm pass (category
+``harm:<pack>``) answers one question, ``severity``; its leaf is named after the category,
+so severities from different packs never mix. Questionnaire answers stream from the
+database in one ordered query, so memory holds the leaves, not the rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import groupby
 from typing import Any
 
 import numpy as np
-from sqlalchemy import ColumnElement, Row, Select, select
-from sqlalchemy.orm import Session
+from sqlalchemy import Select, select
 
-from corix.assessment.stability import Value, consensus
 from corix.measurement.item_wording import item_wording
 from corix.measurement.leaves import LeafSource, LeafTable
 from corix.storage import Database
-from corix.storage.orm import (
-    AnnotationAnswerRow,
-    AnnotationConsensusRow,
-    AnnotationPassRow,
-    ApplicationRow,
-    QuestionnaireResponseRow,
-    SessionRow,
-)
+from corix.storage.orm import ApplicationRow, QuestionnaireResponseRow, SessionRow
 
 HARM_CATEGORY_PREFIX = "harm:"
 _STREAM_BATCH = 5000
@@ -70,25 +52,14 @@ class StoredAnswer:
     work_key: str | None = None
 
 
-def iter_stored_answers(
-    db: Database, run_id: str, *, annotators: Collection[str] | None = None
+def iter_questionnaire_answers(
+    db: Database, run_ids: Sequence[str], *, sessions: Collection[str] | None = None
 ) -> Iterator[StoredAnswer]:
-    """Every settled answer of ``run_id``: annotations (optionally only ``annotators``' own),
-    then questionnaire answers."""
+    """Every questionnaire answer of ``run_ids`` (only ``sessions``' when given)."""
     with db.session() as s:
-        settled = _consensus_owners(s, run_id)
-        for row in s.execute(_consensus_query(run_id)).yield_per(_STREAM_BATCH):
-            if annotators is None or row.annotator in annotators:
-                value = answer_text(row.value_num, row.value_text)
-                if value is not None:
-                    yield _annotation(row, value, pass_no=None)
-        rows = s.execute(_pass_query(run_id)).yield_per(_STREAM_BATCH)
-        for key, group in groupby(rows, key=lambda r: (r.session_id, r.category, r.annotator)):
-            if key in settled or (annotators is not None and key[2] not in annotators):
+        for row in s.execute(_questionnaire_query(run_ids)).yield_per(_STREAM_BATCH):
+            if sessions is not None and row.session_id not in sessions:
                 continue
-            for pass_no, pass_rows in groupby(group, key=lambda r: r.pass_no):
-                yield from _settle_repeats(list(pass_rows), pass_no)
-        for row in s.execute(_questionnaire_query(run_id)).yield_per(_STREAM_BATCH):
             value = answer_text(row.value_num, row.value_text)
             if value is not None:
                 yield StoredAnswer(
@@ -145,60 +116,9 @@ def leaves_from_answers(answers: Iterable[StoredAnswer], *, origin: str = "leave
     )
 
 
-def stored_leaves(
-    db: Database, run_id: str, *, annotators: Collection[str] | None = None
-) -> LeafTable:
-    """The CoRIx leaves of ``run_id``: see the module docstring for what becomes a leaf."""
-    return leaves_from_answers(
-        iter_stored_answers(db, run_id, annotators=annotators), origin=f"run {run_id}"
-    )
-
-
 def leaf_question(category: str, question_id: str) -> str:
     """The leaf's question: the schema question, or the ``harm:<pack>`` category for severities."""
     return category if category.startswith(HARM_CATEGORY_PREFIX) else question_id
-
-
-# -- settling repeats -----------------------------------------------------------------------
-
-
-def _settle_repeats(rows: list[Row[Any]], pass_no: int) -> Iterator[StoredAnswer]:
-    """One pass's answers; several repeats of it are settled into one answer per question."""
-    if len({row.repeat_no for row in rows}) == 1:
-        for row in rows:
-            value = answer_text(row.value_num, row.value_text)
-            if value is not None:
-                yield _annotation(row, value, pass_no=pass_no)
-        return
-    runs: dict[tuple[str, int | None], list[Row[Any]]] = {}
-    for row in rows:
-        if row.value_num is not None or row.value_text is not None:
-            runs.setdefault((row.question_id, row.turn_index), []).append(row)
-    for answers in runs.values():
-        numeric = all(row.value_num is not None for row in answers)
-        given: list[Value] = [
-            float(row.value_num) if numeric else str(row.value_text) for row in answers
-        ]
-        settled = consensus(given, ordinal=numeric).value
-        value = number_text(float(settled)) if numeric else str(settled)
-        yield _annotation(answers[0], value, pass_no=pass_no)
-
-
-def _annotation(row: Row[Any], value: str, *, pass_no: int | None) -> StoredAnswer:
-    return StoredAnswer(
-        session_id=row.session_id,
-        application=row.application,
-        level=row.level,
-        scenario=row.scenario,
-        source=LeafSource.ANNOTATION,
-        question=leaf_question(row.category, row.question_id),
-        value=value,
-        respondent=row.annotator,
-        category=row.category,
-        turn_index=row.turn_index,
-        pass_no=pass_no,
-        work_key=row.work_key,
-    )
 
 
 def answer_text(number: float | None, text: str | None) -> str | None:
@@ -218,80 +138,7 @@ def number_text(number: float) -> str:
 # -- queries ------------------------------------------------------------------------------
 
 
-def _in_run(run_id: str) -> tuple[ColumnElement[bool], ...]:
-    return (SessionRow.run_id == run_id, SessionRow.status == "complete")
-
-
-def _consensus_owners(s: Session, run_id: str) -> set[tuple[str, str, str]]:
-    """(session, category, annotator) whose repeats the runner already settled."""
-    query = (
-        select(
-            AnnotationConsensusRow.session_id,
-            AnnotationConsensusRow.category,
-            AnnotationConsensusRow.annotator,
-        )
-        .join(SessionRow, SessionRow.id == AnnotationConsensusRow.session_id)
-        .where(*_in_run(run_id))
-        .distinct()
-    )
-    return {(row[0], row[1], row[2]) for row in s.execute(query)}
-
-
-def _consensus_query(run_id: str) -> Select[Any]:
-    return (
-        select(
-            AnnotationConsensusRow.session_id,
-            ApplicationRow.name.label("application"),
-            SessionRow.level,
-            SessionRow.scenario,
-            SessionRow.work_key,
-            AnnotationConsensusRow.category,
-            AnnotationConsensusRow.annotator,
-            AnnotationConsensusRow.question_id,
-            AnnotationConsensusRow.turn_index,
-            AnnotationConsensusRow.value_num,
-            AnnotationConsensusRow.value_text,
-        )
-        .join(SessionRow, SessionRow.id == AnnotationConsensusRow.session_id)
-        .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
-        .where(*_in_run(run_id))
-        .order_by(AnnotationConsensusRow.session_id, AnnotationConsensusRow.id)
-    )
-
-
-def _pass_query(run_id: str) -> Select[Any]:
-    return (
-        select(
-            AnnotationPassRow.session_id,
-            ApplicationRow.name.label("application"),
-            SessionRow.level,
-            SessionRow.scenario,
-            SessionRow.work_key,
-            AnnotationPassRow.category,
-            AnnotationPassRow.annotator,
-            AnnotationPassRow.pass_no,
-            AnnotationPassRow.repeat_no,
-            AnnotationAnswerRow.question_id,
-            AnnotationAnswerRow.turn_index,
-            AnnotationAnswerRow.value_num,
-            AnnotationAnswerRow.value_text,
-        )
-        .join(AnnotationAnswerRow, AnnotationAnswerRow.pass_id == AnnotationPassRow.id)
-        .join(SessionRow, SessionRow.id == AnnotationPassRow.session_id)
-        .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
-        .where(*_in_run(run_id), AnnotationPassRow.status == "ok")
-        .order_by(
-            AnnotationPassRow.session_id,
-            AnnotationPassRow.category,
-            AnnotationPassRow.annotator,
-            AnnotationPassRow.pass_no,
-            AnnotationPassRow.repeat_no,
-            AnnotationAnswerRow.id,
-        )
-    )
-
-
-def _questionnaire_query(run_id: str) -> Select[Any]:
+def _questionnaire_query(run_ids: Sequence[str]) -> Select[Any]:
     return (
         select(
             QuestionnaireResponseRow.session_id,
@@ -306,6 +153,6 @@ def _questionnaire_query(run_id: str) -> Select[Any]:
         )
         .join(SessionRow, SessionRow.id == QuestionnaireResponseRow.session_id)
         .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
-        .where(*_in_run(run_id))
+        .where(SessionRow.run_id.in_(run_ids), SessionRow.status != "running")
         .order_by(QuestionnaireResponseRow.session_id, QuestionnaireResponseRow.id)
     )

@@ -35,9 +35,15 @@ def parse_tree(text: str, *, source: str = "<tree>") -> TreeSpec:
 
 def load_tree(path_or_name: Path | str) -> TreeSpec:
     """Load a tree from a YAML file, or a shipped tree by name (see :func:`builtin_trees`)."""
+    text, source = read_tree_text(path_or_name)
+    return parse_tree(text, source=source)
+
+
+def read_tree_text(path_or_name: Path | str) -> tuple[str, str]:
+    """A tree file's text and the name errors give it: a YAML path, or a shipped tree's name."""
     if isinstance(path_or_name, Path) or path_or_name.endswith((".yaml", ".yml")):
         path = Path(path_or_name)
-        return parse_tree(read_config_text(path), source=str(path))
+        return read_config_text(path), str(path)
     if path_or_name not in builtin_trees():
         raise UnknownNameError(unknown_name("built-in tree", path_or_name, builtin_trees()))
     resource = (
@@ -46,7 +52,7 @@ def load_tree(path_or_name: Path | str) -> TreeSpec:
         .joinpath(f"{path_or_name}.yaml")
     )
     source = f"corix.measurement/{_BUILTIN_DIRECTORY}/{path_or_name}.yaml"
-    return parse_tree(resource.read_text(encoding="utf-8"), source=source)
+    return resource.read_text(encoding="utf-8"), source
 
 
 class _LineFinder:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from corix.assessment import builtin_harm_packs, load_builtin_schema
 from corix.domain import Level
+from corix.errors import CorixError
 from corix.measurement import (
     GroupComparison,
     LeafTable,
@@ -19,12 +19,10 @@ from corix.measurement import (
     questionnaire_items,
     score_tree,
 )
+from corix.measurement.core import measure, stored_answers
+from corix.measurement.labels import GUARDRAIL_VIOLATION
 from corix.measurement.scoring import dimension_ids
-from corix.measurement.stored_leaves import (
-    HARM_CATEGORY_PREFIX,
-    iter_stored_answers,
-    leaves_from_answers,
-)
+from corix.measurement.stored_leaves import leaves_from_answers
 from corix.report.agreement import annotator_agreement
 from corix.report.content import (
     QuestionnaireSection,
@@ -35,20 +33,61 @@ from corix.report.content import (
 )
 from corix.report.history import history_tables, related_runs, run_label
 from corix.report.provenance import annotator_summaries, respondent_summaries, stability_summaries
-from corix.report.rates import defect_rates_by_pass, violation_rates
 from corix.report.sessions import collect_sessions
 from corix.storage import Database, Repository
+from corix.storage.measured import series_runs
+from corix.storage.orm import RunRow
 
 
 def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportContent:
     """Everything the report shows about ``run_id`` (which must exist)."""
     run = Repository(db).get_run(run_id)
-    schema = load_builtin_schema()
-    specs = [load_tree(tree) for tree in settings.trees]
-    answers = list(iter_stored_answers(db, run_id))
-    leaves = leaves_from_answers(answers, origin=f"run {run_id}")
+    info = RunInfo(
+        id=run.id,
+        name=run.name,
+        status=run.status,
+        seed=run.seed,
+        created_at=run.created_at,
+        finished_at=run.finished_at,
+    )
     runs = related_runs(db, run_id, named=settings.compare_runs, limit=settings.history_limit)
-    sessions = collect_sessions(db, run_id, per_group=settings.transcripts_per_group)
+    return _build(db, info, [run_id], settings, runs if len(runs) > 1 else [])
+
+
+def build_series_report(db: Database, series: str, settings: ReportSettings) -> ReportContent:
+    """One report for an evaluation series: its automated runs and its human sessions,
+    measured together (one tree and one defect table, annotator sources side by side)."""
+    run_ids = series_runs(db, series)
+    if not run_ids:
+        raise CorixError(f"no evaluation series named '{series}' with runs")
+    repo = Repository(db)
+    runs = [repo.get_run(run_id) for run_id in run_ids]
+    finished = [run.finished_at for run in runs if run.finished_at is not None]
+    info = RunInfo(
+        id=series,
+        name=f"series {series} ({len(runs)} runs)",
+        status="series",
+        seed=settings.seed,
+        created_at=min(run.created_at for run in runs),
+        finished_at=max(finished) if len(finished) == len(runs) else None,
+    )
+    return _build(db, info, run_ids, settings, [])
+
+
+def _build(
+    db: Database,
+    info: RunInfo,
+    run_ids: Sequence[str],
+    settings: ReportSettings,
+    runs: Sequence[RunRow],
+) -> ReportContent:
+    measurement = measure(
+        db, run_ids, settings.measurement_spec(), source=settings.measurement_source
+    )
+    schema = measurement.schema
+    specs = [load_tree(tree) for tree in settings.trees]
+    leaves = leaves_from_answers(stored_answers(measurement, db), origin=f"run {info.id}")
+    sessions = collect_sessions(db, run_ids, per_group=settings.transcripts_per_group)
 
     trees = []
     for spec in specs:
@@ -70,26 +109,16 @@ def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportC
                 views=tuple(compare_views(results, threshold=settings.view_gap)),
                 dialogue_correlations=correlate_across_dialogues(spec, leaves, dimensions),
                 application_correlations=correlate_across_applications(results, dimensions),
-                history=history_tables(db, runs, spec, results) if len(runs) > 1 else {},
+                history=history_tables(db, runs, spec, results) if runs else {},
             )
         )
 
-    packs = builtin_harm_packs()
-    harms = {
-        a.category.removeprefix(HARM_CATEGORY_PREFIX)
-        for a in answers
-        if a.category and a.category.startswith(HARM_CATEGORY_PREFIX)
-    }
-    confidence = settings.confidence
+    packs = measurement.packs
+    by_cell = ("harm", "application", "scenario", "level")
+    rates = measurement.rates(by=by_cell)
+    totals = measurement.rates(by=("harm", "application"))
     return ReportContent(
-        run=RunInfo(
-            id=run.id,
-            name=run.name,
-            status=run.status,
-            seed=run.seed,
-            created_at=run.created_at,
-            finished_at=run.finished_at,
-        ),
+        run=info,
         settings=settings,
         schema=schema,
         applications=tuple(sorted({entry.application for entry in sessions.entries})),
@@ -97,26 +126,22 @@ def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportC
         levels=_levels_in_order({entry.level for entry in sessions.entries}),
         n_leaves=len(leaves),
         trees=tuple(trees),
-        violation_rates=tuple(violation_rates(answers, schema, confidence=confidence)),
-        violation_totals=tuple(
-            violation_rates(answers, schema, by=("application", "annotator"), confidence=confidence)
-        ),
-        defect_rates=tuple(defect_rates_by_pass(answers, packs, confidence=confidence)),
-        defect_totals=tuple(
-            defect_rates_by_pass(
-                answers, packs, by=("harm", "application", "annotator"), confidence=confidence
-            )
-        ),
-        harm_packs={harm: packs[harm] for harm in sorted(harms) if harm in packs},
+        measurement=measurement.spec,
+        not_measurable=measurement.not_measurable,
+        violation_rates=tuple(r for r in rates if r.group["harm"] == GUARDRAIL_VIOLATION),
+        violation_totals=tuple(r for r in totals if r.group["harm"] == GUARDRAIL_VIOLATION),
+        defect_rates=tuple(r for r in rates if r.group["harm"] != GUARDRAIL_VIOLATION),
+        defect_totals=tuple(r for r in totals if r.group["harm"] != GUARDRAIL_VIOLATION),
+        harm_packs={harm: packs[harm] for harm in measurement.harms if harm in packs},
         questionnaire=QuestionnaireSection(
             items=tuple(describe_items(leaves)), comparisons=tuple(_group_tests(leaves))
         ),
-        agreement=tuple(annotator_agreement(answers, schema)),
-        annotators=tuple(annotator_summaries(db, run_id)),
-        respondents=tuple(respondent_summaries(db, run_id)),
-        stability=tuple(stability_summaries(db, run_id)),
+        agreement=tuple(annotator_agreement(measurement)),
+        annotators=tuple(annotator_summaries(db, run_ids)),
+        respondents=tuple(respondent_summaries(db, run_ids)),
+        stability=tuple(stability_summaries(db, run_ids)),
         sessions=sessions,
-        history_runs=tuple(run_label(r) for r in runs) if len(runs) > 1 else (),
+        history_runs=tuple(run_label(r) for r in runs),
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -17,11 +17,13 @@ from corix.measurement import (
     TreeSpec,
     ViewGap,
 )
+from corix.measurement.defect_rates import DefectRate
+from corix.measurement.spec import MeasurementSpec, ResolvedSpec
 from corix.report.agreement import PairAgreement
 from corix.report.history import RunLabel
 from corix.report.provenance import AnnotatorSummary, RespondentSummary, StabilitySummary
-from corix.report.rates import Rate
 from corix.report.sessions import SessionCatalog
+from corix.storage.measured import MeasuredDialogue
 
 DEFAULT_TREES = ("aria_pilot", "ai_rmf")
 
@@ -46,6 +48,21 @@ class ReportSettings:
     view_gap: float = 2.0
     compare_runs: tuple[str, ...] | None = None
     history_limit: int = 5
+    measurement: MeasurementSpec = field(default_factory=MeasurementSpec)
+    """Which annotators count and how they settle; its trees, bootstrap, seed and
+    confidence are taken from the fields above, so the report states what it used."""
+    measurement_source: str | None = None
+
+    def measurement_spec(self) -> MeasurementSpec:
+        """The specification in force: ``measurement`` with this report's tree settings."""
+        return self.measurement.model_copy(
+            update={
+                "trees": tuple(str(tree) for tree in self.trees),
+                "bootstrap": self.bootstrap,
+                "seed": self.seed,
+                "confidence": self.confidence,
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -92,12 +109,14 @@ class ReportContent:
     scenarios: tuple[str, ...]
     levels: tuple[str, ...]
     n_leaves: int
+    measurement: ResolvedSpec
+    not_measurable: tuple[MeasuredDialogue, ...]
     trees: tuple[TreeSection, ...]
-    violation_rates: tuple[Rate, ...]
-    violation_totals: tuple[Rate, ...]
+    violation_rates: tuple[DefectRate, ...]
+    violation_totals: tuple[DefectRate, ...]
     """Violation rates pooled over scenarios and levels, per application × annotator."""
-    defect_rates: tuple[Rate, ...]
-    defect_totals: tuple[Rate, ...]
+    defect_rates: tuple[DefectRate, ...]
+    defect_totals: tuple[DefectRate, ...]
     """Defect rates pooled over scenarios and levels, per harm × application × annotator."""
     harm_packs: Mapping[str, HarmPack]
     questionnaire: QuestionnaireSection

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from corix.measurement import NodeResult, ScoreTable, TreeSpec, compare_runs, score_tree
+from corix.measurement.core import stored_leaves
 from corix.measurement.scoring import dimension_ids
-from corix.measurement.stored_leaves import stored_leaves
 from corix.storage import Database, Repository
 from corix.storage.orm import ApplicationRow, RunRow, SessionRow
 

@@ -74,9 +74,9 @@ def render_html(content: ReportContent) -> str:
     flags: defaultdict[str, list[str]] = defaultdict(list)
     screened: set[str] = set()
     for rate in content.violation_rates:
-        screened.update(rate.sessions)
-        for session_id in rate.hit_sessions:
-            flags[session_id].append(rate.group["annotator"])
+        screened.update(rate.dialogues)
+        for session_id in rate.defect_dialogues:
+            flags[session_id].append(rate.who)
     env = _environment()
     env.globals["ordered_notes"] = _note_order(content)
     env.globals["session_links"] = lambda ids: session_links(ids, labels)

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from corix.measurement import CorrelationMatrix, NodeResult, TreeSpec
+from corix.measurement.defect_rates import DefectRate
 from corix.report.anchors import node_anchor, session_anchor
 from corix.report.colors import EMPTY_COLOUR, ink_on, risk_colour, series_colour
 from corix.report.content import TreeSection
 from corix.report.formatting import interval, number, short_id, words
 from corix.report.labels import node_label
-from corix.report.rates import Rate
 from corix.report.svg import RadarSeries, radar_svg
 
 MAX_SESSION_LINKS = 24
@@ -274,18 +274,18 @@ class RateRow:
     application: str
     scenario: str
     level: str
-    by_annotator: Mapping[str, Rate]
+    by_annotator: Mapping[str, DefectRate]
 
 
-def rate_rows(rates: Iterable[Rate]) -> tuple[list[str], list[RateRow]]:
-    """Rates pivoted: annotators as columns, groups as rows (in the rates' order)."""
+def rate_rows(rates: Iterable[DefectRate]) -> tuple[list[str], list[RateRow]]:
+    """Rates pivoted: annotator sources as columns, groups as rows (in the rates' order)."""
     annotators: dict[str, None] = {}
-    rows: dict[tuple[str, str, str], dict[str, Rate]] = {}
+    rows: dict[tuple[str, str, str], dict[str, DefectRate]] = {}
     for rate in rates:
         group = rate.group
-        annotators[group["annotator"]] = None
+        annotators[rate.who] = None
         key = (group["application"], group["scenario"], group["level"])
-        rows.setdefault(key, {})[group["annotator"]] = rate
+        rows.setdefault(key, {})[rate.who] = rate
     return sorted(annotators), [RateRow(*key, cells) for key, cells in rows.items()]
 
 

@@ -12,8 +12,8 @@ from dataclasses import asdict
 from typing import Any
 
 from corix.measurement import CorrelationMatrix, ScoreTable
+from corix.measurement.defect_rates import DefectRate
 from corix.report.content import ReportContent, TreeSection
-from corix.report.rates import Rate
 
 FORMAT = "corix.report/1"
 
@@ -38,6 +38,15 @@ def report_document(content: ReportContent) -> dict[str, Any]:
             "transcripts_per_group": settings.transcripts_per_group,
             "view_gap": settings.view_gap,
         },
+        "measurement": {
+            "digest": content.measurement.digest,
+            "headline": content.measurement.headline(),
+            **content.measurement.model_dump(mode="json"),
+        },
+        "not_measurable": [
+            {"session": d.session_id, "application": d.application, "reason": d.not_measurable}
+            for d in content.not_measurable
+        ],
         "applications": list(content.applications),
         "scenarios": list(content.scenarios),
         "levels": list(content.levels),
@@ -118,16 +127,8 @@ def _matrix(matrix: CorrelationMatrix) -> dict[str, Any]:
     }
 
 
-def _rate(rate: Rate) -> dict[str, Any]:
-    return {
-        "group": dict(rate.group),
-        "n": rate.n,
-        "hits": rate.hits,
-        "rate": rate.rate,
-        "ci_low": rate.ci_low,
-        "ci_high": rate.ci_high,
-        "hit_sessions": list(rate.hit_sessions),
-    }
+def _rate(rate: DefectRate) -> dict[str, Any]:
+    return rate.model_dump(mode="json")
 
 
 def _clean(value: Any) -> Any:

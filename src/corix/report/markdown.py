@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from corix.measurement import NodeResult
+from corix.measurement.defect_rates import DefectRate
 from corix.report.content import ReportContent, TreeSection
 from corix.report.formatting import (
     EMPTY,
@@ -22,7 +23,6 @@ from corix.report.formatting import (
     words,
 )
 from corix.report.labels import node_label
-from corix.report.rates import Rate
 
 # Enough to keep text from becoming emphasis, code, links, HTML or table cells.
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
@@ -41,6 +41,11 @@ def render_markdown(content: ReportContent) -> str:
         f"Run `{run.id}` · status {md(run.status)} · started "
         f"{run.created_at:%Y-%m-%d %H:%M} UTC · {len(content.sessions.entries)} sessions · "
         f"applications: {', '.join(md(a) for a in content.applications)}",
+        "",
+        md(content.measurement.headline()),
+        "",
+        f"Not measurable (no application reply, left out of every rate): "
+        f"{len(content.not_measurable)} dialogues.",
         "",
         *_how_to_read(content),
     ]
@@ -160,18 +165,27 @@ def _rates_section(content: ReportContent) -> list[str]:
     return lines
 
 
-def _rate_table(rates: Sequence[Rate]) -> list[str]:
+def _rate_table(rates: Sequence[DefectRate]) -> list[str]:
     if not rates:
         return ["Nothing annotated for this yet.", ""]
-    columns = ["application", "scenario", "level", "annotator"]
+    columns = ["application", "scenario", "level"]
     return _table(
-        [*(c.capitalize() for c in columns), "Rate", "Interval", "Hits / n"],
+        [
+            *(c.capitalize() for c in columns),
+            "Annotators",
+            "Rate",
+            "Interval",
+            "Defects / n",
+            "Not measurable",
+        ],
         [
             [
                 *(md(words(rate.group[c])) for c in columns),
+                md(rate.who),
                 percent(rate.rate, 1),
                 percent_interval(rate.ci_low, rate.ci_high),
-                f"{rate.hits} / {rate.n}",
+                f"{rate.defects:g} / {rate.n}",
+                str(rate.not_measurable),
             ]
             for rate in rates
         ],

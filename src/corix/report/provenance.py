@@ -7,6 +7,7 @@ version, under which guidelines, made the numbers it shows.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
@@ -67,7 +68,7 @@ class _PassTally:
     repeats: int = 1
 
 
-def annotator_summaries(db: Database, run_id: str) -> list[AnnotatorSummary]:
+def annotator_summaries(db: Database, run_ids: Sequence[str]) -> list[AnnotatorSummary]:
     """One row per annotator × version × guideline version × model, sorted."""
     query = (
         select(
@@ -79,7 +80,7 @@ def annotator_summaries(db: Database, run_id: str) -> list[AnnotatorSummary]:
             AnnotationPassRow.provenance,
         )
         .join(SessionRow, SessionRow.id == AnnotationPassRow.session_id)
-        .where(SessionRow.run_id == run_id, SessionRow.status == "complete")
+        .where(SessionRow.run_id.in_(run_ids), SessionRow.status == "complete")
     )
     tallies: defaultdict[tuple[str, str, str | None, str | None, str | None], _PassTally]
     tallies = defaultdict(_PassTally)
@@ -114,7 +115,7 @@ def annotator_summaries(db: Database, run_id: str) -> list[AnnotatorSummary]:
     ]
 
 
-def respondent_summaries(db: Database, run_id: str) -> list[RespondentSummary]:
+def respondent_summaries(db: Database, run_ids: Sequence[str]) -> list[RespondentSummary]:
     """Questionnaire answers split into simulated testers and people."""
     query = (
         select(
@@ -124,7 +125,7 @@ def respondent_summaries(db: Database, run_id: str) -> list[RespondentSummary]:
             func.count(),
         )
         .join(SessionRow, SessionRow.id == QuestionnaireResponseRow.session_id)
-        .where(SessionRow.run_id == run_id, SessionRow.status == "complete")
+        .where(SessionRow.run_id.in_(run_ids), SessionRow.status == "complete")
         .group_by(QuestionnaireResponseRow.simulated)
         .order_by(QuestionnaireResponseRow.simulated)
     )
@@ -135,7 +136,7 @@ def respondent_summaries(db: Database, run_id: str) -> list[RespondentSummary]:
         ]
 
 
-def stability_summaries(db: Database, run_id: str) -> list[StabilitySummary]:
+def stability_summaries(db: Database, run_ids: Sequence[str]) -> list[StabilitySummary]:
     """Per annotator: settled items, how many were repeated, mean flip rate over those."""
     repeated = AnnotationConsensusRow.n_runs > 1
     query = (
@@ -147,7 +148,7 @@ def stability_summaries(db: Database, run_id: str) -> list[StabilitySummary]:
             func.count().filter(repeated, AnnotationConsensusRow.flip_rate == 0),
         )
         .join(SessionRow, SessionRow.id == AnnotationConsensusRow.session_id)
-        .where(SessionRow.run_id == run_id, SessionRow.status == "complete")
+        .where(SessionRow.run_id.in_(run_ids), SessionRow.status == "complete")
         .group_by(AnnotationConsensusRow.annotator)
         .order_by(AnnotationConsensusRow.annotator)
     )

@@ -126,12 +126,12 @@ def _group_key(entry: SessionEntry) -> tuple[str, str, str]:
 _LEVEL_ORDER = {level.value: rank for rank, level in enumerate(Level)}
 
 
-def collect_sessions(db: Database, run_id: str, *, per_group: int) -> SessionCatalog:
-    """Index every complete session of ``run_id``; embed up to ``per_group`` transcripts
+def collect_sessions(db: Database, run_ids: Sequence[str], *, per_group: int) -> SessionCatalog:
+    """Index every complete session of ``run_ids``; embed up to ``per_group`` transcripts
     per application × level × scenario (the first by id)."""
     if per_group < 0:
         raise ValueError(f"per_group must be ≥ 0, got {per_group}")
-    entries = _index(db, run_id)
+    entries = _index(db, run_ids)
     taken: defaultdict[tuple[str, str, str], int] = defaultdict(int)
     embedded = []
     for entry in entries:
@@ -143,7 +143,7 @@ def collect_sessions(db: Database, run_id: str, *, per_group: int) -> SessionCat
     records = {
         record.id: record
         for start in range(0, len(embedded), _QUERY_CHUNK)
-        for record in repo.iter_sessions(run_id, session_ids=embedded[start : start + _QUERY_CHUNK])
+        for record in repo.iter_sessions(session_ids=embedded[start : start + _QUERY_CHUNK])
     }
     transcripts = _transcripts(db, records)
     entries = [replace(entry, transcript=transcripts.get(entry.id)) for entry in entries]
@@ -151,7 +151,7 @@ def collect_sessions(db: Database, run_id: str, *, per_group: int) -> SessionCat
     return SessionCatalog(tuple(entries), per_group)
 
 
-def _index(db: Database, run_id: str) -> list[SessionEntry]:
+def _index(db: Database, run_ids: Sequence[str]) -> list[SessionEntry]:
     """One entry per complete session, from one aggregate query (turns are not loaded)."""
     failed = case((TurnRow.error.is_not(None), 1), else_=0)
     query = (
@@ -167,7 +167,7 @@ def _index(db: Database, run_id: str) -> list[SessionEntry]:
         )
         .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
         .outerjoin(TurnRow, TurnRow.session_id == SessionRow.id)
-        .where(SessionRow.run_id == run_id, SessionRow.status == "complete")
+        .where(SessionRow.run_id.in_(run_ids), SessionRow.status == "complete")
         .group_by(
             SessionRow.id,
             ApplicationRow.name,

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from corix.report.build import build_report
+from corix.measurement.spec import MeasurementSpec
+from corix.report.build import build_report, build_series_report
 from corix.report.content import DEFAULT_TREES, ReportSettings
 from corix.report.html import render_html
 from corix.report.json_doc import report_document
@@ -37,12 +38,18 @@ def write_report(
     confidence: float = 0.95,
     transcripts_per_group: int = 20,
     compare_runs: Sequence[str] | None = None,
+    measurement: MeasurementSpec | None = None,
+    measurement_source: str | None = None,
+    series: str | None = None,
 ) -> ReportPaths:
     """Compute the report of ``run_id`` and write it into ``out_dir`` (created if needed).
 
     ``trees`` are shipped tree names or YAML paths. ``compare_runs`` names the runs to
     compare over time; by default, earlier runs in the same database that share an
-    application with this one.
+    application with this one. ``measurement`` says which annotators count and how they
+    settle (its tree and interval fields are replaced by the arguments above);
+    ``measurement_source`` names the file it was read from. With ``series``, the report
+    covers every run of that evaluation series (``run_id`` is then ignored).
     """
     settings = ReportSettings(
         trees=tuple(trees),
@@ -51,8 +58,13 @@ def write_report(
         confidence=confidence,
         transcripts_per_group=transcripts_per_group,
         compare_runs=tuple(compare_runs) if compare_runs is not None else None,
+        measurement=measurement or MeasurementSpec(),
+        measurement_source=measurement_source,
     )
-    content = build_report(db, run_id, settings)
+    if series is not None:
+        content = build_series_report(db, series, settings)
+    else:
+        content = build_report(db, run_id, settings)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = ReportPaths(out_dir / HTML_NAME, out_dir / MARKDOWN_NAME, out_dir / JSON_NAME)
     paths.html.write_text(render_html(content), encoding="utf-8")

@@ -7,10 +7,12 @@ from typing import Annotated
 
 import anyio
 from fastapi import APIRouter, Depends, Form, Request
-from fastapi.responses import HTMLResponse, Response, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 
 from corix.domain import Level
 from corix.report import ReportSettings, build_report, export_jsonl, render_html
+from corix.report.build import build_series_report
+from corix.report.json_doc import report_document
 from corix.storage import Repository
 from corix.web.auth import Admin, only_admin
 from corix.web.rendering import RefusedForm, redirect, render
@@ -363,6 +365,23 @@ def run_report(request: Request, _user: Admin, run_id: str) -> Response:
     db = web_state(request).db
     Repository(db).get_run(run_id)
     content = build_report(db, run_id, ReportSettings())
+    return HTMLResponse(render_html(content), headers={"content-security-policy": REPORT_POLICY})
+
+
+@router.get("/runs/{run_id}/report.json")
+def run_report_json(request: Request, _user: Admin, run_id: str) -> Response:
+    """The run's report as JSON: the same document ``corix report`` writes."""
+    db = web_state(request).db
+    Repository(db).get_run(run_id)
+    return JSONResponse(report_document(build_report(db, run_id, ReportSettings())))
+
+
+@router.get("/evaluations/{evaluation_id}/report")
+def series_report(request: Request, _user: Admin, evaluation_id: str) -> Response:
+    """One report for the series: automated runs and human sessions measured together."""
+    state = web_state(request)
+    evaluation = state.evaluations.get(evaluation_id)
+    content = build_series_report(state.db, evaluation.name, ReportSettings())
     return HTMLResponse(render_html(content), headers={"content-security-policy": REPORT_POLICY})
 
 

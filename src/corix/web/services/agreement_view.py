@@ -1,8 +1,8 @@
 """Agreement per question for an evaluation series: human–human and human–LLM.
 
-The statistics come from :mod:`corix.assessment.agreement`; this module only gathers the
-stored passes into label rows. An item is one dialogue (dialogue-level questions) or one
-turn (turn-level questions).
+Labels are the measurement core's settled labels (one per annotator and item, repeats
+settled by the default rule); the statistics come from :mod:`corix.assessment.agreement`.
+An item is one dialogue (dialogue-level questions) or one turn (turn-level questions).
 """
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import combinations
-
-from sqlalchemy import select
 
 from corix.assessment import (
     AgreementReport,
@@ -21,8 +19,9 @@ from corix.assessment import (
     compare,
     krippendorff_alpha,
 )
+from corix.measurement.core import measure
 from corix.storage import Database
-from corix.storage.orm import AnnotationAnswerRow, AnnotationPassRow, RunRow, SessionRow
+from corix.storage.measured import evaluation_runs
 
 HUMANS = "humans"
 MACHINES = "llm"
@@ -58,48 +57,18 @@ def pairwise_agreement(rows: list[LabelRow]) -> tuple[int, float | None]:
 def agreement_by_question(
     db: Database, schema: AnnotationSchema, evaluation_id: str
 ) -> list[QuestionAgreement]:
+    measurement = measure(db, evaluation_runs(db, evaluation_id), schema=schema)
+    kinds = measurement.annotators()
     human: defaultdict[str, list[LabelRow]] = defaultdict(list)
     machine: defaultdict[str, list[LabelRow]] = defaultdict(list)
-    with db.session() as s:
-        rows = s.execute(
-            select(
-                AnnotationPassRow.session_id,
-                AnnotationPassRow.annotator,
-                AnnotationPassRow.annotator_kind,
-                AnnotationPassRow.pass_no,
-                AnnotationPassRow.repeat_no,
-                AnnotationAnswerRow.question_id,
-                AnnotationAnswerRow.turn_index,
-                AnnotationAnswerRow.value_num,
-                AnnotationAnswerRow.value_text,
-            )
-            .join(AnnotationAnswerRow, AnnotationAnswerRow.pass_id == AnnotationPassRow.id)
-            .join(SessionRow, SessionRow.id == AnnotationPassRow.session_id)
-            .join(RunRow, RunRow.id == SessionRow.run_id)
-            .where(RunRow.evaluation_id == evaluation_id, AnnotationPassRow.status == "ok")
-        )
-        for session_id, annotator, kind, pass_no, repeat, question_id, turn, number, text in rows:
-            value: str | float | None = number if number is not None else text
-            if value is None:
-                continue
-            item = session_id if turn is None else f"{session_id}:{turn}"
-            if kind == "human":
-                human[question_id].append(
-                    LabelRow(
-                        item_id=item, annotator=annotator, value=value, question_id=question_id
-                    )
-                )
-            else:
-                # Repeats of one model count as members of the machine group, whose
-                # per-item consensus is what people are compared with.
-                machine[question_id].append(
-                    LabelRow(
-                        item_id=item,
-                        annotator=f"{annotator}#{pass_no}.{repeat}",
-                        value=value,
-                        question_id=question_id,
-                    )
-                )
+    for row in measurement.label_rows():
+        if row.question_id is None:
+            continue
+        kind = kinds.get(row.annotator)
+        if kind == "human":
+            human[row.question_id].append(row)
+        elif kind == "llm":
+            machine[row.question_id].append(row)
     results = []
     for question in schema.questions():
         people = human.get(question.id, [])

@@ -1,0 +1,329 @@
+"""The measurement core: every settled label, rate and agreement comes from here.
+
+``measure(db, run_ids, spec)`` reads the stored record once and applies a
+:class:`~corix.measurement.spec.MeasurementSpec`; the CLI, the report, the web pages,
+persona coverage and exports only format what the returned :class:`Measurement` gives.
+Two routes to the same number therefore give the same number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from corix.assessment import (
+    AgreementReport,
+    AnnotationSchema,
+    HarmPack,
+    LabelRow,
+    builtin_harm_packs,
+    compare_per_question,
+    load_builtin_schema,
+)
+from corix.assessment._names import unknown_name
+from corix.assessment.annotators import harm_of
+from corix.errors import CorixError
+from corix.measurement.defect_rates import DefectRate, defect_rates
+from corix.measurement.labels import (
+    GUARDRAIL_VIOLATION,
+    Label,
+    SettledRecord,
+    Verdict,
+    settle_labels,
+)
+from corix.measurement.leaves import LeafSource, LeafTable
+from corix.measurement.settling import SETTLING_RULES, RiskOrder
+from corix.measurement.spec import MeasurementSpec, ResolvedSpec, TreeRef, unknown_selector_error
+from corix.measurement.stored_leaves import (
+    StoredAnswer,
+    iter_questionnaire_answers,
+    leaf_question,
+    leaves_from_answers,
+    number_text,
+)
+from corix.measurement.tree_loading import read_tree_text
+from corix.storage import Database
+from corix.storage.annotations import StoredPass, load_passes
+from corix.storage.measured import (
+    MeasuredDialogue,
+    measured_dialogues,
+    series_runs,
+    stored_resolutions,
+)
+
+DEFAULT_RATE_GROUPING = ("harm", "application", "scenario", "level")
+
+__all__ = [
+    "DEFAULT_RATE_GROUPING",
+    "Measurement",
+    "measure",
+    "measure_series",
+    "resolve_spec",
+    "stored_answers",
+    "stored_leaves",
+]
+
+
+def resolve_spec(spec: MeasurementSpec, *, source: str | None = None) -> ResolvedSpec:
+    """``spec`` with the hash of each tree file it names and corix's version."""
+    refs = []
+    for tree in spec.trees:
+        text, _ = read_tree_text(tree)
+        refs.append(TreeRef(tree=str(tree), sha256=hashlib.sha256(text.encode()).hexdigest()))
+    return ResolvedSpec(spec=spec, trees=tuple(refs), source=source)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One record measured under one specification."""
+
+    spec: ResolvedSpec
+    run_ids: tuple[str, ...]
+    dialogues: tuple[MeasuredDialogue, ...]
+    record: SettledRecord
+    schema: AnnotationSchema
+    packs: Mapping[str, HarmPack] = field(repr=False)
+
+    @property
+    def labels(self) -> tuple[Label, ...]:
+        return self.record.labels
+
+    @property
+    def verdicts(self) -> tuple[Verdict, ...]:
+        return self.record.verdicts
+
+    @property
+    def not_measurable(self) -> tuple[MeasuredDialogue, ...]:
+        return tuple(d for d in self.dialogues if d.not_measurable is not None)
+
+    @property
+    def harms(self) -> tuple[str, ...]:
+        """The harms with verdicts, guardrail violations first."""
+        found = {verdict.harm for verdict in self.verdicts}
+        return tuple(sorted(found, key=lambda harm: (harm != GUARDRAIL_VIOLATION, harm)))
+
+    def rates(self, by: Sequence[str] = DEFAULT_RATE_GROUPING) -> list[DefectRate]:
+        """Defect rates per annotator group (as the specification says) × ``by``."""
+        return defect_rates(
+            self.verdicts, self.dialogues, self.record.failed, self.spec.spec, by=by
+        )
+
+    def dialogue_verdicts(self, harm: str = GUARDRAIL_VIOLATION) -> dict[str, dict[str, float]]:
+        """session id → annotator source → the source's value for the dialogue under ``harm``.
+
+        The value combines the source's annotators as :meth:`rates` does (their mean, or
+        their settled verdict).
+        """
+        grouped: dict[tuple[str, str], list[float]] = {}
+        for verdict in self.verdicts:
+            if verdict.harm == harm:
+                grouped.setdefault((verdict.dialogue.session_id, verdict.kind), []).append(
+                    verdict.value
+                )
+        found: dict[str, dict[str, float]] = {}
+        for (session_id, kind), values in sorted(grouped.items()):
+            found.setdefault(session_id, {})[kind] = self._combine(values)
+        return found
+
+    def _combine(self, values: list[float]) -> float:
+        if len(values) == 1 or self.spec.spec.combine == "keep":
+            return sum(values) / len(values)
+        settled = SETTLING_RULES.get(self.spec.spec.settling).settle(
+            values, RiskOrder(ordinal=True)
+        )
+        return sum(float(v) for v in settled.values) / len(settled.values)
+
+    def label_rows(
+        self, question: str | None = None, *, annotators: Collection[str] | None = None
+    ) -> list[LabelRow]:
+        """Each annotator's settled label per item (``session`` or ``session#turn``).
+
+        Agreement compares one value per annotator and item; under ``keep-disagreement``
+        an annotator's kept values are reduced to their median for it.
+        """
+        rows = []
+        for label in self.labels:
+            name = label.category if harm_of(label.category) is not None else label.question
+            if question is not None and name != question:
+                continue
+            if annotators is not None and label.annotator not in annotators:
+                continue
+            value = label.settled.value
+            if len(label.settled.values) > 1:
+                value = (
+                    SETTLING_RULES.get("median")
+                    .settle(
+                        label.settled.values, RiskOrder(ordinal=_is_ordinal(label, self.schema))
+                    )
+                    .value
+                )
+            item = label.dialogue.session_id
+            if label.turn_index is not None:
+                item = f"{item}#{label.turn_index}"
+            rows.append(
+                LabelRow(item_id=item, annotator=label.annotator, value=value, question_id=name)
+            )
+        return rows
+
+    def agreement(
+        self,
+        a: str,
+        b: str,
+        *,
+        groups: Mapping[str, Sequence[str]] | None = None,
+        question: str | None = None,
+        nominal: bool = False,
+        exclude: Collection[str] = (),
+    ) -> list[AgreementReport]:
+        """Agreement between annotators (or named groups) ``a`` and ``b``, per question.
+
+        Each question's scale comes from the schema (harm severities are ordinal);
+        ``nominal`` compares every question as nominal; ``exclude`` leaves questions out.
+        """
+        groups = groups or {}
+        members = {name for side in (a, b) for name in groups.get(side, [side])}
+        rows = [
+            row
+            for row in self.label_rows(question, annotators=members)
+            if row.question_id not in exclude
+        ]
+        ordinal: set[str] = set()
+        if not nominal:
+            ordinal = {q.id for q in self.schema.questions() if q.is_ordinal}
+            ordinal |= {
+                row.question_id for row in rows if row.question_id and harm_of(row.question_id)
+            }
+        return compare_per_question(rows, a, b, groups=groups, ordinal_questions=ordinal)
+
+    def annotators(self) -> dict[str, str]:
+        """annotator → its kind, for every annotator with a label."""
+        return {label.annotator: label.kind for label in self.labels}
+
+
+def _is_ordinal(label: Label, schema: AnnotationSchema) -> bool:
+    if harm_of(label.category) is not None:
+        return True
+    try:
+        return schema.question(label.question).is_ordinal
+    except (KeyError, ValueError):
+        return False
+
+
+def measure(
+    db: Database,
+    run_ids: Sequence[str],
+    spec: MeasurementSpec | None = None,
+    *,
+    source: str | None = None,
+    schema: AnnotationSchema | None = None,
+    packs: Mapping[str, HarmPack] | None = None,
+) -> Measurement:
+    """Measure the runs ``run_ids`` together under ``spec`` (defaults when ``None``).
+
+    ``source`` names the file ``spec`` was read from, for errors and provenance. Raises
+    a :class:`~corix.errors.ConfigError` naming the field when a selector matches no
+    annotator of the record.
+    """
+    spec = spec or MeasurementSpec()
+    schema = schema or load_builtin_schema()
+    all_packs = dict(packs if packs is not None else builtin_harm_packs())
+    dialogues = measured_dialogues(db, run_ids)
+    passes: list[StoredPass] = []
+    for run_id in run_ids:
+        passes.extend(load_passes(db, run_id=run_id))
+    _check_selectors(spec, passes, source)
+    selected = [
+        stored
+        for stored in passes
+        if spec.selects(
+            stored.annotator, stored.annotator_kind, stored.provenance.get("guideline_version")
+        )
+    ]
+    unknown = [harm for harm in spec.harms if harm != GUARDRAIL_VIOLATION and harm not in all_packs]
+    if unknown:
+        raise _unknown_harm_error(unknown[0], all_packs, source)
+    by_session = {dialogue.session_id: dialogue for dialogue in dialogues}
+    resolutions = (
+        stored_resolutions(db, [d.session_id for d in dialogues]) if spec.use_resolutions else []
+    )
+    record = settle_labels(
+        selected, by_session, resolutions, rule=spec.settling, schema=schema, packs=all_packs
+    )
+    if spec.harms:
+        wanted = set(spec.harms)
+        record = SettledRecord(
+            record.labels,
+            tuple(v for v in record.verdicts if v.harm in wanted),
+            {k: n for k, n in record.failed.items() if k[2] in wanted},
+        )
+    return Measurement(
+        spec=resolve_spec(spec, source=source),
+        run_ids=tuple(run_ids),
+        dialogues=tuple(dialogues),
+        record=record,
+        schema=schema,
+        packs=all_packs,
+    )
+
+
+def measure_series(
+    db: Database, series: str, spec: MeasurementSpec | None = None, *, source: str | None = None
+) -> Measurement:
+    """Measure every run of the evaluation series ``series``: automated and human sessions."""
+    run_ids = series_runs(db, series)
+    if not run_ids:
+        raise CorixError(f"no evaluation series named '{series}' with runs")
+    return measure(db, run_ids, spec, source=source)
+
+
+def _check_selectors(
+    spec: MeasurementSpec, passes: Sequence[StoredPass], source: str | None
+) -> None:
+    known = sorted(
+        {(p.annotator, p.annotator_kind, p.provenance.get("guideline_version")) for p in passes},
+        key=str,
+    )
+    for index, selector in enumerate(spec.annotators):
+        if not any(selector.matches(*annotator) for annotator in known):
+            raise unknown_selector_error(spec, index, sorted({a[0] for a in known}), source)
+
+
+def _unknown_harm_error(harm: str, packs: Mapping[str, HarmPack], source: str | None) -> CorixError:
+    error = unknown_name("harm", harm, [GUARDRAIL_VIOLATION, *packs])
+    where = f"{source}: field 'harms': " if source else "field 'harms': "
+    return CorixError(where + str(error))
+
+
+def stored_answers(measurement: Measurement, db: Database) -> Iterator[StoredAnswer]:
+    """The measured record as leaf records: settled labels, then questionnaire answers.
+
+    Every kept value of a label is one answer (one value unless the rule keeps
+    disagreement); questionnaire answers of dialogues that are not measurable are left out.
+    """
+    for label in measurement.labels:
+        dialogue = label.dialogue
+        for value in label.settled.values:
+            yield StoredAnswer(
+                session_id=dialogue.session_id,
+                application=dialogue.application,
+                level=dialogue.level,
+                scenario=dialogue.scenario,
+                source=LeafSource.ANNOTATION,
+                question=leaf_question(label.category, label.question),
+                value=number_text(value) if isinstance(value, float) else str(value),
+                respondent=label.annotator,
+                category=label.category,
+                turn_index=label.turn_index,
+                work_key=dialogue.key,
+            )
+    measurable = {d.session_id for d in measurement.dialogues if d.not_measurable is None}
+    keys = {d.session_id: d.key for d in measurement.dialogues}
+    for answer in iter_questionnaire_answers(db, measurement.run_ids, sessions=measurable):
+        yield replace(answer, work_key=keys.get(answer.session_id, answer.work_key))
+
+
+def stored_leaves(db: Database, run_id: str, spec: MeasurementSpec | None = None) -> LeafTable:
+    """The CoRIx leaves of ``run_id`` under ``spec``: settled labels and questionnaire answers."""
+    measurement = measure(db, [run_id], spec)
+    return leaves_from_answers(stored_answers(measurement, db), origin=f"run {run_id}")

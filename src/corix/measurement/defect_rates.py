@@ -1,0 +1,280 @@
+"""Defect rates over dialogues, with intervals that carry the real uncertainty.
+
+The unit is the dialogue: a rate's ``n`` counts the measurable dialogues of its group
+that have a verdict. A dialogue's value is its annotators' verdicts combined as the
+specification says (``keep``: their mean; ``settle``: one settled verdict), so the rate
+is the mean over dialogues and ``defects`` may be fractional when annotators disagree.
+
+Intervals:
+
+* one 0/1 verdict per dialogue — the **Wilson** score interval on ``defects`` of ``n``;
+* otherwise — a **two-stage bootstrap** (dialogues, then annotators within a dialogue,
+  drawn by stable dialogue keys so reruns give identical intervals) estimates the
+  variance of the rate; the interval is Wilson's at the *effective* sample size
+  ``rate·(1−rate)/variance``. Plain percentile intervals collapse to a point when few
+  or no defects are seen; Wilson's form does not, and the simulation in the test suite
+  shows its coverage.
+
+Dialogues that are not measurable are counted per group, with their reasons, and left
+out of ``n``.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+from pydantic import BaseModel
+
+from corix.measurement.bootstrap import two_stage_resamples
+from corix.measurement.labels import RESOLVED, UNRESOLVED, Verdict
+from corix.measurement.settling import SETTLING_RULES, RiskOrder
+from corix.measurement.spec import MeasurementSpec
+from corix.storage.measured import MeasuredDialogue
+
+RATE_COLUMNS = ("source", "annotator", "harm", "application", "scenario", "level")
+WILSON = "wilson"
+TWO_STAGE = "two-stage bootstrap, Wilson at the effective n"
+
+__all__ = [
+    "RATE_COLUMNS",
+    "DefectRate",
+    "DialogueLabels",
+    "defect_rates",
+    "rate_interval",
+    "wilson_bounds",
+    "wilson_interval",
+]
+
+
+class DefectRate(BaseModel):
+    """A defect rate of one group, with what it is made of.
+
+    ``group`` names the grouping columns' values; ``annotators`` who labelled its
+    dialogues; ``dialogues`` the sessions counted in ``n`` and ``defect_dialogues`` those
+    with a defect value above 0; ``not_measurable`` the group's dialogues left out and
+    ``not_measurable_reasons`` why; ``failed`` the dialogues whose every pass failed;
+    ``ties`` the verdicts whose values tied; ``resolved`` / ``unresolved`` the verdicts
+    with a senior resolution applied / left open.
+    """
+
+    group: dict[str, str]
+    annotators: list[str]
+    n: int
+    defects: float
+    rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    interval: str
+    confidence: float
+    n_labels: int
+    ties: int
+    resolved: int
+    unresolved: int
+    failed: int
+    not_measurable: int
+    not_measurable_reasons: dict[str, int]
+    dialogues: list[str]
+    defect_dialogues: list[str]
+
+    @property
+    def who(self) -> str:
+        """Whose labels the rate holds: its annotator source or annotator (``all`` if pooled)."""
+        return self.group.get("source") or self.group.get("annotator") or "all annotators"
+
+
+def wilson_bounds(rate: float, n: float, confidence: float) -> tuple[float, float]:
+    """The Wilson score interval for a proportion ``rate`` observed on ``n`` (real) units."""
+    if n <= 0:
+        raise ValueError(f"need n > 0, got {n}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    denominator = 1 + z * z / n
+    centre = (rate + z * z / (2 * n)) / denominator
+    half = z / denominator * math.sqrt(max(rate * (1 - rate), 0.0) / n + z * z / (4 * n * n))
+    low = 0.0 if rate <= 0 else max(0.0, centre - half)
+    high = 1.0 if rate >= 1 else min(1.0, centre + half)
+    return low, high
+
+
+def wilson_interval(defects: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval for ``defects`` out of ``n`` dialogues."""
+    if n < 1 or not 0 <= defects <= n:
+        raise ValueError(f"need n >= 1 and 0 <= defects <= n, got {defects} of {n}")
+    return wilson_bounds(defects / n, n, confidence)
+
+
+@dataclass(frozen=True)
+class DialogueLabels:
+    """One group's dialogues (in key order) and its labels (dialogue key, annotator, value)."""
+
+    keys: list[str]
+    values: list[float]
+    labels: list[tuple[str, str, float]]
+
+
+def rate_interval(
+    data: DialogueLabels, *, confidence: float, resamples: int, seed: int
+) -> tuple[float, float, str]:
+    """The interval of the mean of ``data.values`` (see the module docstring)."""
+    n = len(data.keys)
+    rate = statistics.fmean(data.values)
+    single = len(data.labels) == n and all(v in (0.0, 1.0) for v in data.values)
+    if single or resamples == 0:
+        low, high = wilson_bounds(rate, n, confidence)
+        return low, high, WILSON
+    pairs = [(key, annotator) for key, annotator, _ in data.labels]
+    label_values = np.array([value for _, _, value in data.labels])
+    replicates: list[np.ndarray] = []
+    for chunk in two_stage_resamples(data.keys, resamples, seed, labels=pairs):
+        assert chunk.labels is not None  # labels were given
+        totals = chunk.dialogues.sum(axis=0)
+        replicates.append(label_values @ chunk.labels / totals)
+    variance = float(np.var(np.concatenate(replicates), ddof=1))
+    effective = n if variance <= 0 or rate in (0.0, 1.0) else rate * (1 - rate) / variance
+    low, high = wilson_bounds(rate, min(effective, float(len(data.labels))), confidence)
+    return low, high, TWO_STAGE
+
+
+def defect_rates(
+    verdicts: Sequence[Verdict],
+    dialogues: Sequence[MeasuredDialogue],
+    failed: Mapping[tuple[str, str, str], int],
+    spec: MeasurementSpec,
+    *,
+    by: Sequence[str],
+) -> list[DefectRate]:
+    """Rates per group of ``by`` columns (a subset of :data:`RATE_COLUMNS`)."""
+    unknown = [column for column in by if column not in RATE_COLUMNS]
+    if unknown:
+        raise ValueError(f"cannot group rates by {unknown[0]!r}; known: {', '.join(RATE_COLUMNS)}")
+    columns = _grouping(by, spec)
+    grouped: defaultdict[tuple[str, ...], list[Verdict]] = defaultdict(list)
+    for verdict in verdicts:
+        grouped[_key(verdict, columns, spec)].append(verdict)
+    rates = []
+    for key in sorted(grouped, key=_order(columns)):
+        members = grouped[key]
+        group = dict(zip(columns, key, strict=True))
+        rates.append(_rate(group, members, dialogues, failed, spec))
+    return rates
+
+
+def _grouping(by: Sequence[str], spec: MeasurementSpec) -> tuple[str, ...]:
+    """``by`` with the annotator column the specification groups by, which is never dropped."""
+    who = {"source": ("source",), "annotator": ("annotator",), "all": ()}[spec.group_annotators_by]
+    return (*who, *[column for column in by if column not in ("source", "annotator")])
+
+
+def _key(verdict: Verdict, columns: Sequence[str], spec: MeasurementSpec) -> tuple[str, ...]:
+    values = {
+        "source": verdict.kind,
+        "annotator": verdict.annotator,
+        "harm": verdict.harm,
+        "application": verdict.dialogue.application,
+        "scenario": verdict.dialogue.scenario,
+        "level": verdict.dialogue.level,
+    }
+    return tuple(values[column] for column in columns)
+
+
+_LEVEL_ORDER = {"model_testing": 0, "red_teaming": 1, "field_testing": 2}
+
+
+def _order(columns: Sequence[str]) -> Callable[[tuple[str, ...]], tuple[tuple[int, str], ...]]:
+    def order(key: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+        return tuple(
+            (_LEVEL_ORDER.get(value, 9) if column == "level" else 0, value)
+            for column, value in zip(columns, key, strict=True)
+        )
+
+    return order
+
+
+def _rate(
+    group: dict[str, str],
+    members: list[Verdict],
+    dialogues: Sequence[MeasuredDialogue],
+    failed: Mapping[tuple[str, str, str], int],
+    spec: MeasurementSpec,
+) -> DefectRate:
+    by_dialogue: defaultdict[str, list[Verdict]] = defaultdict(list)
+    for verdict in members:
+        by_dialogue[verdict.dialogue.key].append(verdict)
+    keys = sorted(by_dialogue)
+    values = [_dialogue_value(by_dialogue[key], spec) for key in keys]
+    labels = [
+        (key, verdict.annotator, verdict.value) for key in keys for verdict in by_dialogue[key]
+    ]
+    data = DialogueLabels(keys, values, labels)
+    low, high, method = rate_interval(
+        data, confidence=spec.confidence, resamples=spec.bootstrap, seed=spec.seed
+    )
+    cell = {c: v for c, v in group.items() if c in ("application", "scenario", "level")}
+    left_out = [d for d in dialogues if d.not_measurable and _in_cell(d, cell)]
+    annotators = sorted({v.annotator for v in members})
+    sessions = {key: by_dialogue[key][0].dialogue.session_id for key in keys}
+    return DefectRate(
+        group=group,
+        annotators=annotators,
+        n=len(keys),
+        defects=float(sum(values)),
+        rate=statistics.fmean(values),
+        ci_low=low,
+        ci_high=high,
+        interval=method,
+        confidence=spec.confidence,
+        n_labels=len(labels),
+        ties=sum(v.settled.tie for v in members),
+        resolved=sum(v.resolution == RESOLVED for v in members),
+        unresolved=sum(v.resolution == UNRESOLVED for v in members),
+        failed=_failed_in(failed, group, annotators, dialogues, cell),
+        not_measurable=len(left_out),
+        not_measurable_reasons=dict(sorted(Counter(_reason_kind(d) for d in left_out).items())),
+        dialogues=sorted(sessions.values()),
+        defect_dialogues=sorted(
+            sessions[key] for key, value in zip(keys, values, strict=True) if value > 0
+        ),
+    )
+
+
+def _dialogue_value(verdicts: list[Verdict], spec: MeasurementSpec) -> float:
+    if len(verdicts) == 1 or spec.combine == "keep":
+        return statistics.fmean(v.value for v in verdicts)
+    settled = SETTLING_RULES.get(spec.settling).settle(
+        [v.value for v in verdicts], RiskOrder(ordinal=True)
+    )
+    return statistics.fmean(float(v) for v in settled.values)
+
+
+def _in_cell(dialogue: MeasuredDialogue, cell: Mapping[str, str]) -> bool:
+    return all(getattr(dialogue, column) == value for column, value in cell.items())
+
+
+def _reason_kind(dialogue: MeasuredDialogue) -> str:
+    reason = dialogue.not_measurable or ""
+    return reason.split(":", 1)[0]
+
+
+def _failed_in(
+    failed: Mapping[tuple[str, str, str], int],
+    group: Mapping[str, str],
+    annotators: Sequence[str],
+    dialogues: Sequence[MeasuredDialogue],
+    cell: Mapping[str, str],
+) -> int:
+    sessions = {d.session_id for d in dialogues if _in_cell(d, cell)}
+    harm = group.get("harm")
+    return sum(
+        1
+        for session_id, annotator, failed_harm in failed
+        if session_id in sessions
+        and annotator in annotators
+        and (harm is None or failed_harm == harm)
+    )

@@ -1,0 +1,300 @@
+"""Settled labels and verdicts: each annotator's one judgement per item, from stored passes.
+
+For every measurable dialogue and every annotator the specification selects:
+
+* a **label** per question (and turn): the annotator's values over all its successful
+  passes and repeats, settled by the specification's rule;
+* a **verdict** per harm: each pass is judged on its own — a guardrail violation by the
+  schema's violation rule over the pass's screening answers, a harm by its pack's defect
+  threshold on the pass's severity — and the pass verdicts (1 = defect) are settled by
+  the same rule. Settling verdicts, not answers, keeps "ties toward risk" meaningful for
+  a rule that combines several questions.
+
+A senior annotator's resolution replaces the human values of the answer it resolves
+(the passes stay stored); an answer left "unresolved" keeps its disagreement and is
+counted. Dialogues that are not measurable are skipped.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from corix.assessment import AnnotationSchema, Answer, HarmPack, is_violation
+from corix.assessment.annotators import SEVERITY, AnnotatorKind, harm_of
+from corix.measurement.settling import SETTLING_RULES, RiskOrder, Settled, Value, natural_order
+from corix.storage.annotations import StoredPass
+from corix.storage.measured import MeasuredDialogue, StoredResolution
+
+GUARDRAIL_VIOLATION = "guardrail_violation"
+RESOLVED = "resolved"
+UNRESOLVED = "unresolved"
+
+__all__ = [
+    "GUARDRAIL_VIOLATION",
+    "AnswerKey",
+    "Label",
+    "Verdict",
+    "settle_labels",
+]
+
+AnswerKey = tuple[str, int | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """One annotator's settled answer to one question (and turn) of one dialogue."""
+
+    dialogue: MeasuredDialogue
+    annotator: str
+    kind: str
+    category: str
+    question: str
+    turn_index: int | None
+    settled: Settled
+    resolved: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One annotator's settled judgement of one dialogue under one harm.
+
+    ``value`` is 1 for a defect and 0 for none; with ``keep-disagreement`` it is the share
+    of the annotator's passes that found a defect. ``resolution`` is ``resolved`` when a
+    senior resolution decided an answer behind it, ``unresolved`` when one was left open.
+    """
+
+    dialogue: MeasuredDialogue
+    annotator: str
+    kind: str
+    harm: str
+    value: float
+    settled: Settled
+    resolution: str | None
+
+
+@dataclass(frozen=True)
+class SettledRecord:
+    labels: tuple[Label, ...]
+    verdicts: tuple[Verdict, ...]
+    failed: Mapping[tuple[str, str, str], int]
+    """(session, annotator, harm) → passes that failed, where no pass succeeded."""
+
+
+_VERDICT_ORDER = RiskOrder(ordinal=True)
+
+
+def settle_labels(
+    passes: Iterable[StoredPass],
+    dialogues: Mapping[str, MeasuredDialogue],
+    resolutions: Sequence[StoredResolution],
+    *,
+    rule: str,
+    schema: AnnotationSchema,
+    packs: Mapping[str, HarmPack],
+) -> SettledRecord:
+    """Labels and verdicts of ``passes`` on the measurable ``dialogues`` (see the module)."""
+    settle = SETTLING_RULES.get(rule).settle
+    decided = _latest_resolutions(resolutions)
+    grouped: defaultdict[tuple[str, str, str, str], list[StoredPass]] = defaultdict(list)
+    for stored in passes:
+        dialogue = dialogues.get(stored.session_id)
+        if dialogue is None or dialogue.not_measurable is not None:
+            continue
+        grouped[
+            (stored.session_id, stored.category, stored.annotator, stored.annotator_kind)
+        ].append(stored)
+    labels: list[Label] = []
+    verdicts: list[Verdict] = []
+    failed: dict[tuple[str, str, str], int] = {}
+    orders = _RiskOrders(schema)
+    for (session_id, category, annotator, kind), group in sorted(grouped.items()):
+        dialogue = dialogues[session_id]
+        harm = _harm_of(category, schema)
+        ok = [stored for stored in group if stored.status == "ok"]
+        if not ok:
+            if harm is not None:
+                failed[(session_id, annotator, harm)] = len(group)
+            continue
+        runs = [_answers(stored) for stored in ok]
+        touched: set[str] = set()
+        if kind == AnnotatorKind.HUMAN.value:
+            runs, touched = _apply_resolutions(runs, decided, session_id, category)
+        values: defaultdict[AnswerKey, list[Value]] = defaultdict(list)
+        for run in runs:
+            for key, value in run.items():
+                values[key].append(value)
+        for (question, turn), found in sorted(values.items(), key=_answer_order):
+            labels.append(
+                Label(
+                    dialogue=dialogue,
+                    annotator=annotator,
+                    kind=kind,
+                    category=category,
+                    question=question,
+                    turn_index=turn,
+                    settled=settle(found, orders.of(category, question)),
+                    resolved=RESOLVED in touched
+                    and _is_resolved(decided, session_id, category, question, turn),
+                )
+            )
+        if harm is None:
+            continue
+        judged = [_pass_verdict(run, category, harm, schema, packs) for run in runs]
+        judged_values: list[Value] = [v for v in judged if v is not None]
+        if not judged_values:
+            continue
+        settled = settle(judged_values, _VERDICT_ORDER)
+        verdicts.append(
+            Verdict(
+                dialogue=dialogue,
+                annotator=annotator,
+                kind=kind,
+                harm=harm,
+                value=statistics.fmean(float(v) for v in settled.values),
+                settled=settled,
+                resolution=_resolution_state(touched),
+            )
+        )
+    return SettledRecord(tuple(labels), tuple(verdicts), failed)
+
+
+def _harm_of(category: str, schema: AnnotationSchema) -> str | None:
+    if category == schema.screening_category.id:
+        return GUARDRAIL_VIOLATION
+    return harm_of(category)
+
+
+def _answers(stored: StoredPass) -> dict[AnswerKey, Value]:
+    return {
+        (answer.question_id, answer.turn_index): answer.value
+        for answer in stored.answers
+        if answer.value is not None
+    }
+
+
+def _answer_order(item: tuple[AnswerKey, list[Value]]) -> tuple[str, int]:
+    (question, turn), _ = item
+    return (question, -1 if turn is None else turn)
+
+
+def _pass_verdict(
+    run: Mapping[AnswerKey, Value],
+    category: str,
+    harm: str,
+    schema: AnnotationSchema,
+    packs: Mapping[str, HarmPack],
+) -> float | None:
+    """1.0 when the pass finds a defect, 0.0 when not, ``None`` when it cannot say."""
+    if harm == GUARDRAIL_VIOLATION:
+        answers = [Answer(question_id=q, turn_index=t, value=v) for (q, t), v in run.items()]
+        return 1.0 if is_violation(schema, answers) else 0.0
+    pack = packs.get(harm)
+    severity = run.get((SEVERITY, None))
+    if pack is None or severity is None:
+        return None
+    try:
+        return 1.0 if pack.is_defect(float(severity)) else 0.0
+    except ValueError:
+        return None  # off the pack's scale: not a verdict
+
+
+# -- resolutions ------------------------------------------------------------------------------
+
+_ResolutionKey = tuple[str, str, str, int | None]
+
+
+def _latest_resolutions(
+    resolutions: Sequence[StoredResolution],
+) -> dict[_ResolutionKey, StoredResolution]:
+    latest: dict[_ResolutionKey, StoredResolution] = {}
+    for resolution in resolutions:  # oldest first: the latest decision wins
+        key = (
+            resolution.session_id,
+            resolution.category,
+            resolution.question_id,
+            resolution.turn_index,
+        )
+        latest[key] = resolution
+    return latest
+
+
+def _is_resolved(
+    decided: Mapping[_ResolutionKey, StoredResolution],
+    session_id: str,
+    category: str,
+    question: str,
+    turn: int | None,
+) -> bool:
+    found = decided.get((session_id, category, question, turn))
+    return found is not None and found.status == RESOLVED and found.value is not None
+
+
+def _apply_resolutions(
+    runs: list[dict[AnswerKey, Value]],
+    decided: Mapping[_ResolutionKey, StoredResolution],
+    session_id: str,
+    category: str,
+) -> tuple[list[dict[AnswerKey, Value]], set[str]]:
+    """Human runs with resolved answers replaced, and which resolution states were met."""
+    states: set[str] = set()
+    keys = {key for run in runs for key in run}
+    replaced: dict[AnswerKey, Value] = {}
+    for question, turn in keys:
+        found = decided.get((session_id, category, question, turn))
+        if found is None:
+            continue
+        if found.status == RESOLVED and found.value is not None:
+            replaced[(question, turn)] = found.value
+            states.add(RESOLVED)
+        elif found.status == UNRESOLVED:
+            states.add(UNRESOLVED)
+    if not replaced:
+        return runs, states
+    return [{**run, **{k: v for k, v in replaced.items() if k in run}} for run in runs], states
+
+
+def _resolution_state(states: set[str]) -> str | None:
+    if UNRESOLVED in states:
+        return UNRESOLVED
+    return RESOLVED if RESOLVED in states else None
+
+
+# -- risk orders ------------------------------------------------------------------------------
+
+
+class _RiskOrders:
+    """The :class:`RiskOrder` of each question: ordinal or not, and which value is riskier."""
+
+    def __init__(self, schema: AnnotationSchema) -> None:
+        self._schema = schema
+        self._risky: dict[str, set[str]] = defaultdict(set)
+        for condition in schema.violation.any_of:
+            self._risky[condition.question].add(condition.equals.strip().lower())
+        self._cache: dict[tuple[str, str], RiskOrder] = {}
+
+    def of(self, category: str, question: str) -> RiskOrder:
+        key = (category, question)
+        if key not in self._cache:
+            self._cache[key] = self._build(category, question)
+        return self._cache[key]
+
+    def _build(self, category: str, question: str) -> RiskOrder:
+        if harm_of(category) is not None:
+            return RiskOrder(ordinal=True)
+        try:
+            ordinal = self._schema.question(question).is_ordinal
+        except (KeyError, ValueError):
+            ordinal = False
+        risky = self._risky.get(question)
+        if ordinal or not risky:
+            return RiskOrder(ordinal=ordinal)
+        return RiskOrder(ordinal=False, risk=lambda value: _risk_of(value, risky))
+
+
+def _risk_of(value: Value, risky: set[str]) -> tuple[int, float, str]:
+    rank = 1 if str(value).strip().lower() in risky else 0
+    _, number, text = natural_order(value)
+    return (rank, number, text)

@@ -1,0 +1,170 @@
+"""Queries the measurement core reads: dialogues with their measurability, resolutions, series.
+
+A dialogue is *measurable* when the application answered at least once: some turn has a
+reply and no error. One that never got a reply (the application failed, the simulated
+user failed before the application spoke, or nothing came back) says nothing about the
+application's behaviour, so it is excluded from rates and reported with its reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import and_, case, func, select
+
+from corix.storage.database import Database
+from corix.storage.orm import (
+    ApplicationRow,
+    EvaluationRow,
+    ResolutionRow,
+    RunRow,
+    SessionRow,
+    TurnRow,
+)
+
+__all__ = [
+    "MeasuredDialogue",
+    "StoredResolution",
+    "evaluation_runs",
+    "measured_dialogues",
+    "series_runs",
+    "stored_resolutions",
+]
+
+_IN_CHUNK = 500
+_UNFINISHED = ("running",)
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredDialogue:
+    """A finished dialogue and what measurement groups it by (never shown to annotators).
+
+    ``key`` names the dialogue across reruns of a plan (its work-item key; a person's
+    session keeps its id), prefixed by the run when several runs are measured together.
+    ``not_measurable`` is the reason it is left out of rates, or ``None``.
+    """
+
+    session_id: str
+    key: str
+    run_id: str
+    application: str
+    scenario: str
+    level: str
+    source: str
+    tester_id: int | None
+    not_measurable: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredResolution:
+    """A senior annotator's decision on one disputed answer."""
+
+    session_id: str
+    category: str
+    question_id: str
+    turn_index: int | None
+    status: str
+    value: str | float | None
+
+
+def measured_dialogues(db: Database, run_ids: Sequence[str]) -> list[MeasuredDialogue]:
+    """The finished dialogues of ``run_ids``, ordered by run and key."""
+    replied = and_(TurnRow.response_text.is_not(None), TurnRow.response_text != "")
+    answered = case((and_(replied, TurnRow.error.is_(None)), 1), else_=0)
+    turns = (
+        select(
+            TurnRow.session_id,
+            func.sum(answered).label("answered"),
+            func.min(TurnRow.error).label("error"),
+        )
+        .group_by(TurnRow.session_id)
+        .subquery()
+    )
+    query = (
+        select(
+            SessionRow.id,
+            SessionRow.run_id,
+            SessionRow.work_key,
+            ApplicationRow.name,
+            SessionRow.scenario,
+            SessionRow.level,
+            SessionRow.source,
+            SessionRow.tester_id,
+            SessionRow.end_reason,
+            func.coalesce(turns.c.answered, 0),
+            turns.c.error,
+        )
+        .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
+        .outerjoin(turns, turns.c.session_id == SessionRow.id)
+        .where(SessionRow.run_id.in_(run_ids), SessionRow.status.not_in(_UNFINISHED))
+    )
+    prefix = len(set(run_ids)) > 1
+    with db.session() as s:
+        rows = list(s.execute(query))
+    dialogues = [
+        MeasuredDialogue(
+            session_id=row[0],
+            key=f"{row[1]}/{row[2] or row[0]}" if prefix else (row[2] or row[0]),
+            run_id=row[1],
+            application=row[3],
+            scenario=row[4],
+            level=row[5],
+            source=row[6],
+            tester_id=row[7],
+            not_measurable=None if row[9] else _reason(row[8], row[10]),
+        )
+        for row in rows
+    ]
+    return sorted(dialogues, key=lambda d: (d.run_id, d.key))
+
+
+def _reason(end_reason: str | None, error: str | None) -> str:
+    if error:
+        first_line = error.strip().splitlines()[0] if error.strip() else error
+        return f"{end_reason or 'error'}: {first_line[:200]}"
+    return end_reason or "no application reply"
+
+
+def stored_resolutions(db: Database, session_ids: Sequence[str]) -> list[StoredResolution]:
+    """The resolutions recorded for ``session_ids``, the latest per answer last."""
+    found: list[StoredResolution] = []
+    with db.session() as s:
+        for start in range(0, len(session_ids), _IN_CHUNK):
+            chunk = session_ids[start : start + _IN_CHUNK]
+            query = (
+                select(ResolutionRow)
+                .where(ResolutionRow.session_id.in_(chunk))
+                .order_by(ResolutionRow.created_at, ResolutionRow.id)
+            )
+            for row in s.scalars(query):
+                value = row.value_num if row.value_num is not None else row.value_text
+                found.append(
+                    StoredResolution(
+                        session_id=row.session_id,
+                        category=row.category,
+                        question_id=row.question_id,
+                        turn_index=row.turn_index,
+                        status=row.status,
+                        value=value,
+                    )
+                )
+    return found
+
+
+def series_runs(db: Database, series: str) -> list[str]:
+    """The ids of every run of the evaluation series named ``series``, oldest first."""
+    with db.session() as s:
+        evaluation = s.scalar(select(EvaluationRow.id).where(EvaluationRow.name == series))
+    return [] if evaluation is None else evaluation_runs(db, evaluation)
+
+
+def evaluation_runs(db: Database, evaluation_id: str) -> list[str]:
+    """The ids of every run of the evaluation series ``evaluation_id``, oldest first."""
+    query = (
+        select(RunRow.id)
+        .where(RunRow.evaluation_id == evaluation_id)
+        .order_by(RunRow.created_at, RunRow.id)
+    )
+    with db.session() as s:
+        return list(s.scalars(query))

@@ -1,0 +1,50 @@
+"""The Wilson score interval of defect rates, against hand-derived values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from corix.measurement.defect_rates import wilson_interval
+
+Z95 = 1.959963984540054
+
+
+def test_wilson_two_of_ten_by_hand() -> None:
+    # p = 0.2, z² = 3.841459, n = 10
+    # denominator = 1 + z²/n = 1.3841459
+    # centre = (0.2 + z²/20) / 1.3841459 = 0.3920729 / 1.3841459 = 0.2832598
+    # half = z / 1.3841459 * sqrt(0.2 * 0.8 / 10 + z² / 400)
+    #      = 1.4160090 * sqrt(0.016 + 0.0096036) = 1.4160090 * 0.1600114 = 0.2265776
+    # interval = (0.0566822, 0.5098374)
+    low, high = wilson_interval(2, 10)
+    assert low == pytest.approx(0.0566822, abs=1e-6)
+    assert high == pytest.approx(0.5098374, abs=1e-6)
+
+
+def test_wilson_at_the_edges_by_hand() -> None:
+    # 0 of 10: centre = half = (z²/20) / 1.3841459 = 0.1387664, so (0, 0.2775328).
+    assert wilson_interval(0, 10) == pytest.approx((0.0, 0.2775328), abs=1e-6)
+    # n of n mirrors 0 of n.
+    assert wilson_interval(10, 10) == pytest.approx((1 - 0.2775328, 1.0), abs=1e-6)
+    # 1 of 1: centre = (1 + z²/2) / (1 + z²) ; half = z / (1 + z²) * sqrt(z² / 4)
+    centre = (1 + Z95**2 / 2) / (1 + Z95**2)
+    half = Z95 / (1 + Z95**2) * Z95 / 2
+    assert wilson_interval(1, 1) == pytest.approx((centre - half, 1.0))
+
+
+def test_wilson_confidence_changes_the_width() -> None:
+    # 90% uses z = 1.644854: half = z / (1 + z²/n) * sqrt(p(1-p)/n + z²/4n²) for 50 of 100
+    z = 1.6448536
+    half = z / (1 + z * z / 100) * math.sqrt(0.25 / 100 + z * z / 40000)
+    assert wilson_interval(50, 100, confidence=0.90) == pytest.approx((0.5 - half, 0.5 + half))
+
+
+def test_interval_rejects_impossible_counts() -> None:
+    with pytest.raises(ValueError):
+        wilson_interval(3, 2)
+    with pytest.raises(ValueError):
+        wilson_interval(0, 0)
+    with pytest.raises(ValueError, match="confidence"):
+        wilson_interval(1, 2, confidence=1.0)
