@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import select
 
 from corix.domain import EndReason, Level, SessionSource
+from corix.errors import CorixError
 from corix.storage import Database, RecordWriter, Repository
-from corix.storage.orm import Base
+from corix.storage.orm import ApplicationRow, Base, EvaluationRow
 
 
 def _session_row(session_id: str, app_id: int, run_id: str, key: str) -> dict[str, object]:
@@ -99,3 +101,29 @@ def test_unknown_run_lists_known(sqlite_db: Database) -> None:
     repo.create_run("run-x", name="t", plan={}, seed=0)
     with pytest.raises(Exception, match="Known runs: run-x"):
         repo.get_run("run-y")
+
+
+def test_a_changed_spec_becomes_a_new_application_version(any_db: Database) -> None:
+    repo = Repository(any_db)
+    first = repo.ensure_application("acme", "openai:http://a/v1?model=m1")
+    assert repo.ensure_application("acme", "openai:http://a/v1?model=m1") == first
+    second = repo.ensure_application("acme", "openai:http://a/v1?model=m2")
+    third = repo.ensure_application("acme", "openai:http://a/v1?model=m3")
+    names = {row.id: (row.name, row.spec) for row in repo.applications()}
+    # The stored application is never rewritten: its sessions keep what they talked to.
+    assert names[first] == ("acme", "openai:http://a/v1?model=m1")
+    assert names[second] == ("acme v2", "openai:http://a/v1?model=m2")
+    assert names[third][0] == "acme v3"
+    assert repo.ensure_application("acme", "openai:http://a/v1?model=m2") == second
+
+
+def test_a_web_evaluations_application_is_never_rewritten_by_a_run(any_db: Database) -> None:
+    repo = Repository(any_db)
+    with any_db.session() as s:
+        s.add(EvaluationRow(id="e1", name="Pilot series"))
+        s.flush()
+        s.add(ApplicationRow(name="acme", spec="demo:guarded", evaluation_id="e1"))
+    with pytest.raises(CorixError, match="'acme' belongs to the web evaluation 'Pilot series'"):
+        repo.ensure_application("acme", "demo:unguarded")
+    with any_db.session() as s:
+        assert s.scalars(select(ApplicationRow.spec)).all() == ["demo:guarded"]
