@@ -179,6 +179,7 @@ async def execute_plan(
     stopper = RunStopper(
         lambda: repo.get_run(run_id).status == RunStatus.CANCELLED,
         handle_signals=handle_signals,
+        deadline_s=plan.deadline_s,
     )
 
     async def open_and_run() -> None:
@@ -205,6 +206,7 @@ async def execute_plan(
         await stopper.run(open_and_run())
         if stopper.reason is not None:
             status = stopper.reason
+            error = stopper.detail
         else:
             totals = run_totals(db, run_id)
             status = finished_status(totals["sessions"], totals["failed_sessions"])
