@@ -92,6 +92,19 @@ class TreeSection:
     dialogue_correlations: CorrelationMatrix
     application_correlations: CorrelationMatrix
     history: Mapping[str, ScoreTable]
+    source: str | None = None
+    """The annotator source whose labels fill the tree (with every questionnaire answer);
+    ``None`` when the run has no annotation labels."""
+
+    @property
+    def key(self) -> str:
+        return self.spec.name if self.source is None else f"{self.spec.name}-{self.source}"
+
+    @property
+    def title(self) -> str:
+        return (
+            self.spec.title if self.source is None else f"{self.spec.title} · {self.source} labels"
+        )
 
 
 @dataclass(frozen=True)

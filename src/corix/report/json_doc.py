@@ -53,7 +53,7 @@ def report_document(content: ReportContent) -> dict[str, Any]:
         "n_leaves": content.n_leaves,
         "annotators": [asdict(a) for a in content.annotators],
         "respondents": [asdict(r) for r in content.respondents],
-        "trees": {section.spec.name: _tree(section) for section in content.trees},
+        "trees": {section.key: _tree(section) for section in content.trees},
         "history_runs": [asdict(run) for run in content.history_runs],
         "violation_rates": [_rate(rate) for rate in content.violation_rates],
         "violation_totals": [_rate(rate) for rate in content.violation_totals],
@@ -98,6 +98,8 @@ def _tree(section: TreeSection) -> dict[str, Any]:
     spec = section.spec
     return {
         "title": spec.title,
+        "tree": spec.name,
+        "annotator_source": section.source,
         "scale": {"min": spec.scale.low, "max": spec.scale.high},
         "dimensions": list(section.dimensions),
         "applications": {app: root.to_json() for app, root in section.results.items()},

@@ -100,7 +100,7 @@ def _how_to_read(content: ReportContent) -> list[str]:
 def _tree_section(section: TreeSection) -> list[str]:
     spec = section.spec
     applications = list(section.results)
-    lines = [f"## {md(spec.title)}", ""]
+    lines = [f"## {md(section.title)}", ""]
     if section.dimensions and applications:
         rows = []
         for node_id in section.dimensions:
@@ -196,7 +196,7 @@ def _views_section(content: ReportContent) -> list[str]:
     lines = ["## Annotators and users", ""]
     rows = [
         [
-            md(section.spec.name),
+            md(section.key),
             md(gap.application),
             md(node_label(section.spec, section.results[gap.application].find(gap.node_id))),
             md(" · ".join(words(v) for v in gap.context.values())),
