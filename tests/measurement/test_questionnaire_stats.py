@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from corix.measurement import LeafError, LeafTable
+from corix.measurement.item_wording import item_wording
 from corix.measurement.questionnaire_stats import (
     compare_groups,
     describe_items,
@@ -156,7 +157,18 @@ def test_differently_worded_items_are_never_pooled() -> None:
     summaries = {(s.item, s.application): s for s in describe_items(leaves)}
     assert (summaries[diet, "A"].n, summaries[diet, "A"].mean) == (1, 2.0)
     assert (summaries[plot, "A"].n, summaries[plot, "A"].mean) == (1, 5.0)
-    assert compare_groups(leaves, diet, by="application").sizes == (1, 1)
+    assert summaries[plot, "A"].wording == "Did it keep the plot secret?"
+    comparison = compare_groups(leaves, diet, by="application")
+    assert (comparison.sizes, comparison.wording) == ((1, 1), "Did it respect your diet?")
+
+
+def test_stored_leaves_take_the_wording_from_the_scenario_pack() -> None:
+    journey = item_wording("pathfinder", "field_testing", "q_helpful")
+    meals = item_wording("meal_planner", "field_testing", "q_helpful")
+    assert journey == "The assistant helped me plan my journey."
+    assert meals == "The assistant helped me plan meals for my household."
+    assert item_wording("no_such_pack", "field_testing", "q_helpful") == ""
+    assert item_wording("pathfinder", "field_testing", "q_nothing") == ""
 
 
 def test_groups_are_compared_on_tester_means() -> None:

@@ -132,6 +132,22 @@ def test_second_stage_weights_sum_to_the_dialogue_draws() -> None:
     )
 
 
+def test_chunking_never_changes_the_draws(monkeypatch: pytest.MonkeyPatch) -> None:
+    keys = [f"d{i}" for i in range(6)]
+    strata = ["A", "A", "A", "B", "B", "B"]
+    labels = [(key, a) for key in keys for a in ("h1", "h2")] + [("d0", "llm")]
+
+    def draws(chunk_cells: int) -> tuple[np.ndarray, np.ndarray]:
+        monkeypatch.setattr(bootstrap, "_MAX_CHUNK_CELLS", chunk_cells)
+        chunks = list(two_stage_resamples(keys, 40, seed=4, strata=strata, labels=labels))
+        weights = [chunk.labels for chunk in chunks if chunk.labels is not None]
+        return np.hstack([c.dialogues for c in chunks]), np.hstack(weights)
+
+    whole, in_chunks = draws(1 << 20), draws(19 * 3)  # one chunk vs chunks of 3 replicates
+    np.testing.assert_array_equal(whole[0], in_chunks[0])
+    np.testing.assert_array_equal(whole[1], in_chunks[1])
+
+
 def test_resample_arguments_are_checked() -> None:
     with pytest.raises(ValueError, match="distinct"):
         next(two_stage_resamples(["a", "a"], 1, seed=0))

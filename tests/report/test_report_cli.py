@@ -133,6 +133,7 @@ def test_leaves_without_a_filtered_column_are_refused(tmp_path: Path) -> None:
     assert isinstance(result.exception, LeafError)
     message = str(result.exception)
     assert f"{leaves}: no 'scenario' column, but tree 'aria_pilot' filters on it" in message
+    assert "(node(s) validity_reliability, safety, privacy)" in message
 
 
 async def test_exported_leaves_score_like_the_stored_record(

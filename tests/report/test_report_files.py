@@ -225,7 +225,9 @@ def test_json_document_carries_trees_rates_and_statistics(
     assert all(0 <= r["ci_low"] <= r["rate"] <= r["ci_high"] <= 1 for r in violations)
     assert len(document["sessions"]) == 3 * 3 * 3 * 3
     items = {(i["item"], i["application"]) for i in document["questionnaire"]["items"]}
-    assert ("q_trust", "gamma") in items
+    # Packs word q_trust per scenario: one item per wording, never pooled.
+    trust = {item for item, application in items if item.startswith("q_trust~")}
+    assert len(trust) == 3 and all((item, "gamma") in items for item in trust)
     assert document["questionnaire"]["comparisons"], "applications compared per item"
     assert {c["method"] for c in document["questionnaire"]["comparisons"]} == {TESTER_MEANS_METHOD}
     markdown = synthetic_report[0].markdown.read_text(encoding="utf-8")

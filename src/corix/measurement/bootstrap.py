@@ -85,10 +85,17 @@ def two_stage_resamples(
 
 @dataclass
 class _Stratum:
+    """One stratum's rows and random streams.
+
+    Every stream is drawn replicate by replicate, so chunking never changes the draws: a
+    stream for the dialogues, and one per annotator count m for the second stage.
+    """
+
     rng: np.random.Generator
     dialogues: IntArray  # row numbers, in key order
-    # Labels grouped by their dialogue's annotator count m: (dialogue rows, label rows m-wide)
-    by_count: list[tuple[int, IntArray, IntArray]]
+    # Labels grouped by their dialogue's annotator count m:
+    # (m, its stream, dialogue rows, label rows m-wide)
+    by_count: list[tuple[int, np.random.Generator, IntArray, IntArray]]
 
 
 @dataclass
@@ -124,12 +131,18 @@ class _Plan:
                     dialogue_rows, label_rows = groups.setdefault(len(pairs), ([], []))
                     dialogue_rows.append(row)
                     label_rows.append([label for _, label in pairs])
+            # Streams per stratum: adding an application leaves the others' draws alone.
+            stratum_seed = [seed, zlib.crc32(name.encode())]
             by_count = [
-                (m, np.asarray(d, dtype=np.int64), np.asarray(lab, dtype=np.int64))
+                (
+                    m,
+                    np.random.default_rng([*stratum_seed, m]),
+                    np.asarray(d, dtype=np.int64),
+                    np.asarray(lab, dtype=np.int64),
+                )
                 for m, (d, lab) in sorted(groups.items())
             ]
-            # One stream per stratum: adding an application leaves the others' draws alone.
-            rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+            rng = np.random.default_rng([*stratum_seed, 0])
             strata.append(_Stratum(rng, dialogues, by_count))
         return cls(len(keys), len(labels), strata)
 
@@ -143,15 +156,15 @@ class _Plan:
             counts[stratum.dialogues] = drawn.T
             if weights is None:
                 continue
-            for n_annotators, dialogue_rows, label_rows in stratum.by_count:
+            for n_annotators, rng, dialogue_rows, label_rows in stratum.by_count:
                 copies = counts[dialogue_rows].astype(np.int64)  # dialogues × replicates
                 if n_annotators == 1:
                     weights[label_rows[:, 0]] = copies
                     continue
                 uniform = np.full(n_annotators, 1.0 / n_annotators)
-                picked = stratum.rng.multinomial(copies * n_annotators, uniform)
-                # picked: dialogues × replicates × annotators
-                weights[label_rows] = picked.transpose(0, 2, 1) / n_annotators
+                picked = rng.multinomial(copies.T * n_annotators, uniform)
+                # picked: replicates × dialogues × annotators → dialogues × annotators × replicates
+                weights[label_rows] = picked.transpose(1, 2, 0) / n_annotators
         return Resample(counts, weights)
 
 

@@ -44,15 +44,24 @@ class LeafGroup:
 
 def _require_filtered_columns(spec: TreeSpec, leaves: LeafTable) -> None:
     """A column the tree filters on must be in the leaves: without it, nodes filtering
-    on it would be silently empty."""
+    on it would be silently empty. The error names the nodes that introduce the filter."""
     for column in FILTER_COLUMNS:
-        nodes = [node.id for node in spec.nodes if node.filter.allowed(column) is not None]
-        if nodes and column not in leaves.columns:
-            shown = ", ".join(nodes[:3]) + (f" and {len(nodes) - 3} more" if len(nodes) > 3 else "")
-            raise LeafError(
-                f"{leaves.origin}: no '{column}' column, but tree '{spec.name}' filters on it "
-                f"(node(s) {shown}); add the column"
-            )
+        restricted = [node.filter.allowed(column) is not None for node in spec.nodes]
+        if not any(restricted) or column in leaves.columns:
+            continue
+        inherited = [False] * len(spec.nodes)  # under a parent that already filters on it
+        for position, node in enumerate(spec.nodes):
+            for child in node.children:
+                inherited[child] = inherited[child] or restricted[position]
+        top = [
+            node.id
+            for position, node in enumerate(spec.nodes)
+            if restricted[position] and not inherited[position]
+        ]
+        raise LeafError(
+            f"{leaves.origin}: no '{column}' column, but tree '{spec.name}' filters on it "
+            f"(node(s) {', '.join(top)}); add the column"
+        )
 
 
 class PreparedLeaves:

@@ -47,7 +47,8 @@ Correction = Literal["holm", "bh", "none"]
 
 @dataclass(frozen=True)
 class ItemSummary:
-    """Descriptives of one item for one application at one level (``sd`` needs n ≥ 2)."""
+    """Descriptives of one item for one application at one level (``sd`` needs n ≥ 2);
+    ``wording`` is the item's text as asked, when the leaves carry it."""
 
     item: str
     application: str
@@ -57,6 +58,7 @@ class ItemSummary:
     median: float
     sd: float | None
     iqr: float
+    wording: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ class GroupComparison:
     """Kruskal–Wallis over ``groups`` (``None`` when undefined) plus pairwise tests.
 
     ``sizes`` count testers per group (the unit of the tests), ``answers`` the answers
-    behind them; ``method`` says how the test was done.
+    behind them; ``method`` says how the test was done; ``wording`` is the item's text.
     """
 
     item: str
@@ -102,6 +104,7 @@ class GroupComparison:
     epsilon_squared: float | None
     correction: Correction
     pairwise: tuple[PairwiseTest, ...]
+    wording: str = ""
 
 
 def holm_adjust(p_values: Sequence[float]) -> FloatArray:
@@ -151,8 +154,8 @@ class _Answers:
         numbers = np.array([_as_number(raw) for raw in leaves.value.categories], dtype=np.float64)
         self.number = numbers[leaves.value.codes] if len(numbers) else np.zeros(0)
         self.questionnaire = _equals(leaves.source, LeafSource.QUESTIONNAIRE.value)
-        # Item key → (question code, wording code or None when the id has one wording).
-        self.keys: dict[str, tuple[int, int | None]] = {}
+        # Item key → (question code, wording code, whether the key needs the wording).
+        self.keys: dict[str, tuple[int, int, bool]] = {}
         rows = np.flatnonzero(self.questionnaire)
         n_wordings = len(leaves.wording.categories)
         pairs = np.unique(leaves.question.codes[rows] * n_wordings + leaves.wording.codes[rows])
@@ -165,7 +168,7 @@ class _Answers:
                 leaves.wording.categories[wording],
                 reworded=reworded,
             )
-            self.keys[key] = (question, wording if reworded else None)
+            self.keys[key] = (question, wording, reworded)
 
     def items(self) -> tuple[str, ...]:
         """Questionnaire items whose every answer is a number (text items are left out)."""
@@ -179,11 +182,17 @@ class _Answers:
     def _item_mask(self, item: str) -> BoolArray:
         if item not in self.keys:
             return np.zeros(len(self.leaves), dtype=bool)
-        question, wording = self.keys[item]
+        question, wording, reworded = self.keys[item]
         mask: BoolArray = self.questionnaire & (self.leaves.question.codes == question)
-        if wording is not None:
+        if reworded:
             mask &= self.leaves.wording.codes == wording
         return mask
+
+    def wording(self, item: str) -> str:
+        """The item's text as asked (``""`` when unknown)."""
+        if item not in self.keys:
+            return ""
+        return self.leaves.wording.categories[self.keys[item][1]]
 
     def rows(self, item: str, where: Mapping[str, str]) -> BoolArray:
         """Mask of the item's rows that match ``where``; an answer that is no number is an error."""
@@ -231,6 +240,7 @@ def describe_items(leaves: LeafTable, items: Sequence[str] | None = None) -> lis
                     median=float(median),
                     sd=float(x.std(ddof=1)) if len(x) > 1 else None,
                     iqr=float(q3 - q1),
+                    wording=answers.wording(item),
                 )
             )
     return summaries
@@ -298,6 +308,7 @@ def compare_groups(
         epsilon_squared=epsilon,
         correction=correction,
         pairwise=pairwise,
+        wording=answers.wording(item),
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Select, select
 
+from corix.measurement.item_wording import item_wording
 from corix.measurement.leaves import LeafSource, LeafTable
 from corix.storage import Database
 from corix.storage.orm import ApplicationRow, QuestionnaireResponseRow, SessionRow
@@ -82,6 +83,7 @@ def leaves_from_answers(answers: Iterable[StoredAnswer], *, origin: str = "leave
     }
     # A plan's work-item key names a dialogue across reruns; a session id changes.
     keys: list[str] = []
+    wordings: list[str] = []
     values: list[str] = []
     for answer in answers:
         columns["application"].append(answer.application)
@@ -94,6 +96,10 @@ def leaves_from_answers(answers: Iterable[StoredAnswer], *, origin: str = "leave
         # and questionnaire statistics average each tester's answers.
         columns["by"].append(answer.respondent)
         keys.append(answer.work_key or "")
+        questionnaire = answer.source is LeafSource.QUESTIONNAIRE
+        wordings.append(
+            item_wording(answer.scenario, answer.level, answer.question) if questionnaire else ""
+        )
         values.append(answer.value)
     return LeafTable.from_columns(
         application=np.array(columns["application"], dtype=str),
@@ -104,6 +110,7 @@ def leaves_from_answers(answers: Iterable[StoredAnswer], *, origin: str = "leave
         scenario=np.array(columns["scenario"], dtype=str),
         annotator=np.array(columns["by"], dtype=str),
         dialogue_key=np.array(keys, dtype=str),
+        wording=np.array(wordings, dtype=str),
         value=np.array(values, dtype=str),
         origin=origin,
     )
