@@ -297,3 +297,27 @@ async def test_the_same_run_reports_the_same_on_both_backends(
     # One dialogue; the value is derived by hand in test_stored_leaves.
     assert (privacy["id"], privacy["n"]) == ("privacy", 1)
     assert privacy["value"] == pytest.approx(10 / 3)
+
+
+def test_each_annotator_source_is_also_scored_on_its_own(
+    synthetic_report: tuple[ReportPaths, Database],
+) -> None:
+    paths, db = synthetic_report
+    document = json.loads(paths.json.read_text(encoding="utf-8"))
+    tree = document["trees"]["aria_pilot"]
+    assert tree["pooled_annotator_kinds"] == ["llm", "reference"]
+    leaves = stored_leaves(db, document["run"]["id"])
+    differs = False
+    for kind in ("llm", "reference"):
+        alone = score_tree(load_tree("aria_pilot"), leaves.for_annotator_kind(kind))
+        for application, root in alone.items():
+            shown = tree["annotator_kinds"][kind][application]["children"]
+            pooled = tree["applications"][application]["children"]
+            for dimension, pooled_dimension in zip(shown, pooled, strict=True):
+                expected = root.find(dimension["id"]).numeric_value
+                assert dimension["value"] == pytest.approx(expected)
+                differs |= dimension["value"] != pooled_dimension["value"]
+    assert differs, "the sources disagree somewhere, so pooling them changes a value"
+    note = "These values pool the labels of llm, reference"
+    assert note in paths.html.read_text(encoding="utf-8")
+    assert note in paths.markdown.read_text(encoding="utf-8")

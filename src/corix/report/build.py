@@ -18,6 +18,7 @@ from corix.measurement import (
     load_tree,
     questionnaire_items,
     score_tree,
+    score_tree_per_annotator_kind,
 )
 from corix.measurement.core import measure, stored_answers
 from corix.measurement.labels import GUARDRAIL_VIOLATION
@@ -104,6 +105,14 @@ def _build(
             TreeSection(
                 spec=spec,
                 results=results,
+                pooled_kinds=leaves.annotator_kinds(),
+                per_annotator_kind=score_tree_per_annotator_kind(
+                    spec,
+                    leaves,
+                    bootstrap=settings.bootstrap,
+                    seed=settings.seed,
+                    confidence=settings.confidence,
+                ),
                 dimensions=dimensions,
                 comparison=compare_applications(results),
                 views=tuple(compare_views(results, threshold=settings.view_gap)),

@@ -101,6 +101,11 @@ def _tree(section: TreeSection) -> dict[str, Any]:
         "scale": {"min": spec.scale.low, "max": spec.scale.high},
         "dimensions": list(section.dimensions),
         "applications": {app: root.to_json() for app, root in section.results.items()},
+        "pooled_annotator_kinds": list(section.pooled_kinds),
+        "annotator_kinds": {
+            kind: {app: root.to_json() for app, root in roots.items()}
+            for kind, roots in section.per_annotator_kind.items()
+        },
         "comparison": section.comparison.to_json(),
         "views": [_clean(asdict(gap)) for gap in section.views],
         "correlations": {

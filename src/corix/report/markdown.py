@@ -109,6 +109,19 @@ def _tree_section(section: TreeSection) -> list[str]:
                 [md(node_label(spec, nodes[0]))] + [_value_with_interval(node) for node in nodes]
             )
         lines += _table(["Dimension", *(md(a) for a in applications)], rows)
+    if len(section.pooled_kinds) > 1:
+        lines += [
+            f"These values pool the labels of {', '.join(section.pooled_kinds)}. "
+            "Each annotator source on its own:",
+            "",
+        ]
+        lines += _table(
+            ["Dimension", *(f"{md(app)} · {kind}" for kind, app in section.source_columns())],
+            [
+                [md(node_label(spec, nodes[0])), *(_value_with_interval(n) for n in nodes)]
+                for _, nodes in section.source_rows()
+            ],
+        )
     for application in applications:
         lines += [f"### {md(application)}", ""]
         lines += list(_outline(section, section.results[application], 0, set()))
