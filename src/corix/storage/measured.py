@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import and_, case, func, select
+from sqlalchemy import Subquery, and_, case, func, select
 
 from corix.storage.database import Database
 from corix.storage.orm import (
@@ -26,6 +26,7 @@ from corix.storage.orm import (
 __all__ = [
     "MeasuredDialogue",
     "StoredResolution",
+    "answered_turns",
     "evaluation_runs",
     "measured_dialogues",
     "series_runs",
@@ -68,11 +69,12 @@ class StoredResolution:
     value: str | float | None
 
 
-def measured_dialogues(db: Database, run_ids: Sequence[str]) -> list[MeasuredDialogue]:
-    """The finished dialogues of ``run_ids``, ordered by run and key."""
+def answered_turns() -> Subquery:
+    """Per session: ``answered`` counts the turns the application replied to without an
+    error (none: the dialogue is not measurable); ``error`` is one turn error, if any."""
     replied = and_(TurnRow.response_text.is_not(None), TurnRow.response_text != "")
     answered = case((and_(replied, TurnRow.error.is_(None)), 1), else_=0)
-    turns = (
+    return (
         select(
             TurnRow.session_id,
             func.sum(answered).label("answered"),
@@ -81,6 +83,11 @@ def measured_dialogues(db: Database, run_ids: Sequence[str]) -> list[MeasuredDia
         .group_by(TurnRow.session_id)
         .subquery()
     )
+
+
+def measured_dialogues(db: Database, run_ids: Sequence[str]) -> list[MeasuredDialogue]:
+    """The finished dialogues of ``run_ids``, ordered by run and key."""
+    turns = answered_turns()
     query = (
         select(
             SessionRow.id,
