@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from sqlalchemy import update
@@ -16,6 +17,7 @@ from corix.domain import Level
 from corix.errors import CorixError
 from corix.measurement.core import measure
 from corix.measurement.spec import MeasurementSpec
+from corix.report import write_report
 from corix.storage import Database
 from corix.storage.orm import EvaluationRow, RunRow
 from corix.testing.runner import execute_plan
@@ -32,13 +34,12 @@ def _app() -> typer.Typer:
 
 
 async def _series_of_two_runs(db: Database) -> list[str]:
+    """A model-testing run, then a red-teaming run, of the demo's applications."""
     plan = demo_plan()
-    plan = plan.model_copy(
-        update={"levels": {Level.MODEL_TESTING: plan.levels[Level.MODEL_TESTING]}}
-    )
     run_ids = []
-    for _ in range(2):
-        run_id = (await execute_plan(plan, db)).run_id
+    for level in (Level.MODEL_TESTING, Level.RED_TEAMING):
+        one_level = plan.model_copy(update={"levels": {level: plan.levels[level]}})
+        run_id = (await execute_plan(one_level, db)).run_id
         await annotate_run_async(db, run_id)
         run_ids.append(run_id)
     with db.session() as s:
@@ -103,3 +104,26 @@ async def test_a_run_and_a_series_together_or_an_unknown_series_are_refused(
     assert isinstance(unknown.exception, CorixError)
     assert "no evaluation series named 'nope'" in str(unknown.exception)
     assert not (tmp_path / "r").exists()
+
+
+async def test_a_rerun_series_gives_identical_intervals(tmp_path: Path) -> None:
+    trees = []
+    for attempt in ("first", "second"):
+        db = Database(f"sqlite:///{tmp_path / attempt}.db")
+        try:
+            await _series_of_two_runs(db)
+            paths = write_report(db, "", tmp_path / attempt, bootstrap=30, series=SERIES)
+        finally:
+            db.dispose()
+        document = json.loads(paths.json.read_text(encoding="utf-8"))
+        trees.append(_without_dialogue_ids(document["trees"]))
+    # Dialogues are resampled by their position in the series, not by random run ids.
+    assert trees[0] == trees[1]
+
+
+def _without_dialogue_ids(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_dialogue_ids(v) for k, v in value.items() if k != "dialogues"}
+    if isinstance(value, list):
+        return [_without_dialogue_ids(item) for item in value]
+    return value

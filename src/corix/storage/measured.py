@@ -42,7 +42,8 @@ class MeasuredDialogue:
     """A finished dialogue and what measurement groups it by (never shown to annotators).
 
     ``key`` names the dialogue across reruns of a plan (its work-item key; a person's
-    session keeps its id), prefixed by the run when several runs are measured together.
+    session keeps its id), prefixed by the run's position when several runs are measured
+    together.
     ``not_measurable`` is the reason it is left out of rates, or ``None``.
     """
 
@@ -106,13 +107,16 @@ def measured_dialogues(db: Database, run_ids: Sequence[str]) -> list[MeasuredDia
         .outerjoin(turns, turns.c.session_id == SessionRow.id)
         .where(SessionRow.run_id.in_(run_ids), SessionRow.status.not_in(_UNFINISHED))
     )
-    prefix = len(set(run_ids)) > 1
+    # Several runs (a series): the run's position in ``run_ids`` prefixes the key, not its
+    # random id, so measuring a rerun series resamples the same way.
+    position = {run_id: index for index, run_id in enumerate(dict.fromkeys(run_ids))}
+    prefix = len(position) > 1
     with db.session() as s:
         rows = list(s.execute(query))
     dialogues = [
         MeasuredDialogue(
             session_id=row[0],
-            key=f"{row[1]}/{row[2] or row[0]}" if prefix else (row[2] or row[0]),
+            key=f"{position[row[1]]}/{row[2] or row[0]}" if prefix else (row[2] or row[0]),
             run_id=row[1],
             application=row[3],
             scenario=row[4],
@@ -123,7 +127,7 @@ def measured_dialogues(db: Database, run_ids: Sequence[str]) -> list[MeasuredDia
         )
         for row in rows
     ]
-    return sorted(dialogues, key=lambda d: (d.run_id, d.key))
+    return sorted(dialogues, key=lambda d: (position[d.run_id], d.key))
 
 
 def _reason(end_reason: str | None, error: str | None) -> str:
