@@ -316,6 +316,7 @@ def test_each_annotator_source_is_also_scored_on_its_own(
             for dimension, pooled_dimension in zip(shown, pooled, strict=True):
                 expected = root.find(dimension["id"]).numeric_value
                 assert dimension["value"] == pytest.approx(expected)
+                assert len(dimension["dialogues"]) == dimension["n"]
                 differs |= dimension["value"] != pooled_dimension["value"]
     assert differs, "the sources disagree somewhere, so pooling them changes a value"
     note = "These values pool the labels of llm, reference"

@@ -18,7 +18,6 @@ from corix.measurement import (
     load_tree,
     questionnaire_items,
     score_tree,
-    score_tree_per_annotator_kind,
 )
 from corix.measurement.core import measure, stored_answers
 from corix.measurement.labels import GUARDRAIL_VIOLATION
@@ -106,13 +105,17 @@ def _build(
                 spec=spec,
                 results=results,
                 pooled_kinds=leaves.annotator_kinds(),
-                per_annotator_kind=score_tree_per_annotator_kind(
-                    spec,
-                    leaves,
-                    bootstrap=settings.bootstrap,
-                    seed=settings.seed,
-                    confidence=settings.confidence,
-                ),
+                per_annotator_kind={
+                    kind: score_tree(
+                        spec,
+                        leaves.for_annotator_kind(kind),
+                        bootstrap=settings.bootstrap,
+                        seed=settings.seed,
+                        confidence=settings.confidence,
+                        include_dialogues=True,
+                    )
+                    for kind in leaves.annotator_kinds()
+                },
                 dimensions=dimensions,
                 comparison=compare_applications(results),
                 views=tuple(compare_views(results, threshold=settings.view_gap)),
