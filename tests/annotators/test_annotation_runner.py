@@ -16,7 +16,7 @@ from corix.assessment.runner import annotate_run, annotate_run_async
 from corix.errors import CorixError, UnknownNameError
 from corix.llm import ChatRequest, EndpointConfig, LLMClient, MockModel, ScriptedTransport
 from corix.storage import Database
-from corix.storage.annotations import load_consensus, load_passes
+from corix.storage.annotations import delete_consensus, load_consensus, load_passes
 
 MOCK = EndpointConfig(name="test", transport="mock", model="corix-mock")
 
@@ -95,6 +95,29 @@ async def test_every_repeat_is_stored_with_its_seed_and_the_consensus_kept(
     # Runs 2, 4, 2, 4: middle values 2 and 4, the lower one wins and the tie is reported.
     assert (row.value, row.method, row.n_runs, row.flip_rate) == (2.0, "lower_median_tie", 4, 0.5)
     assert len(load_passes(any_db, run_id=run_id)) == 4
+
+
+@pytest.mark.parametrize("lost", ["all", "some"])
+async def test_a_rerun_repairs_consensus_lost_in_a_crash(any_db: Database, lost: str) -> None:
+    dialogues = [fresh(CLEAN), fresh(SPOILER)]
+    run_id = store_run(any_db, dialogues)
+    options = AnnotateOptions(repeats=3, harms=("groundedness",))
+    replies = [_severity_reply(v) for v in (2, 4, 2, 5, 5, 1)]
+    await _annotate_scripted(any_db, run_id, replies, options)
+    before = sorted(load_consensus(any_db, run_id=run_id), key=lambda r: r.session_id)
+    assert {r.annotator for r in before} == {"llm:corix-mock"} and len(before) == 2
+    # A kill -9 after the repeats were committed and before (all of) their consensus was.
+    victims = [dialogues[0].id] if lost == "some" else [d.id for d in dialogues]
+    delete_consensus(
+        any_db, [(session_id, "harm:groundedness", "llm:corix-mock") for session_id in victims]
+    )
+    # The rerun asks the model nothing (its script is empty) and derives what is missing.
+    summary = await _annotate_scripted(any_db, run_id, [], options)
+    assert summary.passes_stored == 0
+    after = sorted(load_consensus(any_db, run_id=run_id), key=lambda r: r.session_id)
+    assert [(r.session_id, r.value, r.n_runs) for r in after] == [
+        (r.session_id, r.value, r.n_runs) for r in before
+    ]
 
 
 async def test_nominal_answers_take_the_majority(sqlite_db: Database) -> None:

@@ -67,6 +67,36 @@ async def test_429_waits_for_retry_after() -> None:
     assert 0.6 <= elapsed < 1.5
 
 
+async def test_a_retry_after_beyond_the_cap_fails_at_once() -> None:
+    # The server asks for an hour; corix must not freeze a run waiting for it.
+    config = MockServerConfig(fail_429=1.0, retry_after_s=3600)
+    async with running_mock_server(config) as base_url:
+        endpoint = _endpoint(base_url, retry_after_max_s=1.0)
+        async with LLMClient(endpoint) as client:
+            started = time.perf_counter()
+            with pytest.raises(ModelCallError, match="asked to wait 3600 s") as caught:
+                await client.chat(_request())
+            elapsed = time.perf_counter() - started
+    assert elapsed < 1.0 and caught.value.attempts == 1
+    assert client.usage.snapshot().total.errors == 1
+
+
+async def test_a_call_deadline_bounds_every_retry_and_waits_are_counted() -> None:
+    config = MockServerConfig(fail_500=1.0)
+    async with running_mock_server(config) as base_url:
+        endpoint = _endpoint(
+            base_url, max_retries=50, backoff_base_s=0.1, backoff_max_s=0.1, call_deadline_s=0.5
+        )
+        async with LLMClient(endpoint) as client:
+            started = time.perf_counter()
+            with pytest.raises(ModelCallError, match=r"call deadline of 0\.5 s"):
+                await client.chat(_request())
+            elapsed = time.perf_counter() - started
+    assert elapsed < 1.0
+    waited = client.usage.snapshot().total.waited_s
+    assert 0.05 <= waited <= 0.5
+
+
 async def test_500_is_retried_then_succeeds() -> None:
     config = MockServerConfig(fail_500=0.5)
     async with running_mock_server(config) as base_url, LLMClient(_endpoint(base_url)) as client:

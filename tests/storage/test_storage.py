@@ -5,10 +5,13 @@ from __future__ import annotations
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from corix.domain import EndReason, Level, SessionSource
+from corix.errors import CorixError
 from corix.storage import Database, RecordWriter, Repository
-from corix.storage.orm import Base
+from corix.storage.orm import ApplicationRow, Base, EvaluationRow, ResolutionRow, SessionRow
 
 
 def _session_row(session_id: str, app_id: int, run_id: str, key: str) -> dict[str, object]:
@@ -25,6 +28,7 @@ def _session_row(session_id: str, app_id: int, run_id: str, key: str) -> dict[st
     }
 
 
+@pytest.mark.filterwarnings("ignore:.*expression-based index")
 def test_migrations_match_the_models(any_db: Database) -> None:
     with any_db.engine.connect() as connection:
         diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
@@ -99,3 +103,52 @@ def test_unknown_run_lists_known(sqlite_db: Database) -> None:
     repo.create_run("run-x", name="t", plan={}, seed=0)
     with pytest.raises(Exception, match="Known runs: run-x"):
         repo.get_run("run-y")
+
+
+def test_a_changed_spec_becomes_a_new_application_version(any_db: Database) -> None:
+    repo = Repository(any_db)
+    first = repo.ensure_application("acme", "openai:http://a/v1?model=m1")
+    assert repo.ensure_application("acme", "openai:http://a/v1?model=m1") == first
+    second = repo.ensure_application("acme", "openai:http://a/v1?model=m2")
+    third = repo.ensure_application("acme", "openai:http://a/v1?model=m3")
+    names = {row.id: (row.name, row.spec) for row in repo.applications()}
+    # The stored application is never rewritten: its sessions keep what they talked to.
+    assert names[first] == ("acme", "openai:http://a/v1?model=m1")
+    assert names[second] == ("acme v2", "openai:http://a/v1?model=m2")
+    assert names[third][0] == "acme v3"
+    assert repo.ensure_application("acme", "openai:http://a/v1?model=m2") == second
+
+
+def test_a_web_evaluations_application_is_never_rewritten_by_a_run(any_db: Database) -> None:
+    repo = Repository(any_db)
+    with any_db.session() as s:
+        s.add(EvaluationRow(id="e1", name="Pilot series"))
+        s.flush()
+        s.add(ApplicationRow(name="acme", spec="demo:guarded", evaluation_id="e1"))
+    with pytest.raises(CorixError, match="'acme' belongs to the web evaluation 'Pilot series'"):
+        repo.ensure_application("acme", "demo:unguarded")
+    with any_db.session() as s:
+        assert s.scalars(select(ApplicationRow.spec)).all() == ["demo:guarded"]
+
+
+@pytest.mark.parametrize("turn", [None, 2])
+def test_one_resolution_per_disputed_answer(any_db: Database, turn: int | None) -> None:
+    # The unique index is an expression (a dialogue-level answer has no turn), which the
+    # migration check cannot compare, so it is checked by what it refuses.
+    repo = Repository(any_db)
+    app_id = repo.ensure_application("app", "demo:guarded")
+    repo.create_run("run-1", name="t", plan={"name": "t"}, seed=3)
+    with any_db.session() as s:
+        s.add(SessionRow(**_session_row("s1", app_id, "run-1", "k1")))  # type: ignore[arg-type]
+    resolution = {
+        "session_id": "s1",
+        "category": "risk_assessment",
+        "question_id": "ra_prohibited_released",
+        "turn_index": turn,
+        "status": "resolved",
+        "value_text": "no",
+    }
+    with any_db.session() as s:
+        s.add(ResolutionRow(**resolution))
+    with pytest.raises(IntegrityError), any_db.session() as s:
+        s.add(ResolutionRow(**resolution))

@@ -370,3 +370,23 @@ def test_a_stale_running_run_can_be_cancelled_then_deleted(any_db: Database) -> 
     assert repo.get_run("run-stale").status == "cancelled"
     assert runner.invoke(app, ["runs", "delete", "run-stale", "--yes", "--db", url]).exit_code == 0
     assert repo.list_runs() == []
+
+
+async def test_each_invocation_stops_at_the_deadline_and_resumes_go_on(
+    sqlite_db: Database,
+) -> None:
+    plan = _echo_plan(concurrency=1, delay_ms=50).model_copy(update={"deadline_s": 0.3})
+    started = time.monotonic()
+    stopped = await execute_plan(plan, sqlite_db)
+    assert time.monotonic() - started < 5
+    assert stopped.status is RunStatus.INTERRUPTED
+    assert stopped.error == "the run's deadline of 0.3 s was reached"
+    assert Repository(sqlite_db).get_run(stopped.run_id).summary["error"] == stopped.error
+    # The deadline is part of the stored plan, so each resumed invocation has it too.
+    result = stopped
+    for _ in range(30):
+        result = await execute_plan(plan, sqlite_db, resume_run=stopped.run_id)
+        if result.status is not RunStatus.INTERRUPTED:
+            break
+    assert result.status is RunStatus.COMPLETE
+    assert result.stats["failed_sessions"] == 0

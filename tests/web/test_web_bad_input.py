@@ -213,3 +213,19 @@ async def test_expired_used_and_unknown_invitations(world: World, browser: MakeB
     assert expired.status_code == 410 and "has expired" in expired.text
     unknown = await other.get("/invite/not-a-real-token")
     assert unknown.status_code == 404 and "not valid" in unknown.text
+
+
+async def test_ids_no_column_can_hold_name_no_page(world: World, browser: MakeBrowser) -> None:
+    # Past 2**63 SQLite's driver overflows and PostgreSQL's integer is out of range: both
+    # were 500s. Every such id, and a negative or non-numeric one, is simply not a page.
+    admin, senior = browser(), browser()
+    await admin.login("admin")
+    await senior.login("sena")
+    huge = "99999999999999999999999"
+    for bad in (huge, "-1", "0", "abc"):
+        page = await senior.get(f"/senior/reviews/{bad}")
+        assert page.status_code == 404, (bad, page.status_code)
+        retired = await admin.post(f"/admin/applications/{bad}/retire", {})
+        assert retired.status_code == 404, (bad, retired.status_code)
+        active = await admin.post(f"/admin/users/{bad}/active", {"active": "false"})
+        assert active.status_code == 404, (bad, active.status_code)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from sqlalchemy import select
 from web_support import Browser, build_world, claim, qualify, say
 from web_support import start_next_session as start
 
 from corix.storage import Database
+from corix.storage.orm import TurnRow
 
 MakeBrowser = Callable[[], Browser]
 RAW = ("<script>alert(", "<img src=", "<h3>Answer", 'href="javascript:', "<b>unclosed")
@@ -64,3 +66,30 @@ async def test_hostile_replies_are_text_for_testers_annotators_and_seniors(
         for b in browsers:
             await b.aclose()
         await world.state.live.close()
+
+
+async def test_a_nul_byte_in_a_dialogue_does_not_wedge_it(
+    postgres_db: Database,
+) -> None:
+    # PostgreSQL refuses NUL outright; the echo application sends the tester's own bytes
+    # back, so both directions carry it. (A lone surrogate cannot travel in a request at
+    # all; replies carrying one are covered by tests/storage/test_untrusted_text.py.)
+    world = build_world(postgres_db, applications={"Echo": "python:support.apps:EchoApp"})
+    world.assign_tester("felix")
+    tester = Browser(world.app)
+    try:
+        await tester.login("felix")
+        token = await start(tester)
+        sent = await say(tester, token, "who dies?\x00 tell me", 0)
+        assert sent.status_code == 200, sent.text[:300]
+        assert "tell me" in sent.json()["reply"]
+        again = await say(tester, token, "and then?", 1)
+        assert again.status_code == 200  # the dialogue goes on
+        page = await tester.get(f"/tester/a/{token}/chat")
+        assert page.status_code == 200 and "\ufffd" in page.text
+    finally:
+        await tester.aclose()
+        await world.state.live.close()
+    with postgres_db.session() as s:
+        meta = s.scalars(select(TurnRow.meta).order_by(TurnRow.idx)).first()
+    assert meta is not None and meta["replaced_unstorable"] == ["user_text", "response_text"]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import timedelta
 
 from sqlalchemy import select, update
-from web_support import Browser, World, claim, complete_session, qualify
+from web_support import Browser, World, build_world, claim, complete_session, qualify
 
+from corix.storage import Database
 from corix.storage.orm import AnnotationAnswerRow, ResolutionRow
 from corix.storage.orm_web import AnnotationTaskRow, EvaluationSettingsRow, PassReviewRow
 from corix.web.services.review import is_sampled
@@ -189,3 +191,38 @@ async def test_time_on_item_and_the_scenario_reach_the_reviewer_with_readable_na
     assert "time on item: 42 s" in review.text
     assert "By anna" in review.text and "user:anna" not in review.text
     assert "Test packet:" in review.text and "Must not" in review.text
+
+
+async def test_concurrent_resolutions_and_reviews_leave_one_row_on_postgres(
+    postgres_db: Database,
+) -> None:
+    world = build_world(postgres_db)
+    made: list[Browser] = []
+
+    def browser() -> Browser:
+        made.append(Browser(world.app))
+        return made[-1]
+
+    try:
+        session, _senior = await _disagreement(world, browser)
+        seniors = [browser() for _ in range(6)]
+        for senior in seniors:
+            await senior.login("sena")
+        url = f"/senior/disagreements/{session}/risk_assessment"
+        field = "r:ra_prohibited_released"
+        for senior in seniors:
+            await senior.get(url)  # each holds a fresh form token
+        answers = await asyncio.gather(
+            *(
+                senior.post(url, {field: value, f"{field}:note": "decided"})
+                for senior, value in zip(seniors, ["yes", "no"] * 3, strict=True)
+            )
+        )
+        assert {a.status_code for a in answers} <= {303, 409}, [a.status_code for a in answers]
+        with postgres_db.session() as s:
+            rows = s.scalars(select(ResolutionRow)).all()
+        assert len(rows) == 1
+    finally:
+        for each in made:
+            await each.aclose()
+        await world.state.live.close()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from argon2 import PasswordHasher
 from sqlalchemy import select, update
 from web_support import PASSWORD, Browser, World
 
+from corix.cli.web_cmds import proxy_settings
 from corix.storage.orm_web import InvitationRow, LoginSessionRow, UserRow
 from corix.web.security import CsrfTokens, LoginThrottle, Passwords, new_token, token_digest
 from corix.web.services.clock import utcnow
@@ -51,19 +53,47 @@ def test_csrf_tokens_are_bound_to_their_seed_and_key() -> None:
     assert not tokens.valid(None, token) and not tokens.valid("seed-a", None)
 
 
-def test_login_throttle_blocks_after_repeated_failures_then_forgets() -> None:
+def test_login_throttle_slows_one_account_at_one_address_exponentially() -> None:
     now = [1000.0]
-    throttle = LoginThrottle(max_failures=3, window_s=60, clock=lambda: now[0])
+    throttle = LoginThrottle(max_failures=3, window_s=600, clock=lambda: now[0])
     for _ in range(3):
-        assert throttle.retry_after("ip:1", "user:anna") == 0
-        throttle.record_failure("ip:1", "user:anna")
-        now[0] += 1
-    # Blocked until the oldest failure (at t=1000) leaves the window: 1060 - 1003 = 57 s.
-    assert throttle.retry_after("ip:1") == 57
-    assert throttle.retry_after("user:anna") == 57
-    assert throttle.retry_after("ip:2", "user:otto") == 0
-    now[0] = 1060.5
-    assert throttle.retry_after("ip:1") == 0
+        assert throttle.attempt("anna", "10.0.0.1") == 0
+    # The fourth attempt waits 1 s after the third, the fifth 2 s after the fourth, …
+    assert throttle.attempt("anna", "10.0.0.1") == 1.0
+    now[0] += 1.0
+    assert throttle.attempt("anna", "10.0.0.1") == 0
+    assert throttle.attempt("anna", "10.0.0.1") == 2.0
+    now[0] += 2.0
+    assert throttle.attempt("anna", "10.0.0.1") == 0
+    assert throttle.attempt("anna", "10.0.0.1") == 4.0
+    # One person's typos never lock out a colleague at the same address, nor the account
+    # from elsewhere.
+    assert throttle.attempt("otto", "10.0.0.1") == 0
+    assert throttle.attempt("anna", "10.0.0.2") == 0
+    # Success forgets the account's failures at that address.
+    throttle.succeeded("anna", "10.0.0.1")
+    assert throttle.attempt("anna", "10.0.0.1") == 0
+
+
+def test_an_address_spraying_many_accounts_is_refused() -> None:
+    now = [0.0]
+    throttle = LoginThrottle(max_failures=3, window_s=60, max_per_address=10, clock=lambda: now[0])
+    for n in range(10):
+        assert throttle.attempt(f"user{n}", "10.0.0.9") == 0
+    assert throttle.attempt("someone-else", "10.0.0.9") == 60
+    assert throttle.attempt("someone-else", "10.0.0.8") == 0
+
+
+def test_concurrent_guesses_get_no_more_than_the_allowed_tries() -> None:
+    throttle = LoginThrottle(max_failures=5, window_s=900)
+    with ThreadPoolExecutor(max_workers=30) as pool:
+        allowed = list(pool.map(lambda _: throttle.attempt("anna", "10.0.0.1") == 0, range(30)))
+    assert sum(allowed) == 5
+
+
+def test_forwarded_headers_are_believed_only_from_named_proxies() -> None:
+    assert proxy_settings(None) == (False, None)
+    assert proxy_settings(["10.0.0.5", "10.0.0.6"]) == (True, "10.0.0.5,10.0.0.6")
 
 
 async def test_sign_in_is_rate_limited(world: World, browser: MakeBrowser) -> None:

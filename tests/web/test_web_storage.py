@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import func, inspect, select
@@ -38,6 +39,7 @@ WEB_TABLES = {
 }
 
 
+@pytest.mark.filterwarnings("ignore:.*expression-based index")
 def test_migrations_create_exactly_the_web_tables(any_db: Database) -> None:
     with any_db.engine.connect() as connection:
         assert set(inspect(connection).get_table_names()) >= WEB_TABLES

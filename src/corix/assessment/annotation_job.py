@@ -50,7 +50,8 @@ class AnnotationJob:
         self.categories, self.harms = self._choose_targets()
         self.tally = AnnotationTally()
         self.stored: dict[tuple[str, str, int], StoredRepeats] = {}
-        self.with_consensus: set[tuple[str, str]] = set()
+        self.with_consensus: dict[tuple[str, str], int] = {}
+        """(session, target) → consensus rows stored before this invocation."""
         self._scenario_packs: dict[str, ScenarioPack] = {}
 
     def _choose_targets(self) -> tuple[list[str], list[str]]:
@@ -92,10 +93,10 @@ class AnnotationJob:
         for stored in load_passes(self.db, run_id=self.run_id, annotator=name):
             key = (stored.session_id, stored.category, stored.pass_no)
             self.stored.setdefault(key, {})[stored.repeat_no] = stored
-        self.with_consensus = {
-            (row.session_id, row.category)
-            for row in load_consensus(self.db, run_id=self.run_id, annotator=name)
-        }
+        self.with_consensus = {}
+        for row in load_consensus(self.db, run_id=self.run_id, annotator=name):
+            item = (row.session_id, row.category)
+            self.with_consensus[item] = self.with_consensus.get(item, 0) + 1
 
     def stored_repeats(self, session_id: str, target: str, pass_no: int) -> StoredRepeats:
         return self.stored.get((session_id, target, pass_no), {})

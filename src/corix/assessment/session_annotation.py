@@ -145,15 +145,24 @@ class SessionAnnotation:
         )
 
     async def _store_consensus(self) -> None:
-        """Replace the consensus of every item this invocation added runs to."""
+        """Derive the consensus of each item from its stored runs, idempotently.
+
+        An item gets its consensus (re)written when this invocation added runs to it, or
+        when what is stored is missing or incomplete — a run killed between storing the
+        repeats and their consensus is repaired by the next invocation.
+        """
         job = self.job
         name = job.annotator.name
-        for target in sorted(self.changed):
+        for target in sorted(self.runs):
             runs = self.runs[target]
             if not runs:
                 continue
-            if (self.session_id, target) in job.with_consensus:
+            rows = consensus_rows(self.session_id, target, name, runs, job.ordinal(target))
+            stored = job.with_consensus.get((self.session_id, target), 0)
+            if target not in self.changed and stored == len(rows):
+                continue
+            if stored:
                 await asyncio.to_thread(delete_consensus, job.db, [(self.session_id, target, name)])
-            for row in consensus_rows(self.session_id, target, name, runs, job.ordinal(target)):
+            for row in rows:
                 self.writer.add_consensus(row)
                 job.tally.consensus_rows += 1

@@ -79,6 +79,7 @@ def print_summary(result: RunResult) -> None:
         "error_turns",
         "model_calls",
         "retries",
+        "waited_s",
         "failed_calls",
         "prompt_tokens",
         "completion_tokens",

@@ -55,6 +55,14 @@ def serve_command(
         float,
         typer.Option("--cooldown-minutes", min=0, help="Wait after a failed qualification."),
     ] = WebSettings.qualification_cooldown_minutes,
+    trusted_proxy: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--trusted-proxy",
+            help="Address of a reverse proxy whose X-Forwarded-For is believed (repeatable); "
+            "without it the header is ignored, so clients cannot choose their own address.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the human testbed: tester sessions, questionnaires, annotation, admin."""
     import uvicorn
@@ -75,7 +83,22 @@ def serve_command(
             )
         shown = make_url(database_.url).render_as_string(hide_password=True)
         console.print(f"corix web testbed on http://{host}:{port}  (database: {shown})")
-        uvicorn.run(app, host=host, port=port, proxy_headers=True, log_level="warning")
+        believe, proxies = proxy_settings(trusted_proxy)
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            proxy_headers=believe,
+            forwarded_allow_ips=proxies,
+        )
+
+
+def proxy_settings(trusted: list[str] | None) -> tuple[bool, str | None]:
+    """uvicorn's proxy options: forwarded headers only from the named proxies, or never."""
+    if not trusted:
+        return False, None
+    return True, ",".join(trusted)
 
 
 @users_app.command("add")

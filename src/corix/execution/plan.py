@@ -74,6 +74,8 @@ class Plan(_Strict):
     scenarios: list[str] = Field(min_length=1)
     levels: dict[Level, LevelSettings] = Field(min_length=1)
     concurrency: int = Field(default=50, ge=1, le=10_000)
+    deadline_s: float | None = Field(default=None, gt=0)
+    """Stop the run after this many seconds (status ``interrupted``; ``--resume`` goes on)."""
     base_dir: str = Field(default=".", description="where relative pack paths resolve")
 
     @field_validator("applications")

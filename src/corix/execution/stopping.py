@@ -1,4 +1,4 @@
-"""Stopping a run's work cleanly: on SIGINT/SIGTERM, or when its row is marked cancelled.
+"""Stopping a run's work cleanly: on SIGINT/SIGTERM, at its deadline, or when cancelled.
 
 The work is cancelled, not killed: sessions in flight are left half-done (``--resume``
 redoes them whole), and everything already handed to the writer is still committed.
@@ -32,14 +32,18 @@ class RunStopper:
         *,
         handle_signals: bool = False,
         poll_s: float = 1.0,
+        deadline_s: float | None = None,
     ) -> None:
         self._is_cancelled = is_cancelled
         self._handle_signals = (
             handle_signals and threading.current_thread() is threading.main_thread()
         )
         self._poll_s = poll_s
+        self._deadline_s = deadline_s
         self._task: asyncio.Future[None] | None = None
         self.reason: RunStatus | None = None
+        self.detail: str | None = None
+        """Why, in words, when the stop was not asked for (the deadline)."""
 
     def stop(self, reason: RunStatus) -> None:
         if self.reason is None and self._task is not None:
@@ -54,18 +58,28 @@ class RunStopper:
             for sig in STOP_SIGNALS:
                 loop.add_signal_handler(sig, self.stop, RunStatus.INTERRUPTED)
         watcher = asyncio.create_task(self._watch())
+        deadline = None
+        if self._deadline_s is not None:
+            deadline = loop.call_later(self._deadline_s, self._reach_deadline)
         try:
             await self._task
         except asyncio.CancelledError:
             if self.reason is None:  # cancelled from outside: not ours to swallow
                 raise
         finally:
+            if deadline is not None:
+                deadline.cancel()
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
             if self._handle_signals:
                 for sig in STOP_SIGNALS:
                     loop.remove_signal_handler(sig)
+
+    def _reach_deadline(self) -> None:
+        if self.reason is None:
+            self.detail = f"the run's deadline of {self._deadline_s:g} s was reached"
+            self.stop(RunStatus.INTERRUPTED)
 
     async def _watch(self) -> None:
         while True:

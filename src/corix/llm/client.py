@@ -89,6 +89,7 @@ class LLMClient:
         endpoint = self.endpoint
         estimate = estimate_request_tokens(request)
         attempts = 0
+        started_call = time.monotonic()
         while True:
             attempts += 1
             await self._limiter.acquire(estimate)
@@ -110,6 +111,13 @@ class LLMClient:
                     retry_after_s=failure.retry_after_s,
                     rng=self._rng,
                 )
+                refusal = _refuse_wait(endpoint, failure, delay, time.monotonic() - started_call)
+                if refusal is not None:
+                    self.usage.record_failure(endpoint, retries=attempts - 1)
+                    raise ModelCallError(
+                        endpoint.name, refusal, attempts, failure.status
+                    ) from failure
+                self.usage.record_wait(endpoint, delay)
                 logger.debug(
                     "endpoint %s: attempt %d failed (%s); retrying in %.2f s",
                     endpoint.name,
@@ -132,6 +140,22 @@ class LLMClient:
             return await self._transport.send(request, self.endpoint, timeout)
         except TimeoutError:
             raise TransportError(f"no reply within {timeout:g} s", retryable=True) from None
+
+
+def _refuse_wait(
+    endpoint: EndpointConfig, failure: TransportError, delay: float, elapsed: float
+) -> str | None:
+    """Why the call must not wait ``delay`` s before retrying, or ``None`` if it may."""
+    asked = failure.retry_after_s
+    if asked is not None and asked > endpoint.retry_after_max_s:
+        return (
+            f"{failure.reason}; the server asked to wait {asked:g} s, more than the "
+            f"{endpoint.retry_after_max_s:g} s corix waits (retry_after_max_s)"
+        )
+    deadline = endpoint.call_deadline_s
+    if deadline is not None and elapsed + delay > deadline:
+        return f"{failure.reason}; no reply within the call deadline of {deadline:g} s"
+    return None
 
 
 def _default_transport(endpoint: EndpointConfig) -> Transport:

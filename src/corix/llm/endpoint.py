@@ -31,6 +31,11 @@ class EndpointConfig(BaseModel):
     max_retries: int = Field(default=4, ge=0)
     backoff_base_s: float = Field(default=0.5, ge=0)
     backoff_max_s: float = Field(default=30.0, ge=0)
+    retry_after_max_s: float = Field(default=120.0, ge=0)
+    """The longest ``Retry-After`` honoured; a server asking for more fails the call at once
+    (waiting an hour would freeze a run) with the wait it asked for as the reason."""
+    call_deadline_s: float | None = Field(default=None, gt=0)
+    """Give up on a call, retries included, once this much time has passed."""
     price_per_1k_prompt: float | None = Field(default=None, ge=0)
     price_per_1k_completion: float | None = Field(default=None, ge=0)
     headers: dict[str, str] = Field(default_factory=dict)

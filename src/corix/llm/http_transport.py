@@ -151,3 +151,5 @@ def _parse_completion(raw: bytes, request: ChatRequest) -> RawCompletion:
         )
     except (ValueError, LookupError, TypeError, AttributeError) as exc:
         raise TransportError(f"malformed response body: {exc}", retryable=True) from None
+    except RecursionError:
+        raise TransportError("malformed response body: nested too deeply", retryable=True) from None

@@ -62,6 +62,9 @@ class MockServerConfig(BaseModel):
     retry_after_s: float = Field(default=1.0, ge=0)
     hang_s: float = Field(default=300.0, ge=0)
     model_name: str = MOCK_MODEL_NAME
+    hostile_bytes: bool = False
+    """Every reply carries NUL and a lone surrogate: appended to a text reply, and to every
+    ``reasoning`` of a JSON reply (which stays valid JSON, its answers untouched)."""
 
     @model_validator(mode="after")
     def _check_fault_rates(self) -> MockServerConfig:
@@ -228,6 +231,8 @@ async def _answer(
     except (ValueError, TypeError, ValidationError) as exc:
         return _error(400, f"invalid chat completion request: {exc}")
     text = state.model.reply(chat)
+    if config.hostile_bytes:
+        text = _hostile(text)
     prompt_tokens = estimate_prompt_tokens(chat)
     completion_tokens = estimate_tokens(text)
     body = {
@@ -249,6 +254,30 @@ async def _answer(
         },
     }
     return _json(body)
+
+
+_HOSTILE_SUFFIX = " \x00\ud800"
+
+
+def _hostile(text: str) -> str:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text + _HOSTILE_SUFFIX
+    return json.dumps(_with_hostile_reasoning(value)) if isinstance(value, dict) else text
+
+
+def _with_hostile_reasoning(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            key: item + _HOSTILE_SUFFIX
+            if key == "reasoning" and isinstance(item, str)
+            else _with_hostile_reasoning(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_with_hostile_reasoning(item) for item in value]
+    return value
 
 
 def _chat_request(payload: Any) -> ChatRequest:

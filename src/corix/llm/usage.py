@@ -24,6 +24,8 @@ class EndpointUsage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
+    waited_s: float = 0.0
+    """Time spent backing off before retries (the summary's "waiting")."""
 
     def add(self, other: EndpointUsage) -> None:
         self.calls += other.calls
@@ -33,6 +35,7 @@ class EndpointUsage(BaseModel):
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.cost += other.cost
+        self.waited_s += other.waited_s
 
 
 class UsageSnapshot(BaseModel):
@@ -66,6 +69,9 @@ class UsageLedger:
         counters.calls += 1
         counters.retries += retries
         counters.errors += 1
+
+    def record_wait(self, endpoint: EndpointConfig, seconds: float) -> None:
+        self._counters(endpoint).waited_s += seconds
 
     def snapshot(self) -> UsageSnapshot:
         total = EndpointUsage()

@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from sqlalchemy import (
-    JSON,
     Boolean,
     DateTime,
     Float,
@@ -18,10 +17,13 @@ from sqlalchemy import (
     Index,
     Integer,
     String,
-    Text,
     UniqueConstraint,
+    func,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from corix.storage.text import UntrustedJSON, UntrustedText
 
 
 def utcnow() -> datetime:
@@ -29,7 +31,10 @@ def utcnow() -> datetime:
 
 
 class Base(DeclarativeBase):
-    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        dict[str, Any]: UntrustedJSON,
+        list[Any]: UntrustedJSON,
+    }
 
 
 class EvaluationRow(Base):
@@ -39,7 +44,7 @@ class EvaluationRow(Base):
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     name: Mapped[str] = mapped_column(String(200), unique=True)
-    description: Mapped[str] = mapped_column(Text, default="")
+    description: Mapped[str] = mapped_column(UntrustedText, default="")
     scenarios: Mapped[list[Any]] = mapped_column(default=list)
     levels: Mapped[list[Any]] = mapped_column(default=list)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -53,7 +58,7 @@ class ApplicationRow(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     name: Mapped[str] = mapped_column(String(200))
-    spec: Mapped[str] = mapped_column(Text)
+    spec: Mapped[str] = mapped_column(UntrustedText)
     auth: Mapped[dict[str, Any] | None] = mapped_column(default=None)
     version: Mapped[str | None] = mapped_column(String(200), default=None)
     evaluation_id: Mapped[str | None] = mapped_column(
@@ -99,9 +104,9 @@ class SessionRow(Base):
     status: Mapped[str] = mapped_column(String(32), default="running")
     end_reason: Mapped[str | None] = mapped_column(String(64), default=None)
     # Why a session ended, in words; always set when it failed (application or simulator).
-    end_detail: Mapped[str | None] = mapped_column(Text, default=None)
+    end_detail: Mapped[str | None] = mapped_column(UntrustedText, default=None)
     provenance: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    persona: Mapped[str | None] = mapped_column(Text, default=None)
+    persona: Mapped[str | None] = mapped_column(UntrustedText, default=None)
     strategy: Mapped[str | None] = mapped_column(String(100), default=None)
     first_success_turn: Mapped[int | None] = mapped_column(Integer, default=None)
     tester_id: Mapped[int | None] = mapped_column(Integer, default=None)
@@ -121,9 +126,9 @@ class TurnRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     session_id: Mapped[str] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
     idx: Mapped[int] = mapped_column(Integer)
-    user_text: Mapped[str] = mapped_column(Text)
-    response_text: Mapped[str | None] = mapped_column(Text, default=None)
-    error: Mapped[str | None] = mapped_column(Text, default=None)
+    user_text: Mapped[str] = mapped_column(UntrustedText)
+    response_text: Mapped[str | None] = mapped_column(UntrustedText, default=None)
+    error: Mapped[str | None] = mapped_column(UntrustedText, default=None)
     latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
     prompt_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
     completion_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
@@ -145,7 +150,7 @@ class QuestionnaireResponseRow(Base):
     simulated: Mapped[bool] = mapped_column(Boolean, default=False)
     item_id: Mapped[str] = mapped_column(String(100))
     value_num: Mapped[float | None] = mapped_column(Float, default=None)
-    value_text: Mapped[str | None] = mapped_column(Text, default=None)
+    value_text: Mapped[str | None] = mapped_column(UntrustedText, default=None)
     provenance: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -172,9 +177,9 @@ class AnnotationPassRow(Base):
     pass_no: Mapped[int] = mapped_column(Integer, default=0)
     repeat_no: Mapped[int] = mapped_column(Integer, default=0)
     status: Mapped[str] = mapped_column(String(32), default="ok")
-    error: Mapped[str | None] = mapped_column(Text, default=None)
+    error: Mapped[str | None] = mapped_column(UntrustedText, default=None)
     flagged: Mapped[bool] = mapped_column(Boolean, default=False)
-    note: Mapped[str | None] = mapped_column(Text, default=None)
+    note: Mapped[str | None] = mapped_column(UntrustedText, default=None)
     provenance: Mapped[dict[str, Any]] = mapped_column(default=dict)
     user_id: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -194,8 +199,8 @@ class AnnotationAnswerRow(Base):
     question_id: Mapped[str] = mapped_column(String(100))
     turn_index: Mapped[int | None] = mapped_column(Integer, default=None)
     value_num: Mapped[float | None] = mapped_column(Float, default=None)
-    value_text: Mapped[str | None] = mapped_column(Text, default=None)
-    reasoning: Mapped[str | None] = mapped_column(Text, default=None)
+    value_text: Mapped[str | None] = mapped_column(UntrustedText, default=None)
+    reasoning: Mapped[str | None] = mapped_column(UntrustedText, default=None)
 
 
 class AnnotationConsensusRow(Base):
@@ -215,7 +220,7 @@ class AnnotationConsensusRow(Base):
     question_id: Mapped[str] = mapped_column(String(100))
     turn_index: Mapped[int | None] = mapped_column(Integer, default=None)
     value_num: Mapped[float | None] = mapped_column(Float, default=None)
-    value_text: Mapped[str | None] = mapped_column(Text, default=None)
+    value_text: Mapped[str | None] = mapped_column(UntrustedText, default=None)
     method: Mapped[str] = mapped_column(String(32))
     n_runs: Mapped[int] = mapped_column(Integer)
     flip_rate: Mapped[float] = mapped_column(Float)
@@ -225,6 +230,18 @@ class ResolutionRow(Base):
     """A senior annotator's resolution of a disagreement, recorded next to the passes."""
 
     __tablename__ = "resolutions"
+    __table_args__ = (
+        # One resolution per disputed answer; a dialogue-level answer has no turn (NULL),
+        # which a plain unique constraint would treat as always distinct.
+        Index(
+            "uq_resolution",
+            "session_id",
+            "category",
+            "question_id",
+            func.coalesce(text("turn_index"), -1),
+            unique=True,
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     session_id: Mapped[str] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
@@ -233,8 +250,8 @@ class ResolutionRow(Base):
     turn_index: Mapped[int | None] = mapped_column(Integer, default=None)
     status: Mapped[str] = mapped_column(String(32))
     value_num: Mapped[float | None] = mapped_column(Float, default=None)
-    value_text: Mapped[str | None] = mapped_column(Text, default=None)
-    note: Mapped[str | None] = mapped_column(Text, default=None)
+    value_text: Mapped[str | None] = mapped_column(UntrustedText, default=None)
+    note: Mapped[str | None] = mapped_column(UntrustedText, default=None)
     resolved_by: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 

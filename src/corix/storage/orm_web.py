@@ -18,12 +18,12 @@ from sqlalchemy import (
     Index,
     Integer,
     String,
-    Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
 from corix.storage.orm import Base, utcnow
+from corix.storage.text import UntrustedText
 
 TOKEN_DIGEST_LENGTH = 64  # hex SHA-256
 
@@ -241,5 +241,5 @@ class PassReviewRow(Base):
         ForeignKey("web_users.id", ondelete="SET NULL"), default=None
     )
     verdict: Mapped[str] = mapped_column(String(32))
-    note: Mapped[str | None] = mapped_column(Text, default=None)
+    note: Mapped[str | None] = mapped_column(UntrustedText, default=None)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

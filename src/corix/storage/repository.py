@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ from corix.errors import CorixError
 from corix.storage.database import Database
 from corix.storage.orm import (
     ApplicationRow,
+    EvaluationRow,
     QuestionnaireResponseRow,
     RunRow,
     SessionRow,
@@ -68,6 +70,24 @@ def session_record(row: SessionRow) -> SessionRecord:
     )
 
 
+VERSION_SUFFIX = re.compile(r"\s+v(\d+)$")
+
+
+def _version_base(name: str) -> str:
+    found = VERSION_SUFFIX.search(name)
+    return name[: found.start()] if found else name
+
+
+def next_version_name(name: str, taken: set[str]) -> str:
+    """``Acme`` → ``Acme v2``, ``Acme v2`` → ``Acme v3``, skipping names already in use."""
+    found = VERSION_SUFFIX.search(name)
+    base = name[: found.start()] if found else name
+    number = int(found.group(1)) + 1 if found else 2
+    while f"{base} v{number}" in taken:
+        number += 1
+    return f"{base} v{number}"
+
+
 class Repository:
     """Query helpers over one :class:`Database`."""
 
@@ -83,18 +103,41 @@ class Repository:
         version: str | None = None,
         auth: dict[str, Any] | None = None,
     ) -> int:
-        """Return the id of application ``name``, registering or updating it."""
+        """The id of the application ``name`` with ``spec``, registered if need be.
+
+        A stored application is never rewritten: one with the same name and another spec
+        gets a new version, registered as ``<name> v2`` (``v3``…), so sessions already
+        stored keep the application they used. An application that belongs to a web
+        evaluation is never reused with another spec either: that is an error naming both.
+        """
         with self.db.session() as s:
-            row = s.scalars(select(ApplicationRow).where(ApplicationRow.name == name)).first()
-            if row is None:
-                row = ApplicationRow(name=name, spec=spec, version=version, auth=auth)
-                s.add(row)
-                s.flush()
-            else:
-                row.spec = spec
-                row.version = version or row.version
-                if auth is not None:
-                    row.auth = auth
+            named = s.scalars(
+                select(ApplicationRow).where(
+                    (ApplicationRow.name == name) | ApplicationRow.name.like(f"{name} v%")
+                )
+            ).all()
+            family = [row for row in named if _version_base(row.name) == name]
+            same = [row for row in family if row.spec == spec]
+            if same:
+                row = max(same, key=lambda r: r.id)
+                if row.evaluation_id is None:
+                    row.version = version or row.version
+                    if auth is not None:
+                        row.auth = auth
+                return row.id
+            current = next((row for row in family if row.name == name), None)
+            if current is not None and current.evaluation_id is not None:
+                evaluation = s.get(EvaluationRow, current.evaluation_id)
+                raise CorixError(
+                    f"application '{name}' belongs to the web evaluation "
+                    f"'{evaluation.name if evaluation else current.evaluation_id}' with another "
+                    "spec; give this plan's application another name"
+                )
+            taken = {row.name for row in family}
+            new_name = name if current is None else next_version_name(name, taken)
+            row = ApplicationRow(name=new_name, spec=spec, version=version, auth=auth)
+            s.add(row)
+            s.flush()
             return row.id
 
     def applications(self) -> list[ApplicationRow]:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import insert, update
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from corix.storage.database import Database
 from corix.storage.orm import (
@@ -25,6 +28,22 @@ from corix.storage.orm import (
     TurnRow,
     utcnow,
 )
+from corix.storage.text import marked, storable_fields
+
+logger = logging.getLogger(__name__)
+
+TURN_TEXT = ("user_text", "response_text", "error")
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A record the database refused on its own: what it was, and why."""
+
+    record: str
+    reason: str
+
+
+ANSWER_TEXT = ("value_text", "reasoning")
 
 
 @dataclass
@@ -35,6 +54,22 @@ class _Batch:
     finished: list[dict[str, Any]] = field(default_factory=list)
     passes: list[tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=list)
     consensus: list[dict[str, Any]] = field(default_factory=list)
+
+    def singles(self) -> Iterator[tuple[str, _Batch]]:
+        """Each record as a batch of its own, in commit order, with a name for errors."""
+        for row in self.sessions:
+            yield f"session {row.get('id')}", _Batch(sessions=[row])
+        for row in self.turns:
+            yield f"turn {row.get('idx')} of {row.get('session_id')}", _Batch(turns=[row])
+        for row in self.answers:
+            yield f"answer of {row.get('session_id')}", _Batch(answers=[row])
+        for row in self.finished:
+            yield f"end of session {row.get('id')}", _Batch(finished=[row])
+        for pair in self.passes:
+            name = f"pass {pair[0].get('annotator')} on {pair[0].get('session_id')}"
+            yield name, _Batch(passes=[pair])
+        for row in self.consensus:
+            yield f"consensus of {row.get('session_id')}", _Batch(consensus=[row])
 
     def __len__(self) -> int:
         return (
@@ -59,6 +94,8 @@ class RecordWriter:
         self._closed = False
         self._task: asyncio.Task[None] | None = None
         self.committed_turns = 0
+        self.rejected: list[Rejected] = []
+        """Records the database refused even on their own, with the reason."""
 
     async def __aenter__(self) -> RecordWriter:
         self._task = asyncio.create_task(self._run())
@@ -76,11 +113,11 @@ class RecordWriter:
         self._poke()
 
     def add_turn(self, row: dict[str, Any]) -> None:
-        self._batch.turns.append(row)
+        self._batch.turns.append(marked(row, TURN_TEXT, into="meta"))
         self._poke()
 
     def add_questionnaire_answer(self, row: dict[str, Any]) -> None:
-        self._batch.answers.append(row)
+        self._batch.answers.append(marked(row, ("value_text",), into="provenance"))
         self._poke()
 
     def finish_session(
@@ -105,6 +142,15 @@ class RecordWriter:
         self._poke()
 
     def add_pass(self, pass_row: dict[str, Any], answers: list[dict[str, Any]]) -> None:
+        replaced = sorted(
+            {field for answer in answers for field in storable_fields(answer, ANSWER_TEXT)}
+        )
+        pass_row = marked(pass_row, ("error", "note"), into="provenance")
+        if replaced:
+            provenance = pass_row.get("provenance") or {}
+            already = provenance.get("replaced_unstorable", [])
+            provenance = {**provenance, "replaced_unstorable": [*already, *replaced]}
+            pass_row = {**pass_row, "provenance": provenance}
         self._batch.passes.append((pass_row, answers))
         self._poke()
 
@@ -129,6 +175,20 @@ class RecordWriter:
                 return
 
     def _commit(self, batch: _Batch) -> None:
+        try:
+            self._commit_batch(batch)
+        except SQLAlchemyError:
+            # One bad record must not take the batch, other runs' sessions included, with
+            # it: commit each record on its own and keep the refusals with their reasons.
+            for name, single in batch.singles():
+                try:
+                    self._commit_batch(single)
+                except SQLAlchemyError as exc:
+                    reason = str(exc.orig if isinstance(exc, DBAPIError) else exc)
+                    self.rejected.append(Rejected(name, reason.splitlines()[0][:500]))
+                    logger.warning("the database refused %s: %s", name, reason)
+
+    def _commit_batch(self, batch: _Batch) -> None:
         # Order matters: a session is inserted before its turns and before it is finished.
         with self._db.session() as db:
             if batch.sessions:

@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 USAGE_KEYS = (
     "model_calls",
     "retries",
+    "waited_s",
     "cache_hits",
     "failed_calls",
     "simulator_prompt_tokens",
@@ -95,6 +96,7 @@ def model_call_totals(
     return {
         "model_calls": sum(u.calls for u in every),
         "retries": sum(u.retries for u in every),
+        "waited_s": round(sum(u.waited_s for u in every), 3),
         "cache_hits": sum(u.cache_hits for u in every),
         "failed_calls": sum(u.errors for u in every),
         "simulator_prompt_tokens": sum(u.prompt_tokens for u in simulator_usage),
@@ -177,6 +179,7 @@ async def execute_plan(
     stopper = RunStopper(
         lambda: repo.get_run(run_id).status == RunStatus.CANCELLED,
         handle_signals=handle_signals,
+        deadline_s=plan.deadline_s,
     )
 
     async def open_and_run() -> None:
@@ -203,6 +206,7 @@ async def execute_plan(
         await stopper.run(open_and_run())
         if stopper.reason is not None:
             status = stopper.reason
+            error = stopper.detail
         else:
             totals = run_totals(db, run_id)
             status = finished_status(totals["sessions"], totals["failed_sessions"])

@@ -111,7 +111,10 @@ def _install_error_pages(app: FastAPI) -> None:
         return error_response(request, 404, str(exc))
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, _exc: RequestValidationError) -> Response:
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        if any(error.get("loc", ("",))[0] == "path" for error in exc.errors()):
+            # A malformed or out-of-range id in a URL names no page.
+            return error_response(request, 404, "there is no such page")
         return error_response(request, 422, "the form was incomplete or not valid")
 
     @app.exception_handler(StarletteHTTPException)

@@ -78,11 +78,16 @@ class CsrfTokens:
 
 
 class LoginThrottle:
-    """Refuses sign-in attempts after too many recent failures for one key.
+    """Slows password guessing without letting one person's typos lock others out.
 
-    Keys are the client address and the username, throttled separately, so one address
-    cannot guess many passwords and many addresses cannot hammer one account. State is
-    per process: a deployment behind several workers gets a limit per worker.
+    Failures are counted per account *at* an address: after ``max_failures`` of them,
+    each further attempt must wait twice as long as the last (1 s, 2 s, 4 s … up to the
+    window), so guessing slows exponentially while a colleague at the same address signs
+    in undisturbed. An address is refused outright only after ``max_per_address`` failures
+    over all accounts in the window (password spraying). An attempt is counted when it
+    *starts*, under a lock, so concurrent guesses cannot all slip through before the first
+    failure is recorded; a successful sign-in forgets the account's failures at that
+    address. State is per process: several workers each keep their own count.
     """
 
     def __init__(
@@ -90,40 +95,49 @@ class LoginThrottle:
         *,
         max_failures: int,
         window_s: float,
+        max_per_address: int = 50,
+        first_delay_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._max = max_failures
         self._window = window_s
+        self._max_per_address = max_per_address
+        self._first_delay = first_delay_s
         self._clock = clock
-        self._failures: dict[str, deque[float]] = {}
+        self._attempts: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
 
-    def retry_after(self, *keys: str) -> float:
-        """Seconds until an attempt with ``keys`` is allowed again; 0 when it is allowed now."""
-        now = self._clock()
-        wait = 0.0
+    def attempt(self, account: str, address: str) -> float:
+        """Atomically: 0 with the attempt counted, or the seconds to wait (nothing counted)."""
+        pair, spray = f"{address}|{account}", f"{address}|*"
         with self._lock:
-            for key in keys:
-                recent = self._recent(key, now)
-                if len(recent) >= self._max:
-                    wait = max(wait, recent[0] + self._window - now)
-        return wait
+            now = self._clock()
+            tried = self._recent(pair, now)
+            wait = 0.0
+            if len(tried) >= self._max:
+                delay = self._first_delay * 2.0 ** min(len(tried) - self._max, 32)
+                wait = min(delay, self._window) - (now - tried[-1])
+            everyone = self._recent(spray, now)
+            if len(everyone) >= self._max_per_address:
+                wait = max(wait, everyone[0] + self._window - now)
+            if wait > 0:
+                return wait
+            self._attempts.setdefault(pair, deque()).append(now)
+            self._attempts.setdefault(spray, deque()).append(now)
+            return 0.0
 
-    def record_failure(self, *keys: str) -> None:
-        now = self._clock()
+    def succeeded(self, account: str, address: str) -> None:
+        """The attempt was right: forget this account's failures at this address."""
         with self._lock:
-            for key in keys:
-                self._failures.setdefault(key, deque()).append(now)
-
-    def clear(self, *keys: str) -> None:
-        with self._lock:
-            for key in keys:
-                self._failures.pop(key, None)
+            self._attempts.pop(f"{address}|{account}", None)
+            spray = self._attempts.get(f"{address}|*")
+            if spray:
+                spray.pop()  # the successful attempt was no failure
 
     def _recent(self, key: str, now: float) -> deque[float]:
-        recent = self._failures.get(key, deque())
+        recent = self._attempts.get(key, deque())
         while recent and recent[0] <= now - self._window:
             recent.popleft()
         if not recent:
-            self._failures.pop(key, None)
+            self._attempts.pop(key, None)
         return recent

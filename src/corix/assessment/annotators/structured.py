@@ -104,16 +104,32 @@ def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
 
 
+MAX_REPLY_CHARS = 200_000
+"""A judgement is a few hundred words; a reply far longer is refused, not scanned."""
+_MAX_OBJECT_STARTS = 50
+
+
 def extract_json(text: str) -> dict[str, Any]:
-    """The first JSON object in ``text``, ignoring code fences and any text around it."""
+    """The first JSON object in ``text``, ignoring code fences and any text around it.
+
+    Total: any reply (empty, huge, deeply nested, not JSON at all) gives an object or
+    :class:`ReplyProblems` saying why not.
+    """
+    if len(text) > MAX_REPLY_CHARS:
+        limit = f"more than a judgement may have ({MAX_REPLY_CHARS:,})"
+        raise ReplyProblems([f"the reply has {len(text):,} characters, {limit}"])
     decoder = json.JSONDecoder()
     start = text.find("{")
-    while start != -1:
+    for _ in range(_MAX_OBJECT_STARTS):
+        if start == -1:
+            break
         try:
-            value, _ = decoder.raw_decode(text, start)
+            value, _end = decoder.raw_decode(text, start)
         except json.JSONDecodeError:
             start = text.find("{", start + 1)
             continue
+        except RecursionError:
+            raise ReplyProblems(["the reply's JSON is nested too deeply"]) from None
         if isinstance(value, dict):
             return value
         start = text.find("{", start + 1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 
 
 async def form_values(request: Request) -> dict[str, str]:
@@ -22,3 +22,7 @@ def safe_next(target: str | None, default: str) -> str:
     if not target or not target.startswith("/") or target.startswith(("//", "/\\")):
         return default
     return target
+
+
+RowId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+"""A stored row's id in a URL: a number no database column can hold names no page (404)."""

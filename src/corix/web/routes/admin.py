@@ -17,6 +17,7 @@ from corix.storage import Repository
 from corix.web.auth import Admin, only_admin
 from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.roles import ANNOTATOR_ROLES, ROLES_BY_PRIVILEGE, TESTER_ROLES
+from corix.web.routes._forms import RowId
 from corix.web.services import Conflict, EvaluationSettings, InputError, agreement_by_question
 from corix.web.services.accounts import parse_role
 from corix.web.services.annotation_selection import HumanAnnotation
@@ -157,7 +158,7 @@ async def register_application(
 async def new_application_version(
     request: Request,
     _user: Admin,
-    application_id: int,
+    application_id: RowId,
     spec: Annotated[str, Form(max_length=2000)],
     credentials: Annotated[str, Form(max_length=10000)] = "",
 ) -> Response:
@@ -173,7 +174,7 @@ async def new_application_version(
 
 
 @router.post("/applications/{application_id}/retire")
-def retire_application(request: Request, _user: Admin, application_id: int) -> Response:
+def retire_application(request: Request, _user: Admin, application_id: RowId) -> Response:
     state = web_state(request)
     evaluation_id, _ = state.evaluations.application(application_id)
     state.registry.retire(application_id)
@@ -443,7 +444,7 @@ def invite(
 
 @router.post("/users/{user_id}/active")
 def set_active(
-    request: Request, user: Admin, user_id: int, active: Annotated[bool, Form()]
+    request: Request, user: Admin, user_id: RowId, active: Annotated[bool, Form()]
 ) -> Response:
     if user_id == user.id and not active:
         return _users_page(request, RefusedForm("you cannot deactivate your own account", 409))

@@ -14,7 +14,7 @@ from fastapi.responses import Response
 from corix.testing.packs import resolve_pack
 from corix.web.auth import Annotator, only_annotators
 from corix.web.rendering import RefusedForm, redirect, render
-from corix.web.routes._forms import FormValues
+from corix.web.routes._forms import FormValues, RowId
 from corix.web.services import Conflict, InputError, SignedInUser
 from corix.web.services.annotation_forms import checked_answers, read_note
 from corix.web.services.annotation_queue import TaskStatus
@@ -106,7 +106,7 @@ def submit_qualification(request: Request, user: Annotator, form: FormValues) ->
 
 
 @router.post("/queues/{queue_id}/next")
-def next_task(request: Request, user: Annotator, queue_id: int) -> Response:
+def next_task(request: Request, user: Annotator, queue_id: RowId) -> Response:
     token = web_state(request).queue.claim_next(user, queue_id)
     if token is None:
         return redirect("/annotate", notice="queue_empty")

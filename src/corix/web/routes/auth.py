@@ -52,23 +52,27 @@ def login(
     next: Annotated[str, Form(max_length=500)] = "",
 ) -> Response:
     state = web_state(request)
-    client = request.client.host if request.client else "unknown"
-    keys = (f"ip:{client}", f"user:{username.strip().lower()}")
-    wait = state.throttle.retry_after(*keys)
+    address = request.client.host if request.client else "unknown"
+    account = username.strip().lower()
+    wait = state.throttle.attempt(account, address)
     if wait > 0:
-        minutes = max(1, math.ceil(wait / 60))
-        message = f"Too many failed attempts. Please wait {minutes} minute(s) and try again."
+        message = f"Too many failed attempts. Please wait {_duration(wait)} and try again."
         refused = RefusedForm(message, 429, values={"username": username})
         return render(request, "login.html", {"next": next}, refused=refused)
     user = state.accounts.authenticate(username, password)
     if user is None:
-        state.throttle.record_failure(*keys)
         refused = RefusedForm("Wrong username or password.", 401, values={"username": username})
         return render(request, "login.html", {"next": next}, refused=refused)
-    state.throttle.clear(*keys)
+    state.throttle.succeeded(account, address)
     response = redirect(safe_next(next, HOME_OF_ROLE[user.role]))
     set_session_cookie(request, response, state.accounts.open_session(user.id))
     return response
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{math.ceil(seconds)} second(s)"
+    return f"{math.ceil(seconds / 60)} minute(s)"
 
 
 @router.post("/logout")

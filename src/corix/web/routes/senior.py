@@ -10,7 +10,7 @@ from fastapi.responses import Response
 from corix.testing.packs import resolve_pack
 from corix.web.auth import Senior, only_seniors
 from corix.web.rendering import RefusedForm, redirect, render
-from corix.web.routes._forms import FormValues
+from corix.web.routes._forms import FormValues, RowId
 from corix.web.services import Forbidden, InputError, SignedInUser, agreement_by_question
 from corix.web.services.consensus import UNRESOLVED
 from corix.web.services.review import VERDICTS
@@ -42,12 +42,12 @@ def reviews(request: Request, user: Senior) -> Response:
 
 
 @router.get("/reviews/{pass_id}")
-def review_page(request: Request, user: Senior, pass_id: int) -> Response:
+def review_page(request: Request, user: Senior, pass_id: RowId) -> Response:
     return _review_page(request, user, pass_id)
 
 
 def _review_page(
-    request: Request, user: SignedInUser, pass_id: int, refused: RefusedForm | None = None
+    request: Request, user: SignedInUser, pass_id: RowId, refused: RefusedForm | None = None
 ) -> Response:
     detail = web_state(request).review.pass_detail(user, pass_id)
     return render(
@@ -66,7 +66,7 @@ def _review_page(
 def record_review(
     request: Request,
     user: Senior,
-    pass_id: int,
+    pass_id: RowId,
     verdict: Annotated[str, Form(max_length=20)] = "",
     note: Annotated[str, Form(max_length=5000)] = "",
 ) -> Response:

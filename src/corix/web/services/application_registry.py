@@ -11,7 +11,6 @@ started; sessions already made stay in the record.
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -26,21 +25,10 @@ from corix.errors import CorixError
 from corix.storage import Database
 from corix.storage.orm import ApplicationRow
 from corix.storage.orm_web import ApplicationStatusRow, AssignmentRow
+from corix.storage.repository import next_version_name
 from corix.web.services.clock import utcnow
 from corix.web.services.errors import Conflict, InputError, NotFound
 from corix.web.services.evaluations import ApplicationDraft, Evaluations, insert_application
-
-VERSION_SUFFIX = re.compile(r"\s+v(\d+)$")
-
-
-def next_version_name(name: str, taken: set[str]) -> str:
-    """``Acme`` → ``Acme v2``, ``Acme v2`` → ``Acme v3``, skipping names already in use."""
-    found = VERSION_SUFFIX.search(name)
-    base = name[: found.start()] if found else name
-    number = int(found.group(1)) + 1 if found else 2
-    while f"{base} v{number}" in taken:
-        number += 1
-    return f"{base} v{number}"
 
 
 class ApplicationRegistry:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 from sqlalchemy.sql.expression import ColumnElement
 
@@ -21,7 +22,7 @@ from corix.storage.orm_web import AnnotationTaskRow
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.annotation_forms import field_name
 from corix.web.services.dialogues import BlindDialogue, blind_dialogue
-from corix.web.services.errors import Forbidden, InputError, NotFound
+from corix.web.services.errors import Conflict, Forbidden, InputError, NotFound
 from corix.web.services.senior_scope import (
     PassSummary,
     answer_value,
@@ -134,6 +135,9 @@ class Consensus:
             )
             .options(selectinload(AnnotationPassRow.answers))
             .order_by(AnnotationPassRow.pass_no)
+            # Two seniors resolving one item at once take turns (a no-op on SQLite,
+            # whose writers are serialized anyway).
+            .with_for_update(of=AnnotationPassRow)
         ).all()
         if not rows:
             raise NotFound("there are no passes for this dialogue and category")
@@ -205,6 +209,20 @@ class Consensus:
         a note; a disagreement left blank stays open. A later resolution replaces an
         earlier one of the same question, so the record holds the senior's final word.
         """
+        try:
+            return self._record(user, session_id, category_id, form)
+        except IntegrityError:
+            raise Conflict(
+                "another senior resolved this dialogue at the same moment; reload and check"
+            ) from None
+
+    def _record(
+        self,
+        user: SignedInUser,
+        session_id: str,
+        category_id: str,
+        form: Mapping[str, str],
+    ) -> int:
         with self._db.session() as s:
             passes = self._item_passes(s, user, session_id, category_id)
             view = self._view(s, session_id, category_id, passes)

@@ -10,6 +10,7 @@ import hashlib
 from dataclasses import dataclass
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
 from corix.assessment import AnnotationSchema
@@ -103,13 +104,20 @@ class Review:
     ) -> None:
         if verdict not in VERDICTS:
             raise InputError("choose agree or disagree", {"verdict": "required"})
-        with self._db.session() as s:
-            row = self._pass_in_scope(s, user, pass_id)
-            if row.user_id == user.id:
-                raise Forbidden("you cannot review your own pass")
-            if s.scalars(select(PassReviewRow.id).where(PassReviewRow.pass_id == pass_id)).first():
-                raise Conflict("this pass has already been reviewed")
-            s.add(PassReviewRow(pass_id=pass_id, reviewer_id=user.id, verdict=verdict, note=note))
+        try:
+            with self._db.session() as s:
+                row = self._pass_in_scope(s, user, pass_id)
+                if row.user_id == user.id:
+                    raise Forbidden("you cannot review your own pass")
+                reviewed = select(PassReviewRow.id).where(PassReviewRow.pass_id == pass_id)
+                if s.scalars(reviewed).first():
+                    raise Conflict("this pass has already been reviewed")
+                s.add(
+                    PassReviewRow(pass_id=pass_id, reviewer_id=user.id, verdict=verdict, note=note)
+                )
+        except IntegrityError:
+            # A concurrent review won the unique pass_id: the same answer as above.
+            raise Conflict("this pass has already been reviewed") from None
 
     def _pass_in_scope(self, s: Session, user: SignedInUser, pass_id: int) -> AnnotationPassRow:
         found = (

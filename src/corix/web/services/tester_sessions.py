@@ -26,6 +26,7 @@ from corix.storage.orm import (
     TurnRow,
 )
 from corix.storage.orm_web import AssignmentRow
+from corix.storage.text import storable_fields
 from corix.testing.packs import QuestionnaireItem, ScenarioPack, resolve_pack
 from corix.web.services._sql import WriteGate, affected_rows
 from corix.web.services.accounts import SignedInUser
@@ -262,6 +263,9 @@ class TesterSessions:
                 meta[RESTARTED] = True
             elif exchange.resumed:
                 meta[RESUMED] = True
+            texts = {"user_text": text, "response_text": reply.text, "error": error}
+            if replaced := storable_fields(texts, texts):
+                meta["replaced_unstorable"] = replaced
             await anyio.to_thread.run_sync(
                 self._store_turn,
                 TurnRow(

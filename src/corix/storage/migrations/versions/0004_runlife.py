@@ -1,7 +1,7 @@
 """Why a session failed: ``sessions.end_detail``
 
 Revision ID: runlife
-Revises: 0002
+Revises: webseries
 """
 
 from collections.abc import Sequence

@@ -1,0 +1,84 @@
+"""The one boundary where untrusted text becomes storable.
+
+Application replies, tester messages and judge output may carry bytes no database keeps:
+NUL (PostgreSQL refuses it in text and JSON) and lone surrogates (not encodable as UTF-8,
+refused by SQLite's driver and PostgreSQL alike). They are replaced by U+FFFD here, in the
+column types every untrusted column uses, so no write path can crash on them; writers
+that want to record the replacement ask :func:`storable_fields` which fields changed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from sqlalchemy import JSON, Text
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+
+REPLACEMENT = "\ufffd"
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+__all__ = [
+    "REPLACEMENT",
+    "UntrustedJSON",
+    "UntrustedText",
+    "marked",
+    "storable_fields",
+    "storable_json",
+    "storable_text",
+]
+
+
+def storable_text(text: str) -> str:
+    """``text`` with NUL and lone surrogates replaced by U+FFFD."""
+    return _UNSTORABLE.sub(REPLACEMENT, text)
+
+
+def storable_json(value: Any) -> Any:
+    """``value`` with every string in it (keys included) made storable."""
+    if isinstance(value, str):
+        return storable_text(value)
+    if isinstance(value, Mapping):
+        return {storable_json(key): storable_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [storable_json(item) for item in value]
+    return value
+
+
+def storable_fields(row: Mapping[str, Any], fields: Iterable[str]) -> list[str]:
+    """The text ``fields`` of ``row`` that hold something :func:`storable_text` replaces."""
+    return [
+        name
+        for name in fields
+        if isinstance(value := row.get(name), str) and _UNSTORABLE.search(value) is not None
+    ]
+
+
+def marked(row: dict[str, Any], fields: Iterable[str], *, into: str) -> dict[str, Any]:
+    """``row`` noting, in its JSON column ``into``, which ``fields`` had text replaced."""
+    replaced = storable_fields(row, fields)
+    if not replaced:
+        return row
+    return {**row, into: {**(row.get(into) or {}), "replaced_unstorable": replaced}}
+
+
+class UntrustedText(TypeDecorator[str]):
+    """``Text`` that stores untrusted text with unstorable characters replaced."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        return None if value is None else storable_text(value)
+
+
+class UntrustedJSON(TypeDecorator[Any]):
+    """``JSON`` whose strings are made storable before they are written."""
+
+    impl = JSON
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
+        return storable_json(value)

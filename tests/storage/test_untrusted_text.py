@@ -1,0 +1,96 @@
+"""Untrusted text is made storable at one boundary, and one bad row never takes its batch."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy import select
+
+from corix.domain import Level, SessionSource
+from corix.storage import Database, RecordWriter, Repository
+from corix.storage.orm import SessionRow, TurnRow
+from corix.storage.text import REPLACEMENT, storable_json, storable_text
+
+HOSTILE = "spoiler\x00 here \ud800 and \udfff end"
+
+
+def _session(session_id: str, app_id: int, key: str) -> dict[str, object]:
+    return {
+        "id": session_id,
+        "run_id": "run-1",
+        "work_key": key,
+        "application_id": app_id,
+        "scenario": "tv_spoilers",
+        "level": Level.MODEL_TESTING.value,
+        "source": SessionSource.SCRIPTED.value,
+        "status": "running",
+        "provenance": {"persona": "a \x00 b \ud800"},
+    }
+
+
+def _turn(session_id: str, idx: int, reply: str) -> dict[str, object]:
+    return {
+        "session_id": session_id,
+        "idx": idx,
+        "user_text": "Who dies?",
+        "response_text": reply,
+        "latency_ms": 1.0,
+    }
+
+
+async def test_nul_and_lone_surrogates_are_replaced_and_recorded(any_db: Database) -> None:
+    repo = Repository(any_db)
+    app_id = repo.ensure_application("app", "demo:guarded")
+    repo.create_run("run-1", name="t", plan={"name": "t"}, seed=1)
+    async with RecordWriter(any_db) as writer:
+        writer.start_session(_session("s1", app_id, "k1"))
+        writer.add_turn(_turn("s1", 0, HOSTILE))
+        writer.finish_session("s1", end_reason="script_done")
+    assert writer.rejected == []
+    with any_db.session() as s:
+        turn = s.scalars(select(TurnRow)).one()
+        session = s.scalars(select(SessionRow)).one()
+        assert turn.response_text == storable_text(HOSTILE)
+        assert turn.response_text.count(REPLACEMENT) == 3
+        assert turn.meta["replaced_unstorable"] == ["response_text"]
+        assert session.provenance["persona"] == f"a {REPLACEMENT} b {REPLACEMENT}"
+        assert session.status == "complete"
+
+
+async def test_a_refused_row_does_not_take_its_batch(any_db: Database) -> None:
+    repo = Repository(any_db)
+    app_id = repo.ensure_application("app", "demo:guarded")
+    repo.create_run("run-1", name="t", plan={"name": "t"}, seed=1)
+    async with RecordWriter(any_db, max_batch=1000, max_delay_s=1.0) as writer:
+        for n in range(3):
+            writer.start_session(_session(f"s{n}", app_id, f"k{n}"))
+            writer.add_turn(_turn(f"s{n}", 0, "fine"))
+        writer.add_turn(_turn("s1", 0, "a second turn 0: refused by the unique index"))
+        writer.add_turn(_turn("missing", 0, "a turn of no session: refused too"))
+    assert [r.record for r in writer.rejected] == ["turn 0 of s1", "turn 0 of missing"]
+    with any_db.session() as s:
+        stored = s.execute(select(TurnRow.session_id, TurnRow.response_text)).all()
+    assert sorted(stored) == [("s0", "fine"), ("s1", "fine"), ("s2", "fine")]
+
+
+@given(st.text())
+def test_storable_text_is_utf8_without_nul_and_keeps_clean_text(text: str) -> None:
+    stored = storable_text(text)
+    stored.encode("utf-8")  # never raises: no lone surrogate is left
+    assert "\x00" not in stored and len(stored) == len(text)
+    assert storable_text(stored) == stored
+    if all(c != "\x00" and not "\ud800" <= c <= "\udfff" for c in text):
+        assert stored == text
+
+
+@given(
+    st.recursive(
+        st.text() | st.integers() | st.none(),
+        lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+        max_leaves=20,
+    )
+)
+def test_storable_json_cleans_every_string(value: object) -> None:
+    json.dumps(storable_json(value), ensure_ascii=False).encode("utf-8")
