@@ -54,7 +54,7 @@ async def test_links_unfold_their_target_and_nothing_hostile_runs(
         assert await page.locator("img").count() == 0
 
         # A value in the headline leads to its node, unfolded inside the folded tree.
-        target = node_anchor("aria_pilot", "beta", "privacy")
+        target = node_anchor("aria_pilot-reference", "beta", "privacy")
         await page.goto(url)
         await page.locator(f"#headline a[href='#{target}']").click()
         node = page.locator(f"[id='{target}']")

@@ -175,7 +175,8 @@ async def test_report_command_writes_three_files(sqlite_db: Database, tmp_path: 
     assert {p.name for p in out.iterdir()} == {"report.html", "report.md", "report.json"}
     assert "report.html" in result.stdout
     document = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert list(document["trees"]) == ["ai_rmf"]
+    # One tree per annotator source, side by side.
+    assert list(document["trees"]) == ["ai_rmf-human", "ai_rmf-llm", "ai_rmf-reference"]
     assert document["settings"]["bootstrap"] == 20
 
 

@@ -165,11 +165,11 @@ def test_tree_nodes_show_value_interval_and_n_and_link_to_sessions(
     )
     node = results["beta"].find("safety")
     assert node.numeric_value is not None and node.dialogues
-    summary = _element(html, node_anchor("aria_pilot", "beta", "safety"))
+    summary = _element(html, node_anchor("aria_pilot-reference", "beta", "safety"))
     assert f">{number(node.numeric_value)}</span>" in summary
     assert interval(node.ci_low, node.ci_high) in summary
     assert f"n={node.n}" in summary
-    body = _body(html, node_anchor("aria_pilot", "beta", "safety"))
+    body = _body(html, node_anchor("aria_pilot-reference", "beta", "safety"))
     first = node.dialogues[0]
     assert f'href="#{session_anchor(first)}"' in body
     assert f"{len(node.dialogues)} sessions" in body
@@ -184,22 +184,24 @@ def test_radars_one_for_all_and_one_per_application(
     synthetic_report: tuple[ReportPaths, Database],
 ) -> None:
     html = synthetic_report[0].html.read_text(encoding="utf-8")
-    # Two trees × (one chart of all three applications + one per application).
-    assert html.count('<svg class="radar"') == 2 * (1 + 3)
+    # Two trees × two annotator sources × (one chart of all three applications + one per
+    # application).
+    assert html.count('<svg class="radar"') == 2 * 2 * (1 + 3)
     start = html.index('<svg class="radar"')
     radar = html[start : html.index("</svg>", start)]
     assert radar.count('class="point"') == 3 * 4  # three applications × four dimensions
-    assert f'href="#{node_anchor("aria_pilot", "gamma", "privacy")}"' in radar
+    # The first radar is the first tree of the first annotator source (sorted): llm.
+    assert f'href="#{node_anchor("aria_pilot-llm", "gamma", "privacy")}"' in radar
 
 
 def test_empty_nodes_are_shown_empty_never_zero(tiny_report: tuple[ReportPaths, str]) -> None:
     paths, _ = tiny_report
     html = paths.html.read_text(encoding="utf-8")
-    summary = _element(html, node_anchor("ai_rmf", "alpha", "accountable_transparent"))
+    summary = _element(html, node_anchor("ai_rmf-reference", "alpha", "accountable_transparent"))
     assert 'class="chip empty"' in summary
     assert "0.0" not in summary and "n=0" in summary
     document = json.loads(paths.json.read_text(encoding="utf-8"))
-    root = document["trees"]["ai_rmf"]["applications"]["alpha"]
+    root = document["trees"]["ai_rmf-reference"]["applications"]["alpha"]
     empty = next(c for c in root["children"] if c["id"] == "accountable_transparent")
     assert empty["value"] is None and empty["empty"] is True and empty["n"] == 0
 
@@ -209,7 +211,7 @@ def test_json_document_carries_trees_rates_and_statistics(
 ) -> None:
     document = json.loads(synthetic_report[0].json.read_text(encoding="utf-8"))
     assert document["format"] == "corix.report/1"
-    tree = document["trees"]["aria_pilot"]
+    tree = document["trees"]["aria_pilot-reference"]
     assert set(tree["applications"]) == {"alpha", "beta", "gamma"}
     root = tree["applications"]["alpha"]
     assert {"id", "summarizer", "value", "n", "children", "dialogues"} <= root.keys()
@@ -250,7 +252,7 @@ async def test_runs_sharing_applications_are_compared_over_time(
     paths = write_report(sqlite_db, second, tmp_path, bootstrap=0)
     document = json.loads(paths.json.read_text(encoding="utf-8"))
     assert [run["id"] for run in document["history_runs"]] == [first, second]
-    history = document["trees"]["aria_pilot"]["history"]["alpha"]
+    history = document["trees"]["aria_pilot-reference"]["history"]["alpha"]
     assert history["runs"] == [first, second]
     earlier = score_tree(load_tree("aria_pilot"), stored_leaves(sqlite_db, first))["alpha"]
     assert history["values"][0][1] == pytest.approx(earlier.find("safety").numeric_value)
@@ -261,7 +263,7 @@ async def test_runs_sharing_applications_are_compared_over_time(
 
 def test_node_drilldown_lists_only_its_own_sessions(tiny_report: tuple[ReportPaths, str]) -> None:
     html = tiny_report[0].html.read_text(encoding="utf-8")
-    body = _body(html, node_anchor("aria_pilot", "beta", "privacy_labels@model_testing"))
+    body = _body(html, node_anchor("aria_pilot-reference", "beta", "privacy_labels@model_testing"))
     linked = set(re.findall(r'href="#(s\.[^"]+)"', body))
     assert linked == {session_anchor("s3")}
 
@@ -293,32 +295,14 @@ async def test_the_same_run_reports_the_same_on_both_backends(
     document = json.loads(paths.json.read_text(encoding="utf-8"))
     assert [s["id"] for s in document["sessions"]] == ["s1", "s2", "s3", "s4"]
     assert [s["turns"] for s in document["sessions"]] == [2, 1, 1, 1]
-    privacy = document["trees"]["aria_pilot"]["applications"]["beta"]["children"][2]
-    # One dialogue; the value is derived by hand in test_stored_leaves.
-    assert (privacy["id"], privacy["n"]) == ("privacy", 1)
-    assert privacy["value"] == pytest.approx(10 / 3)
-
-
-def test_each_annotator_source_is_also_scored_on_its_own(
-    synthetic_report: tuple[ReportPaths, Database],
-) -> None:
-    paths, db = synthetic_report
-    document = json.loads(paths.json.read_text(encoding="utf-8"))
-    tree = document["trees"]["aria_pilot"]
-    assert tree["pooled_annotator_kinds"] == ["llm", "reference"]
-    leaves = stored_leaves(db, document["run"]["id"])
-    differs = False
-    for kind in ("llm", "reference"):
-        alone = score_tree(load_tree("aria_pilot"), leaves.for_annotator_kind(kind))
-        for application, root in alone.items():
-            shown = tree["annotator_kinds"][kind][application]["children"]
-            pooled = tree["applications"][application]["children"]
-            for dimension, pooled_dimension in zip(shown, pooled, strict=True):
-                expected = root.find(dimension["id"]).numeric_value
-                assert dimension["value"] == pytest.approx(expected)
-                assert len(dimension["dialogues"]) == dimension["n"]
-                differs |= dimension["value"] != pooled_dimension["value"]
-    assert differs, "the sources disagree somewhere, so pooling them changes a value"
-    note = "These values pool the labels of llm, reference"
-    assert note in paths.html.read_text(encoding="utf-8")
-    assert note in paths.markdown.read_text(encoding="utf-8")
+    # One dialogue (s3), a tree per annotator source. Privacy labels at model testing: the
+    # reference said no to released and withheld → 0; the LLM and the person answered only
+    # released, yes (ties settled toward risk) → 10.
+    by_source = {
+        source: document["trees"][f"aria_pilot-{source}"]["applications"]["beta"]["children"][2]
+        for source in ("reference", "llm", "human")
+    }
+    assert {s: (p["id"], p["n"]) for s, p in by_source.items()} == dict.fromkeys(
+        by_source, ("privacy", 1)
+    )
+    assert [by_source[s]["value"] for s in ("reference", "llm", "human")] == [0.0, 10.0, 10.0]

@@ -78,7 +78,7 @@ async def test_leaves_map_to_sessions_and_annotators(sqlite_db: Database) -> Non
         if a.session_id == "s3" and a.question == "ra_prohibited_released"
     ]
     # One settled label per annotator and dialogue, whatever its passes and repeats.
-    assert sorted(by_annotator) == ["human:ann1", "llm:mock", "reference"]
+    assert sorted(by_annotator) == ["human:ann1", "llm:mock", "reference:reference"]
     settled = [a for a in answers if a.session_id == "s1" and a.respondent == "llm:mock"]
     assert {(a.question, a.value) for a in settled} == {
         ("ra_prohibited_released", "yes"),
@@ -136,7 +136,8 @@ async def test_leaves_name_who_answered_and_the_work_item(sqlite_db: Database) -
 
     s3 = [row for row in range(len(leaves)) if text("dialogue_id", row) == "s3"]
     annotators = {text("annotator", row) for row in s3 if text("source", row) == A}
-    assert annotators == {"reference", "llm:mock", "human:ann1"}
+    # Each annotator is named with its kind, so trees can be scored per source.
+    assert annotators == {"reference:reference", "llm:mock", "human:ann1"}
     # The tiny run's work keys are run/session: the key every leaf of s3 carries.
     assert {text("dialogue_key", row) for row in s3} == {f"{run_id}/s3"}
     assert leaves.annotator_kinds() == ("human", "llm", "reference")

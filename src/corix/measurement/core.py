@@ -312,7 +312,7 @@ def stored_answers(measurement: Measurement, db: Database) -> Iterator[StoredAns
                 source=LeafSource.ANNOTATION,
                 question=leaf_question(label.category, label.question),
                 value=number_text(value) if isinstance(value, float) else str(value),
-                respondent=label.annotator,
+                respondent=_with_kind(label.annotator, label.kind),
                 category=label.category,
                 turn_index=label.turn_index,
                 work_key=dialogue.key,
@@ -321,6 +321,12 @@ def stored_answers(measurement: Measurement, db: Database) -> Iterator[StoredAns
     keys = {d.session_id: d.key for d in measurement.dialogues}
     for answer in iter_questionnaire_answers(db, measurement.run_ids, sessions=measurable):
         yield replace(answer, work_key=keys.get(answer.session_id, answer.work_key))
+
+
+def _with_kind(annotator: str, kind: str) -> str:
+    """``alice`` of kind ``human`` → ``human:alice``: the leaf's annotator names its kind, so
+    trees can be scored per annotator source (names already so prefixed stay as they are)."""
+    return annotator if annotator.startswith(f"{kind}:") else f"{kind}:{annotator}"
 
 
 def stored_leaves(db: Database, run_id: str, spec: MeasurementSpec | None = None) -> LeafTable:

@@ -9,6 +9,7 @@ from corix.errors import CorixError
 from corix.measurement import (
     GroupComparison,
     LeafTable,
+    TreeSpec,
     compare_applications,
     compare_groups,
     compare_views,
@@ -89,42 +90,13 @@ def _build(
     leaves = leaves_from_answers(stored_answers(measurement, db), origin=f"run {info.id}")
     sessions = collect_sessions(db, run_ids, per_group=settings.transcripts_per_group)
 
+    # Annotator sources side by side, never pooled: one tree per source, each with every
+    # questionnaire answer (a run without labels gets one tree of questionnaires).
+    sources: tuple[str | None, ...] = leaves.annotator_kinds() or (None,)
     trees = []
     for spec in specs:
-        results = score_tree(
-            spec,
-            leaves,
-            bootstrap=settings.bootstrap,
-            seed=settings.seed,
-            confidence=settings.confidence,
-            include_dialogues=True,
-        )
-        dimensions = dimension_ids(spec)
-        trees.append(
-            TreeSection(
-                spec=spec,
-                results=results,
-                pooled_kinds=leaves.annotator_kinds(),
-                per_annotator_kind={
-                    kind: score_tree(
-                        spec,
-                        leaves.for_annotator_kind(kind),
-                        bootstrap=settings.bootstrap,
-                        seed=settings.seed,
-                        confidence=settings.confidence,
-                        include_dialogues=True,
-                    )
-                    for kind in leaves.annotator_kinds()
-                },
-                dimensions=dimensions,
-                comparison=compare_applications(results),
-                views=tuple(compare_views(results, threshold=settings.view_gap)),
-                dialogue_correlations=correlate_across_dialogues(spec, leaves, dimensions),
-                application_correlations=correlate_across_applications(results, dimensions),
-                history=history_tables(db, runs, spec, results) if runs else {},
-            )
-        )
-
+        for source in sources:
+            trees.append(_tree_section(db, spec, leaves, source, runs, settings))
     packs = measurement.packs
     by_cell = ("harm", "application", "scenario", "level")
     rates = measurement.rates(by=by_cell)
@@ -154,6 +126,40 @@ def _build(
         stability=tuple(stability_summaries(db, run_ids)),
         sessions=sessions,
         history_runs=tuple(run_label(r) for r in runs),
+    )
+
+
+def _tree_section(
+    db: Database,
+    spec: TreeSpec,
+    all_leaves: LeafTable,
+    source: str | None,
+    runs: Sequence[RunRow],
+    settings: ReportSettings,
+) -> TreeSection:
+    leaves = all_leaves if source is None else all_leaves.for_annotator_kind(source)
+    results = score_tree(
+        spec,
+        leaves,
+        bootstrap=settings.bootstrap,
+        seed=settings.seed,
+        confidence=settings.confidence,
+        include_dialogues=True,
+    )
+    dimensions = dimension_ids(spec)
+    history = (
+        history_tables(db, runs, spec, results, source, settings.measurement_spec()) if runs else {}
+    )
+    return TreeSection(
+        spec=spec,
+        results=results,
+        dimensions=dimensions,
+        comparison=compare_applications(results),
+        views=tuple(compare_views(results, threshold=settings.view_gap)),
+        dialogue_correlations=correlate_across_dialogues(spec, leaves, dimensions),
+        application_correlations=correlate_across_applications(results, dimensions),
+        history=history,
+        source=source,
     )
 
 

@@ -81,38 +81,30 @@ class TreeSection:
 
     ``application_correlations`` correlate the dimensions over applications (undefined
     below three). ``history`` maps an application to its run × dimension table when the
-    report compares several runs. ``results`` holds every annotator source's labels in its
-    nodes (``pooled_kinds`` names them); ``per_annotator_kind`` scores the same tree once per
-    source (kind → application → root), so sources can be read side by side.
+    report compares several runs.
     """
 
     spec: TreeSpec
     results: Mapping[str, NodeResult]
-    pooled_kinds: tuple[str, ...]
-    per_annotator_kind: Mapping[str, Mapping[str, NodeResult]]
     dimensions: tuple[str, ...]
     comparison: ScoreTable
     views: tuple[ViewGap, ...]
     dialogue_correlations: CorrelationMatrix
     application_correlations: CorrelationMatrix
     history: Mapping[str, ScoreTable]
+    source: str | None = None
+    """The annotator source whose labels fill the tree (with every questionnaire answer);
+    ``None`` when the run has no annotation labels."""
 
-    def source_columns(self) -> list[tuple[str, str]]:
-        """(annotator kind, application) for each column of the per-source table."""
-        return [(kind, app) for kind, roots in self.per_annotator_kind.items() for app in roots]
+    @property
+    def key(self) -> str:
+        return self.spec.name if self.source is None else f"{self.spec.name}-{self.source}"
 
-    def source_rows(self) -> list[tuple[str, list[NodeResult]]]:
-        """Each dimension with its node in every :meth:`source_columns` column."""
-        return [
-            (
-                node_id,
-                [
-                    self.per_annotator_kind[kind][app].find(node_id)
-                    for kind, app in self.source_columns()
-                ],
-            )
-            for node_id in self.dimensions
-        ]
+    @property
+    def title(self) -> str:
+        return (
+            self.spec.title if self.source is None else f"{self.spec.title} · {self.source} labels"
+        )
 
 
 @dataclass(frozen=True)

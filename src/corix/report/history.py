@@ -16,6 +16,7 @@ from sqlalchemy import select
 from corix.measurement import NodeResult, ScoreTable, TreeSpec, compare_runs, score_tree
 from corix.measurement.core import stored_leaves
 from corix.measurement.scoring import dimension_ids
+from corix.measurement.spec import MeasurementSpec
 from corix.storage import Database, Repository
 from corix.storage.orm import ApplicationRow, RunRow, SessionRow
 
@@ -73,11 +74,18 @@ def history_tables(
     runs: Sequence[RunRow],
     spec: TreeSpec,
     current: Mapping[str, NodeResult],
+    source: str | None,
+    measurement: MeasurementSpec,
 ) -> dict[str, ScoreTable]:
-    """Application → run × dimension table; the last run's results are ``current``."""
+    """Application → run × dimension table; the last run's results are ``current``.
+
+    Earlier runs are measured with the same specification and annotator ``source``."""
     scored: dict[str, Mapping[str, NodeResult]] = {}
     for run in runs[:-1]:
-        scored[run.id] = score_tree(spec, stored_leaves(db, run.id))
+        leaves = stored_leaves(db, run.id, measurement)
+        if source is not None:
+            leaves = leaves.for_annotator_kind(source)
+        scored[run.id] = score_tree(spec, leaves)
     scored[runs[-1].id] = current
     dimensions = [*dimension_ids(spec)]
     return {

@@ -94,7 +94,7 @@ def render_html(content: ReportContent) -> str:
 def _tree_view(
     section: TreeSection, questions: Mapping[str, str], session_labels: Mapping[str, str]
 ) -> TreeView:
-    key = section.spec.name
+    key = section.key
     radar, radars = radar_charts(section, key)
     # Labels from the tree file, refined (split copies named by their value) where scored.
     labels = {node.id: node.label or node.id for node in section.spec.nodes}

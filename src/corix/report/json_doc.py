@@ -53,7 +53,7 @@ def report_document(content: ReportContent) -> dict[str, Any]:
         "n_leaves": content.n_leaves,
         "annotators": [asdict(a) for a in content.annotators],
         "respondents": [asdict(r) for r in content.respondents],
-        "trees": {section.spec.name: _tree(section) for section in content.trees},
+        "trees": {section.key: _tree(section) for section in content.trees},
         "history_runs": [asdict(run) for run in content.history_runs],
         "violation_rates": [_rate(rate) for rate in content.violation_rates],
         "violation_totals": [_rate(rate) for rate in content.violation_totals],
@@ -98,14 +98,11 @@ def _tree(section: TreeSection) -> dict[str, Any]:
     spec = section.spec
     return {
         "title": spec.title,
+        "tree": spec.name,
+        "annotator_source": section.source,
         "scale": {"min": spec.scale.low, "max": spec.scale.high},
         "dimensions": list(section.dimensions),
         "applications": {app: root.to_json() for app, root in section.results.items()},
-        "pooled_annotator_kinds": list(section.pooled_kinds),
-        "annotator_kinds": {
-            kind: {app: root.to_json() for app, root in roots.items()}
-            for kind, roots in section.per_annotator_kind.items()
-        },
         "comparison": section.comparison.to_json(),
         "views": [_clean(asdict(gap)) for gap in section.views],
         "correlations": {

@@ -100,7 +100,7 @@ def _how_to_read(content: ReportContent) -> list[str]:
 def _tree_section(section: TreeSection) -> list[str]:
     spec = section.spec
     applications = list(section.results)
-    lines = [f"## {md(spec.title)}", ""]
+    lines = [f"## {md(section.title)}", ""]
     if section.dimensions and applications:
         rows = []
         for node_id in section.dimensions:
@@ -109,19 +109,6 @@ def _tree_section(section: TreeSection) -> list[str]:
                 [md(node_label(spec, nodes[0]))] + [_value_with_interval(node) for node in nodes]
             )
         lines += _table(["Dimension", *(md(a) for a in applications)], rows)
-    if len(section.pooled_kinds) > 1:
-        lines += [
-            f"These values pool the labels of {', '.join(section.pooled_kinds)}. "
-            "Each annotator source on its own:",
-            "",
-        ]
-        lines += _table(
-            ["Dimension", *(f"{md(app)} · {kind}" for kind, app in section.source_columns())],
-            [
-                [md(node_label(spec, nodes[0])), *(_value_with_interval(n) for n in nodes)]
-                for _, nodes in section.source_rows()
-            ],
-        )
     for application in applications:
         lines += [f"### {md(application)}", ""]
         lines += list(_outline(section, section.results[application], 0, set()))
@@ -209,7 +196,7 @@ def _views_section(content: ReportContent) -> list[str]:
     lines = ["## Annotators and users", ""]
     rows = [
         [
-            md(section.spec.name),
+            md(section.key),
             md(gap.application),
             md(node_label(section.spec, section.results[gap.application].find(gap.node_id))),
             md(" · ".join(words(v) for v in gap.context.values())),
