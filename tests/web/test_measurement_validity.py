@@ -132,6 +132,15 @@ async def test_cli_report_and_web_give_identical_numbers(
     human = [r for r in from_cli["rates"] if r["group"]["source"] == "human"]
     assert human and all(r["n"] == len(r["dialogues"]) for r in human)
 
+    # The LLM judge's rates, corrected for its error measured against the two people.
+    corrected = CliRunner().invoke(
+        cli, ["defects", run_id, "--db", sqlite_db.url, "--json", "--correct-judge", "llm"]
+    )
+    assert corrected.exit_code == 0, corrected.output
+    judged = json.loads(corrected.output)["judge_corrected"]
+    assert judged and all(c["judge"] == "llm" and c["reference"] == "human" for c in judged)
+    assert all(c["n_calibration"] > 0 for c in judged)
+
 
 async def test_the_same_plan_twice_gives_the_same_report(tmp_path: Path) -> None:
     documents = []

@@ -18,6 +18,8 @@ class AppReply(BaseModel):
     error: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    finish_reason: str | None = None
+    """Why the model stopped, when the application says (``length``: cut at max tokens)."""
 
     @property
     def ok(self) -> bool:

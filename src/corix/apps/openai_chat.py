@@ -47,6 +47,7 @@ class OpenAIChatSession(AppSession):
             text=response.text,
             prompt_tokens=response.prompt_tokens,
             completion_tokens=response.completion_tokens,
+            finish_reason=response.finish_reason,
         )
 
     async def replay(self, history: Sequence[tuple[str, str]]) -> bool:

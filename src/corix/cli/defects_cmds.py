@@ -29,6 +29,7 @@ from corix.cli.measure_options import (
 )
 from corix.measurement.core import DEFAULT_RATE_GROUPING, Measurement, measure, measure_series
 from corix.measurement.defect_rates import DefectRate
+from corix.measurement.judge_error import CorrectedRate
 from corix.measurement.spec import MeasurementSpec
 from corix.storage import Database, Repository
 
@@ -64,6 +65,17 @@ def defects_command(
     kind: KindsOption = None,
     seed: SeedOption = None,
     confidence: Annotated[float | None, typer.Option(min=0.5, max=0.999)] = None,
+    correct_judge: Annotated[
+        str | None,
+        typer.Option(
+            "--correct-judge",
+            help="Also correct this annotator source's rates (e.g. llm) for its error "
+            "measured against --reference on the dialogues both labelled.",
+        ),
+    ] = None,
+    reference: Annotated[
+        str, typer.Option("--reference", help="The trusted source for --correct-judge.")
+    ] = "human",
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -85,14 +97,52 @@ def defects_command(
     with database(db) as database_:
         measurement = _measure(database_, run, series, in_force, source)
     rates = measurement.rates(by=grouping)
+    corrected = (
+        measurement.judge_corrected(correct_judge, reference) if correct_judge is not None else []
+    )
     if as_json:
-        print_json(rates_document(measurement, rates))
+        document = rates_document(measurement, rates)
+        if correct_judge is not None:
+            document["judge_corrected"] = [c.model_dump(mode="json") for c in corrected]
+        print_json(document)
         return
     console.print(Text(measurement.spec.headline(), style="dim"))
     if not rates:
         console.print("no annotations to rate yet; run `corix annotate` first")
         return
     print_defect_rates(rates, grouping)
+    if correct_judge is not None:
+        print_corrected(corrected)
+
+
+def print_corrected(corrected: Sequence[CorrectedRate]) -> None:
+    """The judge's raw and corrected rates with its sensitivity and specificity."""
+    table = wrapping_table(
+        "harm",
+        "application",
+        "raw",
+        "sensitivity",
+        "specificity",
+        "pairs",
+        "corrected",
+        "interval",
+        title="judge-corrected rates",
+    )
+    for c in corrected:
+        interval = "—" if c.ci_low is None else f"{_percent(c.ci_low)}–{_percent(c.ci_high)}"
+        table.add_row(
+            Text(c.group["harm"]),
+            Text(c.group["application"]),
+            _percent(c.raw_rate),
+            _percent(c.sensitivity),
+            _percent(c.specificity),
+            str(c.n_calibration),
+            _percent(c.corrected_rate) if c.note is None else Text(c.note),
+            interval,
+        )
+    console.print(table)
+    if corrected:
+        console.print(Text(f"method: {corrected[0].method}", style="dim"))
 
 
 def _measure(

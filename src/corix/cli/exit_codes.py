@@ -23,5 +23,7 @@ class ExitCode(IntEnum):
     """A run produced nothing usable: every session failed, or it stopped on an error."""
     CANCELLED = 5
     """The run was cancelled by ``corix runs cancel``."""
+    GATE_FAILED = 6
+    """``corix gate``: a defect rate passed its threshold (or a gated harm was not measured)."""
     INTERRUPTED = 130
     """Stopped by Ctrl-C or SIGTERM; ``corix run --resume RUN`` finishes it."""

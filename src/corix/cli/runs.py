@@ -22,7 +22,9 @@ from corix.cli.common import (
 from corix.cli.exit_codes import ExitCode
 from corix.execution.plan import Plan, PlanFile, load_plan_file
 from corix.execution.run_status import RunStatus
+from corix.measurement.core import measure
 from corix.report.export import export_jsonl
+from corix.report.export_tables import export_tables
 from corix.report.transcripts import render_transcript
 from corix.storage import Database, Repository
 from corix.storage.run_records import delete_run, set_run_status_if
@@ -300,15 +302,30 @@ def export_command(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", help="Export format.")] = "jsonl",
+    fmt: Annotated[
+        str, typer.Option("--format", help="jsonl (one line per session) or csv (a folder).")
+    ] = "jsonl",
     db: DbOption = None,
 ) -> None:
-    """Export a run: one JSON line per session, with its turns and provenance."""
-    if fmt != "jsonl":
-        raise fail(f"unknown format '{fmt}'; known: jsonl")
+    """Export a run: JSON lines of sessions with turns and provenance, or CSV tables of
+    sessions, turns, questionnaire answers, annotation passes, settled labels (with their
+    measurement specification) and resolutions."""
+    if fmt not in ("jsonl", "csv"):
+        raise fail(f"unknown format '{fmt}'; known: jsonl, csv")
+    if fmt == "csv" and output is None:
+        raise fail("--format csv writes a folder of tables: give --output DIR")
     with database(db) as database_:
         repo = Repository(database_)
         repo.get_run(run)
+        if fmt == "csv":
+            assert output is not None  # checked above
+            counts = export_tables(repo, run, measure(database_, [run]), output)
+            console.print(
+                f"wrote {', '.join(f'{n} rows to {name}' for name, n in counts.items())} "
+                f"in {output}",
+                soft_wrap=True,
+            )
+            return
         if output is None:
             for line in export_jsonl(repo, run):
                 typer.echo(line)

@@ -74,6 +74,11 @@ class TurnRecord(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
 
     @property
+    def truncated(self) -> bool:
+        """The reply was cut at the model's token limit (``finish_reason: length``)."""
+        return self.meta.get("finish_reason") == "length"
+
+    @property
     def failed(self) -> bool:
         return self.error is not None
 

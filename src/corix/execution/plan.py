@@ -74,9 +74,19 @@ class Plan(_Strict):
     scenarios: list[str] = Field(min_length=1)
     levels: dict[Level, LevelSettings] = Field(min_length=1)
     concurrency: int = Field(default=50, ge=1, le=10_000)
+    gates: dict[str, float] = Field(default_factory=dict)
+    """Harm → the highest defect rate ``corix gate`` lets pass (see docs/measurement.md)."""
     deadline_s: float | None = Field(default=None, gt=0)
     """Stop the run after this many seconds (status ``interrupted``; ``--resume`` goes on)."""
     base_dir: str = Field(default=".", description="where relative pack paths resolve")
+
+    @field_validator("gates")
+    @classmethod
+    def _rates_between_0_and_1(cls, gates: dict[str, float]) -> dict[str, float]:
+        for harm, limit in gates.items():
+            if not 0 <= limit <= 1:
+                raise ValueError(f"gate '{harm}': a rate from 0 to 1, got {limit}")
+        return gates
 
     @field_validator("applications")
     @classmethod

@@ -16,6 +16,13 @@ from corix.llm.http_transport import OpenAIHTTPTransport
 from corix.llm.models import ChatRequest, ChatResponse
 from corix.llm.rate_limit import RateLimiter
 from corix.llm.scripted import ScriptedTransport
+from corix.llm.structured import (
+    StructuredMode,
+    adapt_request,
+    next_mode,
+    refuses_format,
+    wants_schema,
+)
 from corix.llm.tokens import estimate_request_tokens
 from corix.llm.transport import RawCompletion, Transport
 from corix.llm.usage import UsageLedger
@@ -54,6 +61,9 @@ class LLMClient:
         self._slots = asyncio.Semaphore(endpoint.max_concurrency)
         self._limiter = RateLimiter(endpoint.requests_per_minute, endpoint.tokens_per_minute)
         self._rng = random.Random()
+        chosen = endpoint.structured_output
+        self.structured_mode: StructuredMode = "json_schema" if chosen == "auto" else chosen
+        """How this endpoint is asked for JSON now; ``auto`` steps it down on refusal."""
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """Send ``request`` (an empty ``model`` means the endpoint's default model)."""
@@ -93,12 +103,15 @@ class LLMClient:
         while True:
             attempts += 1
             await self._limiter.acquire(estimate)
+            mode = self.structured_mode
             try:
                 async with self._slots:
                     started = time.perf_counter()
-                    completion = await self._attempt(request)
+                    completion = await self._attempt(adapt_request(request, mode))
                     latency_ms = (time.perf_counter() - started) * 1000.0
             except TransportError as failure:
+                if self._step_down(request, mode, failure):
+                    continue
                 if not failure.retryable or attempts > endpoint.max_retries:
                     self.usage.record_failure(endpoint, retries=attempts - 1)
                     raise ModelCallError(
@@ -132,7 +145,36 @@ class LLMClient:
             self.usage.record_success(endpoint, completion, retries=attempts - 1)
             if key is not None and self._cache is not None:
                 self._cache.put(key, completion)
-            return _response(completion, latency_ms=latency_ms, cached=False, attempts=attempts)
+            return _response(
+                completion,
+                latency_ms=latency_ms,
+                cached=False,
+                attempts=attempts,
+                structured_output=mode if wants_schema(request) else None,
+            )
+
+    def _step_down(
+        self, request: ChatRequest, mode: StructuredMode, failure: TransportError
+    ) -> bool:
+        """Whether the server refused ``mode`` and the next attempt uses a weaker one."""
+        weaker = next_mode(mode)
+        if (
+            self.endpoint.structured_output != "auto"
+            or weaker is None
+            or not wants_schema(request)
+            or not refuses_format(failure.status, failure.reason)
+        ):
+            return False
+        if self.structured_mode == mode:  # concurrent calls may have stepped down already
+            logger.info(
+                "endpoint %s refused %s output (%s); asking with %s from now on",
+                self.endpoint.name,
+                mode,
+                failure.reason,
+                weaker,
+            )
+            self.structured_mode = weaker
+        return True
 
     async def _attempt(self, request: ChatRequest) -> RawCompletion:
         timeout = self.endpoint.timeout_s
@@ -165,7 +207,12 @@ def _default_transport(endpoint: EndpointConfig) -> Transport:
 
 
 def _response(
-    completion: RawCompletion, *, latency_ms: float, cached: bool, attempts: int
+    completion: RawCompletion,
+    *,
+    latency_ms: float,
+    cached: bool,
+    attempts: int,
+    structured_output: str | None = None,
 ) -> ChatResponse:
     return ChatResponse(
         text=completion.text,
@@ -175,4 +222,6 @@ def _response(
         latency_ms=latency_ms,
         cached=cached,
         attempts=attempts,
+        structured_output=structured_output,
+        finish_reason=completion.finish_reason,
     )

@@ -31,6 +31,9 @@ class EndpointConfig(BaseModel):
     max_retries: int = Field(default=4, ge=0)
     backoff_base_s: float = Field(default=0.5, ge=0)
     backoff_max_s: float = Field(default=30.0, ge=0)
+    structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
+    """How JSON output is asked for (see :mod:`corix.llm.structured`); ``auto`` starts with
+    ``json_schema`` and steps down when the server refuses it."""
     retry_after_max_s: float = Field(default=120.0, ge=0)
     """The longest ``Retry-After`` honoured; a server asking for more fails the call at once
     (waiting an hour would freeze a run) with the wait it asked for as the reason."""

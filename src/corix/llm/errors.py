@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from corix.errors import CorixError
 
 # 408 and 429 ask the caller to come back later; other 4xx mean the request itself is wrong.
@@ -36,10 +38,24 @@ class TransportError(Exception):
     ) -> TransportError:
         return cls(
             f"HTTP {status}: {detail}" if detail else f"HTTP {status}",
-            retryable=is_retryable_status(status),
+            retryable=is_retryable_status(status) and not is_deterministic_refusal(detail),
             status=status,
             retry_after_s=retry_after_s,
         )
+
+
+_DETERMINISTIC = re.compile(
+    r"validation error|invalid request|invalid_request|not supported|unsupported|"
+    r"context length|context window|maximum context|n_ctx|exceeds the context|too many tokens",
+    re.IGNORECASE,
+)
+
+
+def is_deterministic_refusal(detail: str) -> bool:
+    """Whether an error body says the request itself is wrong (a validation error, an
+    unsupported option, a prompt over the context window): the same request would fail
+    the same way, so it is not retried, whatever the status (llama-cpp answers these 500)."""
+    return _DETERMINISTIC.search(detail) is not None
 
 
 class ModelCallError(CorixError):

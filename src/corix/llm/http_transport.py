@@ -129,7 +129,9 @@ def _error_detail(raw: bytes) -> str:
 def _parse_completion(raw: bytes, request: ChatRequest) -> RawCompletion:
     try:
         data = json.loads(raw)
-        message = data["choices"][0]["message"]
+        choice = data["choices"][0]
+        message = choice["message"]
+        finish_reason = choice.get("finish_reason")
         text = message.get("content")
         if not isinstance(text, str):
             # A structured-output refusal carries its explanation here instead.
@@ -148,6 +150,7 @@ def _parse_completion(raw: bytes, request: ChatRequest) -> RawCompletion:
             completion_tokens=estimate_tokens(text)
             if completion_tokens is None
             else int(completion_tokens),
+            finish_reason=finish_reason if isinstance(finish_reason, str) else None,
         )
     except (ValueError, LookupError, TypeError, AttributeError) as exc:
         raise TransportError(f"malformed response body: {exc}", retryable=True) from None

@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from corix.errors import CorixError
 from corix.llm.hashing import request_digest
 from corix.llm.models import ChatRequest
 from corix.llm.schema_instance import instance_of, schema_of_response_format
+from corix.llm.structured import SCHEMA_PROMPT_MARK
 
 Script = Callable[[ChatRequest], str] | Sequence[str]
 
@@ -45,15 +47,30 @@ class MockModel:
 
     def _default_reply(self, request: ChatRequest) -> str:
         digest = request_digest(request)
-        format_ = request.response_format
-        if format_ is not None:
-            schema = schema_of_response_format(format_)
-            if schema is not None:
-                rng = random.Random(int(digest[:16], 16))
-                return json.dumps(instance_of(schema, rng), ensure_ascii=False)
-            if format_.get("type") == "json_object":
-                return json.dumps({"reply": _text_reply(request, digest)}, ensure_ascii=False)
+        format_ = request.response_format or {}
+        schema = schema_of_response_format(format_) if format_ else None
+        if schema is None and format_.get("type") in (None, "json_object"):
+            # Structured output asked for in the prompt (with or without json_object).
+            schema = _schema_in_prompt(request)
+        if schema is not None:
+            rng = random.Random(int(digest[:16], 16))
+            return json.dumps(instance_of(schema, rng), ensure_ascii=False)
+        if format_.get("type") == "json_object":
+            return json.dumps({"reply": _text_reply(request, digest)}, ensure_ascii=False)
         return _text_reply(request, digest)
+
+
+def _schema_in_prompt(request: ChatRequest) -> dict[str, Any] | None:
+    """The JSON schema a request spells out in its prompt (structured output by prompt)."""
+    for message in reversed(request.messages):
+        _, found, schema = message.content.partition(SCHEMA_PROMPT_MARK)
+        if found:
+            try:
+                parsed = json.loads(schema)
+            except ValueError:
+                return None
+            return parsed if isinstance(parsed, dict) else None
+    return None
 
 
 def _text_reply(request: ChatRequest, digest: str) -> str:

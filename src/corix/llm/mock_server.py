@@ -62,6 +62,11 @@ class MockServerConfig(BaseModel):
     retry_after_s: float = Field(default=1.0, ge=0)
     hang_s: float = Field(default=300.0, ge=0)
     model_name: str = MOCK_MODEL_NAME
+    refuse_json_schema: bool = False
+    """Answer a ``json_schema`` response format as llama-cpp-python's server does: HTTP 500
+    with a validation error (it accepts ``text`` and ``json_object`` only)."""
+    one_at_a_time: bool = False
+    """Serve one request at a time, as a single local model does; the rest queue."""
     hostile_bytes: bool = False
     """Every reply carries NUL and a lone surrogate: appended to a text reply, and to every
     ``reasoning`` of a JSON reply (which stays valid JSON, its answers untouched)."""
@@ -109,6 +114,7 @@ class _ServerState:
     in_flight: int = 0
     max_in_flight: int = 0
     injected: dict[str, int] = field(default_factory=lambda: {f.value: 0 for f in Fault})
+    serial: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 _STATE = web.AppKey("state", _ServerState)
@@ -205,6 +211,9 @@ async def _chat_completions(request: web.Request) -> web.Response:
     state.in_flight += 1
     state.max_in_flight = max(state.max_in_flight, state.in_flight)
     try:
+        if state.config.one_at_a_time:
+            async with state.serial:
+                return await _answer(request, state, state.faults.fault_for(number), number)
         return await _answer(request, state, state.faults.fault_for(number), number)
     finally:
         state.in_flight -= 1
@@ -230,7 +239,17 @@ async def _answer(
         chat = _chat_request(json.loads(await request.read()))
     except (ValueError, TypeError, ValidationError) as exc:
         return _error(400, f"invalid chat completion request: {exc}")
+    requested = (chat.response_format or {}).get("type")
+    if config.refuse_json_schema and requested == "json_schema":
+        return _error(
+            500,
+            "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  "
+            "Input should be 'text' or 'json_object'",
+        )
     text = state.model.reply(chat)
+    finish_reason = "stop"
+    if chat.max_tokens is not None and estimate_tokens(text) > chat.max_tokens:
+        text, finish_reason = text[: chat.max_tokens * 4], "length"
     if config.hostile_bytes:
         text = _hostile(text)
     prompt_tokens = estimate_prompt_tokens(chat)
@@ -244,7 +263,7 @@ async def _answer(
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
+                "finish_reason": finish_reason,
             }
         ],
         "usage": {

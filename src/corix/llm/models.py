@@ -56,3 +56,8 @@ class ChatResponse(BaseModel):
     latency_ms: float
     cached: bool
     attempts: int
+    structured_output: str | None = None
+    """How JSON output was asked for (``json_schema``, ``json_object`` or ``prompt``);
+    ``None`` when the request asked for no schema."""
+    finish_reason: str | None = None
+    """Why the model stopped (``stop``, ``length`` when cut at ``max_tokens``…), if said."""

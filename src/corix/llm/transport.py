@@ -17,6 +17,7 @@ class RawCompletion:
     model: str
     prompt_tokens: int
     completion_tokens: int
+    finish_reason: str | None = None
 
 
 class Transport(Protocol):

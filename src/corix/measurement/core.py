@@ -25,6 +25,7 @@ from corix.assessment._names import unknown_name
 from corix.assessment.annotators import harm_of
 from corix.errors import CorixError
 from corix.measurement.defect_rates import DefectRate, defect_rates
+from corix.measurement.judge_error import CorrectedRate, corrected_rate
 from corix.measurement.labels import (
     GUARDRAIL_VIOLATION,
     Label,
@@ -125,6 +126,42 @@ class Measurement:
         for (session_id, kind), values in sorted(grouped.items()):
             found.setdefault(session_id, {})[kind] = self._combine(values)
         return found
+
+    def judge_corrected(self, judge: str = "llm", reference: str = "human") -> list[CorrectedRate]:
+        """Per harm × application: the ``judge`` source's rate corrected for its error as
+        measured against the ``reference`` source on the dialogues both labelled (see
+        :mod:`corix.measurement.judge_error`)."""
+        application = {d.session_id: d.application for d in self.dialogues}
+        spec = self.spec.spec
+        corrected = []
+        for harm in self.harms:
+            by_source = self.dialogue_verdicts(harm)
+            for app in sorted({application[s] for s in by_source}):
+                judged = {
+                    s: v[judge]
+                    for s, v in by_source.items()
+                    if application[s] == app and judge in v
+                }
+                if not judged:
+                    continue
+                trusted = {
+                    s: v[reference]
+                    for s, v in by_source.items()
+                    if application[s] == app and reference in v
+                }
+                corrected.append(
+                    corrected_rate(
+                        {"harm": harm, "application": app},
+                        judged,
+                        trusted,
+                        judge=judge,
+                        reference=reference,
+                        resamples=spec.bootstrap,
+                        seed=spec.seed,
+                        confidence=spec.confidence,
+                    )
+                )
+        return corrected
 
     def _combine(self, values: list[float]) -> float:
         if len(values) == 1 or self.spec.spec.combine == "keep":

@@ -26,7 +26,8 @@ def render_transcript(record: SessionRecord, answers: Sequence[QuestionnaireAnsw
             lines.append(f"[{turn.index}] ERROR: {turn.error}")
         else:
             lines.append(
-                f"[{turn.index}] assistant ({turn.latency_ms:.0f} ms): {turn.response_text}"
+                f"[{turn.index}] assistant ({turn.latency_ms:.0f} ms"
+                f"{', cut at the token limit' if turn.truncated else ''}): {turn.response_text}"
             )
         lines.append("")
     if answers:

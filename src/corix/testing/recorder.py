@@ -70,7 +70,7 @@ class SessionRecorder:
             latency_ms=latency_ms,
             prompt_tokens=reply.prompt_tokens,
             completion_tokens=reply.completion_tokens,
-            meta=meta or {},
+            meta={**(meta or {}), **_finish(reply)},
         )
         self.turns.append(turn)
         self.ctx.writer.add_turn(
@@ -131,3 +131,8 @@ class SessionRecorder:
         )
         if self.ctx.on_session_done is not None:
             self.ctx.on_session_done(self.item)
+
+
+def _finish(reply: AppReply) -> dict[str, Any]:
+    """The reply's ``finish_reason`` for the turn's meta, when the application gave one."""
+    return {"finish_reason": reply.finish_reason} if reply.finish_reason else {}

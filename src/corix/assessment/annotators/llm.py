@@ -58,6 +58,9 @@ class Asked(Generic[T]):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: bool = False
+    structured_output: str | None = None
+    """How JSON was asked for (json_schema, json_object or prompt), as the endpoint took it."""
+    finish_reason: str | None = None
     last_reply: str | None = None
     problems: list[str] = field(default_factory=list)
 
@@ -67,6 +70,8 @@ class Asked(Generic[T]):
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cached": self.cached,
+            "structured_output": self.structured_output,
+            "finish_reason": self.finish_reason,
         }
         if self.error is not None and self.last_reply is not None:
             details["last_reply"] = self.last_reply[:_KEPT_REPLY_CHARS]
@@ -102,6 +107,8 @@ async def ask_structured(
         asked.prompt_tokens += response.prompt_tokens
         asked.completion_tokens += response.completion_tokens
         asked.cached = asked.cached or response.cached
+        asked.structured_output = response.structured_output
+        asked.finish_reason = response.finish_reason
         asked.last_reply = response.text
         try:
             asked.value = read(response.text)

@@ -1,0 +1,100 @@
+"""`corix gate`: fail a CI job when a defect rate passes its threshold."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from corix.cli.common import DbOption, JsonOption, RunArgument, console, database, fail, print_json
+from corix.cli.defects_cmds import measurement_document
+from corix.cli.exit_codes import ExitCode
+from corix.cli.measure_options import SpecOption, measurement_spec
+from corix.measurement.core import measure
+from corix.measurement.gates import Estimate, GateResult, evaluate_gates
+from corix.storage import Repository
+
+
+def _thresholds(values: list[str] | None, planned: object) -> dict[str, float]:
+    thresholds: dict[str, float] = {}
+    if isinstance(planned, dict):
+        thresholds.update({str(k): float(v) for k, v in planned.items()})
+    for value in values or ():
+        harm, sep, limit = value.partition("=")
+        try:
+            number = float(limit)
+        except ValueError:
+            number = -1.0
+        if not sep or not harm.strip() or not 0 <= number <= 1:
+            raise fail(f"--max expects HARM=RATE with a rate from 0 to 1, got '{value}'")
+        thresholds[harm.strip()] = number
+    return thresholds
+
+
+def gate_command(
+    run: RunArgument,
+    max_rate: Annotated[
+        list[str] | None,
+        typer.Option("--max", help="HARM=RATE: the highest rate allowed (repeatable)."),
+    ] = None,
+    estimate: Annotated[
+        str, typer.Option("--estimate", help="upper (interval's upper end) or point.")
+    ] = "upper",
+    junit: Annotated[
+        Path | None, typer.Option("--junit", help="Write each gate as a JUnit XML test case.")
+    ] = None,
+    spec: SpecOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Check defect rates against thresholds (from --max and the plan's ``gates``).
+
+    Exits 0 when every gate holds and 6 when one does not (see README: exit codes).
+    """
+    if estimate not in ("upper", "point"):
+        raise fail(f"--estimate must be upper or point, not '{estimate}'")
+    chosen: Estimate = "upper" if estimate == "upper" else "point"
+    in_force, source = measurement_spec(spec)
+    with database(db) as database_:
+        stored = Repository(database_).get_run(run)
+        thresholds = _thresholds(max_rate, stored.plan.get("gates"))
+        if not thresholds:
+            raise fail("no gates: give --max HARM=RATE or set gates in the plan")
+        measurement = measure(database_, [run], in_force, source=source)
+    results = evaluate_gates(measurement.rates(by=("harm", "application")), thresholds, chosen)
+    if junit is not None:
+        _write_junit(junit, run, results)
+    if as_json:
+        print_json(
+            {
+                "measurement": measurement_document(measurement),
+                "gates": [r.model_dump(mode="json") for r in results],
+            }
+        )
+    else:
+        console.print(Text(measurement.spec.headline(), style="dim"))
+        for result in results:
+            mark = "[green]pass[/]" if result.passed else "[red]FAIL[/]"
+            # One line per gate, never wrapped: CI logs are searched line by line.
+            console.print(f"{mark} ", Text(result.message), sep="", soft_wrap=True)
+    if not all(result.passed for result in results):
+        raise typer.Exit(ExitCode.GATE_FAILED)
+
+
+def _write_junit(path: Path, run: str, results: list[GateResult]) -> None:
+    failures = sum(not r.passed for r in results)
+    suite = ET.Element(
+        "testsuite",
+        name=f"corix gates of {run}",
+        tests=str(len(results)),
+        failures=str(failures),
+    )
+    for result in results:
+        where = ".".join(v for k, v in result.group.items() if k != "harm") or "all"
+        case = ET.SubElement(suite, "testcase", classname=f"corix.{result.harm}", name=where)
+        if not result.passed:
+            ET.SubElement(case, "failure", message=result.message).text = result.message
+    path.write_bytes(ET.tostring(suite, encoding="utf-8", xml_declaration=True))

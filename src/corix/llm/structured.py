@@ -1,0 +1,80 @@
+"""Structured output that negotiates: ``json_schema``, then ``json_object``, then the prompt.
+
+Callers ask for JSON the strict way (OpenAI's ``json_schema`` response format). Many
+servers accept less: llama-cpp-python's server refuses ``json_schema`` with an HTTP 500
+validation error and takes ``text`` or ``json_object`` only; others take no
+``response_format`` at all. A client adapts each request to what its endpoint accepts:
+
+* ``json_schema`` — sent as asked;
+* ``json_object`` — ``{"type": "json_object"}``, the schema written into the prompt;
+* ``prompt`` — no ``response_format``; the schema in the prompt, the caller validates.
+
+With ``structured_output: auto`` (the default) an endpoint starts at ``json_schema`` and
+steps down, once, when a reply refuses the format (:func:`refuses_format`); the step is
+remembered by the client, so the refusal costs one request. Callers validate every reply
+anyway, so a weaker mode never lets malformed output through.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+from corix.llm.models import ChatMessage, ChatRequest
+
+StructuredMode = Literal["json_schema", "json_object", "prompt"]
+MODES: tuple[StructuredMode, ...] = ("json_schema", "json_object", "prompt")
+
+__all__ = [
+    "MODES",
+    "SCHEMA_PROMPT_MARK",
+    "StructuredMode",
+    "adapt_request",
+    "next_mode",
+    "refuses_format",
+    "wants_schema",
+]
+
+SCHEMA_PROMPT_MARK = "It must match this JSON schema:\n"
+"""Precedes the schema written into a prompt (the mock model reads it back)."""
+
+_FORMAT_REFUSAL = re.compile(r"response_format|json_schema|json_object|structured output", re.I)
+
+
+def refuses_format(status: int | None, reason: str) -> bool:
+    """Whether a failed attempt was the server refusing the requested ``response_format``."""
+    return status in (400, 422, 500, 501) and _FORMAT_REFUSAL.search(reason) is not None
+
+
+def next_mode(mode: StructuredMode) -> StructuredMode | None:
+    """The weaker mode to try after ``mode`` was refused (``None``: nothing weaker)."""
+    index = MODES.index(mode)
+    return MODES[index + 1] if index + 1 < len(MODES) else None
+
+
+def wants_schema(request: ChatRequest) -> bool:
+    """Whether ``request`` asks for output that fits a JSON schema."""
+    return _json_schema(request.response_format) is not None
+
+
+def adapt_request(request: ChatRequest, mode: StructuredMode) -> ChatRequest:
+    """``request`` as an endpoint in ``mode`` accepts it (unchanged without a JSON schema)."""
+    schema = _json_schema(request.response_format)
+    if schema is None or mode == "json_schema":
+        return request
+    instruction = (
+        "Reply with exactly one JSON object and nothing else. "
+        f"{SCHEMA_PROMPT_MARK}{json.dumps(schema, ensure_ascii=False, sort_keys=True)}"
+    )
+    messages = [*request.messages, ChatMessage(role="system", content=instruction)]
+    response_format = {"type": "json_object"} if mode == "json_object" else None
+    return request.model_copy(update={"messages": messages, "response_format": response_format})
+
+
+def _json_schema(response_format: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not response_format or response_format.get("type") != "json_schema":
+        return None
+    inner = response_format.get("json_schema") or {}
+    schema = inner.get("schema") if isinstance(inner, dict) else None
+    return schema if isinstance(schema, dict) else None

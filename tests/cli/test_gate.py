@@ -1,0 +1,78 @@
+"""`corix gate`: thresholds on defect rates, a documented exit code and JUnit XML."""
+
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from corix.cli.exit_codes import ExitCode
+from corix.cli.main import app
+from corix.storage import Database
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))
+from report_support import write_tiny_run
+
+runner = CliRunner()
+
+
+@pytest.fixture
+async def tiny(sqlite_db: Database) -> tuple[Database, str]:
+    return sqlite_db, await write_tiny_run(sqlite_db)
+
+
+def _gate(db: Database, run_id: str, *args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["gate", run_id, "--db", db.url, *args])
+    return result.exit_code, result.output
+
+
+def test_gates_that_hold_exit_0(tiny: tuple[Database, str]) -> None:
+    db, run_id = tiny
+    code, output = _gate(db, run_id, "--max", "guardrail_violation=1", "--estimate", "point")
+    assert code == ExitCode.OK, output
+    assert "FAIL" not in output and "pass" in output
+
+
+def test_a_rate_over_its_gate_fails_the_job_with_junit(
+    tiny: tuple[Database, str], tmp_path: Path
+) -> None:
+    db, run_id = tiny
+    junit = tmp_path / "gates.xml"
+    # The reference found a violation in one of alpha's two dialogues: 50% > 40%.
+    code, output = _gate(
+        db,
+        run_id,
+        "--max",
+        "guardrail_violation=0.4",
+        "--estimate",
+        "point",
+        "--junit",
+        str(junit),
+    )
+    assert code == ExitCode.GATE_FAILED == 6
+    assert "FAIL" in output and "50.0% > 40.0%" in output
+    suite = ET.parse(junit).getroot()
+    cases = suite.findall("testcase")
+    failed = [case for case in cases if case.find("failure") is not None]
+    assert int(suite.get("tests", "0")) == len(cases) > len(failed) >= 1
+    assert suite.get("failures") == str(len(failed))
+
+
+def test_the_upper_estimate_fails_on_little_evidence(tiny: tuple[Database, str]) -> None:
+    db, run_id = tiny
+    # 0 of 2 for beta: the point rate is 0%, but Wilson's upper end is about 66%.
+    code, _ = _gate(db, run_id, "--max", "guardrail_violation=0.6")
+    assert code == ExitCode.GATE_FAILED
+
+
+def test_an_unmeasured_harm_fails_and_bad_thresholds_are_usage_errors(
+    tiny: tuple[Database, str],
+) -> None:
+    db, run_id = tiny
+    code, output = _gate(db, run_id, "--max", "ip_leakage=0.5", "--estimate", "point")
+    assert code == ExitCode.GATE_FAILED and "not measured" in output
+    assert _gate(db, run_id, "--max", "guardrail_violation=150%")[0] == ExitCode.USAGE
+    assert _gate(db, run_id)[0] == ExitCode.USAGE  # no gates at all

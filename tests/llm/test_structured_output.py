@@ -1,0 +1,150 @@
+"""Structured output that negotiates, errors classified, truncation reported: against the
+mock server behaving like llama-cpp-python's (refuses json_schema, one request at a time)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import aiohttp
+import pytest
+from sqlalchemy import select
+
+from corix.assessment.annotation_options import AnnotateOptions
+from corix.assessment.runner import annotate_run_async
+from corix.domain import Level
+from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
+from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ModelCallError
+from corix.llm.errors import is_deterministic_refusal
+from corix.llm.mock_server import MockServerConfig, running_mock_server
+from corix.storage import Database
+from corix.storage.annotations import load_passes
+from corix.storage.orm import TurnRow
+from corix.testing.runner import execute_plan
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"severity": {"type": "integer", "minimum": 1, "maximum": 5}},
+    "required": ["severity"],
+    "additionalProperties": False,
+}
+LLAMA_LIKE = MockServerConfig(refuse_json_schema=True, one_at_a_time=True)
+
+
+def _endpoint(base_url: str, **changes: object) -> EndpointConfig:
+    settings = {"name": "local", "base_url": base_url, "model": "small", "backoff_base_s": 0.01}
+    return EndpointConfig.model_validate({**settings, **changes})
+
+
+def _judge_request(n: int = 0) -> ChatRequest:
+    return ChatRequest(
+        messages=[ChatMessage(role="user", content=f"Judge dialogue {n}.")],
+        response_format={
+            "type": "json_schema",
+            "json_schema": {"name": "judgement", "strict": True, "schema": SCHEMA},
+        },
+    )
+
+
+async def _requests(base_url: str) -> int:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(base_url.removesuffix("/v1") + "/mock/stats") as response,
+    ):
+        stats: dict[str, Any] = json.loads(await response.read())
+    return int(stats["requests"])
+
+
+async def test_a_refused_json_schema_steps_down_once_and_is_remembered() -> None:
+    async with running_mock_server(LLAMA_LIKE) as base_url:
+        async with LLMClient(_endpoint(base_url)) as client:
+            first = await client.chat(_judge_request(1))
+            second = await client.chat(_judge_request(2))
+        requests = await _requests(base_url)
+    # One refused request, then json_object with the schema in the prompt, from then on.
+    assert requests == 3
+    assert first.structured_output == second.structured_output == "json_object"
+    assert client.structured_mode == "json_object"
+    assert 1 <= json.loads(first.text)["severity"] <= 5
+    assert first.finish_reason == "stop"
+
+
+@pytest.mark.parametrize("mode", ["json_object", "prompt"])
+async def test_a_chosen_mode_is_used_from_the_first_request(mode: str) -> None:
+    async with running_mock_server(LLAMA_LIKE) as base_url:
+        async with LLMClient(_endpoint(base_url, structured_output=mode)) as client:
+            reply = await client.chat(_judge_request())
+        assert await _requests(base_url) == 1
+    assert reply.structured_output == mode and "severity" in json.loads(reply.text)
+
+
+async def test_a_fixed_json_schema_mode_fails_fast_with_the_servers_message() -> None:
+    async with running_mock_server(LLAMA_LIKE) as base_url:
+        endpoint = _endpoint(base_url, structured_output="json_schema", max_retries=4)
+        async with LLMClient(endpoint) as client:
+            with pytest.raises(
+                ModelCallError, match="Input should be 'text' or 'json_object'"
+            ) as e:
+                await client.chat(_judge_request())
+        # A deterministic refusal is not retried identically.
+        assert e.value.attempts == 1 and await _requests(base_url) == 1
+
+
+def test_deterministic_refusals_are_told_from_transient_failures() -> None:
+    assert is_deterministic_refusal("1 validation error for CreateChatCompletionRequest")
+    assert is_deterministic_refusal("Requested tokens (5000) exceed context window of 4096")
+    assert not is_deterministic_refusal("injected server error")
+    assert not is_deterministic_refusal("upstream connect error or disconnect/reset")
+
+
+async def test_a_reply_cut_at_max_tokens_says_so() -> None:
+    async with running_mock_server() as base_url, LLMClient(_endpoint(base_url)) as client:
+        request = ChatRequest(
+            messages=[ChatMessage(role="user", content="Tell me a long story " * 20)],
+            max_tokens=5,
+        )
+        reply = await client.chat(request)
+    assert reply.finish_reason == "length" and len(reply.text) <= 20
+
+
+async def test_one_request_at_a_time_queues_the_rest() -> None:
+    config = MockServerConfig(one_at_a_time=True, latency_ms=50)
+    async with running_mock_server(config) as base_url, LLMClient(_endpoint(base_url)) as client:
+        started = time.perf_counter()
+        await asyncio.gather(*(client.chat(_judge_request(n)) for n in range(4)))
+        elapsed = time.perf_counter() - started
+    # Four sent together take four latencies, not one: the server answers them in turn.
+    assert elapsed >= 4 * 0.05
+
+
+async def test_a_run_and_its_annotation_work_against_a_llama_like_server(
+    sqlite_db: Database,
+) -> None:
+    async with running_mock_server(LLAMA_LIKE) as base_url:
+        spec = f"openai:{base_url}?model=small&max_tokens=6"
+        plan = Plan(
+            name="local",
+            applications=[ApplicationEntry(name="small", spec=spec)],
+            scenarios=["tv_spoilers"],
+            levels={Level.MODEL_TESTING: LevelSettings(repeats=1)},
+            concurrency=4,
+        )
+        run_id = (await execute_plan(plan, sqlite_db)).run_id
+        endpoint = _endpoint(base_url)
+        async with LLMClient(endpoint) as client:
+            summary = await annotate_run_async(
+                sqlite_db,
+                run_id,
+                "llm",
+                options=AnnotateOptions(categories=("risk_assessment",)),
+                client=client,
+            )
+    assert summary.passes_stored > 0 and summary.passes_failed == 0
+    passes = load_passes(sqlite_db, run_id=run_id)
+    assert {p.provenance["details"]["structured_output"] for p in passes} == {"json_object"}
+    with sqlite_db.session() as s:
+        metas = s.scalars(select(TurnRow.meta)).all()
+    # Six tokens cut every reply, and each turn says so.
+    assert metas and all(meta.get("finish_reason") == "length" for meta in metas)
