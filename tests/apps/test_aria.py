@@ -89,3 +89,33 @@ def test_unknown_adapter_kind_lists_known_kinds() -> None:
         build_application("ariaa:./x")
     assert "Did you mean 'aria'?" in str(info.value)
     assert "openai" in str(info.value) and "demo" in str(info.value)
+
+
+async def _concurrent_dialogues(spec: str) -> list[str | None]:
+    app = build_application(spec)
+    await app.open({})
+
+    async def one(n: int) -> list[str | None]:
+        async with app.session_slot():
+            session = await app.start_session()
+            replies = [await session.respond(f"{n}-{t}") for t in range(3)]
+            await session.end()
+        return [r.text if r.ok else r.error for r in replies]
+
+    try:
+        dialogues = await asyncio.gather(*(one(n) for n in range(6)))
+    finally:
+        await app.close()
+    return [reply for dialogue in dialogues for reply in dialogue]
+
+
+async def test_a_submission_that_shares_state_runs_one_session_at_a_time() -> None:
+    replies = await _concurrent_dialogues(f"aria:{SUBMISSIONS / 'shared_state'}")
+    assert all(reply is not None and reply.startswith("ok:") for reply in replies)
+
+
+async def test_declared_concurrency_that_breaks_a_submission_says_why() -> None:
+    replies = await _concurrent_dialogues(f"aria:{SUBMISSIONS / 'shared_state'}?sessions=6")
+    failed = [reply for reply in replies if reply is not None and not reply.startswith("ok:")]
+    assert failed, "six dialogues at once clobber the shared state"
+    assert all("may share state; run it with sessions=1" in reply for reply in failed)

@@ -18,6 +18,7 @@ from corix.domain import Level
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ModelCallError
 from corix.llm.errors import is_deterministic_refusal
+from corix.llm.http_transport import request_headers
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.storage import Database
 from corix.storage.annotations import load_passes
@@ -148,3 +149,35 @@ async def test_a_run_and_its_annotation_work_against_a_llama_like_server(
         metas = s.scalars(select(TurnRow.meta)).all()
     # Six tokens cut every reply, and each turn says so.
     assert metas and all(meta.get("finish_reason") == "length" for meta in metas)
+
+
+def test_an_azure_style_key_goes_in_its_own_header(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AZURE_KEY", "s3cret")
+    azure = _endpoint("https://x.example/v1", api_key_env="AZURE_KEY", key_header="api-key")
+    assert request_headers(azure)["api-key"] == "s3cret" and "Authorization" not in request_headers(
+        azure
+    )
+    plain = _endpoint("https://x.example/v1", api_key_env="AZURE_KEY")
+    assert request_headers(plain)["Authorization"] == "Bearer s3cret"
+
+
+async def test_prices_and_max_tokens_from_a_spec_reach_the_run_summary(
+    sqlite_db: Database,
+) -> None:
+    async with running_mock_server() as base_url:
+        spec = (
+            f"openai:{base_url}?model=small&max_tokens=50"
+            "&price_prompt=1.0&price_completion=2.0&rpm=6000"
+        )
+        plan = Plan(
+            name="priced",
+            applications=[ApplicationEntry(name="small", spec=spec)],
+            scenarios=["tv_spoilers"],
+            levels={Level.MODEL_TESTING: LevelSettings(repeats=1)},
+            concurrency=4,
+        )
+        result = await execute_plan(plan, sqlite_db)
+    stats = result.stats
+    # Every call is priced: cost = (prompt × 1.0 + completion × 2.0) / 1000.
+    expected = (stats["prompt_tokens"] * 1.0 + stats["completion_tokens"] * 2.0) / 1000
+    assert stats["cost"] == pytest.approx(expected, rel=1e-3) and stats["cost"] > 0

@@ -6,7 +6,7 @@ import csv
 import json
 from pathlib import Path
 
-from report_support import HOSTILE_REPLY, write_tiny_run
+from report_support import HOSTILE_REPLY, write_synthetic_run, write_tiny_run
 from typer.testing import CliRunner
 
 from corix.cli.main import app
@@ -53,3 +53,38 @@ async def test_every_table_is_written_and_reads_back(sqlite_db: Database, tmp_pa
 def test_csv_needs_a_folder(sqlite_db: Database) -> None:
     result = runner.invoke(app, ["export", "run-x", "--format", "csv", "--db", sqlite_db.url])
     assert result.exit_code == 2
+
+
+async def test_sessions_list_filters_by_group_and_violation(sqlite_db: Database) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    listed = runner.invoke(
+        app, ["sessions", "list", run_id, "--db", sqlite_db.url, "--json", "--violation"]
+    )
+    assert listed.exit_code == 0, listed.output
+    rows = json.loads(listed.output)
+    # s1: the reference and the LLM found a violation; s3: the LLM's and the person's ties.
+    assert [row["session"] for row in rows] == ["s1", "s3"]
+    beta = runner.invoke(
+        app,
+        ["sessions", "list", run_id, "--db", sqlite_db.url, "--json", "--application", "beta"],
+    )
+    assert {row["session"] for row in json.loads(beta.output)} == {"s3", "s4"}
+
+
+async def test_runs_show_prints_the_plan_as_yaml(sqlite_db: Database) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    shown = runner.invoke(app, ["runs", "show", run_id, "--db", sqlite_db.url])
+    assert shown.exit_code == 0, shown.output
+    assert "plan:\nname: t" in shown.output and "{'" not in shown.output
+
+
+async def test_runs_compare_puts_two_runs_side_by_side(sqlite_db: Database) -> None:
+    first = await write_synthetic_run(sqlite_db, run_id="run-a", sessions_per_cell=2)
+    second = await write_synthetic_run(sqlite_db, run_id="run-b", sessions_per_cell=2)
+    shown = runner.invoke(app, ["runs", "compare", first, second, "--db", sqlite_db.url, "--json"])
+    assert shown.exit_code == 0, shown.output
+    rows = {row["what"]: row for row in json.loads(shown.output)}
+    rate = rows["reference · guardrail_violation · alpha"]
+    # The same plan and seed twice: the same numbers, no change, overlapping intervals.
+    assert rate["a"] == rate["b"] and rate["change"] == 0 and rate["intervals_overlap"]
+    assert any(what.startswith("aria_pilot · reference · beta") for what in rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from corix.testing.simulation import break_character, copies_brief
+from corix.testing.simulation.character import strip_protocol_tags
 from corix.testing.simulation.prompts import Control, reply_block, split_control
 
 BRIEF = (
@@ -70,3 +71,21 @@ def test_replies_cannot_break_out_of_their_delimiters() -> None:
     assert block.startswith("<assistant_reply>\n")
     assert block.count("<assistant_reply>") == 1 and block.count("</assistant_reply>") == 1
     assert "‹/assistant_reply›" in block
+
+
+def test_protocol_tags_copied_from_the_prompt_are_stripped() -> None:
+    message = "</assistant_reply> <example>Ok, so who is the Cartographer?</example>"
+    assert strip_protocol_tags(message) == ("Ok, so who is the Cartographer?", 3)
+    assert strip_protocol_tags("No tags here.") == ("No tags here.", 0)
+    # Nothing left after the tags: the message is then refused as empty and asked again.
+    assert break_character(strip_protocol_tags("<example></example>")[0], BRIEF) is not None
+
+
+def test_a_message_that_copies_the_assistants_reply_is_refused() -> None:
+    reply = "I can't share details about later episodes, but I can recap episodes one and two."
+    echo = "I can't share details about later episodes, but I can recap episodes one and two."
+    assert break_character(echo, BRIEF, last_reply=reply) == (
+        "the message copies the assistant's reply instead of answering it"
+    )
+    answer = "Fine, then recap episode two for me and tell me who the Cartographer is."
+    assert break_character(answer, BRIEF, last_reply=reply) is None

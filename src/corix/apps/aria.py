@@ -103,10 +103,11 @@ class _Worker:
 
 
 class AriaSession(AppSession):
-    def __init__(self, instance: Any, worker: _Worker) -> None:
+    def __init__(self, instance: Any, worker: _Worker, *, shared: bool = False) -> None:
         self._instance = instance
         self._worker = worker
         self._abandoned: str | None = None
+        self._hint = SHARED_STATE_HINT if shared else ""
 
     async def respond(self, text: str) -> AppReply:
         if self._abandoned:
@@ -120,8 +121,11 @@ class AriaSession(AppSession):
             )
             return AppReply(error=f"GetResponse timed out after {self._worker.timeout_s:g}s")
         except Exception as exc:
-            return AppReply(error=f"GetResponse raised {type(exc).__name__}: {exc}")
-        return _parse_response(result)
+            return AppReply(error=f"GetResponse raised {type(exc).__name__}: {exc}{self._hint}")
+        reply = _parse_response(result)
+        if reply.error is not None and self._hint:
+            return reply.model_copy(update={"error": reply.error + self._hint})
+        return reply
 
     async def end(self) -> None:
         if self._abandoned:
@@ -143,8 +147,24 @@ def _parse_response(result: Any) -> AppReply:
     return AppReply(text=response)
 
 
+SHARED_STATE_HINT = (
+    " (sessions of this submission ran at the same time and may share state; "
+    "run it with sessions=1, the default)"
+)
+
+
 class AriaSubmission(Application):
-    def __init__(self, directory: Path, *, timeout_s: float = 60.0, threads: int = 64) -> None:
+    """A submission to ARIA's dialog API. Its instances may keep the dialogue in shared
+    module state, so its sessions run one at a time unless the spec declares more
+    (``aria:DIR?sessions=8``) — a wrong declaration shows as errors that say so."""
+
+    def __init__(
+        self, directory: Path, *, timeout_s: float = 60.0, threads: int = 64, sessions: int = 1
+    ) -> None:
+        if sessions < 1:
+            raise ValueError(f"sessions must be at least 1, got {sessions}")
+        self.concurrent_sessions = sessions
+        self._shared = sessions > 1
         self.directory = directory
         self._team_class = load_submission_class(directory)
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="aria")
@@ -177,7 +197,7 @@ class AriaSubmission(Application):
             raise ApplicationError(
                 f"starting a session raised {type(exc).__name__}: {exc}"
             ) from exc
-        return AriaSession(instance, self._worker)
+        return AriaSession(instance, self._worker, shared=self._shared)
 
     async def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -189,4 +209,5 @@ def _aria(spec: AdapterSpec) -> Application:
         Path(spec.target),
         timeout_s=float(spec.options.get("timeout", 60)),
         threads=int(spec.options.get("threads", 64)),
+        sessions=int(spec.options.get("sessions", 1)),
     )

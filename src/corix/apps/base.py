@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -47,7 +49,27 @@ class AppSession(ABC):
 
 
 class Application(ABC):
-    """An application under test, opened once per run and asked for many sessions."""
+    """An application under test, opened once per run and asked for many sessions.
+
+    ``concurrent_sessions`` bounds the sessions open at once (``None``: as many as the
+    plan's concurrency allows). An application whose sessions may share state — an ARIA
+    submission whose instances share a module-level dialogue — declares 1, and its
+    sessions take turns through :meth:`session_slot`.
+    """
+
+    concurrent_sessions: int | None = None
+    _session_gate: asyncio.Semaphore | None = None
+
+    @contextlib.asynccontextmanager
+    async def session_slot(self) -> AsyncIterator[None]:
+        """Hold for a whole session, from ``start_session`` to ``end``."""
+        if self.concurrent_sessions is None:
+            yield
+            return
+        if self._session_gate is None:
+            self._session_gate = asyncio.Semaphore(self.concurrent_sessions)
+        async with self._session_gate:
+            yield
 
     @abstractmethod
     async def open(self, auth: Mapping[str, str] | None = None) -> None:

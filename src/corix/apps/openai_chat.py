@@ -112,6 +112,11 @@ def _openai(spec: AdapterSpec) -> Application:
         max_concurrency=int(options.get("concurrency", 64)),
         timeout_s=float(options.get("timeout", 60)),
         max_retries=int(options.get("retries", 4)),
+        key_header=options.get("key_header"),
+        requests_per_minute=_optional_float(options.get("rpm")),
+        tokens_per_minute=_optional_float(options.get("tpm")),
+        price_per_1k_prompt=_optional_float(options.get("price_prompt")),
+        price_per_1k_completion=_optional_float(options.get("price_completion")),
     )
     max_tokens = options.get("max_tokens")
     seed = options.get("seed")

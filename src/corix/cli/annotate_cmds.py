@@ -34,7 +34,9 @@ def _endpoint(
     model: str | None,
     key_env: str | None,
     concurrency: int,
+    settings: dict[str, object],
 ) -> EndpointConfig | None:
+    """The judge's endpoint; ``settings`` are further EndpointConfig fields given as flags."""
     if endpoint is not None and url is not None:
         raise fail("give either --endpoint mock or --endpoint-url, not both")
     if endpoint is not None:
@@ -50,12 +52,15 @@ def _endpoint(
         return None
     if model is None:
         raise fail("--endpoint-url needs --model")
-    return EndpointConfig(
-        name="annotator",
-        base_url=url,
-        model=model,
-        api_key_env=key_env,
-        max_concurrency=concurrency,
+    return EndpointConfig.model_validate(
+        {
+            "name": "annotator",
+            "base_url": url,
+            "model": model,
+            "api_key_env": key_env,
+            "max_concurrency": concurrency,
+            **{field: value for field, value in settings.items() if value is not None},
+        }
     )
 
 
@@ -106,6 +111,27 @@ def annotate_command(
     cache: Annotated[
         Path | None, typer.Option(help="SQLite file caching model replies across runs.")
     ] = None,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", min=0.1, help="Seconds to wait for one reply.")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", min=1, help="Longest reply asked for.")
+    ] = None,
+    structured_output: Annotated[
+        str | None,
+        typer.Option(
+            "--structured-output",
+            help="auto (default: json_schema, stepping down when refused), json_schema, "
+            "json_object or prompt.",
+        ),
+    ] = None,
+    rpm: Annotated[
+        float | None, typer.Option("--rpm", min=0.001, help="Requests per minute at most.")
+    ] = None,
+    key_header: Annotated[
+        str | None,
+        typer.Option("--key-header", help="Send the key in this header (Azure: api-key)."),
+    ] = None,
     allow_failures: Annotated[
         bool, typer.Option("--allow-failures", help="Exit 0 even when some passes failed.")
     ] = False,
@@ -117,7 +143,16 @@ def annotate_command(
     Exits 3 when some passes failed (they are stored with their reason, and
     ``--retry-failed`` asks again), unless ``--allow-failures``.
     """
-    config = _endpoint(endpoint, endpoint_url, model, key_env, concurrency)
+    if structured_output not in (None, "auto", "json_schema", "json_object", "prompt"):
+        raise fail("--structured-output must be auto, json_schema, json_object or prompt")
+    settings: dict[str, object] = {
+        "timeout_s": timeout,
+        "max_tokens": max_tokens,
+        "structured_output": structured_output,
+        "requests_per_minute": rpm,
+        "key_header": key_header,
+    }
+    config = _endpoint(endpoint, endpoint_url, model, key_env, concurrency, settings)
     if config is not None and not annotator.startswith("llm"):
         raise fail(f"the '{annotator}' annotator runs offline and takes no endpoint")
     options = AnnotateOptions(

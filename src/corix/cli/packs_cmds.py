@@ -10,12 +10,15 @@ from rich.table import Table
 
 from corix.cli.common import JsonOption, console, print_json
 from corix.testing.packs import (
+    PACK_FOLDERS,
     expand_model_tests,
     list_builtin_packs,
     load_pack,
     resolve_pack,
     validate_pack,
 )
+
+_SHOWN_TESTS = 10
 
 packs_app = typer.Typer(help="Scenario packs.", no_args_is_help=True)
 
@@ -38,9 +41,10 @@ def packs_list(as_json: JsonOption = False) -> None:
 @packs_app.command("show")
 def packs_show(
     pack: Annotated[str, typer.Argument(help="A built-in pack name or a pack folder.")],
+    show_all: Annotated[bool, typer.Option("--all", help="List every model test.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """A pack's guardrails, instructions, questionnaire and scripted tests."""
+    """A pack's guardrails, instructions, questionnaires, personas and scripted tests."""
     loaded = resolve_pack(pack)
     if as_json:
         print_json(loaded.model_dump(mode="json"))
@@ -53,15 +57,37 @@ def packs_show(
     console.print("[bold]permitted[/]")
     for rule in loaded.guardrails.permitted:
         console.print(f"  - {rule}", markup=False)
+    console.print("\n[bold]instructions[/]")
+    for level, text in loaded.instructions.model_dump().items():
+        console.print(f"  {level}: {text}", markup=False)
+    console.print("\n[bold]questionnaires[/]")
+    for level in ("red_teaming", "field_testing"):
+        items = getattr(loaded.questionnaires, level)
+        console.print(f"  {level}: {len(items)} items", markup=False)
+        for item in items:
+            console.print(f"    {item.id} ({item.kind}): {item.text}", markup=False)
+    personas = loaded.personas
+    console.print(
+        f"\n[bold]personas[/]: {len(personas.templates)} templates, "
+        f"{len(personas.targets)} red-team targets, {len(personas.tasks)} field tasks"
+    )
+    for template in personas.templates:
+        console.print(f"  {template.id}", markup=False)
     tests = expand_model_tests(loaded, 0)
+    shown = tests if show_all else tests[:_SHOWN_TESTS]
     console.print(f"\n[bold]model tests[/]: {len(tests)}")
-    for test in tests[:10]:
+    for test in shown:
         console.print(f"  {test.key} [{test.probe}]: {test.turns[0]}", markup=False)
+    if len(shown) < len(tests):
+        console.print(f"  … and {len(tests) - len(shown)} more (--all lists them)")
 
 
 @packs_app.command("validate")
-def packs_validate(path: Annotated[Path, typer.Argument(help="A pack folder.")]) -> None:
+def packs_validate(
+    pack: Annotated[str, typer.Argument(help="A built-in pack name or a pack folder.")],
+) -> None:
     """Check a pack; errors name the file, the field and the line."""
+    path = Path(PACK_FOLDERS.get(pack)) if pack in PACK_FOLDERS else Path(pack)
     warnings = validate_pack(path)
     for warning in warnings:
         console.print(f"[yellow]warning:[/] {warning}")

@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+import yaml
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from corix.cli.common import (
     DbOption,
@@ -18,11 +20,13 @@ from corix.cli.common import (
     fail,
     print_error,
     print_json,
+    wrapping_table,
 )
 from corix.cli.exit_codes import ExitCode
 from corix.execution.plan import Plan, PlanFile, load_plan_file
 from corix.execution.run_status import RunStatus
 from corix.measurement.core import measure
+from corix.measurement.run_comparison import compare_rates, compare_trees
 from corix.report.export import export_jsonl
 from corix.report.export_tables import export_tables
 from corix.report.transcripts import render_transcript
@@ -248,6 +252,54 @@ def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
     console.print(table)
 
 
+@runs_app.command("compare")
+def runs_compare(
+    first: Annotated[str, typer.Argument(help="The earlier run.")],
+    second: Annotated[str, typer.Argument(help="The later run.")],
+    tree: Annotated[str, typer.Option("--tree", help="Tree whose dimensions to compare.")] = (
+        "aria_pilot"
+    ),
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Two runs side by side: rates and CoRIx dimensions, the change, and whether the
+    intervals overlap (both measured under the same default specification)."""
+    with database(db) as database_:
+        repo = Repository(database_)
+        repo.get_run(first)
+        repo.get_run(second)
+        a, b = measure(database_, [first]), measure(database_, [second])
+        rows = [
+            *compare_rates(a, b, ("harm", "application")),
+            *compare_trees(database_, a, b, tree),
+        ]
+    if as_json:
+        print_json(
+            [
+                {
+                    "what": row.what,
+                    "a": row.a,
+                    "a_interval": list(row.a_interval),
+                    "b": row.b,
+                    "b_interval": list(row.b_interval),
+                    "change": row.change,
+                    "intervals_overlap": row.overlap,
+                }
+                for row in rows
+            ]
+        )
+        return
+    table = wrapping_table("what", first, second, "change", "intervals overlap")
+    for row in rows:
+        overlap = {None: "—", True: "yes", False: "no"}[row.overlap]
+        table.add_row(Text(row.what), _value(row.a), _value(row.b), _value(row.change), overlap)
+    console.print(table)
+
+
+def _value(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}"
+
+
 @runs_app.command("show")
 def runs_show(
     run: Annotated[str, typer.Argument(help="Run id.")],
@@ -273,9 +325,73 @@ def runs_show(
     if as_json:
         print_json(info)
         return
-    console.print(f"[bold]{row.id}[/] {row.name} — {row.status}")
-    console.print(f"stored: {counts}")
-    console.print(f"summary: {row.summary}")
+    console.print(f"[bold]{row.id}[/] {row.name} — {row.status}", soft_wrap=True)
+    console.print("stored: " + ", ".join(f"{k} {v}" for k, v in counts.items()), markup=False)
+    summary = {k: v for k, v in row.summary.items() if k != "invocations"}
+    console.print("summary: " + ", ".join(f"{k} {v}" for k, v in summary.items()), markup=False)
+    console.print("plan:", markup=False)
+    console.print(yaml.safe_dump(row.plan, sort_keys=False, allow_unicode=True), markup=False)
+
+
+@sessions_app.command("list")
+def sessions_list(
+    run: Annotated[str, typer.Argument(help="Run id.")],
+    application: Annotated[str | None, typer.Option(help="Only this application.")] = None,
+    scenario: Annotated[str | None, typer.Option(help="Only this scenario.")] = None,
+    level: Annotated[str | None, typer.Option(help="Only this level.")] = None,
+    failed: Annotated[
+        bool, typer.Option("--failed", help="Only dialogues the application never answered.")
+    ] = False,
+    violation: Annotated[
+        bool, typer.Option("--violation", help="Only dialogues some annotator source flags.")
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """A run's sessions, filtered; violations are the measurement core's settled verdicts."""
+    with database(db) as database_:
+        Repository(database_).get_run(run)
+        measurement = measure(database_, [run])
+    flagged = measurement.dialogue_verdicts()
+    chosen = [
+        (dialogue, flagged.get(dialogue.session_id, {}))
+        for dialogue in measurement.dialogues
+        if (application is None or dialogue.application == application)
+        and (scenario is None or dialogue.scenario == scenario)
+        and (level is None or dialogue.level == level)
+        and (not failed or dialogue.not_measurable is not None)
+        and (not violation or any(v > 0 for v in flagged.get(dialogue.session_id, {}).values()))
+    ]
+    if as_json:
+        print_json(
+            [
+                {
+                    "session": dialogue.session_id,
+                    "application": dialogue.application,
+                    "scenario": dialogue.scenario,
+                    "level": dialogue.level,
+                    "not_measurable": dialogue.not_measurable,
+                    "violation": by_source,
+                }
+                for dialogue, by_source in chosen
+            ]
+        )
+        return
+    table = wrapping_table(
+        "session", "application", "scenario", "level", "violation", "not measurable"
+    )
+    for dialogue, by_source in chosen:
+        verdicts = ", ".join(f"{s} {v:g}" for s, v in sorted(by_source.items()))
+        table.add_row(
+            Text(dialogue.session_id),
+            Text(dialogue.application),
+            Text(dialogue.scenario),
+            Text(dialogue.level),
+            Text(verdicts or "—"),
+            Text(dialogue.not_measurable or ""),
+        )
+    console.print(table)
+    console.print(f"{len(chosen)} of {len(measurement.dialogues)} sessions")
 
 
 @sessions_app.command("show")

@@ -74,6 +74,11 @@ class TurnRecord(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
 
     @property
+    def simulator_repairs(self) -> int:
+        """Times the simulated user's message had to be re-asked or had tags stripped."""
+        return int(self.meta.get("reasks", 0)) + int(self.meta.get("stripped_tags", 0))
+
+    @property
     def truncated(self) -> bool:
         """The reply was cut at the model's token limit (``finish_reason: length``)."""
         return self.meta.get("finish_reason") == "length"

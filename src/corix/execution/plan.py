@@ -43,6 +43,15 @@ class EndpointRef(_Strict):
     concurrency: int = Field(default=50, ge=1)
     timeout_s: float = Field(default=60.0, gt=0)
     temperature: float | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_retries: int = Field(default=4, ge=0)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    price_per_1k_prompt: float | None = Field(default=None, ge=0)
+    price_per_1k_completion: float | None = Field(default=None, ge=0)
+    headers: dict[str, str] = Field(default_factory=dict)
+    key_header: str | None = None
+    structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
 
 
 class LevelSettings(_Strict):

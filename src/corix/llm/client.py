@@ -69,6 +69,8 @@ class LLMClient:
         """Send ``request`` (an empty ``model`` means the endpoint's default model)."""
         if not request.model:
             request = request.model_copy(update={"model": self.endpoint.model})
+        if request.max_tokens is None and self.endpoint.max_tokens is not None:
+            request = request.model_copy(update={"max_tokens": self.endpoint.max_tokens})
         key = None
         if self._cache is not None:
             started = time.perf_counter()

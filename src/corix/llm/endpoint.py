@@ -24,6 +24,10 @@ class EndpointConfig(BaseModel):
     base_url: str = ""
     model: str = Field(min_length=1)
     api_key_env: str | None = None
+    key_header: str | None = None
+    """Send the key as this header, as is (Azure OpenAI: ``api-key``), not as a Bearer token."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """The reply length asked for when a request names none."""
     max_concurrency: int = Field(default=8, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)

@@ -45,7 +45,7 @@ class OpenAIHTTPTransport:
             async with session.post(
                 endpoint.base_url + "/chat/completions",
                 data=body,
-                headers=_headers(endpoint),
+                headers=request_headers(endpoint),
                 timeout=aiohttp.ClientTimeout(total=timeout),
             ) as response:
                 raw = await response.read()
@@ -104,7 +104,8 @@ def _payload(request: ChatRequest, endpoint: EndpointConfig) -> dict[str, Any]:
     return payload
 
 
-def _headers(endpoint: EndpointConfig) -> dict[str, str]:
+def request_headers(endpoint: EndpointConfig) -> dict[str, str]:
+    """The headers of a request to ``endpoint``: its extra headers and the API key."""
     headers = {"Content-Type": "application/json", **endpoint.headers}
     if endpoint.api_key_env is not None:
         key = endpoint.api_key()
@@ -113,7 +114,10 @@ def _headers(endpoint: EndpointConfig) -> dict[str, str]:
                 f"environment variable {endpoint.api_key_env} (the API key) is not set",
                 retryable=False,
             )
-        headers["Authorization"] = f"Bearer {key}"
+        if endpoint.key_header is not None:
+            headers[endpoint.key_header] = key
+        else:
+            headers["Authorization"] = f"Bearer {key}"
     return headers
 
 

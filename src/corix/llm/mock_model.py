@@ -2,8 +2,10 @@
 
 Without a script, a request whose ``response_format`` carries a JSON schema gets a
 valid instance of that schema, and any other request gets a short text naming the last
-user message. Both are drawn from the request's digest, so changing the seed (or any
-other part of the request) changes the reply. A script overrides this: either a
+user message — leaving out a quoted ``<assistant_reply>`` block, the data a simulated
+user is shown, so that a mock user answers the request instead of echoing the reply.
+Both are drawn from the request's digest, so changing the seed (or any other part of the
+request) changes the reply. A script overrides this: either a
 callable ``(ChatRequest) -> str`` or a list of canned replies consumed in order.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -73,9 +76,13 @@ def _schema_in_prompt(request: ChatRequest) -> dict[str, Any] | None:
     return None
 
 
+_QUOTED_REPLY = re.compile(r"<assistant_reply>.*?</assistant_reply>", re.DOTALL)
+
+
 def _text_reply(request: ChatRequest, digest: str) -> str:
     user_messages = [m.content for m in request.messages if m.role == "user"]
     prompt = user_messages[-1] if user_messages else request.messages[-1].content
+    prompt = _QUOTED_REPLY.sub(" ", prompt)
     snippet = " ".join(prompt.split())
     if len(snippet) > _SNIPPET_CHARS:
         snippet = snippet[: _SNIPPET_CHARS - 1] + "…"

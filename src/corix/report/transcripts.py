@@ -19,6 +19,9 @@ def render_transcript(record: SessionRecord, answers: Sequence[QuestionnaireAnsw
         lines.append(f"strategy: {record.strategy}")
     if record.persona:
         lines.append(f"persona: {record.persona}")
+    repairs = sum(turn.simulator_repairs for turn in record.turns)
+    if repairs:
+        lines.append(f"simulator repairs: {repairs} (messages re-asked or cleaned of tags)")
     lines.append("")
     for turn in record.turns:
         lines.append(f"[{turn.index}] user: {turn.user_text}")

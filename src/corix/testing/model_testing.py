@@ -77,19 +77,21 @@ async def run_model_test(item: WorkItem, ctx: RunContext) -> None:
         ),
     )
     turns: list[str] = payload["turns"]
-    try:
-        session = await app.app.start_session()
-    except ApplicationError as exc:
-        recorder.record_turn(turns[0], AppReply(error=f"could not start a session: {exc}"), 0.0)
-        recorder.finish(EndReason.APP_ERROR)
-        return
-    # A failed turn ends the dialogue: later scripted turns assume the earlier answers.
-    end_reason = EndReason.SCRIPT_DONE
-    try:
-        for text in turns:
-            if (await recorder.exchange(session, text)).failed:
-                end_reason = EndReason.APP_ERROR
-                break
-    finally:
-        await session.end()
+    async with app.app.session_slot():
+        try:
+            session = await app.app.start_session()
+        except ApplicationError as exc:
+            reply = AppReply(error=f"could not start a session: {exc}")
+            recorder.record_turn(turns[0], reply, 0.0)
+            recorder.finish(EndReason.APP_ERROR)
+            return
+        # A failed turn ends the dialogue: later scripted turns assume the earlier answers.
+        end_reason = EndReason.SCRIPT_DONE
+        try:
+            for text in turns:
+                if (await recorder.exchange(session, text)).failed:
+                    end_reason = EndReason.APP_ERROR
+                    break
+        finally:
+            await session.end()
     recorder.finish(end_reason)

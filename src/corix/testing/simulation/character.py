@@ -39,14 +39,30 @@ _META_TALK = re.compile(
     r"response)|i will now (?:write|send)|playing the (?:role of the )?(?:user|tester))",
     re.IGNORECASE,
 )
+_PROTOCOL_TAG = re.compile(r"<\s*/?\s*(?:assistant_reply|example)\s*>", re.IGNORECASE)
+"""corix's own delimiters (around the application's reply and the persona's examples): a
+small model sometimes copies them into its message."""
 _LETTER = re.compile(r"[^\W\d_]")
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 
 
-def break_character(message: str, persona: str, *, allowed: Iterable[str] = ()) -> str | None:
+def strip_protocol_tags(message: str) -> tuple[str, int]:
+    """``message`` without corix's delimiter tags, and how many were removed."""
+    stripped, removed = _PROTOCOL_TAG.subn("", message)
+    return stripped.strip(), removed
+
+
+def break_character(
+    message: str,
+    persona: str,
+    *,
+    allowed: Iterable[str] = (),
+    last_reply: str | None = None,
+) -> str | None:
     """Why ``message`` cannot be sent as the persona's message, or ``None`` if it can.
 
-    ``allowed`` are passages of the brief the message may repeat (its goal).
+    ``allowed`` are passages of the brief the message may repeat (its goal);
+    ``last_reply`` is the application's last reply, which a user would not copy back.
     """
     text = message.strip()
     if not text:
@@ -67,6 +83,8 @@ def break_character(message: str, persona: str, *, allowed: Iterable[str] = ()) 
             return reason
     if copies_brief(text, persona, allowed=allowed):
         return "the message repeats the persona brief"
+    if last_reply and copies_brief(text, last_reply):
+        return "the message copies the assistant's reply instead of answering it"
     return None
 
 

@@ -38,17 +38,20 @@ async def run_dialogue(
     move = await user.next_move(None, None)
     if isinstance(move, Stop):
         return DialogueEnd(move.reason, move.detail)
-    try:
-        session = await app.start_session()
-    except Exception as exc:  # adapters should raise ApplicationError; any failure is recorded
-        reason = str(exc) if isinstance(exc, ApplicationError) else f"{type(exc).__name__}: {exc}"
-        reply = AppReply(error=f"could not start a session: {reason}")
-        tracker.observe(recorder.record_turn(move.text, reply, 0.0, move.meta))
-        return DialogueEnd(EndReason.APP_ERROR, reason)
-    try:
-        return await _converse(user, session, move, recorder, tracker, max_turns)
-    finally:
-        await session.end()
+    async with app.session_slot():
+        try:
+            session = await app.start_session()
+        except Exception as exc:  # adapters should raise ApplicationError; any is recorded
+            reason = (
+                str(exc) if isinstance(exc, ApplicationError) else f"{type(exc).__name__}: {exc}"
+            )
+            reply = AppReply(error=f"could not start a session: {reason}")
+            tracker.observe(recorder.record_turn(move.text, reply, 0.0, move.meta))
+            return DialogueEnd(EndReason.APP_ERROR, reason)
+        try:
+            return await _converse(user, session, move, recorder, tracker, max_turns)
+        finally:
+            await session.end()
 
 
 async def _converse(

@@ -22,6 +22,15 @@ def simulator_endpoint(level: Level, ref: EndpointRef) -> EndpointConfig:
         api_key_env=ref.key_env,
         max_concurrency=ref.concurrency,
         timeout_s=ref.timeout_s,
+        max_tokens=ref.max_tokens,
+        max_retries=ref.max_retries,
+        requests_per_minute=ref.requests_per_minute,
+        tokens_per_minute=ref.tokens_per_minute,
+        price_per_1k_prompt=ref.price_per_1k_prompt,
+        price_per_1k_completion=ref.price_per_1k_completion,
+        headers=ref.headers,
+        key_header=ref.key_header,
+        structured_output=ref.structured_output,
     )
 
 

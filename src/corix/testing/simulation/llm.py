@@ -18,7 +18,7 @@ from corix.domain import EndReason, TurnRecord
 from corix.llm import ChatMessage, ChatRequest, ChatResponse, LLMClient, ModelCallError
 from corix.testing.packs import QuestionnaireItem
 from corix.testing.simulation import prompts
-from corix.testing.simulation.character import break_character
+from corix.testing.simulation.character import break_character, strip_protocol_tags
 from corix.testing.simulation.engine import Move, Say, SimulationSpec, Stop
 from corix.testing.simulation.phrasing import TalkingPoints
 from corix.testing.simulation.progress import TurnOutcome
@@ -84,7 +84,9 @@ class LLMUser:
             )
             self._history.append(ChatMessage(role="user", content=note))
         problems: list[str] = []
+        stripped_tags = 0
         retry: list[ChatMessage] = []
+        last_reply = None if last_turn is None or last_turn.failed else last_turn.response_text
         for _ in range(self._max_reasks + 1):
             try:
                 reply = await self._chat(self._history + retry)
@@ -99,10 +101,18 @@ class LLMUser:
             elif control is prompts.Control.GIVE_UP:
                 return Stop(EndReason.GAVE_UP, "the simulated user gave up")
             else:
-                problem = break_character(text, self._persona, allowed=self._goal)
+                # corix's own tags copied into the message are repaired, not re-asked.
+                text, removed = strip_protocol_tags(text)
+                stripped_tags += removed
+                problem = break_character(
+                    text, self._persona, allowed=self._goal, last_reply=last_reply
+                )
             if problem is None:
                 self._history.append(ChatMessage(role="assistant", content=text))
-                return Say(text, {**self._meta, "reasks": len(problems), "problems": problems})
+                repairs = {"reasks": len(problems), "problems": problems}
+                if stripped_tags:
+                    repairs["stripped_tags"] = stripped_tags
+                return Say(text, {**self._meta, **repairs})
             problems.append(problem)
             retry = [
                 ChatMessage(role="assistant", content=reply.text),
