@@ -185,6 +185,18 @@ def test_agreement_on_a_run_and_label_import_errors(
         url,
     )
     assert [(r["question_id"], r["n_items"]) for r in reports] == [("ra_prohibited_released", 3)]
+    table = _run(
+        *("agreement", "--run", run_id, "--a", "reference", "--b", "llm:corix-mock"),
+        *("--settling", "majority", "--db", url),
+    )
+    assert table.exit_code == 0, table.output
+    assert table.output.startswith("measurement ")
+    assert "repeats settled by majority" in table.output
+    unknown = _run(
+        *("agreement", "--run", run_id, "--a", "x", "--b", "y"),
+        *("--settling", "mean", "--db", url),
+    )
+    assert unknown.exit_code != 0 and "mean" in unknown.output
     bad = tmp_path / "labels.csv"
     bad.write_text(
         "session_id,category,question_id,annotator,value\n"

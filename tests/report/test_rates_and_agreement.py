@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import pytest
 from report_support import RunBuilder, write_tiny_run
+from sqlalchemy import select
 
 from corix.assessment import builtin_harm_packs
+from corix.assessment.runner import annotate_run_async
 from corix.domain import Level
 from corix.errors import ConfigError
 from corix.measurement.core import measure
@@ -18,7 +20,7 @@ from corix.measurement.defect_rates import DefectRate, wilson_interval
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.report.agreement import annotator_agreement
 from corix.storage import Database
-from corix.storage.orm import ResolutionRow
+from corix.storage.orm import AnnotationPassRow, ResolutionRow
 
 
 def _violations(db: Database, run_id: str, **spec: object) -> dict[tuple[str, str], DefectRate]:
@@ -113,6 +115,17 @@ async def test_dialogues_without_a_reply_are_not_measurable(sqlite_db: Database)
     assert (rate.defects, rate.n, rate.not_measurable) == (0, 1, 1)
     assert rate.not_measurable_reasons == {"script_done": 1}
     assert [d.session_id for d in measurement.not_measurable] == ["silent"]
+
+
+async def test_annotators_skip_dialogues_without_a_reply(sqlite_db: Database) -> None:
+    run = RunBuilder("run-skip")
+    run.session("answered", "alpha", "tv_spoilers", Level.MODEL_TESTING, [("Hi", "Hello")])
+    run.session("silent", "alpha", "tv_spoilers", Level.MODEL_TESTING, [("Hi", None)])
+    run_id = await run.write(sqlite_db)
+    await annotate_run_async(sqlite_db, run_id)
+    with sqlite_db.session() as s:
+        annotated = set(s.scalars(select(AnnotationPassRow.session_id)))
+    assert annotated == {"answered"}
 
 
 async def test_agreement_compares_settled_labels_per_question(sqlite_db: Database) -> None:

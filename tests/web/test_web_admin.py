@@ -133,6 +133,10 @@ async def test_progress_export_and_report_cover_human_sessions(
     assert report.headers["content-security-policy"].startswith("sandbox")
     missing = await b.get("/admin/runs/no-such-run/report")
     assert missing.status_code == 404
+    series = await b.get(f"/admin/evaluations/{world.evaluation_id}/report")
+    assert series.status_code == 200 and "(1 run)" in series.text
+    assert series.headers["content-security-policy"].startswith("sandbox")
+    assert (await b.get("/admin/evaluations/no-such-series/report")).status_code == 404
 
 
 async def test_an_automated_run_joins_the_series(world: World, browser: MakeBrowser) -> None:

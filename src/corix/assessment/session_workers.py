@@ -27,7 +27,7 @@ async def annotate_sessions(job: AnnotationJob, progress: ProgressHooks) -> None
     """Annotate every complete session of the job's run with ``concurrency`` workers."""
     Repository(job.db).get_run(job.run_id)
     await asyncio.to_thread(job.load_stored)
-    infos = await asyncio.to_thread(session_infos, job.db, job.run_id)
+    infos = await asyncio.to_thread(session_infos, job.db, job.run_id, answered_only=True)
     for scenario in sorted({info.scenario for info in infos.values()}):
         job.pack_for(scenario)  # an unknown scenario stops the run before any call
     if progress.on_planned is not None:

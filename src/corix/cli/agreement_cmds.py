@@ -25,6 +25,7 @@ from corix.cli.common import (
     print_json,
     wrapping_table,
 )
+from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
 from corix.measurement.core import measure
 from corix.storage import Repository
 
@@ -68,15 +69,21 @@ def agreement_command(
             "ordinal: ±1 ratio, weighted κ, ordinal α)."
         ),
     ] = False,
+    spec: SpecOption = None,
+    settling: SettlingOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Agreement between two annotators or groups: exact/±1 ratio, confusion, κ, α."""
+    """Agreement between two annotators or groups: exact/±1 ratio, confusion, κ, α.
+
+    On a run, each side's labels are settled by the measurement specification in force
+    (``--spec``/``--settling``), which is printed first."""
     if not a or not b:
         raise fail("give both sides: --a NAME --b NAME")
     if (labels is None) == (run is None):
         raise fail("give either a LABELS file or --run RUN")
     groups = _groups(group)
+    headline = None
     if labels is not None:
         rows = read_labels(labels)
         if question is not None:
@@ -90,13 +97,17 @@ def agreement_command(
         else:
             reports = [compare(rows, a, b, groups=groups, ordinal=None in numeric)]
     else:
+        in_force, source = measurement_spec(spec, settling=settling)
         with database(db) as database_:
             Repository(database_).get_run(str(run))
-            measurement = measure(database_, [str(run)])
+            measurement = measure(database_, [str(run)], in_force, source=source)
         reports = measurement.agreement(a, b, groups=groups, question=question, nominal=nominal)
+        headline = measurement.spec.headline()
     if as_json:
         print_json([report.model_dump(mode="json") for report in reports])
         return
+    if headline is not None:
+        console.print(Text(headline, style="dim"))
     _print_agreement(reports)
 
 

@@ -66,7 +66,7 @@ def build_series_report(db: Database, series: str, settings: ReportSettings) -> 
     finished = [run.finished_at for run in runs if run.finished_at is not None]
     info = RunInfo(
         id=series,
-        name=f"series {series} ({len(runs)} runs)",
+        name=f"series {series} ({len(runs)} run{'' if len(runs) == 1 else 's'})",
         status="series",
         seed=settings.seed,
         created_at=min(run.created_at for run in runs),

@@ -16,6 +16,7 @@ from sqlalchemy import CursorResult, Delete, Select, and_, delete, func, insert,
 from sqlalchemy.orm import Session
 
 from corix.storage.database import Database
+from corix.storage.measured import answered_turns
 from corix.storage.orm import (
     AnnotationAnswerRow,
     AnnotationConsensusRow,
@@ -107,11 +108,18 @@ class SessionInfo:
     n_turns: int
 
 
-def session_infos(db: Database, run_id: str) -> dict[str, SessionInfo]:
-    """Complete sessions of ``run_id`` by id, with their application, scenario and level."""
+def session_infos(
+    db: Database, run_id: str, *, answered_only: bool = False
+) -> dict[str, SessionInfo]:
+    """Complete sessions of ``run_id`` by id, with their application, scenario and level.
+
+    ``answered_only`` leaves out sessions the application never answered: they are not
+    measurable, so annotators skip them (imported labels for them are still accepted).
+    """
     turns = (
         select(TurnRow.session_id, func.count().label("n")).group_by(TurnRow.session_id).subquery()
     )
+    answered = answered_turns()
     query = (
         select(
             SessionRow.id,
@@ -122,9 +130,12 @@ def session_infos(db: Database, run_id: str) -> dict[str, SessionInfo]:
         )
         .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
         .outerjoin(turns, turns.c.session_id == SessionRow.id)
+        .outerjoin(answered, answered.c.session_id == SessionRow.id)
         .where(SessionRow.run_id == run_id, SessionRow.status == "complete")
         .order_by(SessionRow.id)
     )
+    if answered_only:
+        query = query.where(answered.c.answered > 0)
     with db.session() as s:
         return {
             row[0]: SessionInfo(

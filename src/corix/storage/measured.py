@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import and_, case, func, select
+from sqlalchemy import Subquery, and_, case, func, select
 
 from corix.storage.database import Database
 from corix.storage.orm import (
@@ -26,6 +26,7 @@ from corix.storage.orm import (
 __all__ = [
     "MeasuredDialogue",
     "StoredResolution",
+    "answered_turns",
     "evaluation_runs",
     "measured_dialogues",
     "series_runs",
@@ -41,7 +42,8 @@ class MeasuredDialogue:
     """A finished dialogue and what measurement groups it by (never shown to annotators).
 
     ``key`` names the dialogue across reruns of a plan (its work-item key; a person's
-    session keeps its id), prefixed by the run when several runs are measured together.
+    session keeps its id), prefixed by the run's position when several runs are measured
+    together.
     ``not_measurable`` is the reason it is left out of rates, or ``None``.
     """
 
@@ -68,11 +70,12 @@ class StoredResolution:
     value: str | float | None
 
 
-def measured_dialogues(db: Database, run_ids: Sequence[str]) -> list[MeasuredDialogue]:
-    """The finished dialogues of ``run_ids``, ordered by run and key."""
+def answered_turns() -> Subquery:
+    """Per session: ``answered`` counts the turns the application replied to without an
+    error (none: the dialogue is not measurable); ``error`` is one turn error, if any."""
     replied = and_(TurnRow.response_text.is_not(None), TurnRow.response_text != "")
     answered = case((and_(replied, TurnRow.error.is_(None)), 1), else_=0)
-    turns = (
+    return (
         select(
             TurnRow.session_id,
             func.sum(answered).label("answered"),
@@ -81,6 +84,11 @@ def measured_dialogues(db: Database, run_ids: Sequence[str]) -> list[MeasuredDia
         .group_by(TurnRow.session_id)
         .subquery()
     )
+
+
+def measured_dialogues(db: Database, run_ids: Sequence[str]) -> list[MeasuredDialogue]:
+    """The finished dialogues of ``run_ids``, ordered by run and key."""
+    turns = answered_turns()
     query = (
         select(
             SessionRow.id,
@@ -99,13 +107,16 @@ def measured_dialogues(db: Database, run_ids: Sequence[str]) -> list[MeasuredDia
         .outerjoin(turns, turns.c.session_id == SessionRow.id)
         .where(SessionRow.run_id.in_(run_ids), SessionRow.status.not_in(_UNFINISHED))
     )
-    prefix = len(set(run_ids)) > 1
+    # Several runs (a series): the run's position in ``run_ids`` prefixes the key, not its
+    # random id, so measuring a rerun series resamples the same way.
+    position = {run_id: index for index, run_id in enumerate(dict.fromkeys(run_ids))}
+    prefix = len(position) > 1
     with db.session() as s:
         rows = list(s.execute(query))
     dialogues = [
         MeasuredDialogue(
             session_id=row[0],
-            key=f"{row[1]}/{row[2] or row[0]}" if prefix else (row[2] or row[0]),
+            key=f"{position[row[1]]}/{row[2] or row[0]}" if prefix else (row[2] or row[0]),
             run_id=row[1],
             application=row[3],
             scenario=row[4],
@@ -116,7 +127,7 @@ def measured_dialogues(db: Database, run_ids: Sequence[str]) -> list[MeasuredDia
         )
         for row in rows
     ]
-    return sorted(dialogues, key=lambda d: (d.run_id, d.key))
+    return sorted(dialogues, key=lambda d: (position[d.run_id], d.key))
 
 
 def _reason(end_reason: str | None, error: str | None) -> str:
