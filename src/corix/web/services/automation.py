@@ -6,8 +6,6 @@ series so that its sessions join the series' queues, progress and reports.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -25,6 +23,7 @@ from corix.storage import Database
 from corix.storage.orm import ApplicationRow, RunRow
 from corix.testing.runner import execute_plan
 from corix.web.services.application_overview import ApplicationInfo
+from corix.web.services.background import BackgroundTasks
 from corix.web.services.errors import InputError
 from corix.web.services.evaluations import EvaluationInfo
 
@@ -42,7 +41,7 @@ def automatable_levels(evaluation: EvaluationInfo) -> list[Level]:
 class AutomatedRuns:
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._background = BackgroundTasks()
 
     def start(
         self,
@@ -83,9 +82,7 @@ class AutomatedRuns:
             )
         except (ValidationError, CorixError) as exc:
             raise InputError(f"the run cannot be planned: {exc}") from None
-        task = asyncio.get_running_loop().create_task(self._run(plan, evaluation.id))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._background.spawn(self._run(plan, evaluation.id))
         return name
 
     def _entry(self, app: ApplicationInfo) -> ApplicationEntry:
@@ -118,11 +115,7 @@ class AutomatedRuns:
 
     @property
     def running(self) -> int:
-        return len(self._tasks)
+        return self._background.running
 
     async def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._background.close()

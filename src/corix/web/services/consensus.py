@@ -210,7 +210,8 @@ class Consensus:
         earlier one of the same question, so the record holds the senior's final word.
         """
         try:
-            return self._record(user, session_id, category_id, form)
+            with self._db.session() as s:
+                return self._record(s, user, session_id, category_id, form)
         except IntegrityError:
             raise Conflict(
                 "another senior resolved this dialogue at the same moment; reload and check"
@@ -218,49 +219,49 @@ class Consensus:
 
     def _record(
         self,
+        s: Session,
         user: SignedInUser,
         session_id: str,
         category_id: str,
         form: Mapping[str, str],
     ) -> int:
-        with self._db.session() as s:
-            passes = self._item_passes(s, user, session_id, category_id)
-            view = self._view(s, session_id, category_id, passes)
-            problems: dict[str, str] = {}
-            chosen: list[ResolutionRow] = []
-            for row in view.disagreements:
-                raw = (form.get(row.field) or "").strip()
-                note = (form.get(f"{row.field}:note") or "").strip() or None
-                if not raw:
+        passes = self._item_passes(s, user, session_id, category_id)
+        view = self._view(s, session_id, category_id, passes)
+        problems: dict[str, str] = {}
+        chosen: list[ResolutionRow] = []
+        for row in view.disagreements:
+            raw = (form.get(row.field) or "").strip()
+            note = (form.get(f"{row.field}:note") or "").strip() or None
+            if not raw:
+                continue
+            if raw == UNRESOLVED:
+                if note is None:
+                    problems[row.field] = "say in the note why it stays unresolved"
                     continue
-                if raw == UNRESOLVED:
-                    if note is None:
-                        problems[row.field] = "say in the note why it stays unresolved"
-                        continue
-                    chosen.append(_resolution(row, ItemStatus.UNRESOLVED, None, note, user))
-                    continue
-                match = next((c for c in row.choices if _as_text(c) == raw), None)
-                if match is None:
-                    problems[row.field] = "choose one of the values the passes gave"
-                    continue
-                chosen.append(_resolution(row, ItemStatus.RESOLVED, match, note, user))
-            if problems:
-                raise InputError("some resolutions need fixing", problems)
-            if not chosen:
-                raise InputError("choose a resolution for at least one disagreement")
-            for resolution in chosen:
-                s.execute(
-                    delete(ResolutionRow).where(
-                        ResolutionRow.session_id == session_id,
-                        ResolutionRow.category == category_id,
-                        ResolutionRow.question_id == resolution.question_id,
-                        _same_turn(resolution.turn_index),
-                    )
+                chosen.append(_resolution(row, ItemStatus.UNRESOLVED, None, note, user))
+                continue
+            match = next((c for c in row.choices if _as_text(c) == raw), None)
+            if match is None:
+                problems[row.field] = "choose one of the values the passes gave"
+                continue
+            chosen.append(_resolution(row, ItemStatus.RESOLVED, match, note, user))
+        if problems:
+            raise InputError("some resolutions need fixing", problems)
+        if not chosen:
+            raise InputError("choose a resolution for at least one disagreement")
+        for resolution in chosen:
+            s.execute(
+                delete(ResolutionRow).where(
+                    ResolutionRow.session_id == session_id,
+                    ResolutionRow.category == category_id,
+                    ResolutionRow.question_id == resolution.question_id,
+                    _same_turn(resolution.turn_index),
                 )
-                resolution.session_id = session_id
-                resolution.category = category_id
-                s.add(resolution)
-            return len(chosen)
+            )
+            resolution.session_id = session_id
+            resolution.category = category_id
+            s.add(resolution)
+        return len(chosen)
 
 
 def _as_text(value: str | float) -> str:

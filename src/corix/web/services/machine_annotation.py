@@ -9,8 +9,6 @@ key is read from a named environment variable of the server, never from the form
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from enum import StrEnum
 
@@ -23,6 +21,7 @@ from corix.llm import EndpointConfig, LLMClient
 from corix.llm.mock_model import MOCK_MODEL_NAME
 from corix.storage import Database
 from corix.storage.orm import RunRow
+from corix.web.services.background import BackgroundTasks
 from corix.web.services.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -64,7 +63,7 @@ def llm_endpoint(url: str, model: str, key_env: str) -> EndpointConfig:
 class MachineAnnotations:
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._background = BackgroundTasks()
 
     def runs_of(self, evaluation_id: str, chosen: str) -> list[str]:
         """The run ids to annotate: one run of the series, or all of them (``all``)."""
@@ -80,9 +79,7 @@ class MachineAnnotations:
         self, run_ids: list[str], annotator: MachineAnnotator, endpoint: EndpointConfig | None
     ) -> None:
         """Schedule the annotation of ``run_ids``. Must be called in the event loop."""
-        task = asyncio.get_running_loop().create_task(self._run(run_ids, annotator, endpoint))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._background.spawn(self._run(run_ids, annotator, endpoint))
 
     async def _run(
         self, run_ids: list[str], annotator: MachineAnnotator, endpoint: EndpointConfig | None
@@ -102,11 +99,7 @@ class MachineAnnotations:
 
     @property
     def running(self) -> int:
-        return len(self._tasks)
+        return self._background.running
 
     async def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._background.close()
