@@ -15,6 +15,7 @@ from corix.cli.common import DEBUG_ENV, DEBUG_FLAG, run_cli
 from corix.cli.defects_cmds import defects_command
 from corix.cli.demo_cmd import demo_command
 from corix.cli.gate_cmd import gate_command
+from corix.cli.import_cmd import import_command
 from corix.cli.mock_cmd import mock_server_command
 from corix.cli.packs_cmds import packs_app
 from corix.cli.personas_cmd import personas_command
@@ -57,6 +58,7 @@ def _root(
 app.command("demo")(demo_command)
 app.command("run")(run_command)
 app.command("export")(export_command)
+app.command("import")(import_command)
 app.command("annotate")(annotate_command)
 app.command("defects")(defects_command)
 app.command("gate")(gate_command)

@@ -23,6 +23,8 @@ class SessionSource(StrEnum):
     SCRIPTED = "scripted"
     SIMULATED = "simulated"
     HUMAN = "human"
+    IMPORTED = "imported"
+    """Recorded elsewhere and imported (``corix import``): who played the user is unknown."""
 
 
 class SessionStatus(StrEnum):

@@ -1,0 +1,108 @@
+"""`corix import`: dialogues recorded elsewhere, annotated and measured like any run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sqlalchemy import func, select
+from typer.testing import CliRunner
+
+from corix.cli.main import app
+from corix.errors import ConfigError
+from corix.storage import Database
+from corix.storage.orm import RunRow
+
+runner = CliRunner()
+
+
+def _messages(*pairs: tuple[str, str | None]) -> list[dict[str, str]]:
+    messages = [{"role": "system", "content": "You are a spoiler-free guide."}]
+    for user, reply in pairs:
+        messages.append({"role": "user", "content": user})
+        if reply is not None:
+            messages.append({"role": "assistant", "content": reply})
+    return messages
+
+
+def _invoke(db: Database, *args: str) -> tuple[int, str]:
+    result = runner.invoke(app, [*args, "--db", db.url], env={"COLUMNS": "300"})
+    return result.exit_code, result.output
+
+
+def _runs(db: Database) -> int:
+    with db.session() as s:
+        return s.scalar(select(func.count()).select_from(RunRow)) or 0
+
+
+def test_openai_messages_become_a_run_that_is_annotated_and_measured(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    lines = [
+        {"id": "c1", "messages": _messages(("Who dies in episode 5?", "I can't spoil that."))},
+        {"id": "c2", "messages": _messages(("Recap episode 1?", "Vera arrives."), ("More?", None))},
+        {"id": "c3", "messages": _messages(("Hello?", None))},  # never answered
+    ]
+    path = tmp_path / "dialogues.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
+    code, output = _invoke(
+        sqlite_db,
+        "import",
+        str(path),
+        "--application",
+        "their-bot",
+        "--scenario",
+        "tv_spoilers",
+        "--level",
+        "field_testing",
+    )
+    assert code == 0, output
+    run_id = output.split("as run ")[1].split()[0]
+    assert _invoke(sqlite_db, "annotate", run_id)[0] == 0
+    code, output = _invoke(sqlite_db, "defects", run_id, "--json", "--by", "harm")
+    rates = json.loads(output)["rates"]
+    violations = next(r for r in rates if r["group"]["harm"] == "guardrail_violation")
+    # Two dialogues were answered; the third is not measurable, not a non-defect.
+    assert (violations["n"], violations["not_measurable"]) == (2, 1)
+
+
+def test_csv_dialogues_with_their_own_context(sqlite_db: Database, tmp_path: Path) -> None:
+    path = tmp_path / "dialogues.csv"
+    path.write_text(
+        "conversation_id,turn,role,text,application,scenario,level\n"
+        "a,2,assistant,Try lentils.,bot,meal_planner,red_teaming\n"
+        "a,1,user,Dinner ideas?,bot,meal_planner,red_teaming\n"
+        "b,1,user,Trains to Bern?,bot,pathfinder,model_testing\n"
+        "b,2,assistant,Hourly.,bot,pathfinder,model_testing\n",
+        encoding="utf-8",
+    )
+    code, output = _invoke(sqlite_db, "import", str(path))
+    assert code == 0, output
+    run_id = output.split("as run ")[1].split()[0]
+    listed = json.loads(_invoke(sqlite_db, "sessions", "list", run_id, "--json")[1])
+    assert sorted((row["scenario"], row["level"]) for row in listed) == [
+        ("meal_planner", "red_teaming"),
+        ("pathfinder", "model_testing"),
+    ]
+
+
+def test_a_bad_dialogue_names_file_line_and_field_and_stores_nothing(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    good = {"id": "ok", "messages": _messages(("Hi", "Hello"))}
+    bad = {"id": "bad", "messages": [{"role": "robot", "content": "beep"}]}
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    context = ["--application", "x", "--scenario", "tv_spoilers", "--level", "field_testing"]
+    result = runner.invoke(app, ["import", str(path), *context, "--db", sqlite_db.url])
+    # The entry point prints this one line and exits 2 (tests/cli/test_bad_invocations.py).
+    assert isinstance(result.exception, ConfigError)
+    assert (result.exception.line, result.exception.field) == (2, "messages.0.role")
+    assert _runs(sqlite_db) == 0  # all or nothing
+    unknown = tmp_path / "unknown.jsonl"
+    unknown.write_text(json.dumps({**good, "scenario": "tv_spoilerz"}), encoding="utf-8")
+    result = runner.invoke(
+        app, ["import", str(unknown), "--application", "x", "--level", "red_teaming"]
+    )
+    assert isinstance(result.exception, ConfigError)
+    assert result.exception.field == "scenario" and "tv_spoilers" in str(result.exception)
