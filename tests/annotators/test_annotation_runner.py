@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import uuid
@@ -233,3 +234,17 @@ def test_annotation_round_trips_on_both_backends(any_db: Database) -> None:
         (d.id, q) for d in dialogues for q in ("du_usefulness", "du_added_work")
     }
     assert all(row.n_runs == 2 for row in consensus)
+
+
+async def test_two_annotations_of_one_run_at_once_store_each_pass_once(any_db: Database) -> None:
+    dialogues = [fresh(d) for d in (SPOILER, CLEAN, WITHHELD, CONFABULATION)]
+    run_id = store_run(any_db, dialogues)
+    # Two processes on one run: the second's copies of stored passes are refused row by
+    # row by the unique key, not as a crash, and every pass is stored exactly once.
+    first, second = await asyncio.gather(
+        annotate_run_async(any_db, run_id), annotate_run_async(any_db, run_id)
+    )
+    passes = load_passes(any_db, run_id=run_id)
+    keys = [(p.session_id, p.category, p.annotator, p.pass_no, p.repeat_no) for p in passes]
+    assert len(keys) == len(set(keys)) == 17
+    assert first.sessions == second.sessions == 4
