@@ -88,3 +88,19 @@ async def test_runs_compare_puts_two_runs_side_by_side(sqlite_db: Database) -> N
     # The same plan and seed twice: the same numbers, no change, overlapping intervals.
     assert rate["a"] == rate["b"] and rate["change"] == 0 and rate["intervals_overlap"]
     assert any(what.startswith("aria_pilot · reference · beta") for what in rows)
+
+
+async def test_parquet_tables_hold_the_same_rows(sqlite_db: Database, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    run_id = await write_tiny_run(sqlite_db)
+    out = tmp_path / "tables"
+    result = runner.invoke(
+        app, ["export", run_id, "--format", "parquet", "--output", str(out), "--db", sqlite_db.url]
+    )
+    assert result.exit_code == 0, result.output
+    for name in ("sessions", "turns", "passes", "settled_labels"):
+        table = pq.read_table(out / f"{name}.parquet")
+        assert table.to_pylist() == _rows(out / f"{name}.csv"), name
+    turns = pq.read_table(out / "turns.parquet").column("response_text").to_pylist()
+    assert HOSTILE_REPLY in turns  # multi-line, hostile text survives the round trip

@@ -29,6 +29,7 @@ from corix.execution.run_status import RunStatus
 from corix.measurement.core import measure
 from corix.measurement.run_comparison import compare_rates, compare_trees
 from corix.report.export import export_jsonl
+from corix.report.export_parquet import csv_tables_to_parquet
 from corix.report.export_tables import export_tables
 from corix.report.transcripts import render_transcript
 from corix.storage import Database, Repository
@@ -465,16 +466,18 @@ def export_command(
     """Export a run: JSON lines of sessions with turns and provenance, or CSV tables of
     sessions, turns, questionnaire answers, annotation passes, settled labels (with their
     measurement specification) and resolutions."""
-    if fmt not in ("jsonl", "csv"):
-        raise fail(f"unknown format '{fmt}'; known: jsonl, csv")
-    if fmt == "csv" and output is None:
-        raise fail("--format csv writes a folder of tables: give --output DIR")
+    if fmt not in ("jsonl", "csv", "parquet"):
+        raise fail(f"unknown format '{fmt}'; known: jsonl, csv, parquet")
+    if fmt in ("csv", "parquet") and output is None:
+        raise fail(f"--format {fmt} writes a folder of tables: give --output DIR")
     with database(db) as database_:
         repo = Repository(database_)
         repo.get_run(run)
-        if fmt == "csv":
+        if fmt in ("csv", "parquet"):
             assert output is not None  # checked above
             counts = export_tables(repo, run, measure(database_, [run]), output)
+            if fmt == "parquet":
+                csv_tables_to_parquet(output)
             console.print(
                 f"wrote {', '.join(f'{n} rows to {name}' for name, n in counts.items())} "
                 f"in {output}",
