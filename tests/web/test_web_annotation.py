@@ -82,7 +82,7 @@ async def test_real_dialogues_wait_for_a_passed_qualification(
 
     end_cooldown(world)
     await b.get("/annotate/qualification")
-    passed = await b.post("/annotate/qualification", gold_form(world))
+    passed = await b.post("/annotate/qualification", gold_form(world, "anna"))
     assert "Passed — 100%" in passed.text
     assert await claim(b, "risk_assessment") is not None
 

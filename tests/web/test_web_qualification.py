@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import random
 import re
+from collections import Counter
 from collections.abc import Callable
+from datetime import timedelta
+from html import unescape
 
 from sqlalchemy import select
-from web_support import Browser, World, end_cooldown, form_fields, gold_form
+from web_support import (
+    Browser,
+    World,
+    answer_key,
+    build_world,
+    end_cooldown,
+    form_fields,
+    gold_form,
+)
 
 from corix.assessment import Answer
+from corix.storage import Database
 from corix.storage.orm_web import QualificationAttemptRow, QualificationDrawRow
-from corix.web.services.qualification import score_answers
+from corix.web import Role
+from corix.web.services.qualification import Qualification, QualificationRules, score_answers
+from corix.web.services.training import GoldSet
 
 MakeBrowser = Callable[[], Browser]
 WRONG = {
@@ -22,9 +37,25 @@ WRONG = {
 }
 
 
-def _drawn(html: str) -> list[str]:
-    """The gold dialogue ids a test page asks about, in order."""
-    return list(dict.fromkeys(name.split(":")[1] for name in form_fields(html, "g:")))
+def _drawn(world: World, username: str = "anna") -> list[list[str]]:
+    """Every draw of ``username`` so far, as gold dialogue ids in the order shown."""
+    with world.state.db.session() as s:
+        return [
+            list(draw.dialogue_ids)
+            for draw in s.scalars(
+                select(QualificationDrawRow)
+                .where(QualificationDrawRow.user_id == world.user(username).id)
+                .order_by(QualificationDrawRow.id)
+            )
+        ]
+
+
+def _shown(world: World, html: str) -> list[str]:
+    """The gold dialogues a test page shows, recognized by their first user message."""
+    gold = world.state.qualification.gold.dialogues
+    text = unescape(html)
+    found = {d.id: text.find(d.turns[0].user) for d in gold}
+    return sorted((d for d, at in found.items() if at >= 0), key=found.__getitem__)
 
 
 def _wrong_answers(html: str) -> dict[str, str]:
@@ -43,9 +74,14 @@ async def test_a_failed_attempt_explains_by_question_and_the_retake_draws_new_di
     rules = world.state.qualification.rules
     b = await _annotator(browser)
     page = await b.get("/annotate/qualification")
-    first = _drawn(page.text)
-    assert len(first) == rules.draw_size
-    assert _drawn((await b.get("/annotate/qualification")).text) == first  # reload: same draw
+    (first,) = _drawn(world)
+    assert len(first) == rules.draw_size and _shown(world, page.text) == first
+    # The form names dialogues by their place in the draw, never by their telling ids.
+    assert {name.split(":")[1] for name in form_fields(page.text, "g:")} == {"1", "2", "3", "4"}
+    for dialogue in world.state.qualification.gold.dialogues:
+        assert dialogue.id not in page.text
+    reloaded = await b.get("/annotate/qualification")  # a reload shows the same draw
+    assert _shown(world, reloaded.text) == first and _drawn(world) == [first]
 
     failed = await b.post("/annotate/qualification", _wrong_answers(page.text))
     assert failed.status_code == 200 and "Not passed" in failed.text
@@ -56,18 +92,21 @@ async def test_a_failed_attempt_explains_by_question_and_the_retake_draws_new_di
     assert re.search(r"<td>\d of \d</td>", feedback.group(1))
     for dialogue in world.state.qualification.gold.dialogues:
         assert dialogue.explanation[:40] not in failed.text
+        assert dialogue.id not in failed.text
     assert "Expected" not in failed.text
     assert "retake" not in failed.text  # the cool-down has not ended
 
     waiting = await b.get("/annotate/qualification")
     assert 'id="qualification-cooldown"' in waiting.text and "g:" not in waiting.text
-    refused = await b.post("/annotate/qualification", gold_form(world))
+    refused = await b.post("/annotate/qualification", gold_form(world, "anna"))
     assert refused.status_code == 403 and "next attempt opens at" in refused.text
 
     end_cooldown(world)
-    second = _drawn((await b.get("/annotate/qualification")).text)
+    retake = await b.get("/annotate/qualification")
+    second = _drawn(world)[1]
     assert len(second) == rules.draw_size and not set(second) & set(first)
-    passed = await b.post("/annotate/qualification", gold_form(world))
+    assert _shown(world, retake.text) == second
+    passed = await b.post("/annotate/qualification", gold_form(world, "anna"))
     assert "Passed — 100%" in passed.text
 
     with world.state.db.session() as s:
@@ -76,6 +115,84 @@ async def test_a_failed_attempt_explains_by_question_and_the_retake_draws_new_di
     assert [a.passed for a in attempts] == [False, True]
     assert [sorted(a.answers) for a in attempts] == [sorted(first), sorted(second)]
     assert [d.attempt_id for d in draws] == [a.id for a in attempts]
+
+
+async def test_copying_the_failed_attempts_answer_key_does_not_pass_the_retake(
+    sqlite_db: Database,
+) -> None:
+    """Even the full answer key of a failed attempt is worth nothing at the retake.
+
+    A copied key passes a retake only by chance, as a guess from the answers' base rates
+    might (see the next test); seed 1 draws a retake where it does not.
+    """
+    world = build_world(sqlite_db, seed=1)
+    b = Browser(world.app)
+    await b.login("anna")
+    page = await b.get("/annotate/qualification")
+    key = gold_form(world, "anna")  # the first draw's answer key, however it was learned
+    await b.post("/annotate/qualification", _wrong_answers(page.text))
+    end_cooldown(world)
+    await b.get("/annotate/qualification")
+    copied = await b.post("/annotate/qualification", key)
+    assert copied.status_code == 200 and "Not passed" in copied.text
+    with world.state.db.session() as s:
+        assert [a.passed for a in s.scalars(select(QualificationAttemptRow))] == [False, False]
+    await b.aclose()
+
+
+def test_a_copied_answer_key_passes_no_more_often_than_a_guess(world: World) -> None:
+    """Forty annotators each fail, then hand in their first draw's full answer key."""
+    qualification = world.state.qualification
+    copied_keys = {}
+    for index in range(40):
+        user = world.add_user(f"copier{index}", Role.ANNOTATOR)
+        first = qualification.draw(user)
+        copied_keys[user.id] = answer_key(first)
+        assert not qualification.submit(user, _wrong_form(len(first))).passed
+    end_cooldown(world)
+    passed = 0
+    for index in range(40):
+        user = world.user(f"copier{index}")
+        qualification.draw(user)
+        passed += qualification.submit(user, copied_keys[user.id]).passed
+    # Before, every copy passed (the same dialogues came back); now only by chance
+    # (five of forty with this seed; about one in twenty in the long run).
+    assert passed <= 6
+
+
+async def test_three_attempts_never_repeat_a_dialogue(world: World, browser: MakeBrowser) -> None:
+    rules = world.state.qualification.rules
+    assert len(world.state.qualification.gold.dialogues) >= rules.max_attempts * rules.draw_size
+    b = await _annotator(browser)
+    for _ in range(rules.max_attempts):
+        end_cooldown(world)
+        page = await b.get("/annotate/qualification")
+        await b.post("/annotate/qualification", _wrong_answers(page.text))
+    drawn = [dialogue for draw in _drawn(world) for dialogue in draw]
+    assert len(drawn) == len(set(drawn)) == rules.max_attempts * rules.draw_size
+
+
+def test_draws_prefer_the_least_seen_dialogues_once_the_pool_runs_out(world: World) -> None:
+    """A pool of six, draws of four: the third draw takes the two unseen dialogues first."""
+    state = world.state
+    gold = GoldSet(version="t", dialogues=state.qualification.gold.dialogues[:6])
+    rules = QualificationRules(draw_size=4, max_attempts=5, cooldown=timedelta(0))
+    qualification = Qualification(state.db, state.schema, gold, rules, rng=random.Random(1))
+    anna = world.user("anna")
+    draws = []
+    for _ in range(3):
+        drawn = qualification.draw(anna)
+        draws.append([d.id for d in drawn])
+        assert not qualification.submit(anna, _wrong_form(len(drawn))).passed
+    first, second, third = draws
+    assert len(set(first) | set(second)) == 6  # the second draw took the two unseen first
+    counts = Counter(first + second)
+    assert all(counts[d] == 1 for d in third if d not in set(first) & set(second))
+    assert not set(third) & (set(first) & set(second))  # twice-seen ones wait
+
+
+def _wrong_form(size: int) -> dict[str, str]:
+    return {f"g:{place}:{q}": value for place in range(1, size + 1) for q, value in WRONG.items()}
 
 
 async def test_the_attempt_limit_locks_the_test(world: World, browser: MakeBrowser) -> None:
@@ -90,7 +207,7 @@ async def test_the_attempt_limit_locks_the_test(world: World, browser: MakeBrows
     end_cooldown(world)
     locked = await b.get("/annotate/qualification")
     assert 'id="qualification-locked"' in locked.text and "g:" not in locked.text
-    refused = await b.post("/annotate/qualification", gold_form(world))
+    refused = await b.post("/annotate/qualification", gold_form(world, "anna"))
     assert refused.status_code == 403 and "every attempt" in refused.text
 
 
@@ -99,11 +216,15 @@ async def test_a_draw_counts_once_and_only_its_dialogues_are_scored(
 ) -> None:
     b = await _annotator(browser)
     page = await b.get("/annotate/qualification")
-    drawn = set(_drawn(page.text))
-    # Right answers for the dialogues not drawn and wrong ones for the drawn: a fail.
-    form = {
-        name: value for name, value in gold_form(world).items() if name.split(":")[1] not in drawn
-    } | _wrong_answers(page.text)
+    # Wrong answers for the drawn dialogues, and right ones for dialogues not drawn
+    # (named by id, as an old form did): a fail, and the extra fields count for nothing.
+    (drawn,) = _drawn(world)
+    form = _wrong_answers(page.text) | {
+        f"g:{dialogue.id}:{question}": value
+        for dialogue in world.state.qualification.gold.dialogues
+        if dialogue.id not in drawn
+        for question, value in dialogue.answers.items()
+    }
     result = await b.post("/annotate/qualification", form)
     assert "Not passed" in result.text
     again = await b.post("/annotate/qualification", form)  # the same form once more

@@ -11,10 +11,10 @@ from sqlalchemy import func, inspect, select
 from web_support import (
     FIELD_TEST_ANSWERS,
     Browser,
+    answer_key,
     build_world,
     claim,
     complete_session,
-    gold_form,
     qualify,
     run_tester,
 )
@@ -106,8 +106,8 @@ async def test_racing_annotators_never_exceed_k_passes(any_db: Database) -> None
         world.evaluation_id, [u.id for u in users], ["risk_assessment"]
     )
     for user in users:  # qualification itself is tested elsewhere
-        world.state.qualification.draw(user)
-        assert world.state.qualification.submit(user, gold_form(world)).passed
+        drawn = world.state.qualification.draw(user)
+        assert world.state.qualification.submit(user, answer_key(drawn)).passed
     queues = [world.state.queue.queues(user)[0].id for user in users]
     claims = await asyncio.gather(
         *(

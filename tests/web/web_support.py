@@ -6,6 +6,7 @@ a real SQLite file, or PostgreSQL where a test asks for it.
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,9 +19,11 @@ from sqlalchemy import select, update
 
 from corix.domain import Level
 from corix.storage import Database
-from corix.storage.orm_web import AssignmentRow, QualificationAttemptRow
+from corix.storage.orm_web import AssignmentRow, QualificationAttemptRow, QualificationDrawRow
 from corix.web import Role, WebSettings, create_app
 from corix.web.services import EvaluationSettings, SignedInUser
+from corix.web.services.qualification import gold_prefix
+from corix.web.services.training import GoldDialogue
 from corix.web.state import WebState
 
 PASSWORD = "correct horse battery staple"
@@ -40,6 +43,7 @@ class Browser:
             transport=httpx.ASGITransport(app=app), base_url="http://testserver"
         )
         self.responses: list[httpx.Response] = []
+        self.username: str | None = None
         self._token: str | None = None
 
     async def get(self, url: str, **kwargs: Any) -> httpx.Response:
@@ -71,6 +75,7 @@ class Browser:
         await self.get("/login")
         response = await self.post("/login", {"username": username, "password": password})
         assert response.status_code == 303, response.text[:500]
+        self.username = username
         return await self.follow(response)
 
     def _seen(self, response: httpx.Response) -> httpx.Response:
@@ -120,8 +125,10 @@ def build_world(
     passes_per_item: int = 2,
     max_turns: int = 30,
     settings: WebSettings = FAST_SETTINGS,
+    seed: int = 0,
 ) -> World:
-    app = create_app(db, settings=settings)
+    # A seeded random source: qualification draws are the same in every run of a test.
+    app = create_app(db, settings=settings, rng=random.Random(seed))
     state: WebState = app.state.corix
     evaluation_id = state.evaluations.create(
         "Pilot series",
@@ -221,11 +228,25 @@ async def run_tester(
     return token
 
 
-def gold_form(world: World) -> dict[str, str]:
-    """The qualification form filled with the gold answers (and a risk type where unscored)."""
+def gold_form(world: World, username: str) -> dict[str, str]:
+    """The qualification form of ``username``'s latest draw, filled with the gold answers."""
+    qualification = world.state.qualification
+    with world.state.db.session() as s:
+        drawn = s.scalars(
+            select(QualificationDrawRow.dialogue_ids)
+            .where(QualificationDrawRow.user_id == world.user(username).id)
+            .order_by(QualificationDrawRow.id.desc())
+            .limit(1)
+        ).one()
+    by_id = {dialogue.id: dialogue for dialogue in qualification.gold.dialogues}
+    return answer_key([by_id[dialogue_id] for dialogue_id in drawn])
+
+
+def answer_key(dialogues: list[GoldDialogue]) -> dict[str, str]:
+    """A draw's form filled with the gold answers (and a risk type where it is unscored)."""
     form: dict[str, str] = {}
-    for dialogue in world.state.qualification.gold.dialogues:
-        prefix = f"g:{dialogue.id}"
+    for place, dialogue in enumerate(dialogues, start=1):
+        prefix = gold_prefix(place)
         for question_id, value in dialogue.answers.items():
             form[f"{prefix}:{question_id}"] = value
         violation = "yes" in (
@@ -246,8 +267,9 @@ def end_cooldown(world: World) -> None:
 
 
 async def qualify(world: World, b: Browser) -> None:
+    assert b.username is not None, "sign in first"
     await b.get("/annotate/qualification")
-    result = await b.post("/annotate/qualification", gold_form(world))
+    result = await b.post("/annotate/qualification", gold_form(world, b.username))
     assert result.status_code == 200 and "Passed" in result.text, result.text[:2000]
 
 

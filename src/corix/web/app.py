@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -48,14 +49,19 @@ def match_threads_to_connections(db: Database) -> None:
 
 
 def create_app(
-    db: Database, *, secret_key: str | None = None, settings: WebSettings | None = None
+    db: Database,
+    *,
+    secret_key: str | None = None,
+    settings: WebSettings | None = None,
+    rng: random.Random | None = None,
 ) -> FastAPI:
     """The web app over ``db``. ``secret_key`` overrides the settings' key (which signs CSRF
-    tokens); without either, a random key is made and open forms expire on restart."""
+    tokens); without either, a random key is made and open forms expire on restart.
+    ``rng`` draws qualification dialogues (a seeded one makes draws reproducible)."""
     settings = settings or WebSettings()
     if secret_key is not None:
         settings = WebSettings(**{**settings.__dict__, "secret_key": secret_key})
-    state = WebState.build(db, settings)
+    state = WebState.build(db, settings, rng=rng)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

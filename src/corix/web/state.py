@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -65,7 +66,10 @@ class WebState:
     machine_annotation: MachineAnnotations
 
     @classmethod
-    def build(cls, db: Database, settings: WebSettings) -> WebState:
+    def build(
+        cls, db: Database, settings: WebSettings, *, rng: random.Random | None = None
+    ) -> WebState:
+        """``rng`` draws the qualification dialogues (default: the system's random source)."""
         schema = load_builtin_schema()
         live = LiveApplications(db)
         evaluations = Evaluations(db)
@@ -79,6 +83,7 @@ class WebState:
                 max_attempts=settings.qualification_max_attempts,
                 cooldown=timedelta(minutes=settings.qualification_cooldown_minutes),
             ),
+            rng=rng,
         )
         return cls(
             db=db,

@@ -4,12 +4,15 @@ pass mark, with a limit on attempts and a cool-down after a failed one.
 An annotator sees real dialogues only after passing. The score is the share of scored gold
 answers matched; a follow-up the annotator's own answers hide counts as missed. Feedback is
 given per question, as counts over the draw, never as the expected answers: the gold pool
-is small, and an answer key shown once would be copied into every later attempt.
+is small, and an answer key shown once would be copied into every later attempt. For the
+same reason a draw prefers dialogues the annotator has not seen, and the form names the
+drawn dialogues by their place in the draw, never by their (telling) gold ids.
 """
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -27,8 +30,9 @@ from corix.web.services.errors import Conflict, Forbidden, InputError
 from corix.web.services.training import GoldDialogue, GoldSet, gold_answers
 
 
-def gold_prefix(dialogue: GoldDialogue) -> str:
-    return f"g:{dialogue.id}"
+def gold_prefix(place: int) -> str:
+    """The form prefix of the draw's dialogue at ``place`` (1-based)."""
+    return f"g:{place}"
 
 
 @dataclass(frozen=True)
@@ -167,32 +171,41 @@ class Qualification:
     def draw(self, user: SignedInUser) -> list[GoldDialogue]:
         """The dialogues of the user's open attempt, drawn now if there is none.
 
-        A new draw avoids the previous attempt's dialogues while the pool allows it, so a
-        retake never repeats the dialogues whose feedback was just seen.
+        A new draw takes the dialogues the user has seen least often, never the previous
+        attempt's while others are left, ties broken at random: a retake repeats no
+        dialogue whose feedback was seen until the pool runs out.
         """
         with self._db.session() as s:
             self._check_may_attempt(self._status(s, user))
             open_draw = self._open_draw(s, user)
             if open_draw is not None:
                 return self._dialogues(open_draw)
-            previous = s.scalars(
-                select(QualificationDrawRow.dialogue_ids)
-                .where(
-                    QualificationDrawRow.user_id == user.id,
-                    QualificationDrawRow.test_version == self.test_version,
+            earlier = list(
+                s.scalars(
+                    select(QualificationDrawRow.dialogue_ids)
+                    .where(
+                        QualificationDrawRow.user_id == user.id,
+                        QualificationDrawRow.test_version == self.test_version,
+                    )
+                    .order_by(QualificationDrawRow.id)
                 )
-                .order_by(QualificationDrawRow.id.desc())
-                .limit(1)
-            ).first()
-            pool = sorted(self._by_id)
-            fresh = [dialogue_id for dialogue_id in pool if dialogue_id not in (previous or [])]
-            candidates = fresh if len(fresh) >= self.rules.draw_size else pool
-            chosen = self._rng.sample(candidates, self.rules.draw_size)
+            )
+            chosen = self._fresh_draw(earlier)
             row = QualificationDrawRow(
                 user_id=user.id, test_version=self.test_version, dialogue_ids=chosen
             )
             s.add(row)
             return self._dialogues(row)
+
+    def _fresh_draw(self, earlier: Sequence[Sequence[str]]) -> list[str]:
+        seen = Counter(dialogue_id for draw in earlier for dialogue_id in draw)
+        last = set(earlier[-1]) if earlier else set()
+        pool = sorted(self._by_id)
+        self._rng.shuffle(pool)  # random ties: the sort below is stable
+        pool.sort(key=lambda dialogue_id: (seen[dialogue_id], dialogue_id in last))
+        chosen = pool[: self.rules.draw_size]
+        self._rng.shuffle(chosen)
+        return chosen
 
     def submit(self, user: SignedInUser, form: Mapping[str, str]) -> QualificationResult:
         """Check the open draw is fully answered, score it and record the attempt."""
@@ -236,14 +249,14 @@ class Qualification:
         screening = self._schema.screening_category
         given: dict[str, list[Answer]] = {}
         problems: dict[str, str] = {}
-        for dialogue in dialogues:
+        for place, dialogue in enumerate(dialogues, start=1):
             try:
                 given[dialogue.id] = checked_answers(
                     self._schema,
                     screening,
                     form,
                     len(dialogue.turns),
-                    prefix=gold_prefix(dialogue),
+                    prefix=gold_prefix(place),
                 )
             except InputError as exc:
                 problems.update(exc.problems)
