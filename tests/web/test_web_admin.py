@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
 import json
 import re
 from collections import Counter
@@ -285,6 +287,41 @@ async def test_the_design_is_counterbalanced_by_default_and_redrawn_until_the_se
     refused = await b.post(f"{url}/assignments/redraw", {"seed": "6"})
     assert refused.status_code == 409 and "can no longer be redrawn" in refused.text
     assert 'id="redraw-form"' not in refused.text
+
+
+async def test_testers_added_one_at_a_time_continue_the_design_which_exports_as_csv(
+    world: World, browser: MakeBrowser
+) -> None:
+    b = await _admin(browser)
+    url = f"/admin/evaluations/{world.evaluation_id}"
+    await b.get(url)
+    for name in ("felix", "fay"):  # as they join, one form each, with the same seed
+        one = await b.post(f"{url}/assignments", {"testers": [world.user(name).id]})
+        assert one.status_code == 303
+    with world.state.db.session() as s:
+        firsts = {
+            row.user_id: row.application_id
+            for row in s.scalars(select(AssignmentRow).where(AssignmentRow.position == 1))
+        }
+    assert len(set(firsts.values())) == 2  # not both on the same application
+
+    fay = browser()
+    await fay.login("fay")
+    await start_next_session(fay)
+    exported = await b.get(f"{url}/design.csv")
+    assert exported.status_code == 200
+    assert exported.headers["content-type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(exported.text)))
+    with world.state.db.session() as s:
+        started = s.scalars(select(SessionRow).where(SessionRow.source == "human")).one()
+        names = {row.id: row.name for row in s.scalars(select(ApplicationRow))}
+    assert sorted((int(r["tester_id"]), r["application"], r["position"]) for r in rows) == sorted(
+        (user, names[app], "1") for user, app in firsts.items()
+    )
+    (held,) = [r for r in rows if r["session_id"]]
+    # The design joins the measured record: the session and its tester match.
+    assert (held["session_id"], int(held["tester_id"])) == (started.id, started.tester_id)
+    assert held["status"] == "in_session" and held["level"] == "field_testing"
 
 
 async def _annotations_done(world: World) -> None:

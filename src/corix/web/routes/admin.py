@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from functools import partial
 from typing import Annotated
 
@@ -21,6 +23,7 @@ from corix.web.routes._forms import RowId
 from corix.web.services import Conflict, EvaluationSettings, InputError, agreement_by_question
 from corix.web.services.accounts import parse_role
 from corix.web.services.annotation_selection import HumanAnnotation
+from corix.web.services.assignments import DESIGN_COLUMNS
 from corix.web.services.automation import automatable_levels
 from corix.web.services.balancing import AssignmentDesign
 from corix.web.services.evaluations import available_scenarios
@@ -224,6 +227,33 @@ def redraw_assignments(
     except (InputError, Conflict) as exc:
         return _evaluation_page(request, evaluation_id, RefusedForm.of(exc), section="testers")
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="testers_redrawn")
+
+
+@router.get("/evaluations/{evaluation_id}/design.csv")
+def design_export(request: Request, _user: Admin, evaluation_id: str) -> Response:
+    """The assignment design as CSV: who met which application, in which scenario, when."""
+    rows = web_state(request).assigner.design(evaluation_id)
+    out = io.StringIO()
+    table = csv.writer(out)
+    table.writerow(DESIGN_COLUMNS)
+    for row in rows:
+        table.writerow(
+            [
+                row.tester_id,
+                row.level.value,
+                row.position,
+                row.application_id,
+                row.application,
+                row.scenario,
+                row.status,
+                row.session_id or "",
+            ]
+        )
+    return Response(
+        out.getvalue(),
+        media_type="text/csv; charset=utf-8",
+        headers={"content-disposition": f'attachment; filename="{evaluation_id}-design.csv"'},
+    )
 
 
 @router.post("/evaluations/{evaluation_id}/annotators")

@@ -47,6 +47,30 @@ class AssignmentSummary:
     status: str
 
 
+@dataclass(frozen=True)
+class DesignRow:
+    """One planned session of the design, as the analysis of tester effects reads it.
+
+    ``tester_id`` is the ``tester_id`` the tester's sessions carry and ``session_id`` the
+    session held in the slot (none until it starts): the design joins the measured record.
+    """
+
+    tester_id: int
+    level: Level
+    position: int
+    application_id: int
+    application: str
+    scenario: str
+    status: str
+    session_id: str | None
+
+
+DESIGN_COLUMNS = (
+    "tester_id", "level", "position", "application_id", "application", "scenario",
+    "status", "session_id",
+)  # fmt: skip
+
+
 class Assigner:
     def __init__(self, db: Database, schema: AnnotationSchema) -> None:
         self._db = db
@@ -152,7 +176,9 @@ class Assigner:
         evaluation_id: str,
         level: Level,
         user_ids: list[int],
-        plan_for: Callable[[list[int], Counter[Slot], dict[int, set[Slot]]], dict[int, list[Slot]]],
+        plan_for: Callable[
+            [list[int], Counter[Slot], dict[int, set[Slot]], int], dict[int, list[Slot]]
+        ],
         briefing_rng: random.Random,
     ) -> int:
         existing = list(
@@ -167,8 +193,10 @@ class Assigner:
         taken: defaultdict[int, set[Slot]] = defaultdict(set)
         for a in existing:
             taken[a.user_id].add((a.application_id, a.scenario))
+        # Rows of the counterbalanced design continue after the testers already assigned,
+        # so testers added one at a time still get different orders.
         try:
-            plan = plan_for(user_ids, load, dict(taken))
+            plan = plan_for(user_ids, load, dict(taken), len(taken))
         except ValueError:
             raise InputError(
                 "that many more sessions per tester is more than the slots left "
@@ -251,6 +279,30 @@ class Assigner:
                 for a, username, app in rows
             ]
 
+    def design(self, evaluation_id: str) -> list[DesignRow]:
+        """Every assignment of the series: tester, position, application, scenario, session."""
+        with self._db.session() as s:
+            _evaluation(s, evaluation_id)
+            rows = s.execute(
+                select(AssignmentRow, ApplicationRow.name)
+                .join(ApplicationRow, ApplicationRow.id == AssignmentRow.application_id)
+                .where(AssignmentRow.evaluation_id == evaluation_id)
+                .order_by(AssignmentRow.level, AssignmentRow.user_id, AssignmentRow.position)
+            )
+            return [
+                DesignRow(
+                    a.user_id,
+                    Level(a.level),
+                    a.position,
+                    a.application_id,
+                    name,
+                    a.scenario,
+                    a.status,
+                    a.session_id,
+                )
+                for a, name in rows
+            ]
+
     def annotator_queues(self, evaluation_id: str) -> dict[str, list[str]]:
         """Username → assigned categories, in the order they are annotated."""
         with self._db.session() as s:
@@ -276,11 +328,14 @@ def _plan(
     testers: list[int],
     load: Counter[Slot],
     taken: dict[int, set[Slot]],
+    first_row: int,
 ) -> dict[int, list[Slot]]:
     if design is AssignmentDesign.RANDOM:
         slots = [(a, scenario) for a in applications for scenario in scenarios]
         return balance_slots(testers, slots, per_tester, rng=rng, load=load, taken=taken)
-    return counterbalance_slots(testers, applications, scenarios, per_tester, rng=rng, taken=taken)
+    return counterbalance_slots(
+        testers, applications, scenarios, per_tester, rng=rng, first_row=first_row, taken=taken
+    )
 
 
 def _evaluation(s: Session, evaluation_id: str) -> EvaluationRow:

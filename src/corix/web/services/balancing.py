@@ -1,11 +1,13 @@
 """Assignment designs: which application × scenario slots each tester meets, in which order.
 
-Two designs: *counterbalanced* (the default; a Latin square of slots × positions where the
-counts allow) and *random* (balanced slot totals, random orders).
+Two designs: *counterbalanced* (the default; each tester meets the applications in turn,
+and slots × positions form a Latin square where the counts allow) and *random* (balanced
+slot totals, random orders).
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Hashable, Mapping, Sequence, Set
 from enum import StrEnum
@@ -76,21 +78,24 @@ def counterbalanced_sequence(
 ) -> list[tuple[AppT, ScenarioT]]:
     """Row ``row`` of a counterbalanced design: every application × scenario slot once.
 
-    Position ``j = b·A + r`` of row ``i`` holds application ``(i + r) mod A`` and scenario
-    ``(i // A + b + r) mod S``: the application fixes ``r`` and then the scenario fixes
-    ``b``, so a row never repeats a slot. Consecutive positions change the application, so a
-    tester meets every application before meeting one twice; and over any ``A × S``
-    consecutive rows each position holds each slot exactly once — a Latin square of
-    slots × positions — so application, scenario and order are not confounded with
-    the tester. With fewer rows the design stays as even as the counts allow.
+    The row starts at application ``a0 = row mod A`` and scenario ``s0 = (row + row // L)
+    mod S`` (``L = lcm(A, S)``); position ``j = b·A + r`` holds application ``a0 + r`` and
+    scenario ``s0 + b`` (mod A and S). So a tester meets every application in one scenario,
+    in a rotated order, before the next scenario: the applications are compared by the same
+    person on the same task. Rows start at every (application, scenario) pair once over any
+    ``A × S`` rows from a multiple of ``A × S`` — a Latin square of slots × positions — and
+    consecutive rows move both the first application and the first scenario on, so even a
+    few testers see every application and every scenario first about equally often.
     """
     n_apps, n_scenarios = len(applications), len(scenarios)
     if not n_apps or not n_scenarios:
         raise ValueError("a design needs at least one application and one scenario")
+    first_app = row % n_apps
+    first_scenario = (row + row // math.lcm(n_apps, n_scenarios)) % n_scenarios
     return [
         (
-            applications[(row + j % n_apps) % n_apps],
-            scenarios[(row // n_apps + j // n_apps + j % n_apps) % n_scenarios],
+            applications[(first_app + j % n_apps) % n_apps],
+            scenarios[(first_scenario + j // n_apps) % n_scenarios],
         )
         for j in range(n_apps * n_scenarios)
     ]
@@ -103,19 +108,22 @@ def counterbalance_slots(
     per_tester: int,
     *,
     rng: random.Random,
+    first_row: int = 0,
     taken: Mapping[int, Set[tuple[AppT, ScenarioT]]] | None = None,
 ) -> dict[int, list[tuple[AppT, ScenarioT]]]:
     """Give each tester the next ``per_tester`` slots of their row of the design.
 
-    Testers get rows in a random order (``rng``), so who meets which order is random while
-    the orders themselves stay balanced. Slots a tester already has are skipped.
+    The testers take rows ``first_row``, ``first_row + 1``, … (the rows earlier testers of
+    the series did not take) in a random order (``rng``): testers added one at a time still
+    get different rows, and who meets which order is random while the orders stay balanced.
+    Slots a tester already has are skipped.
 
     Raises ``ValueError`` when a tester has fewer than ``per_tester`` slots left.
     """
     if per_tester < 1:
         raise ValueError("each tester needs at least one slot")
     already = taken or {}
-    rows = list(range(len(testers)))
+    rows = list(range(first_row, first_row + len(testers)))
     rng.shuffle(rows)
     result: dict[int, list[tuple[AppT, ScenarioT]]] = {}
     for tester, row in zip(testers, rows, strict=True):
