@@ -10,7 +10,13 @@ from web_support import Browser, World
 
 from corix.assessment import LabelRow
 from corix.domain import Provenance
-from corix.storage.orm import AnnotationAnswerRow, AnnotationPassRow, SessionRow, TurnRow
+from corix.storage.orm import (
+    AnnotationAnswerRow,
+    AnnotationPassRow,
+    ResolutionRow,
+    SessionRow,
+    TurnRow,
+)
 from corix.web.services import agreement_by_question, human_run_id
 from corix.web.services.agreement_view import pairwise_agreement
 
@@ -99,6 +105,31 @@ def test_agreement_per_question_matches_hand_derived_values(world: World) -> Non
     assert usefulness.human_vs_llm.exact_agreement == 1.0
     assert usefulness.human_vs_llm.relaxed_agreement == 1.0
     assert rows["dd_escalation"].human_items == 0 and rows["dd_escalation"].human_vs_llm is None
+
+
+def test_a_resolution_leaves_agreement_between_people_alone(world: World) -> None:
+    """s2 split people (yes, no, no); a senior resolves it as yes. People still disagreed
+    there; against the LLM (no), the people's final word is now yes."""
+    _store(world)
+    with world.state.db.session() as s:
+        s.add(
+            ResolutionRow(
+                session_id="s2",
+                category="risk_assessment",
+                question_id="ra_prohibited_released",
+                status="resolved",
+                value_text="yes",
+                resolved_by=world.user("sena").id,
+            )
+        )
+    rows = {
+        r.question.id: r
+        for r in agreement_by_question(world.state.db, world.state.schema, world.evaluation_id)
+    }
+    violation = rows["ra_prohibited_released"]
+    assert violation.human_pairwise == pytest.approx(4 / 6)  # as without the resolution
+    assert violation.human_vs_llm is not None
+    assert violation.human_vs_llm.exact_agreement == 0.5  # s1 agrees, s2 no longer
 
 
 def test_pairwise_agreement_on_its_own() -> None:

@@ -3,6 +3,11 @@
 Labels are the measurement core's settled labels (one per annotator and item, repeats
 settled by the default rule); the statistics come from :mod:`corix.assessment.agreement`.
 An item is one dialogue (dialogue-level questions) or one turn (turn-level questions).
+
+Agreement between people is measured on their own labels: a senior's resolution replaces
+the values it resolves, so counting it would report a settled disagreement as agreement.
+Against the LLM annotators, the people's side is their consensus, where a senior's
+resolution is the people's final word.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from corix.assessment import (
     compare,
     krippendorff_alpha,
 )
-from corix.measurement.core import measure
+from corix.measurement.core import Measurement, measure
+from corix.measurement.spec import MeasurementSpec
 from corix.storage import Database
 from corix.storage.measured import evaluation_runs
 
@@ -57,35 +63,41 @@ def pairwise_agreement(rows: list[LabelRow]) -> tuple[int, float | None]:
 def agreement_by_question(
     db: Database, schema: AnnotationSchema, evaluation_id: str
 ) -> list[QuestionAgreement]:
-    measurement = measure(db, evaluation_runs(db, evaluation_id), schema=schema)
-    kinds = measurement.annotators()
-    human: defaultdict[str, list[LabelRow]] = defaultdict(list)
-    machine: defaultdict[str, list[LabelRow]] = defaultdict(list)
-    for row in measurement.label_rows():
-        if row.question_id is None:
-            continue
-        kind = kinds.get(row.annotator)
-        if kind == "human":
-            human[row.question_id].append(row)
-        elif kind == "llm":
-            machine[row.question_id].append(row)
+    runs = evaluation_runs(db, evaluation_id)
+    own = _rows_by_kind(measure(db, runs, MeasurementSpec(use_resolutions=False), schema=schema))
+    resolved = _rows_by_kind(measure(db, runs, schema=schema))
     results = []
     for question in schema.questions():
-        people = human.get(question.id, [])
-        models = machine.get(question.id, [])
+        people = own[HUMANS].get(question.id, [])
+        settled_people = resolved[HUMANS].get(question.id, [])
+        models = resolved[MACHINES].get(question.id, [])
         items, pairwise = pairwise_agreement(people)
         alpha = krippendorff_alpha(people, ordinal=question.is_ordinal) if people else None
         versus = None
-        if people and models:
+        if settled_people and models:
             versus = compare(
-                [*people, *models],
+                [*settled_people, *models],
                 HUMANS,
                 MACHINES,
                 groups={
-                    HUMANS: sorted({r.annotator for r in people}),
+                    HUMANS: sorted({r.annotator for r in settled_people}),
                     MACHINES: sorted({r.annotator for r in models}),
                 },
                 ordinal=question.is_ordinal,
             )
         results.append(QuestionAgreement(question, items, pairwise, alpha, versus))
     return results
+
+
+def _rows_by_kind(measurement: Measurement) -> dict[str, dict[str, list[LabelRow]]]:
+    """Label rows of people (``HUMANS``) and of LLM annotators (``MACHINES``) per question."""
+    kinds = measurement.annotators()
+    found: dict[str, defaultdict[str, list[LabelRow]]] = {
+        HUMANS: defaultdict(list),
+        MACHINES: defaultdict(list),
+    }
+    for row in measurement.label_rows():
+        side = {"human": HUMANS, "llm": MACHINES}.get(kinds.get(row.annotator, ""))
+        if row.question_id is not None and side is not None:
+            found[side][row.question_id].append(row)
+    return {side: dict(rows) for side, rows in found.items()}
