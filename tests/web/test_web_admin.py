@@ -105,7 +105,10 @@ async def test_an_admin_sets_up_a_series_end_to_end(world: World, browser: MakeB
     )
     assert done.status_code == 303
     page = await b.get(url)
-    assert "<td>anna</td><td>Risk assessment, Dialogue utility</td>" in page.text
+    assert (
+        '<td data-label="Annotator" class="lead">anna</td>'
+        '<td data-label="Categories">Risk assessment, Dialogue utility</td>'
+    ) in page.text
     wrong = await b.post(f"{url}/annotators", {"annotators": testers, "categories": ["x"]})
     assert wrong.status_code == 422
 
@@ -120,7 +123,9 @@ async def test_progress_export_and_report_cover_human_sessions(
     )
     b = await _admin(browser)
     page = await b.get(f"/admin/evaluations/{world.evaluation_id}")
-    row = re.search(r"<tr><td>field testing</td>(.*?)</tr>", page.text, re.S)
+    row = re.search(
+        r'<tr><td data-label="Level" class="lead">field testing</td>(.*?)</tr>', page.text, re.S
+    )
     assert row is not None
     assert re.findall(r'class="num">(\d+)<', row.group(1)) == ["1", "0", "0", "1"]
     run_id = human_run_id(world.evaluation_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -75,6 +76,39 @@ async def test_disagreeing_passes_are_shown_side_by_side_and_resolved(
     assert sorted(still) == ["no", "yes"]  # the passes themselves are untouched
     listing = await senior.get("/senior/disagreements")
     assert 'class="badge resolved">resolved' in listing.text
+
+
+async def test_the_admin_reads_disagreements_and_resolutions_without_changing_them(
+    world: World, browser: MakeBrowser
+) -> None:
+    session, senior = await _disagreement(world, browser)
+    admin = browser()
+    await admin.login("admin")
+    base = f"/admin/evaluations/{world.evaluation_id}"
+    page = await admin.get(f"{base}/resolutions")
+    counts = page.text.split('id="disagreement-counts"', 1)[1].split("</table>", 1)[0]
+    assert re.findall(r'class="num">(\d+)<', counts) == ["1", "1", "0", "0"]  # 1 dialogue, open
+    url = f"{base}/disagreements/{session}/risk_assessment"
+    assert url in page.text
+
+    await senior.post(
+        f"/senior/disagreements/{session}/risk_assessment",
+        {"r:ra_prohibited_released": "yes", "r:ra_prohibited_released:note": "Later episode."},
+    )
+    page = await admin.get(f"{base}/resolutions")
+    counts = page.text.split('id="disagreement-counts"', 1)[1].split("</table>", 1)[0]
+    assert re.findall(r'class="num">(\d+)<', counts) == ["1", "0", "1", "0"]  # now resolved
+    view = await admin.get(url)
+    assert view.status_code == 200
+    assert "Pass 1" in view.text and "Pass 2" in view.text and "Later episode." in view.text
+    assert "anna" in view.text and "otto" in view.text  # usernames, not stored ids
+    assert "user:anna" not in view.text and "ra_prohibited_released" not in view.text
+    assert 'name="r:' not in view.text and "Record resolutions" not in view.text  # read only
+    assert (await admin.get(f"{base}/disagreements/{session}/dialogue_utility")).status_code == 404
+    # Another series' dialogue is not reachable through this one.
+    assert (
+        await admin.get(f"/admin/evaluations/nope/disagreements/{session}/risk_assessment")
+    ).status_code == 404
 
 
 async def test_an_unresolved_disagreement_stays_recorded_as_such(

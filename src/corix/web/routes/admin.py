@@ -16,6 +16,7 @@ from corix.report import ReportSettings, build_report, export_jsonl, render_html
 from corix.report.build import build_series_report
 from corix.report.json_doc import report_document
 from corix.storage import Repository
+from corix.testing.packs import resolve_pack
 from corix.web.auth import Admin, only_admin
 from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.roles import ANNOTATOR_ROLES, ROLES_BY_PRIVILEGE, TESTER_ROLES
@@ -359,6 +360,28 @@ def resolutions(request: Request, _user: Admin, evaluation_id: str) -> Response:
         {
             "evaluation": state.evaluations.get(evaluation_id),
             "resolutions": series_resolutions(state.db, state.schema, evaluation_id),
+            "disagreements": state.consensus.series_disagreements(evaluation_id),
+            "categories": state.schema.ordered_categories(),
+        },
+    )
+
+
+@router.get("/evaluations/{evaluation_id}/disagreements/{session_id}/{category}")
+def disagreement(
+    request: Request, _user: Admin, evaluation_id: str, session_id: str, category: str
+) -> Response:
+    """One dialogue's passes side by side with the senior's resolutions, to read."""
+    state = web_state(request)
+    evaluation = state.evaluations.get(evaluation_id)
+    view = state.consensus.series_consensus(evaluation_id, session_id, category)
+    return render(
+        request,
+        "senior/consensus.html",
+        {
+            "view": view,
+            "pack": resolve_pack(view.dialogue.scenario),
+            "read_only": True,
+            "back": f"/admin/evaluations/{evaluation.id}/resolutions",
         },
     )
 

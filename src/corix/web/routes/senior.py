@@ -99,7 +99,12 @@ def _consensus_page(
     return render(
         request,
         "senior/consensus.html",
-        {"view": view, "unresolved": UNRESOLVED, "pack": resolve_pack(view.dialogue.scenario)},
+        {
+            "view": view,
+            "unresolved": UNRESOLVED,
+            "pack": resolve_pack(view.dialogue.scenario),
+            "read_only": False,
+        },
         refused=refused,
     )
 

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sqlalchemy import delete, select
+from sqlalchemy import Select, delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 from sqlalchemy.sql.expression import ColumnElement
@@ -95,32 +95,58 @@ class Consensus:
         self._schema = schema
 
     def disagreements(self, user: SignedInUser) -> list[DisagreementItem]:
+        """The disagreements in the senior's categories."""
         with self._db.session() as s:
             scope = senior_scope(s, user)
-            grouped: defaultdict[tuple[str, str], list[AnnotationPassRow]] = defaultdict(list)
-            for row, _evaluation in passes_in_scope(s, scope):
-                grouped[(row.session_id, row.category)].append(row)
-            items = []
-            for (session_id, category_id), passes in sorted(grouped.items()):
-                if len(passes) < 2:
-                    continue
-                view = self._view(s, session_id, category_id, passes)
-                disagreeing = view.disagreements
-                if disagreeing:
-                    items.append(
-                        DisagreementItem(
-                            session_id,
-                            view.category,
-                            len(passes),
-                            len(disagreeing),
-                            _item_status(disagreeing),
-                        )
+            return self._items(s, [row for row, _evaluation in passes_in_scope(s, scope)])
+
+    def series_disagreements(self, evaluation_id: str) -> list[DisagreementItem]:
+        """Every disagreement between the people annotating a series (the admin's view)."""
+        with self._db.session() as s:
+            return self._items(s, list(s.scalars(_series_passes(evaluation_id))))
+
+    def _items(self, s: Session, rows: list[AnnotationPassRow]) -> list[DisagreementItem]:
+        grouped: defaultdict[tuple[str, str], list[AnnotationPassRow]] = defaultdict(list)
+        for row in rows:
+            grouped[(row.session_id, row.category)].append(row)
+        items = []
+        for (session_id, category_id), passes in sorted(grouped.items()):
+            if len(passes) < 2:
+                continue
+            view = self._view(s, session_id, category_id, passes)
+            disagreeing = view.disagreements
+            if disagreeing:
+                items.append(
+                    DisagreementItem(
+                        session_id,
+                        view.category,
+                        len(passes),
+                        len(disagreeing),
+                        _item_status(disagreeing),
                     )
-            return items
+                )
+        return items
 
     def consensus(self, user: SignedInUser, session_id: str, category_id: str) -> ConsensusView:
         with self._db.session() as s:
             passes = self._item_passes(s, user, session_id, category_id)
+            return self._view(s, session_id, category_id, passes)
+
+    def series_consensus(
+        self, evaluation_id: str, session_id: str, category_id: str
+    ) -> ConsensusView:
+        """One dialogue's passes side by side with their resolutions, to read (the admin)."""
+        with self._db.session() as s:
+            passes = list(
+                s.scalars(
+                    _series_passes(evaluation_id).where(
+                        AnnotationPassRow.session_id == session_id,
+                        AnnotationPassRow.category == category_id,
+                    )
+                )
+            )
+            if not passes:
+                raise NotFound("this series has no passes for that dialogue and category")
             return self._view(s, session_id, category_id, passes)
 
     def _item_passes(
@@ -262,6 +288,17 @@ class Consensus:
             resolution.category = category_id
             s.add(resolution)
         return len(chosen)
+
+
+def _series_passes(evaluation_id: str) -> Select[tuple[AnnotationPassRow]]:
+    """The people's passes of a series, in the order they were made."""
+    return (
+        select(AnnotationPassRow)
+        .join(AnnotationTaskRow, AnnotationTaskRow.pass_id == AnnotationPassRow.id)
+        .where(AnnotationTaskRow.evaluation_id == evaluation_id)
+        .options(selectinload(AnnotationPassRow.answers))
+        .order_by(AnnotationPassRow.pass_no, AnnotationPassRow.id)
+    )
 
 
 def _as_text(value: str | float) -> str:

@@ -16,8 +16,7 @@ from corix.web.services.senior_scope import answer_value
 
 @dataclass(frozen=True)
 class ResolutionView:
-    dialogue: str
-    """A short reference to the dialogue (the start of its opaque id)."""
+    session_id: str
     category: Category
     question: Question
     turn_index: int | None
@@ -26,6 +25,11 @@ class ResolutionView:
     note: str | None
     senior: str | None
     created_at: datetime
+
+    @property
+    def dialogue(self) -> str:
+        """A short reference to the dialogue (the start of its opaque id)."""
+        return self.session_id[:8]
 
 
 def series_resolutions(
@@ -42,7 +46,7 @@ def series_resolutions(
         ).tuples()
         return [
             ResolutionView(
-                dialogue=row.session_id[:8],
+                session_id=row.session_id,
                 category=schema.category(row.category),
                 question=schema.category(row.category).question(row.question_id),
                 turn_index=row.turn_index,

@@ -44,16 +44,43 @@
   });
 })();
 
-// Keyboard answering: the highlighted question takes digit keys (1–9, 0 for the tenth
-// answer); J and K move to the next and previous question; an answer moves on by itself.
-// Keys typed into a text field stay text.
+// Keyboard answering: the highlighted question takes digit keys for its answers (shown
+// beside each answer): 1–9, 0 for the tenth, and two digits typed quickly for the 11th
+// answer on (1 then 1). J and K move to the next and previous question; an answer moves
+// on by itself; Ctrl+Enter (or ⌘+Enter) submits. Keys typed into a text field stay text.
 (function () {
   const form = document.querySelector("form[data-keyboard]");
   if (!form) return;
+  const SECOND_DIGIT_MS = 700;
   let current = null;
+  let pending = null; // { question, digit, timer } while a second digit may follow
 
   function visibleQuestions() {
     return Array.from(form.querySelectorAll(".question")).filter(function (q) { return !q.hidden; });
+  }
+
+  function answerCount(question) {
+    const select = question.querySelector("select");
+    if (select) return select.options.length - 1; // option 0 is "Choose…"
+    return question.querySelectorAll("input[type=radio]").length;
+  }
+
+  function showKeys(question) {
+    const select = question.querySelector("select");
+    if (select) {
+      Array.from(select.options).slice(1).forEach(function (option, index) {
+        option.textContent = (index + 1) + " · " + option.textContent;
+      });
+      return;
+    }
+    if (question.querySelector(".scale")) return; // a scale's points are their own keys
+    question.querySelectorAll("input[type=radio]").forEach(function (input, index) {
+      const key = document.createElement("kbd");
+      key.className = "answer-key";
+      key.textContent = String(index + 1);
+      key.setAttribute("aria-hidden", "true");
+      input.closest("label").appendChild(key);
+    });
   }
 
   function highlight(question) {
@@ -72,18 +99,43 @@
     highlight(questions[next]);
   }
 
-  function choose(question, index) {
+  function choose(question, number) {
+    if (number < 1 || number > answerCount(question)) return;
     const select = question.querySelector("select");
     if (select) {
-      if (index + 1 >= select.options.length) return;
-      select.selectedIndex = index + 1; // option 0 is "Choose…"
+      select.selectedIndex = number; // option 0 is "Choose…"
       select.dispatchEvent(new Event("change", { bubbles: true }));
       return;
     }
-    const options = question.querySelectorAll("input[type=radio]");
-    if (index >= options.length) return;
-    options[index].checked = true;
-    options[index].dispatchEvent(new Event("change", { bubbles: true }));
+    const option = question.querySelectorAll("input[type=radio]")[number - 1];
+    option.checked = true;
+    option.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+
+  function settlePending() {
+    if (!pending) return;
+    window.clearTimeout(pending.timer);
+    const done = pending;
+    pending = null;
+    choose(done.question, done.digit);
+  }
+
+  function digit(question, value) {
+    if (pending && pending.question === question) {
+      const number = pending.digit * 10 + value;
+      window.clearTimeout(pending.timer);
+      pending = null;
+      choose(question, number);
+      return;
+    }
+    settlePending();
+    const count = answerCount(question);
+    if (value === 0) { choose(question, 10); return; }
+    if (value * 10 <= count) { // a second digit could follow: wait for it
+      pending = { question: question, digit: value, timer: window.setTimeout(settlePending, SECOND_DIGIT_MS) };
+      return;
+    }
+    choose(question, value);
   }
 
   form.addEventListener("change", function (event) {
@@ -98,16 +150,23 @@
     if (question) highlight(question);
   });
   document.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      settlePending();
+      form.requestSubmit();
+      event.preventDefault();
+      return;
+    }
     if (event.altKey || event.ctrlKey || event.metaKey) return;
     const target = event.target;
     if (target.matches("textarea, input[type=text], input[type=number], select")) return;
-    if (event.key === "j") { move(1); event.preventDefault(); }
-    else if (event.key === "k") { move(-1); event.preventDefault(); }
+    if (event.key === "j") { settlePending(); move(1); event.preventDefault(); }
+    else if (event.key === "k") { settlePending(); move(-1); event.preventDefault(); }
     else if (/^[0-9]$/.test(event.key) && current) {
-      choose(current, event.key === "0" ? 9 : Number(event.key) - 1);
+      digit(current, Number(event.key));
       event.preventDefault();
     }
   });
+  form.querySelectorAll(".question").forEach(showKeys);
   highlight(visibleQuestions()[0] || null);
 })();
 
