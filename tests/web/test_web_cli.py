@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import typer
@@ -68,6 +70,30 @@ def test_users_add_invite_and_list(tmp_path: Path) -> None:
 
         listed = runner.invoke(cli, ["users", "list", "--db", url])
         assert "root" in listed.output and "admin" in listed.output
+    finally:
+        db.dispose()
+
+
+def test_new_accounts_and_invitations_need_a_role_chosen_explicitly(tmp_path: Path) -> None:
+    """No default role on the command line: leaving it out creates nothing and lists the
+    roles from the least privileged."""
+    url = f"sqlite:///{tmp_path / 'corix.db'}"
+    corix = Path(sys.executable).with_name("corix")
+    for args in (["users", "add", "newbie", "--password-stdin"], ["users", "invite"]):
+        run = subprocess.run(
+            [str(corix), *args, "--db", url],
+            input="a long enough passphrase\n",
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert run.returncode == 2, run.stderr
+        assert "Missing option '--role'" in run.stderr and "Traceback" not in run.stderr
+        assert "field_tester, red_teamer, annotator, senior_annotator, admin" in run.stderr
+    db = Database(url)
+    try:
+        accounts = accounts_for(db, WebSettings())
+        assert accounts.users() == [] and accounts.pending_invitations() == []
     finally:
         db.dispose()
 

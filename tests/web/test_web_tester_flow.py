@@ -14,6 +14,7 @@ from web_support import (
     RED_TEAM_ANSWERS,
     Browser,
     World,
+    complete_session,
     finish_session,
     run_tester,
     say,
@@ -158,6 +159,17 @@ async def test_an_application_error_is_recorded_and_shown_politely(
     # The tester can still finish the session normally.
     done = await finish_session(b, token, FIELD_TEST_ANSWERS)
     assert done.headers["location"] == f"/tester/a/{token}/summary"
+    # A dialogue the application never answered measures nothing: it costs no one a pass.
+    world.state.assigner.assign_annotators(
+        world.evaluation_id, [world.user("anna").id], ["risk_assessment"]
+    )
+    (queue,) = world.state.queue.queues(world.user("anna"))
+    assert queue.available == 0
+    await complete_session(
+        world, "felix", ["I'm on episode 2. Recap episode 1?"], application="Acme Sentinel"
+    )
+    (queue,) = world.state.queue.queues(world.user("anna"))
+    assert queue.available == 1
 
 
 async def test_the_end_of_session_summary_tells_testers_their_own_account_and_progress(

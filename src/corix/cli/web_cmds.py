@@ -26,7 +26,10 @@ RoleOption = Annotated[
     typer.Option(
         "--role",
         case_sensitive=False,
-        help="admin, red_teamer, field_tester, annotator or senior_annotator.",
+        help=(
+            "field_tester, red_teamer, annotator, senior_annotator or admin "
+            "(least privileged first; give the least the person needs)."
+        ),
     ),
 ]
 

@@ -8,11 +8,13 @@ from corix.domain import Level
 
 
 class Role(StrEnum):
-    ADMIN = "admin"
-    RED_TEAMER = "red_teamer"
+    """Listed from the least to the most privileged (the order forms and the CLI show)."""
+
     FIELD_TESTER = "field_tester"
+    RED_TEAMER = "red_teamer"
     ANNOTATOR = "annotator"
     SENIOR_ANNOTATOR = "senior_annotator"
+    ADMIN = "admin"
 
     @property
     def label(self) -> str:
@@ -29,13 +31,7 @@ ROLE_LABELS = {
 
 # Least privileged first: forms list roles in this order and preselect the first, so an
 # invitation or account never becomes an admin by default.
-ROLES_BY_PRIVILEGE = (
-    Role.FIELD_TESTER,
-    Role.RED_TEAMER,
-    Role.ANNOTATOR,
-    Role.SENIOR_ANNOTATOR,
-    Role.ADMIN,
-)
+ROLES_BY_PRIVILEGE = tuple(Role)
 LEAST_PRIVILEGED = ROLES_BY_PRIVILEGE[0]
 
 TESTER_ROLES = (Role.RED_TEAMER, Role.FIELD_TESTER)

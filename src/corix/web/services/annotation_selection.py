@@ -7,6 +7,9 @@
   and session ids: the draw is reproducible, unrelated to the order sessions finished,
   and a session once sampled stays sampled while the cell is full.
 - ``none``: no session; tasks already claimed can still be finished.
+
+Only measurable sessions are chosen: a dialogue the application never answered says
+nothing about it (the measurement core leaves it out of rates), so it would waste a pass.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ import hashlib
 from collections import defaultdict
 from enum import StrEnum
 
-from sqlalchemy import ColumnElement, false, select
+from sqlalchemy import ColumnElement, and_, false, select
 from sqlalchemy.orm import Session
 
 from corix.domain import SessionSource
+from corix.storage.measured import answered_turns
 from corix.storage.orm import RunRow, SessionRow
 
 
@@ -43,12 +47,22 @@ def _rank(evaluation_id: str, session_id: str) -> str:
     return hashlib.sha256(f"{evaluation_id}/{session_id}".encode()).hexdigest()
 
 
+def _measurable() -> ColumnElement[bool]:
+    """The application answered at least once (the measurement core's definition)."""
+    turns = answered_turns()
+    return SessionRow.id.in_(select(turns.c.session_id).where(turns.c.answered > 0))
+
+
 def stratified_sample(s: Session, evaluation_id: str, per_cell: int) -> list[str]:
-    """The ids of N complete sessions per application × scenario × level of the series."""
+    """The ids of N complete, measurable sessions per application × scenario × level."""
     rows = s.execute(
         select(SessionRow.id, SessionRow.application_id, SessionRow.scenario, SessionRow.level)
         .join(RunRow, RunRow.id == SessionRow.run_id)
-        .where(RunRow.evaluation_id == evaluation_id, SessionRow.status == "complete")
+        .where(
+            RunRow.evaluation_id == evaluation_id,
+            SessionRow.status == "complete",
+            _measurable(),
+        )
     ).tuples()
     cells: defaultdict[tuple[int | None, str, str], list[str]] = defaultdict(list)
     for session_id, application_id, scenario, level in rows:
@@ -65,7 +79,7 @@ def selected_for_humans(
 ) -> ColumnElement[bool]:
     """A condition on :class:`SessionRow` that holds for the sessions humans annotate."""
     if selection is HumanAnnotation.ALL_HUMAN:
-        return SessionRow.source == SessionSource.HUMAN.value
+        return and_(SessionRow.source == SessionSource.HUMAN.value, _measurable())
     if selection is HumanAnnotation.SAMPLE and sample_size > 0:
         return SessionRow.id.in_(stratified_sample(s, evaluation_id, sample_size))
     return false()
