@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -12,9 +13,11 @@ from sqlalchemy import select
 
 from corix.domain import Level, Provenance
 from corix.storage.orm import SessionRow, TurnRow
-from corix.storage.orm_web import QualificationAttemptRow
+from corix.storage.orm_web import QualificationAttemptRow, QualificationDrawRow
 from corix.web import Role, WebSettings
-from corix.web.services import human_run_id
+from corix.web.services import SignedInUser, human_run_id
+from corix.web.services.qualification import gold_prefix
+from corix.web.services.training import GoldDialogue
 from corix.web.state import WebState
 
 CHROMIUM = "/usr/bin/chromium"
@@ -37,9 +40,20 @@ class LiveServer:
     state: WebState
     evaluation_id: str
     applications: dict[str, int]
+    _restart: Callable[[], WebState]
 
     def add_user(self, name: str, role: Role) -> int:
         return self.state.accounts.create_user(name, PASSWORD, role).id
+
+    def user(self, name: str) -> SignedInUser:
+        found = next(u for u in self.state.accounts.users() if u.username == name)
+        user = self.state.accounts.user_for_session(self.state.accounts.open_session(found.id))
+        assert user is not None
+        return user
+
+    def restart(self) -> None:
+        """Restart the server process: what it held in memory (live dialogues) is gone."""
+        self.state = self._restart()
 
 
 def shot(page: Page, name: str) -> Path:
@@ -95,12 +109,36 @@ def end_cooldown(server: LiveServer) -> None:
             attempt.created_at = attempt.created_at - cooldown - timedelta(seconds=1)
 
 
-def gold_answers(server: LiveServer) -> dict[str, str]:
-    """The qualification form filled in with the gold answers."""
+def latest_draw(server: LiveServer, username: str) -> list[GoldDialogue]:
+    """The gold dialogues of the user's latest qualification draw, in the order shown."""
+    user = server.user(username)
+    with server.state.db.session() as s:
+        ids = s.scalars(
+            select(QualificationDrawRow.dialogue_ids)
+            .where(QualificationDrawRow.user_id == user.id)
+            .order_by(QualificationDrawRow.id.desc())
+            .limit(1)
+        ).one()
+    by_id = {dialogue.id: dialogue for dialogue in server.state.qualification.gold.dialogues}
+    return [by_id[dialogue_id] for dialogue_id in ids]
+
+
+def answer_key(dialogues: list[GoldDialogue]) -> dict[str, str]:
+    """A draw's qualification form filled with the gold answers."""
     form: dict[str, str] = {}
-    for dialogue in server.state.qualification.gold.dialogues:
+    for place, dialogue in enumerate(dialogues, start=1):
+        prefix = gold_prefix(place)
         for question_id, value in dialogue.answers.items():
-            form[f"g:{dialogue.id}:{question_id}"] = value
+            form[f"{prefix}:{question_id}"] = value
         if "ra_user_induced" in dialogue.answers and "ra_risk_type" not in dialogue.answers:
-            form[f"g:{dialogue.id}:ra_risk_type"] = "dangerous_violent_hateful_content"
+            form[f"{prefix}:ra_risk_type"] = "dangerous_violent_hateful_content"
     return form
+
+
+def qualify(server: LiveServer, username: str) -> SignedInUser:
+    """Pass the qualification test through the service (tested in the browser elsewhere)."""
+    user = server.user(username)
+    assert server.state.qualification.submit(
+        user, answer_key(server.state.qualification.draw(user))
+    ).passed
+    return user

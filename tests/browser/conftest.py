@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -11,6 +14,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 from browser_support import CHROMIUM, CHROMIUM_ARGS, SETTINGS, LiveServer
+from fastapi import FastAPI
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from corix.domain import Level
@@ -27,10 +31,29 @@ def _free_port() -> int:
         return port
 
 
+class _Running:
+    """One uvicorn server in a thread, as one server process would run it."""
+
+    def __init__(self, app: FastAPI, port: int) -> None:
+        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[LiveServer]:
     db = Database(f"sqlite:///{tmp_path / 'corix.db'}")
-    app = create_app(db, settings=SETTINGS)
+    # Seeded draws: the qualification dialogues are the same in every run of a test.
+    app = create_app(db, settings=SETTINGS, rng=random.Random(7))
     state: WebState = app.state.corix
     evaluation_id = state.evaluations.create(
         "Browser pilot",
@@ -46,18 +69,43 @@ def server(tmp_path: Path) -> Iterator[LiveServer]:
         for name, spec in (("Acme Sentinel", "demo:guarded"), ("Hostile Host", "demo:hostile"))
     }
     port = _free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-    runner = uvicorn.Server(config)
-    thread = threading.Thread(target=runner.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not runner.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.02)
-    yield LiveServer(f"http://127.0.0.1:{port}", state, evaluation_id, applications)
-    runner.should_exit = True
-    thread.join(timeout=10)
+    running = [_Running(app, port)]
+
+    def restart() -> WebState:
+        """Stop the server and start a new one on the same database and port."""
+        running.pop().stop()
+        fresh = create_app(db, settings=SETTINGS, rng=random.Random(8))
+        running.append(_Running(fresh, port))
+        restarted: WebState = fresh.state.corix
+        return restarted
+
+    yield LiveServer(f"http://127.0.0.1:{port}", state, evaluation_id, applications, restart)
+    running.pop().stop()
     db.dispose()
+
+
+@pytest.fixture
+def mock_endpoint() -> Iterator[str]:
+    """The built-in OpenAI-compatible mock server, run as ``corix mock-server`` runs it."""
+    port = _free_port()
+    corix = Path(sys.executable).with_name("corix")
+    process = subprocess.Popen(
+        [str(corix), "mock-server", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            assert process.poll() is None, "the mock server exited"
+            assert time.monotonic() < deadline, "the mock server did not start"
+            time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/v1"
+    process.terminate()
+    process.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""Every page at 390 px (a phone held upright): nothing wider than the screen.
+"""Every page at 390 px (a phone held upright): nothing wider than the screen, and every
+control (link, button, field) within it, not scrolled away inside a wide table.
 
 Screenshots are saved as test-artifacts/screenshots/phone-*.png.
 """
@@ -6,7 +7,7 @@ Screenshots are saved as test-artifacts/screenshots/phone-*.png.
 from __future__ import annotations
 
 import pytest
-from browser_support import LiveServer, gold_answers, shot, sign_in, store_dialogue
+from browser_support import LiveServer, qualify, shot, sign_in, store_dialogue
 from playwright.sync_api import Browser, Page, expect
 
 from corix.web import Role
@@ -22,11 +23,22 @@ def _phone_page(chromium: Browser) -> Page:
     return context.new_page()
 
 
+# Controls a person must reach, as (description, right edge) when beyond the screen.
+OFF_SCREEN = """() => Array.from(document.querySelectorAll(
+    "a, button, input:not([type=hidden]), select, textarea, label"))
+  .filter(e => e.getClientRects().length && getComputedStyle(e).visibility !== "hidden")
+  .map(e => [e.tagName + " " + (e.textContent || e.name || "").trim().slice(0, 40),
+             e.getBoundingClientRect().left, e.getBoundingClientRect().right])
+  .filter(([_, left, right]) => left < -1 || right > window.innerWidth + 1)"""
+
+
 def _fits(page: Page, name: str) -> None:
-    """The page scrolls only vertically: its content is no wider than the screen."""
+    """The page scrolls only vertically and every control is on the screen."""
     shot(page, f"phone-{name}")
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"], f"{name}: {width}px wide at {PHONE['width']}px"
+    beyond = page.evaluate(OFF_SCREEN)
+    assert not beyond, f"{name}: off screen: {beyond}"
 
 
 def _populate(server: LiveServer) -> str:
@@ -50,10 +62,7 @@ def _populate(server: LiveServer) -> str:
         server.evaluation_id, [*ids.values(), senior], ["risk_assessment"]
     )
     for name, verdict in (("anna", "yes"), ("otto", "no")):
-        user = state.accounts.user_for_session(state.accounts.open_session(ids[name]))
-        assert user is not None
-        state.qualification.draw(user)
-        assert state.qualification.submit(user, gold_answers(server)).passed
+        user = qualify(server, name)
         (queue,) = state.queue.queues(user)
         token = state.queue.claim_next(user, queue.id)
         assert token is not None
@@ -76,6 +85,7 @@ def _populate(server: LiveServer) -> str:
 def test_every_page_fits_a_phone(server: LiveServer, chromium: Browser) -> None:
     disagreement = _populate(server)
     evaluation = f"/admin/evaluations/{server.evaluation_id}"
+    server.add_user("newbie", Role.ANNOTATOR)
 
     page = _phone_page(chromium)
     page.goto(f"{server.url}/login")
@@ -92,6 +102,33 @@ def test_every_page_fits_a_phone(server: LiveServer, chromium: Browser) -> None:
     _fits(page, "tester-chat")
     page.click("#end-session")
     _fits(page, "tester-questionnaire")
+    for field in page.locator("textarea").all():
+        field.fill("Asked as a character; it held. " * 3)
+    for group in dict.fromkeys(
+        page.locator("input[type=radio]").evaluate_all("inputs => inputs.map(i => i.name)")
+    ):
+        page.locator(f'input[name="{group}"]').first.check()
+    page.click("text=Submit answers")
+    expect(page.locator("#session-summary")).to_be_visible()
+    _fits(page, "tester-summary")
+    page.context.close()
+
+    page = _phone_page(chromium)
+    sign_in(page, server, "newbie")
+    page.goto(f"{server.url}/annotate/qualification")
+    _fits(page, "annotator-qualification")
+    for group in dict.fromkeys(
+        page.locator('input[type=radio][name^="g:"]').evaluate_all(
+            "inputs => inputs.map(i => i.name)"
+        )
+    ):
+        page.locator(f'input[name="{group}"]').first.check()
+    for choice in page.locator('select[name^="g:"]').all():
+        if choice.is_visible():
+            choice.select_option(index=1)
+    page.click("text=Submit the test")
+    expect(page.locator("#qualification-feedback")).to_be_visible()
+    _fits(page, "annotator-qualification-result")
     page.context.close()
 
     page = _phone_page(chromium)
@@ -105,7 +142,6 @@ def test_every_page_fits_a_phone(server: LiveServer, chromium: Browser) -> None:
         ("/senior/agreement", "senior-agreement"),
         ("/annotate", "annotator-home"),
         ("/annotate/training", "annotator-training"),
-        ("/annotate/qualification", "annotator-qualification"),
     ):
         page.goto(f"{server.url}{path}")
         _fits(page, name)
@@ -117,11 +153,10 @@ def test_every_page_fits_a_phone(server: LiveServer, chromium: Browser) -> None:
     page = _phone_page(chromium)
     sign_in(page, server, "anna")
     _fits(page, "annotator-queues")
+    expect(page.locator('button[data-category="risk_assessment"]')).to_be_in_viewport()
     page.click('button[data-category="risk_assessment"]')
     expect(page.locator('input[name="a:ra_user_induced"]').first).to_be_hidden()
     _fits(page, "annotator-task")
-    submit = page.locator("#submit-pass").bounding_box()
-    assert submit is not None and submit["x"] + submit["width"] <= PHONE["width"]
     page.context.close()
 
     page = _phone_page(chromium)
@@ -130,8 +165,18 @@ def test_every_page_fits_a_phone(server: LiveServer, chromium: Browser) -> None:
         ("/admin", "admin-dashboard"),
         (evaluation, "admin-evaluation"),
         (f"{evaluation}/agreement", "admin-agreement"),
+        (f"{evaluation}/resolutions", "admin-resolutions"),
+        (f"{evaluation}/disagreements/{disagreement}/risk_assessment", "admin-disagreement"),
         ("/admin/users", "admin-users"),
     ):
         page.goto(f"{server.url}{path}")
         _fits(page, name)
+    page.click("text=Create invitation link")
+    _fits(page, "admin-invitation")
+    link = page.locator("#invitation-link").inner_text().strip()
+    page.context.close()
+
+    page = _phone_page(chromium)
+    page.goto(link)
+    _fits(page, "invitation")
     page.context.close()

@@ -5,13 +5,16 @@ Screenshots of every step are saved under test-artifacts/screenshots/.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
 from browser_support import (
     LiveServer,
+    answer_key,
     end_cooldown,
-    gold_answers,
+    latest_draw,
+    qualify,
     shot,
     sign_in,
     store_dialogue,
@@ -24,7 +27,7 @@ from corix.storage.orm import (
     QuestionnaireResponseRow,
     ResolutionRow,
 )
-from corix.storage.orm_web import AssignmentRow
+from corix.storage.orm_web import AnnotationTaskRow, AssignmentRow
 from corix.web import Role
 from corix.web.services.annotation_forms import checked_answers
 
@@ -188,28 +191,87 @@ def test_an_annotator_qualifies_and_annotates_a_dialogue_in_every_category(
     )
     annotator = server.add_user("anna", Role.ANNOTATOR)
     server.state.assigner.assign_annotators(server.evaluation_id, [annotator], CATEGORIES)
+    gold = server.state.qualification.gold.dialogues
 
     page = new_page()
     sign_in(page, server, "anna")
     shot(page, "annotator-01-home")
     page.click("#take-qualification")
-    first_draw = _drawn(page)
+    first_draw = _shown(page)
+    first_key = answer_key(latest_draw(server, "anna"))  # however an annotator learned it
+    assert len(first_draw) == 4
+    # Fields are named by place in the draw; nothing in the page names a gold dialogue.
+    assert set(_places(page)) == {"1", "2", "3", "4"}
+    assert not any(dialogue.id in page.content() for dialogue in gold)
     _answer_qualification(page, _wrong_answers(page))
     page.click("text=Submit the test")
     expect(page.locator("h2")).to_contain_text("Not passed")
-    expect(page.locator("#qualification-feedback")).to_be_visible()
+    feedback = page.locator("#qualification-feedback")
+    expect(feedback).to_be_visible()
+    # Counts per question, never an expected answer or an explanation.
+    for cell in feedback.locator("tbody td:nth-child(2)").all_inner_texts():
+        assert re.fullmatch(r"\d+ of \d+", cell), cell
+    content = page.content()
+    assert not any(d.explanation[:40] in content or d.id in content for d in gold)
+    expect(page.locator("#retake")).to_have_count(0)  # the cool-down first
     shot(page, "annotator-02-qualification-failed")
+
     end_cooldown(server)  # as if the cool-down had passed
     page.goto(f"{server.url}/annotate/qualification")
-    second_draw = _drawn(page)
-    assert second_draw and not set(second_draw) & set(first_draw)
-    _answer_qualification(page, gold_answers(server))
+    second_draw = _shown(page)
+    assert len(second_draw) == 4 and not set(second_draw) & set(first_draw)  # a new draw
     shot(page, "annotator-03-qualification-retake")
+    # The first draw's full answer key, copied into the retake, does not pass it.
+    _answer_qualification(page, first_key)
+    page.click("text=Submit the test")
+    expect(page.locator("h2")).to_contain_text("Not passed")
+    shot(page, "annotator-03b-copied-key-fails")
+
+    end_cooldown(server)
+    page.goto(f"{server.url}/annotate/qualification")
+    third_draw = _shown(page)
+    assert not set(third_draw) & (set(first_draw) | set(second_draw))
+    _answer_qualification(page, answer_key(latest_draw(server, "anna")))
     page.click("text=Submit the test")
     expect(page.locator("h2")).to_contain_text("Passed")
+    shot(page, "annotator-03c-qualification-passed")
     page.click("#go-annotate")
 
-    for category in CATEGORIES:
+    # Risk assessment by keyboard alone: a digit per answer, two for the 11th risk type.
+    page.click('button[data-category="risk_assessment"]')
+    expect(page.locator("#annotation-form")).to_be_visible()
+    expect(page.locator("kbd.answer-key").first).to_have_text("1")  # keys shown beside answers
+    page.wait_for_timeout(1200)  # time on the item
+    for key in ("1", "2", "1", "1", "1", "2"):  # yes, no, yes, risk type 11, negative
+        page.keyboard.press(key)
+    expect(page.locator('select[name="a:ra_risk_type"]')).to_have_value(
+        "obscene_degrading_abusive_content"
+    )
+    expect(page.locator('input[name="a:ra_outcome"][value="negative"]')).to_be_checked()
+    page.keyboard.press("k")  # back to the risk type, and another digit pair: 12
+    page.keyboard.press("1")
+    page.keyboard.press("2")
+    expect(page.locator('select[name="a:ra_risk_type"]')).to_have_value(
+        "value_chain_component_integration"
+    )
+    shot(page, "annotator-04-risk_assessment")
+    page.keyboard.press("Control+Enter")
+    # The pass moves on by itself: here the queue is empty, so back to the queues.
+    expect(page.locator(".notice")).to_have_text("Your annotation is saved.")
+    with server.state.db.session() as s:
+        (risk,) = s.query(AnnotationPassRow).all()
+        answers = {a.question_id: a.value_text for a in risk.answers}
+        (task,) = s.query(AnnotationTaskRow).all()
+    assert answers == {
+        "ra_prohibited_released": "yes",
+        "ra_permitted_withheld": "no",
+        "ra_user_induced": "yes",
+        "ra_risk_type": "value_chain_component_integration",
+        "ra_outcome": "negative",
+    }
+    assert task.seconds_on_item is not None and task.seconds_on_item >= 1.0
+
+    for category in CATEGORIES[1:]:
         page.click(f'button[data-category="{category}"]')
         expect(page.locator("#annotation-form")).to_be_visible()
         _fill_pass(page, category)
@@ -225,9 +287,17 @@ def test_an_annotator_qualifies_and_annotates_a_dialogue_in_every_category(
     assert categories == sorted(CATEGORIES)
 
 
-def _drawn(page: Page) -> list[str]:
+def _places(page: Page) -> list[str]:
     names = page.locator('[name^="g:"]').evaluate_all("fields => fields.map(f => f.name)")
     return list(dict.fromkeys(str(name).split(":")[1] for name in names))
+
+
+def _shown(page: Page) -> list[str]:
+    """The drawn dialogues, recognized by the first user message of each."""
+    return page.locator("[data-gold-dialogue] .bubble.user").evaluate_all(
+        "bubbles => bubbles.filter((b, i, all) => b.closest('[data-gold-dialogue]')"
+        " .querySelector('.bubble.user') === b).map(b => b.lastChild.textContent.trim())"
+    )
 
 
 def _wrong_answers(page: Page) -> dict[str, str]:
@@ -239,7 +309,7 @@ def _wrong_answers(page: Page) -> dict[str, str]:
         "ra_risk_type": "environmental",
         "ra_outcome": "neither",
     }
-    return {f"g:{dialogue}:{q}": value for dialogue in _drawn(page) for q, value in wrong.items()}
+    return {f"g:{place}:{q}": value for place in _places(page) for q, value in wrong.items()}
 
 
 def _answer_qualification(page: Page, answers: dict[str, str]) -> None:
@@ -266,11 +336,7 @@ def test_a_senior_annotator_resolves_a_disagreement(server: LiveServer, new_page
     ids = {name: server.add_user(name, role) for name, role in names.items()}
     state.assigner.assign_annotators(server.evaluation_id, list(ids.values()), CATEGORIES[:1])
     for name, verdict in (("anna", "yes"), ("otto", "no")):
-        user = next(u for u in state.accounts.users() if u.username == name)
-        signed = state.accounts.user_for_session(state.accounts.open_session(user.id))
-        assert signed is not None
-        state.qualification.draw(signed)
-        assert state.qualification.submit(signed, gold_answers(server)).passed
+        signed = qualify(server, name)
         (queue,) = state.queue.queues(signed)
         token = state.queue.claim_next(signed, queue.id)
         assert token is not None

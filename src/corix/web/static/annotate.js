@@ -142,8 +142,9 @@
     const question = event.target.closest(".question");
     if (!question || event.target.tagName === "TEXTAREA") return;
     highlight(question);
-    // Follow-ups appear on "change" first (the handler above runs before this one).
-    window.setTimeout(function () { move(1); }, 0);
+    // Follow-ups appear on "change" first (the handler above runs before this one), so the
+    // next question is known now: moving at once keeps up with fast typing.
+    move(1);
   });
   form.addEventListener("click", function (event) {
     const question = event.target.closest(".question");

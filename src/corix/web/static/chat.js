@@ -25,6 +25,14 @@
     return box;
   }
 
+  // A message from the server as a sentence, as the pages show them.
+  function sentence(text) {
+    const trimmed = String(text).trim();
+    if (!trimmed) return trimmed;
+    const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
+    return /[.!?]$/.test(capital) ? capital : capital + ".";
+  }
+
   function say(text, isError) {
     status.textContent = text;
     status.className = isError ? "error" : "muted small";
@@ -40,6 +48,12 @@
     warning.textContent = "You have reached the limit of " + limit + " messages. Please end the session.";
     say("", false);
     form.replaceWith(warning);
+  }
+
+  // A message that was not stored leaves the transcript as it was.
+  function unsend(item) {
+    item.remove();
+    if (empty && !transcript.children.length) empty.hidden = false;
   }
 
   function updateCounter() {
@@ -82,12 +96,12 @@
       });
       const data = await response.json();
       if (!response.ok) {
-        item.remove();
+        unsend(item);
         if (data.at_limit) {
           reachLimit(Number(used.dataset.max));
           return;
         }
-        say(data.error || "The message could not be sent.", true);
+        say(data.error ? sentence(data.error) : "The message could not be sent.", true);
         return;
       }
       item.id = "turn-" + data.index;
@@ -112,7 +126,7 @@
       }
       item.scrollIntoView({ block: "end", behavior: "smooth" });
     } catch (error) {
-      item.remove();
+      unsend(item);
       say("The connection was interrupted. Your message may not have been sent; reload the page to check.", true);
     } finally {
       send.disabled = false;
