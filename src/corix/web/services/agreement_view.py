@@ -16,6 +16,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from itertools import combinations
 
+from sqlalchemy import select
+
 from corix.assessment import (
     AgreementReport,
     AnnotationSchema,
@@ -25,9 +27,10 @@ from corix.assessment import (
     krippendorff_alpha,
 )
 from corix.measurement.core import Measurement, measure
-from corix.measurement.spec import MeasurementSpec
+from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.storage import Database
 from corix.storage.measured import evaluation_runs
+from corix.storage.orm import AnnotationPassRow, SessionRow
 
 HUMANS = "humans"
 MACHINES = "llm"
@@ -64,8 +67,19 @@ def agreement_by_question(
     db: Database, schema: AnnotationSchema, evaluation_id: str
 ) -> list[QuestionAgreement]:
     runs = evaluation_runs(db, evaluation_id)
-    own = _rows_by_kind(measure(db, runs, MeasurementSpec(use_resolutions=False), schema=schema))
-    resolved = _rows_by_kind(measure(db, runs, schema=schema))
+    kinds = _annotator_kinds(db, runs) & {"human", "llm"}
+    # Only people and LLM annotators are compared: the (often many) reference passes
+    # are left out of both measurements, which keeps the page quick.
+    none: dict[str, dict[str, list[LabelRow]]] = {HUMANS: {}, MACHINES: {}}
+    own = resolved = none
+    if "human" in kinds:
+        human_only = MeasurementSpec(
+            annotators=(AnnotatorSelector(kind="human"),), use_resolutions=False
+        )
+        own = _rows_by_kind(measure(db, runs, human_only, schema=schema))
+    if kinds == {"human", "llm"}:
+        both = tuple(AnnotatorSelector(kind=kind) for kind in ("human", "llm"))
+        resolved = _rows_by_kind(measure(db, runs, MeasurementSpec(annotators=both), schema=schema))
     results = []
     for question in schema.questions():
         people = own[HUMANS].get(question.id, [])
@@ -87,6 +101,18 @@ def agreement_by_question(
             )
         results.append(QuestionAgreement(question, items, pairwise, alpha, versus))
     return results
+
+
+def _annotator_kinds(db: Database, run_ids: list[str]) -> set[str]:
+    with db.session() as s:
+        return set(
+            s.scalars(
+                select(AnnotationPassRow.annotator_kind)
+                .join(SessionRow, SessionRow.id == AnnotationPassRow.session_id)
+                .where(SessionRow.run_id.in_(run_ids))
+                .distinct()
+            )
+        )
 
 
 def _rows_by_kind(measurement: Measurement) -> dict[str, dict[str, list[LabelRow]]]:
