@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from corix.apps.base import Application, AppReply, AppSession
-from corix.apps.specs import ADAPTERS, AdapterSpec
+from corix.apps.specs import AdapterSpec
 from corix.llm import (
     ChatMessage,
     ChatRequest,
@@ -100,8 +100,7 @@ def _optional_float(value: Any) -> float | None:
     return None if value in (None, "") else float(value)
 
 
-@ADAPTERS.register("openai")
-def _openai(spec: AdapterSpec) -> Application:
+def openai_adapter(spec: AdapterSpec) -> Application:
     options = spec.options
     model = str(options.get("model", ""))
     endpoint = EndpointConfig(

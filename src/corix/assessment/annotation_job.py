@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from corix.assessment._names import unknown_name
 from corix.assessment.annotation_options import AnnotateOptions
 from corix.assessment.annotation_summary import AnnotationTally
 from corix.assessment.annotators import Annotator, harm_of
 from corix.assessment.harms import HarmPack
 from corix.assessment.schema import AnnotationSchema
-from corix.errors import CorixError
+from corix.errors import CorixError, unknown_name
 from corix.storage import Database
 from corix.storage.annotations import (
     StoredPass,

@@ -21,9 +21,8 @@ from corix.assessment import (
     compare_per_question,
     load_builtin_schema,
 )
-from corix.assessment._names import unknown_name
 from corix.assessment.annotators import harm_of
-from corix.errors import CorixError
+from corix.errors import CorixError, unknown_name
 from corix.measurement.defect_rates import DefectRate, defect_rates
 from corix.measurement.judge_error import CorrectedRate, corrected_rate
 from corix.measurement.labels import (
