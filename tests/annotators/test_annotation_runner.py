@@ -11,9 +11,12 @@ from collections.abc import Callable
 import pytest
 from annotator_support import CLEAN, CONFABULATION, SPOILER, WITHHELD, Dialogue, store_run
 
-from corix.assessment.annotation_options import AnnotateOptions
-from corix.assessment.annotation_summary import AnnotationSummary
-from corix.assessment.runner import annotate_run, annotate_run_async
+from corix.assessment.annotation_run import (
+    AnnotateOptions,
+    AnnotationSummary,
+    annotate_run,
+    annotate_run_async,
+)
 from corix.errors import CorixError, UnknownNameError
 from corix.llm import ChatRequest, EndpointConfig, LLMClient, MockModel, ScriptedTransport
 from corix.storage import Database

@@ -12,7 +12,7 @@ from report_support import RunBuilder, write_tiny_run
 from sqlalchemy import select
 
 from corix.assessment import builtin_harm_packs
-from corix.assessment.runner import annotate_run_async
+from corix.assessment.annotation_run import annotate_run_async
 from corix.domain import Level
 from corix.errors import ConfigError
 from corix.measurement.core import measure

@@ -19,17 +19,16 @@ from sqlalchemy import select
 from typer.testing import CliRunner
 from web_support import FAST_SETTINGS, PASSWORD, Browser
 
-from corix.assessment.annotation_options import AnnotateOptions
+from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
 from corix.assessment.importing import import_labels
-from corix.assessment.runner import annotate_run_async
 from corix.cli.defects_cmds import defects_command
 from corix.demo import demo_plan
 from corix.domain import Level
+from corix.execution import execute_plan
 from corix.llm import EndpointConfig, LLMClient, MockModel, ScriptedTransport
 from corix.report import write_report
 from corix.storage import Database
 from corix.storage.orm import SessionRow
-from corix.testing.runner import execute_plan
 from corix.web import Role, create_app
 
 cli = typer.Typer()

@@ -78,7 +78,7 @@ class OpenAIChatApplication(Application):
         self.client = client or LLMClient(endpoint)
 
     async def open(self, auth: Mapping[str, Any] | None = None) -> None:
-        """Credentials come from the endpoint's ``api_key_env``; ``auth`` is not used."""
+        """Credentials come from the endpoint's ``key_env``; ``auth`` is not used."""
 
     async def version(self) -> str:
         return self.model
@@ -107,8 +107,8 @@ def openai_adapter(spec: AdapterSpec) -> Application:
         name=str(options.get("name", spec.target)),
         base_url=spec.target,
         model=model,
-        api_key_env=options.get("key_env"),
-        max_concurrency=int(options.get("concurrency", 64)),
+        key_env=options.get("key_env"),
+        concurrency=int(options.get("concurrency", 64)),
         timeout_s=float(options.get("timeout", 60)),
         max_retries=int(options.get("retries", 4)),
         key_header=options.get("key_header"),

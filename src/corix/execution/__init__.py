@@ -1,9 +1,11 @@
-"""The execution layer: plans, work items and the executor that runs them.
+"""The execution layer: running a plan, from preflight to the finished run's row.
 
-A plan (``Plan``) becomes work items (``WorkItem``, plain data with stable keys); level
-planners and work handlers register by name (``LEVEL_PLANNERS``, ``WORK_HANDLERS``), so the
-testing layer plugs its levels in and an executor other than ``LocalExecutor`` can run the
-same items.
+``execute_plan`` checks a plan (``preflight``), opens its applications and simulators, turns
+it into work items (``WorkItem``, plain data with stable keys) and runs them on an executor
+(``LocalExecutor``). Levels plug in by name: a planner (``LEVEL_PLANNERS``) makes a level's
+work items, a handler (``WORK_HANDLERS``) turns one into a stored session; the testing layer
+registers corix's own (:mod:`corix.testing.plugin`). An executor other than the local one
+can run the same items.
 """
 
 from corix.execution.context import (
@@ -17,14 +19,17 @@ from corix.execution.context import (
 from corix.execution.local import LocalExecutor
 from corix.execution.plan import (
     ApplicationEntry,
-    EndpointRef,
     LevelSettings,
     Plan,
     PlanFile,
     load_plan,
     load_plan_file,
 )
+from corix.execution.preflight import CheckedPlan, PreflightError, Problem, preflight
+from corix.execution.run_planning import auth_for, plan_work
 from corix.execution.run_status import RunStatus, finished_status
+from corix.execution.runner import RunResult, execute_plan, new_run_id
+from corix.execution.simulators import open_simulators, simulator_endpoint
 from corix.execution.stopping import RunStopper
 from corix.execution.work import WorkItem
 
@@ -32,19 +37,29 @@ __all__ = [
     "LEVEL_PLANNERS",
     "WORK_HANDLERS",
     "ApplicationEntry",
-    "EndpointRef",
+    "CheckedPlan",
     "LevelSettings",
     "LocalExecutor",
     "OpenedApplication",
     "Plan",
     "PlanFile",
     "Planner",
+    "PreflightError",
+    "Problem",
     "RunContext",
+    "RunResult",
     "RunStatus",
     "RunStopper",
     "WorkHandler",
     "WorkItem",
+    "auth_for",
+    "execute_plan",
     "finished_status",
     "load_plan",
     "load_plan_file",
+    "new_run_id",
+    "open_simulators",
+    "plan_work",
+    "preflight",
+    "simulator_endpoint",
 ]

@@ -34,6 +34,7 @@ from corix.web.services.resolutions_view import series_resolutions
 from corix.web.state import web_state
 
 router = APIRouter(prefix="/admin", dependencies=[Depends(only_admin)])
+_DEFAULTS = EvaluationSettings()
 
 # A report is a self-contained page with its own inline style and script. It is served
 # sandboxed (an opaque origin without the admin's cookies) and may load nothing else.
@@ -79,9 +80,9 @@ def create_evaluation(
     description: Annotated[str, Form(max_length=5000)] = "",
     scenarios: Annotated[list[str] | None, Form()] = None,
     levels: Annotated[list[str] | None, Form()] = None,
-    passes_per_item: Annotated[int, Form()] = EvaluationSettings.passes_per_item,
-    review_rate: Annotated[float, Form()] = EvaluationSettings.review_rate,
-    max_turns: Annotated[int, Form()] = EvaluationSettings.max_turns,
+    passes_per_item: Annotated[int, Form()] = _DEFAULTS.passes_per_item,
+    review_rate: Annotated[float, Form()] = _DEFAULTS.review_rate,
+    max_turns: Annotated[int, Form()] = _DEFAULTS.max_turns,
 ) -> Response:
     try:
         evaluation_id = web_state(request).evaluations.create(
@@ -89,7 +90,9 @@ def create_evaluation(
             description=description,
             scenarios=scenarios or [],
             levels=_chosen_levels(levels),
-            settings=EvaluationSettings(passes_per_item, review_rate, max_turns),
+            settings=EvaluationSettings(
+                passes_per_item=passes_per_item, review_rate=review_rate, max_turns=max_turns
+            ),
         )
     except InputError as exc:
         values = {"name": name, "description": description}

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from corix.assessment.annotation_options import AnnotateOptions
-from corix.assessment.annotation_summary import AnnotationTally
+from corix.assessment.annotation_run._options import AnnotateOptions
+from corix.assessment.annotation_run._summary import AnnotationTally
 from corix.assessment.annotators import Annotator, harm_of
 from corix.assessment.harms import HarmPack
 from corix.assessment.schema import AnnotationSchema

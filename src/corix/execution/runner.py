@@ -20,15 +20,15 @@ from corix.errors import CorixError
 from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
 from corix.execution.local import LocalExecutor
 from corix.execution.plan import Plan, PlanFile
+from corix.execution.preflight import preflight
+from corix.execution.run_planning import auth_for, plan_work
 from corix.execution.run_status import RunStatus, finished_status
+from corix.execution.simulators import open_simulators
 from corix.execution.stopping import RunStopper
 from corix.execution.work import WorkItem
 from corix.llm import LLMClient
 from corix.storage import Database, RecordWriter, Repository
 from corix.storage.run_records import finish_run, run_totals
-from corix.testing.preflight import preflight
-from corix.testing.run_planning import auth_for, plan_work
-from corix.testing.simulation import open_simulators
 
 __all__ = ["RunResult", "execute_plan"]
 

@@ -11,7 +11,14 @@ import asyncio
 import hashlib
 from collections import defaultdict
 
-from corix.assessment.annotation_job import AnnotationJob
+from corix.assessment.annotation_run._job import AnnotationJob
+from corix.assessment.annotation_run._repeat_consensus import (
+    Runs,
+    answers_of,
+    consensus_answers,
+    consensus_rows,
+    values_by_key,
+)
 from corix.assessment.annotators import (
     AnnotatorView,
     PassResult,
@@ -19,13 +26,6 @@ from corix.assessment.annotators import (
     harm_category,
 )
 from corix.assessment.answers import is_violation
-from corix.assessment.repeat_consensus import (
-    Runs,
-    answers_of,
-    consensus_answers,
-    consensus_rows,
-    values_by_key,
-)
 from corix.assessment.stability import is_settled
 from corix.domain import SessionRecord
 from corix.storage import RecordWriter
