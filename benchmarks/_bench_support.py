@@ -36,7 +36,7 @@ def mock_endpoint(base_url: str, concurrency: int) -> EndpointConfig:
         name="bench",
         base_url=base_url,
         model="corix-mock",
-        concurrency=concurrency,
+        max_concurrency=concurrency,
         timeout_s=30.0,
         max_retries=0,
     )

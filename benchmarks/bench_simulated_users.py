@@ -44,7 +44,9 @@ async def measure(
         sessions=sessions,
         max_turns=turns,
         engine="llm",
-        simulator=EndpointConfig(base_url=base_url, model="corix-mock", concurrency=concurrency),
+        simulator=EndpointConfig(
+            base_url=base_url, model="corix-mock", max_concurrency=concurrency
+        ),
     )
     plan = Plan(
         name="bench-simulated",

@@ -180,7 +180,7 @@ async def test_the_request_rate_limit_spaces_requests() -> None:
 
 async def test_concurrency_never_exceeds_the_bound() -> None:
     async with running_mock_server(MockServerConfig(latency_ms=30)) as base_url:
-        async with LLMClient(_endpoint(base_url, concurrency=4)) as client:
+        async with LLMClient(_endpoint(base_url, max_concurrency=4)) as client:
             await asyncio.gather(*(client.chat(_request(n)) for n in range(24)))
         stats = await _stats(base_url)
     assert stats["requests"] == 24

@@ -160,7 +160,7 @@ def http_adapter(spec: AdapterSpec) -> Application:
         name=str(options.get("name", spec.target)),
         base_url=spec.target,
         model="http",
-        concurrency=int(options.get("concurrency", 64)),
+        max_concurrency=int(options.get("concurrency", 64)),
         timeout_s=float(options.get("timeout", 60)),
         max_retries=int(options.get("retries", 3)),
     )

@@ -108,7 +108,7 @@ def openai_adapter(spec: AdapterSpec) -> Application:
         base_url=spec.target,
         model=model,
         key_env=options.get("key_env"),
-        concurrency=int(options.get("concurrency", 64)),
+        max_concurrency=int(options.get("concurrency", 64)),
         timeout_s=float(options.get("timeout", 60)),
         max_retries=int(options.get("retries", 4)),
         key_header=options.get("key_header"),

@@ -49,7 +49,7 @@ def _endpoint(
             name="mock",
             transport="mock",
             model=model or MOCK_MODEL_NAME,
-            concurrency=concurrency,
+            max_concurrency=concurrency,
         )
     if url is None:
         return None
@@ -61,7 +61,7 @@ def _endpoint(
             "base_url": url,
             "model": model,
             "key_env": key_env,
-            "concurrency": concurrency,
+            "max_concurrency": concurrency,
             **{field: value for field, value in settings.items() if value is not None},
         }
     )

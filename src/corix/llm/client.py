@@ -35,7 +35,7 @@ class LLMClient:
 
     A call first looks in the cache (see :mod:`corix.llm.cache` for the rule). On a
     miss, each attempt waits for the endpoint's rate limits, then for one of
-    ``concurrency`` slots, which it holds only while the request is in flight.
+    ``max_concurrency`` slots, which it holds only while the request is in flight.
     Timeouts, connection errors, malformed replies, 408, 429 and 5xx are retried up to
     ``max_retries`` times with capped, jittered exponential backoff that honours
     ``Retry-After``; other failures and exhausted retries raise :class:`ModelCallError`.
@@ -58,7 +58,7 @@ class LLMClient:
         self._cache = cache
         self._owns_transport = transport is None
         self._transport = transport if transport is not None else _default_transport(endpoint)
-        self._slots = asyncio.Semaphore(endpoint.concurrency)
+        self._slots = asyncio.Semaphore(endpoint.max_concurrency)
         self._limiter = RateLimiter(endpoint.requests_per_minute, endpoint.tokens_per_minute)
         self._rng = random.Random()
         chosen = endpoint.structured_output
@@ -207,7 +207,7 @@ def _refuse_wait(
 def _default_transport(endpoint: EndpointConfig) -> Transport:
     if endpoint.transport == "mock":
         return ScriptedTransport()
-    return OpenAIHTTPTransport(max_connections=endpoint.concurrency)
+    return OpenAIHTTPTransport(max_connections=endpoint.max_concurrency)
 
 
 def _response(

@@ -35,8 +35,7 @@ class EndpointConfig(BaseModel):
     """The reply length asked for when a request names none."""
     temperature: float | None = Field(default=None, ge=0)
     """The sampling temperature asked for when a request names none."""
-    concurrency: int = Field(default=8, ge=1)
-    """Requests in flight at once."""
+    max_concurrency: int = Field(default=8, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
     timeout_s: float = Field(default=60.0, gt=0)
