@@ -37,9 +37,9 @@ from corix.demo import demo_plan
 from corix.domain import Level
 from corix.execution.plan import LevelSettings
 from corix.llm import LLMClient
+from corix.scenarios import expand_model_tests, resolve_pack
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow
-from corix.testing.packs import expand_model_tests, resolve_pack
 from corix.testing.runner import execute_plan
 
 HARMS = 4

@@ -8,9 +8,9 @@ from typing import Any
 
 from corix.assessment.annotators import AnnotatorView, build_annotator_view
 from corix.domain import Level, Provenance, SessionRecord, SessionSource, TurnRecord
+from corix.scenarios import resolve_pack
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow, TurnRow
-from corix.testing.packs import resolve_pack
 
 Turn = tuple[str, str | None]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from corix.cli.main import app
-from corix.testing.packs import expand_model_tests, resolve_pack
+from corix.scenarios import expand_model_tests, resolve_pack
 
 runner = CliRunner()
 

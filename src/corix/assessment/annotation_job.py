@@ -15,6 +15,7 @@ from corix.assessment.annotators import Annotator, harm_of
 from corix.assessment.harms import HarmPack
 from corix.assessment.schema import AnnotationSchema
 from corix.errors import CorixError
+from corix.scenarios import ScenarioPack, resolve_pack
 from corix.storage import Database
 from corix.storage.annotations import (
     StoredPass,
@@ -22,7 +23,6 @@ from corix.storage.annotations import (
     load_consensus,
     load_passes,
 )
-from corix.testing.packs import ScenarioPack, resolve_pack
 
 StoredRepeats = dict[int, StoredPass]
 """The stored runs of one (session, target, pass), by repeat number."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import cache
 
-from corix.testing.packs.loader import PACK_FOLDERS, resolve_pack
+from corix.scenarios.loader import PACK_FOLDERS, resolve_pack
 
 __all__ = ["item_wording"]
 

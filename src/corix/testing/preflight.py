@@ -20,7 +20,7 @@ from corix.apps import AdapterSpec, build_application
 from corix.errors import CorixError
 from corix.execution.context import LEVEL_PLANNERS
 from corix.execution.plan import Plan, PlanFile
-from corix.testing.packs import ScenarioPack, resolve_pack
+from corix.scenarios import ScenarioPack, resolve_pack
 from corix.testing.run_planning import auth_for, plan_work
 from corix.testing.simulation.endpoints import MOCK_BASE_URL
 

@@ -22,9 +22,9 @@ from sqlalchemy import select
 from corix.domain import EndReason, Level
 from corix.errors import CorixError
 from corix.execution.plan import Plan
+from corix.scenarios import expand_personas, resolve_pack
 from corix.storage import Database, Repository
 from corix.storage.orm import ApplicationRow, SessionRow
-from corix.testing.packs import expand_personas, resolve_pack
 from corix.testing.simulation.engine import GOAL_PARAMETER, STYLE_PARAMETER
 
 SIMULATED_LEVELS = (Level.RED_TEAMING, Level.FIELD_TESTING)

@@ -16,6 +16,7 @@ from corix.apps import ADAPTERS, AdapterSpec
 from corix.apps.check import CheckReport
 from corix.domain import Level
 from corix.errors import CorixError
+from corix.scenarios import PACK_FOLDERS
 from corix.storage import Database
 from corix.storage.orm import ApplicationRow, EvaluationRow, RunRow
 from corix.storage.orm_web import (
@@ -23,7 +24,6 @@ from corix.storage.orm_web import (
     ApplicationStatusRow,
     EvaluationSettingsRow,
 )
-from corix.testing.packs import PACK_FOLDERS
 from corix.web.services.annotation_selection import HumanAnnotation
 from corix.web.services.application_overview import ApplicationInfo, application_overview
 from corix.web.services.balancing import AssignmentDesign
