@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corix.domain import Level
+from corix.scenarios import pack_record, resolve_pack
 from corix.storage import Database, RecordWriter, Repository
 
 HOSTILE_REPLY = (
@@ -161,7 +162,14 @@ class RunBuilder:
     async def write(self, db: Database) -> str:
         repo = Repository(db)
         ids = {name: repo.ensure_application(name, "demo:guarded") for name in self.applications}
-        repo.create_run(self.run_id, name=f"test {self.run_id}", plan={"name": "t"}, seed=1)
+        scenarios = sorted({row["scenario"] for row in self.sessions})
+        repo.create_run(
+            self.run_id,
+            name=f"test {self.run_id}",
+            plan={"name": "t"},
+            seed=1,
+            packs=[pack_record(resolve_pack(scenario)) for scenario in scenarios],
+        )
         async with RecordWriter(db) as writer:
             for row in self.sessions:
                 writer.start_session({**row, "application_id": ids[row["application_id"]]})

@@ -41,6 +41,7 @@ from corix.scenarios.models import (
     TestPacket,
 )
 from corix.scenarios.personas import PERSONA_VARIABLES, PersonaInstance, expand_personas
+from corix.scenarios.records import PackRecord, pack_record
 from corix.scenarios.scripts import ScriptedTest, expand_model_tests
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "ItemKind",
     "ModelTestScript",
     "PackManifest",
+    "PackRecord",
     "PacketCheck",
     "PacketChecker",
     "ParameterSpace",
@@ -80,6 +82,7 @@ __all__ = [
     "is_prohibited",
     "list_builtin_packs",
     "load_pack",
+    "pack_record",
     "prohibiting_rules",
     "resolve_pack",
     "validate_pack",
