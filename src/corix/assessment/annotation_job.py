@@ -17,12 +17,8 @@ from corix.assessment.schema import AnnotationSchema
 from corix.errors import CorixError
 from corix.scenarios import ScenarioPack
 from corix.storage import Database
-from corix.storage.annotations import (
-    StoredPass,
-    delete_failed_passes,
-    load_consensus,
-    load_passes,
-)
+from corix.storage.annotations import delete_failed_passes, load_consensus, load_passes
+from corix.storage.records import StoredPass
 from corix.storage.run_packs import run_pack
 
 StoredRepeats = dict[int, StoredPass]
