@@ -37,9 +37,9 @@ from corix.domain import Level
 from corix.execution import execute_plan
 from corix.execution.plan import LevelSettings
 from corix.llm import LLMClient
+from corix.scenarios import expand_model_tests, resolve_pack
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow
-from corix.testing.packs import expand_model_tests, resolve_pack
 
 HARMS = 4
 

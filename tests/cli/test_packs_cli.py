@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from corix.cli.main import app
 from corix.registry import refresh_plugins
-from corix.testing.packs import PACK_FOLDERS, builtin_pack_dir, expand_model_tests, resolve_pack
+from corix.scenarios import PACK_FOLDERS, builtin_pack_dir, expand_model_tests, resolve_pack
 
 runner = CliRunner()
 
@@ -45,7 +45,7 @@ def test_a_pack_a_plugin_registers_is_listed_and_shown(
     )
     (tmp_path / "corix_plugin_packs.py").write_text(
         "from pathlib import Path\n"
-        "from corix.testing.packs import PACK_FOLDERS\n"
+        "from corix.scenarios import PACK_FOLDERS\n"
         "def register(plugin):\n"
         f"    plugin.add(PACK_FOLDERS, 'spoilers', Path({str(folder)!r}))\n",
         encoding="utf-8",

@@ -23,9 +23,9 @@ from corix.llm import (
     TransportError,
 )
 from corix.llm.mock_server import running_mock_server
+from corix.scenarios import RED_TEAMING_ITEM_IDS
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow
-from corix.testing.packs import RED_TEAMING_ITEM_IDS
 from corix.testing.simulation import prompts
 from corix.testing.simulation.llm import DEFAULT_MAX_REASKS
 

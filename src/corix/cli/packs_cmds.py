@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from corix.cli.common import JsonOption, console, print_json
-from corix.testing.packs import (
+from corix.scenarios import (
     PACK_FOLDERS,
     expand_model_tests,
     load_pack,

@@ -44,13 +44,14 @@ from corix.measurement.stored_leaves import (
 )
 from corix.measurement.tree_loading import read_tree_text
 from corix.storage import Database
-from corix.storage.annotations import StoredPass, load_passes
+from corix.storage.annotations import load_passes
 from corix.storage.measured import (
     MeasuredDialogue,
     measured_dialogues,
     series_runs,
     stored_resolutions,
 )
+from corix.storage.records import StoredPass
 
 DEFAULT_RATE_GROUPING = ("harm", "application", "scenario", "level")
 

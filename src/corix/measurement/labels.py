@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from corix.assessment import AnnotationSchema, Answer, HarmPack, is_violation
 from corix.assessment.annotators import SEVERITY, AnnotatorKind, harm_of
 from corix.measurement.settling import SETTLING_RULES, RiskOrder, Settled, Value, natural_order
-from corix.storage.annotations import StoredPass
 from corix.storage.measured import MeasuredDialogue, StoredResolution
+from corix.storage.records import StoredPass
 
 GUARDRAIL_VIOLATION = "guardrail_violation"
 RESOLVED = "resolved"

@@ -9,7 +9,7 @@ from corix.domain import EndReason, Level, Provenance, SessionSource
 from corix.execution.context import RunContext
 from corix.execution.plan import LevelSettings, Plan
 from corix.execution.work import WorkItem
-from corix.testing.packs import ScenarioPack, expand_model_tests
+from corix.scenarios import ScenarioPack, expand_model_tests
 from corix.testing.recorder import SessionRecorder
 
 KIND = "model_test"

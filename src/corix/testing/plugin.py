@@ -6,8 +6,8 @@ from __future__ import annotations
 from corix.domain import Level
 from corix.execution import LEVEL_PLANNERS, WORK_HANDLERS
 from corix.registry import Plugin
+from corix.scenarios import PACK_FOLDERS, builtin_pack_dir, list_builtin_packs
 from corix.testing import model_testing
-from corix.testing.packs import PACK_FOLDERS, builtin_pack_dir, list_builtin_packs
 from corix.testing.simulation import levels as simulated
 from corix.testing.simulation.strategies import BUILTIN_STRATEGIES, STRATEGIES
 from corix.testing.simulation.styles import BUILTIN_STYLES, STYLES

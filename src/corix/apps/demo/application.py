@@ -8,7 +8,7 @@ from corix.apps.base import Application
 from corix.apps.demo.knowledge import Knowledge
 from corix.apps.demo.session import DemoSession
 from corix.errors import unknown_name
-from corix.testing.packs import ScenarioPack, list_builtin_packs, resolve_pack
+from corix.scenarios import ScenarioPack, list_builtin_packs, resolve_pack
 
 VARIANTS = ("guarded", "unguarded", "hostile")
 DEMO_VERSION = "1.0"

@@ -14,14 +14,11 @@ from corix.assessment.annotators import Annotator, harm_of
 from corix.assessment.harms import HarmPack
 from corix.assessment.schema import AnnotationSchema
 from corix.errors import CorixError, unknown_name
+from corix.scenarios import ScenarioPack
 from corix.storage import Database
-from corix.storage.annotations import (
-    StoredPass,
-    delete_failed_passes,
-    load_consensus,
-    load_passes,
-)
-from corix.testing.packs import ScenarioPack, resolve_pack
+from corix.storage.annotations import delete_failed_passes, load_consensus, load_passes
+from corix.storage.records import StoredPass
+from corix.storage.run_packs import run_pack
 
 StoredRepeats = dict[int, StoredPass]
 """The stored runs of one (session, target, pass), by repeat number."""
@@ -101,9 +98,10 @@ class AnnotationJob:
         return self.stored.get((session_id, target, pass_no), {})
 
     def pack_for(self, scenario: str) -> ScenarioPack:
+        """The scenario's pack as the run stored it, never looked up by name."""
         pack = self._scenario_packs.get(scenario)
         if pack is None:
-            pack = self._scenario_packs[scenario] = resolve_pack(scenario)
+            pack = self._scenario_packs[scenario] = run_pack(self.db, self.run_id, scenario)
         return pack
 
     def ordinal(self, category: str) -> Callable[[str], bool]:

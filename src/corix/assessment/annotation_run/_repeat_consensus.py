@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from corix.assessment.answers import Answer, AnswerKey, AnswerValue
 from corix.assessment.stability import consensus
-from corix.storage.annotations import StoredPass, split_value
+from corix.storage.records import StoredConsensus, StoredPass
 
 Runs = list[tuple[Answer, ...]]
 """The answers of each successful run of one item."""
@@ -56,13 +56,13 @@ def consensus_rows(
     annotator: str,
     runs: Runs,
     ordinal: Callable[[str], bool],
-) -> list[dict[str, object]]:
+) -> list[StoredConsensus]:
     """Consensus rows for one item: per question and turn, over the runs that answered it.
 
     ``method`` is ``majority`` (nominal) or ``lower_median`` (ordinal), with ``_tie``
     appended when the runs tied and the tie was broken deterministically.
     """
-    rows: list[dict[str, object]] = []
+    rows: list[StoredConsensus] = []
     for (question_id, turn), found in sorted(
         values_by_key(runs).items(), key=lambda item: (item[0][0], item[0][1] or 0)
     ):
@@ -70,16 +70,16 @@ def consensus_rows(
         result = consensus(found, ordinal=is_ordinal)
         method = "lower_median" if is_ordinal else "majority"
         rows.append(
-            {
-                "session_id": session_id,
-                "category": category,
-                "annotator": annotator,
-                "question_id": question_id,
-                "turn_index": turn,
-                **split_value(result.value),
-                "method": f"{method}_tie" if result.tie else method,
-                "n_runs": result.n_runs,
-                "flip_rate": result.flip_rate,
-            }
+            StoredConsensus(
+                session_id=session_id,
+                category=category,
+                annotator=annotator,
+                question_id=question_id,
+                turn_index=turn,
+                value=result.value,
+                method=f"{method}_tie" if result.tie else method,
+                n_runs=result.n_runs,
+                flip_rate=result.flip_rate,
+            )
         )
     return rows

@@ -25,11 +25,12 @@ from corix.assessment.annotators import (
     build_annotator_view,
     harm_category,
 )
-from corix.assessment.answers import is_violation
+from corix.assessment.answers import answer_records, is_violation
 from corix.assessment.stability import is_settled
 from corix.domain import SessionRecord
 from corix.storage import RecordWriter
-from corix.storage.annotations import answer_row, delete_consensus
+from corix.storage.annotations import delete_consensus
+from corix.storage.records import NewPass
 
 
 def derive_seed(base: int, pass_no: int, repeat_no: int) -> int:
@@ -130,18 +131,18 @@ class SessionAnnotation:
         job.tally.completion_tokens += int(details.get("completion_tokens", 0))
         self.changed.add(result.category)
         self.writer.add_pass(
-            {
-                "session_id": self.session_id,
-                "category": result.category,
-                "annotator": job.annotator.name,
-                "annotator_kind": job.annotator.kind.value,
-                "pass_no": pass_no,
-                "repeat_no": repeat_no,
-                "status": "ok" if result.ok else "failed",
-                "error": result.error,
-                "provenance": result.provenance.model_dump(mode="json"),
-            },
-            [answer_row(a.question_id, a.turn_index, a.value, a.reasoning) for a in result.answers],
+            NewPass(
+                session_id=self.session_id,
+                category=result.category,
+                annotator=job.annotator.name,
+                annotator_kind=job.annotator.kind.value,
+                pass_no=pass_no,
+                repeat_no=repeat_no,
+                ok=result.ok,
+                error=result.error,
+                provenance=result.provenance.model_dump(mode="json"),
+                answers=answer_records(result.answers),
+            )
         )
 
     async def _store_consensus(self) -> None:

@@ -21,7 +21,7 @@ from corix.errors import CorixError
 from corix.execution.context import RunContext
 from corix.execution.plan import LevelSettings, Plan
 from corix.execution.work import WorkItem
-from corix.testing.packs import PersonaInstance, QuestionnaireItem, ScenarioPack, expand_personas
+from corix.scenarios import PersonaInstance, QuestionnaireItem, ScenarioPack, expand_personas
 from corix.testing.recorder import SessionRecorder
 from corix.testing.simulation.dialogue import run_dialogue
 from corix.testing.simulation.engine import SimulatedUser, SimulationSpec

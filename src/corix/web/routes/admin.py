@@ -15,8 +15,8 @@ from corix.domain import Level
 from corix.report import ReportSettings, build_report, export_jsonl, render_html
 from corix.report.build import build_series_report
 from corix.report.json_doc import report_document
+from corix.scenarios import resolve_pack
 from corix.storage import Repository
-from corix.testing.packs import resolve_pack
 from corix.web.auth import Admin, only_admin
 from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.roles import ANNOTATOR_ROLES, ROLES_BY_PRIVILEGE, TESTER_ROLES

@@ -17,6 +17,7 @@ from corix.apps import ADAPTERS, AdapterSpec
 from corix.apps.check import CheckReport
 from corix.domain import Level
 from corix.errors import CorixError
+from corix.scenarios import PACK_FOLDERS, pack_record, resolve_pack
 from corix.storage import Database
 from corix.storage.orm import ApplicationRow, EvaluationRow, RunRow
 from corix.storage.orm_web import (
@@ -24,7 +25,7 @@ from corix.storage.orm_web import (
     ApplicationStatusRow,
     EvaluationSettingsRow,
 )
-from corix.testing.packs import PACK_FOLDERS
+from corix.storage.run_packs import add_run_packs
 from corix.web.services.annotation_selection import HumanAnnotation
 from corix.web.services.application_overview import ApplicationInfo, application_overview
 from corix.web.services.balancing import AssignmentDesign
@@ -163,6 +164,9 @@ class Evaluations:
                         status="running",
                     )
                 )
+                s.flush()
+                packs = [pack_record(resolve_pack(scenario)) for scenario in scenarios]
+                add_run_packs(s, human_run_id(evaluation_id), packs)
                 return evaluation_id
         except IntegrityError:
             raise InputError(

@@ -8,8 +8,8 @@ from pathlib import Path
 from corix.config import load_yaml_model, read_config_text
 from corix.errors import ConfigError
 from corix.registry import Registry
-from corix.testing.packs.models import PackManifest, PersonaTemplate, ScenarioPack, TestPacket
-from corix.testing.packs.validation import YamlLines, check_pack, pack_warnings
+from corix.scenarios.models import PackManifest, PersonaTemplate, ScenarioPack, TestPacket
+from corix.scenarios.validation import YamlLines, check_pack, pack_warnings
 
 MANIFEST_NAME = "pack.yaml"
 
@@ -19,7 +19,7 @@ PACK_FOLDERS: Registry[Path] = Registry("scenario pack")
 
 def builtin_pack_dir() -> Path:
     """The folder holding the packs that ship with corix."""
-    return Path(__file__).resolve().parents[2] / "packs"
+    return Path(__file__).resolve().parents[1] / "packs"
 
 
 def list_builtin_packs() -> list[str]:

@@ -19,8 +19,8 @@ from jinja2.exceptions import SecurityError
 from corix.config import compose_yaml
 from corix.domain import Level
 from corix.errors import ConfigError, closest_name
-from corix.testing.packs.guardrails import is_prohibited
-from corix.testing.packs.models import (
+from corix.scenarios.guardrails import is_prohibited
+from corix.scenarios.models import (
     FIELD_TESTING_ITEM_IDS,
     RED_TEAMING_ITEM_IDS,
     Context,
@@ -28,10 +28,10 @@ from corix.testing.packs.models import (
     Probe,
     ScenarioPack,
 )
-from corix.testing.packs.personas import PERSONA_VARIABLES
-from corix.testing.packs.scripts import expand_script, resolve_selector
-from corix.testing.packs.templating import private_attributes, render, template_variables
-from corix.testing.packs.text import normalize
+from corix.scenarios.personas import PERSONA_VARIABLES
+from corix.scenarios.scripts import expand_script, resolve_selector
+from corix.scenarios.templating import private_attributes, render, template_variables
+from corix.scenarios.text import normalize
 
 Location = tuple[str | int, ...]
 _SET_OPS = ("in", "contains", "intersects")
