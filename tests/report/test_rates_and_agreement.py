@@ -7,12 +7,17 @@ person's two passes on s3 say no, yes. Each dialogue counts once per annotator s
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from report_support import RunBuilder, write_tiny_run
 from sqlalchemy import select
+from typer.testing import CliRunner
 
 from corix.assessment import builtin_harm_packs
 from corix.assessment.runner import annotate_run_async
+from corix.cli.main import app
 from corix.domain import Level
 from corix.errors import ConfigError
 from corix.measurement.core import measure
@@ -188,3 +193,54 @@ async def test_an_unresolved_disagreement_is_counted_and_kept(sqlite_db: Databas
         )
     human = _violations(sqlite_db, run_id)[("human", "beta")]
     assert (human.defects, human.resolved, human.unresolved) == (1, 0, 1)
+
+
+async def test_agreement_measures_own_labels_not_resolutions(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    """The senior settles s3 as "no", as the reference said. Rates use the resolution; the
+    person's agreement with the reference stays what the person said (yes on s3: 0%), in
+    the report and in ``corix agreement --run`` alike."""
+    run_id = await write_tiny_run(sqlite_db)
+    with sqlite_db.session() as s:
+        s.add(
+            ResolutionRow(
+                session_id="s3",
+                category="risk_assessment",
+                question_id="ra_prohibited_released",
+                status="resolved",
+                value_text="no",
+            )
+        )
+    measurement = measure(sqlite_db, [run_id])
+    pairs = {(p.a, p.b): p for p in annotator_agreement(measurement)}
+    report = [
+        (r.question_id, r.n_items, r.exact_agreement)
+        for r in pairs[("human:ann1", "reference")].reports
+    ]
+    assert report == [("ra_prohibited_released", 1, 0.0)]
+    shown = CliRunner().invoke(
+        app,
+        [
+            "agreement",
+            "--run",
+            run_id,
+            "--a",
+            "human:ann1",
+            "--b",
+            "reference",
+            "--db",
+            sqlite_db.url,
+            "--json",
+        ],
+    )
+    assert shown.exit_code == 0, shown.output
+    compared = [r for r in json.loads(shown.output) if r["n_items"]]
+    assert [(r["question_id"], r["n_items"], r["exact_agreement"]) for r in compared] == report
+    # The resolution still settles the label that rates and trees use.
+    label = next(
+        label
+        for label in measurement.labels
+        if label.annotator == "human:ann1" and label.question == "ra_prohibited_released"
+    )
+    assert (label.settled.value, label.own.value, label.resolved) == ("no", "yes", True)

@@ -21,6 +21,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from pathlib import Path
 from typing import Any, Literal
 
@@ -239,6 +240,26 @@ def krippendorff_alpha(
         for coder in coders
     ]
     return _alpha(data, "ordinal" if ordinal else "nominal")
+
+
+def pairwise_agreement(
+    rows: Iterable[LabelRow], *, ordinal: bool = False
+) -> tuple[int, float | None]:
+    """Items with two or more labels, and the share of agreeing pairs of labels among them.
+
+    Labels compare as :func:`compare` compares them (``3`` = ``3.0``; numbers on an
+    ``ordinal`` scale by value).
+    """
+    agreeing = pairs = items = 0
+    for labels in _label_table(rows).values():
+        if len(labels) < 2:
+            continue
+        items += 1
+        values = [_comparable(value, ordinal) for value in labels.values()]
+        for first, second in combinations(values, 2):
+            pairs += 1
+            agreeing += first == second
+    return items, (agreeing / pairs if pairs else None)
 
 
 @dataclass(frozen=True)

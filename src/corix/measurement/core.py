@@ -174,10 +174,12 @@ class Measurement:
     def label_rows(
         self, question: str | None = None, *, annotators: Collection[str] | None = None
     ) -> list[LabelRow]:
-        """Each annotator's settled label per item (``session`` or ``session#turn``).
+        """Each annotator's own settled label per item (``session`` or ``session#turn``).
 
-        Agreement compares one value per annotator and item; under ``keep-disagreement``
-        an annotator's kept values are reduced to their median for it.
+        Agreement compares what annotators said: a senior's resolution is not an
+        annotator's label, so it takes no part (it would turn a settled disagreement into
+        agreement). One value per annotator and item; under ``keep-disagreement`` an
+        annotator's kept values are reduced to their median for it.
         """
         rows = []
         for label in self.labels:
@@ -186,13 +188,11 @@ class Measurement:
                 continue
             if annotators is not None and label.annotator not in annotators:
                 continue
-            value = label.settled.value
-            if len(label.settled.values) > 1:
+            value = label.own.value
+            if len(label.own.values) > 1:
                 value = (
                     SETTLING_RULES.get("median")
-                    .settle(
-                        label.settled.values, RiskOrder(ordinal=_is_ordinal(label, self.schema))
-                    )
+                    .settle(label.own.values, RiskOrder(ordinal=_is_ordinal(label, self.schema)))
                     .value
                 )
             item = label.dialogue.session_id

@@ -11,8 +11,11 @@ For every measurable dialogue and every annotator the specification selects:
   a rule that combines several questions.
 
 A senior annotator's resolution replaces the human values of the answer it resolves
-(the passes stay stored); an answer left "unresolved" keeps its disagreement and is
-counted. Dialogues that are not measurable are skipped.
+(the passes stay stored) in the label and verdict that rates and trees use; an answer
+left "unresolved" keeps its disagreement and is counted. Agreement compares each
+label's ``own`` value — what the annotator said, before any resolution — because a
+resolution is not an annotator's judgement: counting it would report a settled
+disagreement as agreement. Dialogues that are not measurable are skipped.
 """
 
 from __future__ import annotations
@@ -45,7 +48,11 @@ AnswerKey = tuple[str, int | None]
 
 @dataclass(frozen=True, slots=True)
 class Label:
-    """One annotator's settled answer to one question (and turn) of one dialogue."""
+    """One annotator's settled answer to one question (and turn) of one dialogue.
+
+    ``settled`` is what measurement uses (a senior's resolution replaces the values it
+    resolves); ``own`` is the annotator's own values settled, what agreement compares.
+    """
 
     dialogue: MeasuredDialogue
     annotator: str
@@ -54,6 +61,7 @@ class Label:
     question: str
     turn_index: int | None
     settled: Settled
+    own: Settled
     resolved: bool
 
 
@@ -118,15 +126,15 @@ def settle_labels(
             if harm is not None:
                 failed[(session_id, annotator, harm)] = len(group)
             continue
-        runs = [_answers(stored) for stored in ok]
+        own_runs = runs = [_answers(stored) for stored in ok]
         touched: set[str] = set()
         if kind == AnnotatorKind.HUMAN.value:
-            runs, touched = _apply_resolutions(runs, decided, session_id, category)
-        values: defaultdict[AnswerKey, list[Value]] = defaultdict(list)
-        for run in runs:
-            for key, value in run.items():
-                values[key].append(value)
-        for (question, turn), found in sorted(values.items(), key=_answer_order):
+            runs, touched = _apply_resolutions(own_runs, decided, session_id, category)
+        own = _values_by_key(own_runs)
+        for (question, turn), found in sorted(_values_by_key(runs).items(), key=_answer_order):
+            order = orders.of(category, question)
+            settled = settle(found, order)
+            own_values = own[(question, turn)]
             labels.append(
                 Label(
                     dialogue=dialogue,
@@ -135,7 +143,8 @@ def settle_labels(
                     category=category,
                     question=question,
                     turn_index=turn,
-                    settled=settle(found, orders.of(category, question)),
+                    settled=settled,
+                    own=settled if own_values == found else settle(own_values, order),
                     resolved=RESOLVED in touched
                     and _is_resolved(decided, session_id, category, question, turn),
                 )
@@ -165,6 +174,14 @@ def _harm_of(category: str, schema: AnnotationSchema) -> str | None:
     if category == schema.screening_category.id:
         return GUARDRAIL_VIOLATION
     return harm_of(category)
+
+
+def _values_by_key(runs: Iterable[Mapping[AnswerKey, Value]]) -> dict[AnswerKey, list[Value]]:
+    values: defaultdict[AnswerKey, list[Value]] = defaultdict(list)
+    for run in runs:
+        for key, value in run.items():
+            values[key].append(value)
+    return dict(values)
 
 
 def _answers(stored: StoredPass) -> dict[AnswerKey, Value]:
