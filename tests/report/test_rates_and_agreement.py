@@ -244,3 +244,38 @@ async def test_agreement_measures_own_labels_not_resolutions(
         if label.annotator == "human:ann1" and label.question == "ra_prohibited_released"
     )
     assert (label.settled.value, label.own.value, label.resolved) == ("no", "yes", True)
+
+
+async def test_the_settlement_names_annotators_ties_resolutions_and_left_out_dialogues(
+    sqlite_db: Database,
+) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    with sqlite_db.session() as s:
+        s.add(
+            ResolutionRow(
+                session_id="s3",
+                category="risk_assessment",
+                question_id="ra_prohibited_released",
+                status="resolved",
+                value_text="no",
+            )
+        )
+    settlement = measure(sqlite_db, [run_id]).settlement
+    inputs = {a.name: (a.kind, a.dialogues, a.passes, a.failed) for a in settlement.annotators}
+    assert inputs == {
+        "human:ann1": ("human", 1, 2, 0),
+        # s1 three repeats, s3 two; the failed utility pass of s2 still names s2.
+        "llm:mock": ("llm", 3, 5, 1),
+        # s1: risk, content and groundedness; s2: risk and utility; s3, s4: risk.
+        "reference": ("reference", 4, 7, 0),
+    }
+    # Only the LLM's s3 (yes, no) tied, as a label and as a verdict; the person's s3 tie
+    # was resolved (both passes now say no). s5 never finished: not a measured dialogue.
+    assert (settlement.rule, settlement.label_ties, settlement.verdict_ties) == (
+        "conservative",
+        1,
+        1,
+    )
+    assert (settlement.resolved, settlement.unresolved, settlement.measured) == (1, 0, 4)
+    assert settlement.not_measurable == {}
+    assert "3 dialogues" in settlement.text() and "1 resolved" in settlement.text()

@@ -82,7 +82,7 @@ def test_agreement_per_question_matches_hand_derived_values(world: World) -> Non
     _store(world)
     rows = {
         r.question.id: r
-        for r in agreement_by_question(world.state.db, world.state.schema, world.evaluation_id)
+        for r in agreement_by_question(world.state.db, world.state.schema, world.evaluation_id).rows
     }
     violation = rows["ra_prohibited_released"]
     # s1: 3 agreeing pairs of 3; s2 (yes, no, no): 1 agreeing pair of 3 → 4/6.
@@ -123,7 +123,7 @@ def test_a_resolution_leaves_agreement_between_people_alone(world: World) -> Non
         )
     rows = {
         r.question.id: r
-        for r in agreement_by_question(world.state.db, world.state.schema, world.evaluation_id)
+        for r in agreement_by_question(world.state.db, world.state.schema, world.evaluation_id).rows
     }
     violation = rows["ra_prohibited_released"]
     assert violation.human_pairwise == pytest.approx(4 / 6)  # as without the resolution

@@ -9,7 +9,6 @@ from rich.table import Table
 from rich.text import Text
 
 from corix.cli.common import DbOption, JsonOption, console, database, print_json
-from corix.cli.defects_cmds import measurement_document
 from corix.cli.measure_options import (
     AnnotatorsOption,
     KindsOption,
@@ -44,9 +43,9 @@ def personas_command(
         measurement = measure(database_, [run], in_force, source=source)
         coverage = persona_coverage(database_, run, measurement.dialogue_verdicts())
     if as_json:
-        print_json({"measurement": measurement_document(measurement), **_as_json(coverage)})
+        print_json({"measurement": measurement.document(), **_as_json(coverage)})
         return
-    console.print(Text(measurement.spec.headline(), style="dim"))
+    console.print(Text(measurement.headline(), style="dim"))
     if not coverage.rows:
         console.print(f"run {run} has no red-teaming or field-testing personas")
         return

@@ -34,6 +34,7 @@ from corix.measurement.labels import (
     settle_labels,
 )
 from corix.measurement.leaves import LeafSource, LeafTable
+from corix.measurement.settlement import Settlement, settlement_of
 from corix.measurement.settling import SETTLING_RULES, RiskOrder
 from corix.measurement.spec import MeasurementSpec, ResolvedSpec, TreeRef, unknown_selector_error
 from corix.measurement.stored_leaves import (
@@ -83,8 +84,24 @@ class Measurement:
     run_ids: tuple[str, ...]
     dialogues: tuple[MeasuredDialogue, ...]
     record: SettledRecord
+    settlement: Settlement
     schema: AnnotationSchema
     packs: Mapping[str, HarmPack] = field(repr=False)
+
+    def headline(self) -> str:
+        """What every number of this measurement is made of: the specification in force
+        and what settling did (annotators, ties, resolutions, dialogues left out)."""
+        return f"{self.spec.headline()}\n{self.settlement.text()}"
+
+    def document(self) -> dict[str, object]:
+        """The specification in force, its digest, the runs measured and the settlement."""
+        return {
+            "digest": self.spec.digest,
+            "headline": self.headline(),
+            **self.spec.model_dump(mode="json"),
+            "runs": list(self.run_ids),
+            "settlement": self.settlement.to_json(),
+        }
 
     @property
     def labels(self) -> tuple[Label, ...]:
@@ -299,6 +316,7 @@ def measure(
         run_ids=tuple(run_ids),
         dialogues=tuple(dialogues),
         record=record,
+        settlement=settlement_of(spec.settling, selected, dialogues, resolutions, record),
         schema=schema,
         packs=all_packs,
     )

@@ -111,6 +111,7 @@ def _build(
         n_leaves=len(leaves),
         trees=tuple(trees),
         measurement=measurement.spec,
+        settlement=measurement.settlement,
         not_measurable=measurement.not_measurable,
         violation_rates=tuple(r for r in rates if r.group["harm"] == GUARDRAIL_VIOLATION),
         violation_totals=tuple(r for r in totals if r.group["harm"] == GUARDRAIL_VIOLATION),

@@ -396,7 +396,7 @@ def agreement(request: Request, _user: Admin, evaluation_id: str) -> Response:
         {
             "evaluation": evaluation,
             "evaluations": [evaluation],
-            "rows": agreement_by_question(state.db, state.schema, evaluation_id),
+            "agreement": agreement_by_question(state.db, state.schema, evaluation_id),
             "base_url": f"/admin/evaluations/{evaluation_id}/agreement",
         },
     )

@@ -44,18 +44,29 @@ class QuestionAgreement:
     human_vs_llm: AgreementReport | None
 
 
+@dataclass(frozen=True)
+class AgreementPage:
+    """Agreement per question, under the measurement ``headline`` that produced it
+    (``None`` when nothing was measured: no people or LLM annotators yet)."""
+
+    headline: str | None
+    rows: list[QuestionAgreement]
+
+
 def agreement_by_question(
     db: Database, schema: AnnotationSchema, evaluation_id: str
-) -> list[QuestionAgreement]:
+) -> AgreementPage:
     runs = evaluation_runs(db, evaluation_id)
     kinds = _annotator_kinds(db, runs) & {"human", "llm"}
     # Only people and LLM annotators are compared: the (often many) reference passes
     # are left out of the measurement, which keeps the page quick.
     by_kind: dict[str, dict[str, list[LabelRow]]] = {HUMANS: {}, MACHINES: {}}
+    headline = None
     if kinds:
         selected = tuple(AnnotatorSelector(kind=kind) for kind in sorted(kinds))
-        spec = MeasurementSpec(annotators=selected)
-        by_kind = _rows_by_kind(measure(db, runs, spec, schema=schema))
+        measurement = measure(db, runs, MeasurementSpec(annotators=selected), schema=schema)
+        by_kind = _rows_by_kind(measurement)
+        headline = measurement.headline()
     results = []
     for question in schema.questions():
         people = by_kind[HUMANS].get(question.id, [])
@@ -75,7 +86,7 @@ def agreement_by_question(
                 ordinal=question.is_ordinal,
             )
         results.append(QuestionAgreement(question, items, pairwise, alpha, versus))
-    return results
+    return AgreementPage(headline, results)
 
 
 def _annotator_kinds(db: Database, run_ids: list[str]) -> set[str]:
