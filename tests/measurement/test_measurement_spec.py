@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from corix.errors import ConfigError
-from corix.measurement.settling import SETTLING_RULES, RiskOrder
+from corix.assessment.settling import SETTLING_RULES, RiskOrder
 from corix.measurement.spec import MeasurementSpec, load_spec
 
 

@@ -13,6 +13,7 @@ from corix.assessment.annotation_options import AnnotateOptions
 from corix.assessment.annotation_summary import AnnotationTally
 from corix.assessment.annotators import Annotator, harm_of
 from corix.assessment.harms import HarmPack
+from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.schema import AnnotationSchema
 from corix.errors import CorixError
 from corix.storage import Database
@@ -46,6 +47,7 @@ class AnnotationJob:
         self.options = options
         self.schema = schema
         self.packs = packs
+        self.risk_orders = RiskOrders(schema, packs)
         self.screening = schema.screening_category.id
         self.categories, self.harms = self._choose_targets()
         self.tally = AnnotationTally()

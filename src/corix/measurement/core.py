@@ -23,6 +23,7 @@ from corix.assessment import (
 )
 from corix.assessment._names import unknown_name
 from corix.assessment.annotators import harm_of
+from corix.assessment.settling import SETTLING_RULES, RiskOrder
 from corix.errors import CorixError
 from corix.measurement.defect_rates import DefectRate, defect_rates
 from corix.measurement.judge_error import CorrectedRate, corrected_rate
@@ -35,7 +36,6 @@ from corix.measurement.labels import (
 )
 from corix.measurement.leaves import LeafSource, LeafTable
 from corix.measurement.settlement import Settlement, settlement_of
-from corix.measurement.settling import SETTLING_RULES, RiskOrder
 from corix.measurement.spec import MeasurementSpec, ResolvedSpec, TreeRef, unknown_selector_error
 from corix.measurement.stored_leaves import (
     StoredAnswer,

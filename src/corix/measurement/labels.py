@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from corix.assessment import AnnotationSchema, Answer, HarmPack, is_violation
 from corix.assessment.annotators import SEVERITY, AnnotatorKind, harm_of
-from corix.measurement.settling import SETTLING_RULES, RiskOrder, Settled, Value, natural_order
+from corix.assessment.risk_orders import RiskOrders
+from corix.assessment.settling import SETTLING_RULES, RiskOrder, Settled, Value
 from corix.storage.annotations import StoredPass
 from corix.storage.measured import MeasuredDialogue, StoredResolution
 
@@ -117,7 +118,7 @@ def settle_labels(
     labels: list[Label] = []
     verdicts: list[Verdict] = []
     failed: dict[tuple[str, str, str], int] = {}
-    orders = _RiskOrders(schema)
+    orders = RiskOrders(schema, packs)
     for (session_id, category, annotator, kind), group in sorted(grouped.items()):
         dialogue = dialogues[session_id]
         harm = _harm_of(category, schema)
@@ -277,41 +278,3 @@ def _resolution_state(states: set[str]) -> str | None:
     if UNRESOLVED in states:
         return UNRESOLVED
     return RESOLVED if RESOLVED in states else None
-
-
-# -- risk orders ------------------------------------------------------------------------------
-
-
-class _RiskOrders:
-    """The :class:`RiskOrder` of each question: ordinal or not, and which value is riskier."""
-
-    def __init__(self, schema: AnnotationSchema) -> None:
-        self._schema = schema
-        self._risky: dict[str, set[str]] = defaultdict(set)
-        for condition in schema.violation.any_of:
-            self._risky[condition.question].add(condition.equals.strip().lower())
-        self._cache: dict[tuple[str, str], RiskOrder] = {}
-
-    def of(self, category: str, question: str) -> RiskOrder:
-        key = (category, question)
-        if key not in self._cache:
-            self._cache[key] = self._build(category, question)
-        return self._cache[key]
-
-    def _build(self, category: str, question: str) -> RiskOrder:
-        if harm_of(category) is not None:
-            return RiskOrder(ordinal=True)
-        try:
-            ordinal = self._schema.question(question).is_ordinal
-        except (KeyError, ValueError):
-            ordinal = False
-        risky = self._risky.get(question)
-        if ordinal or not risky:
-            return RiskOrder(ordinal=ordinal)
-        return RiskOrder(ordinal=False, risk=lambda value: _risk_of(value, risky))
-
-
-def _risk_of(value: Value, risky: set[str]) -> tuple[int, float, str]:
-    rank = 1 if str(value).strip().lower() in risky else 0
-    _, number, text = natural_order(value)
-    return (rank, number, text)
