@@ -459,3 +459,23 @@ def _stable(value: Any) -> Any:
     if isinstance(value, list):
         return [_stable(item) for item in value]
     return value
+
+
+def test_every_tree_node_names_whose_labels_it_holds(world: World) -> None:
+    """Per-source trees hold only their source's labels, and each node says whose."""
+    document = json.loads(_report_files(world, world.run_id)["json"])
+    seen: dict[str, set[str]] = {}
+    for tree in document["trees"].values():
+        source = tree["annotator_source"]
+        for root in tree["applications"].values():
+            stack = [root]
+            while stack:
+                node = stack.pop()
+                stack.extend(node["children"])
+                seen.setdefault(source, set()).update(node["annotators"])
+                assert {name.split(":", 1)[0] for name in node["annotators"]} <= {source}
+    assert seen == {
+        "human": {"human:alice", "human:bob"},
+        "llm": {"llm:judge"},
+        "reference": {"reference:reference"},
+    }
