@@ -273,6 +273,9 @@ HEADLINE_ROUTES: dict[str, Callable[[World], str]] = {
         "measurement"
     ]["headline"],
     "corix gate": lambda w: _invoke(w, "gate", w.run_id, "--max", "guardrail_violation=1"),
+    "corix tree leaves": lambda w: _invoke(
+        w, "tree", "leaves", w.run_id, "-o", str(w.out / "leaves.csv")
+    ),
     "corix report (JSON)": lambda w: json.loads(_report_files(w, w.run_id)["json"])["measurement"][
         "headline"
     ],
