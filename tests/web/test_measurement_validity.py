@@ -326,6 +326,9 @@ def test_corix_agreement_and_the_report_agree_for_every_pair(world: World) -> No
     in_report = {(p["a"], p["b"]): _agreement(p["questions"]) for p in document["agreement"]}
     assert in_report == {(p["a"], p["b"]): _agreement(p["questions"]) for p in web["agreement"]}
     assert set(in_report) == set(combinations(names, 2))
+    for pair in document["agreement"]:
+        # Provenance: each agreement lists the items (dialogues or turns) it compared.
+        assert all(len(q["items"]) == q["n_items"] for q in pair["questions"])
     for a, b in combinations(names, 2):
         shown = _invoke(world, "agreement", "--run", world.run_id, "--a", a, "--b", b, "--json")
         core = [r.model_dump() for r in world.measurement.agreement(a, b)]
@@ -457,7 +460,7 @@ def _stable(value: Any) -> Any:
         return {
             key: _stable(item)
             for key, item in value.items()
-            if key not in ("dialogues", "defect_dialogues", "sessions")
+            if key not in ("dialogues", "defect_dialogues", "sessions", "items")
         }
     if isinstance(value, list):
         return [_stable(item) for item in value]

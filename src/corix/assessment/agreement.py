@@ -79,6 +79,8 @@ class AgreementReport(BaseModel):
     ordinal: bool
     n_items: int
     """Items with a value on both sides: the items every statistic below is computed on."""
+    items: list[str] = []
+    """Their ids, sorted (for a run: ``session`` or ``session#turn``)."""
     n_only_a: int
     n_only_b: int
     n_group_ties: int
@@ -374,6 +376,7 @@ def _compare_table(
         members_b=side_b.members,
         ordinal=ordinal,
         n_items=n,
+        items=items,
         n_only_a=len(values_a.keys() - values_b.keys()),
         n_only_b=len(values_b.keys() - values_a.keys()),
         n_group_ties=len((ties_a | ties_b).intersection(items)),
