@@ -428,6 +428,8 @@ def test_persona_coverage_counts_the_cores_violations(world: World) -> None:
     ]
     assert violations == pytest.approx({r.group["source"]: r.defects for r in rates})
     assert annotated == {r.group["source"]: r.n for r in rates}
+    left_out = [d for d in world.measurement.not_measurable if d.level == Level.RED_TEAMING.value]
+    assert sum(row["not_measurable"] for row in coverage["rows"]) == len(left_out)
 
 
 # -- reruns ----------------------------------------------------------------------------------
