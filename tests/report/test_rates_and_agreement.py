@@ -118,7 +118,7 @@ async def test_dialogues_without_a_reply_are_not_measurable(sqlite_db: Database)
     (rate,) = [r for r in measurement.rates() if r.group["harm"] == "guardrail_violation"]
     # The silent dialogue is neither a defect nor a non-defect: it is left out and counted.
     assert (rate.defects, rate.n, rate.not_measurable) == (0, 1, 1)
-    assert rate.not_measurable_reasons == {"script_done": 1}
+    assert rate.not_measurable_reasons == {"no application reply": 1}  # it ended normally
     assert [d.session_id for d in measurement.not_measurable] == ["silent"]
 
 
