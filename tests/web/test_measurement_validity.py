@@ -79,6 +79,10 @@ async def _labelled_run(db: Database, tmp_path: Path) -> str:
             released = rng.choice(("yes", "no", "no"))
             lines.append(f"{session_id},risk_assessment,ra_prohibited_released,{person},{released}")
             lines.append(f"{session_id},risk_assessment,ra_permitted_withheld,{person},no")
+            # A legal half point: alice 7.5, bob 8 (within ±1, never equal).
+            usefulness = "7.5" if person == "alice" else "8"
+            lines.append(f"{session_id},dialogue_utility,du_usefulness,{person},{usefulness}")
+            lines.append(f"{session_id},dialogue_utility,du_added_work,{person},no")
             if released == "yes":
                 lines += [
                     f"{session_id},risk_assessment,ra_user_induced,{person},yes",
@@ -326,6 +330,8 @@ def test_corix_agreement_and_the_report_agree_for_every_pair(world: World) -> No
     in_report = {(p["a"], p["b"]): _agreement(p["questions"]) for p in document["agreement"]}
     assert in_report == {(p["a"], p["b"]): _agreement(p["questions"]) for p in web["agreement"]}
     assert set(in_report) == set(combinations(names, 2))
+    people = in_report[("alice", "bob")]["du_usefulness"]
+    assert people[1:] == (0.0, 1.0)  # half points compare as numbers: never exact, all ±1
     for pair in document["agreement"]:
         # Provenance: each agreement lists the items (dialogues or turns) it compared.
         assert all(len(q["items"]) == q["n_items"] for q in pair["questions"])
