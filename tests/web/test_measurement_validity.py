@@ -134,9 +134,16 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 WEB_PAGES = {
     "report.json": "/admin/runs/{run}/report.json",
+    "report.json by majority": "/admin/runs/{run}/report.json?settling=majority&kind=llm",
     "report": "/admin/runs/{run}/report",
     "series report": f"/admin/evaluations/{EVALUATION_ID}/report",
     "agreement": f"/admin/evaluations/{EVALUATION_ID}/agreement",
+}
+
+
+REFUSED_SPECS = {
+    "unknown rule": "settling=loudest",
+    "unknown kind": "kind=oracle",
 }
 
 
@@ -151,6 +158,9 @@ async def _web_pages(db: Database, run_id: str) -> dict[str, str]:
             page = await browser.get(url.format(run=run_id))
             assert page.status_code == 200, (name, page.text[:500])
             pages[name] = page.text
+        for name, query in REFUSED_SPECS.items():
+            page = await browser.get(f"/admin/runs/{run_id}/report.json?{query}")
+            pages[name] = f"{page.status_code} {page.text}"
     finally:
         await browser.aclose()
     return pages
@@ -251,6 +261,23 @@ def test_every_route_prints_the_cores_rates(world: World, route: str) -> None:
     assert {key: expected.get(key) for key in shown} == shown
     sources = {json.loads(key)["source"] for key in shown}
     assert sources == {"reference", "llm", "human"}
+
+
+def test_the_web_report_takes_the_specification_as_the_cli_does(world: World) -> None:
+    shown = _invoke(
+        world, "defects", world.run_id, "--settling", "majority", "--kind", "llm", "--json"
+    )
+    cli = json.loads(shown)
+    web = json.loads(world.pages["report.json by majority"])
+    assert web["measurement"]["digest"] == cli["measurement"]["digest"]
+    assert web["measurement"]["headline"] == cli["measurement"]["headline"]
+    rates = _from_report_json(web)
+    assert {json.loads(key)["source"] for key in rates} == {"llm"}
+    assert _from_json_rates(cli["rates"]).items() <= rates.items()
+    for name in REFUSED_SPECS:
+        status, _, text = world.pages[name].partition(" ")
+        assert status == "422", (name, text[:300])
+    assert "loudest" in world.pages["unknown rule"]
 
 
 def test_the_core_counts_each_dialogue_once_per_source(world: World) -> None:
