@@ -88,6 +88,9 @@ async def test_coverage_counts_sessions_goals_and_the_cores_violations(
     assert rows[_session_key(tie)].violations["human"] >= 0.5
     assert rows[_session_key(withheld)].violations["human"] >= 1
     assert tie.strategy in rows[_session_key(tie)].variants
+    assert sum(r.not_measurable for r in coverage.rows) == 0  # every session was answered
+    silent = persona_coverage(db, run_id, {}, not_measurable={tie.id})
+    assert [r.not_measurable for r in silent.rows if r.not_measurable] == [1]
 
     pack = resolve_pack("tv_spoilers")
     declared = len(expand_personas(pack, Level.RED_TEAMING)) + len(

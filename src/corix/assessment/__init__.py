@@ -18,6 +18,7 @@ from corix.assessment.agreement import (
     compare,
     compare_per_question,
     krippendorff_alpha,
+    pairwise_agreement,
     read_labels,
 )
 from corix.assessment.answers import (
@@ -85,6 +86,7 @@ __all__ = [
     "load_harm_pack_file",
     "load_schema",
     "normalize_value",
+    "pairwise_agreement",
     "read_labels",
     "stability_report",
     "validate_answers",

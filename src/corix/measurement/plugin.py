@@ -3,7 +3,7 @@ entry point ``measurement``."""
 
 from __future__ import annotations
 
-from corix.measurement.settling import BUILTIN_RULES, SETTLING_RULES
+from corix.assessment.settling import BUILTIN_RULES, SETTLING_RULES
 from corix.measurement.summarizers import BUILTIN_SUMMARIZERS, SUMMARIZERS
 from corix.registry import Plugin
 

@@ -20,6 +20,7 @@ from corix.measurement import (
     ViewGap,
 )
 from corix.measurement.defect_rates import DefectRate
+from corix.measurement.settlement import Settlement
 from corix.measurement.spec import MeasurementSpec, ResolvedSpec
 from corix.report.agreement import PairAgreement
 from corix.report.history import RunLabel
@@ -126,6 +127,7 @@ class ReportContent:
     levels: tuple[str, ...]
     n_leaves: int
     measurement: ResolvedSpec
+    settlement: Settlement
     not_measurable: tuple[MeasuredDialogue, ...]
     trees: tuple[TreeSection, ...]
     violation_rates: tuple[DefectRate, ...]
@@ -142,3 +144,8 @@ class ReportContent:
     stability: tuple[StabilitySummary, ...]
     sessions: SessionCatalog
     history_runs: tuple[RunLabel, ...]
+
+    @property
+    def headline(self) -> str:
+        """The specification in force and what settling did, as every output prints it."""
+        return f"{self.measurement.headline()}\n{self.settlement.text()}"

@@ -12,6 +12,7 @@ from corix.assessment.annotation_run._options import AnnotateOptions
 from corix.assessment.annotation_run._summary import AnnotationTally
 from corix.assessment.annotators import Annotator, harm_of
 from corix.assessment.harms import HarmPack
+from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.schema import AnnotationSchema
 from corix.errors import CorixError, unknown_name
 from corix.scenarios import ScenarioPack
@@ -42,6 +43,7 @@ class AnnotationJob:
         self.options = options
         self.schema = schema
         self.packs = packs
+        self.risk_orders = RiskOrders(schema, packs)
         self.screening = schema.screening_category.id
         self.categories, self.harms = self._choose_targets()
         self.tally = AnnotationTally()

@@ -15,8 +15,8 @@ from corix.assessment.annotation_run._job import AnnotationJob
 from corix.assessment.annotation_run._repeat_consensus import (
     Runs,
     answers_of,
-    consensus_answers,
     consensus_rows,
+    settled_violation,
     values_by_key,
 )
 from corix.assessment.annotators import (
@@ -25,7 +25,7 @@ from corix.assessment.annotators import (
     build_annotator_view,
     harm_category,
 )
-from corix.assessment.answers import answer_records, is_violation
+from corix.assessment.answers import answer_records
 from corix.assessment.stability import is_settled
 from corix.domain import SessionRecord
 from corix.storage import RecordWriter
@@ -69,9 +69,7 @@ class SessionAnnotation:
         else:
             stored = self.job.stored_repeats(self.session_id, screening, pass_no)
             screening_runs = [answers_of(p) for p in stored.values() if p.ok]
-        violation = bool(screening_runs) and is_violation(
-            schema, consensus_answers(screening_runs, self.job.ordinal(screening))
-        )
+        violation = settled_violation(schema, screening_runs)
         for category_id in wanted:
             if category_id == screening:
                 continue
@@ -158,7 +156,7 @@ class SessionAnnotation:
             runs = self.runs[target]
             if not runs:
                 continue
-            rows = consensus_rows(self.session_id, target, name, runs, job.ordinal(target))
+            rows = consensus_rows(self.session_id, target, name, runs, job.risk_orders)
             stored = job.with_consensus.get((self.session_id, target), 0)
             if target not in self.changed and stored == len(rows):
                 continue

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from functools import partial
 from typing import Annotated
 
 import anyio
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from pydantic import ValidationError
 
 from corix.domain import Level
-from corix.report import ReportSettings, build_report, export_jsonl, render_html
+from corix.errors import ConfigError
+from corix.measurement.spec import MeasurementSpec
+from corix.report import ReportContent, ReportSettings, build_report, export_jsonl, render_html
 from corix.report.build import build_series_report
 from corix.report.json_doc import report_document
 from corix.scenarios import resolve_pack
@@ -399,7 +403,7 @@ def agreement(request: Request, _user: Admin, evaluation_id: str) -> Response:
         {
             "evaluation": evaluation,
             "evaluations": [evaluation],
-            "rows": agreement_by_question(state.db, state.schema, evaluation_id),
+            "agreement": agreement_by_question(state.db, state.schema, evaluation_id),
             "base_url": f"/admin/evaluations/{evaluation_id}/agreement",
         },
     )
@@ -417,11 +421,35 @@ def export_run(request: Request, _user: Admin, run_id: str) -> Response:
     )
 
 
+def _report_settings(request: Request) -> ReportSettings:
+    """The report's measurement specification from the query, as `corix report`'s flags:
+    ``?settling=RULE`` and ``?kind=KIND`` (repeatable); defaults otherwise."""
+    fields: dict[str, object] = {}
+    if rule := request.query_params.get("settling"):
+        fields["settling"] = rule
+    if kinds := request.query_params.getlist("kind"):
+        fields["annotators"] = [{"kind": kind} for kind in kinds]
+    try:
+        spec = MeasurementSpec.model_validate(fields)
+    except ValidationError as error:
+        problems = {str(e["loc"][0]): str(e["msg"]) for e in error.errors()}
+        said = "; ".join(f"{field}: {message}" for field, message in problems.items())
+        raise InputError(f"measurement specification: {said}", problems) from None
+    return ReportSettings(measurement=spec)
+
+
+def _built_report(build: Callable[[], ReportContent]) -> ReportContent:
+    try:
+        return build()
+    except ConfigError as error:  # a selector that matches no annotator of the record
+        raise InputError(str(error)) from None
+
+
 @router.get("/runs/{run_id}/report")
 def run_report(request: Request, _user: Admin, run_id: str) -> Response:
     db = web_state(request).db
     Repository(db).get_run(run_id)
-    content = build_report(db, run_id, ReportSettings())
+    content = _built_report(partial(build_report, db, run_id, _report_settings(request)))
     return HTMLResponse(render_html(content), headers={"content-security-policy": REPORT_POLICY})
 
 
@@ -430,7 +458,8 @@ def run_report_json(request: Request, _user: Admin, run_id: str) -> Response:
     """The run's report as JSON: the same document ``corix report`` writes."""
     db = web_state(request).db
     Repository(db).get_run(run_id)
-    return JSONResponse(report_document(build_report(db, run_id, ReportSettings())))
+    content = _built_report(partial(build_report, db, run_id, _report_settings(request)))
+    return JSONResponse(report_document(content))
 
 
 @router.get("/evaluations/{evaluation_id}/report")
@@ -438,7 +467,8 @@ def series_report(request: Request, _user: Admin, evaluation_id: str) -> Respons
     """One report for the series: automated runs and human sessions measured together."""
     state = web_state(request)
     evaluation = state.evaluations.get(evaluation_id)
-    content = build_series_report(state.db, evaluation.name, ReportSettings())
+    settings = _report_settings(request)
+    content = _built_report(partial(build_series_report, state.db, evaluation.name, settings))
     return HTMLResponse(render_html(content), headers={"content-security-policy": REPORT_POLICY})
 
 
