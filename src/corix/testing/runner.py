@@ -176,6 +176,8 @@ async def execute_plan(
     applications: dict[str, OpenedApplication] = {}
     status = RunStatus.INTERRUPTED  # what the row says if even the cleanup is cut short
     error: str | None = None
+    writer = RecordWriter(db)
+    missing = 0  # work items that ran but whose session the database did not keep complete
     stopper = RunStopper(
         lambda: repo.get_run(run_id).status == RunStatus.CANCELLED,
         handle_signals=handle_signals,
@@ -185,7 +187,7 @@ async def execute_plan(
     async def open_and_run() -> None:
         # One stoppable unit: a signal while applications open stops the run as well.
         applications.update(await open_applications(plan, repo))
-        async with RecordWriter(db) as writer:
+        async with writer:
             ctx = RunContext(
                 run_id=run_id,
                 plan=plan,
@@ -209,7 +211,8 @@ async def execute_plan(
             error = stopper.detail
         else:
             totals = run_totals(db, run_id)
-            status = finished_status(totals["sessions"], totals["failed_sessions"])
+            missing = len(done) + checked.planned - len(repo.completed_work_keys(run_id))
+            status = finished_status(totals["sessions"], totals["failed_sessions"], missing)
     except Exception as exc:  # the run stops; its row says why, the caller gets the result
         logger.debug("run %s failed", run_id, exc_info=True)
         status = RunStatus.FAILED
@@ -228,6 +231,10 @@ async def execute_plan(
             }
         )
         summary = run_summary(db, run_id, invocations, error)
+        if missing:
+            summary["missing_sessions"] = missing
+        if writer.rejected:
+            summary["refused_records"] = [f"{r.record}: {r.reason}" for r in writer.rejected]
         finish_run(db, run_id, status, summary)
     if status is not RunStatus.CANCELLED and repo.get_run(run_id).status == RunStatus.CANCELLED:
         status = RunStatus.CANCELLED  # cancelled while it was finishing
