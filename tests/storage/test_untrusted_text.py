@@ -26,7 +26,7 @@ def _session(session_id: str, app_id: int, key: str) -> dict[str, object]:
         "level": Level.MODEL_TESTING.value,
         "source": SessionSource.SCRIPTED.value,
         "status": "running",
-        "provenance": {"persona": "a \x00 b \ud800"},
+        "provenance": {"persona": "a \x00 b \ud800", "temperature": float("nan")},
     }
 
 
@@ -56,6 +56,7 @@ async def test_nul_and_lone_surrogates_are_replaced_and_recorded(any_db: Databas
         assert turn.response_text.count(REPLACEMENT) == 3
         assert turn.meta["replaced_unstorable"] == ["response_text"]
         assert session.provenance["persona"] == f"a {REPLACEMENT} b {REPLACEMENT}"
+        assert session.provenance["temperature"] == "NaN"
         assert session.status == "complete"
 
 
@@ -87,10 +88,10 @@ def test_storable_text_is_utf8_without_nul_and_keeps_clean_text(text: str) -> No
 
 @given(
     st.recursive(
-        st.text() | st.integers() | st.none(),
+        st.text() | st.integers() | st.floats() | st.none(),
         lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
         max_leaves=20,
     )
 )
 def test_storable_json_cleans_every_string(value: object) -> None:
-    json.dumps(storable_json(value), ensure_ascii=False).encode("utf-8")
+    json.dumps(storable_json(value), ensure_ascii=False, allow_nan=False).encode("utf-8")

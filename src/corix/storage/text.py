@@ -2,13 +2,15 @@
 
 Application replies, tester messages and judge output may carry bytes no database keeps:
 NUL (PostgreSQL refuses it in text and JSON) and lone surrogates (not encodable as UTF-8,
-refused by SQLite's driver and PostgreSQL alike). They are replaced by U+FFFD here, in the
+refused by SQLite's driver and PostgreSQL alike); JSON values may carry NaN or Infinity,
+which PostgreSQL's JSON refuses. They are replaced by U+FFFD here, in the
 column types every untrusted column uses, so no write path can crash on them; writers
 that want to record the replacement ask :func:`storable_fields` which fields changed.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -37,9 +39,12 @@ def storable_text(text: str) -> str:
 
 
 def storable_json(value: Any) -> Any:
-    """``value`` with every string in it (keys included) made storable."""
+    """``value`` with every string in it (keys included) made storable, and NaN and the
+    infinities as strings: JSON has no such numbers and PostgreSQL refuses them."""
     if isinstance(value, str):
         return storable_text(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value).replace("inf", "Infinity").replace("nan", "NaN")
     if isinstance(value, Mapping):
         return {storable_json(key): storable_json(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
