@@ -25,8 +25,9 @@ from corix.execution.stopping import RunStopper
 from corix.execution.work import WorkItem
 from corix.llm import LLMClient
 from corix.storage import Database, RecordWriter, Repository
+from corix.storage.repository import web_conflict_message
 from corix.storage.run_records import finish_run, run_totals
-from corix.testing.preflight import preflight
+from corix.testing.preflight import PreflightError, Problem, preflight
 from corix.testing.run_planning import auth_for, plan_work
 from corix.testing.simulation import open_simulators
 
@@ -126,6 +127,21 @@ def run_summary(
     return summary
 
 
+def _refuse_web_applications(source: PlanFile, repo: Repository) -> None:
+    """Preflight against the database: no plan application may take the name of a web
+    evaluation's application with another spec (the run would stop at opening it)."""
+    problems = [
+        Problem(
+            source.where("applications", index, "name"), web_conflict_message(entry.name, owner)
+        )
+        for index, entry in enumerate(source.plan.applications)
+        if (owner := repo.web_evaluation_owning(entry.name, AdapterSpec.parse(entry.spec).public()))
+        is not None
+    ]
+    if problems:
+        raise PreflightError(problems)
+
+
 async def execute_plan(
     plan: Plan | PlanFile,
     db: Database,
@@ -161,6 +177,7 @@ async def execute_plan(
         run_id = new_run_id()
     checked = await preflight(source, done=done)
     plan = checked.plan
+    _refuse_web_applications(source, repo)
     discarded = 0
     if resume_run is None:
         repo.create_run(run_id, name=plan.name, plan=plan.model_dump(mode="json"), seed=plan.seed)
