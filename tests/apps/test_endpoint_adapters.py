@@ -49,6 +49,12 @@ async def json_endpoint() -> AsyncIterator[tuple[str, list[dict[str, object]]]]:
         seen.append(body)
         if body["message"] == "break":
             return web.json_response({"unexpected": True})
+        if body["message"] == "deep":
+            return web.Response(body=b"[" * 100_000 + b"]" * 100_000)
+        if body["message"] == "binary":
+            return web.Response(body=b"\xff\xfe\x00 not UTF-8")
+        if body["message"] == "hostile":
+            return web.json_response({"data": {"choices": [{"reply": "a\x00b\ud800c"}]}})
         return web.json_response({"data": {"choices": [{"reply": f"got {body['message']}"}]}})
 
     app = web.Application()
@@ -81,6 +87,24 @@ async def test_http_json_application_templates_body_and_reads_path(
     assert broken.error is not None
     assert "no 'data' on path" in broken.error
     assert json.dumps(seen[0])  # the body was valid JSON
+
+
+async def test_http_json_application_survives_hostile_and_broken_replies(
+    json_endpoint: tuple[str, list[dict[str, object]]],
+) -> None:
+    url, seen = json_endpoint
+    app = build_application(f"http:{url}?path=data.choices.0.reply&retries=0")
+    session = await app.start_session()
+    hostile = await session.respond("hostile")
+    after = await session.respond("more")  # the hostile reply goes back as history
+    deep = await session.respond("deep")
+    binary = await session.respond("binary")
+    await app.close()
+    assert hostile.text == "a\x00b\ud800c"
+    assert after.text == "got more"
+    assert seen[1]["history"][1] == {"role": "assistant", "content": "a\x00b\ud800c"}
+    assert deep.error is not None and "nested too deeply" in deep.error
+    assert binary.error is not None and "response is not JSON" in binary.error
 
 
 def test_http_json_needs_a_path() -> None:

@@ -87,6 +87,11 @@ CASES = [
         ("run", _write("plan.yaml", PLAN_WITHOUT_MODEL.encode())),
         "plan.yaml:4: application 'chat': model",
     ),
+    Case(
+        "app check of an openai spec without model",
+        ("app", "check", "openai:http://127.0.0.1:9/v1"),
+        "the spec 'openai:http://127.0.0.1:9/v1' is not valid: model",
+    ),
     Case("malformed db url", ("runs", "list", "--db", "nonsense://x"), "malformed database URL"),
     Case(
         "unreachable db",

@@ -95,3 +95,10 @@ def test_storable_text_is_utf8_without_nul_and_keeps_clean_text(text: str) -> No
 )
 def test_storable_json_cleans_every_string(value: object) -> None:
     json.dumps(storable_json(value), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def test_an_applications_own_version_is_made_storable_and_bounded(any_db: Database) -> None:
+    repo = Repository(any_db)
+    app_id = repo.ensure_application("app", "demo:guarded", version="v\x00\ud800" + "9" * 300)
+    (stored,) = [row.version for row in repo.applications() if row.id == app_id]
+    assert stored == f"v{REPLACEMENT}{REPLACEMENT}" + "9" * 197

@@ -85,8 +85,10 @@ class HttpJsonTransport:
             raise TransportError(f"connection failed: {exc}", retryable=True) from None
         try:
             text = extract_path(json.loads(raw), self.path)
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON, or not even UTF-8
             raise TransportError("response is not JSON", retryable=True) from None
+        except RecursionError:
+            raise TransportError("response JSON is nested too deeply", retryable=True) from None
         except KeyError as exc:
             raise TransportError(
                 f"response has no '{exc.args[0]}' on path '{self.path}'", retryable=False

@@ -30,6 +30,7 @@ from corix.storage.orm import (
     TurnRow,
     utcnow,
 )
+from corix.storage.text import storable_text
 
 
 class NotFoundError(CorixError):
@@ -71,6 +72,8 @@ def session_record(row: SessionRow) -> SessionRecord:
 
 
 VERSION_SUFFIX = re.compile(r"\s+v(\d+)$")
+VERSION_CHARS = 200
+"""The longest application version stored (the column's width)."""
 
 
 def _version_base(name: str) -> str:
@@ -135,6 +138,8 @@ class Repository:
         stored keep the application they used. An application that belongs to a web
         evaluation is never reused with another spec either: that is an error naming both.
         """
+        if version is not None:  # what the application says it is: untrusted, bounded
+            version = storable_text(version)[:VERSION_CHARS]
         with self.db.session() as s:
             family = _family(s, name)
             same = [row for row in family if row.spec == spec]
