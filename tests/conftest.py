@@ -39,22 +39,47 @@ def sqlite_db(tmp_path: Path) -> Iterator[Database]:
     db.dispose()
 
 
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A fresh, empty PostgreSQL database, dropped afterwards."""
+def _create_database(name: str, template: str | None = None) -> None:
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    from_template = f' TEMPLATE "{template}"' if template else ""
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"{from_template}'))
+    admin.dispose()
+
+
+def _drop_database(name: str) -> None:
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def _database_url(name: str) -> str:
+    return f"{PG_ADMIN_URL.rsplit('/', 1)[0]}/{name}"
+
+
+@pytest.fixture(scope="session")
+def postgres_template() -> Iterator[str]:
+    """A migrated, empty PostgreSQL database made once per test session: each test's
+    database is a copy of it, so migrations run once, not once per test."""
     if _PG_UNAVAILABLE:
         if os.environ.get("CI"):
             pytest.fail(_PG_UNAVAILABLE)
         pytest.skip(_PG_UNAVAILABLE)
+    name = f"corix_template_{uuid.uuid4().hex[:12]}"
+    _create_database(name)
+    Database(_database_url(name)).dispose()  # migrates; no connection may stay open
+    yield name
+    _drop_database(name)
+
+
+@pytest.fixture
+def postgres_url(postgres_template: str) -> Iterator[str]:
+    """A fresh, migrated, empty PostgreSQL database, dropped afterwards."""
     name = f"corix_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    base = PG_ADMIN_URL.rsplit("/", 1)[0]
-    yield f"{base}/{name}"
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    _create_database(name, template=postgres_template)
+    yield _database_url(name)
+    _drop_database(name)
 
 
 @pytest.fixture
