@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp import web
 
 from corix.apps import build_application
+from corix.domain import Level
 from corix.errors import CorixError
+from corix.execution.plan import EndpointRef
 from corix.llm.mock_server import MockServerConfig, running_mock_server
+from corix.testing.simulation.endpoints import simulator_endpoint
 
 
 async def test_openai_application_keeps_the_dialogue_history() -> None:
@@ -110,3 +114,26 @@ async def test_http_json_application_survives_hostile_and_broken_replies(
 def test_http_json_needs_a_path() -> None:
     with pytest.raises(CorixError, match="'path' option"):
         build_application("http:http://127.0.0.1:1/chat")
+
+
+async def test_retry_limits_are_options_of_the_spec() -> None:
+    # The server asks to come back in 30 s; the spec waits at most 0.2 s: the turn fails
+    # at once with the reason instead of freezing the dialogue.
+    config = MockServerConfig(fail_429=1.0, retry_after_s=30)
+    async with running_mock_server(config) as base_url:
+        app = build_application(f"openai:{base_url}?model=m&retry_after_max=0.2&call_deadline=5")
+        session = await app.start_session()
+        started = time.perf_counter()
+        reply = await session.respond("hi")
+        await app.close()
+    assert time.perf_counter() - started < 5
+    assert reply.error is not None
+    assert "asked to wait 30 s, more than the 0.2 s corix waits" in reply.error
+
+
+def test_a_simulator_endpoint_takes_the_retry_limits() -> None:
+    ref = EndpointRef(
+        base_url="http://127.0.0.1:1/v1", model="m", retry_after_max_s=5, call_deadline_s=30
+    )
+    config = simulator_endpoint(Level.RED_TEAMING, ref)
+    assert (config.retry_after_max_s, config.call_deadline_s) == (5, 30)

@@ -166,6 +166,8 @@ def _http(spec: AdapterSpec) -> Application:
         max_concurrency=int(options.get("concurrency", 64)),
         timeout_s=float(options.get("timeout", 60)),
         max_retries=int(options.get("retries", 3)),
+        retry_after_max_s=float(options.get("retry_after_max", 120)),
+        call_deadline_s=float(deadline) if (deadline := options.get("call_deadline")) else None,
     )
     transport = HttpJsonTransport(
         spec.target, str(options.get("body", DEFAULT_BODY)), str(path), headers

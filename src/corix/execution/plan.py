@@ -45,6 +45,8 @@ class EndpointRef(_Strict):
     temperature: float | None = None
     max_tokens: int | None = Field(default=None, ge=1)
     max_retries: int = Field(default=4, ge=0)
+    retry_after_max_s: float = Field(default=120.0, ge=0)
+    call_deadline_s: float | None = Field(default=None, gt=0)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
     price_per_1k_prompt: float | None = Field(default=None, ge=0)

@@ -24,6 +24,8 @@ def simulator_endpoint(level: Level, ref: EndpointRef) -> EndpointConfig:
         timeout_s=ref.timeout_s,
         max_tokens=ref.max_tokens,
         max_retries=ref.max_retries,
+        retry_after_max_s=ref.retry_after_max_s,
+        call_deadline_s=ref.call_deadline_s,
         requests_per_minute=ref.requests_per_minute,
         tokens_per_minute=ref.tokens_per_minute,
         price_per_1k_prompt=ref.price_per_1k_prompt,
