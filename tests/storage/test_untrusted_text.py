@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import select
@@ -11,7 +12,8 @@ from sqlalchemy import select
 from corix.domain import Level, SessionSource
 from corix.storage import Database, RecordWriter, Repository
 from corix.storage.orm import SessionRow, TurnRow
-from corix.storage.text import REPLACEMENT, storable_json, storable_text
+from corix.storage.repository import NotFoundError
+from corix.storage.text import REPLACEMENT, storable_json, storable_parameters, storable_text
 
 HOSTILE = "spoiler\x00 here \ud800 and \udfff end"
 
@@ -102,3 +104,23 @@ def test_an_applications_own_version_is_made_storable_and_bounded(any_db: Databa
     app_id = repo.ensure_application("app", "demo:guarded", version="v\x00\ud800" + "9" * 300)
     (stored,) = [row.version for row in repo.applications() if row.id == app_id]
     assert stored == f"v{REPLACEMENT}{REPLACEMENT}" + "9" * 197
+
+
+def test_every_statement_parameter_is_made_storable(any_db: Database) -> None:
+    repo = Repository(any_db)
+    with pytest.raises(NotFoundError, match="no run"):
+        repo.get_run("run-\x00\ud800")  # a lookup, not a driver error
+    app_id = repo.ensure_application("na\x00me", "demo:guarded")
+    assert [a.name for a in repo.applications() if a.id == app_id] == [f"na{REPLACEMENT}me"]
+
+
+@given(st.lists(st.text() | st.integers() | st.none()), st.booleans())
+def test_storable_parameters_cleans_every_string_and_keeps_the_shape(
+    values: list[object], as_mapping: bool
+) -> None:
+    parameters = {f"p{n}": v for n, v in enumerate(values)} if as_mapping else tuple(values)
+    cleaned = storable_parameters(parameters)
+    items = list(cleaned.values()) if isinstance(cleaned, dict) else list(cleaned)
+    assert type(cleaned) is type(parameters) and len(items) == len(values)
+    for before, after in zip(values, items, strict=True):
+        assert after == (storable_text(before) if isinstance(before, str) else before)

@@ -116,3 +116,17 @@ async def test_a_reply_with_a_lone_surrogate_is_shown_as_stored(any_db: Database
     finally:
         await tester.aclose()
         await world.state.live.close()
+
+
+async def test_a_nul_byte_in_the_sign_in_form_is_a_failed_sign_in(postgres_db: Database) -> None:
+    # PostgreSQL refuses NUL even in a lookup's parameter: the name finds no account.
+    world = build_world(postgres_db)
+    visitor = Browser(world.app)
+    try:
+        await visitor.get("/login")
+        refused = await visitor.post("/login", {"username": "ad\x00min", "password": "x\x00"})
+        assert refused.status_code == 401, refused.text[:300]
+        await visitor.login("admin")  # the account itself is fine
+    finally:
+        await visitor.aclose()
+        await world.state.live.close()

@@ -6,6 +6,9 @@ refused by SQLite's driver and PostgreSQL alike); JSON values may carry NaN or I
 which PostgreSQL's JSON refuses. They are replaced by U+FFFD here, in the
 column types every untrusted column uses, so no write path can crash on them; writers
 that want to record the replacement ask :func:`storable_fields` which fields changed.
+Every other string a statement carries (names, form values used in lookups) is made
+storable as it is sent to the driver (:func:`storable_parameters`, hooked into every
+engine), so a NUL in a sign-in form finds no user instead of failing the request.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ __all__ = [
     "marked",
     "storable_fields",
     "storable_json",
+    "storable_parameters",
     "storable_text",
 ]
 
@@ -50,6 +54,34 @@ def storable_json(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [storable_json(item) for item in value]
     return value
+
+
+def storable_parameters(parameters: Any) -> Any:
+    """A statement's parameters (a mapping, a sequence, or a list of either for many rows)
+    with every string made storable; the same object when nothing needs replacing."""
+    if isinstance(parameters, Mapping):
+        if not any(_needs_replacing(value) for value in parameters.values()):
+            return parameters
+        return {key: _storable_value(value) for key, value in parameters.items()}
+    if isinstance(parameters, list | tuple):
+        if not any(_needs_replacing(value) for value in parameters):
+            return parameters
+        return type(parameters)(_storable_value(value) for value in parameters)
+    return parameters
+
+
+def _needs_replacing(value: Any) -> bool:
+    if isinstance(value, str):
+        return _UNSTORABLE.search(value) is not None
+    if isinstance(value, Mapping | list | tuple):
+        return storable_parameters(value) is not value
+    return False
+
+
+def _storable_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return storable_text(value)
+    return storable_parameters(value)
 
 
 def storable_fields(row: Mapping[str, Any], fields: Iterable[str]) -> list[str]:
