@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -59,27 +59,35 @@ def _database_url(name: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def postgres_template() -> Iterator[str]:
-    """A migrated, empty PostgreSQL database made once per test session: each test's
-    database is a copy of it, so migrations run once, not once per test."""
+def postgres_databases() -> Iterator[Callable[[], str]]:
+    """Makes fresh, migrated, empty PostgreSQL databases and returns their URLs; each is a
+    copy of one template migrated once per test session, and all are dropped at its end."""
     if _PG_UNAVAILABLE:
         if os.environ.get("CI"):
             pytest.fail(_PG_UNAVAILABLE)
         pytest.skip(_PG_UNAVAILABLE)
-    name = f"corix_template_{uuid.uuid4().hex[:12]}"
-    _create_database(name)
-    Database(_database_url(name)).dispose()  # migrates; no connection may stay open
-    yield name
-    _drop_database(name)
+    template = f"corix_template_{uuid.uuid4().hex[:12]}"
+    _create_database(template)
+    Database(_database_url(template)).dispose()  # migrates; no connection may stay open
+    made: list[str] = []
+
+    def make() -> str:
+        name = f"corix_test_{uuid.uuid4().hex[:12]}"
+        _create_database(name, template=template)
+        made.append(name)
+        return _database_url(name)
+
+    yield make
+    for name in [*made, template]:
+        _drop_database(name)
 
 
 @pytest.fixture
-def postgres_url(postgres_template: str) -> Iterator[str]:
+def postgres_url(postgres_databases: Callable[[], str]) -> Iterator[str]:
     """A fresh, migrated, empty PostgreSQL database, dropped afterwards."""
-    name = f"corix_test_{uuid.uuid4().hex[:12]}"
-    _create_database(name, template=postgres_template)
-    yield _database_url(name)
-    _drop_database(name)
+    url = postgres_databases()
+    yield url
+    _drop_database(url.rsplit("/", 1)[1])
 
 
 @pytest.fixture
