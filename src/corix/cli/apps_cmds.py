@@ -32,6 +32,8 @@ def check(
             credentials = json.loads(auth)
         except json.JSONDecodeError as exc:
             raise fail(f"--auth is not valid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise fail("--auth is not valid JSON: nested too deeply") from None
         if not isinstance(credentials, dict):
             raise fail("--auth must be a JSON object")
     public = AdapterSpec.parse(spec).public()
