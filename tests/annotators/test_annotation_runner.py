@@ -240,15 +240,21 @@ def test_annotation_round_trips_on_both_backends(any_db: Database) -> None:
     assert all(row.n_runs == 2 for row in consensus)
 
 
-async def test_two_annotations_of_one_run_at_once_store_each_pass_once(any_db: Database) -> None:
+async def test_a_second_annotation_of_one_run_at_once_stops_with_a_message(
+    any_db: Database,
+) -> None:
     dialogues = [fresh(d) for d in (SPOILER, CLEAN, WITHHELD, CONFABULATION)]
     run_id = store_run(any_db, dialogues)
-    # Two processes on one run: the second's copies of stored passes are refused row by
-    # row by the unique key, not as a crash, and every pass is stored exactly once.
     first, second = await asyncio.gather(
-        annotate_run_async(any_db, run_id), annotate_run_async(any_db, run_id)
+        annotate_run_async(any_db, run_id),
+        annotate_run_async(any_db, run_id),
+        return_exceptions=True,
     )
+    assert isinstance(first, AnnotationSummary) and first.sessions == 4
+    assert isinstance(second, CorixError)
+    assert f"run '{run_id}' is already being annotated as 'reference' by another" in str(second)
     passes = load_passes(any_db, run_id=run_id)
     keys = [(p.session_id, p.category, p.annotator, p.pass_no, p.repeat_no) for p in passes]
     assert len(keys) == len(set(keys)) == 17
-    assert first.sessions == second.sessions == 4
+    again = await annotate_run_async(any_db, run_id)  # the lock went with the first
+    assert again.sessions == 4 and again.passes_stored == 0

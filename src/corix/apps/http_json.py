@@ -85,8 +85,10 @@ class HttpJsonTransport:
             raise TransportError(f"connection failed: {exc}", retryable=True) from None
         try:
             text = extract_path(json.loads(raw), self.path)
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON, or not even UTF-8
             raise TransportError("response is not JSON", retryable=True) from None
+        except RecursionError:
+            raise TransportError("response JSON is nested too deeply", retryable=True) from None
         except KeyError as exc:
             raise TransportError(
                 f"response has no '{exc.args[0]}' on path '{self.path}'", retryable=False
@@ -163,6 +165,8 @@ def http_adapter(spec: AdapterSpec) -> Application:
         max_concurrency=int(options.get("concurrency", 64)),
         timeout_s=float(options.get("timeout", 60)),
         max_retries=int(options.get("retries", 3)),
+        retry_after_max_s=float(options.get("retry_after_max", 120)),
+        call_deadline_s=float(deadline) if (deadline := options.get("call_deadline")) else None,
     )
     transport = HttpJsonTransport(
         spec.target, str(options.get("body", DEFAULT_BODY)), str(path), headers

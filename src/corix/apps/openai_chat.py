@@ -111,6 +111,8 @@ def openai_adapter(spec: AdapterSpec) -> Application:
         max_concurrency=int(options.get("concurrency", 64)),
         timeout_s=float(options.get("timeout", 60)),
         max_retries=int(options.get("retries", 4)),
+        retry_after_max_s=float(options.get("retry_after_max", 120)),
+        call_deadline_s=_optional_float(options.get("call_deadline")),
         key_header=options.get("key_header"),
         requests_per_minute=_optional_float(options.get("rpm")),
         tokens_per_minute=_optional_float(options.get("tpm")),

@@ -131,6 +131,21 @@ def annotate_command(
     rpm: Annotated[
         float | None, typer.Option("--rpm", min=0.001, help="Requests per minute at most.")
     ] = None,
+    retry_after_max: Annotated[
+        float | None,
+        typer.Option(
+            "--retry-after-max",
+            min=0,
+            help="Longest Retry-After honoured, in seconds (default 120); a longer one fails "
+            "the call.",
+        ),
+    ] = None,
+    call_deadline: Annotated[
+        float | None,
+        typer.Option(
+            "--call-deadline", min=0.1, help="Seconds one call may take with all its retries."
+        ),
+    ] = None,
     key_header: Annotated[
         str | None,
         typer.Option("--key-header", help="Send the key in this header (Azure: api-key)."),
@@ -153,6 +168,8 @@ def annotate_command(
         "max_tokens": max_tokens,
         "structured_output": structured_output,
         "requests_per_minute": rpm,
+        "retry_after_max_s": retry_after_max,
+        "call_deadline_s": call_deadline,
         "key_header": key_header,
     }
     config = _endpoint(endpoint, endpoint_url, model, key_env, concurrency, settings)

@@ -144,8 +144,16 @@ def print_summary(result: RunResult) -> None:
     if stats.get("failed_sessions"):
         console.print(
             f"[yellow]{stats['failed_sessions']} session(s) ended on an application or "
-            "simulator error; each stores its reason (`corix sessions show`).[/]"
+            "simulator error or lost a record to the database; each stores its reason "
+            "(`corix sessions show`).[/]"
         )
+    if stats.get("missing_sessions"):
+        console.print(
+            f"[yellow]{stats['missing_sessions']} session(s) were refused by the database; "
+            f"`corix run --resume {result.run_id}` redoes them.[/]"
+        )
+    for refusal in stats.get("refused_records", [])[:5]:
+        print_error(f"the database refused {refusal}")
     if result.status is RunStatus.INTERRUPTED:
         console.print(f"interrupted: `corix run --resume {result.run_id}` finishes it")
 

@@ -142,21 +142,26 @@ def _parse_completion(raw: bytes, request: ChatRequest) -> RawCompletion:
             text = message["refusal"]
         if not isinstance(text, str):
             raise TypeError("the message has no text content")
-        usage = data.get("usage") or {}
-        prompt_tokens = usage.get("prompt_tokens")
-        completion_tokens = usage.get("completion_tokens")
+        usage = data.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
         return RawCompletion(
             text=text,
             model=str(data.get("model") or request.model),
-            prompt_tokens=estimate_prompt_tokens(request)
-            if prompt_tokens is None
-            else int(prompt_tokens),
-            completion_tokens=estimate_tokens(text)
-            if completion_tokens is None
-            else int(completion_tokens),
+            prompt_tokens=_count(usage.get("prompt_tokens"), estimate_prompt_tokens(request)),
+            completion_tokens=_count(usage.get("completion_tokens"), estimate_tokens(text)),
             finish_reason=finish_reason if isinstance(finish_reason, str) else None,
         )
     except (ValueError, LookupError, TypeError, AttributeError) as exc:
         raise TransportError(f"malformed response body: {exc}", retryable=True) from None
     except RecursionError:
         raise TransportError("malformed response body: nested too deeply", retryable=True) from None
+
+
+def _count(reported: object, estimate: int) -> int:
+    """A token count as the server reported it, or ``estimate`` when it reported none or
+    nonsense (negative, fractional, NaN, Infinity, a string): accounting never crashes."""
+    if isinstance(reported, int) and not isinstance(reported, bool) and reported >= 0:
+        return reported
+    if isinstance(reported, float) and reported.is_integer() and reported >= 0:
+        return int(reported)
+    return estimate

@@ -328,6 +328,9 @@ def _parse_credentials(text: str, problems: dict[str, str]) -> dict[str, Any] | 
     except json.JSONDecodeError as exc:
         problems["credentials"] = f"not valid JSON: {exc.msg}"
         return None
+    except RecursionError:
+        problems["credentials"] = "not valid JSON: nested too deeply"
+        return None
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         problems["credentials"] = 'a JSON object of strings, e.g. {"api_key": "…"}'
         return None
