@@ -122,6 +122,7 @@ def _openai(spec: AdapterSpec) -> Application:
     seed = options.get("seed")
     return OpenAIChatApplication(
         endpoint,
+        client=LLMClient(endpoint, cache=spec.cache),
         model=model,
         system_prompt=options.get("system"),
         temperature=_optional_float(options.get("temperature")),

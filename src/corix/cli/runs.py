@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from pathlib import Path
 from typing import Annotated
@@ -183,6 +184,14 @@ def run_command(
             "--allow-failures", help="Exit 0 even when some sessions failed (not when all did)."
         ),
     ] = False,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache",
+            help="SQLite file caching model replies (applications and simulated users) "
+            "across runs; overrides the plan's cache.",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
@@ -190,7 +199,12 @@ def run_command(
         raise fail("give either a PLAN file or --resume RUN")
     if check and plan is None:
         raise fail("--check needs a PLAN file")
+    if cache is not None and resume is not None:
+        raise fail("--resume uses the run's own cache; --cache goes with a PLAN file")
     source = load_plan_file(plan) if plan is not None else None
+    if source is not None and cache is not None:
+        cached = source.plan.model_copy(update={"cache": str(cache.resolve())})
+        source = dataclasses.replace(source, plan=cached)
     try:
         if check and source is not None:
             checked = asyncio.run(preflight(source))
