@@ -294,10 +294,7 @@ def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
             ]
         )
         return
-    table = Table()
-    table.add_column("run", no_wrap=True)
-    for column in ("name", "status", "sessions", "error turns", "created"):
-        table.add_column(column)
+    table = wrapping_table("run", "name", "status", "sessions", "error turns", "created")
     for r in rows:
         table.add_row(
             r.id,
