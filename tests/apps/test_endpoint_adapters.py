@@ -146,3 +146,38 @@ def test_a_simulator_endpoint_takes_the_retry_limits() -> None:
     assert settings.simulator is not None
     config = simulator_endpoint(Level.RED_TEAMING, settings.simulator)
     assert (config.retry_after_max_s, config.call_deadline_s) == (5, 30)
+
+
+async def test_openai_application_sends_the_plans_extra_headers() -> None:
+    seen: list[dict[str, str]] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        seen.append(dict(request.headers))
+        reply = {"role": "assistant", "content": "hi"}
+        return web.json_response(
+            {
+                "model": "m",
+                "choices": [{"index": 0, "message": reply, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1},
+            }
+        )
+
+    server = web.Application()
+    server.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(server)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        options = {"headers": {"X-Team": "red", "OpenAI-Organization": "org-7"}}
+        app = build_application(f"openai:http://127.0.0.1:{port}/v1?model=m", options)
+        session = await app.start_session()
+        reply = await session.respond("hello")
+        await app.close()
+    finally:
+        await runner.cleanup()
+    assert reply.ok, reply.error
+    assert seen[0]["X-Team"] == "red" and seen[0]["OpenAI-Organization"] == "org-7"
+    with pytest.raises(CorixError, match="headers"):
+        build_application("openai:http://127.0.0.1:9/v1?model=m&headers=X-Team")

@@ -171,4 +171,5 @@ def http_adapter(spec: AdapterSpec) -> Application:
     transport = HttpJsonTransport(
         spec.target, str(options.get("body", DEFAULT_BODY)), str(path), headers
     )
-    return HttpJsonApplication(LLMClient(endpoint, transport=transport), spec.target)
+    client = LLMClient(endpoint, transport=transport, cache=spec.cache)
+    return HttpJsonApplication(client, spec.target)

@@ -11,6 +11,7 @@ from typing import Any
 
 from corix.apps.base import Application, AppReply, AppSession
 from corix.apps.specs import AdapterSpec
+from corix.errors import CorixError
 from corix.llm import (
     ChatMessage,
     ChatRequest,
@@ -100,6 +101,15 @@ def _optional_float(value: Any) -> float | None:
     return None if value in (None, "") else float(value)
 
 
+def _headers(value: Any) -> dict[str, str]:
+    """Extra request headers from a plan's ``options: {headers: {Name: value}}``."""
+    if value in (None, ""):
+        return {}
+    if not isinstance(value, dict):
+        raise CorixError("option 'headers' must map header names to values")
+    return {str(name): str(text) for name, text in value.items()}
+
+
 def openai_adapter(spec: AdapterSpec) -> Application:
     options = spec.options
     model = str(options.get("model", ""))
@@ -118,11 +128,13 @@ def openai_adapter(spec: AdapterSpec) -> Application:
         tokens_per_minute=_optional_float(options.get("tpm")),
         price_per_1k_prompt=_optional_float(options.get("price_prompt")),
         price_per_1k_completion=_optional_float(options.get("price_completion")),
+        headers=_headers(options.get("headers")),
     )
     max_tokens = options.get("max_tokens")
     seed = options.get("seed")
     return OpenAIChatApplication(
         endpoint,
+        client=LLMClient(endpoint, cache=spec.cache),
         model=model,
         system_prompt=options.get("system"),
         temperature=_optional_float(options.get("temperature")),

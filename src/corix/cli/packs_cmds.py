@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from corix.cli.common import JsonOption, console, print_json
+from corix.cli.common import JsonOption, console, print_json, wrapping_table
 from corix.scenarios import (
     PACK_FOLDERS,
     expand_model_tests,
@@ -29,7 +28,7 @@ def packs_list(as_json: JsonOption = False) -> None:
     if as_json:
         print_json([{"name": p.name, "version": p.version, "title": p.title} for p in packs])
         return
-    table = Table("pack", "version", "title", "risk", "model tests")
+    table = wrapping_table("pack", "version", "title", "risk", "model tests")
     for pack in packs:
         table.add_row(
             pack.name, pack.version, pack.title, pack.risk, str(len(expand_model_tests(pack, 0)))

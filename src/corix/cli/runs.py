@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from pathlib import Path
 from typing import Annotated
@@ -29,12 +30,16 @@ from corix.execution.plan import Plan, PlanFile, load_plan_file
 from corix.execution.run_status import RunStatus
 from corix.measurement.core import measure
 from corix.measurement.run_comparison import compare_rates, compare_trees
+from corix.report.dataset_card import write_dataset_card
 from corix.report.export import export_jsonl
 from corix.report.export_parquet import csv_tables_to_parquet
-from corix.report.export_tables import export_tables
+from corix.report.export_tables import TABLES, export_tables
 from corix.report.transcripts import render_transcript
 from corix.storage import Database, Repository
+from corix.storage.measured import series_runs
 from corix.storage.run_records import delete_run, set_run_status_if
+
+EXPORT_FORMATS = ("jsonl", "csv", "parquet", "hf")
 
 runs_app = typer.Typer(help="List and inspect runs.", no_args_is_help=True)
 sessions_app = typer.Typer(help="Inspect sessions.", no_args_is_help=True)
@@ -186,6 +191,14 @@ def run_command(
             "--allow-failures", help="Exit 0 even when some sessions failed (not when all did)."
         ),
     ] = False,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache",
+            help="SQLite file caching model replies (applications and simulated users) "
+            "across runs; overrides the plan's cache.",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
@@ -193,7 +206,12 @@ def run_command(
         raise fail("give either a PLAN file or --resume RUN")
     if check and plan is None:
         raise fail("--check needs a PLAN file")
+    if cache is not None and resume is not None:
+        raise fail("--resume uses the run's own cache; --cache goes with a PLAN file")
     source = load_plan_file(plan) if plan is not None else None
+    if source is not None and cache is not None:
+        cached = source.plan.model_copy(update={"cache": str(cache.resolve())})
+        source = dataclasses.replace(source, plan=cached)
     try:
         if check and source is not None:
             checked = asyncio.run(preflight(source))
@@ -283,10 +301,7 @@ def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
             ]
         )
         return
-    table = Table()
-    table.add_column("run", no_wrap=True)
-    for column in ("name", "status", "sessions", "error turns", "created"):
-        table.add_column(column)
+    table = wrapping_table("run", "name", "status", "sessions", "error turns", "created")
     for r in rows:
         table.add_row(
             r.id,
@@ -461,43 +476,63 @@ def sessions_show(
 
 
 def export_command(
-    run: Annotated[str, typer.Argument(help="Run id.")],
+    run: Annotated[str | None, typer.Argument(help="Run id (or --series NAME).")] = None,
+    series: Annotated[
+        str | None, typer.Option("--series", help="Export every run of this series.")
+    ] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", help="jsonl (one line per session) or csv (a folder).")
+        str,
+        typer.Option(
+            "--format",
+            help="jsonl (one line per session), csv, parquet or hf (a folder of tables; hf "
+            "loads with Hugging Face datasets).",
+        ),
     ] = "jsonl",
     db: DbOption = None,
 ) -> None:
-    """Export a run: JSON lines of sessions with turns and provenance, or CSV tables of
-    sessions, turns, questionnaire answers, annotation passes, settled labels (with their
+    """Export a run or a series: JSON lines of sessions with turns and provenance, or tables
+    of sessions, turns, questionnaire answers, annotation passes, settled labels (with their
     measurement specification) and resolutions."""
-    if fmt not in ("jsonl", "csv", "parquet"):
-        raise fail(f"unknown format '{fmt}'; known: jsonl, csv, parquet")
-    if fmt in ("csv", "parquet") and output is None:
+    if fmt not in EXPORT_FORMATS:
+        raise fail(f"unknown format '{fmt}'; known: {', '.join(EXPORT_FORMATS)}")
+    if (run is None) == (series is None):
+        raise fail("give a run id or --series NAME (one of them)")
+    if fmt != "jsonl" and output is None:
         raise fail(f"--format {fmt} writes a folder of tables: give --output DIR")
     with database(db) as database_:
         repo = Repository(database_)
-        repo.get_run(run)
-        if fmt in ("csv", "parquet"):
+        if run is not None:
+            repo.get_run(run)
+        run_ids = [run] if run is not None else series_runs(database_, str(series))
+        if not run_ids:
+            raise fail(f"no evaluation series named '{series}' with runs")
+        if fmt != "jsonl":
             assert output is not None  # checked above
-            counts = export_tables(repo, run, measure(database_, [run]), output)
+            counts = export_tables(repo, measure(database_, run_ids), output)
             if fmt == "parquet":
                 csv_tables_to_parquet(output)
+            if fmt == "hf":
+                what = f"series {series}" if series else f"run {run}"
+                write_dataset_card(
+                    output, TABLES, counts, f"# corix export of {what}\n", default="sessions"
+                )
             console.print(
                 f"wrote {', '.join(f'{n} rows to {name}' for name, n in counts.items())} "
                 f"in {output}",
                 soft_wrap=True,
             )
             return
+        lines = (line for run_id in run_ids for line in export_jsonl(repo, run_id))
         if output is None:
-            for line in export_jsonl(repo, run):
+            for line in lines:
                 typer.echo(line)
             return
         with output.open("w", encoding="utf-8") as handle:
             count = 0
-            for line in export_jsonl(repo, run):
+            for line in lines:
                 handle.write(line + "\n")
                 count += 1
     console.print(f"wrote {count} sessions to {output}")

@@ -69,6 +69,9 @@ class Plan(_Strict):
     """Harm → the highest defect rate ``corix gate`` lets pass (see docs/measurement.md)."""
     deadline_s: float | None = Field(default=None, gt=0)
     """Stop the run after this many seconds (status ``interrupted``; ``--resume`` goes on)."""
+    cache: str | None = None
+    """SQLite file caching the replies of applications and simulated users that call models
+    through the client layer: a rerun asks no model again (``corix run --cache FILE``)."""
     base_dir: str = Field(default=".", description="where relative pack paths resolve")
 
     @field_validator("gates")

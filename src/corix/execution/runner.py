@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import logging
 import secrets
+import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from corix.apps import AdapterSpec, build_application
@@ -26,7 +28,7 @@ from corix.execution.run_status import RunStatus, finished_status
 from corix.execution.simulators import open_simulators
 from corix.execution.stopping import RunStopper
 from corix.execution.work import WorkItem
-from corix.llm import LLMClient
+from corix.llm import LLMClient, ResponseCache
 from corix.scenarios import ScenarioPack, pack_record
 from corix.storage import Database, RecordWriter, Repository
 from corix.storage.repository import web_conflict_message
@@ -67,11 +69,13 @@ def new_run_id() -> str:
     return f"run-{stamp}-{secrets.token_hex(2)}"
 
 
-async def open_applications(plan: Plan, repo: Repository) -> dict[str, OpenedApplication]:
+async def open_applications(
+    plan: Plan, repo: Repository, cache: ResponseCache | None = None
+) -> dict[str, OpenedApplication]:
     opened: dict[str, OpenedApplication] = {}
     try:
         for entry in plan.applications:
-            app = build_application(entry.spec, entry.options)
+            app = build_application(entry.spec, entry.options, cache=cache)
             await app.open(auth_for(entry))
             version = await app.version()
             public_spec = AdapterSpec.parse(entry.spec).public()
@@ -84,6 +88,17 @@ async def open_applications(plan: Plan, repo: Repository) -> dict[str, OpenedApp
             await done.app.close()
         raise
     return opened
+
+
+def open_cache(plan: Plan) -> ResponseCache | None:
+    """The plan's response cache (a path relative to the plan's folder), or ``None``."""
+    if not plan.cache:
+        return None
+    path = Path(plan.base_dir) / plan.cache
+    try:
+        return ResponseCache(path)
+    except (OSError, sqlite3.Error) as exc:
+        raise CorixError(f"cannot open the response cache {path}: {exc}") from None
 
 
 def model_call_totals(
@@ -184,6 +199,7 @@ async def execute_plan(
     checked = await preflight(source, done=done, packs=stored_packs or None)
     plan = checked.plan
     _refuse_web_applications(source, repo)
+    cache = open_cache(plan)
     discarded = 0
     if resume_run is None:
         repo.create_run(
@@ -201,7 +217,7 @@ async def execute_plan(
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.perf_counter()
     given = dict(simulators or {})
-    opened = open_simulators(plan, skip=given)  # connect lazily: nothing to close on failure
+    opened = open_simulators(plan, skip=given, cache=cache)  # connect lazily: nothing to close
     applications: dict[str, OpenedApplication] = {}
     status = RunStatus.INTERRUPTED  # what the row says if even the cleanup is cut short
     error: str | None = None
@@ -215,7 +231,7 @@ async def execute_plan(
 
     async def open_and_run() -> None:
         # One stoppable unit: a signal while applications open stops the run as well.
-        applications.update(await open_applications(plan, repo))
+        applications.update(await open_applications(plan, repo, cache))
         async with writer:
             ctx = RunContext(
                 run_id=run_id,
@@ -251,6 +267,8 @@ async def execute_plan(
             await application.app.close()
         for client in opened.values():
             await client.aclose()
+        if cache is not None:
+            cache.close()
         invocations.append(
             {
                 "status": status.value,

@@ -6,7 +6,7 @@ from collections.abc import Container
 
 from corix.domain import Level
 from corix.execution.plan import Plan
-from corix.llm import EndpointConfig, LLMClient
+from corix.llm import EndpointConfig, LLMClient, ResponseCache
 
 
 def simulator_endpoint(level: Level, endpoint: EndpointConfig) -> EndpointConfig:
@@ -18,13 +18,15 @@ def simulator_endpoint(level: Level, endpoint: EndpointConfig) -> EndpointConfig
     )
 
 
-def open_simulators(plan: Plan, *, skip: Container[str] = ()) -> dict[str, LLMClient]:
+def open_simulators(
+    plan: Plan, *, skip: Container[str] = (), cache: ResponseCache | None = None
+) -> dict[str, LLMClient]:
     """A client per level (keyed by its value) played by the LLM engine, except ``skip``.
 
-    The caller owns the clients and closes them with ``aclose()``.
+    The caller owns the clients and closes them with ``aclose()``, and ``cache`` after them.
     """
     return {
-        level.value: LLMClient(simulator_endpoint(level, settings.simulator))
+        level.value: LLMClient(simulator_endpoint(level, settings.simulator), cache=cache)
         for level, settings in plan.levels.items()
         if settings.engine == "llm" and settings.simulator is not None and level.value not in skip
     }

@@ -174,6 +174,7 @@ def _environment() -> Environment:
     env.globals.update(
         session_anchor=anchors.session_anchor,
         group_anchor=anchors.group_anchor,
+        rates_anchor=anchors.rates_anchor,
         node_anchor=anchors.node_anchor,
         rate_rows=rate_rows,
         defined_names=defined_names,
