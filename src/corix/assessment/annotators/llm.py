@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from corix.assessment.annotators.base import (
     ANNOTATORS,
+    LLM_ANNOTATOR_PREFIX,
     AnnotatorKind,
     AnnotatorProvenance,
     AnnotatorSetup,
@@ -141,7 +142,7 @@ class _LLMBase:
 
     @property
     def name(self) -> str:
-        return f"llm:{self._client.endpoint.model}"
+        return f"{LLM_ANNOTATOR_PREFIX}{self._client.endpoint.model}"
 
     def _provenance(
         self, guideline_version: str, seed: int, asked: Asked[Any]

@@ -1,0 +1,83 @@
+"""People read labels, not identifiers: every page and the series report, as each role sees
+them, show questions, answers, categories and annotators by name (ids stay in exports).
+
+Screenshots are saved as test-artifacts/screenshots/labels-*.png.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+from browser_support import LiveServer, populate_series, shot, sign_in
+from playwright.sync_api import Page
+
+pytestmark = pytest.mark.browser
+NewPage = Callable[[], Page]
+
+# A stored identifier: snake_case words (``ra_prohibited_released``, ``episode_seen``) or a
+# human annotator's stored name (``user:anna``).
+RAW_ID = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\buser:\w+")
+
+
+def _visible_text(page: Page) -> str:
+    """What a reader can see on the page with every folded section opened."""
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    return page.locator("body").inner_text()
+
+
+def _raw_ids(page: Page, name: str) -> list[str]:
+    shot(page, f"labels-{name}")
+    return sorted(set(RAW_ID.findall(_visible_text(page))))
+
+
+def _check(page: Page, url: str, name: str, found: dict[str, list[str]]) -> None:
+    page.goto(url)
+    ids = _raw_ids(page, name)
+    if ids:
+        found[name] = ids
+
+
+def test_pages_and_the_report_name_things_in_words(server: LiveServer, new_page: NewPage) -> None:
+    session_id = populate_series(server)
+    found: dict[str, list[str]] = {}
+    series = f"{server.url}/admin/evaluations/{server.evaluation_id}"
+
+    annotator = new_page()
+    sign_in(annotator, server, "anna")
+    _check(annotator, f"{server.url}/annotate", "annotator-queues", found)
+    annotator.click('button[data-category="risk_assessment"]')
+    annotator.wait_for_load_state()
+    assert "/annotate/tasks/" in annotator.url
+    if ids := _raw_ids(annotator, "annotator-task"):
+        found["annotator-task"] = ids
+
+    senior = new_page()
+    sign_in(senior, server, "sena")
+    for path, name in (
+        ("/senior", "senior-home"),
+        ("/senior/disagreements", "senior-disagreements"),
+        (f"/senior/disagreements/{session_id}/risk_assessment", "senior-consensus"),
+        ("/senior/flags", "senior-flags"),
+        ("/senior/agreement", "senior-agreement"),
+    ):
+        _check(senior, f"{server.url}{path}", name, found)
+    senior.goto(f"{server.url}/senior/flags")
+    senior.locator('a[href^="/senior/reviews/"]').first.click()
+    if ids := _raw_ids(senior, "senior-review"):
+        found["senior-review"] = ids
+
+    admin = new_page()
+    sign_in(admin, server, "admin")
+    for url, name in (
+        (f"{server.url}/admin", "admin-dashboard"),
+        (series, "admin-evaluation"),
+        (f"{series}/agreement", "admin-agreement"),
+        (f"{series}/resolutions", "admin-resolutions"),
+        (f"{series}/disagreements/{session_id}/risk_assessment", "admin-disagreement"),
+        (f"{series}/report", "series-report"),
+    ):
+        _check(admin, url, name, found)
+
+    assert not found, found
