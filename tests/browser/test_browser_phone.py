@@ -125,6 +125,7 @@ def test_every_page_fits_a_phone(server: LiveServer, chromium: Browser) -> None:
         (f"{evaluation}/agreement", "admin-agreement"),
         (f"{evaluation}/resolutions", "admin-resolutions"),
         (f"{evaluation}/disagreements/{disagreement}/risk_assessment", "admin-disagreement"),
+        (f"{evaluation}/report", "admin-series-report"),
         ("/admin/users", "admin-users"),
     ):
         page.goto(f"{server.url}{path}")
