@@ -13,6 +13,8 @@ import pytest
 from browser_support import LiveServer, populate_series, shot, sign_in
 from playwright.sync_api import Page
 
+from corix.web import Role
+
 pytestmark = pytest.mark.browser
 NewPage = Callable[[], Page]
 
@@ -43,6 +45,29 @@ def test_pages_and_the_report_name_things_in_words(server: LiveServer, new_page:
     session_id = populate_series(server)
     found: dict[str, list[str]] = {}
     series = f"{server.url}/admin/evaluations/{server.evaluation_id}"
+
+    tester = new_page()
+    sign_in(tester, server, "tess")
+    _check(tester, f"{server.url}/tester", "tester-home", found)
+    tester.click("#next-session")
+    if ids := _raw_ids(tester, "tester-consent"):
+        found["tester-consent"] = ids
+    tester.check("input[name=consent]")
+    tester.click("text=Start the session")
+    tester.fill("#message", "I'm on episode 2. Who is the Cartographer?")
+    tester.click("#chat-form button[type=submit]")
+    tester.locator("#transcript .bubble.assistant:not(.pending)").wait_for()
+    if ids := _raw_ids(tester, "tester-chat"):
+        found["tester-chat"] = ids
+    tester.click("#end-session")
+    if ids := _raw_ids(tester, "tester-questionnaire"):
+        found["tester-questionnaire"] = ids
+
+    newcomer = new_page()
+    server.add_user("newbie", Role.ANNOTATOR)
+    sign_in(newcomer, server, "newbie")
+    _check(newcomer, f"{server.url}/annotate/training", "annotator-training", found)
+    _check(newcomer, f"{server.url}/annotate/qualification", "annotator-qualification", found)
 
     annotator = new_page()
     sign_in(annotator, server, "anna")
@@ -77,6 +102,7 @@ def test_pages_and_the_report_name_things_in_words(server: LiveServer, new_page:
         (f"{series}/resolutions", "admin-resolutions"),
         (f"{series}/disagreements/{session_id}/risk_assessment", "admin-disagreement"),
         (f"{series}/report", "series-report"),
+        (f"{server.url}/admin/users", "admin-users"),
     ):
         _check(admin, url, name, found)
 
