@@ -52,6 +52,8 @@ def test_pages_and_the_report_name_things_in_words(server: LiveServer, new_page:
     tester.click("#next-session")
     if ids := _raw_ids(tester, "tester-consent"):
         found["tester-consent"] = ids
+    briefing = tester.locator(".card", has_text="Your briefing").inner_text()
+    assert ".;" not in briefing and ".." not in briefing, briefing  # sentences end once
     tester.check("input[name=consent]")
     tester.click("text=Start the session")
     tester.fill("#message", "I'm on episode 2. Who is the Cartographer?")
