@@ -153,7 +153,7 @@ def _outline(
         yield f"{indent}- {label}: {EMPTY} empty (no evidence)"
         return
     value = "aggregation" if isinstance(node.value, tuple) else _value_with_interval(node)
-    yield f"{indent}- {label} ({md(node.summarizer)}): {value}"
+    yield f"{indent}- {label} ({md(words(node.summarizer))}): {value}"
     for child in node.children:
         yield from _outline(section, child, questions, depth + 1, seen)
 
@@ -204,7 +204,7 @@ def _views_section(content: ReportContent, questions: Mapping[str, str]) -> list
     lines = ["## Annotators and users", ""]
     rows = [
         [
-            md(section.key),
+            md(section.title),
             md(gap.application),
             md(
                 node_label(
