@@ -20,6 +20,7 @@ from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
 from corix.domain import Level
 from corix.errors import CorixError
+from corix.execution import PreflightError, execute_plan, preflight
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_plan_file
 from corix.execution.run_status import RunStatus
 from corix.llm.mock_server import running_mock_server
@@ -27,8 +28,6 @@ from corix.report.transcripts import render_transcript
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow, TurnRow
 from corix.storage.run_records import set_run_status_if
-from corix.testing.preflight import PreflightError, preflight
-from corix.testing.runner import execute_plan
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 runner = CliRunner()

@@ -19,7 +19,7 @@ from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from corix.apps.base import Application, AppReply, AppSession
-from corix.apps.specs import ADAPTERS, AdapterSpec
+from corix.apps.specs import AdapterSpec
 from corix.errors import CorixError
 from corix.llm import (
     ChatMessage,
@@ -144,8 +144,7 @@ class HttpJsonApplication(Application):
         return self._client.usage.snapshot()
 
 
-@ADAPTERS.register("http")
-def _http(spec: AdapterSpec) -> Application:
+def http_adapter(spec: AdapterSpec) -> Application:
     options = spec.options
     path = options.get("path")
     if not path:

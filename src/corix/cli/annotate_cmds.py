@@ -9,9 +9,12 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.text import Text
 
-from corix.assessment.annotation_options import AnnotateOptions, ProgressHooks
-from corix.assessment.annotation_summary import AnnotationSummary
-from corix.assessment.runner import annotate_run
+from corix.assessment.annotation_run import (
+    AnnotateOptions,
+    AnnotationSummary,
+    ProgressHooks,
+    annotate_run,
+)
 from corix.cli.common import (
     DbOption,
     JsonOption,
@@ -57,7 +60,7 @@ def _endpoint(
             "name": "annotator",
             "base_url": url,
             "model": model,
-            "api_key_env": key_env,
+            "key_env": key_env,
             "max_concurrency": concurrency,
             **{field: value for field, value in settings.items() if value is not None},
         }

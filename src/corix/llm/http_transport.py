@@ -107,11 +107,11 @@ def _payload(request: ChatRequest, endpoint: EndpointConfig) -> dict[str, Any]:
 def request_headers(endpoint: EndpointConfig) -> dict[str, str]:
     """The headers of a request to ``endpoint``: its extra headers and the API key."""
     headers = {"Content-Type": "application/json", **endpoint.headers}
-    if endpoint.api_key_env is not None:
+    if endpoint.key_env is not None:
         key = endpoint.api_key()
         if not key:
             raise TransportError(
-                f"environment variable {endpoint.api_key_env} (the API key) is not set",
+                f"environment variable {endpoint.key_env} (the API key) is not set",
                 retryable=False,
             )
         if endpoint.key_header is not None:

@@ -19,10 +19,10 @@ from corix.assessment.annotators import (
 )
 from corix.assessment.harms import HarmPack
 from corix.measurement import NodeResult, TreeSpec
-from corix.measurement.item_wording import item_wording
+from corix.measurement.item_wording import item_wordings
 from corix.measurement.stored_leaves import HARM_CATEGORY_PREFIX
 from corix.report.formatting import words
-from corix.testing.packs.loader import PACK_FOLDERS
+from corix.scenarios import PACK_FOLDERS, resolve_pack
 
 SOURCE_LABELS = {
     AnnotatorKind.HUMAN.value: "people",
@@ -83,7 +83,7 @@ def item_label(item_id: str, scenario: str | None = None, level: str | None = No
                 wording
                 for name in scenarios
                 for at in levels
-                if (wording := item_wording(name, at, item_id))
+                if (wording := item_wordings(resolve_pack(name)).get((at, item_id)))
             )
         )
         if wordings:

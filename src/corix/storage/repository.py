@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import delete, func, select
@@ -20,6 +20,7 @@ from corix.domain import (
     TurnRecord,
 )
 from corix.errors import CorixError
+from corix.scenarios import PackRecord
 from corix.storage.database import Database
 from corix.storage.orm import (
     ApplicationRow,
@@ -30,6 +31,7 @@ from corix.storage.orm import (
     TurnRow,
     utcnow,
 )
+from corix.storage.run_packs import add_run_packs
 
 
 class NotFoundError(CorixError):
@@ -145,9 +147,20 @@ class Repository:
             return list(s.scalars(select(ApplicationRow).order_by(ApplicationRow.name)))
 
     # -- runs ----------------------------------------------------------------------------
-    def create_run(self, run_id: str, *, name: str, plan: dict[str, Any], seed: int) -> None:
+    def create_run(
+        self,
+        run_id: str,
+        *,
+        name: str,
+        plan: dict[str, Any],
+        seed: int,
+        packs: Iterable[PackRecord] = (),
+    ) -> None:
+        """Store a new run with the scenario packs it uses, in one transaction."""
         with self.db.session() as s:
             s.add(RunRow(id=run_id, name=name, plan=plan, seed=seed, status="running"))
+            s.flush()
+            add_run_packs(s, run_id, packs)
 
     def get_run(self, run_id: str) -> RunRow:
         with self.db.session() as s:

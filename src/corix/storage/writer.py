@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import insert, update
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
+from corix.domain import EndReason, TurnRecord
 from corix.storage.database import Database
 from corix.storage.orm import (
     AnnotationAnswerRow,
@@ -27,6 +28,17 @@ from corix.storage.orm import (
     SessionRow,
     TurnRow,
     utcnow,
+)
+from corix.storage.records import (
+    NewPass,
+    NewQuestionnaireAnswer,
+    NewSession,
+    StoredConsensus,
+    consensus_columns,
+    pass_columns,
+    questionnaire_columns,
+    session_columns,
+    turn_columns,
 )
 from corix.storage.text import marked, storable_fields
 
@@ -108,15 +120,16 @@ class RecordWriter:
             await self._task
 
     # -- enqueue -------------------------------------------------------------------------
-    def start_session(self, row: dict[str, Any]) -> None:
-        self._batch.sessions.append(row)
+    def start_session(self, session: NewSession) -> None:
+        self._batch.sessions.append(session_columns(session))
         self._poke()
 
-    def add_turn(self, row: dict[str, Any]) -> None:
-        self._batch.turns.append(marked(row, TURN_TEXT, into="meta"))
+    def add_turn(self, session_id: str, turn: TurnRecord) -> None:
+        self._batch.turns.append(marked(turn_columns(session_id, turn), TURN_TEXT, into="meta"))
         self._poke()
 
-    def add_questionnaire_answer(self, row: dict[str, Any]) -> None:
+    def add_questionnaire_answer(self, answer: NewQuestionnaireAnswer) -> None:
+        row = questionnaire_columns(answer)
         self._batch.answers.append(marked(row, ("value_text",), into="provenance"))
         self._poke()
 
@@ -124,7 +137,7 @@ class RecordWriter:
         self,
         session_id: str,
         *,
-        end_reason: str | None,
+        end_reason: EndReason | None,
         end_detail: str | None = None,
         first_success_turn: int | None = None,
         ended_at: datetime | None = None,
@@ -133,7 +146,7 @@ class RecordWriter:
             {
                 "id": session_id,
                 "status": "complete",
-                "end_reason": end_reason,
+                "end_reason": end_reason.value if end_reason is not None else None,
                 "end_detail": end_detail,
                 "first_success_turn": first_success_turn,
                 "ended_at": ended_at or utcnow(),
@@ -141,7 +154,8 @@ class RecordWriter:
         )
         self._poke()
 
-    def add_pass(self, pass_row: dict[str, Any], answers: list[dict[str, Any]]) -> None:
+    def add_pass(self, new: NewPass) -> None:
+        pass_row, answers = pass_columns(new)
         replaced = sorted(
             {field for answer in answers for field in storable_fields(answer, ANSWER_TEXT)}
         )
@@ -154,8 +168,8 @@ class RecordWriter:
         self._batch.passes.append((pass_row, answers))
         self._poke()
 
-    def add_consensus(self, row: dict[str, Any]) -> None:
-        self._batch.consensus.append(row)
+    def add_consensus(self, consensus: StoredConsensus) -> None:
+        self._batch.consensus.append(consensus_columns(consensus))
         self._poke()
 
     def _poke(self) -> None:

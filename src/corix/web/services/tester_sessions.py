@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from corix.domain import EndReason, Level, Provenance, SessionSource, SessionStatus
+from corix.scenarios import QuestionnaireItem, ScenarioPack, resolve_pack
 from corix.storage import Database
 from corix.storage.orm import (
     ApplicationRow,
@@ -27,7 +28,6 @@ from corix.storage.orm import (
 )
 from corix.storage.orm_web import AssignmentRow
 from corix.storage.text import storable_fields
-from corix.testing.packs import QuestionnaireItem, ScenarioPack, resolve_pack
 from corix.web.services._sql import WriteGate, affected_rows
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.clock import utcnow

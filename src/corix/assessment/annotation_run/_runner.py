@@ -13,10 +13,10 @@ repeat, the consensus of each answer over the annotator's runs is stored too, wi
 flip rate. Nothing is stored twice: what a previous invocation stored is skipped (and
 counted), so an interrupted run resumes where it stopped.
 
-The work is split by job: :mod:`~corix.assessment.annotation_job` (targets and what is
-stored), :mod:`~corix.assessment.session_workers` (sessions to concurrent workers),
-:mod:`~corix.assessment.session_annotation` (one session's items, passes and repeats)
-and :mod:`~corix.assessment.repeat_consensus` (the consensus of repeated runs).
+The work is split by job: :mod:`~corix.assessment.annotation_run._job` (targets and what is
+stored), :mod:`~corix.assessment.annotation_run._workers` (sessions to concurrent workers),
+:mod:`~corix.assessment.annotation_run._session` (one session's items, passes and repeats)
+and :mod:`~corix.assessment.annotation_run._repeat_consensus` (the consensus of repeated runs).
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from __future__ import annotations
 import asyncio
 import time
 
-from corix.assessment.annotation_job import AnnotationJob
-from corix.assessment.annotation_options import AnnotateOptions, ProgressHooks
-from corix.assessment.annotation_summary import AnnotationSummary, TargetCounts
-from corix.assessment.annotator_factory import build_annotator
+from corix.assessment.annotation_run._factory import build_annotator
+from corix.assessment.annotation_run._job import AnnotationJob
+from corix.assessment.annotation_run._options import AnnotateOptions, ProgressHooks
+from corix.assessment.annotation_run._summary import AnnotationSummary, TargetCounts
+from corix.assessment.annotation_run._workers import annotate_sessions
 from corix.assessment.harms import builtin_harm_packs
 from corix.assessment.schema import load_builtin_schema
-from corix.assessment.session_workers import annotate_sessions
 from corix.llm import EndpointConfig, LLMClient, ResponseCache
 from corix.storage import Database
 

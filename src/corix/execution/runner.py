@@ -20,15 +20,17 @@ from corix.errors import CorixError
 from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
 from corix.execution.local import LocalExecutor
 from corix.execution.plan import Plan, PlanFile
+from corix.execution.preflight import preflight
+from corix.execution.run_planning import auth_for, plan_work
 from corix.execution.run_status import RunStatus, finished_status
+from corix.execution.simulators import open_simulators
 from corix.execution.stopping import RunStopper
 from corix.execution.work import WorkItem
 from corix.llm import LLMClient
+from corix.scenarios import ScenarioPack, pack_record
 from corix.storage import Database, RecordWriter, Repository
+from corix.storage.run_packs import run_packs
 from corix.storage.run_records import finish_run, run_totals
-from corix.testing.preflight import preflight
-from corix.testing.run_planning import auth_for, plan_work
-from corix.testing.simulation import open_simulators
 
 __all__ = ["RunResult", "execute_plan"]
 
@@ -149,6 +151,7 @@ async def execute_plan(
     source = plan if isinstance(plan, PlanFile) else PlanFile(plan)
     done: set[str] = set()
     invocations: list[dict[str, Any]] = []
+    stored_packs: dict[str, ScenarioPack] | None = None
     if resume_run is not None:
         run = repo.get_run(resume_run)
         if run.status == RunStatus.CANCELLED:
@@ -157,13 +160,22 @@ async def execute_plan(
         run_id = run.id
         done = repo.completed_work_keys(run_id)
         invocations = list(run.summary.get("invocations", []))
+        stored_packs = {
+            name: record.pack() for (_, name), record in run_packs(db, [run_id]).items()
+        }
     else:
         run_id = new_run_id()
-    checked = await preflight(source, done=done)
+    checked = await preflight(source, done=done, packs=stored_packs or None)
     plan = checked.plan
     discarded = 0
     if resume_run is None:
-        repo.create_run(run_id, name=plan.name, plan=plan.model_dump(mode="json"), seed=plan.seed)
+        repo.create_run(
+            run_id,
+            name=plan.name,
+            plan=plan.model_dump(mode="json"),
+            seed=plan.seed,
+            packs=[pack_record(pack) for pack in checked.packs.values()],
+        )
     else:
         discarded = repo.discard_incomplete_sessions(run_id)
         repo.set_run_status(run_id, RunStatus.RUNNING)
