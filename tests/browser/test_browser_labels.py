@@ -24,8 +24,11 @@ RAW_ID = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\buser:\w+")
 
 
 def _visible_text(page: Page) -> str:
-    """What a reader can see on the page with every folded section opened."""
+    """What a reader can see on the page with every folded section opened, less the
+    measurement's provenance lines (its specification and what settled the labels), which
+    print what produced the numbers exactly as stored."""
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    page.evaluate("document.querySelectorAll('#measurement, #settlement').forEach(e => e.remove())")
     return page.locator("body").inner_text()
 
 
