@@ -24,6 +24,7 @@ from corix.measurement.settlement import Settlement
 from corix.measurement.spec import MeasurementSpec, ResolvedSpec
 from corix.report.agreement import PairAgreement
 from corix.report.history import RunLabel
+from corix.report.labels import SOURCE_LABELS
 from corix.report.provenance import AnnotatorSummary, RespondentSummary, StabilitySummary
 from corix.report.sessions import SessionCatalog
 from corix.storage.measured import MeasuredDialogue
@@ -106,9 +107,9 @@ class TreeSection:
 
     @property
     def title(self) -> str:
-        return (
-            self.spec.title if self.source is None else f"{self.spec.title} · {self.source} labels"
-        )
+        if self.source is None:
+            return self.spec.title
+        return f"{self.spec.title} · labels by {SOURCE_LABELS.get(self.source, self.source)}"
 
 
 @dataclass(frozen=True)

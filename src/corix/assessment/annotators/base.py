@@ -34,6 +34,12 @@ class AnnotatorKind(StrEnum):
     HUMAN = "human"
 
 
+HUMAN_ANNOTATOR_PREFIX = "user:"
+"""A person's passes are stored under ``user:<username>``."""
+LLM_ANNOTATOR_PREFIX = "llm:"
+"""An LLM annotator's passes are stored under ``llm:<model>``."""
+
+
 def harm_category(pack_id: str) -> str:
     """The category under which passes about harm ``pack_id`` are stored."""
     return f"{HARM_PREFIX}{pack_id}"

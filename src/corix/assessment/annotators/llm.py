@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from corix.assessment.annotators.base import (
+    LLM_ANNOTATOR_PREFIX,
     AnnotatorKind,
     AnnotatorProvenance,
     AnnotatorSetup,
@@ -140,7 +141,7 @@ class _LLMBase:
 
     @property
     def name(self) -> str:
-        return f"llm:{self._client.endpoint.model}"
+        return f"{LLM_ANNOTATOR_PREFIX}{self._client.endpoint.model}"
 
     def _provenance(
         self, guideline_version: str, seed: int, asked: Asked[Any]

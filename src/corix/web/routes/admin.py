@@ -533,6 +533,7 @@ def set_active(
     request: Request, user: Admin, user_id: RowId, active: Annotated[bool, Form()]
 ) -> Response:
     if user_id == user.id and not active:
-        return _users_page(request, RefusedForm("you cannot deactivate your own account", 409))
+        refusal = "you cannot deactivate your own account: you would lock yourself out"
+        return _users_page(request, RefusedForm(refusal, 409))
     web_state(request).accounts.set_active(user_id, active)
     return redirect("/admin/users", notice="user_updated")
