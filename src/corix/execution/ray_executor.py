@@ -156,6 +156,8 @@ class RayRunExecutor:
         self._address = address
         self._workers = workers
         self._usage: list[UsageTotals] = []
+        self.worker_pids: list[int] = []
+        """The workers' process ids once they are open (on this machine's local Ray)."""
 
     def remote_usage(self) -> list[UsageTotals]:
         return list(self._usage)
@@ -196,7 +198,7 @@ class RayRunExecutor:
             for share in shares
         ]
         try:
-            await asyncio.gather(*(worker.open.remote() for worker in workers))
+            self.worker_pids = list(await asyncio.gather(*(w.open.remote() for w in workers)))
             await _Dispatch(job, workers, shares).run(iter(work))
             self._usage = list(await asyncio.gather(*(w.close.remote() for w in workers)))
         finally:

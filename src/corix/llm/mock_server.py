@@ -2,8 +2,8 @@
 
 It answers ``POST /v1/chat/completions`` (and ``/chat/completions``) with usage counts,
 ``GET /v1/models``, and ``GET /mock/stats`` (requests seen, requests in flight and the
-most ever in flight, faults injected) so that tests can observe the client from the
-server's side. It does the least work per request, since in benchmarks it shares the
+most ever in flight, faults injected, requests per second) so that tests can observe the
+client from the server's side. It does the least work per request, since in benchmarks it shares the
 machine with the client it measures.
 
 Faults are deterministic: request number ``n`` (from 0) gets the fault whose band of
@@ -115,6 +115,9 @@ class _ServerState:
     max_in_flight: int = 0
     injected: dict[str, int] = field(default_factory=lambda: {f.value: 0 for f in Fault})
     serial: asyncio.Lock = field(default_factory=asyncio.Lock)
+    started: float = field(default_factory=time.monotonic)
+    per_second: dict[int, int] = field(default_factory=dict)
+    """Requests that arrived in each whole second since the server started."""
 
 
 _STATE = web.AppKey("state", _ServerState)
@@ -208,6 +211,8 @@ async def _chat_completions(request: web.Request) -> web.Response:
     state = request.app[_STATE]
     number = state.requests
     state.requests += 1
+    second = int(time.monotonic() - state.started)
+    state.per_second[second] = state.per_second.get(second, 0) + 1
     state.in_flight += 1
     state.max_in_flight = max(state.max_in_flight, state.in_flight)
     try:
@@ -320,6 +325,7 @@ async def _stats(request: web.Request) -> web.Response:
             "in_flight": state.in_flight,
             "max_in_flight": state.max_in_flight,
             "faults": state.injected,
+            "per_second": state.per_second,
         }
     )
 
