@@ -2,7 +2,8 @@
 
 Each (session, target, pass) is run ``repeats`` times with distinct seeds, so a response
 cache never collapses them. In adaptive mode an item stops repeating once every one of
-its answers is settled (:func:`~corix.assessment.stability.is_settled`).
+its answers is settled (:func:`~corix.assessment.stability.is_settled`): the remaining
+runs cannot change it, or its flip rate is at most ``max_flip_rate``.
 """
 
 from __future__ import annotations
@@ -112,6 +113,7 @@ class SessionAnnotation:
                 found,
                 min_runs=min(options.min_repeats, options.repeats),
                 max_runs=options.repeats,
+                agreement=1.0 - options.max_flip_rate,
                 ordinal=ordinal(question_id),
             )
             for (question_id, _turn), found in values_by_key(runs).items()

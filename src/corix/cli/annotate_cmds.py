@@ -80,6 +80,15 @@ def annotate_command(
     min_repeats: Annotated[
         int, typer.Option(min=1, help="Runs every item gets before --adaptive may stop it.")
     ] = 2,
+    max_flip_rate: Annotated[
+        float,
+        typer.Option(
+            "--max-flip-rate",
+            min=0.0,
+            max=0.49,
+            help="With --adaptive, also stop an item whose flip rate is at most this.",
+        ),
+    ] = 0.0,
     categories: Annotated[
         list[str] | None,
         typer.Option("--categories", help="Schema categories to ask (comma-separated)."),
@@ -160,6 +169,7 @@ def annotate_command(
         repeats=repeats,
         adaptive=adaptive,
         min_repeats=min_repeats,
+        max_flip_rate=max_flip_rate,
         categories=split_names(categories),
         harms=split_names(harms),
         concurrency=concurrency,

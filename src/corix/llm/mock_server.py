@@ -62,6 +62,8 @@ class MockServerConfig(BaseModel):
     retry_after_s: float = Field(default=1.0, ge=0)
     hang_s: float = Field(default=300.0, ge=0)
     model_name: str = MOCK_MODEL_NAME
+    judge_noise: float = Field(default=1.0, ge=0, le=1)
+    """Share of seeds whose JSON reply is a fresh draw, not the request's settled answer."""
     refuse_json_schema: bool = False
     """Answer a ``json_schema`` response format as llama-cpp-python's server does: HTTP 500
     with a validation error (it accepts ``text`` and ``json_object`` only)."""
@@ -129,7 +131,7 @@ def build_mock_app(config: MockServerConfig | None = None) -> web.Application:
     app = web.Application()
     app[_STATE] = _ServerState(
         config=config,
-        model=MockModel(name=config.model_name),
+        model=MockModel(name=config.model_name, judge_noise=config.judge_noise),
         faults=FaultPlan(config.fault_rates()),
     )
     app.router.add_post("/v1/chat/completions", _chat_completions)
