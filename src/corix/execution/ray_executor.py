@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -77,12 +78,14 @@ class SessionWorker:
         self._simulators: dict[str, LLMClient] = {}
         self._db: Database | None = None
         self._slots = asyncio.Semaphore(setup.concurrency)
+        self._cpu_started = 0.0
 
     async def open(self) -> int:
         """Open the applications and simulators; return this worker's process id."""
         from corix.testing.run_planning import auth_for
         from corix.testing.simulation import open_simulators
 
+        self._cpu_started = time.process_time()
         setup = self._setup
         with shared_limits(brokered_limits(self._broker)):
             for entry in setup.plan.applications:
@@ -126,7 +129,7 @@ class SessionWorker:
                 group.create_task(one(item))
 
     async def close(self) -> UsageTotals:
-        """Close what was opened; return the usage of this worker's clients."""
+        """Close what was opened; return the usage of this worker's clients and its CPU."""
         from corix.testing.runner import model_call_totals
 
         for application in self._applications.values():
@@ -135,7 +138,8 @@ class SessionWorker:
             await client.aclose()
         if self._db is not None:
             self._db.dispose()
-        return model_call_totals(self._applications, self._simulators)
+        cpu_s = round(time.process_time() - self._cpu_started, 3)
+        return {**model_call_totals(self._applications, self._simulators), "worker_cpu_s": cpu_s}
 
 
 def split_bound(bound: int, workers: int) -> list[int]:
