@@ -6,6 +6,7 @@ is not installed or cannot start.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from collections import Counter
@@ -14,16 +15,21 @@ from typing import Any
 
 import aiohttp
 import pytest
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
+from corix.assessment.annotation_options import AnnotateOptions
+from corix.assessment.runner import annotate_run
 from corix.domain import Level
-from corix.execution.executors import LocalRunExecutor
+from corix.execution.executors import ExecutorSettings, LocalRunExecutor
 from corix.execution.plan import ApplicationEntry, EndpointRef, LevelSettings, Plan
+from corix.execution.ray_annotation import annotate_run_on_ray
 from corix.execution.ray_executor import RayRunExecutor, split_bound
 from corix.execution.run_status import RunStatus
+from corix.llm import EndpointConfig
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.storage import Database, Repository
-from corix.storage.orm import SessionRow
+from corix.storage.annotations import load_consensus, load_passes
+from corix.storage.orm import AnnotationConsensusRow, AnnotationPassRow, SessionRow
 from corix.testing.runner import execute_plan
 
 ray = pytest.importorskip("ray", reason="the Ray executor needs the ray extra")
@@ -187,3 +193,39 @@ async def test_rate_limits_hold_across_workers(local_ray: None, sqlite_db: Datab
     # A one-second burst allowance, then 10 a second: never the 20 of unshared budgets.
     assert max(full_windows) <= 12, per_second
     assert per_second[first] <= 10 + 10, per_second
+
+
+def _passes(db: Database, run_id: str) -> Counter[tuple[Any, ...]]:
+    return Counter(
+        (p.session_id, p.category, p.pass_no, p.repeat_no, p.status, tuple(p.answers))
+        for p in load_passes(db, run_id=run_id)
+    )
+
+
+@pytest.mark.timeout(240)
+def test_annotating_on_ray_stores_what_annotating_here_stores(
+    local_ray: None, any_db: Database
+) -> None:
+    plan = _every_level_plan().model_copy(update={"levels": {Level.MODEL_TESTING: LevelSettings()}})
+    run_id = asyncio.run(execute_plan(plan, any_db)).run_id
+    judge = EndpointConfig(name="judge", transport="mock", model="corix-mock")
+    options = AnnotateOptions(repeats=3, adaptive=True, concurrency=4, harms=("groundedness",))
+    local = annotate_run(any_db, run_id, "llm-harms", options=options, endpoint=judge)
+    expected = _passes(any_db, run_id)
+    consensus = sorted(map(repr, load_consensus(any_db, run_id=run_id)))
+    with any_db.session() as s:
+        s.execute(delete(AnnotationPassRow))
+        s.execute(delete(AnnotationConsensusRow))
+    spread = annotate_run_on_ray(
+        any_db,
+        run_id,
+        "llm-harms",
+        options=options,
+        endpoint=judge,
+        settings=ExecutorSettings(kind="ray", ray_workers=WORKERS),
+    )
+    assert spread.sessions == local.sessions > 10
+    assert spread.model_calls == local.model_calls
+    assert spread.by_target == local.by_target
+    assert _passes(any_db, run_id) == expected
+    assert sorted(map(repr, load_consensus(any_db, run_id=run_id))) == consensus

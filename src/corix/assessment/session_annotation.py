@@ -29,8 +29,8 @@ from corix.assessment.repeat_consensus import (
 )
 from corix.assessment.stability import is_settled
 from corix.domain import SessionRecord
-from corix.storage import RecordWriter
 from corix.storage.annotations import answer_row, delete_consensus
+from corix.storage.sinks import AnnotationSink
 
 
 def derive_seed(base: int, pass_no: int, repeat_no: int) -> int:
@@ -42,7 +42,7 @@ def derive_seed(base: int, pass_no: int, repeat_no: int) -> int:
 class SessionAnnotation:
     """Every target, pass and repeat of one session."""
 
-    def __init__(self, job: AnnotationJob, writer: RecordWriter, record: SessionRecord) -> None:
+    def __init__(self, job: AnnotationJob, writer: AnnotationSink, record: SessionRecord) -> None:
         self.job = job
         self.writer = writer
         self.session_id = record.id

@@ -24,6 +24,7 @@ from corix.cli.common import (
     wrapping_table,
 )
 from corix.cli.exit_codes import ExitCode
+from corix.cli.runs import executor_settings
 from corix.llm import EndpointConfig, ResponseCache
 from corix.llm.mock_model import MOCK_MODEL_NAME
 
@@ -144,6 +145,17 @@ def annotate_command(
     allow_failures: Annotated[
         bool, typer.Option("--allow-failures", help="Exit 0 even when some passes failed.")
     ] = False,
+    executor: Annotated[
+        str, typer.Option("--executor", help="local (default) or ray (needs the ray extra).")
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", help="An existing Ray cluster; default: start one here."),
+    ] = None,
+    ray_workers: Annotated[
+        int | None,
+        typer.Option("--ray-workers", min=1, help="Ray worker processes (default: one per CPU)."),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -162,6 +174,9 @@ def annotate_command(
         "key_header": key_header,
     }
     config = _endpoint(endpoint, endpoint_url, model, key_env, concurrency, settings)
+    spread = executor_settings(executor, ray_address, ray_workers)
+    if spread.kind == "ray" and cache is not None:
+        raise fail("--cache is a file of this machine: it cannot be shared by Ray workers")
     if config is not None and not annotator.startswith("llm"):
         raise fail(f"the '{annotator}' annotator runs offline and takes no endpoint")
     options = AnnotateOptions(
@@ -195,18 +210,30 @@ def annotate_command(
 
     with database(db) as database_:
         response_cache = ResponseCache(cache) if cache is not None else None
+        hooks = ProgressHooks(on_planned=planned, on_session_done=lambda: progress.advance(task))
         try:
-            summary = annotate_run(
-                database_,
-                run,
-                annotator,
-                options=options,
-                endpoint=config,
-                cache=response_cache,
-                progress=ProgressHooks(
-                    on_planned=planned, on_session_done=lambda: progress.advance(task)
-                ),
-            )
+            if spread.kind == "ray":
+                from corix.execution.ray_annotation import annotate_run_on_ray  # ray extra
+
+                summary = annotate_run_on_ray(
+                    database_,
+                    run,
+                    annotator,
+                    options=options,
+                    endpoint=config,
+                    settings=spread,
+                    progress=hooks,
+                )
+            else:
+                summary = annotate_run(
+                    database_,
+                    run,
+                    annotator,
+                    options=options,
+                    endpoint=config,
+                    cache=response_cache,
+                    progress=hooks,
+                )
         finally:
             if progress.live.is_started:
                 progress.stop()

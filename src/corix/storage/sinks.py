@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-__all__ = ["CollectedRecords", "RecordSink"]
+if TYPE_CHECKING:
+    from corix.storage.writer import RecordWriter
+
+__all__ = ["AnnotationSink", "CollectedRecords", "RecordSink"]
 
 
 class RecordSink(Protocol):
@@ -36,6 +39,14 @@ class RecordSink(Protocol):
     ) -> None: ...
 
 
+class AnnotationSink(Protocol):
+    """What annotation writes passes and consensus rows into."""
+
+    def add_pass(self, pass_row: dict[str, Any], answers: list[dict[str, Any]]) -> None: ...
+
+    def add_consensus(self, row: dict[str, Any]) -> None: ...
+
+
 @dataclass
 class CollectedRecords:
     """A sink that only keeps what it is given, in order, as plain picklable rows."""
@@ -44,6 +55,8 @@ class CollectedRecords:
     turns: list[dict[str, Any]] = field(default_factory=list)
     answers: list[dict[str, Any]] = field(default_factory=list)
     finished: list[dict[str, Any]] = field(default_factory=list)
+    passes: list[tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=list)
+    consensus: list[dict[str, Any]] = field(default_factory=list)
 
     def start_session(self, row: dict[str, Any]) -> None:
         self.sessions.append(row)
@@ -73,8 +86,14 @@ class CollectedRecords:
             }
         )
 
-    def replay(self, sink: RecordSink) -> None:
-        """Hand every record to ``sink``: sessions before their turns, ends last."""
+    def add_pass(self, pass_row: dict[str, Any], answers: list[dict[str, Any]]) -> None:
+        self.passes.append((pass_row, answers))
+
+    def add_consensus(self, row: dict[str, Any]) -> None:
+        self.consensus.append(row)
+
+    def replay(self, sink: RecordWriter) -> None:
+        """Hand every record to ``sink``: sessions before their turns, ends and passes last."""
         for row in self.sessions:
             sink.start_session(row)
         for row in self.turns:
@@ -89,3 +108,7 @@ class CollectedRecords:
                 first_success_turn=end["first_success_turn"],
                 ended_at=end["ended_at"],
             )
+        for pass_row, answers in self.passes:
+            sink.add_pass(pass_row, answers)
+        for row in self.consensus:
+            sink.add_consensus(row)
