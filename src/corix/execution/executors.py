@@ -72,6 +72,7 @@ class LocalRunExecutor:
             )
 
             async def handle(item: WorkItem) -> None:
+                await writer.room()
                 await WORK_HANDLERS.get(item.kind)(item, ctx)
 
             await LocalExecutor(job.plan.concurrency).run(work, handle)
