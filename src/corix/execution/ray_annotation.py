@@ -15,12 +15,10 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, replace
-from itertools import islice
 from typing import Any
 
 import ray
 from ray.actor import ActorHandle
-from ray.exceptions import RayActorError
 
 from corix.assessment.annotation_job import AnnotationJob
 from corix.assessment.annotation_options import AnnotateOptions, ProgressHooks
@@ -32,6 +30,7 @@ from corix.assessment.session_workers import annotate_these, sessions_to_annotat
 from corix.errors import CorixError
 from corix.execution.executors import ExecutorSettings
 from corix.execution.rate_broker import RateLimitBroker, brokered_limits
+from corix.execution.ray_dispatch import dispatch_chunks
 from corix.execution.ray_executor import split_bound
 from corix.llm import EndpointConfig, LLMClient
 from corix.llm.rate_limit import shared_limits
@@ -40,7 +39,6 @@ from corix.storage.sinks import CollectedRecords
 
 __all__ = ["annotate_run_on_ray"]
 
-logger = logging.getLogger(__name__)
 
 CHUNK_SESSIONS = 4
 """Sessions per chunk, per slot of a worker's share: small enough that a dead worker
@@ -180,44 +178,27 @@ async def _annotate_on_cluster(
         )
         for share in shares
     ]
-    chunks = iter(session_ids)
-    pending: dict[asyncio.Future[CollectedRecords | None], tuple[int, list[str]]] = {}
-    dead: set[int] = set()
-    lost = 0
-
-    def submit(index: int) -> None:
-        chunk = list(islice(chunks, shares[index] * CHUNK_SESSIONS))
-        if chunk and index not in dead:
-            pending[asyncio.ensure_future(workers[index].annotate.remote(chunk))] = (index, chunk)
-
     try:
         await asyncio.gather(*(worker.open.remote() for worker in workers))
         async with RecordWriter(db) as writer:
-            for index in range(len(workers)):
-                submit(index)
-                submit(index)
-            while pending:
-                done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for future in done:
-                    index, chunk = pending.pop(future)
-                    try:
-                        records = future.result()
-                    except RayActorError as exc:
-                        logger.warning("Ray worker %d died: %s", index, exc)
-                        dead.add(index)
-                        lost += len(chunk)
-                        continue
-                    if records is not None:
-                        records.replay(writer)
-                    if hooks.on_session_done is not None:
-                        for _ in chunk:
-                            hooks.on_session_done()
-                    submit(index)
-        if dead:
-            left = lost + sum(1 for _ in chunks)
+
+            def store(chunk: list[str], records: CollectedRecords | None) -> None:
+                if records is not None:
+                    records.replay(writer)
+                if hooks.on_session_done is not None:
+                    for _ in chunk:
+                        hooks.on_session_done()
+
+            outcome = await dispatch_chunks(
+                iter(session_ids),
+                [share * CHUNK_SESSIONS for share in shares],
+                lambda index, chunk: workers[index].annotate.remote(chunk),
+                store,
+            )
+        if outcome.dead_workers:
             raise CorixError(
-                f"{len(dead)} Ray worker(s) died; {left} session(s) were not annotated "
-                f"(annotating run {setup.run_id} again asks them)"
+                f"{outcome.dead_workers} Ray worker(s) died; {outcome.not_run} session(s) were "
+                f"not annotated (annotating run {setup.run_id} again asks them)"
             )
         return list(await asyncio.gather(*(worker.close.remote() for worker in workers)))
     finally:

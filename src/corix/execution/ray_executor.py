@@ -19,14 +19,12 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import islice
 from typing import Any
 
 import ray
 from ray.actor import ActorHandle
-from ray.exceptions import RayActorError
 
 from corix.apps import build_application
 from corix.errors import CorixError
@@ -34,19 +32,15 @@ from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
 from corix.execution.executors import RunJob, UsageTotals
 from corix.execution.plan import Plan
 from corix.execution.rate_broker import RateLimitBroker, brokered_limits
+from corix.execution.ray_dispatch import dispatch_chunks
 from corix.execution.work import WorkItem
 from corix.llm import LLMClient
 from corix.llm.rate_limit import shared_limits
 from corix.storage import Database, RecordWriter
-from corix.storage.sinks import CollectedRecords
+from corix.storage.sinks import CollectedRecords, RecordSink
 from corix.testing.packs import ScenarioPack
 
 __all__ = ["RayRunExecutor", "split_bound"]
-
-logger = logging.getLogger(__name__)
-
-CHUNKS_IN_FLIGHT = 2
-"""Chunks handed to a worker at once: the next is queued while the current one drains."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +104,7 @@ class SessionWorker:
             await self._run(items, writer)
         return ChunkDone(None)
 
-    async def _run(self, items: list[WorkItem], sink: Any) -> None:
+    async def _run(self, items: list[WorkItem], sink: RecordSink) -> None:
         ctx = RunContext(
             run_id=self._setup.run_id,
             plan=self._setup.plan,
@@ -203,61 +197,27 @@ class RayRunExecutor:
         ]
         try:
             self.worker_pids = list(await asyncio.gather(*(w.open.remote() for w in workers)))
-            await _Dispatch(job, workers, shares).run(iter(work))
+            async with RecordWriter(job.db) as writer:
+
+                def store(chunk: list[WorkItem], done: ChunkDone) -> None:
+                    if done.records is not None:
+                        done.records.replay(writer)
+                    if job.on_session_done is not None:
+                        for item in chunk:
+                            job.on_session_done(item)
+
+                outcome = await dispatch_chunks(
+                    iter(work),
+                    shares,
+                    lambda index, chunk: workers[index].run_chunk.remote(chunk),
+                    store,
+                )
+            if outcome.dead_workers:
+                raise CorixError(
+                    f"{outcome.dead_workers} Ray worker(s) died; {outcome.not_run} session(s) "
+                    f"were not run (`corix run --resume {job.run_id}` runs them)"
+                )
             self._usage = list(await asyncio.gather(*(w.close.remote() for w in workers)))
         finally:
             for actor in [*workers, broker]:
                 ray.kill(actor)  # a dead actor is killed quietly
-
-
-class _Dispatch:
-    """Hands chunks to workers as they finish theirs; stores what comes back."""
-
-    def __init__(self, job: RunJob, workers: list[ActorHandle[Any]], shares: list[int]) -> None:
-        self._job = job
-        self._workers = workers
-        self._shares = shares
-        self._pending: dict[asyncio.Future[ChunkDone], tuple[int, list[WorkItem]]] = {}
-        self._dead: set[int] = set()
-        self._lost = 0
-
-    async def run(self, items: Iterator[WorkItem]) -> None:
-        async with RecordWriter(self._job.db) as writer:
-            for index in range(len(self._workers)):
-                for _ in range(CHUNKS_IN_FLIGHT):
-                    self._submit(index, items)
-            while self._pending:
-                done, _ = await asyncio.wait(self._pending, return_when=asyncio.FIRST_COMPLETED)
-                for future in done:
-                    index, chunk = self._pending.pop(future)
-                    try:
-                        result = future.result()
-                    except RayActorError as exc:
-                        self._lose(index, chunk, exc)
-                        continue
-                    if result.records is not None:
-                        result.records.replay(writer)
-                    if self._job.on_session_done is not None:
-                        for item in chunk:
-                            self._job.on_session_done(item)
-                    self._submit(index, items)
-        if self._dead:
-            left = sum(1 for _ in items)
-            raise CorixError(
-                f"{len(self._dead)} Ray worker(s) died; {self._lost + left} session(s) were "
-                f"not run (`corix run --resume {self._job.run_id}` runs them)"
-            )
-
-    def _submit(self, index: int, items: Iterator[WorkItem]) -> None:
-        if index in self._dead:
-            return
-        chunk = list(islice(items, self._shares[index]))
-        if chunk:
-            ref: ray.ObjectRef[ChunkDone] = self._workers[index].run_chunk.remote(chunk)
-            self._pending[asyncio.ensure_future(ref)] = (index, chunk)
-
-    def _lose(self, index: int, chunk: list[WorkItem], exc: RayActorError) -> None:
-        if index not in self._dead:
-            logger.warning("Ray worker %d died: %s", index, exc)
-        self._dead.add(index)
-        self._lost += len(chunk)
