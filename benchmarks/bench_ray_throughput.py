@@ -1,6 +1,6 @@
 """Throughput at zero latency (CPU-bound): the local executor against Ray with 1 and 2 workers.
 
-    python benchmarks/bench_ray_throughput.py --sessions 400 --turns 3 --concurrency 64
+    python benchmarks/bench_ray_throughput.py --sessions 1000 --turns 3 --concurrency 64
 
 The same plan as ``bench_simulated_users.py`` (red-teaming sessions played by the LLM
 engine; the simulated user and the application are both the mock server, in another
@@ -115,7 +115,7 @@ def run_once(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=400)
+    parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=64)
     args = parser.parse_args()
