@@ -25,8 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from bench_annotation import make_sessions
-from corix.assessment.annotation_options import AnnotateOptions
-from corix.assessment.runner import annotate_run_async
+from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
 from corix.llm import EndpointConfig, LLMClient
 from corix.llm.mock_model import MockModel
 from corix.llm.scripted import ScriptedTransport

@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 from corix.domain import Level
+from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.storage import Database
-from corix.testing.runner import execute_plan
 
 
 def run_one(sessions: int, concurrency: int) -> None:

@@ -29,11 +29,12 @@ import ray
 
 from _bench_support import mock_server_with_pid, process_cpu_s
 from corix.domain import Level
+from corix.execution import execute_plan
 from corix.execution.executors import LocalRunExecutor, RunExecutor
-from corix.execution.plan import ApplicationEntry, EndpointRef, LevelSettings, Plan
+from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.execution.ray_executor import RayRunExecutor
+from corix.llm import EndpointConfig
 from corix.storage import Database
-from corix.testing.runner import execute_plan
 
 
 def bench_plan(base_url: str, sessions: int, turns: int, concurrency: int) -> Plan:
@@ -41,7 +42,9 @@ def bench_plan(base_url: str, sessions: int, turns: int, concurrency: int) -> Pl
         sessions=sessions,
         max_turns=turns,
         engine="llm",
-        simulator=EndpointRef(base_url=base_url, model="corix-mock", concurrency=concurrency),
+        simulator=EndpointConfig(
+            base_url=base_url, model="corix-mock", max_concurrency=concurrency
+        ),
     )
     return Plan(
         name="bench-ray",

@@ -17,12 +17,13 @@ import aiohttp
 import pytest
 from sqlalchemy import delete, select
 
-from corix.assessment.annotation_options import AnnotateOptions
-from corix.assessment.runner import annotate_run
+from corix.assessment.annotation_run import AnnotateOptions, annotate_run
+from corix.assessment.annotation_run.on_ray import annotate_run_on_ray
 from corix.domain import Level
-from corix.execution.executors import ExecutorSettings, LocalRunExecutor
-from corix.execution.plan import ApplicationEntry, EndpointRef, LevelSettings, Plan
-from corix.execution.ray_annotation import annotate_run_on_ray
+from corix.execution import execute_plan
+from corix.execution.executor_settings import ExecutorSettings
+from corix.execution.executors import LocalRunExecutor
+from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.execution.ray_executor import RayRunExecutor, split_bound
 from corix.execution.run_status import RunStatus
 from corix.llm import EndpointConfig
@@ -30,7 +31,6 @@ from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.storage import Database, Repository
 from corix.storage.annotations import load_consensus, load_passes
 from corix.storage.orm import AnnotationConsensusRow, AnnotationPassRow, SessionRow
-from corix.testing.runner import execute_plan
 
 ray = pytest.importorskip("ray", reason="the Ray executor needs the ray extra")
 
@@ -89,7 +89,7 @@ def _every_level_plan() -> Plan:
                 sessions=4,
                 max_turns=3,
                 engine="llm",
-                simulator=EndpointRef(base_url="mock", model="corix-mock"),
+                simulator=EndpointConfig(transport="mock", model="corix-mock"),
             ),
         },
         concurrency=6,

@@ -9,9 +9,12 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.text import Text
 
-from corix.assessment.annotation_options import AnnotateOptions, ProgressHooks
-from corix.assessment.annotation_summary import AnnotationSummary
-from corix.assessment.runner import annotate_run
+from corix.assessment.annotation_run import (
+    AnnotateOptions,
+    AnnotationSummary,
+    ProgressHooks,
+    annotate_run,
+)
 from corix.cli.common import (
     DbOption,
     JsonOption,
@@ -58,7 +61,7 @@ def _endpoint(
             "name": "annotator",
             "base_url": url,
             "model": model,
-            "api_key_env": key_env,
+            "key_env": key_env,
             "max_concurrency": concurrency,
             **{field: value for field, value in settings.items() if value is not None},
         }
@@ -138,6 +141,21 @@ def annotate_command(
     rpm: Annotated[
         float | None, typer.Option("--rpm", min=0.001, help="Requests per minute at most.")
     ] = None,
+    retry_after_max: Annotated[
+        float | None,
+        typer.Option(
+            "--retry-after-max",
+            min=0,
+            help="Longest Retry-After honoured, in seconds (default 120); a longer one fails "
+            "the call.",
+        ),
+    ] = None,
+    call_deadline: Annotated[
+        float | None,
+        typer.Option(
+            "--call-deadline", min=0.1, help="Seconds one call may take with all its retries."
+        ),
+    ] = None,
     key_header: Annotated[
         str | None,
         typer.Option("--key-header", help="Send the key in this header (Azure: api-key)."),
@@ -171,6 +189,8 @@ def annotate_command(
         "max_tokens": max_tokens,
         "structured_output": structured_output,
         "requests_per_minute": rpm,
+        "retry_after_max_s": retry_after_max,
+        "call_deadline_s": call_deadline,
         "key_header": key_header,
     }
     config = _endpoint(endpoint, endpoint_url, model, key_env, concurrency, settings)
@@ -213,7 +233,7 @@ def annotate_command(
         hooks = ProgressHooks(on_planned=planned, on_session_done=lambda: progress.advance(task))
         try:
             if spread.kind == "ray":
-                from corix.execution.ray_annotation import annotate_run_on_ray  # ray extra
+                from corix.assessment.annotation_run.on_ray import annotate_run_on_ray
 
                 summary = annotate_run_on_ray(
                     database_,

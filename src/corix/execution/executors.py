@@ -9,25 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Protocol
 
 from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
 from corix.execution.local import LocalExecutor
 from corix.execution.plan import Plan
 from corix.execution.work import WorkItem
 from corix.llm import LLMClient
+from corix.scenarios import ScenarioPack
 from corix.storage import Database, RecordWriter
-from corix.testing.packs import ScenarioPack
 
 __all__ = [
-    "ExecutorSettings",
     "LocalRunExecutor",
     "RunExecutor",
     "RunJob",
     "UsageTotals",
-    "build_executor",
     "sum_usage",
 ]
 
@@ -43,6 +39,9 @@ class RunJob:
     plan: Plan
     packs: dict[str, ScenarioPack]
     db: Database
+    writer: RecordWriter
+    """Where records reach the database; the executor opens it (the runner reads what the
+    database refused from it afterwards)."""
     applications: dict[str, OpenedApplication]
     simulators: dict[str, LLMClient] = field(default_factory=dict)
     on_session_done: Callable[[WorkItem], None] | None = None
@@ -60,7 +59,7 @@ class LocalRunExecutor:
     """Every work item on this event loop, at most ``plan.concurrency`` sessions at once."""
 
     async def run(self, job: RunJob, work: Iterable[WorkItem]) -> None:
-        async with RecordWriter(job.db) as writer:
+        async with job.writer as writer:
             ctx = RunContext(
                 run_id=job.run_id,
                 plan=job.plan,
@@ -79,28 +78,6 @@ class LocalRunExecutor:
 
     def remote_usage(self) -> list[UsageTotals]:
         return []
-
-
-class ExecutorSettings(BaseModel):
-    """Which executor runs the work items, and where its cluster is."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kind: Literal["local", "ray"] = "local"
-    ray_address: str | None = None
-    """An existing Ray cluster (``ray://host:10001`` or ``auto``); none starts a local one."""
-    ray_workers: int | None = Field(default=None, ge=1)
-    """Worker processes; by default one per CPU of the cluster."""
-
-
-def build_executor(settings: ExecutorSettings) -> RunExecutor:
-    if settings.kind == "local":
-        if settings.ray_address is not None or settings.ray_workers is not None:
-            raise ValueError("the Ray address and workers are options of the 'ray' executor")
-        return LocalRunExecutor()
-    from corix.execution.ray_executor import RayRunExecutor  # ray is an optional extra
-
-    return RayRunExecutor(address=settings.ray_address, workers=settings.ray_workers)
 
 
 def sum_usage(totals: Iterable[Mapping[str, int | float]]) -> UsageTotals:

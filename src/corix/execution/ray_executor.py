@@ -33,12 +33,15 @@ from corix.execution.executors import RunJob, UsageTotals
 from corix.execution.plan import Plan
 from corix.execution.rate_broker import RateLimitBroker, brokered_limits
 from corix.execution.ray_dispatch import dispatch_chunks
+from corix.execution.run_planning import auth_for
+from corix.execution.runner import model_call_totals
+from corix.execution.simulators import open_simulators
 from corix.execution.work import WorkItem
 from corix.llm import LLMClient
 from corix.llm.rate_limit import shared_limits
+from corix.scenarios import ScenarioPack
 from corix.storage import Database, RecordWriter
 from corix.storage.sinks import CollectedRecords, RecordSink
-from corix.testing.packs import ScenarioPack
 
 __all__ = ["RayRunExecutor", "split_bound"]
 
@@ -76,9 +79,6 @@ class SessionWorker:
 
     async def open(self) -> int:
         """Open the applications and simulators; return this worker's process id."""
-        from corix.testing.run_planning import auth_for
-        from corix.testing.simulation import open_simulators
-
         self._cpu_started = time.process_time()
         setup = self._setup
         with shared_limits(brokered_limits(self._broker)):
@@ -124,8 +124,6 @@ class SessionWorker:
 
     async def close(self) -> UsageTotals:
         """Close what was opened; return the usage of this worker's clients and its CPU."""
-        from corix.testing.runner import model_call_totals
-
         for application in self._applications.values():
             await application.app.close()
         for client in self._simulators.values():
@@ -197,7 +195,7 @@ class RayRunExecutor:
         ]
         try:
             self.worker_pids = list(await asyncio.gather(*(w.open.remote() for w in workers)))
-            async with RecordWriter(job.db) as writer:
+            async with job.writer as writer:
 
                 def store(chunk: list[WorkItem], done: ChunkDone) -> None:
                     if done.records is not None:

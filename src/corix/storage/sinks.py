@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from corix.domain import EndReason, TurnRecord
+from corix.storage.records import NewPass, NewQuestionnaireAnswer, NewSession, StoredConsensus
+
 if TYPE_CHECKING:
     from corix.storage.writer import RecordWriter
 
@@ -22,17 +25,17 @@ __all__ = ["AnnotationSink", "CollectedRecords", "RecordSink"]
 class RecordSink(Protocol):
     """What handlers write sessions into (see :class:`~corix.storage.RecordWriter`)."""
 
-    def start_session(self, row: dict[str, Any]) -> None: ...
+    def start_session(self, session: NewSession) -> None: ...
 
-    def add_turn(self, row: dict[str, Any]) -> None: ...
+    def add_turn(self, session_id: str, turn: TurnRecord) -> None: ...
 
-    def add_questionnaire_answer(self, row: dict[str, Any]) -> None: ...
+    def add_questionnaire_answer(self, answer: NewQuestionnaireAnswer) -> None: ...
 
     def finish_session(
         self,
         session_id: str,
         *,
-        end_reason: str | None,
+        end_reason: EndReason | None,
         end_detail: str | None = None,
         first_success_turn: int | None = None,
         ended_at: datetime | None = None,
@@ -42,36 +45,36 @@ class RecordSink(Protocol):
 class AnnotationSink(Protocol):
     """What annotation writes passes and consensus rows into."""
 
-    def add_pass(self, pass_row: dict[str, Any], answers: list[dict[str, Any]]) -> None: ...
+    def add_pass(self, new: NewPass) -> None: ...
 
-    def add_consensus(self, row: dict[str, Any]) -> None: ...
+    def add_consensus(self, consensus: StoredConsensus) -> None: ...
 
 
 @dataclass
 class CollectedRecords:
-    """A sink that only keeps what it is given, in order, as plain picklable rows."""
+    """A sink that only keeps what it is given, in order, as picklable records."""
 
-    sessions: list[dict[str, Any]] = field(default_factory=list)
-    turns: list[dict[str, Any]] = field(default_factory=list)
-    answers: list[dict[str, Any]] = field(default_factory=list)
+    sessions: list[NewSession] = field(default_factory=list)
+    turns: list[tuple[str, TurnRecord]] = field(default_factory=list)
+    answers: list[NewQuestionnaireAnswer] = field(default_factory=list)
     finished: list[dict[str, Any]] = field(default_factory=list)
-    passes: list[tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=list)
-    consensus: list[dict[str, Any]] = field(default_factory=list)
+    passes: list[NewPass] = field(default_factory=list)
+    consensus: list[StoredConsensus] = field(default_factory=list)
 
-    def start_session(self, row: dict[str, Any]) -> None:
-        self.sessions.append(row)
+    def start_session(self, session: NewSession) -> None:
+        self.sessions.append(session)
 
-    def add_turn(self, row: dict[str, Any]) -> None:
-        self.turns.append(row)
+    def add_turn(self, session_id: str, turn: TurnRecord) -> None:
+        self.turns.append((session_id, turn))
 
-    def add_questionnaire_answer(self, row: dict[str, Any]) -> None:
-        self.answers.append(row)
+    def add_questionnaire_answer(self, answer: NewQuestionnaireAnswer) -> None:
+        self.answers.append(answer)
 
     def finish_session(
         self,
         session_id: str,
         *,
-        end_reason: str | None,
+        end_reason: EndReason | None,
         end_detail: str | None = None,
         first_success_turn: int | None = None,
         ended_at: datetime | None = None,
@@ -86,20 +89,20 @@ class CollectedRecords:
             }
         )
 
-    def add_pass(self, pass_row: dict[str, Any], answers: list[dict[str, Any]]) -> None:
-        self.passes.append((pass_row, answers))
+    def add_pass(self, new: NewPass) -> None:
+        self.passes.append(new)
 
-    def add_consensus(self, row: dict[str, Any]) -> None:
-        self.consensus.append(row)
+    def add_consensus(self, consensus: StoredConsensus) -> None:
+        self.consensus.append(consensus)
 
     def replay(self, sink: RecordWriter) -> None:
         """Hand every record to ``sink``: sessions before their turns, ends and passes last."""
-        for row in self.sessions:
-            sink.start_session(row)
-        for row in self.turns:
-            sink.add_turn(row)
-        for row in self.answers:
-            sink.add_questionnaire_answer(row)
+        for session in self.sessions:
+            sink.start_session(session)
+        for session_id, turn in self.turns:
+            sink.add_turn(session_id, turn)
+        for answer in self.answers:
+            sink.add_questionnaire_answer(answer)
         for end in self.finished:
             sink.finish_session(
                 end["session_id"],
@@ -108,7 +111,7 @@ class CollectedRecords:
                 first_success_turn=end["first_success_turn"],
                 ended_at=end["ended_at"],
             )
-        for pass_row, answers in self.passes:
-            sink.add_pass(pass_row, answers)
-        for row in self.consensus:
-            sink.add_consensus(row)
+        for new in self.passes:
+            sink.add_pass(new)
+        for consensus in self.consensus:
+            sink.add_consensus(consensus)

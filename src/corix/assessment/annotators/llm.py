@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from corix.assessment.annotators.base import (
-    ANNOTATORS,
     AnnotatorKind,
     AnnotatorProvenance,
     AnnotatorSetup,
@@ -261,7 +260,6 @@ def _client(setup: AnnotatorSetup, name: str) -> LLMClient:
     return setup.client
 
 
-@ANNOTATORS.register("llm")
 def llm_annotator(setup: AnnotatorSetup) -> LLMAnnotator:
     return LLMAnnotator(
         _client(setup, "llm"),
@@ -271,7 +269,6 @@ def llm_annotator(setup: AnnotatorSetup) -> LLMAnnotator:
     )
 
 
-@ANNOTATORS.register("llm-harms")
 def llm_harm_annotator(setup: AnnotatorSetup) -> LLMHarmAnnotator:
     return LLMHarmAnnotator(
         _client(setup, "llm-harms"),

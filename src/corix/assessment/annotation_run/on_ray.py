@@ -20,21 +20,22 @@ from typing import Any
 import ray
 from ray.actor import ActorHandle
 
-from corix.assessment.annotation_job import AnnotationJob
-from corix.assessment.annotation_options import AnnotateOptions, ProgressHooks
-from corix.assessment.annotation_summary import AnnotationSummary, AnnotationTally
-from corix.assessment.annotator_factory import build_annotator
+from corix.assessment.annotation_run._factory import build_annotator
+from corix.assessment.annotation_run._job import AnnotationJob
+from corix.assessment.annotation_run._options import AnnotateOptions, ProgressHooks
+from corix.assessment.annotation_run._summary import AnnotationSummary, AnnotationTally
+from corix.assessment.annotation_run._workers import annotate_these, sessions_to_annotate
 from corix.assessment.harms import builtin_harm_packs
 from corix.assessment.schema import load_builtin_schema
-from corix.assessment.session_workers import annotate_these, sessions_to_annotate
 from corix.errors import CorixError
-from corix.execution.executors import ExecutorSettings
+from corix.execution.executor_settings import ExecutorSettings
 from corix.execution.rate_broker import RateLimitBroker, brokered_limits
 from corix.execution.ray_dispatch import dispatch_chunks
 from corix.execution.ray_executor import split_bound
 from corix.llm import EndpointConfig, LLMClient
 from corix.llm.rate_limit import shared_limits
 from corix.storage import Database, RecordWriter, Repository
+from corix.storage.locks import LockHeld, exclusive
 from corix.storage.sinks import CollectedRecords
 
 __all__ = ["annotate_run_on_ray"]
@@ -121,7 +122,7 @@ def annotate_run_on_ray(
     settings: ExecutorSettings,
     progress: ProgressHooks | None = None,
 ) -> AnnotationSummary:
-    """:func:`~corix.assessment.runner.annotate_run` with the sessions spread over Ray."""
+    """:func:`~corix.assessment.annotation_run.annotate_run` with the sessions spread over Ray."""
     started = time.perf_counter()
     Repository(db).get_run(run_id)
     # Built here only to check the options and names; its client is never called.
@@ -132,6 +133,34 @@ def annotate_run_on_ray(
     hooks = progress or ProgressHooks()
     if hooks.on_planned is not None:
         hooks.on_planned(len(session_ids))
+    try:
+        with exclusive(db, f"annotate {run_id} as {checked.annotator.name}"):
+            tallies = _annotate_on_ray(
+                db, run_id, annotator, options, endpoint, settings, session_ids, hooks
+            )
+    except LockHeld:
+        raise CorixError(
+            f"run '{run_id}' is already being annotated as '{checked.annotator.name}' by "
+            "another process; wait for it to finish (a rerun then adds only what is missing)"
+        ) from None
+    return _merged(tallies).summary(
+        run_id=run_id,
+        annotator=annotator,
+        stored_as=checked.annotator.name,
+        wall_s=time.perf_counter() - started,
+    )
+
+
+def _annotate_on_ray(
+    db: Database,
+    run_id: str,
+    annotator: str,
+    options: AnnotateOptions,
+    endpoint: EndpointConfig | None,
+    settings: ExecutorSettings,
+    session_ids: list[str],
+    hooks: ProgressHooks,
+) -> list[AnnotationTally]:
     started_ray = not ray.is_initialized()
     if started_ray:
         ray.init(
@@ -146,16 +175,10 @@ def annotate_run_on_ray(
             database_url=db.url,
             writes=db.dialect != "sqlite",
         )
-        tallies = asyncio.run(_annotate_on_cluster(db, setup, settings, session_ids, hooks))
+        return asyncio.run(_annotate_on_cluster(db, setup, settings, session_ids, hooks))
     finally:
         if started_ray:
             ray.shutdown()
-    return _merged(tallies).summary(
-        run_id=run_id,
-        annotator=annotator,
-        stored_as=checked.annotator.name,
-        wall_s=time.perf_counter() - started,
-    )
 
 
 async def _annotate_on_cluster(

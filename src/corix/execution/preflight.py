@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -20,9 +20,8 @@ from corix.apps import AdapterSpec, build_application
 from corix.errors import CorixError
 from corix.execution.context import LEVEL_PLANNERS
 from corix.execution.plan import Plan, PlanFile
-from corix.testing.packs import ScenarioPack, resolve_pack
-from corix.testing.run_planning import auth_for, plan_work
-from corix.testing.simulation.endpoints import MOCK_BASE_URL
+from corix.execution.run_planning import auth_for, plan_work
+from corix.scenarios import ScenarioPack, resolve_pack
 
 __all__ = ["CONNECT_TIMEOUT_S", "CheckedPlan", "PreflightError", "Problem", "preflight"]
 
@@ -63,17 +62,22 @@ class _Endpoint:
 
 
 async def preflight(
-    source: PlanFile, *, done: Iterable[str] = (), check_endpoints: bool = True
+    source: PlanFile,
+    *,
+    done: Iterable[str] = (),
+    check_endpoints: bool = True,
+    packs: Mapping[str, ScenarioPack] | None = None,
 ) -> CheckedPlan:
     """Check ``source.plan``; raise ``PreflightError`` listing every problem found.
 
-    ``done`` holds the work keys a resumed run already completed (not counted as planned).
+    ``done`` holds the work keys a resumed run already completed (not counted as planned);
+    ``packs`` the packs it stored, used instead of reading the plan's packs again.
     """
     plan = source.plan
     problems: list[Problem] = []
     endpoints = _check_applications(source, problems)
     endpoints += _check_levels(source, problems)
-    packs = _load_packs(source, problems)
+    packs = dict(packs) if packs is not None else _load_packs(source, problems)
     planned = 0
     if len(packs) == len(plan.scenarios):
         try:
@@ -125,7 +129,7 @@ def _check_levels(source: PlanFile, problems: list[Problem]) -> list[_Endpoint]:
         where = source.where("levels", level.value, "simulator")
         if simulator.key_env and not os.environ.get(simulator.key_env):
             problems.append(Problem(where, f"simulator key ${simulator.key_env} is unset"))
-        if simulator.base_url != MOCK_BASE_URL:
+        if simulator.transport != "mock":
             endpoints.append(_Endpoint(where, simulator.base_url))
     return endpoints
 
