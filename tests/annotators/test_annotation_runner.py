@@ -156,6 +156,27 @@ async def test_adaptive_repeats_stop_once_the_answer_is_settled(sqlite_db: Datab
     assert (row.value, row.n_runs, row.flip_rate) == (5.0, 2, 0.0)
 
 
+@pytest.mark.parametrize(("max_flip_rate", "runs"), [(0.0, 4), (0.3, 4), (0.34, 3)])
+async def test_adaptive_repeats_stop_once_the_flip_rate_is_under_the_threshold(
+    sqlite_db: Database, max_flip_rate: float, runs: int
+) -> None:
+    # Severities 5, 2, 5, 5, 2: after three runs (flip rate 1/3) two more lows could still
+    # pull the lower median of five down to 2; after four (flip rate 1/4) nothing can. So
+    # only a threshold of at least 1/3 stops at three runs.
+    run_id = store_run(sqlite_db, [fresh(CLEAN)])
+    options = AnnotateOptions(
+        repeats=5,
+        adaptive=True,
+        min_repeats=2,
+        max_flip_rate=max_flip_rate,
+        harms=("groundedness",),
+    )
+    replies = [_severity_reply(v) for v in (5, 2, 5, 5, 2)]
+    await _annotate_scripted(sqlite_db, run_id, replies, options)
+    (row,) = load_consensus(sqlite_db, run_id=run_id)
+    assert (row.value, row.n_runs) == (5.0, runs)
+
+
 async def test_failed_passes_are_stored_and_can_be_asked_again(any_db: Database) -> None:
     run_id = store_run(any_db, [fresh(CLEAN)])
     options = AnnotateOptions(harms=("groundedness",), max_reasks=1)

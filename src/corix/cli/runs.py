@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib.util
 import time
 from pathlib import Path
 from typing import Annotated
@@ -26,6 +27,7 @@ from corix.cli.common import (
 )
 from corix.cli.exit_codes import ExitCode
 from corix.execution import PreflightError, RunResult, execute_plan, preflight
+from corix.execution.executor_settings import ExecutorSettings, build_executor
 from corix.execution.plan import Plan, PlanFile, load_plan_file
 from corix.execution.run_status import RunStatus
 from corix.measurement.core import measure
@@ -98,7 +100,11 @@ class BarProgress:
 
 
 def run_with_progress(
-    plan: Plan | PlanFile, db: Database, *, resume_run: str | None = None
+    plan: Plan | PlanFile,
+    db: Database,
+    *,
+    resume_run: str | None = None,
+    executor: ExecutorSettings | None = None,
 ) -> RunResult:
     """Run with a progress bar, or plain progress lines when not on a terminal."""
     tracker = BarProgress() if console.is_terminal else LineProgress()
@@ -111,6 +117,7 @@ def run_with_progress(
                 on_planned=tracker.planned,
                 on_session_done=lambda _item: tracker.advance(),
                 handle_signals=True,
+                executor=build_executor(executor or ExecutorSettings()),
             )
         )
     finally:
@@ -199,9 +206,21 @@ def run_command(
             "across runs; overrides the plan's cache.",
         ),
     ] = None,
+    executor: Annotated[
+        str, typer.Option("--executor", help="local (default) or ray (needs the ray extra).")
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", help="An existing Ray cluster; default: start one here."),
+    ] = None,
+    ray_workers: Annotated[
+        int | None,
+        typer.Option("--ray-workers", min=1, help="Ray worker processes (default: one per CPU)."),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
+    settings = executor_settings(executor, ray_address, ray_workers)
     if (plan is None) == (resume is None):
         raise fail("give either a PLAN file or --resume RUN")
     if check and plan is None:
@@ -223,11 +242,17 @@ def run_command(
             return
         with database(db) as database_:
             if source is not None:
-                result = run_with_progress(source, database_)
+                _refuse_cache_on_ray(settings, source.plan)
+                result = run_with_progress(source, database_, executor=settings)
             else:
                 stored = Repository(database_).get_run(str(resume))
+                stored_plan = Plan.model_validate(stored.plan)
+                _refuse_cache_on_ray(settings, stored_plan)
                 result = run_with_progress(
-                    PlanFile(Plan.model_validate(stored.plan)), database_, resume_run=stored.id
+                    PlanFile(stored_plan),
+                    database_,
+                    resume_run=stored.id,
+                    executor=settings,
                 )
     except PreflightError as exc:
         for problem in exc.problems:
@@ -236,6 +261,27 @@ def run_command(
     code = run_exit_code(result.status, allow_failures=allow_failures)
     if code is not ExitCode.OK:
         raise typer.Exit(code)
+
+
+def _refuse_cache_on_ray(settings: ExecutorSettings, plan: Plan) -> None:
+    # Ray workers open their own applications; a cache file on this machine is not theirs.
+    if settings.kind == "ray" and plan.cache:
+        raise fail("a response cache is a file on this machine; --executor ray runs without one")
+
+
+def executor_settings(
+    kind: str, ray_address: str | None, ray_workers: int | None
+) -> ExecutorSettings:
+    """The executor asked for on the command line; a usage error when it cannot run."""
+    if kind not in ("local", "ray"):
+        raise fail(f"unknown executor '{kind}'; known: local, ray")
+    if kind == "local" and (ray_address is not None or ray_workers is not None):
+        raise fail("--ray-address and --ray-workers need --executor ray")
+    if kind == "ray" and importlib.util.find_spec("ray") is None:
+        raise fail("--executor ray needs Ray: pip install 'corix[ray]'")
+    return ExecutorSettings.model_validate(
+        {"kind": kind, "ray_address": ray_address, "ray_workers": ray_workers}
+    )
 
 
 @runs_app.command("cancel")

@@ -19,8 +19,8 @@ from typing import Any
 
 from corix.apps import AdapterSpec, build_application
 from corix.errors import CorixError
-from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
-from corix.execution.local import LocalExecutor
+from corix.execution.context import OpenedApplication
+from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob, sum_usage
 from corix.execution.plan import Plan, PlanFile
 from corix.execution.preflight import PreflightError, Problem, preflight
 from corix.execution.run_planning import auth_for, plan_work
@@ -168,6 +168,7 @@ async def execute_plan(
     on_session_done: Callable[[WorkItem], None] | None = None,
     simulators: Mapping[str, LLMClient] | None = None,
     handle_signals: bool = False,
+    executor: RunExecutor | None = None,
 ) -> RunResult:
     """Run ``plan`` (or finish run ``resume_run``) and return its summary.
 
@@ -176,7 +177,8 @@ async def execute_plan(
     complete, so the finished run has each item exactly once. ``simulators`` (keyed by
     level) replace the clients that would be opened for levels played by the LLM engine;
     they stay open, as they belong to the caller. ``handle_signals`` turns SIGINT/SIGTERM
-    into a clean stop with status ``interrupted``.
+    into a clean stop with status ``interrupted``. ``executor`` runs the work items
+    (default: on this event loop).
     """
     repo = Repository(db)
     source = plan if isinstance(plan, PlanFile) else PlanFile(plan)
@@ -217,6 +219,7 @@ async def execute_plan(
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.perf_counter()
     given = dict(simulators or {})
+    executor = executor or LocalRunExecutor()
     opened = open_simulators(plan, skip=given, cache=cache)  # connect lazily: nothing to close
     applications: dict[str, OpenedApplication] = {}
     status = RunStatus.INTERRUPTED  # what the row says if even the cleanup is cut short
@@ -232,22 +235,17 @@ async def execute_plan(
     async def open_and_run() -> None:
         # One stoppable unit: a signal while applications open stops the run as well.
         applications.update(await open_applications(plan, repo, cache))
-        async with writer:
-            ctx = RunContext(
-                run_id=run_id,
-                plan=plan,
-                applications=applications,
-                packs=checked.packs,
-                writer=writer,
-                simulators={**opened, **given},
-                on_session_done=on_session_done,
-            )
-
-            async def handle(item: WorkItem) -> None:
-                await WORK_HANDLERS.get(item.kind)(item, ctx)
-
-            work = plan_work(plan, checked.packs, run_id, done)
-            await LocalExecutor(plan.concurrency).run(work, handle)
+        job = RunJob(
+            run_id=run_id,
+            plan=plan,
+            packs=checked.packs,
+            db=db,
+            writer=writer,
+            applications=applications,
+            simulators={**opened, **given},
+            on_session_done=on_session_done,
+        )
+        await executor.run(job, plan_work(plan, checked.packs, run_id, done))
 
     try:
         await stopper.run(open_and_run())
@@ -273,7 +271,9 @@ async def execute_plan(
             {
                 "status": status.value,
                 "started_at": started_at,
-                **model_call_totals(applications, {**opened, **given}),
+                **sum_usage(
+                    [model_call_totals(applications, {**opened, **given}), *executor.remote_usage()]
+                ),
                 "wall_s": round(time.perf_counter() - started, 3),
             }
         )

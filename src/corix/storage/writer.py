@@ -106,12 +106,21 @@ class _Batch:
 class RecordWriter:
     """Async front, synchronous batched commits behind. Use as ``async with``."""
 
-    def __init__(self, db: Database, *, max_batch: int = 500, max_delay_s: float = 0.05) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        max_batch: int = 500,
+        max_delay_s: float = 0.05,
+        max_backlog: int = 10_000,
+    ) -> None:
         self._db = db
         self._max_batch = max_batch
         self._max_delay_s = max_delay_s
+        self._max_backlog = max_backlog
         self._batch = _Batch()
         self._wakeup = asyncio.Event()
+        self._committed = asyncio.Event()
         self._closed = False
         self._task: asyncio.Task[None] | None = None
         self.committed_turns = 0
@@ -183,6 +192,14 @@ class RecordWriter:
         self._batch.consensus.append(consensus_columns(consensus))
         self._poke()
 
+    async def room(self) -> None:
+        """Wait while more than ``max_backlog`` records wait for their commit: work that
+        makes records faster than the database takes them must not fill the memory."""
+        while len(self._batch) >= self._max_backlog and not self._closed:
+            self._committed.clear()
+            self._wakeup.set()
+            await self._committed.wait()
+
     def _poke(self) -> None:
         if len(self._batch) >= self._max_batch:
             self._wakeup.set()
@@ -196,6 +213,7 @@ class RecordWriter:
             if len(self._batch):
                 batch, self._batch = self._batch, _Batch()
                 await asyncio.to_thread(self._commit, batch)
+                self._committed.set()
             if self._closed and not len(self._batch):
                 return
 

@@ -2,7 +2,8 @@
 
 Each (session, target, pass) is run ``repeats`` times with distinct seeds, so a response
 cache never collapses them. In adaptive mode an item stops repeating once every one of
-its answers is settled (:func:`~corix.assessment.stability.is_settled`).
+its answers is settled (:func:`~corix.assessment.stability.is_settled`): the remaining
+runs cannot change it, or its flip rate is at most ``max_flip_rate``.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from corix.assessment.annotators import (
 from corix.assessment.answers import answer_records
 from corix.assessment.stability import is_settled
 from corix.domain import SessionRecord
-from corix.storage import RecordWriter
 from corix.storage.annotations import delete_consensus
 from corix.storage.records import NewPass
+from corix.storage.sinks import AnnotationSink
 
 
 def derive_seed(base: int, pass_no: int, repeat_no: int) -> int:
@@ -42,7 +43,7 @@ def derive_seed(base: int, pass_no: int, repeat_no: int) -> int:
 class SessionAnnotation:
     """Every target, pass and repeat of one session."""
 
-    def __init__(self, job: AnnotationJob, writer: RecordWriter, record: SessionRecord) -> None:
+    def __init__(self, job: AnnotationJob, writer: AnnotationSink, record: SessionRecord) -> None:
         self.job = job
         self.writer = writer
         self.session_id = record.id
@@ -111,6 +112,7 @@ class SessionAnnotation:
                 found,
                 min_runs=min(options.min_repeats, options.repeats),
                 max_runs=options.repeats,
+                agreement=1.0 - options.max_flip_rate,
                 ordinal=ordinal(question_id),
             )
             for (question_id, _turn), found in values_by_key(runs).items()
