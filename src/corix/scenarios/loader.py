@@ -13,7 +13,7 @@ from corix.scenarios.validation import YamlLines, check_pack, pack_warnings
 
 MANIFEST_NAME = "pack.yaml"
 
-# Pack folders by name: the built-in ones (corix.testing.plugin) and any plugin's.
+# Pack folders by name: the built-in ones (corix.scenarios.plugin) and any plugin's.
 PACK_FOLDERS: Registry[Path] = Registry("scenario pack")
 
 
