@@ -1,4 +1,5 @@
-"""corix's own annotators, registered through the ``corix.plugins`` entry point ``annotators``."""
+"""corix's own annotators and settling rules, registered through the ``corix.plugins``
+entry point ``assessment``."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from corix.assessment.annotators.base import ANNOTATORS
 from corix.assessment.annotators.llm import llm_annotator, llm_harm_annotator
 from corix.assessment.annotators.reference import reference_annotator
 from corix.assessment.annotators.reference_harms import reference_harm_annotator
+from corix.assessment.settling import BUILTIN_RULES, SETTLING_RULES
 from corix.registry import Plugin
 
 
@@ -14,3 +16,5 @@ def register(plugin: Plugin) -> None:
     plugin.add(ANNOTATORS, "reference-harms", reference_harm_annotator)
     plugin.add(ANNOTATORS, "llm", llm_annotator)
     plugin.add(ANNOTATORS, "llm-harms", llm_harm_annotator)
+    for rule in BUILTIN_RULES:
+        plugin.add(SETTLING_RULES, rule.name, rule)
