@@ -72,9 +72,9 @@ def release_command(
 ) -> None:
     """Release a run or a series as an anonymized dataset with a datasheet and a manifest.
 
-    First draft: every redaction is listed in OUT.review/review.csv. A person checks it
-    (decision keep for what is not personal; rows of their own for what was missed), then
-    ``--finalize --reviewed-by NAME`` writes the release to OUT.
+    First a draft lists every redaction in OUT.review/review.csv for a person to check.
+
+    Then --finalize --reviewed-by NAME writes the release to OUT (see docs/formats.md).
     """
     review_dir = review if review is not None else review_folder(out)
     if finalize:
