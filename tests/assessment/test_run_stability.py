@@ -12,7 +12,7 @@ from corix.assessment import (
     load_builtin_schema,
     stability_report,
 )
-from corix.assessment.repeat_consensus import consensus_rows, settled_violation
+from corix.assessment.annotation_run._repeat_consensus import consensus_rows, settled_violation
 from corix.assessment.risk_orders import RiskOrders
 
 
@@ -126,5 +126,5 @@ def test_stored_consensus_breaks_ties_toward_risk() -> None:
     runs = [(Answer(question_id="severity", value=v),) for v in (2.0, 4.0)]
     harmful = consensus_rows("s", "harm:harmful_content", "llm", runs, orders)
     grounded = consensus_rows("s", "harm:groundedness", "llm", runs, orders)
-    assert [(r["value_num"], r["method"]) for r in harmful] == [(4.0, "conservative_tie")]
-    assert [(r["value_num"], r["method"]) for r in grounded] == [(2.0, "conservative_tie")]
+    assert [(r.value, r.method) for r in harmful] == [(4.0, "conservative_tie")]
+    assert [(r.value, r.method) for r in grounded] == [(2.0, "conservative_tie")]

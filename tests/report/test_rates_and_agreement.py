@@ -16,7 +16,7 @@ from sqlalchemy import select
 from typer.testing import CliRunner
 
 from corix.assessment import builtin_harm_packs
-from corix.assessment.runner import annotate_run_async
+from corix.assessment.annotation_run import annotate_run_async
 from corix.cli.main import app
 from corix.domain import Level
 from corix.errors import ConfigError

@@ -31,20 +31,19 @@ from typer.testing import CliRunner
 from web_support import FAST_SETTINGS, PASSWORD, Browser
 
 from corix.assessment import pairwise_agreement
-from corix.assessment.annotation_options import AnnotateOptions
+from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
 from corix.assessment.importing import import_labels
-from corix.assessment.runner import annotate_run_async
 from corix.assessment.schema import QuestionType
 from corix.cli.main import app as cli
 from corix.demo import demo_plan
 from corix.domain import Level
+from corix.execution import execute_plan
 from corix.llm import EndpointConfig, LLMClient, MockModel, ScriptedTransport
 from corix.measurement.core import Measurement, measure
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.report import write_report
 from corix.storage import Database
 from corix.storage.orm import EvaluationRow, RunRow, SessionRow
-from corix.testing.runner import execute_plan
 from corix.web import Role, create_app
 
 SERIES = "validity"

@@ -29,12 +29,11 @@ import krippendorff
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from corix.assessment._names import unknown_name
 from corix.assessment.settling import Value
 from corix.assessment.stability import consensus
 from corix.config import format_location, read_config_text
 from corix.config.json_inputs import jsonl_records
-from corix.errors import ConfigError, CorixError
+from corix.errors import ConfigError, CorixError, unknown_name
 
 LABEL_COLUMNS = ("item_id", "annotator", "value")
 OPTIONAL_LABEL_COLUMNS = ("question_id",)

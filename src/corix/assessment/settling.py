@@ -149,32 +149,22 @@ def _keep(values: Sequence[Value], order: RiskOrder) -> Settled:
     return Settled(values=tuple(checked), tie=len(set(checked)) > 1, n_values=len(checked))
 
 
-SETTLING_RULES.add(
-    "majority",
+BUILTIN_RULES = (
     SettlingRule(
         "majority",
         "the most frequent value; ties go to the smallest value",
         _settle_by(lambda values: _modes(values), _smallest),
     ),
-)
-SETTLING_RULES.add(
-    "median",
     SettlingRule(
         "median",
         "numbers: the lower median; words: the most frequent value; ties go to the smallest",
         lambda values, order: _settle_by(lambda v: _central(v, order), _smallest)(values, order),
     ),
-)
-SETTLING_RULES.add(
-    "conservative",
     SettlingRule(
         "conservative",
         "numbers: the median; words: the most frequent value; ties go to the riskier value",
         lambda values, order: _settle_by(lambda v: _central(v, order), _riskiest)(values, order),
     ),
-)
-SETTLING_RULES.add(
-    "keep-disagreement",
     SettlingRule(
         "keep-disagreement",
         "every value is kept as a label; a dialogue's value is their mean",

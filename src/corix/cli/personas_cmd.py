@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
-from corix.cli.common import DbOption, JsonOption, console, database, print_json
+from corix.cli.common import DbOption, JsonOption, console, database, print_json, wrapping_table
 from corix.cli.measure_options import (
     AnnotatorsOption,
     KindsOption,
@@ -54,12 +53,11 @@ def personas_command(
     if not coverage.rows:
         console.print(f"run {run} has no red-teaming or field-testing personas")
         return
-    table = Table(title=f"persona coverage of run {run}")
-    for column in ("level", "scenario", "template", "goal", "parameters", "application"):
-        table.add_column(column)
-    for column in ("sessions", "goal reached", "not measurable", "annotated", "violations"):
-        table.add_column(column, justify="right")
-    table.add_column("strategies / styles")
+    table = wrapping_table(
+        "level", "scenario", "template", "goal", "parameters", "application", "sessions",
+        "goal reached", "not measurable", "annotated", "violations", "strategies / styles",
+        title=f"persona coverage of run {run}",
+    )  # fmt: skip
     for row in coverage.rows:
         table.add_row(*_cells(row))
     console.print(table)

@@ -21,10 +21,9 @@ from corix.assessment import (
     compare_per_question,
     load_builtin_schema,
 )
-from corix.assessment._names import unknown_name
 from corix.assessment.annotators import harm_of
 from corix.assessment.settling import SETTLING_RULES, RiskOrder
-from corix.errors import CorixError
+from corix.errors import CorixError, unknown_name
 from corix.measurement.defect_rates import DefectRate, defect_rates, dialogue_value
 from corix.measurement.judge_error import CorrectedRate, corrected_rate
 from corix.measurement.labels import (
@@ -46,13 +45,14 @@ from corix.measurement.stored_leaves import (
 )
 from corix.measurement.tree_loading import read_tree_text
 from corix.storage import Database
-from corix.storage.annotations import StoredPass, load_passes
+from corix.storage.annotations import load_passes
 from corix.storage.measured import (
     MeasuredDialogue,
     measured_dialogues,
     series_runs,
     stored_resolutions,
 )
+from corix.storage.records import StoredPass
 
 DEFAULT_RATE_GROUPING = ("harm", "application", "scenario", "level")
 

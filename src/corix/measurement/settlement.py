@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from corix.measurement.labels import RESOLVED, UNRESOLVED, SettledRecord
-from corix.storage.annotations import StoredPass
 from corix.storage.measured import MeasuredDialogue, StoredResolution
+from corix.storage.records import StoredPass
 
 __all__ = ["AnnotatorInput", "Settlement", "not_measurable_reason", "settlement_of"]
 

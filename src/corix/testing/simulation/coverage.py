@@ -21,11 +21,11 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 
 from corix.domain import EndReason, Level
-from corix.errors import CorixError
 from corix.execution.plan import Plan
+from corix.scenarios import ScenarioPack, expand_personas
 from corix.storage import Database, Repository
 from corix.storage.orm import ApplicationRow, SessionRow
-from corix.testing.packs import expand_personas, resolve_pack
+from corix.storage.run_packs import run_packs
 from corix.testing.simulation.engine import GOAL_PARAMETER, STYLE_PARAMETER
 
 SIMULATED_LEVELS = (Level.RED_TEAMING, Level.FIELD_TESTING)
@@ -95,7 +95,8 @@ def persona_coverage(
     """
     run = Repository(db).get_run(run_id)
     rows: dict[_Key, CoverageRow] = {}
-    declared = _declared_rows(run.plan, rows)
+    packs = [record.pack() for record in run_packs(db, [run_id]).values()]
+    declared = _declared_rows(run.plan, packs, rows)
     for session in _simulated_sessions(db, run_id):
         parameters = dict(session.provenance.get("parameters") or {})
         style = parameters.pop(STYLE_PARAMETER, None)
@@ -144,12 +145,16 @@ def _order(row: CoverageRow) -> tuple[str, str, str, str, str]:
     return (row.level.value, row.scenario, row.template, canonical, row.application)
 
 
-def _declared_rows(stored_plan: dict[str, Any], rows: dict[_Key, CoverageRow]) -> int | None:
-    """Add an empty row per declared combination; their number, or None without the packs."""
+def _declared_rows(
+    stored_plan: dict[str, Any], packs: list[ScenarioPack], rows: dict[_Key, CoverageRow]
+) -> int | None:
+    """Add an empty row per declared combination; their number, or None without the packs
+    (an imported run has no plan)."""
     try:
         plan = Plan.model_validate(stored_plan)
-        packs = [resolve_pack(plan.resolve_scenario(s)) for s in plan.scenarios]
-    except (CorixError, ValueError):
+    except ValueError:
+        return None
+    if not packs:
         return None
     count = 0
     for pack in packs:

@@ -19,8 +19,8 @@ from corix.measurement.spec import MeasurementSpec
 from corix.report import ReportContent, ReportSettings, build_report, export_jsonl, render_html
 from corix.report.build import build_series_report
 from corix.report.json_doc import report_document
+from corix.scenarios import resolve_pack
 from corix.storage import Repository
-from corix.testing.packs import resolve_pack
 from corix.web.auth import Admin, only_admin
 from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.roles import ANNOTATOR_ROLES, ROLES_BY_PRIVILEGE, TESTER_ROLES
@@ -38,6 +38,7 @@ from corix.web.services.resolutions_view import series_resolutions
 from corix.web.state import web_state
 
 router = APIRouter(prefix="/admin", dependencies=[Depends(only_admin)])
+_DEFAULTS = EvaluationSettings()
 
 # A report is a self-contained page with its own inline style and script. It is served
 # sandboxed (an opaque origin without the admin's cookies) and may load nothing else.
@@ -83,9 +84,9 @@ def create_evaluation(
     description: Annotated[str, Form(max_length=5000)] = "",
     scenarios: Annotated[list[str] | None, Form()] = None,
     levels: Annotated[list[str] | None, Form()] = None,
-    passes_per_item: Annotated[int, Form()] = EvaluationSettings.passes_per_item,
-    review_rate: Annotated[float, Form()] = EvaluationSettings.review_rate,
-    max_turns: Annotated[int, Form()] = EvaluationSettings.max_turns,
+    passes_per_item: Annotated[int, Form()] = _DEFAULTS.passes_per_item,
+    review_rate: Annotated[float, Form()] = _DEFAULTS.review_rate,
+    max_turns: Annotated[int, Form()] = _DEFAULTS.max_turns,
 ) -> Response:
     try:
         evaluation_id = web_state(request).evaluations.create(
@@ -93,7 +94,9 @@ def create_evaluation(
             description=description,
             scenarios=scenarios or [],
             levels=_chosen_levels(levels),
-            settings=EvaluationSettings(passes_per_item, review_rate, max_turns),
+            settings=EvaluationSettings(
+                passes_per_item=passes_per_item, review_rate=review_rate, max_turns=max_turns
+            ),
         )
     except InputError as exc:
         values = {"name": name, "description": description}
@@ -530,6 +533,7 @@ def set_active(
     request: Request, user: Admin, user_id: RowId, active: Annotated[bool, Form()]
 ) -> Response:
     if user_id == user.id and not active:
-        return _users_page(request, RefusedForm("you cannot deactivate your own account", 409))
+        refusal = "you cannot deactivate your own account: you would lock yourself out"
+        return _users_page(request, RefusedForm(refusal, 409))
     web_state(request).accounts.set_active(user_id, active)
     return redirect("/admin/users", notice="user_updated")

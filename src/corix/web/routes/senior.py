@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import Response
 
-from corix.testing.packs import resolve_pack
+from corix.scenarios import resolve_pack
 from corix.web.auth import Senior, only_seniors
 from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.routes._forms import FormValues, RowId

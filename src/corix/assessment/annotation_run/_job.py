@@ -1,0 +1,113 @@
+"""One annotation job: what to ask an annotator over one run, and what it already stored.
+
+The targets are checked when the job is made, so bad options and unknown names raise
+before any session is annotated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from corix.assessment.annotation_run._options import AnnotateOptions
+from corix.assessment.annotation_run._summary import AnnotationTally
+from corix.assessment.annotators import Annotator, harm_of
+from corix.assessment.harms import HarmPack
+from corix.assessment.risk_orders import RiskOrders
+from corix.assessment.schema import AnnotationSchema
+from corix.errors import CorixError, unknown_name
+from corix.scenarios import ScenarioPack
+from corix.storage import Database
+from corix.storage.annotations import delete_failed_passes, load_consensus, load_passes
+from corix.storage.records import StoredPass
+from corix.storage.run_packs import run_pack
+
+StoredRepeats = dict[int, StoredPass]
+"""The stored runs of one (session, target, pass), by repeat number."""
+
+
+class AnnotationJob:
+    """One invocation: an annotator over the sessions of one run."""
+
+    def __init__(
+        self,
+        db: Database,
+        run_id: str,
+        annotator: Annotator,
+        options: AnnotateOptions,
+        schema: AnnotationSchema,
+        packs: Mapping[str, HarmPack],
+    ) -> None:
+        self.db = db
+        self.run_id = run_id
+        self.annotator = annotator
+        self.options = options
+        self.schema = schema
+        self.packs = packs
+        self.risk_orders = RiskOrders(schema, packs)
+        self.screening = schema.screening_category.id
+        self.categories, self.harms = self._choose_targets()
+        self.tally = AnnotationTally()
+        self.stored: dict[tuple[str, str, int], StoredRepeats] = {}
+        self.with_consensus: dict[tuple[str, str], int] = {}
+        """(session, target) → consensus rows stored before this invocation."""
+        self._scenario_packs: dict[str, ScenarioPack] = {}
+
+    def _choose_targets(self) -> tuple[list[str], list[str]]:
+        """Categories and harms to ask: all the annotator offers, or those named in options."""
+        offered = self.annotator.targets()
+        schema_ids = [c.id for c in self.schema.ordered_categories()]
+        categories = [t for t in offered if t in schema_ids]
+        harms = [h for t in offered if (h := harm_of(t)) is not None]
+        wanted_categories, wanted_harms = self.options.categories, self.options.harms
+        if wanted_categories is not None or wanted_harms is not None:
+            categories = self._pick(wanted_categories or (), categories, schema_ids, "category")
+            harms = self._pick(wanted_harms or (), harms, list(self.packs), "harm pack")
+        if not categories and not harms:
+            raise CorixError(f"nothing to ask the annotator '{self.annotator.name}'")
+        if self.annotator.deterministic and (self.options.passes > 1 or self.options.repeats > 1):
+            raise CorixError(
+                f"the annotator '{self.annotator.name}' is deterministic: further passes or "
+                "repeats would only copy its judgment"
+            )
+        return categories, harms
+
+    def _pick(
+        self, wanted: Sequence[str], offered: list[str], known: list[str], kind: str
+    ) -> list[str]:
+        for name in wanted:
+            if name not in known:
+                raise unknown_name(kind, name, known)
+            if name not in offered:
+                raise CorixError(
+                    f"the annotator '{self.annotator.name}' does not handle {kind} '{name}'"
+                )
+        return [name for name in offered if name in wanted]
+
+    def load_stored(self) -> None:
+        """Remember what previous invocations stored, so that nothing is asked twice."""
+        name = self.annotator.name
+        if self.options.retry_failed:
+            delete_failed_passes(self.db, self.run_id, name)
+        for stored in load_passes(self.db, run_id=self.run_id, annotator=name):
+            key = (stored.session_id, stored.category, stored.pass_no)
+            self.stored.setdefault(key, {})[stored.repeat_no] = stored
+        self.with_consensus = {}
+        for row in load_consensus(self.db, run_id=self.run_id, annotator=name):
+            item = (row.session_id, row.category)
+            self.with_consensus[item] = self.with_consensus.get(item, 0) + 1
+
+    def stored_repeats(self, session_id: str, target: str, pass_no: int) -> StoredRepeats:
+        return self.stored.get((session_id, target, pass_no), {})
+
+    def pack_for(self, scenario: str) -> ScenarioPack:
+        """The scenario's pack as the run stored it, never looked up by name."""
+        pack = self._scenario_packs.get(scenario)
+        if pack is None:
+            pack = self._scenario_packs[scenario] = run_pack(self.db, self.run_id, scenario)
+        return pack
+
+    def ordinal(self, category: str) -> Callable[[str], bool]:
+        """Whether each question of ``category`` is ordinal; harm severities always are."""
+        if harm_of(category) is not None:
+            return lambda _question: True
+        return lambda question: self.schema.question(question).is_ordinal

@@ -1,0 +1,169 @@
+"""Annotating one session: every target, pass and repeat, gating, storing and consensus.
+
+Each (session, target, pass) is run ``repeats`` times with distinct seeds, so a response
+cache never collapses them. In adaptive mode an item stops repeating once every one of
+its answers is settled (:func:`~corix.assessment.stability.is_settled`): the remaining
+runs cannot change it, or its flip rate is at most ``max_flip_rate``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections import defaultdict
+
+from corix.assessment.annotation_run._job import AnnotationJob
+from corix.assessment.annotation_run._repeat_consensus import (
+    Runs,
+    answers_of,
+    consensus_rows,
+    settled_violation,
+    values_by_key,
+)
+from corix.assessment.annotators import (
+    AnnotatorView,
+    PassResult,
+    build_annotator_view,
+    harm_category,
+)
+from corix.assessment.answers import answer_records
+from corix.assessment.stability import is_settled
+from corix.domain import SessionRecord
+from corix.storage.annotations import delete_consensus
+from corix.storage.records import NewPass
+from corix.storage.sinks import AnnotationSink
+
+
+def derive_seed(base: int, pass_no: int, repeat_no: int) -> int:
+    """A distinct, reproducible seed for each pass and repeat."""
+    digest = hashlib.sha256(f"{base}/{pass_no}/{repeat_no}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+class SessionAnnotation:
+    """Every target, pass and repeat of one session."""
+
+    def __init__(self, job: AnnotationJob, writer: AnnotationSink, record: SessionRecord) -> None:
+        self.job = job
+        self.writer = writer
+        self.session_id = record.id
+        self.view: AnnotatorView = build_annotator_view(record, job.pack_for(record.scenario))
+        self.runs: defaultdict[str, Runs] = defaultdict(list)
+        self.changed: set[str] = set()
+
+    async def run(self) -> None:
+        # One item at a time: the workers, one per session in flight, keep the model busy.
+        options = self.job.options
+        for pass_no in range(options.passes):
+            await self._categories(pass_no)
+            for harm in self.job.harms:
+                await self._item(harm_category(harm), pass_no)
+        if options.repeats > 1:
+            await self._store_consensus()
+
+    async def _categories(self, pass_no: int) -> None:
+        schema = self.job.schema
+        screening = self.job.screening
+        wanted = self.job.categories
+        if screening in wanted:
+            screening_runs = await self._item(screening, pass_no)
+        else:
+            stored = self.job.stored_repeats(self.session_id, screening, pass_no)
+            screening_runs = [answers_of(p) for p in stored.values() if p.ok]
+        violation = settled_violation(schema, screening_runs)
+        for category_id in wanted:
+            if category_id == screening:
+                continue
+            if schema.category(category_id).gate.requires_violation and not violation:
+                self.job.tally.targets[category_id].gated_out += 1
+                continue
+            await self._item(category_id, pass_no)
+
+    async def _item(self, target: str, pass_no: int) -> Runs:
+        job, options = self.job, self.job.options
+        counts = job.tally.targets[target]
+        stored = job.stored_repeats(self.session_id, target, pass_no)
+        runs: Runs = [answers_of(p) for p in stored.values() if p.ok]
+        for repeat_no in range(options.repeats):
+            if repeat_no in stored:
+                counts.already_stored += 1
+                continue
+            if options.adaptive and self._settled(target, runs):
+                counts.repeats_saved += options.repeats - repeat_no
+                break
+            seed = derive_seed(options.seed, pass_no, repeat_no)
+            result = await job.annotator.annotate(self.view, target, seed=seed)
+            if result is None:
+                counts.not_applicable += 1
+                break
+            self._store(result, pass_no, repeat_no)
+            if result.ok:
+                runs.append(result.answers)
+        self.runs[target].extend(runs)
+        return runs
+
+    def _settled(self, target: str, runs: Runs) -> bool:
+        options = self.job.options
+        if len(runs) < options.min_repeats:
+            return False
+        ordinal = self.job.ordinal(target)
+        return all(
+            is_settled(
+                found,
+                min_runs=min(options.min_repeats, options.repeats),
+                max_runs=options.repeats,
+                agreement=1.0 - options.max_flip_rate,
+                ordinal=ordinal(question_id),
+            )
+            for (question_id, _turn), found in values_by_key(runs).items()
+        )
+
+    def _store(self, result: PassResult, pass_no: int, repeat_no: int) -> None:
+        job = self.job
+        counts = job.tally.targets[result.category]
+        if result.ok:
+            counts.stored += 1
+        else:
+            counts.failed += 1
+        details = result.provenance.details
+        job.tally.model_calls += int(details.get("attempts", 0))
+        job.tally.prompt_tokens += int(details.get("prompt_tokens", 0))
+        job.tally.completion_tokens += int(details.get("completion_tokens", 0))
+        self.changed.add(result.category)
+        self.writer.add_pass(
+            NewPass(
+                session_id=self.session_id,
+                category=result.category,
+                annotator=job.annotator.name,
+                annotator_kind=job.annotator.kind.value,
+                pass_no=pass_no,
+                repeat_no=repeat_no,
+                ok=result.ok,
+                error=result.error,
+                provenance=result.provenance.model_dump(mode="json"),
+                answers=answer_records(result.answers),
+            )
+        )
+
+    async def _store_consensus(self) -> None:
+        """Derive the consensus of each item from its stored runs, idempotently.
+
+        An item gets its consensus (re)written when this invocation added runs to it, or
+        when what is stored is missing or incomplete — a run killed between storing the
+        repeats and their consensus is repaired by the next invocation.
+        """
+        job = self.job
+        name = job.annotator.name
+        for target in sorted(self.runs):
+            runs = self.runs[target]
+            if not runs:
+                continue
+            rows = consensus_rows(self.session_id, target, name, runs, job.risk_orders)
+            stored = job.with_consensus.get((self.session_id, target), 0)
+            if target not in self.changed and stored == len(rows):
+                continue
+            if stored:
+                await asyncio.to_thread(delete_consensus, job.db, [(self.session_id, target, name)])
+            for row in rows:
+                self.writer.add_consensus(row)
+                job.tally.consensus_rows += 1

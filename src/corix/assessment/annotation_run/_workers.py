@@ -1,0 +1,92 @@
+"""Feeding a run's sessions to concurrent workers, each annotating one session at a time.
+
+Sessions load from storage in chunks, in a thread, while the workers annotate; passes go
+through the group-committing :class:`~corix.storage.RecordWriter`. Model calls are
+further bounded by the client's own concurrency limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from corix.assessment.annotation_run._job import AnnotationJob
+from corix.assessment.annotation_run._options import ProgressHooks
+from corix.assessment.annotation_run._session import SessionAnnotation
+from corix.domain import SessionRecord
+from corix.storage import RecordWriter, Repository
+from corix.storage.annotations import session_infos
+from corix.storage.sinks import AnnotationSink
+
+_SESSION_CHUNK = 200
+
+SessionQueue = asyncio.Queue[SessionRecord | None]
+"""Sessions to annotate; ``None`` tells a worker to stop."""
+
+
+async def annotate_sessions(job: AnnotationJob, progress: ProgressHooks) -> None:
+    """Annotate every complete session of the job's run with ``concurrency`` workers."""
+    Repository(job.db).get_run(job.run_id)
+    await asyncio.to_thread(job.load_stored)
+    session_ids = await sessions_to_annotate(job)
+    if progress.on_planned is not None:
+        progress.on_planned(len(session_ids))
+    async with RecordWriter(job.db) as writer:
+        await annotate_these(job, session_ids, writer, progress.on_session_done)
+
+
+async def sessions_to_annotate(job: AnnotationJob) -> list[str]:
+    """The run's sessions an annotator judges; an unknown scenario raises before any call."""
+    infos = await asyncio.to_thread(session_infos, job.db, job.run_id, answered_only=True)
+    for scenario in sorted({info.scenario for info in infos.values()}):
+        job.pack_for(scenario)
+    return list(infos)
+
+
+async def annotate_these(
+    job: AnnotationJob,
+    session_ids: list[str],
+    sink: AnnotationSink,
+    on_session_done: Callable[[], None] | None = None,
+) -> None:
+    """Annotate ``session_ids`` (stored passes loaded) with ``concurrency`` workers."""
+    concurrency = job.options.concurrency
+    queue: SessionQueue = asyncio.Queue(concurrency * 2)
+    async with asyncio.TaskGroup() as group:
+        group.create_task(_feed(job, queue, session_ids))
+        for _ in range(concurrency):
+            group.create_task(_work(job, queue, sink, on_session_done))
+
+
+async def _feed(job: AnnotationJob, queue: SessionQueue, ids: list[str]) -> None:
+    chunks = [ids[i : i + _SESSION_CHUNK] for i in range(0, len(ids), _SESSION_CHUNK)]
+    # Each chunk loads in a thread while the workers annotate the one before it.
+    following: asyncio.Task[list[SessionRecord]] | None = None
+    for index, chunk in enumerate(chunks):
+        current = following or _loading(job, chunk)
+        following = _loading(job, chunks[index + 1]) if index + 1 < len(chunks) else None
+        for record in await current:
+            await queue.put(record)
+    for _ in range(job.options.concurrency):
+        await queue.put(None)
+
+
+def _loading(job: AnnotationJob, session_ids: list[str]) -> asyncio.Task[list[SessionRecord]]:
+    return asyncio.create_task(asyncio.to_thread(_load, job, session_ids))
+
+
+def _load(job: AnnotationJob, session_ids: list[str]) -> list[SessionRecord]:
+    return list(Repository(job.db).iter_sessions(session_ids=session_ids))
+
+
+async def _work(
+    job: AnnotationJob,
+    queue: SessionQueue,
+    writer: AnnotationSink,
+    on_session_done: Callable[[], None] | None,
+) -> None:
+    while (record := await queue.get()) is not None:
+        await SessionAnnotation(job, writer, record).run()
+        job.tally.sessions += 1
+        if on_session_done is not None:
+            on_session_done()

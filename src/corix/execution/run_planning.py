@@ -1,0 +1,37 @@
+"""What a plan asks for, before anything runs: its work items and its applications' credentials."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from corix.config.json_inputs import json_object_from_env
+from corix.errors import CorixError
+from corix.execution.context import LEVEL_PLANNERS
+from corix.execution.plan import ApplicationEntry, Plan
+from corix.execution.work import WorkItem
+from corix.scenarios import ScenarioPack
+
+__all__ = ["auth_for", "plan_work"]
+
+
+def auth_for(entry: ApplicationEntry) -> dict[str, Any] | None:
+    """The credentials in ``entry.auth_env``; an unset or malformed variable raises."""
+    if entry.auth_env is None:
+        return None
+    credentials = json_object_from_env(entry.auth_env)
+    if credentials is None:
+        raise CorixError(
+            f"application '{entry.name}' needs credentials in ${entry.auth_env}, which is unset"
+        )
+    return credentials
+
+
+def plan_work(
+    plan: Plan, packs: dict[str, ScenarioPack], run_id: str, done: set[str]
+) -> Iterator[WorkItem]:
+    """The plan's work items not yet done, generated lazily so memory stays flat."""
+    for level, settings in plan.levels.items():
+        for item in LEVEL_PLANNERS.get(level.value)(plan, settings, packs, run_id):
+            if item.key not in done:
+                yield item

@@ -1,0 +1,288 @@
+"""Runs a plan: preflight, open the applications, execute the work items, store everything.
+
+The run row is created only once preflight passed, so a plan that cannot run leaves no
+trace. Whatever happens next, the row ends with a status (see ``RunStatus``) and a summary
+counted from the database for the whole run, resumes included.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import sqlite3
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from corix.apps import AdapterSpec, build_application
+from corix.errors import CorixError
+from corix.execution.context import OpenedApplication
+from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob, sum_usage
+from corix.execution.plan import Plan, PlanFile
+from corix.execution.preflight import PreflightError, Problem, preflight
+from corix.execution.run_planning import auth_for, plan_work
+from corix.execution.run_status import RunStatus, finished_status
+from corix.execution.simulators import open_simulators
+from corix.execution.stopping import RunStopper
+from corix.execution.work import WorkItem
+from corix.llm import LLMClient, ResponseCache
+from corix.scenarios import ScenarioPack, pack_record
+from corix.storage import Database, RecordWriter, Repository
+from corix.storage.repository import web_conflict_message
+from corix.storage.run_packs import run_packs
+from corix.storage.run_records import finish_run, run_totals
+
+__all__ = ["RunResult", "execute_plan"]
+
+logger = logging.getLogger(__name__)
+
+USAGE_KEYS = (
+    "model_calls",
+    "retries",
+    "waited_s",
+    "cache_hits",
+    "failed_calls",
+    "simulator_prompt_tokens",
+    "simulator_completion_tokens",
+    "cost",
+    "wall_s",
+)
+"""Counted per invocation by the client layer (not stored per row), summed over a run's
+invocations. An invocation killed with -9 never reports them; its rows still count."""
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    status: RunStatus
+    stats: dict[str, Any]
+    skipped: int
+    discarded: int
+    error: str | None = None
+
+
+def new_run_id() -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"run-{stamp}-{secrets.token_hex(2)}"
+
+
+async def open_applications(
+    plan: Plan, repo: Repository, cache: ResponseCache | None = None
+) -> dict[str, OpenedApplication]:
+    opened: dict[str, OpenedApplication] = {}
+    try:
+        for entry in plan.applications:
+            app = build_application(entry.spec, entry.options, cache=cache)
+            await app.open(auth_for(entry))
+            version = await app.version()
+            public_spec = AdapterSpec.parse(entry.spec).public()
+            db_id = repo.ensure_application(entry.name, public_spec, version=version)
+            opened[entry.name] = OpenedApplication(
+                entry.name, public_spec, app, version, db_id, app.provenance_parameters()
+            )
+    except BaseException:
+        for done in opened.values():
+            await done.app.close()
+        raise
+    return opened
+
+
+def open_cache(plan: Plan) -> ResponseCache | None:
+    """The plan's response cache (a path relative to the plan's folder), or ``None``."""
+    if not plan.cache:
+        return None
+    path = Path(plan.base_dir) / plan.cache
+    try:
+        return ResponseCache(path)
+    except (OSError, sqlite3.Error) as exc:
+        raise CorixError(f"cannot open the response cache {path}: {exc}") from None
+
+
+def model_call_totals(
+    applications: Mapping[str, OpenedApplication], simulators: Mapping[str, LLMClient]
+) -> dict[str, int | float]:
+    """Calls, retries and cost through the client layer, by applications and simulators.
+
+    Application tokens are counted from the stored turns; simulator tokens only here.
+    """
+    app_usage = [u.total for a in applications.values() if (u := a.app.usage()) is not None]
+    simulator_usage = [client.usage.snapshot().total for client in simulators.values()]
+    every = app_usage + simulator_usage
+    return {
+        "model_calls": sum(u.calls for u in every),
+        "retries": sum(u.retries for u in every),
+        "waited_s": round(sum(u.waited_s for u in every), 3),
+        "cache_hits": sum(u.cache_hits for u in every),
+        "failed_calls": sum(u.errors for u in every),
+        "simulator_prompt_tokens": sum(u.prompt_tokens for u in simulator_usage),
+        "simulator_completion_tokens": sum(u.completion_tokens for u in simulator_usage),
+        "cost": round(sum(u.cost for u in every), 6),
+    }
+
+
+def describe_error(exc: BaseException) -> str:
+    """What stopped a run, in words: the errors inside a task group, not the group."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(dict.fromkeys(describe_error(inner) for inner in exc.exceptions))
+    return str(exc) if isinstance(exc, CorixError) else f"{type(exc).__name__}: {exc}"
+
+
+def run_summary(
+    db: Database, run_id: str, invocations: list[dict[str, Any]], error: str | None
+) -> dict[str, Any]:
+    """The whole run's summary: rows counted in the database, usage summed over invocations."""
+    summary: dict[str, Any] = run_totals(db, run_id)
+    for key in USAGE_KEYS:
+        total = sum(invocation.get(key, 0) for invocation in invocations)
+        summary[key] = round(total, 6) if isinstance(total, float) else total
+    summary["invocations"] = invocations
+    if error is not None:
+        summary["error"] = error
+    return summary
+
+
+def _refuse_web_applications(source: PlanFile, repo: Repository) -> None:
+    """Preflight against the database: no plan application may take the name of a web
+    evaluation's application with another spec (the run would stop at opening it)."""
+    problems = [
+        Problem(
+            source.where("applications", index, "name"), web_conflict_message(entry.name, owner)
+        )
+        for index, entry in enumerate(source.plan.applications)
+        if (owner := repo.web_evaluation_owning(entry.name, AdapterSpec.parse(entry.spec).public()))
+        is not None
+    ]
+    if problems:
+        raise PreflightError(problems)
+
+
+async def execute_plan(
+    plan: Plan | PlanFile,
+    db: Database,
+    *,
+    resume_run: str | None = None,
+    on_planned: Callable[[int], None] | None = None,
+    on_session_done: Callable[[WorkItem], None] | None = None,
+    simulators: Mapping[str, LLMClient] | None = None,
+    handle_signals: bool = False,
+    executor: RunExecutor | None = None,
+) -> RunResult:
+    """Run ``plan`` (or finish run ``resume_run``) and return its summary.
+
+    Preflight problems raise ``PreflightError`` before anything is stored. Resuming drops
+    the sessions a stopped run left half-done and runs every work item whose session is not
+    complete, so the finished run has each item exactly once. ``simulators`` (keyed by
+    level) replace the clients that would be opened for levels played by the LLM engine;
+    they stay open, as they belong to the caller. ``handle_signals`` turns SIGINT/SIGTERM
+    into a clean stop with status ``interrupted``. ``executor`` runs the work items
+    (default: on this event loop).
+    """
+    repo = Repository(db)
+    source = plan if isinstance(plan, PlanFile) else PlanFile(plan)
+    done: set[str] = set()
+    invocations: list[dict[str, Any]] = []
+    stored_packs: dict[str, ScenarioPack] | None = None
+    if resume_run is not None:
+        run = repo.get_run(resume_run)
+        if run.status == RunStatus.CANCELLED:
+            raise CorixError(f"run '{run.id}' was cancelled; it cannot be resumed")
+        source = PlanFile(Plan.model_validate(run.plan))
+        run_id = run.id
+        done = repo.completed_work_keys(run_id)
+        invocations = list(run.summary.get("invocations", []))
+        stored_packs = {
+            name: record.pack() for (_, name), record in run_packs(db, [run_id]).items()
+        }
+    else:
+        run_id = new_run_id()
+    checked = await preflight(source, done=done, packs=stored_packs or None)
+    plan = checked.plan
+    _refuse_web_applications(source, repo)
+    cache = open_cache(plan)
+    discarded = 0
+    if resume_run is None:
+        repo.create_run(
+            run_id,
+            name=plan.name,
+            plan=plan.model_dump(mode="json"),
+            seed=plan.seed,
+            packs=[pack_record(pack) for pack in checked.packs.values()],
+        )
+    else:
+        discarded = repo.discard_incomplete_sessions(run_id)
+        repo.set_run_status(run_id, RunStatus.RUNNING)
+    if on_planned is not None:
+        on_planned(checked.planned)
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    started = time.perf_counter()
+    given = dict(simulators or {})
+    executor = executor or LocalRunExecutor()
+    opened = open_simulators(plan, skip=given, cache=cache)  # connect lazily: nothing to close
+    applications: dict[str, OpenedApplication] = {}
+    status = RunStatus.INTERRUPTED  # what the row says if even the cleanup is cut short
+    error: str | None = None
+    writer = RecordWriter(db)
+    missing = 0  # work items that ran but whose session the database did not keep complete
+    stopper = RunStopper(
+        lambda: repo.get_run(run_id).status == RunStatus.CANCELLED,
+        handle_signals=handle_signals,
+        deadline_s=plan.deadline_s,
+    )
+
+    async def open_and_run() -> None:
+        # One stoppable unit: a signal while applications open stops the run as well.
+        applications.update(await open_applications(plan, repo, cache))
+        job = RunJob(
+            run_id=run_id,
+            plan=plan,
+            packs=checked.packs,
+            db=db,
+            writer=writer,
+            applications=applications,
+            simulators={**opened, **given},
+            on_session_done=on_session_done,
+        )
+        await executor.run(job, plan_work(plan, checked.packs, run_id, done))
+
+    try:
+        await stopper.run(open_and_run())
+        if stopper.reason is not None:
+            status = stopper.reason
+            error = stopper.detail
+        else:
+            totals = run_totals(db, run_id)
+            missing = len(done) + checked.planned - len(repo.completed_work_keys(run_id))
+            status = finished_status(totals["sessions"], totals["failed_sessions"], missing)
+    except Exception as exc:  # the run stops; its row says why, the caller gets the result
+        logger.debug("run %s failed", run_id, exc_info=True)
+        status = RunStatus.FAILED
+        error = describe_error(exc)
+    finally:
+        for application in applications.values():
+            await application.app.close()
+        for client in opened.values():
+            await client.aclose()
+        if cache is not None:
+            cache.close()
+        invocations.append(
+            {
+                "status": status.value,
+                "started_at": started_at,
+                **sum_usage(
+                    [model_call_totals(applications, {**opened, **given}), *executor.remote_usage()]
+                ),
+                "wall_s": round(time.perf_counter() - started, 3),
+            }
+        )
+        summary = run_summary(db, run_id, invocations, error)
+        if missing:
+            summary["missing_sessions"] = missing
+        if writer.rejected:
+            summary["refused_records"] = [f"{r.record}: {r.reason}" for r in writer.rejected]
+        finish_run(db, run_id, status, summary)
+    if status is not RunStatus.CANCELLED and repo.get_run(run_id).status == RunStatus.CANCELLED:
+        status = RunStatus.CANCELLED  # cancelled while it was finishing
+    return RunResult(run_id, status, summary, skipped=len(done), discarded=discarded, error=error)
