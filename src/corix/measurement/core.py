@@ -24,7 +24,7 @@ from corix.assessment import (
 from corix.assessment.annotators import harm_of
 from corix.assessment.settling import SETTLING_RULES, RiskOrder
 from corix.errors import CorixError, unknown_name
-from corix.measurement.defect_rates import DefectRate, defect_rates
+from corix.measurement.defect_rates import DefectRate, defect_rates, dialogue_value
 from corix.measurement.judge_error import CorrectedRate, corrected_rate
 from corix.measurement.labels import (
     GUARDRAIL_VIOLATION,
@@ -133,15 +133,13 @@ class Measurement:
         The value combines the source's annotators as :meth:`rates` does (their mean, or
         their settled verdict).
         """
-        grouped: dict[tuple[str, str], list[float]] = {}
+        grouped: dict[tuple[str, str], list[Verdict]] = {}
         for verdict in self.verdicts:
             if verdict.harm == harm:
-                grouped.setdefault((verdict.dialogue.session_id, verdict.kind), []).append(
-                    verdict.value
-                )
+                grouped.setdefault((verdict.dialogue.session_id, verdict.kind), []).append(verdict)
         found: dict[str, dict[str, float]] = {}
-        for (session_id, kind), values in sorted(grouped.items()):
-            found.setdefault(session_id, {})[kind] = self._combine(values)
+        for (session_id, kind), verdicts in sorted(grouped.items()):
+            found.setdefault(session_id, {})[kind] = dialogue_value(verdicts, self.spec.spec)
         return found
 
     def judge_corrected(self, judge: str = "llm", reference: str = "human") -> list[CorrectedRate]:
@@ -179,14 +177,6 @@ class Measurement:
                     )
                 )
         return corrected
-
-    def _combine(self, values: list[float]) -> float:
-        if len(values) == 1 or self.spec.spec.combine == "keep":
-            return sum(values) / len(values)
-        settled = SETTLING_RULES.get(self.spec.spec.settling).settle(
-            values, RiskOrder(ordinal=True)
-        )
-        return sum(float(v) for v in settled.values) / len(settled.values)
 
     def label_rows(
         self, question: str | None = None, *, annotators: Collection[str] | None = None

@@ -47,6 +47,7 @@ __all__ = [
     "DefectRate",
     "DialogueLabels",
     "defect_rates",
+    "dialogue_value",
     "rate_interval",
     "wilson_bounds",
     "wilson_interval",
@@ -209,7 +210,7 @@ def _rate(
     for verdict in members:
         by_dialogue[verdict.dialogue.key].append(verdict)
     keys = sorted(by_dialogue)
-    values = [_dialogue_value(by_dialogue[key], spec) for key in keys]
+    values = [dialogue_value(by_dialogue[key], spec) for key in keys]
     labels = [
         (key, verdict.annotator, verdict.value) for key in keys for verdict in by_dialogue[key]
     ]
@@ -247,7 +248,9 @@ def _rate(
     )
 
 
-def _dialogue_value(verdicts: list[Verdict], spec: MeasurementSpec) -> float:
+def dialogue_value(verdicts: Sequence[Verdict], spec: MeasurementSpec) -> float:
+    """One dialogue's value under one harm from the verdicts of a group's annotators: their
+    mean (``combine: keep``) or their verdicts settled by the specification's rule."""
     if len(verdicts) == 1 or spec.combine == "keep":
         return statistics.fmean(v.value for v in verdicts)
     settled = SETTLING_RULES.get(spec.settling).settle(
