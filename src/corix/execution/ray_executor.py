@@ -42,6 +42,7 @@ from corix.llm.rate_limit import shared_limits
 from corix.scenarios import ScenarioPack
 from corix.storage import Database, RecordWriter
 from corix.storage.sinks import CollectedRecords, RecordSink
+from corix.storage.writer import Rejected
 
 __all__ = ["RayRunExecutor", "split_bound"]
 
@@ -63,6 +64,9 @@ class WorkerSetup:
 @dataclass(frozen=True)
 class ChunkDone:
     records: CollectedRecords | None
+    """The chunk's records, when the driver writes them."""
+    refused: list[Rejected]
+    """Records the database refused a worker that writes itself."""
 
 
 class SessionWorker:
@@ -98,11 +102,11 @@ class SessionWorker:
         records = CollectedRecords() if self._db is None else None
         if records is not None:
             await self._run(items, records)
-            return ChunkDone(records)
+            return ChunkDone(records, [])
         assert self._db is not None
         async with RecordWriter(self._db) as writer:  # committed before the chunk is done
             await self._run(items, writer)
-        return ChunkDone(None)
+        return ChunkDone(None, writer.rejected)
 
     async def _run(self, items: list[WorkItem], sink: RecordSink) -> None:
         ctx = RunContext(
@@ -200,6 +204,7 @@ class RayRunExecutor:
                 def store(chunk: list[WorkItem], done: ChunkDone) -> None:
                     if done.records is not None:
                         done.records.replay(writer)
+                    writer.rejected.extend(done.refused)
                     if job.on_session_done is not None:
                         for item in chunk:
                             job.on_session_done(item)
