@@ -9,7 +9,7 @@ Two routes to the same number therefore give the same number.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from corix.assessment import (
@@ -88,10 +88,11 @@ class Measurement:
     schema: AnnotationSchema
     packs: Mapping[str, HarmPack] = field(repr=False)
 
-    def headline(self) -> str:
+    def headline(self, name: Callable[[str], str] = str) -> str:
         """What every number of this measurement is made of: the specification in force
-        and what settling did (annotators, ties, resolutions, dialogues left out)."""
-        return f"{self.spec.headline()}\n{self.settlement.text()}"
+        and what settling did (annotators, ties, resolutions, dialogues left out); ``name``
+        words annotators' stored names for readers."""
+        return f"{self.spec.headline(name)}\n{self.settlement.text(name)}"
 
     def document(self) -> dict[str, object]:
         """The specification in force, its digest, the runs measured and the settlement."""

@@ -10,7 +10,7 @@ measurable and why.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from corix.measurement.labels import RESOLVED, UNRESOLVED, SettledRecord
@@ -35,9 +35,9 @@ class AnnotatorInput:
     passes: int
     failed: int
 
-    def text(self) -> str:
+    def text(self, name: Callable[[str], str] = str) -> str:
         version = f" {self.guideline_version}" if self.guideline_version else ""
-        return f"{self.name} ({self.kind}{version}, {self.dialogues} dialogues)"
+        return f"{name(self.name)} ({self.kind}{version}, {self.dialogues} dialogues)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +59,9 @@ class Settlement:
     not_measurable: dict[str, int]
     """Dialogues left out as not measurable, per reason."""
 
-    def text(self) -> str:
-        """One line for the top of an output."""
-        who = "; ".join(a.text() for a in self.annotators) or "none"
+    def text(self, name: Callable[[str], str] = str) -> str:
+        """One line for the top of an output; ``name`` words annotators' stored names."""
+        who = "; ".join(a.text(name) for a in self.annotators) or "none"
         left_out = sum(self.not_measurable.values())
         reasons = ", ".join(f"{reason} {n}" for reason, n in self.not_measurable.items())
         return (

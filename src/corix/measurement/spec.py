@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -117,10 +118,11 @@ class ResolvedSpec(_SpecModel):
         text = json.dumps(payload, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
-    def headline(self) -> str:
-        """One line that says what the numbers below are made of."""
+    def headline(self, name: Callable[[str], str] = str) -> str:
+        """One line that says what the numbers below are made of; ``name`` words an
+        annotator's stored name for readers (the JSON and exports keep the stored name)."""
         spec = self.spec
-        who = ", ".join(_selector_text(s) for s in spec.annotators) or "every annotator"
+        who = ", ".join(_selector_text(s, name) for s in spec.annotators) or "every annotator"
         return (
             f"measurement {self.digest}: {who}; repeats settled by {spec.settling}; "
             f"annotators grouped by {spec.group_annotators_by}, {spec.combine} within a group; "
@@ -130,9 +132,11 @@ class ResolvedSpec(_SpecModel):
         )
 
 
-def _selector_text(selector: AnnotatorSelector) -> str:
+def _selector_text(selector: AnnotatorSelector, name: Callable[[str], str]) -> str:
     parts = [
-        f"{field}={value}" for field, value in selector.model_dump().items() if value is not None
+        f"{field}={name(value) if field == 'name' else value}"
+        for field, value in selector.model_dump().items()
+        if value is not None
     ]
     return " ".join(parts)
 
@@ -149,7 +153,7 @@ def unknown_selector_error(
     selector = spec.annotators[index]
     line = _line_of(source, selector.name or selector.guideline_version or selector.kind or "")
     return ConfigError(
-        f"annotators.{index}: no annotator in the record matches {_selector_text(selector)} "
+        f"annotators.{index}: no annotator in the record matches {_selector_text(selector, str)} "
         f"(annotators with labels: {', '.join(known) or 'none'})",
         path=source or "measurement specification",
         line=line,

@@ -178,6 +178,7 @@ def _environment() -> Environment:
         annotator=annotator_label,
     )
     env.globals.update(
+        annotator_label=annotator_label,
         session_anchor=anchors.session_anchor,
         group_anchor=anchors.group_anchor,
         rates_anchor=anchors.rates_anchor,

@@ -42,9 +42,9 @@ def render_markdown(content: ReportContent) -> str:
         f"{run.created_at:%Y-%m-%d %H:%M} UTC · {len(content.sessions.entries)} sessions · "
         f"applications: {', '.join(md(a) for a in content.applications)}",
         "",
-        md(content.measurement.headline()),
+        md(content.measurement.headline(annotator_label)),
         "",
-        md(content.settlement.text()),
+        md(content.settlement.text(annotator_label)),
         "",
         f"Not measurable (no application reply, left out of every rate): "
         f"{len(content.not_measurable)} dialogues.",

@@ -25,6 +25,7 @@ from corix.assessment import (
 )
 from corix.measurement.core import Measurement, measure
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
+from corix.report.labels import annotator_label
 from corix.storage import Database
 from corix.storage.measured import evaluation_runs
 from corix.storage.orm import AnnotationPassRow, SessionRow
@@ -66,7 +67,7 @@ def agreement_by_question(
         selected = tuple(AnnotatorSelector(kind=kind) for kind in sorted(kinds))
         measurement = measure(db, runs, MeasurementSpec(annotators=selected), schema=schema)
         by_kind = _rows_by_kind(measurement)
-        headline = measurement.headline()
+        headline = measurement.headline(annotator_label)
     results = []
     for question in schema.questions():
         people = by_kind[HUMANS].get(question.id, [])
