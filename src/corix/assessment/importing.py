@@ -23,9 +23,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from corix.assessment.annotators import SEVERITY, AnnotatorKind, harm_of
-from corix.assessment.answers import Answer, AnswerValidationError, validate_answers
+from corix.assessment.answers import Answer, AnswerValidationError, as_stored, validate_answers
 from corix.assessment.harms import HarmPack, builtin_harm_packs
-from corix.assessment.repeat_consensus import stored_answers
 from corix.assessment.schema import AnnotationSchema, load_builtin_schema
 from corix.config import read_config_text
 from corix.config.json_inputs import jsonl_records
@@ -244,7 +243,7 @@ class _Importer:
             ok=True,
             error=None,
             provenance={"source": "import", "file": self.path.name, "line": entry.first_line},
-            answers=stored_answers(answers),
+            answers=as_stored(answers),
         )
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from corix.assessment.answers import Answer, AnswerKey, AnswerValue
 from corix.assessment.stability import consensus
-from corix.storage.records import StoredAnswer, StoredConsensus, StoredPass
+from corix.storage.records import StoredConsensus, StoredPass
 
 Runs = list[tuple[Answer, ...]]
 """The answers of each successful run of one item."""
@@ -48,11 +48,6 @@ def consensus_answers(runs: Runs, ordinal: Callable[[str], bool]) -> list[Answer
         )
         for (question_id, turn), found in values.items()
     ]
-
-
-def stored_answers(answers: Iterable[Answer]) -> tuple[StoredAnswer, ...]:
-    """Answers as the storage records them."""
-    return tuple(StoredAnswer(a.question_id, a.turn_index, a.value, a.reasoning) for a in answers)
 
 
 def consensus_rows(

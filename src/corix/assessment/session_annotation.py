@@ -18,13 +18,12 @@ from corix.assessment.annotators import (
     build_annotator_view,
     harm_category,
 )
-from corix.assessment.answers import is_violation
+from corix.assessment.answers import as_stored, is_violation
 from corix.assessment.repeat_consensus import (
     Runs,
     answers_of,
     consensus_answers,
     consensus_rows,
-    stored_answers,
     values_by_key,
 )
 from corix.assessment.stability import is_settled
@@ -143,7 +142,7 @@ class SessionAnnotation:
                 ok=result.ok,
                 error=result.error,
                 provenance=result.provenance.model_dump(mode="json"),
-                answers=stored_answers(result.answers),
+                answers=as_stored(result.answers),
             )
         )
 
