@@ -254,6 +254,6 @@ def categories_for(schema: AnnotationSchema, risk_answers: Iterable[Answer]) -> 
     ]
 
 
-def as_stored(answers: Iterable[Answer]) -> tuple[StoredAnswer, ...]:
-    """Answers as storage records them."""
+def answer_records(answers: Iterable[Answer]) -> tuple[StoredAnswer, ...]:
+    """Answers as the storage records them."""
     return tuple(StoredAnswer(a.question_id, a.turn_index, a.value, a.reasoning) for a in answers)

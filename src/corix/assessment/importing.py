@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from corix.assessment.annotators import SEVERITY, AnnotatorKind, harm_of
-from corix.assessment.answers import Answer, AnswerValidationError, as_stored, validate_answers
+from corix.assessment.answers import Answer, AnswerValidationError, answer_records, validate_answers
 from corix.assessment.harms import HarmPack, builtin_harm_packs
 from corix.assessment.schema import AnnotationSchema, load_builtin_schema
 from corix.config import read_config_text
@@ -243,7 +243,7 @@ class _Importer:
             ok=True,
             error=None,
             provenance={"source": "import", "file": self.path.name, "line": entry.first_line},
-            answers=as_stored(answers),
+            answers=answer_records(answers),
         )
 
 

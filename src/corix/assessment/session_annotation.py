@@ -18,7 +18,7 @@ from corix.assessment.annotators import (
     build_annotator_view,
     harm_category,
 )
-from corix.assessment.answers import as_stored, is_violation
+from corix.assessment.answers import answer_records, is_violation
 from corix.assessment.repeat_consensus import (
     Runs,
     answers_of,
@@ -142,7 +142,7 @@ class SessionAnnotation:
                 ok=result.ok,
                 error=result.error,
                 provenance=result.provenance.model_dump(mode="json"),
-                answers=as_stored(result.answers),
+                answers=answer_records(result.answers),
             )
         )
 
