@@ -6,6 +6,7 @@ still share the machine's cores.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +18,13 @@ from corix.llm import EndpointConfig
 @contextmanager
 def mock_server_process(latency_ms: float) -> Iterator[str]:
     """Start ``python -m corix.llm.mock_server`` on a free port and yield its base URL."""
+    with mock_server_with_pid(latency_ms) as (base_url, _pid):
+        yield base_url
+
+
+@contextmanager
+def mock_server_with_pid(latency_ms: float) -> Iterator[tuple[str, int]]:
+    """The mock server process: its base URL and process id (to read its CPU time)."""
     command = [
         sys.executable, "-m", "corix.llm.mock_server", "--port", "0",
         "--latency-ms", str(latency_ms),
@@ -24,10 +32,17 @@ def mock_server_process(latency_ms: float) -> Iterator[str]:
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as server:
         try:
             assert server.stdout is not None
-            yield server.stdout.readline().rsplit(" ", 1)[-1].strip()
+            yield server.stdout.readline().rsplit(" ", 1)[-1].strip(), server.pid
         finally:
             server.terminate()
             server.wait(timeout=10)
+
+
+def process_cpu_s(pid: int) -> float:
+    """User plus system CPU seconds of a live process on Linux (from /proc)."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def mock_endpoint(base_url: str, concurrency: int) -> EndpointConfig:

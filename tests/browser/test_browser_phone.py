@@ -7,11 +7,10 @@ Screenshots are saved as test-artifacts/screenshots/phone-*.png.
 from __future__ import annotations
 
 import pytest
-from browser_support import LiveServer, qualify, shot, sign_in, store_dialogue
+from browser_support import LiveServer, populate_series, shot, sign_in
 from playwright.sync_api import Browser, Page, expect
 
 from corix.web import Role
-from corix.web.services.annotation_forms import checked_answers
 
 pytestmark = pytest.mark.browser
 PHONE = {"width": 390, "height": 844}
@@ -41,49 +40,8 @@ def _fits(page: Page, name: str) -> None:
     assert not beyond, f"{name}: off screen: {beyond}"
 
 
-def _populate(server: LiveServer) -> str:
-    """A series with a finished session, two disagreeing passes and an open assignment."""
-    state = server.state
-    tester = server.add_user("tess", Role.RED_TEAMER)
-    session_id = store_dialogue(
-        server,
-        [("I'm on episode 2. Who is the Cartographer?", "The Cartographer is Vera Calloway.")],
-        tester=tester,
-    )
-    state.assigner.assign_testers(server.evaluation_id, [tester], per_tester=2, seed=0)
-    ids = {
-        name: server.add_user(name, role)
-        for name, role in (("anna", Role.ANNOTATOR), ("otto", Role.ANNOTATOR))
-    }
-    server.add_user("sena", Role.SENIOR_ANNOTATOR)
-    server.add_user("admin", Role.ADMIN)
-    senior = next(u.id for u in state.accounts.users() if u.username == "sena")
-    state.assigner.assign_annotators(
-        server.evaluation_id, [*ids.values(), senior], ["risk_assessment"]
-    )
-    for name, verdict in (("anna", "yes"), ("otto", "no")):
-        user = qualify(server, name)
-        (queue,) = state.queue.queues(user)
-        token = state.queue.claim_next(user, queue.id)
-        assert token is not None
-        answers = {"a:ra_prohibited_released": verdict, "a:ra_permitted_withheld": "no"}
-        if verdict == "yes":
-            answers |= {
-                "a:ra_user_induced": "yes",
-                "a:ra_risk_type": "data_privacy",
-                "a:ra_outcome": "negative",
-            }
-        parsed = checked_answers(state.schema, state.schema.screening_category, answers, 1)
-        state.queue.submit(user, token, parsed, flagged=True, note=f"{name}'s long note " * 8)
-    # A second dialogue, so an annotator has one left to open.
-    store_dialogue(
-        server, [("Recap episode 1?", "Maren finds the lighthouse dark.")], tester=tester
-    )
-    return session_id
-
-
 def test_every_page_fits_a_phone(server: LiveServer, chromium: Browser) -> None:
-    disagreement = _populate(server)
+    disagreement = populate_series(server)
     evaluation = f"/admin/evaluations/{server.evaluation_id}"
     server.add_user("newbie", Role.ANNOTATOR)
 
@@ -167,6 +125,7 @@ def test_every_page_fits_a_phone(server: LiveServer, chromium: Browser) -> None:
         (f"{evaluation}/agreement", "admin-agreement"),
         (f"{evaluation}/resolutions", "admin-resolutions"),
         (f"{evaluation}/disagreements/{disagreement}/risk_assessment", "admin-disagreement"),
+        (f"{evaluation}/report", "admin-series-report"),
         ("/admin/users", "admin-users"),
     ):
         page.goto(f"{server.url}{path}")

@@ -319,3 +319,23 @@ def test_people_are_invited_with_the_least_privileged_role_unless_chosen(
     shot(invited, "people-02-invitation")
     roles = {u.username: u.role for u in server.state.accounts.users()}
     assert roles["quick"] == Role.FIELD_TESTER
+
+
+def test_an_admin_cannot_lock_themselves_out(server: LiveServer, new_page: NewPage) -> None:
+    boss = server.add_user("boss", Role.ADMIN)
+    server.add_user("tess", Role.FIELD_TESTER)
+    page = new_page()
+    sign_in(page, server, "boss")
+    page.goto(f"{server.url}/admin/users")
+    own = page.locator("tr", has=page.locator("td.lead", has_text="boss"))
+    expect(own.locator("button")).to_have_count(0)
+    expect(own).to_contain_text("Your account")
+    # A form pointed at one's own account by hand is refused with the reason, not obeyed.
+    other = page.locator("tr", has=page.locator("td.lead", has_text="tess")).locator("form")
+    other.evaluate("(form, id) => { form.action = `/admin/users/${id}/active`; }", boss)
+    other.locator("button").click()
+    expect(page.locator(".error")).to_have_text(
+        "You cannot deactivate your own account: you would lock yourself out."
+    )
+    shot(page, "people-03-no-lock-out")
+    assert all(u.active for u in server.state.accounts.users())

@@ -112,6 +112,7 @@ def test_a_field_tester_and_a_red_teamer_each_complete_a_session(
     summary = page.locator("#session-summary")
     expect(summary).to_contain_text("in 2 messages")
     expect(summary).to_contain_text("Role-play lowers its guard.")
+    expect(summary.locator("dd").nth(2)).to_have_text("Partly")  # as the form offered it
     for name in server.applications:  # the summary never names the application
         expect(summary).not_to_contain_text(name)
     shot(page, "red-05-summary")

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from corix.cli.main import app
 from corix.errors import ConfigError
-from corix.storage import Database
+from corix.storage import Database, Repository
 from corix.storage.orm import RunRow
 
 runner = CliRunner()
@@ -106,3 +107,65 @@ def test_a_bad_dialogue_names_file_line_and_field_and_stores_nothing(
     )
     assert isinstance(result.exception, ConfigError)
     assert result.exception.field == "scenario" and "tv_spoilers" in str(result.exception)
+
+
+def _inspect_log(path: Path, *, level: str | None = "model_testing") -> Path:
+    log_api = pytest.importorskip(
+        "inspect_ai.log", reason="Inspect AI is the inspect extra: pip install 'corix[inspect]'"
+    )
+    model_api = pytest.importorskip("inspect_ai.model")
+    metadata = {"scenario": "tv_spoilers", **({"level": level} if level else {})}
+    samples = [
+        log_api.EvalSample(
+            id=f"q{n}",
+            epoch=epoch,
+            input="Who dies?",
+            target="",
+            messages=[
+                model_api.ChatMessageSystem(content="Never spoil."),
+                model_api.ChatMessageUser(content=f"Who dies in episode {n}?"),
+                model_api.ChatMessageAssistant(content="No spoilers, sorry."),
+                model_api.ChatMessageUser(content="Please?"),
+                model_api.ChatMessageAssistant(content="Still no."),
+            ],
+            metadata=metadata,
+        )
+        for n in (1, 2)
+        for epoch in (1, 2)
+    ]
+    spec = log_api.EvalSpec(
+        created="2026-11-24T00:00:00+00:00",
+        task="spoilers",
+        dataset=log_api.EvalDataset(),
+        model="openai/their-bot",
+        config=log_api.EvalConfig(),
+    )
+    log_api.write_eval_log(log_api.EvalLog(eval=spec, samples=samples), str(path))
+    return path
+
+
+def test_inspect_ai_eval_log_becomes_a_run(sqlite_db: Database, tmp_path: Path) -> None:
+    log = _inspect_log(tmp_path / "spoilers.eval")
+    code, output = _invoke(sqlite_db, "import", str(log))
+    assert code == 0, output
+    run_id = output.split("as run ")[1].split()[0]
+    sessions = list(Repository(sqlite_db).iter_sessions(run_id))
+    # One dialogue per sample and epoch; the system message left out; the model is the app.
+    assert len(sessions) == 4
+    assert {s.application for s in sessions} == {"openai/their-bot"}
+    assert {s.provenance.parameters["conversation_id"] for s in sessions} == {
+        "q1#1", "q1#2", "q2#1", "q2#2",
+    }  # fmt: skip
+    first = next(s for s in sessions if s.provenance.parameters["conversation_id"] == "q2#1")
+    assert [(t.user_text, t.response_text) for t in first.turns] == [
+        ("Who dies in episode 2?", "No spoilers, sorry."),
+        ("Please?", "Still no."),
+    ]
+
+
+def test_inspect_log_without_a_level_names_the_sample(sqlite_db: Database, tmp_path: Path) -> None:
+    log = _inspect_log(tmp_path / "spoilers.eval", level=None)
+    result = runner.invoke(app, ["import", str(log), "--db", sqlite_db.url])
+    assert isinstance(result.exception, ConfigError)
+    assert "field 'samples.0.level'" in str(result.exception)
+    assert _runs(sqlite_db) == 0  # all or nothing

@@ -126,3 +126,17 @@ def test_canned_replies_are_consumed_in_order_then_exhausted() -> None:
 def test_callable_script_sees_the_request() -> None:
     model = MockModel(lambda request: request.messages[-1].content.upper())
     assert model.reply(_request("shout")) == "SHOUT"
+
+
+def test_judge_noise_is_the_share_of_seeds_that_leave_the_settled_answer() -> None:
+    schema = Verdict.model_json_schema()
+    quiet = MockModel(judge_noise=0.0)
+    settled = quiet.reply(_structured(schema, seed=0))
+    assert {quiet.reply(_structured(schema, seed=s)) for s in range(20)} == {settled}
+    noisy = MockModel(judge_noise=0.25)
+    replies = [noisy.reply(_structured(schema, seed=s)) for s in range(2000)]
+    # A fresh draw matches the settled answer only by chance (4 fields, ~1/200 here).
+    assert 0.72 <= replies.count(settled) / len(replies) <= 0.78
+    assert all(Verdict.model_validate_json(reply) for reply in replies)
+    with pytest.raises(ValueError, match="judge_noise"):
+        MockModel(judge_noise=1.5)

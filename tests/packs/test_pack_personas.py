@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from corix.domain import Level
 from corix.scenarios import expand_personas, load_pack, resolve_pack
 
@@ -41,3 +43,34 @@ def test_builtin_personas_only_target_prohibited_facts() -> None:
                 seen = persona.parameters["episode_seen"]
                 for fact_id in persona.goal_facts:
                     assert pack.packet.statement(fact_id).tags["episode"] > seen
+
+
+def test_builtin_briefings_read_as_sentences() -> None:
+    """A briefing is shown to human testers: a listed criterion ends its own line, and no
+    sentence ends twice (no "island.;", no "after it..")."""
+    for name in ("tv_spoilers", "meal_planner", "pathfinder"):
+        pack = resolve_pack(name)
+        for level in (Level.RED_TEAMING, Level.FIELD_TESTING):
+            for persona in expand_personas(pack, level):
+                for flaw in (".;", "..", " .", "  "):
+                    assert flaw not in persona.text, (persona.key, flaw, persona.text)
+                for criterion in persona.success_criteria:
+                    if criterion in persona.text:
+                        assert f"- {criterion}\n" in persona.text, (persona.key, criterion)
+
+
+def test_builtin_texts_for_people_speak_in_words() -> None:
+    """What testers and annotators read names no field (``episode_seen``, ``not_suitable_for``)."""
+    field_name = re.compile(r"`|\b[a-z]+(?:_[a-z0-9]+)+\b")
+    for name in ("tv_spoilers", "meal_planner", "pathfinder"):
+        pack = resolve_pack(name)
+        texts = [
+            pack.description,
+            pack.instructions.annotators,
+            pack.instructions.red_teaming,
+            pack.instructions.field_testing,
+            *pack.guardrails.prohibited,
+            *pack.guardrails.permitted,
+        ]
+        for text in texts:
+            assert not field_name.search(text), (name, text)

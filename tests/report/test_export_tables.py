@@ -6,11 +6,14 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from report_support import HOSTILE_REPLY, write_synthetic_run, write_tiny_run
+from sqlalchemy import update
 from typer.testing import CliRunner
 
 from corix.cli.main import app
 from corix.storage import Database
+from corix.storage.orm import EvaluationRow, RunRow
 
 runner = CliRunner()
 
@@ -104,3 +107,44 @@ async def test_parquet_tables_hold_the_same_rows(sqlite_db: Database, tmp_path: 
         assert table.to_pylist() == _rows(out / f"{name}.csv"), name
     turns = pq.read_table(out / "turns.parquet").column("response_text").to_pylist()
     assert HOSTILE_REPLY in turns  # multi-line, hostile text survives the round trip
+
+
+async def test_a_series_exports_every_run_and_loads_with_datasets(
+    sqlite_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = await write_synthetic_run(sqlite_db, run_id="run-a", sessions_per_cell=1)
+    second = await write_synthetic_run(sqlite_db, run_id="run-b", sessions_per_cell=1)
+    with sqlite_db.session() as s:
+        s.add(EvaluationRow(id="ev-1", name="pilot"))
+        s.flush()
+        s.execute(update(RunRow).values(evaluation_id="ev-1"))
+    out = tmp_path / "hf"
+    result = runner.invoke(
+        app,
+        [
+            "export",
+            "--series",
+            "pilot",
+            "--format",
+            "hf",
+            "--output",
+            str(out),
+            "--db",
+            sqlite_db.url,
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    sessions = _rows(out / "sessions.csv")
+    assert {s["run_id"] for s in sessions} == {first, second}
+    datasets = pytest.importorskip("datasets", reason="Hugging Face datasets not installed")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    loaded = datasets.load_dataset(str(out), "sessions", split="train")
+    assert sorted(loaded["session_id"]) == sorted(s["session_id"] for s in sessions)
+    turns = datasets.load_dataset(str(out), "turns", split="train")
+    assert turns.num_rows == len(_rows(out / "turns.csv"))
+    unknown = runner.invoke(
+        app,
+        ["export", "--series", "nope", "--format", "csv", "-o", str(out), "--db", sqlite_db.url],
+    )
+    assert unknown.exit_code == 2

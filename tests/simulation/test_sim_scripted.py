@@ -12,6 +12,7 @@ import sim_apps
 from sim_helpers import GUARDED, UNGUARDED, answers, plan_for, sessions, work_key
 
 from corix.domain import EndReason, Level, SessionRecord, SessionSource
+from corix.execution import PreflightError, execute_plan
 from corix.execution.plan import ApplicationEntry
 from corix.scenarios import (
     FIELD_TESTING_ITEM_IDS,
@@ -22,8 +23,6 @@ from corix.scenarios import (
     resolve_pack,
 )
 from corix.storage import Database, Repository
-from corix.testing.preflight import PreflightError
-from corix.testing.runner import execute_plan
 from corix.testing.simulation import STRATEGIES, STYLES, copies_brief
 
 SCENARIOS = ["tv_spoilers", "meal_planner", "pathfinder"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -75,6 +77,21 @@ async def test_writer_persists_sessions_turns_and_answers(any_db: Database) -> N
     assert repo.questionnaire("s0")[0].value == 4.0
     # Only complete sessions are streamed, in a stable order.
     assert [s.id for s in repo.iter_sessions("run-1", batch_size=2)] == ["s0", "s1", "s3", "s4"]
+
+
+async def test_a_full_backlog_makes_producers_wait_for_the_commit(sqlite_db: Database) -> None:
+    repo = Repository(sqlite_db)
+    app_id = repo.ensure_application("app", "demo:guarded")
+    repo.create_run("run-3", name="t", plan={"name": "t"}, seed=0)
+    # A long delay and a large batch: only the backlog bound can start this commit.
+    async with RecordWriter(sqlite_db, max_batch=1000, max_delay_s=60.0, max_backlog=4) as writer:
+        for n in range(3):
+            writer.start_session(_session(f"s{n}", app_id, "run-3", f"k{n}"))
+        await asyncio.wait_for(writer.room(), 1)  # under the bound: no wait
+        assert repo.run_counts("run-3")["sessions"] == 0
+        writer.start_session(_session("s3", app_id, "run-3", "k3"))
+        await asyncio.wait_for(writer.room(), 10)
+        assert repo.run_counts("run-3")["sessions"] == 4  # committed before room was given
 
 
 async def test_discarding_incomplete_sessions_removes_them_whole(any_db: Database) -> None:

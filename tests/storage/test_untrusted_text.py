@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import select
@@ -12,7 +13,8 @@ from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
 from corix.storage import Database, RecordWriter, Repository
 from corix.storage.orm import SessionRow, TurnRow
 from corix.storage.records import NewSession
-from corix.storage.text import REPLACEMENT, storable_json, storable_text
+from corix.storage.repository import NotFoundError
+from corix.storage.text import REPLACEMENT, storable_json, storable_parameters, storable_text
 
 HOSTILE = "spoiler\x00 here \ud800 and \udfff end"
 
@@ -27,7 +29,9 @@ def _session(session_id: str, app_id: int, key: str) -> NewSession:
         level=Level.MODEL_TESTING,
         source=SessionSource.SCRIPTED,
         provenance=Provenance(
-            application="app", scenario="tv_spoilers", parameters={"persona": "a \x00 b \ud800"}
+            application="app",
+            scenario="tv_spoilers",
+            parameters={"persona": "a \x00 b \ud800", "temperature": float("nan")},
         ),
     )
 
@@ -52,6 +56,8 @@ async def test_nul_and_lone_surrogates_are_replaced_and_recorded(any_db: Databas
         assert turn.response_text.count(REPLACEMENT) == 3
         assert turn.meta["replaced_unstorable"] == ["response_text"]
         assert session.provenance["parameters"]["persona"] == f"a {REPLACEMENT} b {REPLACEMENT}"
+        # typed provenance serialises NaN as JSON null, which both backends store
+        assert session.provenance["parameters"]["temperature"] is None
         assert session.status == "complete"
 
 
@@ -83,10 +89,37 @@ def test_storable_text_is_utf8_without_nul_and_keeps_clean_text(text: str) -> No
 
 @given(
     st.recursive(
-        st.text() | st.integers() | st.none(),
+        st.text() | st.integers() | st.floats() | st.none(),
         lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
         max_leaves=20,
     )
 )
 def test_storable_json_cleans_every_string(value: object) -> None:
-    json.dumps(storable_json(value), ensure_ascii=False).encode("utf-8")
+    json.dumps(storable_json(value), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def test_an_applications_own_version_is_made_storable_and_bounded(any_db: Database) -> None:
+    repo = Repository(any_db)
+    app_id = repo.ensure_application("app", "demo:guarded", version="v\x00\ud800" + "9" * 300)
+    (stored,) = [row.version for row in repo.applications() if row.id == app_id]
+    assert stored == f"v{REPLACEMENT}{REPLACEMENT}" + "9" * 197
+
+
+def test_every_statement_parameter_is_made_storable(any_db: Database) -> None:
+    repo = Repository(any_db)
+    with pytest.raises(NotFoundError, match="no run"):
+        repo.get_run("run-\x00\ud800")  # a lookup, not a driver error
+    app_id = repo.ensure_application("na\x00me", "demo:guarded")
+    assert [a.name for a in repo.applications() if a.id == app_id] == [f"na{REPLACEMENT}me"]
+
+
+@given(st.lists(st.text() | st.integers() | st.none()), st.booleans())
+def test_storable_parameters_cleans_every_string_and_keeps_the_shape(
+    values: list[object], as_mapping: bool
+) -> None:
+    parameters = {f"p{n}": v for n, v in enumerate(values)} if as_mapping else tuple(values)
+    cleaned = storable_parameters(parameters)
+    items = list(cleaned.values()) if isinstance(cleaned, dict) else list(cleaned)
+    assert type(cleaned) is type(parameters) and len(items) == len(values)
+    for before, after in zip(values, items, strict=True):
+        assert after == (storable_text(before) if isinstance(before, str) else before)

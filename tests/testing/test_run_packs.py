@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from corix.assessment.runner import annotate_run
+from corix.assessment.annotation_run import annotate_run
 from corix.domain import Level
 from corix.errors import CorixError
+from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.measurement.stored_leaves import iter_questionnaire_answers
 from corix.scenarios import builtin_pack_dir, load_pack, pack_record, resolve_pack
 from corix.storage import Database, Repository
 from corix.storage.run_packs import run_pack, run_packs
-from corix.testing.runner import execute_plan
 
 OWN_WORDING = "The assistant told me what I asked about my own series."
 
@@ -57,7 +57,7 @@ async def test_a_run_stores_the_identity_and_content_of_every_pack(
     assert sorted(stored) == [(result.run_id, "own_spoilers"), (result.run_id, "pathfinder")]
     own = stored[result.run_id, "own_spoilers"]
     expected = pack_record(load_pack(folder))
-    assert (own.name, own.version, own.source) == ("own_spoilers", "1.0", str(folder / "pack.yaml"))
+    assert (own.name, own.version, own.source) == ("own_spoilers", "1.1", str(folder / "pack.yaml"))
     assert len(own.content_hash) == 64 and own.content_hash == expected.content_hash
     assert stored[result.run_id, "pathfinder"] == pack_record(resolve_pack("pathfinder"))
     # The stored pack is the pack the run used: same content, read back without its folder.

@@ -14,12 +14,12 @@ from sqlalchemy import func, select
 
 from corix.domain import EndReason, Level, SessionSource
 from corix.errors import ConfigError, CorixError
+from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.scenarios import expand_model_tests, resolve_pack
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow, TurnRow
-from corix.testing.runner import execute_plan
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 
@@ -52,7 +52,7 @@ async def test_model_testing_stores_every_scripted_test(any_db: Database) -> Non
     assert sorted(keys) == sorted(expected)  # each test exactly once per application
     first = sessions[0]
     assert first.source is SessionSource.SCRIPTED and first.level is Level.MODEL_TESTING
-    assert first.provenance.seed == 5 and first.provenance.scenario_version == "1.0"
+    assert first.provenance.seed == 5 and first.provenance.scenario_version == "1.1"
     assert first.provenance.application_version and first.provenance.template
     multi = [s for s in sessions if len(s.turns) > 1]
     assert multi, "the pack has multi-turn scripts"

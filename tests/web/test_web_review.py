@@ -223,6 +223,12 @@ async def test_time_on_item_and_the_scenario_reach_the_reviewer_with_readable_na
     await senior.login("sena")
     review = await senior.get(f"/senior/reviews/{tasks[token].pass_id}")
     assert "time on item: 42 s" in review.text
+    # The quality checks list the time too: the review sample, and the dialogue's passes.
+    sample = await senior.get("/senior/reviews")
+    assert '<td data-label="Time on item">42 s</td>' in sample.text
+    session_id = next(t.session_id for t in tasks.values() if t.token == token)
+    side_by_side = await senior.get(f"/senior/disagreements/{session_id}/risk_assessment")
+    assert "anna · 42 s" in side_by_side.text
     assert "By anna" in review.text and "user:anna" not in review.text
     assert "Test packet:" in review.text and "Must not" in review.text
 

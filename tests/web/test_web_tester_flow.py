@@ -184,7 +184,7 @@ async def test_the_end_of_session_summary_tells_testers_their_own_account_and_pr
     page = (await red.get(f"/tester/a/{token}/summary")).text
     assert "in 2 messages" in page
     assert "Did you get the assistant to reveal something from a later episode?" in page
-    assert "<dd>partly</dd>" in page and "Role-play made it drop its guard." in page
+    assert "<dd>Partly</dd>" in page and "Role-play made it drop its guard." in page
     assert "<strong>1 of 2</strong> sessions completed" in page
     for name, spec in APPLICATIONS.items():  # the application stays unnamed
         assert name not in page and spec not in page

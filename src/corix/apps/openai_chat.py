@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from corix.apps.base import Application, AppReply, AppSession
-from corix.apps.specs import ADAPTERS, AdapterSpec
+from corix.apps.specs import AdapterSpec
+from corix.errors import CorixError
 from corix.llm import (
     ChatMessage,
     ChatRequest,
@@ -78,7 +79,7 @@ class OpenAIChatApplication(Application):
         self.client = client or LLMClient(endpoint)
 
     async def open(self, auth: Mapping[str, Any] | None = None) -> None:
-        """Credentials come from the endpoint's ``api_key_env``; ``auth`` is not used."""
+        """Credentials come from the endpoint's ``key_env``; ``auth`` is not used."""
 
     async def version(self) -> str:
         return self.model
@@ -100,28 +101,40 @@ def _optional_float(value: Any) -> float | None:
     return None if value in (None, "") else float(value)
 
 
-@ADAPTERS.register("openai")
-def _openai(spec: AdapterSpec) -> Application:
+def _headers(value: Any) -> dict[str, str]:
+    """Extra request headers from a plan's ``options: {headers: {Name: value}}``."""
+    if value in (None, ""):
+        return {}
+    if not isinstance(value, dict):
+        raise CorixError("option 'headers' must map header names to values")
+    return {str(name): str(text) for name, text in value.items()}
+
+
+def openai_adapter(spec: AdapterSpec) -> Application:
     options = spec.options
     model = str(options.get("model", ""))
     endpoint = EndpointConfig(
         name=str(options.get("name", spec.target)),
         base_url=spec.target,
         model=model,
-        api_key_env=options.get("key_env"),
+        key_env=options.get("key_env"),
         max_concurrency=int(options.get("concurrency", 64)),
         timeout_s=float(options.get("timeout", 60)),
         max_retries=int(options.get("retries", 4)),
+        retry_after_max_s=float(options.get("retry_after_max", 120)),
+        call_deadline_s=_optional_float(options.get("call_deadline")),
         key_header=options.get("key_header"),
         requests_per_minute=_optional_float(options.get("rpm")),
         tokens_per_minute=_optional_float(options.get("tpm")),
         price_per_1k_prompt=_optional_float(options.get("price_prompt")),
         price_per_1k_completion=_optional_float(options.get("price_completion")),
+        headers=_headers(options.get("headers")),
     )
     max_tokens = options.get("max_tokens")
     seed = options.get("seed")
     return OpenAIChatApplication(
         endpoint,
+        client=LLMClient(endpoint, cache=spec.cache),
         model=model,
         system_prompt=options.get("system"),
         temperature=_optional_float(options.get("temperature")),

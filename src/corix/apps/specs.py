@@ -9,12 +9,13 @@ Plan files may add an ``options`` mapping, merged over the spec's query options.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qsl
 
 from corix.apps.base import Application
 from corix.errors import CorixError
+from corix.llm import ResponseCache
 from corix.registry import Registry
 
 
@@ -23,6 +24,8 @@ class AdapterSpec:
     kind: str
     target: str
     options: dict[str, Any] = field(default_factory=dict)
+    cache: ResponseCache | None = field(default=None, compare=False)
+    """The response cache of the run, for adapters whose calls go through the client layer."""
 
     @classmethod
     def parse(cls, spec: str, options: Mapping[str, Any] | None = None) -> AdapterSpec:
@@ -46,7 +49,12 @@ AdapterFactory = Callable[[AdapterSpec], Application]
 ADAPTERS: Registry[AdapterFactory] = Registry("adapter kind")
 
 
-def build_application(spec: str, options: Mapping[str, Any] | None = None) -> Application:
-    """Make the application named by ``spec``; unknown kinds list the known ones."""
-    parsed = AdapterSpec.parse(spec, options)
+def build_application(
+    spec: str, options: Mapping[str, Any] | None = None, *, cache: ResponseCache | None = None
+) -> Application:
+    """Make the application named by ``spec``; unknown kinds list the known ones.
+
+    ``cache`` belongs to the caller, who closes it after the application.
+    """
+    parsed = replace(AdapterSpec.parse(spec, options), cache=cache)
     return ADAPTERS.get(parsed.kind)(parsed)

@@ -23,7 +23,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from corix.assessment.annotators import SEVERITY, AnnotatorKind, harm_of
-from corix.assessment.answers import Answer, AnswerValidationError, answer_records, validate_answers
+from corix.assessment.answers import (
+    Answer,
+    AnswerValidationError,
+    answer_records,
+    validate_answers,
+)
 from corix.assessment.harms import HarmPack, builtin_harm_packs
 from corix.assessment.schema import AnnotationSchema, load_builtin_schema
 from corix.config import read_config_text

@@ -9,9 +9,12 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.text import Text
 
-from corix.assessment.annotation_options import AnnotateOptions, ProgressHooks
-from corix.assessment.annotation_summary import AnnotationSummary
-from corix.assessment.runner import annotate_run
+from corix.assessment.annotation_run import (
+    AnnotateOptions,
+    AnnotationSummary,
+    ProgressHooks,
+    annotate_run,
+)
 from corix.cli.common import (
     DbOption,
     JsonOption,
@@ -24,6 +27,7 @@ from corix.cli.common import (
     wrapping_table,
 )
 from corix.cli.exit_codes import ExitCode
+from corix.cli.runs import executor_settings
 from corix.llm import EndpointConfig, ResponseCache
 from corix.llm.mock_model import MOCK_MODEL_NAME
 
@@ -57,7 +61,7 @@ def _endpoint(
             "name": "annotator",
             "base_url": url,
             "model": model,
-            "api_key_env": key_env,
+            "key_env": key_env,
             "max_concurrency": concurrency,
             **{field: value for field, value in settings.items() if value is not None},
         }
@@ -80,6 +84,15 @@ def annotate_command(
     min_repeats: Annotated[
         int, typer.Option(min=1, help="Runs every item gets before --adaptive may stop it.")
     ] = 2,
+    max_flip_rate: Annotated[
+        float,
+        typer.Option(
+            "--max-flip-rate",
+            min=0.0,
+            max=0.49,
+            help="With --adaptive, also stop an item whose flip rate is at most this.",
+        ),
+    ] = 0.0,
     categories: Annotated[
         list[str] | None,
         typer.Option("--categories", help="Schema categories to ask (comma-separated)."),
@@ -128,6 +141,21 @@ def annotate_command(
     rpm: Annotated[
         float | None, typer.Option("--rpm", min=0.001, help="Requests per minute at most.")
     ] = None,
+    retry_after_max: Annotated[
+        float | None,
+        typer.Option(
+            "--retry-after-max",
+            min=0,
+            help="Longest Retry-After honoured, in seconds (default 120); a longer one fails "
+            "the call.",
+        ),
+    ] = None,
+    call_deadline: Annotated[
+        float | None,
+        typer.Option(
+            "--call-deadline", min=0.1, help="Seconds one call may take with all its retries."
+        ),
+    ] = None,
     key_header: Annotated[
         str | None,
         typer.Option("--key-header", help="Send the key in this header (Azure: api-key)."),
@@ -135,6 +163,17 @@ def annotate_command(
     allow_failures: Annotated[
         bool, typer.Option("--allow-failures", help="Exit 0 even when some passes failed.")
     ] = False,
+    executor: Annotated[
+        str, typer.Option("--executor", help="local (default) or ray (needs the ray extra).")
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", help="An existing Ray cluster; default: start one here."),
+    ] = None,
+    ray_workers: Annotated[
+        int | None,
+        typer.Option("--ray-workers", min=1, help="Ray worker processes (default: one per CPU)."),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -150,9 +189,14 @@ def annotate_command(
         "max_tokens": max_tokens,
         "structured_output": structured_output,
         "requests_per_minute": rpm,
+        "retry_after_max_s": retry_after_max,
+        "call_deadline_s": call_deadline,
         "key_header": key_header,
     }
     config = _endpoint(endpoint, endpoint_url, model, key_env, concurrency, settings)
+    spread = executor_settings(executor, ray_address, ray_workers)
+    if spread.kind == "ray" and cache is not None:
+        raise fail("--cache is a file of this machine: it cannot be shared by Ray workers")
     if config is not None and not annotator.startswith("llm"):
         raise fail(f"the '{annotator}' annotator runs offline and takes no endpoint")
     options = AnnotateOptions(
@@ -160,6 +204,7 @@ def annotate_command(
         repeats=repeats,
         adaptive=adaptive,
         min_repeats=min_repeats,
+        max_flip_rate=max_flip_rate,
         categories=split_names(categories),
         harms=split_names(harms),
         concurrency=concurrency,
@@ -185,18 +230,30 @@ def annotate_command(
 
     with database(db) as database_:
         response_cache = ResponseCache(cache) if cache is not None else None
+        hooks = ProgressHooks(on_planned=planned, on_session_done=lambda: progress.advance(task))
         try:
-            summary = annotate_run(
-                database_,
-                run,
-                annotator,
-                options=options,
-                endpoint=config,
-                cache=response_cache,
-                progress=ProgressHooks(
-                    on_planned=planned, on_session_done=lambda: progress.advance(task)
-                ),
-            )
+            if spread.kind == "ray":
+                from corix.assessment.annotation_run.on_ray import annotate_run_on_ray
+
+                summary = annotate_run_on_ray(
+                    database_,
+                    run,
+                    annotator,
+                    options=options,
+                    endpoint=config,
+                    settings=spread,
+                    progress=hooks,
+                )
+            else:
+                summary = annotate_run(
+                    database_,
+                    run,
+                    annotator,
+                    options=options,
+                    endpoint=config,
+                    cache=response_cache,
+                    progress=hooks,
+                )
         finally:
             if progress.live.is_started:
                 progress.stop()

@@ -40,7 +40,7 @@ def _shown(value: str | float | None) -> str:
     return f"{value:g}" if isinstance(value, float) else value
 
 
-def _answerswrapping_table(
+def _answers_table(
     title: str, passes: list[StoredPass], turn: int | None, *, with_category: bool
 ) -> Table | None:
     table = wrapping_table(
@@ -102,7 +102,7 @@ def annotations_show(
         console.print(Text("user: ", style="bold") + Text(turn.user_text))
         reply = turn.response_text if turn.error is None else f"[failed] {turn.error}"
         console.print(Text("application: ", style="bold") + Text(reply or ""))
-        table = _answerswrapping_table("", passes, position, with_category=True)
+        table = _answers_table("", passes, position, with_category=True)
         if table is not None:
             console.print(table)
     console.rule("dialogue")
@@ -110,7 +110,7 @@ def annotations_show(
     for stored in passes:
         by_category[stored.category].append(stored)
     for category, category_passes in sorted(by_category.items()):
-        table = _answerswrapping_table(category, category_passes, None, with_category=False)
+        table = _answers_table(category, category_passes, None, with_category=False)
         if table is not None:
             console.print(table)
     if not passes:

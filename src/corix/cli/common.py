@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
@@ -39,10 +40,66 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable
 RunArgument = Annotated[str, typer.Argument(help="Run id.")]
 
 
+_UNBOUNDED = 10_000
+
+
+class FittingTable(Table):
+    """A table whose cells wrap between words, never inside one.
+
+    Each column gets at least its longest word; the width left over goes to the columns
+    with the most text. When even that does not fit the terminal (an 80-column one, say),
+    each row is printed as a block of ``column: value`` lines instead, so every id, name
+    and number stays whole and readable.
+    """
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # Measured without the terminal's limit: the narrowest and widest the table can be.
+        unbounded = options.update_width(_UNBOUNDED)
+        table = Measurement.get(console, unbounded, self)
+        if table.minimum > options.max_width:
+            yield from self._blocks()
+            return
+        if table.maximum <= options.max_width:
+            yield from super().__rich_console__(console, options)
+            return
+        ranges = [self._column_range(console, unbounded, column) for column in self.columns]
+        spare = options.max_width - table.minimum
+        growth = [high - low for low, high in ranges]
+        total = sum(growth) or 1
+        saved = [column.width for column in self.columns]
+        for column, (low, _high), grow in zip(self.columns, ranges, growth, strict=True):
+            column.width = low + spare * grow // total
+        try:
+            yield from super().__rich_console__(console, options)
+        finally:
+            for column, width in zip(self.columns, saved, strict=True):
+                column.width = width
+
+    @staticmethod
+    def _column_range(console: Console, options: ConsoleOptions, column: Column) -> tuple[int, int]:
+        cells = [column.header, *column.cells]
+        found = [Measurement.get(console, options, cell) for cell in cells]
+        return max(m.minimum for m in found), max(m.maximum for m in found)
+
+    def _blocks(self) -> RenderResult:
+        if self.title:
+            yield Text(str(self.title), style="bold")
+        headers = [str(column.header) for column in self.columns]
+        cells = [list(column.cells) for column in self.columns]
+        for row in range(self.row_count):
+            block = Table.grid(padding=(0, 1))
+            block.add_column(style="dim", no_wrap=True)
+            block.add_column(overflow="fold")
+            for header, column in zip(headers, cells, strict=True):
+                block.add_row(header, column[row])
+            yield block
+            yield Text("")
+
+
 def wrapping_table(*headers: str, title: str | None = None) -> Table:
     """A table whose cells wrap rather than cut: ids and names must stay readable whole."""
     columns = [Column(header=Text(header), overflow="fold") for header in headers]
-    return Table(*columns, title=title, title_justify="left")
+    return FittingTable(*columns, title=title, title_justify="left")
 
 
 def split_names(values: Sequence[str] | None) -> tuple[str, ...] | None:

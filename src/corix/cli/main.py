@@ -19,6 +19,7 @@ from corix.cli.import_cmd import import_command
 from corix.cli.mock_cmd import mock_server_command
 from corix.cli.packs_cmds import packs_app
 from corix.cli.personas_cmd import personas_command
+from corix.cli.release_cmd import release_command
 from corix.cli.report_cmds import report_command, tree_app
 from corix.cli.runs import export_command, run_command, runs_app, sessions_app
 from corix.cli.web_cmds import serve_command, users_app
@@ -64,6 +65,7 @@ app.command("defects")(defects_command)
 app.command("gate")(gate_command)
 app.command("agreement")(agreement_command)
 app.command("report")(report_command)
+app.command("release")(release_command)
 app.command("personas")(personas_command)
 app.command("serve")(serve_command)
 app.command("mock-server")(mock_server_command)

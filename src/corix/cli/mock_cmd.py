@@ -31,6 +31,15 @@ def mock_server_command(
         float,
         typer.Option("--fail-malformed", min=0.0, max=1.0, help="Share answered with broken JSON."),
     ] = 0.0,
+    judge_noise: Annotated[
+        float,
+        typer.Option(
+            "--judge-noise",
+            min=0.0,
+            max=1.0,
+            help="Share of seeds whose JSON answer is a fresh draw (1: every seed; 0: none).",
+        ),
+    ] = 1.0,
     retry_after: Annotated[
         float, typer.Option("--retry-after", min=0.0, help="Retry-After seconds on 429.")
     ] = 1.0,
@@ -46,6 +55,7 @@ def mock_server_command(
             fail_timeout=fail_timeout,
             fail_malformed=fail_malformed,
             retry_after_s=retry_after,
+            judge_noise=judge_noise,
         )
     except ValidationError as exc:
         raise fail("; ".join(error["msg"] for error in exc.errors())) from None

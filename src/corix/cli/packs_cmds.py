@@ -6,13 +6,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from corix.cli.common import JsonOption, console, print_json
+from corix.cli.common import JsonOption, console, print_json, wrapping_table
 from corix.scenarios import (
     PACK_FOLDERS,
     expand_model_tests,
-    list_builtin_packs,
     load_pack,
     resolve_pack,
     validate_pack,
@@ -25,12 +23,12 @@ packs_app = typer.Typer(help="Scenario packs.", no_args_is_help=True)
 
 @packs_app.command("list")
 def packs_list(as_json: JsonOption = False) -> None:
-    """The built-in scenario packs."""
-    packs = [resolve_pack(name) for name in list_builtin_packs()]
+    """The registered scenario packs: corix's own and any plugin's."""
+    packs = [resolve_pack(name) for name in PACK_FOLDERS.names()]
     if as_json:
         print_json([{"name": p.name, "version": p.version, "title": p.title} for p in packs])
         return
-    table = Table("pack", "version", "title", "risk", "model tests")
+    table = wrapping_table("pack", "version", "title", "risk", "model tests")
     for pack in packs:
         table.add_row(
             pack.name, pack.version, pack.title, pack.risk, str(len(expand_model_tests(pack, 0)))

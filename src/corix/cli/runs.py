@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import importlib.util
 import time
 from pathlib import Path
 from typing import Annotated
@@ -24,18 +26,22 @@ from corix.cli.common import (
     wrapping_table,
 )
 from corix.cli.exit_codes import ExitCode
+from corix.execution import PreflightError, RunResult, execute_plan, preflight
+from corix.execution.executor_settings import ExecutorSettings, build_executor
 from corix.execution.plan import Plan, PlanFile, load_plan_file
 from corix.execution.run_status import RunStatus
 from corix.measurement.core import measure
 from corix.measurement.run_comparison import compare_rates, compare_trees
+from corix.report.dataset_card import write_dataset_card
 from corix.report.export import export_jsonl
 from corix.report.export_parquet import csv_tables_to_parquet
-from corix.report.export_tables import export_tables
+from corix.report.export_tables import TABLES, export_tables
 from corix.report.transcripts import render_transcript
 from corix.storage import Database, Repository
+from corix.storage.measured import series_runs
 from corix.storage.run_records import delete_run, set_run_status_if
-from corix.testing.preflight import PreflightError, preflight
-from corix.testing.runner import RunResult, execute_plan
+
+EXPORT_FORMATS = ("jsonl", "csv", "parquet", "hf")
 
 runs_app = typer.Typer(help="List and inspect runs.", no_args_is_help=True)
 sessions_app = typer.Typer(help="Inspect sessions.", no_args_is_help=True)
@@ -94,7 +100,11 @@ class BarProgress:
 
 
 def run_with_progress(
-    plan: Plan | PlanFile, db: Database, *, resume_run: str | None = None
+    plan: Plan | PlanFile,
+    db: Database,
+    *,
+    resume_run: str | None = None,
+    executor: ExecutorSettings | None = None,
 ) -> RunResult:
     """Run with a progress bar, or plain progress lines when not on a terminal."""
     tracker = BarProgress() if console.is_terminal else LineProgress()
@@ -107,6 +117,7 @@ def run_with_progress(
                 on_planned=tracker.planned,
                 on_session_done=lambda _item: tracker.advance(),
                 handle_signals=True,
+                executor=build_executor(executor or ExecutorSettings()),
             )
         )
     finally:
@@ -145,8 +156,16 @@ def print_summary(result: RunResult) -> None:
     if stats.get("failed_sessions"):
         console.print(
             f"[yellow]{stats['failed_sessions']} session(s) ended on an application or "
-            "simulator error; each stores its reason (`corix sessions show`).[/]"
+            "simulator error or lost a record to the database; each stores its reason "
+            "(`corix sessions show`).[/]"
         )
+    if stats.get("missing_sessions"):
+        console.print(
+            f"[yellow]{stats['missing_sessions']} session(s) were refused by the database; "
+            f"`corix run --resume {result.run_id}` redoes them.[/]"
+        )
+    for refusal in stats.get("refused_records", [])[:5]:
+        print_error(f"the database refused {refusal}")
     if result.status is RunStatus.INTERRUPTED:
         console.print(f"interrupted: `corix run --resume {result.run_id}` finishes it")
 
@@ -179,14 +198,39 @@ def run_command(
             "--allow-failures", help="Exit 0 even when some sessions failed (not when all did)."
         ),
     ] = False,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache",
+            help="SQLite file caching model replies (applications and simulated users) "
+            "across runs; overrides the plan's cache.",
+        ),
+    ] = None,
+    executor: Annotated[
+        str, typer.Option("--executor", help="local (default) or ray (needs the ray extra).")
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", help="An existing Ray cluster; default: start one here."),
+    ] = None,
+    ray_workers: Annotated[
+        int | None,
+        typer.Option("--ray-workers", min=1, help="Ray worker processes (default: one per CPU)."),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
+    settings = executor_settings(executor, ray_address, ray_workers)
     if (plan is None) == (resume is None):
         raise fail("give either a PLAN file or --resume RUN")
     if check and plan is None:
         raise fail("--check needs a PLAN file")
+    if cache is not None and resume is not None:
+        raise fail("--resume uses the run's own cache; --cache goes with a PLAN file")
     source = load_plan_file(plan) if plan is not None else None
+    if source is not None and cache is not None:
+        cached = source.plan.model_copy(update={"cache": str(cache.resolve())})
+        source = dataclasses.replace(source, plan=cached)
     try:
         if check and source is not None:
             checked = asyncio.run(preflight(source))
@@ -198,11 +242,17 @@ def run_command(
             return
         with database(db) as database_:
             if source is not None:
-                result = run_with_progress(source, database_)
+                _refuse_cache_on_ray(settings, source.plan)
+                result = run_with_progress(source, database_, executor=settings)
             else:
                 stored = Repository(database_).get_run(str(resume))
+                stored_plan = Plan.model_validate(stored.plan)
+                _refuse_cache_on_ray(settings, stored_plan)
                 result = run_with_progress(
-                    PlanFile(Plan.model_validate(stored.plan)), database_, resume_run=stored.id
+                    PlanFile(stored_plan),
+                    database_,
+                    resume_run=stored.id,
+                    executor=settings,
                 )
     except PreflightError as exc:
         for problem in exc.problems:
@@ -211,6 +261,27 @@ def run_command(
     code = run_exit_code(result.status, allow_failures=allow_failures)
     if code is not ExitCode.OK:
         raise typer.Exit(code)
+
+
+def _refuse_cache_on_ray(settings: ExecutorSettings, plan: Plan) -> None:
+    # Ray workers open their own applications; a cache file on this machine is not theirs.
+    if settings.kind == "ray" and plan.cache:
+        raise fail("a response cache is a file on this machine; --executor ray runs without one")
+
+
+def executor_settings(
+    kind: str, ray_address: str | None, ray_workers: int | None
+) -> ExecutorSettings:
+    """The executor asked for on the command line; a usage error when it cannot run."""
+    if kind not in ("local", "ray"):
+        raise fail(f"unknown executor '{kind}'; known: local, ray")
+    if kind == "local" and (ray_address is not None or ray_workers is not None):
+        raise fail("--ray-address and --ray-workers need --executor ray")
+    if kind == "ray" and importlib.util.find_spec("ray") is None:
+        raise fail("--executor ray needs Ray: pip install 'corix[ray]'")
+    return ExecutorSettings.model_validate(
+        {"kind": kind, "ray_address": ray_address, "ray_workers": ray_workers}
+    )
 
 
 @runs_app.command("cancel")
@@ -276,10 +347,7 @@ def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
             ]
         )
         return
-    table = Table()
-    table.add_column("run", no_wrap=True)
-    for column in ("name", "status", "sessions", "error turns", "created"):
-        table.add_column(column)
+    table = wrapping_table("run", "name", "status", "sessions", "error turns", "created")
     for r in rows:
         table.add_row(
             r.id,
@@ -454,43 +522,63 @@ def sessions_show(
 
 
 def export_command(
-    run: Annotated[str, typer.Argument(help="Run id.")],
+    run: Annotated[str | None, typer.Argument(help="Run id (or --series NAME).")] = None,
+    series: Annotated[
+        str | None, typer.Option("--series", help="Export every run of this series.")
+    ] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", help="jsonl (one line per session) or csv (a folder).")
+        str,
+        typer.Option(
+            "--format",
+            help="jsonl (one line per session), csv, parquet or hf (a folder of tables; hf "
+            "loads with Hugging Face datasets).",
+        ),
     ] = "jsonl",
     db: DbOption = None,
 ) -> None:
-    """Export a run: JSON lines of sessions with turns and provenance, or CSV tables of
-    sessions, turns, questionnaire answers, annotation passes, settled labels (with their
+    """Export a run or a series: JSON lines of sessions with turns and provenance, or tables
+    of sessions, turns, questionnaire answers, annotation passes, settled labels (with their
     measurement specification) and resolutions."""
-    if fmt not in ("jsonl", "csv", "parquet"):
-        raise fail(f"unknown format '{fmt}'; known: jsonl, csv, parquet")
-    if fmt in ("csv", "parquet") and output is None:
+    if fmt not in EXPORT_FORMATS:
+        raise fail(f"unknown format '{fmt}'; known: {', '.join(EXPORT_FORMATS)}")
+    if (run is None) == (series is None):
+        raise fail("give a run id or --series NAME (one of them)")
+    if fmt != "jsonl" and output is None:
         raise fail(f"--format {fmt} writes a folder of tables: give --output DIR")
     with database(db) as database_:
         repo = Repository(database_)
-        repo.get_run(run)
-        if fmt in ("csv", "parquet"):
+        if run is not None:
+            repo.get_run(run)
+        run_ids = [run] if run is not None else series_runs(database_, str(series))
+        if not run_ids:
+            raise fail(f"no evaluation series named '{series}' with runs")
+        if fmt != "jsonl":
             assert output is not None  # checked above
-            counts = export_tables(repo, run, measure(database_, [run]), output)
+            counts = export_tables(repo, measure(database_, run_ids), output)
             if fmt == "parquet":
                 csv_tables_to_parquet(output)
+            if fmt == "hf":
+                what = f"series {series}" if series else f"run {run}"
+                write_dataset_card(
+                    output, TABLES, counts, f"# corix export of {what}\n", default="sessions"
+                )
             console.print(
                 f"wrote {', '.join(f'{n} rows to {name}' for name, n in counts.items())} "
                 f"in {output}",
                 soft_wrap=True,
             )
             return
+        lines = (line for run_id in run_ids for line in export_jsonl(repo, run_id))
         if output is None:
-            for line in export_jsonl(repo, run):
+            for line in lines:
                 typer.echo(line)
             return
         with output.open("w", encoding="utf-8") as handle:
             count = 0
-            for line in export_jsonl(repo, run):
+            for line in lines:
                 handle.write(line + "\n")
                 count += 1
     console.print(f"wrote {count} sessions to {output}")

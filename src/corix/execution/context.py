@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from corix.apps.base import Application
 from corix.registry import Registry
-from corix.storage import RecordWriter
+from corix.storage.sinks import RecordSink
 
 if TYPE_CHECKING:
     from corix.execution.plan import LevelSettings, Plan
@@ -37,7 +37,7 @@ class RunContext:
     plan: Plan
     applications: dict[str, OpenedApplication]
     packs: dict[str, ScenarioPack]
-    writer: RecordWriter
+    writer: RecordSink
     simulators: dict[str, LLMClient] = field(default_factory=dict)
     on_session_done: Callable[[WorkItem], None] | None = None
 

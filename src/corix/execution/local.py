@@ -25,6 +25,9 @@ class LocalExecutor:
         async def worker() -> None:
             for item in iterator:  # shared iterator: each item is taken exactly once
                 await handler(item)
+                # A handler that never waits (an in-process application) would otherwise
+                # run every item in one go, starving the writer of its turn to commit.
+                await asyncio.sleep(0)
 
         async with asyncio.TaskGroup() as group:
             for _ in range(self.concurrency):

@@ -14,7 +14,7 @@ from corix.llm.endpoint import EndpointConfig
 from corix.llm.errors import ModelCallError, TransportError
 from corix.llm.http_transport import OpenAIHTTPTransport
 from corix.llm.models import ChatRequest, ChatResponse
-from corix.llm.rate_limit import RateLimiter
+from corix.llm.rate_limit import limiter_for
 from corix.llm.scripted import ScriptedTransport
 from corix.llm.structured import (
     StructuredMode,
@@ -59,7 +59,7 @@ class LLMClient:
         self._owns_transport = transport is None
         self._transport = transport if transport is not None else _default_transport(endpoint)
         self._slots = asyncio.Semaphore(endpoint.max_concurrency)
-        self._limiter = RateLimiter(endpoint.requests_per_minute, endpoint.tokens_per_minute)
+        self._limiter = limiter_for(endpoint)
         self._rng = random.Random()
         chosen = endpoint.structured_output
         self.structured_mode: StructuredMode = "json_schema" if chosen == "auto" else chosen
@@ -71,6 +71,8 @@ class LLMClient:
             request = request.model_copy(update={"model": self.endpoint.model})
         if request.max_tokens is None and self.endpoint.max_tokens is not None:
             request = request.model_copy(update={"max_tokens": self.endpoint.max_tokens})
+        if request.temperature is None and self.endpoint.temperature is not None:
+            request = request.model_copy(update={"temperature": self.endpoint.temperature})
         key = None
         if self._cache is not None:
             started = time.perf_counter()

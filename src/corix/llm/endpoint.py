@@ -3,31 +3,38 @@
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+MOCK_BASE_URL = "mock"
+"""``base_url: mock`` is short for ``transport: mock`` (how plans name the offline model)."""
 
 
 class EndpointConfig(BaseModel):
     """One model endpoint: its address, default model, limits, retry policy and prices.
 
-    The API key is never part of the configuration: ``api_key_env`` names the
-    environment variable that holds it, read at call time. ``transport: mock`` answers
-    from the built-in deterministic mock model without any network, which is how corix
-    runs offline.
+    The one endpoint model, whoever calls it: an LLM annotator, a simulated user in a plan
+    (``levels.*.simulator``), an ``openai:`` or ``http:`` application. The API key is never
+    part of the configuration: ``key_env`` names the environment variable that holds it,
+    read at call time. ``transport: mock`` answers from the built-in deterministic mock
+    model without any network, which is how corix runs offline.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(min_length=1)
+    name: str = ""
+    """What usage and logs call the endpoint; a plan's simulators are ``simulator:LEVEL``."""
     transport: Literal["openai", "mock"] = "openai"
     base_url: str = ""
     model: str = Field(min_length=1)
-    api_key_env: str | None = None
+    key_env: str | None = None
     key_header: str | None = None
     """Send the key as this header, as is (Azure OpenAI: ``api-key``), not as a Bearer token."""
     max_tokens: int | None = Field(default=None, ge=1)
     """The reply length asked for when a request names none."""
+    temperature: float | None = Field(default=None, ge=0)
+    """The sampling temperature asked for when a request names none."""
     max_concurrency: int = Field(default=8, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
@@ -47,6 +54,13 @@ class EndpointConfig(BaseModel):
     price_per_1k_completion: float | None = Field(default=None, ge=0)
     headers: dict[str, str] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _mock_base_url(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("base_url") == MOCK_BASE_URL:
+            return {**data, "base_url": "", "transport": "mock"}
+        return data
+
     @field_validator("base_url")
     @classmethod
     def _strip_trailing_slash(cls, base_url: str) -> str:
@@ -61,9 +75,9 @@ class EndpointConfig(BaseModel):
 
     def api_key(self) -> str | None:
         """The key from the environment, or ``None`` if the endpoint needs none."""
-        if self.api_key_env is None:
+        if self.key_env is None:
             return None
-        return os.environ.get(self.api_key_env)
+        return os.environ.get(self.key_env)
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         """Cost of the tokens at this endpoint's prices; unpriced tokens cost nothing."""

@@ -5,7 +5,10 @@ valid instance of that schema, and any other request gets a short text naming th
 user message — leaving out a quoted ``<assistant_reply>`` block, the data a simulated
 user is shown, so that a mock user answers the request instead of echoing the reply.
 Both are drawn from the request's digest, so changing the seed (or any other part of the
-request) changes the reply. A script overrides this: either a
+request) changes the reply. ``judge_noise`` makes a JSON reply a noisy judge's instead: a
+share ``1 - judge_noise`` of seeds give the request's one settled answer (drawn from the
+request without its seed), the rest a fresh draw of their own; 1 (the default) draws every
+seed afresh, 0 answers the same whatever the seed. A script overrides this: either a
 callable ``(ChatRequest) -> str`` or a list of canned replies consumed in order.
 """
 
@@ -32,8 +35,17 @@ _SNIPPET_CHARS = 80
 class MockModel:
     """Answers chat requests deterministically; see the module docstring for the rules."""
 
-    def __init__(self, script: Script | None = None, *, name: str = MOCK_MODEL_NAME) -> None:
+    def __init__(
+        self,
+        script: Script | None = None,
+        *,
+        name: str = MOCK_MODEL_NAME,
+        judge_noise: float = 1.0,
+    ) -> None:
+        if not 0.0 <= judge_noise <= 1.0:
+            raise ValueError(f"judge_noise is a share from 0 to 1, got {judge_noise}")
         self.name = name
+        self.judge_noise = judge_noise
         self._script = script
         self._next_canned = 0
 
@@ -57,6 +69,10 @@ class MockModel:
             schema = _schema_in_prompt(request)
         if schema is not None:
             rng = random.Random(int(digest[:16], 16))
+            if self.judge_noise < 1.0 and rng.random() >= self.judge_noise:
+                # This seed gives the settled answer (the default consumes no draw).
+                settled = request_digest(request.model_copy(update={"seed": None}))
+                rng = random.Random(int(settled[:16], 16))
             return json.dumps(instance_of(schema, rng), ensure_ascii=False)
         if format_.get("type") == "json_object":
             return json.dumps({"reply": _text_reply(request, digest)}, ensure_ascii=False)

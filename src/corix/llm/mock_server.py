@@ -2,8 +2,8 @@
 
 It answers ``POST /v1/chat/completions`` (and ``/chat/completions``) with usage counts,
 ``GET /v1/models``, and ``GET /mock/stats`` (requests seen, requests in flight and the
-most ever in flight, faults injected) so that tests can observe the client from the
-server's side. It does the least work per request, since in benchmarks it shares the
+most ever in flight, faults injected, requests per second) so that tests can observe the
+client from the server's side. It does the least work per request, since in benchmarks it shares the
 machine with the client it measures.
 
 Faults are deterministic: request number ``n`` (from 0) gets the fault whose band of
@@ -62,6 +62,8 @@ class MockServerConfig(BaseModel):
     retry_after_s: float = Field(default=1.0, ge=0)
     hang_s: float = Field(default=300.0, ge=0)
     model_name: str = MOCK_MODEL_NAME
+    judge_noise: float = Field(default=1.0, ge=0, le=1)
+    """Share of seeds whose JSON reply is a fresh draw, not the request's settled answer."""
     refuse_json_schema: bool = False
     """Answer a ``json_schema`` response format as llama-cpp-python's server does: HTTP 500
     with a validation error (it accepts ``text`` and ``json_object`` only)."""
@@ -115,6 +117,9 @@ class _ServerState:
     max_in_flight: int = 0
     injected: dict[str, int] = field(default_factory=lambda: {f.value: 0 for f in Fault})
     serial: asyncio.Lock = field(default_factory=asyncio.Lock)
+    started: float = field(default_factory=time.monotonic)
+    per_second: dict[int, int] = field(default_factory=dict)
+    """Requests that arrived in each whole second since the server started."""
 
 
 _STATE = web.AppKey("state", _ServerState)
@@ -126,7 +131,7 @@ def build_mock_app(config: MockServerConfig | None = None) -> web.Application:
     app = web.Application()
     app[_STATE] = _ServerState(
         config=config,
-        model=MockModel(name=config.model_name),
+        model=MockModel(name=config.model_name, judge_noise=config.judge_noise),
         faults=FaultPlan(config.fault_rates()),
     )
     app.router.add_post("/v1/chat/completions", _chat_completions)
@@ -208,6 +213,8 @@ async def _chat_completions(request: web.Request) -> web.Response:
     state = request.app[_STATE]
     number = state.requests
     state.requests += 1
+    second = int(time.monotonic() - state.started)
+    state.per_second[second] = state.per_second.get(second, 0) + 1
     state.in_flight += 1
     state.max_in_flight = max(state.max_in_flight, state.in_flight)
     try:
@@ -320,6 +327,7 @@ async def _stats(request: web.Request) -> web.Response:
             "in_flight": state.in_flight,
             "max_in_flight": state.max_in_flight,
             "faults": state.injected,
+            "per_second": state.per_second,
         }
     )
 

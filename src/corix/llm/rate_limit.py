@@ -5,13 +5,22 @@ until the debt is repaid. Every waiter so gets its own slot in arrival order wit
 single sleep: no lock, no polling, and a call bigger than the bucket still goes through
 (it just waits longer). Buckets hold one second's allowance, so a per-minute quota is
 spread evenly instead of being spent in a burst at the start of each minute.
+
+Each client takes its limiter from :func:`limiter_for`: an in-process
+:class:`RateLimiter`, unless the caller installed another kind with
+:func:`shared_limits` (the Ray executor shares one budget per endpoint across workers).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from typing import Protocol
+
+from corix.llm.endpoint import EndpointConfig
 
 Clock = Callable[[], float]
 BURST_SECONDS = 1.0
@@ -104,3 +113,38 @@ def _bucket_per_minute(
         return None
     rate = per_minute / 60.0
     return TokenBucket(rate, max(min_capacity, rate * BURST_SECONDS), clock=clock)
+
+
+class Limiter(Protocol):
+    """What a client needs of a rate limiter: a slot per request, and the real usage after."""
+
+    async def acquire(self, tokens: int) -> None: ...
+
+    def settle(self, estimated_tokens: int, actual_tokens: int) -> None: ...
+
+
+LimiterFactory = Callable[[EndpointConfig], Limiter]
+
+_shared: ContextVar[LimiterFactory | None] = ContextVar("corix_shared_limits", default=None)
+
+
+def limiter_for(endpoint: EndpointConfig) -> Limiter:
+    """The limiter of a client opened now on ``endpoint``."""
+    factory = _shared.get()
+    if factory is not None and _is_limited(endpoint):
+        return factory(endpoint)
+    return RateLimiter(endpoint.requests_per_minute, endpoint.tokens_per_minute)
+
+
+@contextlib.contextmanager
+def shared_limits(factory: LimiterFactory) -> Iterator[None]:
+    """Clients opened inside this block on a rate-limited endpoint use ``factory``'s limiter."""
+    token = _shared.set(factory)
+    try:
+        yield
+    finally:
+        _shared.reset(token)
+
+
+def _is_limited(endpoint: EndpointConfig) -> bool:
+    return endpoint.requests_per_minute is not None or endpoint.tokens_per_minute is not None

@@ -33,5 +33,10 @@ def group_anchor(application: str, level: str | None = None, scenario: str | Non
     return anchor("g", *parts)
 
 
+def rates_anchor(section: str, application: str) -> str:
+    """An application's first row in a table of rates (``section``: violations or a harm)."""
+    return anchor("r", section, application)
+
+
 def node_anchor(tree: str, application: str, node_id: str) -> str:
     return anchor("n", tree, application, node_id)

@@ -1,197 +1,254 @@
-"""Export of a run as flat CSV tables, one file each, for a team's own pipeline.
+"""A run's (or a series') record as flat tables, for a team's own pipeline and for releases.
 
-``sessions.csv``, ``turns.csv`` and ``questionnaire.csv`` stream from the database in
-batches (memory stays flat); ``passes.csv`` has one row per stored answer with its
-annotator, kind, guideline version, pass, repeat and status; ``settled_labels.csv`` the
-measurement core's settled labels under the specification written beside them in
-``measurement.json``; ``resolutions.csv`` the senior resolutions. Text is written as is
-(CSV quoting makes any reply safe to read back).
+:func:`table_rows` streams rows of six tables, interleaved, each row a mapping of column
+to value: ``sessions`` (with the tester), ``turns``, ``questionnaire`` (with the
+respondent), ``passes`` (one row per stored answer with its annotator, kind, guideline
+version, pass, repeat and status), ``settled_labels`` (the measurement core's settled
+labels, one per annotator, under the specification the export writes beside them) and
+``resolutions``. Sessions, turns, answers and passes stream from the database in batches,
+so memory stays flat however large the record; the CSV, Parquet, dataset-folder and
+release writers all consume the same rows.
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from corix.measurement.core import Measurement
 from corix.storage import Repository
 from corix.storage.annotations import load_passes
 from corix.storage.measured import stored_resolutions
+from corix.storage.people import answers_by_session, usernames
 
 _BATCH = 500
 
-SESSION_COLUMNS = (
-    "session_id", "run_id", "application", "scenario", "level", "source", "status",
-    "end_reason", "end_detail", "persona", "strategy", "first_success_turn", "template",
-    "started_at", "ended_at",
-)  # fmt: skip
-TURN_COLUMNS = (
-    "session_id", "turn", "user_text", "response_text", "error", "latency_ms",
-    "prompt_tokens", "completion_tokens", "finish_reason",
-)  # fmt: skip
-QUESTIONNAIRE_COLUMNS = ("session_id", "item_id", "value", "text")
-PASS_COLUMNS = (
-    "pass_id", "session_id", "category", "annotator", "annotator_kind", "guideline_version",
-    "pass_no", "repeat_no", "status", "error", "question_id", "turn", "value", "reasoning",
-)  # fmt: skip
-LABEL_COLUMNS = (
-    "session_id", "application", "scenario", "level", "annotator", "annotator_kind",
-    "category", "question_id", "turn", "value", "n_values", "tie", "resolved", "settling",
-    "measurement",
-)  # fmt: skip
-RESOLUTION_COLUMNS = ("session_id", "category", "question_id", "turn", "status", "value")
+TABLES: dict[str, tuple[str, ...]] = {
+    "sessions": (
+        "session_id", "run_id", "application", "scenario", "level", "source", "status",
+        "end_reason", "end_detail", "persona", "strategy", "first_success_turn", "template",
+        "tester", "started_at", "ended_at",
+    ),
+    "turns": (
+        "session_id", "turn", "user_text", "response_text", "error", "latency_ms",
+        "prompt_tokens", "completion_tokens", "finish_reason",
+    ),
+    "questionnaire": ("session_id", "respondent", "simulated", "item_id", "value", "text"),
+    "passes": (
+        "pass_id", "session_id", "category", "annotator", "annotator_kind",
+        "guideline_version", "pass_no", "repeat_no", "status", "error", "question_id", "turn",
+        "value", "reasoning",
+    ),
+    "settled_labels": (
+        "session_id", "application", "scenario", "level", "annotator", "annotator_kind",
+        "category", "question_id", "turn", "value", "n_values", "tie", "resolved", "settling",
+        "measurement",
+    ),
+    "resolutions": ("session_id", "category", "question_id", "turn", "status", "value"),
+}  # fmt: skip
+"""Every table and its columns, in the order they are written."""
 
-__all__ = ["export_tables"]
+Row = dict[str, Any]
+
+__all__ = ["TABLES", "CsvTables", "Row", "export_tables", "table_rows", "write_measurement"]
 
 
-def export_tables(
-    repo: Repository, run_id: str, measurement: Measurement, out_dir: Path
-) -> dict[str, int]:
-    """Write every table of ``run_id`` into ``out_dir``; return the rows written per file."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    counts = {
-        "sessions.csv": 0,
-        "turns.csv": 0,
-        "questionnaire.csv": 0,
-    }
-    with (
-        _writer(out_dir / "sessions.csv", SESSION_COLUMNS) as sessions,
-        _writer(out_dir / "turns.csv", TURN_COLUMNS) as turns,
-        _writer(out_dir / "questionnaire.csv", QUESTIONNAIRE_COLUMNS) as answers,
-    ):
+def table_rows(repo: Repository, measurement: Measurement) -> Iterator[tuple[str, Row]]:
+    """``(table, row)`` for every row of the measured runs, streamed."""
+    testers = {d.session_id: d.tester_id for d in measurement.dialogues if d.tester_id}
+    names = usernames(repo.db) if testers or measurement.dialogues else {}
+    for run_id in measurement.run_ids:
         records = repo.iter_sessions(run_id, batch_size=_BATCH)
         while batch := list(islice(records, _BATCH)):
-            questionnaires = repo.questionnaires([record.id for record in batch])
+            ids = [record.id for record in batch]
+            answers = answers_by_session(repo.db, ids, names)
             for record in batch:
-                sessions.writer.writerow(
-                    [
-                        record.id,
-                        record.run_id,
-                        record.application,
-                        record.scenario,
-                        record.level.value,
-                        record.source.value,
-                        record.status.value,
-                        record.end_reason.value if record.end_reason else "",
-                        record.end_detail,
-                        record.persona,
-                        record.strategy,
-                        record.first_success_turn,
-                        record.provenance.template,
-                        record.started_at,
-                        record.ended_at,
-                    ]
+                tester = testers.get(record.id)
+                yield (
+                    "sessions",
+                    {
+                        "session_id": record.id,
+                        "run_id": record.run_id,
+                        "application": record.application,
+                        "scenario": record.scenario,
+                        "level": record.level.value,
+                        "source": record.source.value,
+                        "status": record.status.value,
+                        "end_reason": record.end_reason.value if record.end_reason else None,
+                        "end_detail": record.end_detail,
+                        "persona": record.persona,
+                        "strategy": record.strategy,
+                        "first_success_turn": record.first_success_turn,
+                        "template": record.provenance.template,
+                        "tester": names.get(tester, str(tester)) if tester else None,
+                        "started_at": record.started_at,
+                        "ended_at": record.ended_at,
+                    },
                 )
-                counts["sessions.csv"] += 1
                 for turn in record.turns:
-                    turns.writer.writerow(
-                        [
-                            record.id,
-                            turn.index,
-                            turn.user_text,
-                            turn.response_text,
-                            turn.error,
-                            turn.latency_ms,
-                            turn.prompt_tokens,
-                            turn.completion_tokens,
-                            turn.meta.get("finish_reason"),
-                        ]
+                    yield (
+                        "turns",
+                        {
+                            "session_id": record.id,
+                            "turn": turn.index,
+                            "user_text": turn.user_text,
+                            "response_text": turn.response_text,
+                            "error": turn.error,
+                            "latency_ms": turn.latency_ms,
+                            "prompt_tokens": turn.prompt_tokens,
+                            "completion_tokens": turn.completion_tokens,
+                            "finish_reason": turn.meta.get("finish_reason"),
+                        },
                     )
-                    counts["turns.csv"] += 1
-                for answer in questionnaires.get(record.id, []):
-                    answers.writer.writerow([record.id, answer.item_id, answer.value, answer.text])
-                    counts["questionnaire.csv"] += 1
-    counts["passes.csv"] = _write(out_dir / "passes.csv", PASS_COLUMNS, _pass_rows(repo, run_id))
-    counts["settled_labels.csv"] = _write(
-        out_dir / "settled_labels.csv", LABEL_COLUMNS, _label_rows(measurement)
-    )
-    counts["resolutions.csv"] = _write(
-        out_dir / "resolutions.csv", RESOLUTION_COLUMNS, _resolution_rows(repo, measurement)
-    )
-    document = {"digest": measurement.spec.digest, **measurement.spec.model_dump(mode="json")}
-    (out_dir / "measurement.json").write_text(json.dumps(document, indent=1), encoding="utf-8")
-    return counts
+                for answer in answers.get(record.id, []):
+                    yield (
+                        "questionnaire",
+                        {
+                            "session_id": record.id,
+                            "respondent": answer.respondent,
+                            "simulated": answer.simulated,
+                            "item_id": answer.item_id,
+                            "value": answer.value,
+                            "text": answer.text,
+                        },
+                    )
+            yield from _pass_rows(repo, ids)
+    yield from _label_rows(measurement)
+    yield from _resolution_rows(repo, measurement)
 
 
-class _writer:
-    def __init__(self, path: Path, columns: Sequence[str]) -> None:
-        self._handle = path.open("w", newline="", encoding="utf-8", errors="replace")
-        self.writer = csv.writer(self._handle)
-        self.writer.writerow(columns)
-
-    def __enter__(self) -> _writer:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self._handle.close()
-
-
-def _write(path: Path, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
-    count = 0
-    with _writer(path, columns) as table:
-        for row in rows:
-            table.writer.writerow(row)
-            count += 1
-    return count
-
-
-def _pass_rows(repo: Repository, run_id: str) -> Iterable[Sequence[Any]]:
-    for stored in load_passes(repo.db, run_id=run_id):
-        guideline = stored.provenance.get("guideline_version")
-        head = [
-            stored.id,
-            stored.session_id,
-            stored.category,
-            stored.annotator,
-            stored.annotator_kind,
-            guideline,
-            stored.pass_no,
-            stored.repeat_no,
-            stored.status,
-            stored.error,
-        ]
+def _pass_rows(repo: Repository, session_ids: Sequence[str]) -> Iterator[tuple[str, Row]]:
+    for stored in load_passes(repo.db, session_ids=session_ids):
+        head = {
+            "pass_id": stored.id,
+            "session_id": stored.session_id,
+            "category": stored.category,
+            "annotator": stored.annotator,
+            "annotator_kind": stored.annotator_kind,
+            "guideline_version": stored.provenance.get("guideline_version"),
+            "pass_no": stored.pass_no,
+            "repeat_no": stored.repeat_no,
+            "status": stored.status,
+            "error": stored.error,
+        }
         if not stored.answers:
-            yield [*head, None, None, None, None]
+            yield "passes", {**head, "question_id": None, "turn": None, "value": None}
         for answer in stored.answers:
-            yield [*head, answer.question_id, answer.turn_index, answer.value, answer.reasoning]
+            yield (
+                "passes",
+                {
+                    **head,
+                    "question_id": answer.question_id,
+                    "turn": answer.turn_index,
+                    "value": answer.value,
+                    "reasoning": answer.reasoning,
+                },
+            )
 
 
-def _label_rows(measurement: Measurement) -> Iterable[Sequence[Any]]:
+def _label_rows(measurement: Measurement) -> Iterator[tuple[str, Row]]:
     rule = measurement.spec.spec.settling
     for label in measurement.labels:
         dialogue = label.dialogue
         for value in label.settled.values:
-            yield [
-                dialogue.session_id,
-                dialogue.application,
-                dialogue.scenario,
-                dialogue.level,
-                label.annotator,
-                label.kind,
-                label.category,
-                label.question,
-                label.turn_index,
-                value,
-                label.settled.n_values,
-                label.settled.tie,
-                label.resolved,
-                rule,
-                measurement.spec.digest,
-            ]
+            yield (
+                "settled_labels",
+                {
+                    "session_id": dialogue.session_id,
+                    "application": dialogue.application,
+                    "scenario": dialogue.scenario,
+                    "level": dialogue.level,
+                    "annotator": label.annotator,
+                    "annotator_kind": label.kind,
+                    "category": label.category,
+                    "question_id": label.question,
+                    "turn": label.turn_index,
+                    "value": value,
+                    "n_values": label.settled.n_values,
+                    "tie": label.settled.tie,
+                    "resolved": label.resolved,
+                    "settling": rule,
+                    "measurement": measurement.spec.digest,
+                },
+            )
 
 
-def _resolution_rows(repo: Repository, measurement: Measurement) -> Iterable[Sequence[Any]]:
+def _resolution_rows(repo: Repository, measurement: Measurement) -> Iterator[tuple[str, Row]]:
     sessions = [dialogue.session_id for dialogue in measurement.dialogues]
     for found in stored_resolutions(repo.db, sessions):
-        yield [
-            found.session_id,
-            found.category,
-            found.question_id,
-            found.turn_index,
-            found.status,
-            found.value,
-        ]
+        yield (
+            "resolutions",
+            {
+                "session_id": found.session_id,
+                "category": found.category,
+                "question_id": found.question_id,
+                "turn": found.turn_index,
+                "status": found.status,
+                "value": found.value,
+            },
+        )
+
+
+class CsvTables:
+    """One CSV file per table in a folder, opened together so interleaved rows stream.
+
+    Text is written as is: CSV quoting makes any reply safe to read back.
+    """
+
+    def __init__(self, out_dir: Path) -> None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.out_dir = out_dir
+        self.counts = dict.fromkeys(TABLES, 0)
+        self._handles = {
+            name: (out_dir / f"{name}.csv").open(
+                "w", newline="", encoding="utf-8", errors="replace"
+            )
+            for name in TABLES
+        }
+        self._writers = {
+            name: csv.DictWriter(handle, TABLES[name], extrasaction="raise")
+            for name, handle in self._handles.items()
+        }
+        for writer in self._writers.values():
+            writer.writeheader()
+
+    def write(self, table: str, row: Mapping[str, Any]) -> None:
+        self._writers[table].writerow(row)
+        self.counts[table] += 1
+
+    def paths(self) -> list[Path]:
+        return [self.out_dir / f"{name}.csv" for name in TABLES]
+
+    def __enter__(self) -> CsvTables:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        for handle in self._handles.values():
+            handle.close()
+
+
+def write_measurement(measurement: Measurement, out_dir: Path) -> Path:
+    """``measurement.json``: the specification the settled labels follow, with its digest."""
+    document = {"digest": measurement.spec.digest, **measurement.spec.model_dump(mode="json")}
+    path = out_dir / "measurement.json"
+    path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    return path
+
+
+def export_tables(repo: Repository, measurement: Measurement, out_dir: Path) -> dict[str, int]:
+    """Write every table as CSV into ``out_dir``; return the rows written per table."""
+    with CsvTables(out_dir) as tables:
+        for table, row in table_rows(repo, measurement):
+            tables.write(table, row)
+    write_measurement(measurement, out_dir)
+    return tables.counts

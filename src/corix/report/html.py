@@ -32,7 +32,14 @@ from corix.report.html_views import (
     rate_rows,
     session_links,
 )
-from corix.report.labels import node_label, question_text
+from corix.report.labels import (
+    annotator_label,
+    answer_label,
+    category_label,
+    item_label,
+    node_label,
+    question_texts,
+)
 from corix.report.sessions import AnnotationNote
 from corix.report.svg import risk_legend_svg
 
@@ -67,7 +74,7 @@ class TreeView:
 
 
 def render_html(content: ReportContent) -> str:
-    questions = _question_texts(content)
+    questions = question_texts(content.schema, content.harm_packs)
     labels = content.sessions.labels
     trees = [_tree_view(section, questions, labels) for section in content.trees]
     # Per session: the annotators who found a violation, and whether anyone screened it.
@@ -80,6 +87,10 @@ def render_html(content: ReportContent) -> str:
     env = _environment()
     env.globals["ordered_notes"] = _note_order(content)
     env.globals["session_links"] = lambda ids: session_links(ids, labels)
+    env.globals["answer_label"] = lambda question, value: answer_label(
+        content.schema, question, value
+    )
+    env.filters["category"] = lambda category: category_label(category, content.harm_packs)
     return env.get_template("report.html.j2").render(
         r=content,
         trees=trees,
@@ -100,7 +111,7 @@ def _tree_view(
     labels = {node.id: node.label or node.id for node in section.spec.nodes}
     first = next(iter(section.results.values()), None)
     if first is not None:
-        labels.update({node.id: node_label(section.spec, node) for node in first.walk()})
+        labels.update({node.id: node_label(section.spec, node, questions) for node in first.walk()})
     return TreeView(
         key=key,
         section=section,
@@ -110,8 +121,8 @@ def _tree_view(
         legend=risk_legend_svg(
             section.spec.scale.low, section.spec.scale.high, gradient_id=f"legend-{key}"
         ),
-        dimension_rows=comparison_rows(section, key, dimensions_only=True),
-        node_rows=comparison_rows(section, key, dimensions_only=False),
+        dimension_rows=comparison_rows(section, key, questions, dimensions_only=True),
+        node_rows=comparison_rows(section, key, questions, dimensions_only=False),
         drilldowns=[
             (
                 application,
@@ -127,7 +138,7 @@ def _tree_view(
             for application, root in section.results.items()
         ],
         labels=labels,
-        paths=path_labels(section),
+        paths=path_labels(section, questions),
     )
 
 
@@ -144,12 +155,6 @@ def _note_order(
         return (category, note.category, question, note.annotator, note.pass_no)
 
     return lambda notes: sorted(notes, key=rank)
-
-
-def _question_texts(content: ReportContent) -> dict[str, str]:
-    ids = {question.id for question in content.schema.questions()}
-    ids |= {f"harm:{harm}" for harm in content.harm_packs}
-    return {question_id: question_text(content.schema, question_id) for question_id in ids}
 
 
 def _environment() -> Environment:
@@ -170,10 +175,12 @@ def _environment() -> Environment:
         signed=formatting.signed,
         words=formatting.words,
         short_id=formatting.short_id,
+        annotator=annotator_label,
     )
     env.globals.update(
         session_anchor=anchors.session_anchor,
         group_anchor=anchors.group_anchor,
+        rates_anchor=anchors.rates_anchor,
         node_anchor=anchors.node_anchor,
         rate_rows=rate_rows,
         defined_names=defined_names,
@@ -181,6 +188,7 @@ def _environment() -> Environment:
         series_colour=colors.series_colour,
         risk_colour=colors.risk_colour,
         ink_on=colors.ink_on,
+        item_label=item_label,
         EMPTY=formatting.EMPTY,
     )
     return env

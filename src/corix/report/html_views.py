@@ -56,7 +56,7 @@ class NodeView:
     node_id: str
     label: str
     question: str | None
-    """The question a question node summarizes; ``label`` then explains it."""
+    """The question a question node summarizes (``label`` is its text)."""
     summarizer: str
     context: str
     score: Score
@@ -125,12 +125,11 @@ def node_view(
         first_time = node.id not in drawn
         drawn.add(node.id)
         dialogues = node.dialogues or ()
-        question = spec.node(node.id).question
         return NodeView(
             anchor=target,
             node_id=node.id,
-            label=questions.get(question, node.label) if question else node_label(spec, node),
-            question=question,
+            label=node_label(spec, node, questions),
+            question=spec.node(node.id).question,
             summarizer=node.summarizer,
             context=" · ".join(f"{words(k)}: {words(v)}" for k, v in node.context.items()),
             score=score_of(node, spec),
@@ -148,7 +147,7 @@ def node_view(
 
 
 def comparison_rows(
-    section: TreeSection, tree: str, *, dimensions_only: bool
+    section: TreeSection, tree: str, questions: Mapping[str, str], *, dimensions_only: bool
 ) -> list[ComparisonRow]:
     """Node × application, in the first application's tree order (aggregations left out)."""
     applications = list(section.results)
@@ -170,7 +169,8 @@ def comparison_rows(
             )
             for application in applications
         )
-        rows.append(ComparisonRow(node.id, node_label(section.spec, node), depth, cells))
+        label = node_label(section.spec, node, questions)
+        rows.append(ComparisonRow(node.id, label, depth, cells))
     return rows
 
 
@@ -250,7 +250,7 @@ def session_links(session_ids: Sequence[str], labels: Mapping[str, str]) -> tupl
     return tuple(SessionLink(session_anchor(s), labels.get(s) or short_id(s)) for s in session_ids)
 
 
-def path_labels(section: TreeSection) -> dict[str, str]:
+def path_labels(section: TreeSection, questions: Mapping[str, str]) -> dict[str, str]:
     """Node id → the labels on its path below the root (``Safety › Red teaming``)."""
     first = next(iter(section.results.values()), None)
     if first is None:
@@ -261,8 +261,9 @@ def path_labels(section: TreeSection) -> dict[str, str]:
         node, above = pending.pop()
         if node.id in paths:
             continue
-        path = (*above, node_label(section.spec, node)) if node is not first else ()
-        paths[node.id] = " › ".join(path) or node_label(section.spec, node)
+        label = node_label(section.spec, node, questions)
+        path = (*above, label) if node is not first else ()
+        paths[node.id] = " › ".join(path) or label
         pending.extend((child, path) for child in reversed(node.children))
     return paths
 

@@ -7,7 +7,7 @@ that it prints as text and cannot break a table or become a link.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from corix.measurement import NodeResult
 from corix.measurement.defect_rates import DefectRate
@@ -22,7 +22,7 @@ from corix.report.formatting import (
     signed,
     words,
 )
-from corix.report.labels import node_label
+from corix.report.labels import annotator_label, item_label, node_label, question_texts
 
 # Enough to keep text from becoming emphasis, code, links, HTML or table cells.
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
@@ -44,17 +44,20 @@ def render_markdown(content: ReportContent) -> str:
         "",
         md(content.measurement.headline()),
         "",
+        md(content.settlement.text()),
+        "",
         f"Not measurable (no application reply, left out of every rate): "
         f"{len(content.not_measurable)} dialogues.",
         "",
         *_how_to_read(content),
     ]
+    questions = question_texts(content.schema, content.harm_packs)
     for section in content.trees:
-        lines += _tree_section(section)
+        lines += _tree_section(section, questions)
     lines += _rates_section(content)
-    lines += _views_section(content)
+    lines += _views_section(content, questions)
     lines += _questionnaire_section(content)
-    lines += _agreement_section(content)
+    lines += _agreement_section(content, questions)
     lines += [
         "",
         "Transcripts, with annotations beside each turn, are in the HTML report.",
@@ -81,8 +84,8 @@ def _how_to_read(content: ReportContent) -> list[str]:
             ["Annotator", "Kind", "Version", "Guidelines", "Model", "Passes", "Failed"],
             [
                 [
-                    md(a.annotator),
-                    md(a.kind),
+                    md(annotator_label(a.annotator)),
+                    md(annotator_label(a.kind)),
                     md(a.version or EMPTY),
                     md(a.guideline_version or EMPTY),
                     md(a.model or EMPTY),
@@ -97,7 +100,7 @@ def _how_to_read(content: ReportContent) -> list[str]:
     return lines
 
 
-def _tree_section(section: TreeSection) -> list[str]:
+def _tree_section(section: TreeSection, questions: Mapping[str, str]) -> list[str]:
     spec = section.spec
     applications = list(section.results)
     lines = [f"## {md(section.title)}", ""]
@@ -105,18 +108,19 @@ def _tree_section(section: TreeSection) -> list[str]:
         rows = []
         for node_id in section.dimensions:
             nodes = [section.results[app].find(node_id) for app in applications]
-            rows.append(
-                [md(node_label(spec, nodes[0]))] + [_value_with_interval(node) for node in nodes]
-            )
+            label = md(node_label(spec, nodes[0], questions))
+            rows.append([label, *(_value_with_interval(node) for node in nodes)])
         lines += _table(["Dimension", *(md(a) for a in applications)], rows)
     for application in applications:
         lines += [f"### {md(application)}", ""]
-        lines += list(_outline(section, section.results[application], 0, set()))
+        lines += list(_outline(section, section.results[application], questions, 0, set()))
         lines.append("")
     for app, table in section.history.items():
         lines += [f"### {md(app)} over time", ""]
+        root = section.results[app]
+        labels = {c: node_label(spec, root.find(c), questions) for c in table.columns}
         lines += _table(
-            ["Run", *(md(node_label(spec, section.results[app].find(c))) for c in table.columns)],
+            ["Run", *(md(labels[c]) for c in table.columns)],
             [
                 [f"`{run}`", *(number(table.value(run, c)) for c in table.columns)]
                 for run in table.rows
@@ -133,9 +137,15 @@ def _tree_section(section: TreeSection) -> list[str]:
     return lines
 
 
-def _outline(section: TreeSection, node: NodeResult, depth: int, seen: set[str]) -> Iterable[str]:
+def _outline(
+    section: TreeSection,
+    node: NodeResult,
+    questions: Mapping[str, str],
+    depth: int,
+    seen: set[str],
+) -> Iterable[str]:
     indent = "  " * depth
-    label = md(node_label(section.spec, node))
+    label = md(node_label(section.spec, node, questions))
     if node.id in seen:
         yield f"{indent}- {label}: shown above"
         return
@@ -145,9 +155,9 @@ def _outline(section: TreeSection, node: NodeResult, depth: int, seen: set[str])
         yield f"{indent}- {label}: {EMPTY} empty (no evidence)"
         return
     value = "aggregation" if isinstance(node.value, tuple) else _value_with_interval(node)
-    yield f"{indent}- {label} ({md(node.summarizer)}): {value}"
+    yield f"{indent}- {label} ({md(words(node.summarizer))}): {value}"
     for child in node.children:
-        yield from _outline(section, child, depth + 1, seen)
+        yield from _outline(section, child, questions, depth + 1, seen)
 
 
 def _value_with_interval(node: NodeResult) -> str:
@@ -160,7 +170,7 @@ def _rates_section(content: ReportContent) -> list[str]:
     lines = ["## Defect rates", "", "### Guardrail violations", ""]
     lines += _rate_table(content.violation_rates)
     for harm, pack in content.harm_packs.items():
-        lines += [f"### {md(pack.title)} (`{harm}`)", ""]
+        lines += [f"### {md(pack.title)}", ""]
         lines += _rate_table([r for r in content.defect_rates if r.group["harm"] == harm])
     return lines
 
@@ -181,7 +191,7 @@ def _rate_table(rates: Sequence[DefectRate]) -> list[str]:
         [
             [
                 *(md(words(rate.group[c])) for c in columns),
-                md(rate.who),
+                md(annotator_label(rate.who)),
                 percent(rate.rate, 1),
                 percent_interval(rate.ci_low, rate.ci_high),
                 f"{rate.defects:g} / {rate.n}",
@@ -192,13 +202,17 @@ def _rate_table(rates: Sequence[DefectRate]) -> list[str]:
     )
 
 
-def _views_section(content: ReportContent) -> list[str]:
+def _views_section(content: ReportContent, questions: Mapping[str, str]) -> list[str]:
     lines = ["## Annotators and users", ""]
     rows = [
         [
-            md(section.key),
+            md(section.title),
             md(gap.application),
-            md(node_label(section.spec, section.results[gap.application].find(gap.node_id))),
+            md(
+                node_label(
+                    section.spec, section.results[gap.application].find(gap.node_id), questions
+                )
+            ),
             md(" · ".join(words(v) for v in gap.context.values())),
             number(gap.annotator),
             number(gap.user),
@@ -224,7 +238,7 @@ def _questionnaire_section(content: ReportContent) -> list[str]:
         ["Item", "Application", "Level", "n", "Mean", "Median", "SD", "IQR"],
         [
             [
-                md(s.item),
+                md(s.wording or item_label(s.item)),
                 md(s.application),
                 md(words(s.level)),
                 str(s.n),
@@ -244,7 +258,7 @@ def _questionnaire_section(content: ReportContent) -> list[str]:
             ["Item", "Compared", "Within", "H", "p", "ε²", "Pairs (r, Holm p)"],
             [
                 [
-                    md(c.item),
+                    md(c.wording or item_label(c.item)),
                     md(c.by),
                     md(", ".join(words(v) for v in c.where.values())),
                     number(c.h, 2),
@@ -262,17 +276,17 @@ def _questionnaire_section(content: ReportContent) -> list[str]:
     return lines
 
 
-def _agreement_section(content: ReportContent) -> list[str]:
+def _agreement_section(content: ReportContent, questions: Mapping[str, str]) -> list[str]:
     lines = ["## Agreement between annotators", ""]
     if not content.agreement:
         return [*lines, "Fewer than two annotators labelled this run.", ""]
     for pair in content.agreement:
-        lines += [f"### {md(pair.a)} vs {md(pair.b)}", ""]
+        lines += [f"### {md(annotator_label(pair.a))} vs {md(annotator_label(pair.b))}", ""]
         lines += _table(
             ["Question", "Items", "Exact", "±1", "κ", "α"],
             [
                 [
-                    md(r.question_id or EMPTY),
+                    md(questions.get(r.question_id or "", r.question_id or EMPTY)),
                     str(r.n_items),
                     percent(r.exact_agreement),
                     percent(r.relaxed_agreement),

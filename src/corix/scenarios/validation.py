@@ -7,7 +7,6 @@ naming a fact the packet lacks. :func:`pack_warnings` lists what is legal but li
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from jinja2.exceptions import SecurityError
 
 from corix.config import compose_yaml
 from corix.domain import Level
-from corix.errors import ConfigError
+from corix.errors import ConfigError, closest_name
 from corix.scenarios.guardrails import is_prohibited
 from corix.scenarios.models import (
     FIELD_TESTING_ITEM_IDS,
@@ -212,8 +211,8 @@ def _check_selector(
 
 
 def _did_you_mean(name: str, known: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    close = closest_name(name, known)
+    return f" (did you mean '{close}'?)" if close else ""
 
 
 def _first_line_using(source: str, variable: str) -> int | None:

@@ -267,6 +267,3 @@ class ResolutionRow(Base):
     note: Mapped[str | None] = mapped_column(UntrustedText, default=None)
     resolved_by: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-
-
-import corix.storage.orm_web  # noqa: E402, F401

@@ -3,6 +3,12 @@
 Model calls finish at a high rate; one transaction per turn would make the database the
 bottleneck. The writer collects records for a few milliseconds and commits them together
 in a worker thread, so a killed run loses at most the records of the last open batch.
+
+A record the database refuses never takes its batch with it: the batch is committed again
+record by record, and a session that lost one of its records is accounted for as failed
+(end reason ``storage_error``, the refused record and the reason as its detail) when its
+end is written, which always follows its turns, so no session looks complete with a turn
+missing.
 """
 
 from __future__ import annotations
@@ -47,10 +53,11 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Rejected:
-    """A record the database refused on its own: what it was, and why."""
+    """A record the database refused on its own: what it was, whose, and why."""
 
     record: str
     reason: str
+    session_id: str | None = None
 
 
 @dataclass
@@ -62,21 +69,23 @@ class _Batch:
     passes: list[tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=list)
     consensus: list[dict[str, Any]] = field(default_factory=list)
 
-    def singles(self) -> Iterator[tuple[str, _Batch]]:
-        """Each record as a batch of its own, in commit order, with a name for errors."""
+    def singles(self) -> Iterator[tuple[str, str | None, _Batch]]:
+        """Each record as a batch of its own, in commit order, with a name for errors and
+        the session it belongs to."""
         for row in self.sessions:
-            yield f"session {row.get('id')}", _Batch(sessions=[row])
+            yield f"session {row.get('id')}", row.get("id"), _Batch(sessions=[row])
         for row in self.turns:
-            yield f"turn {row.get('idx')} of {row.get('session_id')}", _Batch(turns=[row])
+            name = f"turn {row.get('idx')} of {row.get('session_id')}"
+            yield name, row.get("session_id"), _Batch(turns=[row])
         for row in self.answers:
-            yield f"answer of {row.get('session_id')}", _Batch(answers=[row])
+            yield f"answer of {row.get('session_id')}", row.get("session_id"), _Batch(answers=[row])
         for row in self.finished:
-            yield f"end of session {row.get('id')}", _Batch(finished=[row])
+            yield f"end of session {row.get('id')}", row.get("id"), _Batch(finished=[row])
         for pair in self.passes:
             name = f"pass {pair[0].get('annotator')} on {pair[0].get('session_id')}"
-            yield name, _Batch(passes=[pair])
+            yield name, None, _Batch(passes=[pair])
         for row in self.consensus:
-            yield f"consensus of {row.get('session_id')}", _Batch(consensus=[row])
+            yield f"consensus of {row.get('session_id')}", None, _Batch(consensus=[row])
 
     def __len__(self) -> int:
         return (
@@ -92,17 +101,28 @@ class _Batch:
 class RecordWriter:
     """Async front, synchronous batched commits behind. Use as ``async with``."""
 
-    def __init__(self, db: Database, *, max_batch: int = 500, max_delay_s: float = 0.05) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        max_batch: int = 500,
+        max_delay_s: float = 0.05,
+        max_backlog: int = 10_000,
+    ) -> None:
         self._db = db
         self._max_batch = max_batch
         self._max_delay_s = max_delay_s
+        self._max_backlog = max_backlog
         self._batch = _Batch()
         self._wakeup = asyncio.Event()
+        self._committed = asyncio.Event()
         self._closed = False
         self._task: asyncio.Task[None] | None = None
         self.committed_turns = 0
         self.rejected: list[Rejected] = []
         """Records the database refused even on their own, with the reason."""
+        self._refused_sessions: dict[str, str] = {}
+        """Sessions that lost a record, with the first refusal in words."""
 
     async def __aenter__(self) -> RecordWriter:
         self._task = asyncio.create_task(self._run())
@@ -157,6 +177,14 @@ class RecordWriter:
         self._batch.consensus.append(consensus_columns(consensus))
         self._poke()
 
+    async def room(self) -> None:
+        """Wait while more than ``max_backlog`` records wait for their commit: work that
+        makes records faster than the database takes them must not fill the memory."""
+        while len(self._batch) >= self._max_backlog and not self._closed:
+            self._committed.clear()
+            self._wakeup.set()
+            await self._committed.wait()
+
     def _poke(self) -> None:
         if len(self._batch) >= self._max_batch:
             self._wakeup.set()
@@ -170,6 +198,7 @@ class RecordWriter:
             if len(self._batch):
                 batch, self._batch = self._batch, _Batch()
                 await asyncio.to_thread(self._commit, batch)
+                self._committed.set()
             if self._closed and not len(self._batch):
                 return
 
@@ -179,13 +208,25 @@ class RecordWriter:
         except SQLAlchemyError:
             # One bad record must not take the batch, other runs' sessions included, with
             # it: commit each record on its own and keep the refusals with their reasons.
-            for name, single in batch.singles():
+            for name, session_id, single in batch.singles():
                 try:
                     self._commit_batch(single)
                 except SQLAlchemyError as exc:
-                    reason = str(exc.orig if isinstance(exc, DBAPIError) else exc)
-                    self.rejected.append(Rejected(name, reason.splitlines()[0][:500]))
-                    logger.warning("the database refused %s: %s", name, reason)
+                    self._refuse(name, session_id, exc)
+
+    def _refuse(self, name: str, session_id: str | None, exc: SQLAlchemyError) -> None:
+        reason = str(exc.orig if isinstance(exc, DBAPIError) else exc).splitlines()[0][:500]
+        self.rejected.append(Rejected(name, reason, session_id))
+        logger.warning("the database refused %s: %s", name, reason)
+        if session_id is not None:
+            self._refused_sessions.setdefault(session_id, f"the database refused {name}: {reason}")
+
+    def _as_refused(self, finished: dict[str, Any]) -> dict[str, Any]:
+        """A session's end, saying it failed when one of its records was refused."""
+        detail = self._refused_sessions.get(finished["id"])
+        if detail is None:
+            return finished
+        return {**finished, "end_reason": EndReason.STORAGE_ERROR.value, "end_detail": detail}
 
     def _commit_batch(self, batch: _Batch) -> None:
         # Order matters: a session is inserted before its turns and before it is finished.
@@ -198,7 +239,7 @@ class RecordWriter:
                 db.execute(insert(QuestionnaireResponseRow), batch.answers)
             if batch.finished:
                 # ORM bulk UPDATE by primary key: one executemany, not one statement per row.
-                db.execute(update(SessionRow), batch.finished)
+                db.execute(update(SessionRow), [self._as_refused(row) for row in batch.finished])
             if batch.passes:
                 # One multi-row INSERT … RETURNING for the whole batch, ids in input order.
                 pass_ids = db.scalars(

@@ -1,13 +1,17 @@
 """Dialogues recorded elsewhere, read as sessions: annotated, scored and reported like any.
 
-Two formats:
+Three formats:
 
 * **JSON Lines** — one dialogue per line: ``{"id": …, "messages": [{"role": "user",
   "content": …}, {"role": "assistant", …}, …], "application": …, "scenario": …,
   "level": …}`` (OpenAI's chat ``messages``; ``system`` messages are left out, since
   annotators never see an application's instructions);
 * **CSV** — ``conversation_id,turn,role,text`` with ``application``, ``scenario`` and
-  ``level`` columns, one row per message, messages ordered by ``turn``.
+  ``level`` columns, one row per message, messages ordered by ``turn``;
+* **Inspect AI eval logs** (``.eval``, or an Inspect ``.json`` log), read through Inspect's
+  own library (the ``inspect`` extra): one dialogue per sample and epoch, the evaluated
+  model as the application unless given, scenario and level from each sample's metadata
+  or given once for the file.
 
 Each user message and the assistant message after it make a turn; a user message with no
 reply makes a turn without one, so the dialogue counts as not measurable if nothing was
@@ -45,11 +49,18 @@ class ImportedDialogue:
     scenario: str
     level: Level
     turns: tuple[tuple[str, str | None], ...]
-    line: int
+    line: int | None
+
+
+INSPECT_SUFFIXES = (".eval", ".json")
 
 
 def read_dialogues(path: Path, defaults: Mapping[str, str | None]) -> list[ImportedDialogue]:
-    """Every dialogue of ``path`` (``.jsonl`` or ``.csv``); ``defaults`` fill context columns."""
+    """Every dialogue of ``path``; ``defaults`` fill context columns."""
+    if path.suffix.lower() in INSPECT_SUFFIXES:
+        dialogues = list(_from_inspect_log(path, defaults))
+        _check_unique(dialogues, path)
+        return dialogues
     text = read_config_text(path)
     if path.suffix.lower() == ".csv":
         dialogues = list(_from_csv(text, path, defaults))
@@ -59,10 +70,17 @@ def read_dialogues(path: Path, defaults: Mapping[str, str | None]) -> list[Impor
             for line, record in jsonl_records(text, path)
         ]
     else:
-        raise ConfigError("expected a .jsonl or .csv file of dialogues", path=path)
+        raise ConfigError(
+            "expected a .jsonl or .csv file of dialogues, or an Inspect AI .eval log", path=path
+        )
+    _check_unique(dialogues, path)
+    return dialogues
+
+
+def _check_unique(dialogues: list[ImportedDialogue], path: Path) -> None:
     if not dialogues:
         raise ConfigError("the file holds no dialogues", path=path)
-    keys: dict[str, int] = {}
+    keys: dict[str, int | None] = {}
     for dialogue in dialogues:
         if dialogue.key in keys:
             raise ConfigError(
@@ -72,7 +90,33 @@ def read_dialogues(path: Path, defaults: Mapping[str, str | None]) -> list[Impor
                 line=dialogue.line,
             )
         keys[dialogue.key] = dialogue.line
-    return dialogues
+
+
+def _from_inspect_log(path: Path, defaults: Mapping[str, str | None]) -> Iterable[ImportedDialogue]:
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise ConfigError(
+            "reading Inspect AI logs needs the inspect extra: pip install 'corix[inspect]'",
+            path=path,
+        ) from None
+    try:
+        log = read_eval_log(str(path))
+    except Exception as exc:  # Inspect raises many kinds; any of them means an unreadable log
+        raise ConfigError(f"not a readable Inspect AI eval log: {exc}", path=path) from None
+    model = defaults.get("application") or log.eval.model
+    for index, sample in enumerate(log.samples or []):
+        metadata = dict(sample.metadata or {})
+        record = {column: metadata.get(column) for column in _CONTEXT}
+        record["application"] = record["application"] or model
+        pairs = [
+            (str(message.role), message.text)
+            for message in sample.messages
+            if message.role in ("user", "assistant")
+        ]
+        field = f"samples.{index}"
+        context = _context(record, defaults, path, None, field)
+        yield _dialogue(f"{sample.id}#{sample.epoch}", pairs, context, path, None, field)
 
 
 def _from_messages(
@@ -143,8 +187,13 @@ def _from_csv(
 
 
 def _context(
-    record: Mapping[str, Any], defaults: Mapping[str, str | None], path: Path, line: int
+    record: Mapping[str, Any],
+    defaults: Mapping[str, str | None],
+    path: Path,
+    line: int | None,
+    within: str | None = None,
 ) -> tuple[str, str, Level]:
+    """Application, scenario and level; ``within`` prefixes the field a problem names."""
     values = {}
     for column in _CONTEXT:
         value = record.get(column) or defaults.get(column)
@@ -152,13 +201,16 @@ def _context(
             raise ConfigError(
                 f"no {column}: give it in the file or with --{column}",
                 path=path,
-                field=column,
+                field=f"{within}.{column}" if within else column,
                 line=line,
             )
         values[column] = str(value)
     if values["scenario"] not in PACK_FOLDERS:
         raise ConfigError(
-            PACK_FOLDERS.unknown_message(values["scenario"]), path=path, field="scenario", line=line
+            PACK_FOLDERS.unknown_message(values["scenario"]),
+            path=path,
+            field=f"{within}.scenario" if within else "scenario",
+            line=line,
         )
     try:
         level = Level(values["level"])
@@ -167,7 +219,7 @@ def _context(
         raise ConfigError(
             f"unknown level '{values['level']}'; known: {known}",
             path=path,
-            field="level",
+            field=f"{within}.level" if within else "level",
             line=line,
         ) from None
     return values["application"], values["scenario"], level
@@ -178,7 +230,8 @@ def _dialogue(
     messages: list[tuple[str, str]],
     context: tuple[str, str, Level],
     path: Path,
-    line: int,
+    line: int | None,
+    within: str | None = None,
 ) -> ImportedDialogue:
     turns: list[tuple[str, str | None]] = []
     for role, content in messages:
@@ -188,14 +241,17 @@ def _dialogue(
             raise ConfigError(
                 "an assistant message must answer a user message",
                 path=path,
-                field="role",
+                field=f"{within}.messages" if within else "role",
                 line=line,
             )
         else:
             turns[-1] = (turns[-1][0], content)
     if not turns:
         raise ConfigError(
-            "the dialogue has no user message", path=path, field="messages", line=line
+            "the dialogue has no user message",
+            path=path,
+            field=f"{within}.messages" if within else "messages",
+            line=line,
         )
     application, scenario, level = context
     return ImportedDialogue(key, application, scenario, level, tuple(turns), line)

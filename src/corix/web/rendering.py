@@ -12,11 +12,11 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup
 
 from corix.assessment import Question, QuestionType
+from corix.assessment.annotators import HUMAN_ANNOTATOR_PREFIX
 from corix.scenarios import resolve_pack
 from corix.web.auth import csrf_token, issue_csrf_cookie
 from corix.web.roles import HOME_OF_ROLE, ROLE_LABELS
 from corix.web.services.annotation_forms import field_name
-from corix.web.services.annotation_queue import HUMAN_ANNOTATOR_PREFIX
 from corix.web.services.errors import InputError, ServiceError
 
 # Fixed messages shown after a redirect, chosen by code: nothing from the URL is echoed.

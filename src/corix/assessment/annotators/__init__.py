@@ -16,6 +16,8 @@ Registered names: ``reference``, ``reference-harms``, ``llm``, ``llm-harms``.
 from corix.assessment.annotators.base import (
     ANNOTATORS,
     HARM_PREFIX,
+    HUMAN_ANNOTATOR_PREFIX,
+    LLM_ANNOTATOR_PREFIX,
     SEVERITY,
     Annotator,
     AnnotatorFactory,
@@ -42,6 +44,8 @@ from corix.assessment.annotators.view import (
 __all__ = [
     "ANNOTATORS",
     "HARM_PREFIX",
+    "HUMAN_ANNOTATOR_PREFIX",
+    "LLM_ANNOTATOR_PREFIX",
     "PROMPT_VERSION",
     "REFERENCE_NAME",
     "SEVERITY",

@@ -1,6 +1,6 @@
 """What every automated annotator shares: its protocol, its result, its provenance, its registry.
 
-Annotators *return* passes; the runner (:mod:`corix.assessment.runner`) decides what to ask
+Annotators *return* passes; the runner (:mod:`corix.assessment.annotation_run`) decides what to ask
 and stores what comes back. A pass answers one *target*: an annotation-schema category
 (``risk_assessment``…) or a harm, written ``harm:<pack id>`` with one answer, ``severity``.
 """
@@ -32,6 +32,12 @@ class AnnotatorKind(StrEnum):
     REFERENCE = "reference"
     LLM = "llm"
     HUMAN = "human"
+
+
+HUMAN_ANNOTATOR_PREFIX = "user:"
+"""A person's passes are stored under ``user:<username>``."""
+LLM_ANNOTATOR_PREFIX = "llm:"
+"""An LLM annotator's passes are stored under ``llm:<model>``."""
 
 
 def harm_category(pack_id: str) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from corix.assessment.annotators.base import (
-    ANNOTATORS,
+    LLM_ANNOTATOR_PREFIX,
     AnnotatorKind,
     AnnotatorProvenance,
     AnnotatorSetup,
@@ -141,7 +141,7 @@ class _LLMBase:
 
     @property
     def name(self) -> str:
-        return f"llm:{self._client.endpoint.model}"
+        return f"{LLM_ANNOTATOR_PREFIX}{self._client.endpoint.model}"
 
     def _provenance(
         self, guideline_version: str, seed: int, asked: Asked[Any]
@@ -261,7 +261,6 @@ def _client(setup: AnnotatorSetup, name: str) -> LLMClient:
     return setup.client
 
 
-@ANNOTATORS.register("llm")
 def llm_annotator(setup: AnnotatorSetup) -> LLMAnnotator:
     return LLMAnnotator(
         _client(setup, "llm"),
@@ -271,7 +270,6 @@ def llm_annotator(setup: AnnotatorSetup) -> LLMAnnotator:
     )
 
 
-@ANNOTATORS.register("llm-harms")
 def llm_harm_annotator(setup: AnnotatorSetup) -> LLMHarmAnnotator:
     return LLMHarmAnnotator(
         _client(setup, "llm-harms"),

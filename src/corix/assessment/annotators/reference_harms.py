@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from typing import Final, Protocol
 
 from corix.assessment.annotators.base import (
-    ANNOTATORS,
     SEVERITY,
     AnnotatorKind,
     AnnotatorProvenance,
@@ -290,7 +289,6 @@ class ReferenceHarmAnnotator:
         return PassResult(category=target, answers=(answer,), provenance=self._provenance[pack_id])
 
 
-@ANNOTATORS.register("reference-harms")
 def reference_harm_annotator(setup: AnnotatorSetup) -> ReferenceHarmAnnotator:
     available: dict[str, HarmJudge] = {
         "groundedness": GroundednessJudge(),

@@ -9,6 +9,7 @@ goal (the target or task description) is exempt: saying what one wants is the po
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -83,7 +84,9 @@ def break_character(
             return reason
     if copies_brief(text, persona, allowed=allowed):
         return "the message repeats the persona brief"
-    if last_reply and copies_brief(text, last_reply):
+    if last_reply and not _ngrams(_tokens(last_reply), _ECHO_WORDS).isdisjoint(
+        _ngrams(_tokens(text), _ECHO_WORDS)
+    ):
         return "the message copies the assistant's reply instead of answering it"
     return None
 
@@ -92,10 +95,17 @@ def copies_brief(
     message: str, brief: str, *, allowed: Iterable[str] = (), words: int = _ECHO_WORDS
 ) -> bool:
     """Whether ``message`` holds ``words`` consecutive words of ``brief`` not in ``allowed``."""
-    brief_grams = _ngrams(_tokens(brief), words)
+    return not _quotable(brief, tuple(allowed), words).isdisjoint(_ngrams(_tokens(message), words))
+
+
+@functools.lru_cache(maxsize=4096)
+def _quotable(brief: str, allowed: tuple[str, ...], words: int) -> frozenset[tuple[str, ...]]:
+    """The runs of words of ``brief`` a message must not repeat. Cached: every turn of a
+    dialogue checks the same brief, and the brief is most of the text checked."""
+    grams = _ngrams(_tokens(brief), words)
     for passage in allowed:
-        brief_grams -= _ngrams(_tokens(passage), words)
-    return not brief_grams.isdisjoint(_ngrams(_tokens(message), words))
+        grams -= _ngrams(_tokens(passage), words)
+    return frozenset(grams)
 
 
 def _tokens(text: str) -> list[str]:

@@ -1,9 +1,10 @@
 """Persona coverage of a run: which template × parameter combinations ran, and how they fared.
 
 One row per application and persona combination (template, version, parameters with the
-target or task). It counts the sessions, those that reached their goal, those annotated for
-risk, and the violations among them. The combinations the run's packs declare are listed
-too, with zero sessions when none ran, so that gaps in coverage show.
+target or task). It counts the sessions, those that reached their goal, those not
+measurable, those annotated for risk, and the violations among them. The combinations the
+run's packs declare are listed too, with zero sessions when none ran, so that gaps in
+coverage show.
 
 Violations are not computed here: the caller passes each session's guardrail verdict per
 annotator source, as the measurement core settles it (``Measurement.dialogue_verdicts``),
@@ -13,7 +14,7 @@ so coverage counts the same violations as every other number of the run.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -38,6 +39,9 @@ class CoverageRow(BaseModel):
     parameters: dict[str, Any]
     sessions: int = 0
     goal_reached: int = 0
+    not_measurable: int = Field(
+        default=0, description="sessions left out of measurement: the application never answered"
+    )
     annotated: dict[str, int] = Field(
         default_factory=dict, description="sessions with a verdict, per annotator source"
     )
@@ -68,11 +72,15 @@ _Key = tuple[str, str, str, str, str | None, str]
 
 
 def persona_coverage(
-    db: Database, run_id: str, verdicts: Mapping[str, Mapping[str, float]]
+    db: Database,
+    run_id: str,
+    verdicts: Mapping[str, Mapping[str, float]],
+    not_measurable: Collection[str] = frozenset(),
 ) -> PersonaCoverage:
     """The coverage of run ``run_id`` (raises ``NotFoundError`` for an unknown run).
 
-    ``verdicts`` maps a session to its violation value per annotator source.
+    ``verdicts`` maps a session to its violation value per annotator source;
+    ``not_measurable`` names the sessions measurement leaves out (both from the core).
     """
     run = Repository(db).get_run(run_id)
     rows: dict[_Key, CoverageRow] = {}
@@ -98,6 +106,7 @@ def persona_coverage(
             )
         row.sessions += 1
         row.goal_reached += session.end_reason == EndReason.GOAL_REACHED.value
+        row.not_measurable += session.id in not_measurable
         variant = session.strategy if row.level is Level.RED_TEAMING else style
         if variant:
             row.variants[variant] = row.variants.get(variant, 0) + 1

@@ -141,7 +141,9 @@ def agreement(request: Request, user: Senior, evaluation: str | None = None) -> 
         {
             "evaluation": chosen,
             "evaluations": [state.evaluations.get(e) for e in mine],
-            "rows": agreement_by_question(state.db, state.schema, evaluation) if evaluation else [],
+            "agreement": (
+                agreement_by_question(state.db, state.schema, evaluation) if evaluation else None
+            ),
             "base_url": "/senior/agreement",
         },
     )

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import Exists
 
 from corix.assessment import AnnotationSchema, Answer, Category
+from corix.assessment.annotators import HUMAN_ANNOTATOR_PREFIX
 from corix.storage import Database
 from corix.storage.annotations import add_pass
 from corix.storage.orm import (
@@ -50,9 +51,6 @@ class TaskStatus:
 
 
 COUNTED = (TaskStatus.OPEN, TaskStatus.DONE)
-
-
-HUMAN_ANNOTATOR_PREFIX = "user:"
 
 
 def annotator_name(user: SignedInUser) -> str:

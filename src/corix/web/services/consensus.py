@@ -28,6 +28,7 @@ from corix.web.services.senior_scope import (
     answer_value,
     pass_summary,
     passes_in_scope,
+    seconds_on_items,
     senior_scope,
 )
 
@@ -177,6 +178,7 @@ class Consensus:
     ) -> ConsensusView:
         category = self._schema.category(category_id)
         dialogue = blind_dialogue(s, session_id)
+        seconds = seconds_on_items(s, (row.id for row in passes))
         by_pass = [
             {
                 (a.question_id, a.turn_index): answer_value(a.value_num, a.value_text)
@@ -217,7 +219,7 @@ class Consensus:
         return ConsensusView(
             session_id,
             category,
-            [pass_summary(self._schema, row) for row in passes],
+            [pass_summary(self._schema, row, seconds.get(row.id)) for row in passes],
             rows,
             dialogue,
         )

@@ -8,6 +8,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -38,8 +39,11 @@ def human_run_id(evaluation_id: str) -> str:
     return f"{HUMAN_RUN_PREFIX}{evaluation_id}"
 
 
-@dataclass(frozen=True)
-class EvaluationSettings:
+class EvaluationSettings(BaseModel):
+    """How an evaluation series runs its human work; :meth:`problems` checks form input."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     passes_per_item: int = 3
     review_rate: float = 0.2
     max_turns: int = 30
@@ -93,12 +97,12 @@ def evaluation_settings(s: Session, evaluation_id: str) -> EvaluationSettings:
     if row is None:
         return EvaluationSettings()
     return EvaluationSettings(
-        row.passes_per_item,
-        row.review_rate,
-        row.max_turns,
-        AssignmentDesign(row.assignment_design),
-        HumanAnnotation(row.human_annotation),
-        row.annotation_sample_size,
+        passes_per_item=row.passes_per_item,
+        review_rate=row.review_rate,
+        max_turns=row.max_turns,
+        assignment_design=AssignmentDesign(row.assignment_design),
+        human_annotation=HumanAnnotation(row.human_annotation),
+        annotation_sample_size=row.annotation_sample_size,
     )
 
 
@@ -323,6 +327,9 @@ def _parse_credentials(text: str, problems: dict[str, str]) -> dict[str, Any] | 
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         problems["credentials"] = f"not valid JSON: {exc.msg}"
+        return None
+    except RecursionError:
+        problems["credentials"] = "not valid JSON: nested too deeply"
         return None
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         problems["credentials"] = 'a JSON object of strings, e.g. {"api_key": "…"}'

@@ -26,6 +26,7 @@ from corix.web.services.senior_scope import (
     answer_value,
     pass_summary,
     passes_in_scope,
+    seconds_on_items,
     senior_scope,
 )
 
@@ -43,7 +44,6 @@ class PassDetail:
     summary: PassSummary
     dialogue: BlindDialogue
     answers: dict[AnswerKey, str | float]
-    seconds_on_item: float | None
 
 
 class Review:
@@ -62,21 +62,24 @@ class Review:
             verdicts = dict(
                 s.execute(select(PassReviewRow.pass_id, PassReviewRow.verdict)).tuples().all()
             )
-            return [
-                pass_summary(self._schema, row, verdicts.get(row.id))
+            sampled = [
+                row
                 for row, evaluation in passes_in_scope(s, scope)
                 if row.user_id != user.id and is_sampled(row.id, scope.review_rate[evaluation])
+            ]
+            seconds = seconds_on_items(s, (row.id for row in sampled))
+            return [
+                pass_summary(self._schema, row, seconds.get(row.id), verdicts.get(row.id))
+                for row in sampled
             ]
 
     def flagged(self, user: SignedInUser) -> list[PassSummary]:
         """Passes flagged for sensitive information, or carrying a note, in the senior's scope."""
         with self._db.session() as s:
             scope = senior_scope(s, user)
-            return [
-                pass_summary(self._schema, row)
-                for row, _evaluation in passes_in_scope(s, scope)
-                if row.flagged or row.note
-            ]
+            marked = [row for row, _ in passes_in_scope(s, scope) if row.flagged or row.note]
+            seconds = seconds_on_items(s, (row.id for row in marked))
+            return [pass_summary(self._schema, row, seconds.get(row.id)) for row in marked]
 
     def pass_detail(self, user: SignedInUser, pass_id: int) -> PassDetail:
         with self._db.session() as s:
@@ -84,19 +87,17 @@ class Review:
             review = s.scalars(
                 select(PassReviewRow).where(PassReviewRow.pass_id == pass_id)
             ).first()
+            seconds = seconds_on_items(s, [pass_id]).get(pass_id)
             return PassDetail(
-                summary=pass_summary(self._schema, row, review.verdict if review else None),
+                summary=pass_summary(
+                    self._schema, row, seconds, review.verdict if review else None
+                ),
                 dialogue=blind_dialogue(s, row.session_id),
                 answers={
                     (a.question_id, a.turn_index): answer_value(a.value_num, a.value_text)
                     for a in row.answers
                     if a.value_num is not None or a.value_text is not None
                 },
-                seconds_on_item=s.scalar(
-                    select(AnnotationTaskRow.seconds_on_item).where(
-                        AnnotationTaskRow.pass_id == pass_id
-                    )
-                ),
             )
 
     def record_review(

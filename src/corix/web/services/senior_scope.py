@@ -6,6 +6,7 @@ and resolutions cover the passes of those (evaluation, category) queues only.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -32,6 +33,8 @@ class PassSummary:
     flagged: bool
     note: str | None
     created_at: datetime
+    seconds_on_item: float | None
+    """The time the annotator spent on the dialogue (``None`` when not measured)."""
     verdict: str | None = None
 
 
@@ -73,8 +76,21 @@ def passes_in_scope(s: Session, scope: SeniorScope) -> list[tuple[AnnotationPass
     return found
 
 
+def seconds_on_items(s: Session, pass_ids: Iterable[int]) -> dict[int, float | None]:
+    """Pass id → the time its annotator spent on the dialogue, for the given passes."""
+    rows = s.execute(
+        select(AnnotationTaskRow.pass_id, AnnotationTaskRow.seconds_on_item).where(
+            AnnotationTaskRow.pass_id.in_(list(pass_ids))
+        )
+    )
+    return {pass_id: seconds for pass_id, seconds in rows.tuples() if pass_id is not None}
+
+
 def pass_summary(
-    schema: AnnotationSchema, row: AnnotationPassRow, verdict: str | None = None
+    schema: AnnotationSchema,
+    row: AnnotationPassRow,
+    seconds_on_item: float | None,
+    verdict: str | None = None,
 ) -> PassSummary:
     return PassSummary(
         id=row.id,
@@ -85,6 +101,7 @@ def pass_summary(
         flagged=row.flagged,
         note=row.note,
         created_at=row.created_at,
+        seconds_on_item=seconds_on_item,
         verdict=verdict,
     )
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 
 from corix.domain import Level
-from corix.scenarios import ItemKind, resolve_pack
+from corix.scenarios import ItemKind, QuestionnaireItem, resolve_pack
 from corix.storage import Database
 from corix.storage.orm import QuestionnaireResponseRow, TurnRow
 from corix.storage.orm_web import AssignmentRow
@@ -72,7 +72,7 @@ def session_summary(db: Database, user: SignedInUser, token: str) -> SessionSumm
         reported = []
         if level is Level.RED_TEAMING:
             reported = [
-                ReportedAnswer(item.text, answer.replace("_", " "))
+                ReportedAnswer(item.text, _as_chosen(item, answer))
                 for item in pack.questionnaires.red_teaming
                 if item.kind in REPORTED_KINDS and (answer := answers.get(item.id))
             ]
@@ -85,3 +85,8 @@ def session_summary(db: Database, user: SignedInUser, token: str) -> SessionSumm
             completed=statuses.count(Status.DONE),
             assigned=len(statuses),
         )
+
+
+def _as_chosen(item: QuestionnaireItem, answer: str) -> str:
+    """A choice as the form offered it ("Partly"); the tester's own words untouched."""
+    return answer.replace("_", " ").capitalize() if item.kind is ItemKind.CHOICE else answer

@@ -27,6 +27,7 @@ from corix.storage.orm import (
     TurnRow,
 )
 from corix.storage.orm_web import AssignmentRow
+from corix.storage.text import storable_text
 from corix.storage.turns import store_turn
 from corix.web.services._sql import WriteGate, affected_rows
 from corix.web.services.accounts import SignedInUser
@@ -278,10 +279,11 @@ class TesterSessions:
                     created_at=utcnow(),
                 ),
             )
+        # The tester sees what was stored: a lone surrogate cannot even be sent as JSON.
         return ChatTurn(
             index=index,
-            user_text=text,
-            reply=reply.text if reply.ok else None,
+            user_text=storable_text(text),
+            reply=storable_text(reply.text) if reply.ok and reply.text is not None else None,
             restarted=exchange.restarted,
         )
 

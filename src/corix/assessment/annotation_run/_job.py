@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from corix.assessment._names import unknown_name
-from corix.assessment.annotation_options import AnnotateOptions
-from corix.assessment.annotation_summary import AnnotationTally
+from corix.assessment.annotation_run._options import AnnotateOptions
+from corix.assessment.annotation_run._summary import AnnotationTally
 from corix.assessment.annotators import Annotator, harm_of
 from corix.assessment.harms import HarmPack
+from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.schema import AnnotationSchema
-from corix.errors import CorixError
+from corix.errors import CorixError, unknown_name
 from corix.scenarios import ScenarioPack
 from corix.storage import Database
 from corix.storage.annotations import delete_failed_passes, load_consensus, load_passes
@@ -43,6 +43,7 @@ class AnnotationJob:
         self.options = options
         self.schema = schema
         self.packs = packs
+        self.risk_orders = RiskOrders(schema, packs)
         self.screening = schema.screening_category.id
         self.categories, self.harms = self._choose_targets()
         self.tally = AnnotationTally()

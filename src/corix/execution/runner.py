@@ -9,28 +9,31 @@ from __future__ import annotations
 
 import logging
 import secrets
+import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from corix.apps import AdapterSpec, build_application
 from corix.errors import CorixError
-from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
-from corix.execution.local import LocalExecutor
+from corix.execution.context import OpenedApplication
+from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob, sum_usage
 from corix.execution.plan import Plan, PlanFile
+from corix.execution.preflight import PreflightError, Problem, preflight
+from corix.execution.run_planning import auth_for, plan_work
 from corix.execution.run_status import RunStatus, finished_status
+from corix.execution.simulators import open_simulators
 from corix.execution.stopping import RunStopper
 from corix.execution.work import WorkItem
-from corix.llm import LLMClient
+from corix.llm import LLMClient, ResponseCache
 from corix.scenarios import ScenarioPack, pack_record
 from corix.storage import Database, RecordWriter, Repository
+from corix.storage.repository import web_conflict_message
 from corix.storage.run_packs import run_packs
 from corix.storage.run_records import finish_run, run_totals
-from corix.testing.preflight import preflight
-from corix.testing.run_planning import auth_for, plan_work
-from corix.testing.simulation import open_simulators
 
 __all__ = ["RunResult", "execute_plan"]
 
@@ -66,11 +69,13 @@ def new_run_id() -> str:
     return f"run-{stamp}-{secrets.token_hex(2)}"
 
 
-async def open_applications(plan: Plan, repo: Repository) -> dict[str, OpenedApplication]:
+async def open_applications(
+    plan: Plan, repo: Repository, cache: ResponseCache | None = None
+) -> dict[str, OpenedApplication]:
     opened: dict[str, OpenedApplication] = {}
     try:
         for entry in plan.applications:
-            app = build_application(entry.spec, entry.options)
+            app = build_application(entry.spec, entry.options, cache=cache)
             await app.open(auth_for(entry))
             version = await app.version()
             public_spec = AdapterSpec.parse(entry.spec).public()
@@ -83,6 +88,17 @@ async def open_applications(plan: Plan, repo: Repository) -> dict[str, OpenedApp
             await done.app.close()
         raise
     return opened
+
+
+def open_cache(plan: Plan) -> ResponseCache | None:
+    """The plan's response cache (a path relative to the plan's folder), or ``None``."""
+    if not plan.cache:
+        return None
+    path = Path(plan.base_dir) / plan.cache
+    try:
+        return ResponseCache(path)
+    except (OSError, sqlite3.Error) as exc:
+        raise CorixError(f"cannot open the response cache {path}: {exc}") from None
 
 
 def model_call_totals(
@@ -128,6 +144,21 @@ def run_summary(
     return summary
 
 
+def _refuse_web_applications(source: PlanFile, repo: Repository) -> None:
+    """Preflight against the database: no plan application may take the name of a web
+    evaluation's application with another spec (the run would stop at opening it)."""
+    problems = [
+        Problem(
+            source.where("applications", index, "name"), web_conflict_message(entry.name, owner)
+        )
+        for index, entry in enumerate(source.plan.applications)
+        if (owner := repo.web_evaluation_owning(entry.name, AdapterSpec.parse(entry.spec).public()))
+        is not None
+    ]
+    if problems:
+        raise PreflightError(problems)
+
+
 async def execute_plan(
     plan: Plan | PlanFile,
     db: Database,
@@ -137,6 +168,7 @@ async def execute_plan(
     on_session_done: Callable[[WorkItem], None] | None = None,
     simulators: Mapping[str, LLMClient] | None = None,
     handle_signals: bool = False,
+    executor: RunExecutor | None = None,
 ) -> RunResult:
     """Run ``plan`` (or finish run ``resume_run``) and return its summary.
 
@@ -145,7 +177,8 @@ async def execute_plan(
     complete, so the finished run has each item exactly once. ``simulators`` (keyed by
     level) replace the clients that would be opened for levels played by the LLM engine;
     they stay open, as they belong to the caller. ``handle_signals`` turns SIGINT/SIGTERM
-    into a clean stop with status ``interrupted``.
+    into a clean stop with status ``interrupted``. ``executor`` runs the work items
+    (default: on this event loop).
     """
     repo = Repository(db)
     source = plan if isinstance(plan, PlanFile) else PlanFile(plan)
@@ -167,6 +200,8 @@ async def execute_plan(
         run_id = new_run_id()
     checked = await preflight(source, done=done, packs=stored_packs or None)
     plan = checked.plan
+    _refuse_web_applications(source, repo)
+    cache = open_cache(plan)
     discarded = 0
     if resume_run is None:
         repo.create_run(
@@ -184,10 +219,13 @@ async def execute_plan(
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.perf_counter()
     given = dict(simulators or {})
-    opened = open_simulators(plan, skip=given)  # connect lazily: nothing to close on failure
+    executor = executor or LocalRunExecutor()
+    opened = open_simulators(plan, skip=given, cache=cache)  # connect lazily: nothing to close
     applications: dict[str, OpenedApplication] = {}
     status = RunStatus.INTERRUPTED  # what the row says if even the cleanup is cut short
     error: str | None = None
+    writer = RecordWriter(db)
+    missing = 0  # work items that ran but whose session the database did not keep complete
     stopper = RunStopper(
         lambda: repo.get_run(run_id).status == RunStatus.CANCELLED,
         handle_signals=handle_signals,
@@ -196,23 +234,18 @@ async def execute_plan(
 
     async def open_and_run() -> None:
         # One stoppable unit: a signal while applications open stops the run as well.
-        applications.update(await open_applications(plan, repo))
-        async with RecordWriter(db) as writer:
-            ctx = RunContext(
-                run_id=run_id,
-                plan=plan,
-                applications=applications,
-                packs=checked.packs,
-                writer=writer,
-                simulators={**opened, **given},
-                on_session_done=on_session_done,
-            )
-
-            async def handle(item: WorkItem) -> None:
-                await WORK_HANDLERS.get(item.kind)(item, ctx)
-
-            work = plan_work(plan, checked.packs, run_id, done)
-            await LocalExecutor(plan.concurrency).run(work, handle)
+        applications.update(await open_applications(plan, repo, cache))
+        job = RunJob(
+            run_id=run_id,
+            plan=plan,
+            packs=checked.packs,
+            db=db,
+            writer=writer,
+            applications=applications,
+            simulators={**opened, **given},
+            on_session_done=on_session_done,
+        )
+        await executor.run(job, plan_work(plan, checked.packs, run_id, done))
 
     try:
         await stopper.run(open_and_run())
@@ -221,7 +254,8 @@ async def execute_plan(
             error = stopper.detail
         else:
             totals = run_totals(db, run_id)
-            status = finished_status(totals["sessions"], totals["failed_sessions"])
+            missing = len(done) + checked.planned - len(repo.completed_work_keys(run_id))
+            status = finished_status(totals["sessions"], totals["failed_sessions"], missing)
     except Exception as exc:  # the run stops; its row says why, the caller gets the result
         logger.debug("run %s failed", run_id, exc_info=True)
         status = RunStatus.FAILED
@@ -231,15 +265,23 @@ async def execute_plan(
             await application.app.close()
         for client in opened.values():
             await client.aclose()
+        if cache is not None:
+            cache.close()
         invocations.append(
             {
                 "status": status.value,
                 "started_at": started_at,
-                **model_call_totals(applications, {**opened, **given}),
+                **sum_usage(
+                    [model_call_totals(applications, {**opened, **given}), *executor.remote_usage()]
+                ),
                 "wall_s": round(time.perf_counter() - started, 3),
             }
         )
         summary = run_summary(db, run_id, invocations, error)
+        if missing:
+            summary["missing_sessions"] = missing
+        if writer.rejected:
+            summary["refused_records"] = [f"{r.record}: {r.reason}" for r in writer.rejected]
         finish_run(db, run_id, status, summary)
     if status is not RunStatus.CANCELLED and repo.get_run(run_id).status == RunStatus.CANCELLED:
         status = RunStatus.CANCELLED  # cancelled while it was finishing

@@ -20,9 +20,8 @@ from corix.apps import AdapterSpec, build_application
 from corix.errors import CorixError
 from corix.execution.context import LEVEL_PLANNERS
 from corix.execution.plan import Plan, PlanFile
+from corix.execution.run_planning import auth_for, plan_work
 from corix.scenarios import ScenarioPack, resolve_pack
-from corix.testing.run_planning import auth_for, plan_work
-from corix.testing.simulation.endpoints import MOCK_BASE_URL
 
 __all__ = ["CONNECT_TIMEOUT_S", "CheckedPlan", "PreflightError", "Problem", "preflight"]
 
@@ -130,7 +129,7 @@ def _check_levels(source: PlanFile, problems: list[Problem]) -> list[_Endpoint]:
         where = source.where("levels", level.value, "simulator")
         if simulator.key_env and not os.environ.get(simulator.key_env):
             problems.append(Problem(where, f"simulator key ${simulator.key_env} is unset"))
-        if simulator.base_url != MOCK_BASE_URL:
+        if simulator.transport != "mock":
             endpoints.append(_Endpoint(where, simulator.base_url))
     return endpoints
 

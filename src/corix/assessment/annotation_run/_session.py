@@ -2,7 +2,8 @@
 
 Each (session, target, pass) is run ``repeats`` times with distinct seeds, so a response
 cache never collapses them. In adaptive mode an item stops repeating once every one of
-its answers is settled (:func:`~corix.assessment.stability.is_settled`).
+its answers is settled (:func:`~corix.assessment.stability.is_settled`): the remaining
+runs cannot change it, or its flip rate is at most ``max_flip_rate``.
 """
 
 from __future__ import annotations
@@ -11,26 +12,26 @@ import asyncio
 import hashlib
 from collections import defaultdict
 
-from corix.assessment.annotation_job import AnnotationJob
+from corix.assessment.annotation_run._job import AnnotationJob
+from corix.assessment.annotation_run._repeat_consensus import (
+    Runs,
+    answers_of,
+    consensus_rows,
+    settled_violation,
+    values_by_key,
+)
 from corix.assessment.annotators import (
     AnnotatorView,
     PassResult,
     build_annotator_view,
     harm_category,
 )
-from corix.assessment.answers import answer_records, is_violation
-from corix.assessment.repeat_consensus import (
-    Runs,
-    answers_of,
-    consensus_answers,
-    consensus_rows,
-    values_by_key,
-)
+from corix.assessment.answers import answer_records
 from corix.assessment.stability import is_settled
 from corix.domain import SessionRecord
-from corix.storage import RecordWriter
 from corix.storage.annotations import delete_consensus
 from corix.storage.records import NewPass
+from corix.storage.sinks import AnnotationSink
 
 
 def derive_seed(base: int, pass_no: int, repeat_no: int) -> int:
@@ -42,7 +43,7 @@ def derive_seed(base: int, pass_no: int, repeat_no: int) -> int:
 class SessionAnnotation:
     """Every target, pass and repeat of one session."""
 
-    def __init__(self, job: AnnotationJob, writer: RecordWriter, record: SessionRecord) -> None:
+    def __init__(self, job: AnnotationJob, writer: AnnotationSink, record: SessionRecord) -> None:
         self.job = job
         self.writer = writer
         self.session_id = record.id
@@ -69,9 +70,7 @@ class SessionAnnotation:
         else:
             stored = self.job.stored_repeats(self.session_id, screening, pass_no)
             screening_runs = [answers_of(p) for p in stored.values() if p.ok]
-        violation = bool(screening_runs) and is_violation(
-            schema, consensus_answers(screening_runs, self.job.ordinal(screening))
-        )
+        violation = settled_violation(schema, screening_runs)
         for category_id in wanted:
             if category_id == screening:
                 continue
@@ -113,6 +112,7 @@ class SessionAnnotation:
                 found,
                 min_runs=min(options.min_repeats, options.repeats),
                 max_runs=options.repeats,
+                agreement=1.0 - options.max_flip_rate,
                 ordinal=ordinal(question_id),
             )
             for (question_id, _turn), found in values_by_key(runs).items()
@@ -159,7 +159,7 @@ class SessionAnnotation:
             runs = self.runs[target]
             if not runs:
                 continue
-            rows = consensus_rows(self.session_id, target, name, runs, job.ordinal(target))
+            rows = consensus_rows(self.session_id, target, name, runs, job.risk_orders)
             stored = job.with_consensus.get((self.session_id, target), 0)
             if target not in self.changed and stored == len(rows):
                 continue

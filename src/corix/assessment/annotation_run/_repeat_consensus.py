@@ -1,10 +1,11 @@
-"""The consensus of an item's repeated runs: answers to gate on, and rows to store."""
+"""The consensus of an item's repeated runs: the violation to gate on, and rows to store."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from corix.assessment.answers import Answer, AnswerKey, AnswerValue
+from corix.assessment.answers import Answer, AnswerKey, AnswerValue, is_violation
+from corix.assessment.risk_orders import RiskOrders
+from corix.assessment.schema import AnnotationSchema
+from corix.assessment.settling import DEFAULT_RULE, SETTLING_RULES, RiskOrder, Value
 from corix.assessment.stability import consensus
 from corix.storage.records import StoredConsensus, StoredPass
 
@@ -35,19 +36,14 @@ def values_by_key(runs: Runs) -> dict[AnswerKey, list[AnswerValue]]:
     return values
 
 
-def consensus_answers(runs: Runs, ordinal: Callable[[str], bool]) -> list[Answer]:
-    """One answer per question and turn: the consensus of the runs that answered it."""
-    if len(runs) == 1:
-        return list(runs[0])  # a single run is its own consensus
-    values = values_by_key(runs)
-    return [
-        Answer(
-            question_id=question_id,
-            turn_index=turn,
-            value=consensus(found, ordinal=ordinal(question_id)).value,
-        )
-        for (question_id, turn), found in values.items()
-    ]
+def settled_violation(schema: AnnotationSchema, runs: Runs) -> bool:
+    """Whether the screening runs of one item find a violation: each run is judged by the
+    schema's violation rule and the verdicts settle by the default rule (ties toward a
+    violation, as the measurement core settles them)."""
+    if not runs:
+        return False
+    verdicts: list[Value] = [1.0 if is_violation(schema, run) else 0.0 for run in runs]
+    return SETTLING_RULES.get(DEFAULT_RULE).settle(verdicts, RiskOrder(ordinal=True)).value == 1.0
 
 
 def consensus_rows(
@@ -55,20 +51,20 @@ def consensus_rows(
     category: str,
     annotator: str,
     runs: Runs,
-    ordinal: Callable[[str], bool],
+    orders: RiskOrders,
 ) -> list[StoredConsensus]:
     """Consensus rows for one item: per question and turn, over the runs that answered it.
 
-    ``method`` is ``majority`` (nominal) or ``lower_median`` (ordinal), with ``_tie``
-    appended when the runs tied and the tie was broken deterministically.
+    The runs settle by the default rule, ties toward risk (``orders``), as the measurement
+    core settles them by default; ``method`` names the rule, with ``_tie`` appended when
+    the runs tied.
     """
     rows: list[StoredConsensus] = []
     for (question_id, turn), found in sorted(
         values_by_key(runs).items(), key=lambda item: (item[0][0], item[0][1] or 0)
     ):
-        is_ordinal = ordinal(question_id)
-        result = consensus(found, ordinal=is_ordinal)
-        method = "lower_median" if is_ordinal else "majority"
+        result = consensus(found, rule=DEFAULT_RULE, order=orders.of(category, question_id))
+        method = DEFAULT_RULE
         rows.append(
             StoredConsensus(
                 session_id=session_id,

@@ -26,6 +26,9 @@ class AnnotateOptions(BaseModel):
     adaptive: bool = False
     min_repeats: int = Field(default=2, ge=1)
     """In adaptive mode, the runs every item gets before it may stop."""
+    max_flip_rate: float = Field(default=0.0, ge=0.0, lt=0.5)
+    """In adaptive mode, an item may also stop once its flip rate is at most this (0: only
+    when its runs are unanimous, or when the remaining runs cannot change the answer)."""
     categories: tuple[str, ...] | None = None
     """Schema categories to ask (default: all the annotator answers)."""
     harms: tuple[str, ...] | None = None

@@ -11,7 +11,6 @@ from corix.execution.context import LEVEL_PLANNERS
 from corix.execution.plan import ApplicationEntry, Plan
 from corix.execution.work import WorkItem
 from corix.scenarios import ScenarioPack
-from corix.testing import levels  # noqa: F401 - registers the built-in levels
 
 __all__ = ["auth_for", "plan_work"]
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from corix.assessment.annotation_job import AnnotationJob
-from corix.assessment.annotation_options import ProgressHooks
-from corix.assessment.session_annotation import SessionAnnotation
+from corix.assessment.annotation_run._job import AnnotationJob
+from corix.assessment.annotation_run._options import ProgressHooks
+from corix.assessment.annotation_run._session import SessionAnnotation
 from corix.domain import SessionRecord
 from corix.storage import RecordWriter, Repository
 from corix.storage.annotations import session_infos
+from corix.storage.sinks import AnnotationSink
 
 _SESSION_CHUNK = 200
 
@@ -27,17 +28,34 @@ async def annotate_sessions(job: AnnotationJob, progress: ProgressHooks) -> None
     """Annotate every complete session of the job's run with ``concurrency`` workers."""
     Repository(job.db).get_run(job.run_id)
     await asyncio.to_thread(job.load_stored)
+    session_ids = await sessions_to_annotate(job)
+    if progress.on_planned is not None:
+        progress.on_planned(len(session_ids))
+    async with RecordWriter(job.db) as writer:
+        await annotate_these(job, session_ids, writer, progress.on_session_done)
+
+
+async def sessions_to_annotate(job: AnnotationJob) -> list[str]:
+    """The run's sessions an annotator judges; an unknown scenario raises before any call."""
     infos = await asyncio.to_thread(session_infos, job.db, job.run_id, answered_only=True)
     for scenario in sorted({info.scenario for info in infos.values()}):
-        job.pack_for(scenario)  # an unknown scenario stops the run before any call
-    if progress.on_planned is not None:
-        progress.on_planned(len(infos))
+        job.pack_for(scenario)
+    return list(infos)
+
+
+async def annotate_these(
+    job: AnnotationJob,
+    session_ids: list[str],
+    sink: AnnotationSink,
+    on_session_done: Callable[[], None] | None = None,
+) -> None:
+    """Annotate ``session_ids`` (stored passes loaded) with ``concurrency`` workers."""
     concurrency = job.options.concurrency
     queue: SessionQueue = asyncio.Queue(concurrency * 2)
-    async with RecordWriter(job.db) as writer, asyncio.TaskGroup() as group:
-        group.create_task(_feed(job, queue, list(infos)))
+    async with asyncio.TaskGroup() as group:
+        group.create_task(_feed(job, queue, session_ids))
         for _ in range(concurrency):
-            group.create_task(_work(job, queue, writer, progress.on_session_done))
+            group.create_task(_work(job, queue, sink, on_session_done))
 
 
 async def _feed(job: AnnotationJob, queue: SessionQueue, ids: list[str]) -> None:
@@ -64,7 +82,7 @@ def _load(job: AnnotationJob, session_ids: list[str]) -> list[SessionRecord]:
 async def _work(
     job: AnnotationJob,
     queue: SessionQueue,
-    writer: RecordWriter,
+    writer: AnnotationSink,
     on_session_done: Callable[[], None] | None,
 ) -> None:
     while (record := await queue.get()) is not None:

@@ -1,0 +1,244 @@
+"""Annotating a run on Ray: its sessions spread over worker processes.
+
+Each worker opens the annotator (and its client, under the cluster-wide rate limits of
+:mod:`corix.execution.rate_broker`) once, loads what is already stored, and annotates the
+chunks of session ids the driver hands it with its share of ``--concurrency``. Workers
+read the database; passes reach it through one path, as for runs: a worker on PostgreSQL
+writes them itself, a worker on SQLite sends each chunk's passes back for the driver to
+write (SQLite workers must see the database file: a local Ray). What a dead worker held
+is not stored, and annotating the run again asks exactly that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import ray
+from ray.actor import ActorHandle
+
+from corix.assessment.annotation_run._factory import build_annotator
+from corix.assessment.annotation_run._job import AnnotationJob
+from corix.assessment.annotation_run._options import AnnotateOptions, ProgressHooks
+from corix.assessment.annotation_run._summary import AnnotationSummary, AnnotationTally
+from corix.assessment.annotation_run._workers import annotate_these, sessions_to_annotate
+from corix.assessment.harms import builtin_harm_packs
+from corix.assessment.schema import load_builtin_schema
+from corix.errors import CorixError
+from corix.execution.executor_settings import ExecutorSettings
+from corix.execution.rate_broker import RateLimitBroker, brokered_limits
+from corix.execution.ray_dispatch import dispatch_chunks
+from corix.execution.ray_executor import split_bound
+from corix.llm import EndpointConfig, LLMClient
+from corix.llm.rate_limit import shared_limits
+from corix.storage import Database, RecordWriter, Repository
+from corix.storage.locks import LockHeld, exclusive
+from corix.storage.sinks import CollectedRecords
+
+__all__ = ["annotate_run_on_ray"]
+
+
+CHUNK_SESSIONS = 4
+"""Sessions per chunk, per slot of a worker's share: small enough that a dead worker
+loses little, large enough that a chunk outlasts its round trip."""
+
+
+@dataclass(frozen=True)
+class AnnotationSetup:
+    run_id: str
+    annotator: str
+    options: AnnotateOptions
+    endpoint: EndpointConfig | None
+    database_url: str
+    writes: bool
+    """Whether the worker writes its passes itself (PostgreSQL) or sends them back."""
+
+
+class AnnotationWorker:
+    """One worker process: an opened annotator over the run, with a share of the bound."""
+
+    def __init__(self, setup: AnnotationSetup, broker: ActorHandle[Any]) -> None:
+        self._setup = setup
+        self._broker = broker
+        self._db = Database(setup.database_url, run_migrations=False)
+        self._client: LLMClient | None = None
+        self._job: AnnotationJob | None = None
+
+    async def open(self) -> None:
+        setup = self._setup
+        if setup.endpoint is not None:
+            with shared_limits(brokered_limits(self._broker)):
+                self._client = LLMClient(setup.endpoint)
+        self._job = _job(self._db, setup.run_id, setup.annotator, setup.options, self._client)
+        await asyncio.to_thread(self._job.load_stored)
+
+    async def annotate(self, session_ids: list[str]) -> CollectedRecords | None:
+        assert self._job is not None
+        if self._setup.writes:
+            async with RecordWriter(self._db) as writer:
+                await annotate_these(self._job, session_ids, writer)
+            return None
+        records = CollectedRecords()
+        await annotate_these(self._job, session_ids, records)
+        return records
+
+    async def close(self) -> AnnotationTally:
+        if self._client is not None:
+            await self._client.aclose()
+        self._db.dispose()
+        assert self._job is not None
+        return self._job.tally
+
+
+def _job(
+    db: Database,
+    run_id: str,
+    annotator: str,
+    options: AnnotateOptions,
+    client: LLMClient | None,
+) -> AnnotationJob:
+    schema, packs = load_builtin_schema(), builtin_harm_packs()
+    built = build_annotator(
+        annotator,
+        client=client,
+        schema=schema,
+        packs=packs,
+        max_reasks=options.max_reasks,
+        temperature=options.temperature,
+    )
+    return AnnotationJob(db, run_id, built, options, schema, packs)
+
+
+def annotate_run_on_ray(
+    db: Database,
+    run_id: str,
+    annotator: str,
+    *,
+    options: AnnotateOptions,
+    endpoint: EndpointConfig | None,
+    settings: ExecutorSettings,
+    progress: ProgressHooks | None = None,
+) -> AnnotationSummary:
+    """:func:`~corix.assessment.annotation_run.annotate_run` with the sessions spread over Ray."""
+    started = time.perf_counter()
+    Repository(db).get_run(run_id)
+    # Built here only to check the options and names; its client is never called.
+    checked = _job(
+        db, run_id, annotator, options, None if endpoint is None else LLMClient(endpoint)
+    )
+    session_ids = asyncio.run(sessions_to_annotate(checked))
+    hooks = progress or ProgressHooks()
+    if hooks.on_planned is not None:
+        hooks.on_planned(len(session_ids))
+    try:
+        with exclusive(db, f"annotate {run_id} as {checked.annotator.name}"):
+            tallies = _annotate_on_ray(
+                db, run_id, annotator, options, endpoint, settings, session_ids, hooks
+            )
+    except LockHeld:
+        raise CorixError(
+            f"run '{run_id}' is already being annotated as '{checked.annotator.name}' by "
+            "another process; wait for it to finish (a rerun then adds only what is missing)"
+        ) from None
+    return _merged(tallies).summary(
+        run_id=run_id,
+        annotator=annotator,
+        stored_as=checked.annotator.name,
+        wall_s=time.perf_counter() - started,
+    )
+
+
+def _annotate_on_ray(
+    db: Database,
+    run_id: str,
+    annotator: str,
+    options: AnnotateOptions,
+    endpoint: EndpointConfig | None,
+    settings: ExecutorSettings,
+    session_ids: list[str],
+    hooks: ProgressHooks,
+) -> list[AnnotationTally]:
+    started_ray = not ray.is_initialized()
+    if started_ray:
+        ray.init(
+            address=settings.ray_address, include_dashboard=False, logging_level=logging.WARNING
+        )
+    try:
+        setup = AnnotationSetup(
+            run_id=run_id,
+            annotator=annotator,
+            options=options,
+            endpoint=endpoint,
+            database_url=db.url,
+            writes=db.dialect != "sqlite",
+        )
+        return asyncio.run(_annotate_on_cluster(db, setup, settings, session_ids, hooks))
+    finally:
+        if started_ray:
+            ray.shutdown()
+
+
+async def _annotate_on_cluster(
+    db: Database,
+    setup: AnnotationSetup,
+    settings: ExecutorSettings,
+    session_ids: list[str],
+    hooks: ProgressHooks,
+) -> list[AnnotationTally]:
+    resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+    wanted = settings.ray_workers or max(1, int(resources.get("CPU", 1)))
+    shares = split_bound(setup.options.concurrency, wanted)
+    remote_broker: Any = ray.remote(RateLimitBroker)
+    broker = remote_broker.options(num_cpus=0).remote()
+    remote_worker: Any = ray.remote(AnnotationWorker)
+    workers = [
+        remote_worker.options(num_cpus=0, max_restarts=0, max_task_retries=0).remote(
+            replace(setup, options=setup.options.model_copy(update={"concurrency": share})),
+            broker,
+        )
+        for share in shares
+    ]
+    try:
+        await asyncio.gather(*(worker.open.remote() for worker in workers))
+        async with RecordWriter(db) as writer:
+
+            def store(chunk: list[str], records: CollectedRecords | None) -> None:
+                if records is not None:
+                    records.replay(writer)
+                if hooks.on_session_done is not None:
+                    for _ in chunk:
+                        hooks.on_session_done()
+
+            outcome = await dispatch_chunks(
+                iter(session_ids),
+                [share * CHUNK_SESSIONS for share in shares],
+                lambda index, chunk: workers[index].annotate.remote(chunk),
+                store,
+            )
+        if outcome.dead_workers:
+            raise CorixError(
+                f"{outcome.dead_workers} Ray worker(s) died; {outcome.not_run} session(s) were "
+                f"not annotated (annotating run {setup.run_id} again asks them)"
+            )
+        return list(await asyncio.gather(*(worker.close.remote() for worker in workers)))
+    finally:
+        for actor in [*workers, broker]:
+            ray.kill(actor)
+
+
+def _merged(tallies: list[AnnotationTally]) -> AnnotationTally:
+    total = AnnotationTally()
+    for tally in tallies:
+        for target, counts in tally.targets.items():
+            into = total.targets[target]
+            for name, value in counts:
+                setattr(into, name, getattr(into, name) + value)
+        total.consensus_rows += tally.consensus_rows
+        total.prompt_tokens += tally.prompt_tokens
+        total.completion_tokens += tally.completion_tokens
+        total.model_calls += tally.model_calls
+        total.sessions += tally.sessions
+    return total

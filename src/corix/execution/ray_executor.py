@@ -1,0 +1,221 @@
+"""The Ray executor: a run's work items spread over worker processes on a Ray cluster.
+
+Each worker is a Ray actor that opens the applications and simulators once and runs
+corix's asyncio executor over the chunks the driver hands it. The plan's concurrency is a
+global bound: it is split between the workers, so together they never hold more sessions
+open. Rate limits of an endpoint are shared through one broker actor (see
+:mod:`corix.execution.rate_broker`), so they are not multiplied by the number of workers.
+
+Records reach the database through one path: a worker on PostgreSQL writes them itself
+through a group-committing writer; on SQLite (a file on the driver's disk) a worker sends
+each chunk's records back and the driver writes them. A worker that dies loses only the
+chunks it held — at most twice its share of the bound — and the run ends ``failed`` with
+the count; ``corix run --resume`` runs what is missing, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import ray
+from ray.actor import ActorHandle
+
+from corix.apps import build_application
+from corix.errors import CorixError
+from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
+from corix.execution.executors import RunJob, UsageTotals
+from corix.execution.plan import Plan
+from corix.execution.rate_broker import RateLimitBroker, brokered_limits
+from corix.execution.ray_dispatch import dispatch_chunks
+from corix.execution.run_planning import auth_for
+from corix.execution.runner import model_call_totals
+from corix.execution.simulators import open_simulators
+from corix.execution.work import WorkItem
+from corix.llm import LLMClient
+from corix.llm.rate_limit import shared_limits
+from corix.scenarios import ScenarioPack
+from corix.storage import Database, RecordWriter
+from corix.storage.sinks import CollectedRecords, RecordSink
+
+__all__ = ["RayRunExecutor", "split_bound"]
+
+
+@dataclass(frozen=True)
+class WorkerSetup:
+    """What a worker needs to run sessions: plain data, shipped once when it starts."""
+
+    run_id: str
+    plan: Plan
+    packs: dict[str, ScenarioPack]
+    applications: dict[str, tuple[int, str]]
+    """Application name → its database id and version, as the driver recorded them."""
+    database_url: str | None
+    """Where the worker writes; ``None`` sends its records back to the driver."""
+    concurrency: int
+
+
+@dataclass(frozen=True)
+class ChunkDone:
+    records: CollectedRecords | None
+
+
+class SessionWorker:
+    """One worker process: opened applications and simulators, a share of the bound."""
+
+    def __init__(self, setup: WorkerSetup, broker: ActorHandle[Any]) -> None:
+        self._setup = setup
+        self._broker = broker
+        self._applications: dict[str, OpenedApplication] = {}
+        self._simulators: dict[str, LLMClient] = {}
+        self._db: Database | None = None
+        self._slots = asyncio.Semaphore(setup.concurrency)
+        self._cpu_started = 0.0
+
+    async def open(self) -> int:
+        """Open the applications and simulators; return this worker's process id."""
+        self._cpu_started = time.process_time()
+        setup = self._setup
+        with shared_limits(brokered_limits(self._broker)):
+            for entry in setup.plan.applications:
+                app = build_application(entry.spec, entry.options)
+                await app.open(auth_for(entry))
+                db_id, version = setup.applications[entry.name]
+                self._applications[entry.name] = OpenedApplication(
+                    entry.name, entry.spec, app, version, db_id, app.provenance_parameters()
+                )
+            self._simulators = open_simulators(setup.plan)
+        if setup.database_url is not None:
+            self._db = Database(setup.database_url, run_migrations=False)
+        return os.getpid()
+
+    async def run_chunk(self, items: list[WorkItem]) -> ChunkDone:
+        records = CollectedRecords() if self._db is None else None
+        if records is not None:
+            await self._run(items, records)
+            return ChunkDone(records)
+        assert self._db is not None
+        async with RecordWriter(self._db) as writer:  # committed before the chunk is done
+            await self._run(items, writer)
+        return ChunkDone(None)
+
+    async def _run(self, items: list[WorkItem], sink: RecordSink) -> None:
+        ctx = RunContext(
+            run_id=self._setup.run_id,
+            plan=self._setup.plan,
+            applications=self._applications,
+            packs=self._setup.packs,
+            writer=sink,
+            simulators=self._simulators,
+        )
+
+        async def one(item: WorkItem) -> None:
+            async with self._slots:
+                await WORK_HANDLERS.get(item.kind)(item, ctx)
+
+        async with asyncio.TaskGroup() as group:
+            for item in items:
+                group.create_task(one(item))
+
+    async def close(self) -> UsageTotals:
+        """Close what was opened; return the usage of this worker's clients and its CPU."""
+        for application in self._applications.values():
+            await application.app.close()
+        for client in self._simulators.values():
+            await client.aclose()
+        if self._db is not None:
+            self._db.dispose()
+        cpu_s = round(time.process_time() - self._cpu_started, 3)
+        return {**model_call_totals(self._applications, self._simulators), "worker_cpu_s": cpu_s}
+
+
+def split_bound(bound: int, workers: int) -> list[int]:
+    """Shares of a concurrency bound for ``workers`` workers: they add up to ``bound``, no
+    share is empty (fewer workers when the bound is smaller) and they differ by at most 1."""
+    count = max(1, min(bound, workers))
+    return [bound // count + (1 if index < bound % count else 0) for index in range(count)]
+
+
+class RayRunExecutor:
+    """Runs work items on Ray workers; starts a local Ray when none is running.
+
+    Workers open their own applications and simulators from the plan: clients the driver
+    holds (``RunJob.simulators``) stay unused.
+    """
+
+    def __init__(self, *, address: str | None = None, workers: int | None = None) -> None:
+        self._address = address
+        self._workers = workers
+        self._usage: list[UsageTotals] = []
+        self.worker_pids: list[int] = []
+        """The workers' process ids once they are open (on this machine's local Ray)."""
+
+    def remote_usage(self) -> list[UsageTotals]:
+        return list(self._usage)
+
+    async def run(self, job: RunJob, work: Iterable[WorkItem]) -> None:
+        started_ray = not ray.is_initialized()
+        if started_ray:
+            ray.init(address=self._address, include_dashboard=False, logging_level=logging.WARNING)
+        try:
+            await self._run_on_cluster(job, work)
+        finally:
+            if started_ray:
+                ray.shutdown()
+
+    async def _run_on_cluster(self, job: RunJob, work: Iterable[WorkItem]) -> None:
+        resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        wanted = self._workers or max(1, int(resources.get("CPU", 1)))
+        shares = split_bound(job.plan.concurrency, wanted)
+        remote_broker: Any = ray.remote(RateLimitBroker)
+        broker = remote_broker.options(num_cpus=0).remote()
+        remote_worker: Any = ray.remote(SessionWorker)
+        url = None if job.db.dialect == "sqlite" else job.db.url
+        workers = [
+            remote_worker.options(num_cpus=0, max_restarts=0, max_task_retries=0).remote(
+                WorkerSetup(
+                    run_id=job.run_id,
+                    plan=job.plan,
+                    packs=job.packs,
+                    applications={
+                        name: (opened.db_id, opened.version)
+                        for name, opened in job.applications.items()
+                    },
+                    database_url=url,
+                    concurrency=share,
+                ),
+                broker,
+            )
+            for share in shares
+        ]
+        try:
+            self.worker_pids = list(await asyncio.gather(*(w.open.remote() for w in workers)))
+            async with job.writer as writer:
+
+                def store(chunk: list[WorkItem], done: ChunkDone) -> None:
+                    if done.records is not None:
+                        done.records.replay(writer)
+                    if job.on_session_done is not None:
+                        for item in chunk:
+                            job.on_session_done(item)
+
+                outcome = await dispatch_chunks(
+                    iter(work),
+                    shares,
+                    lambda index, chunk: workers[index].run_chunk.remote(chunk),
+                    store,
+                )
+            if outcome.dead_workers:
+                raise CorixError(
+                    f"{outcome.dead_workers} Ray worker(s) died; {outcome.not_run} session(s) "
+                    f"were not run (`corix run --resume {job.run_id}` runs them)"
+                )
+            self._usage = list(await asyncio.gather(*(w.close.remote() for w in workers)))
+        finally:
+            for actor in [*workers, broker]:
+                ray.kill(actor)  # a dead actor is killed quietly

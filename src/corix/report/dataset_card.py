@@ -1,0 +1,54 @@
+"""The ``README.md`` that makes a folder of CSV tables load with Hugging Face ``datasets``.
+
+Its YAML header declares one configuration per table (``load_dataset(folder, "turns")``)
+with every column typed as text, so nothing is guessed: a reply reading ``NA`` or ``None``
+stays that text, and a column never changes type between chunks of a large file. Only
+empty cells read as missing. An empty table is left out (``datasets`` refuses a
+configuration without rows). The body is free Markdown (a datasheet, for a release).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import yaml
+
+__all__ = ["write_dataset_card"]
+
+
+def write_dataset_card(
+    out_dir: Path,
+    tables: Mapping[str, Sequence[str]],
+    counts: Mapping[str, int],
+    body: str,
+    *,
+    default: str,
+    license_id: str | None = None,
+) -> Path:
+    """Write ``out_dir/README.md`` declaring ``<table>.csv`` for every table with rows."""
+    filled = {name: columns for name, columns in tables.items() if counts.get(name)}
+    header: dict[str, object] = {}
+    if license_id:
+        header["license"] = license_id.lower()
+    header["configs"] = [
+        {
+            "config_name": name,
+            "data_files": [{"split": "train", "path": f"{name}.csv"}],
+            "keep_default_na": False,
+            "na_values": [""],
+            **({"default": True} if name == default else {}),
+        }
+        for name in filled
+    ]
+    header["dataset_info"] = [
+        {
+            "config_name": name,
+            "features": [{"name": column, "dtype": "string"} for column in columns],
+        }
+        for name, columns in filled.items()
+    ]
+    front = yaml.safe_dump(header, sort_keys=False, allow_unicode=True)
+    path = out_dir / "README.md"
+    path.write_text(f"---\n{front}---\n\n{body.rstrip()}\n", encoding="utf-8")
+    return path

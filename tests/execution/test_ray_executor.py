@@ -1,0 +1,231 @@
+"""The Ray executor on a real local Ray cluster (two worker processes), SQLite and PostgreSQL.
+
+Ray starts once for the module (about 10 s here); tests skip, saying why, only where Ray
+is not installed or cannot start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import aiohttp
+import pytest
+from sqlalchemy import delete, select
+
+from corix.assessment.annotation_run import AnnotateOptions, annotate_run
+from corix.assessment.annotation_run.on_ray import annotate_run_on_ray
+from corix.domain import Level
+from corix.execution import execute_plan
+from corix.execution.executor_settings import ExecutorSettings
+from corix.execution.executors import LocalRunExecutor
+from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
+from corix.execution.ray_executor import RayRunExecutor, split_bound
+from corix.execution.run_status import RunStatus
+from corix.llm import EndpointConfig
+from corix.llm.mock_server import MockServerConfig, running_mock_server
+from corix.storage import Database, Repository
+from corix.storage.annotations import load_consensus, load_passes
+from corix.storage.orm import AnnotationConsensusRow, AnnotationPassRow, SessionRow
+
+ray = pytest.importorskip("ray", reason="the Ray executor needs the ray extra")
+
+WORKERS = 2
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    try:
+        ray.init(num_cpus=WORKERS, include_dashboard=False, logging_level="WARNING")
+    except Exception as exc:  # e.g. no shared memory in a sandbox
+        pytest.skip(f"a local Ray cannot start here: {type(exc).__name__}: {exc}")
+    yield
+    ray.shutdown()
+
+
+def test_the_bound_is_split_without_going_over() -> None:
+    assert split_bound(8, 2) == [4, 4]
+    assert split_bound(7, 3) == [3, 2, 2]
+    assert split_bound(1, 4) == [1]  # never an empty share: fewer workers
+
+
+def _stored(db: Database, run_id: str) -> dict[str, Any]:
+    """Every session by work key: what was said, how it ended, what was answered after."""
+    repo = Repository(db)
+    with db.session() as s:
+        query = select(SessionRow.id, SessionRow.work_key).where(SessionRow.run_id == run_id)
+        work_keys = dict(s.execute(query).tuples().all())
+    sessions = {}
+    for record in repo.iter_sessions(run_id):
+        answers = sorted((a.item_id, a.value, a.text) for a in repo.questionnaire(record.id))
+        sessions[work_keys[record.id]] = (
+            [(t.user_text, t.response_text, t.error) for t in record.turns],
+            record.end_reason,
+            record.persona,
+            record.strategy,
+            record.provenance.seed,
+            answers,
+        )
+    return sessions
+
+
+def _every_level_plan() -> Plan:
+    return Plan(
+        name="same",
+        seed=11,
+        applications=[
+            ApplicationEntry(name="g", spec="demo:guarded"),
+            ApplicationEntry(name="u", spec="demo:unguarded"),
+        ],
+        scenarios=["tv_spoilers", "meal_planner"],
+        levels={
+            Level.MODEL_TESTING: LevelSettings(),
+            Level.RED_TEAMING: LevelSettings(sessions=6, max_turns=4),
+            Level.FIELD_TESTING: LevelSettings(
+                sessions=4,
+                max_turns=3,
+                engine="llm",
+                simulator=EndpointConfig(transport="mock", model="corix-mock"),
+            ),
+        },
+        concurrency=6,
+    )
+
+
+async def test_same_plan_and_seed_store_the_same_sessions_as_the_local_executor(
+    local_ray: None, any_db: Database
+) -> None:
+    plan = _every_level_plan()
+    local = await execute_plan(plan, any_db, executor=LocalRunExecutor())
+    spread = await execute_plan(plan, any_db, executor=RayRunExecutor(workers=WORKERS))
+    assert local.status is spread.status is RunStatus.COMPLETE
+    expected = _stored(any_db, local.run_id)
+    assert len(expected) == local.stats["sessions"] > 50
+    assert any(answers for *_, answers in expected.values())  # questionnaires compared too
+    assert _stored(any_db, spread.run_id) == expected
+
+
+def _slow_plan(base_url: str) -> Plan:
+    return Plan(
+        name="killed",
+        seed=2,
+        applications=[
+            ApplicationEntry(name="slow", spec=f"openai:{base_url}?model=corix-mock&retries=0")
+        ],
+        scenarios=["tv_spoilers"],
+        levels={Level.RED_TEAMING: LevelSettings(sessions=24, max_turns=4)},
+        concurrency=4,
+    )
+
+
+def _work_keys(db: Database, run_id: str) -> Counter[tuple[str, str]]:
+    with db.session() as s:
+        rows = s.execute(
+            select(SessionRow.work_key, SessionRow.status).where(SessionRow.run_id == run_id)
+        )
+        return Counter((key, status) for key, status in rows)
+
+
+@pytest.mark.timeout(240)
+async def test_a_killed_worker_loses_only_its_sessions_and_resume_completes_the_run(
+    local_ray: None, any_db: Database
+) -> None:
+    async with running_mock_server(MockServerConfig(latency_ms=150)) as base_url:
+        plan = _slow_plan(base_url)
+        executor = RayRunExecutor(workers=WORKERS)
+        done: list[str] = []
+
+        def kill_one_worker_after_a_few(item: Any) -> None:
+            done.append(item.key)
+            if len(done) == 4:
+                os.kill(executor.worker_pids[0], signal.SIGKILL)
+
+        first = await execute_plan(
+            plan, any_db, executor=executor, on_session_done=kill_one_worker_after_a_few
+        )
+        assert first.status is RunStatus.FAILED
+        assert first.error is not None and "1 Ray worker(s) died" in first.error
+        stored = _work_keys(any_db, first.run_id)
+        complete = {key for key, status in stored if status == "complete"}
+        # The other worker went on after the kill (at 4 done), but not everything ran.
+        assert 4 < len(complete) < 24
+        assert set(done) == complete  # the driver reported exactly what was stored
+        # At most what the dead worker held: two chunks of its share of 2 sessions.
+        assert 24 - len(complete) <= 2 * 2
+
+        resumed = await execute_plan(
+            plan, any_db, resume_run=first.run_id, executor=RayRunExecutor(workers=WORKERS)
+        )
+    assert resumed.status is RunStatus.COMPLETE
+    final = _work_keys(any_db, first.run_id)
+    assert all(status == "complete" for _, status in final)
+    keys = Counter(key for key, _ in final.elements())
+    assert len(keys) == 24 and set(keys.values()) == {1}  # no gaps, no duplicates
+    assert complete <= set(keys)  # what was stored before the kill is kept
+
+
+@pytest.mark.timeout(240)
+async def test_rate_limits_hold_across_workers(local_ray: None, sqlite_db: Database) -> None:
+    rpm = 600.0  # 10 requests a second; two workers each on their own would make 20
+    async with running_mock_server() as base_url:
+        app = f"openai:{base_url}?model=corix-mock&rpm={rpm:g}&name=limited"
+        plan = Plan(
+            name="limited",
+            seed=1,
+            applications=[ApplicationEntry(name="a", spec=app)],
+            scenarios=["tv_spoilers"],
+            levels={Level.RED_TEAMING: LevelSettings(sessions=30, max_turns=3)},
+            concurrency=8,
+        )
+        result = await execute_plan(plan, sqlite_db, executor=RayRunExecutor(workers=WORKERS))
+        async with aiohttp.ClientSession() as http:
+            stats = await (await http.get(f"{base_url.removesuffix('/v1')}/mock/stats")).json()
+    assert result.status is RunStatus.COMPLETE
+    per_second = {int(second): n for second, n in stats["per_second"].items()}
+    assert sum(per_second.values()) == result.stats["turns"] >= 60
+    first, last = min(per_second), max(per_second)
+    full_windows = [per_second.get(s, 0) for s in range(first + 1, last)]
+    assert len(full_windows) >= 3, per_second
+    # A one-second burst allowance, then 10 a second: never the 20 of unshared budgets.
+    assert max(full_windows) <= 12, per_second
+    assert per_second[first] <= 10 + 10, per_second
+
+
+def _passes(db: Database, run_id: str) -> Counter[tuple[Any, ...]]:
+    return Counter(
+        (p.session_id, p.category, p.pass_no, p.repeat_no, p.status, tuple(p.answers))
+        for p in load_passes(db, run_id=run_id)
+    )
+
+
+@pytest.mark.timeout(240)
+def test_annotating_on_ray_stores_what_annotating_here_stores(
+    local_ray: None, any_db: Database
+) -> None:
+    plan = _every_level_plan().model_copy(update={"levels": {Level.MODEL_TESTING: LevelSettings()}})
+    run_id = asyncio.run(execute_plan(plan, any_db)).run_id
+    judge = EndpointConfig(name="judge", transport="mock", model="corix-mock")
+    options = AnnotateOptions(repeats=3, adaptive=True, concurrency=4, harms=("groundedness",))
+    local = annotate_run(any_db, run_id, "llm-harms", options=options, endpoint=judge)
+    expected = _passes(any_db, run_id)
+    consensus = sorted(map(repr, load_consensus(any_db, run_id=run_id)))
+    with any_db.session() as s:
+        s.execute(delete(AnnotationPassRow))
+        s.execute(delete(AnnotationConsensusRow))
+    spread = annotate_run_on_ray(
+        any_db,
+        run_id,
+        "llm-harms",
+        options=options,
+        endpoint=judge,
+        settings=ExecutorSettings(kind="ray", ray_workers=WORKERS),
+    )
+    assert spread.sessions == local.sessions > 10
+    assert spread.model_calls == local.model_calls
+    assert spread.by_target == local.by_target
+    assert _passes(any_db, run_id) == expected
+    assert sorted(map(repr, load_consensus(any_db, run_id=run_id))) == consensus
