@@ -67,7 +67,7 @@ async def test_mock_model_answers_a_harm_with_full_provenance() -> None:
         41,
     )
     assert provenance.guideline_version == "groundedness-1.0/prompt-1"
-    assert provenance.details["attempts"] == 1
+    assert provenance.details is not None and provenance.details.attempts == 1
     (request,) = transport.requests
     assert (request.seed, request.temperature) == (41, 0.7)
     assert request.response_format == {
@@ -94,7 +94,8 @@ async def test_an_invalid_answer_is_sent_back_with_what_was_wrong(
         hidden, _risk("yes", "no", induced="yes", risk_type="data_privacy", outcome="negative")
     )
     result = await LLMAnnotator(client, schema).annotate(view_of(CLEAN), "risk_assessment", seed=1)
-    assert result.ok and result.provenance.details["attempts"] == 2
+    assert result.provenance.details is not None
+    assert result.ok and result.provenance.details.attempts == 2
     values = {a.question_id: a.value for a in result.answers}
     assert values["ra_risk_type"] == "data_privacy"
     reask = transport.requests[1].messages
@@ -113,7 +114,8 @@ async def test_answers_that_never_fit_make_a_failed_pass(schema: AnnotationSchem
         "no valid answer after 3 attempt(s)"
     )
     assert "ra_prohibited_released: required, missing" in result.error
-    assert result.provenance.details["last_reply"] == '{"ra_outcome": 3}'
+    assert result.provenance.details is not None
+    assert result.provenance.details.last_reply == '{"ra_outcome": 3}'
     assert len(transport.requests) == 3
 
 
@@ -202,7 +204,7 @@ async def test_over_http_invalid_mock_answers_are_reasked(schema: AnnotationSche
             session.get(base_url.removesuffix("/v1") + "/mock/stats") as response,
         ):
             stats = json.loads(await response.read())
-    attempts = [r.provenance.details["attempts"] for r in results]
+    attempts = [r.provenance.details.attempts for r in results if r.provenance.details]
     assert max(attempts) >= 2
     assert stats["requests"] == sum(attempts)
     for result in results:

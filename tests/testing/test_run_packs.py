@@ -93,3 +93,12 @@ def test_a_run_without_its_pack_stored_is_refused_with_the_reason(sqlite_db: Dat
     repo.create_run("run-bare", name="bare", plan={}, seed=0)
     with pytest.raises(CorixError, match="run 'run-bare' stores no scenario pack 'tv_spoilers'"):
         run_pack(sqlite_db, "run-bare", "tv_spoilers")
+
+
+def test_a_resumed_run_uses_the_packs_it_stored(tmp_path: Path, sqlite_db: Database) -> None:
+    folder = _own_pack(tmp_path / "own")
+    first = asyncio.run(execute_plan(_plan(folder), sqlite_db))
+    shutil.rmtree(folder)
+    resumed = asyncio.run(execute_plan(_plan(folder), sqlite_db, resume_run=first.run_id))
+    assert resumed.run_id == first.run_id and resumed.error is None
+    assert resumed.skipped == first.stats["sessions"] > 0  # every session was already done

@@ -5,26 +5,23 @@ A :class:`StoredAnswer` is what becomes one CoRIx leaf: an annotator's settled l
 tagged with its dialogue's application, level and scenario. A harm pass (category
 ``harm:<pack>``) answers one question, ``severity``; its leaf is named after the category,
 so severities from different packs never mix. Questionnaire answers stream from the
-database in one ordered query, so memory holds the leaves, not the rows.
+database (:mod:`corix.storage.questionnaires`), so memory holds the leaves, not the rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
-from sqlalchemy import Select, select
 
 from corix.measurement.item_wording import item_wordings
 from corix.measurement.leaves import LeafSource, LeafTable
 from corix.storage import Database
-from corix.storage.orm import ApplicationRow, QuestionnaireResponseRow, SessionRow
+from corix.storage.questionnaires import iter_run_questionnaire_answers
 from corix.storage.run_packs import run_packs
 
 HARM_CATEGORY_PREFIX = "harm:"
-_STREAM_BATCH = 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,26 +58,25 @@ def iter_questionnaire_answers(
 ) -> Iterator[StoredAnswer]:
     """Every questionnaire answer of ``run_ids`` (only ``sessions``' when given)."""
     wordings = {key: item_wordings(record.pack()) for key, record in run_packs(db, run_ids).items()}
-    with db.session() as s:
-        for row in s.execute(_questionnaire_query(run_ids)).yield_per(_STREAM_BATCH):
-            if sessions is not None and row.session_id not in sessions:
-                continue
-            value = answer_text(row.value_num, row.value_text)
-            if value is not None:
-                yield StoredAnswer(
-                    session_id=row.session_id,
-                    application=row.application,
-                    level=row.level,
-                    scenario=row.scenario,
-                    source=LeafSource.QUESTIONNAIRE,
-                    question=row.item_id,
-                    value=value,
-                    respondent=row.respondent,
-                    work_key=row.work_key,
-                    wording=wordings.get((row.run_id, row.scenario), {}).get(
-                        (row.level, row.item_id), ""
-                    ),
-                )
+    for row in iter_run_questionnaire_answers(db, run_ids):
+        if sessions is not None and row.session_id not in sessions:
+            continue
+        value = answer_text(row.value, row.text)
+        if value is not None:
+            yield StoredAnswer(
+                session_id=row.session_id,
+                application=row.application,
+                level=row.level,
+                scenario=row.scenario,
+                source=LeafSource.QUESTIONNAIRE,
+                question=row.item_id,
+                value=value,
+                respondent=row.respondent,
+                work_key=row.work_key,
+                wording=wordings.get((row.run_id, row.scenario), {}).get(
+                    (row.level, row.item_id), ""
+                ),
+            )
 
 
 def leaves_from_answers(answers: Iterable[StoredAnswer], *, origin: str = "leaves") -> LeafTable:
@@ -138,27 +134,3 @@ def answer_text(number: float | None, text: str | None) -> str | None:
 def number_text(number: float) -> str:
     """A number as leaf text: whole numbers without ``.0``."""
     return str(int(number)) if number.is_integer() else repr(number)
-
-
-# -- queries ------------------------------------------------------------------------------
-
-
-def _questionnaire_query(run_ids: Sequence[str]) -> Select[Any]:
-    return (
-        select(
-            QuestionnaireResponseRow.session_id,
-            ApplicationRow.name.label("application"),
-            SessionRow.level,
-            SessionRow.scenario,
-            SessionRow.work_key,
-            SessionRow.run_id,
-            QuestionnaireResponseRow.respondent,
-            QuestionnaireResponseRow.item_id,
-            QuestionnaireResponseRow.value_num,
-            QuestionnaireResponseRow.value_text,
-        )
-        .join(SessionRow, SessionRow.id == QuestionnaireResponseRow.session_id)
-        .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
-        .where(SessionRow.run_id.in_(run_ids), SessionRow.status != "running")
-        .order_by(QuestionnaireResponseRow.session_id, QuestionnaireResponseRow.id)
-    )

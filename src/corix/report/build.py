@@ -34,11 +34,12 @@ from corix.report.content import (
     TreeSection,
 )
 from corix.report.history import history_tables, related_runs, run_label
-from corix.report.provenance import annotator_summaries, respondent_summaries, stability_summaries
+from corix.report.provenance import annotator_summaries
 from corix.report.sessions import NoteSettling, collect_sessions
 from corix.storage import Database, Repository
 from corix.storage.measured import series_runs
-from corix.storage.orm import RunRow
+from corix.storage.records import RunRecord
+from corix.storage.run_provenance import respondent_summaries, stability_summaries
 
 
 def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportContent:
@@ -81,7 +82,7 @@ def _build(
     info: RunInfo,
     run_ids: Sequence[str],
     settings: ReportSettings,
-    runs: Sequence[RunRow],
+    runs: Sequence[RunRecord],
 ) -> ReportContent:
     measurement = measure(
         db, run_ids, settings.measurement_spec(), source=settings.measurement_source
@@ -143,7 +144,7 @@ def _tree_section(
     spec: TreeSpec,
     all_leaves: LeafTable,
     source: str | None,
-    runs: Sequence[RunRow],
+    runs: Sequence[RunRecord],
     settings: ReportSettings,
 ) -> TreeSection:
     leaves = all_leaves if source is None else all_leaves.for_annotator_kind(source)

@@ -25,9 +25,10 @@ from corix.measurement.spec import MeasurementSpec, ResolvedSpec
 from corix.report.agreement import PairAgreement
 from corix.report.history import RunLabel
 from corix.report.labels import SOURCE_LABELS
-from corix.report.provenance import AnnotatorSummary, RespondentSummary, StabilitySummary
+from corix.report.provenance import AnnotatorSummary
 from corix.report.sessions import SessionCatalog
 from corix.storage.measured import MeasuredDialogue
+from corix.storage.run_provenance import RespondentSummary, StabilitySummary
 
 DEFAULT_TREES = ("aria_pilot", "ai_rmf")
 

@@ -11,14 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import select
-
 from corix.measurement import NodeResult, ScoreTable, TreeSpec, compare_runs, score_tree
 from corix.measurement.core import stored_leaves
 from corix.measurement.scoring import dimension_ids
 from corix.measurement.spec import MeasurementSpec
 from corix.storage import Database, Repository
-from corix.storage.orm import ApplicationRow, RunRow, SessionRow
+from corix.storage.records import RunRecord
 
 
 @dataclass(frozen=True)
@@ -28,20 +26,9 @@ class RunLabel:
     created: str
 
 
-def run_applications(db: Database, run_id: str) -> set[str]:
-    query = (
-        select(ApplicationRow.name)
-        .join(SessionRow, SessionRow.application_id == ApplicationRow.id)
-        .where(SessionRow.run_id == run_id)
-        .distinct()
-    )
-    with db.session() as s:
-        return set(s.scalars(query))
-
-
 def related_runs(
     db: Database, run_id: str, *, named: Sequence[str] | None = None, limit: int = 5
-) -> list[RunRow]:
+) -> list[RunRecord]:
     """The runs to compare ``run_id`` with, oldest first, ``run_id`` last.
 
     ``named`` runs are taken as given (each must exist); otherwise the earlier runs that
@@ -53,25 +40,22 @@ def related_runs(
         others = [repo.get_run(other) for other in dict.fromkeys(named) if other != run_id]
         others.sort(key=lambda run: run.created_at)
         return [*others, current]
-    applications = run_applications(db, run_id)
-    query = (
-        select(RunRow)
-        .where(RunRow.created_at < current.created_at, RunRow.id != run_id)
-        .order_by(RunRow.created_at.desc())
-    )
-    earlier: list[RunRow] = []
-    with db.session() as s:
-        for run in s.scalars(query):
-            if len(earlier) == limit:
-                break
-            if run_applications(db, run.id) & applications:
-                earlier.append(run)
+    applications = repo.run_applications(run_id)
+    earlier: list[RunRecord] = []
+    candidates = [
+        run for run in repo.list_runs() if run.created_at < current.created_at and run.id != run_id
+    ]
+    for run in reversed(candidates):  # latest first
+        if len(earlier) == limit:
+            break
+        if repo.run_applications(run.id) & applications:
+            earlier.append(run)
     return [*reversed(earlier), current]
 
 
 def history_tables(
     db: Database,
-    runs: Sequence[RunRow],
+    runs: Sequence[RunRecord],
     spec: TreeSpec,
     current: Mapping[str, NodeResult],
     source: str | None,
@@ -94,5 +78,5 @@ def history_tables(
     }
 
 
-def run_label(run: RunRow) -> RunLabel:
+def run_label(run: RunRecord) -> RunLabel:
     return RunLabel(run.id, run.name, run.created_at.strftime("%Y-%m-%d %H:%M"))

@@ -10,12 +10,9 @@ of any size gives a report of bounded size.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import groupby
-from typing import Any
-
-from sqlalchemy import case, func, select
 
 from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.settling import RiskOrder, Value
@@ -23,14 +20,9 @@ from corix.assessment.stability import consensus
 from corix.domain import Level, SessionRecord
 from corix.measurement.stored_leaves import answer_text, leaf_question, number_text
 from corix.storage import Database, Repository
-from corix.storage.orm import (
-    AnnotationAnswerRow,
-    AnnotationPassRow,
-    ApplicationRow,
-    QuestionnaireResponseRow,
-    SessionRow,
-    TurnRow,
-)
+from corix.storage.annotations import load_passes
+from corix.storage.records import StoredPass
+from corix.storage.session_index import respondent_answers, session_index
 
 _QUERY_CHUNK = 500
 
@@ -167,45 +159,19 @@ def collect_sessions(
 
 def _index(db: Database, run_ids: Sequence[str]) -> list[SessionEntry]:
     """One entry per complete session, from one aggregate query (turns are not loaded)."""
-    failed = case((TurnRow.error.is_not(None), 1), else_=0)
-    query = (
-        select(
-            SessionRow.id,
-            ApplicationRow.name,
-            SessionRow.scenario,
-            SessionRow.level,
-            SessionRow.source,
-            SessionRow.end_reason,
-            func.count(TurnRow.id),
-            func.coalesce(func.sum(failed), 0),
+    return [
+        SessionEntry(
+            id=row.id,
+            application=row.application,
+            scenario=row.scenario,
+            level=row.level,
+            source=row.source,
+            end_reason=row.end_reason,
+            n_turns=row.n_turns,
+            n_failed_turns=row.n_failed_turns,
         )
-        .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
-        .outerjoin(TurnRow, TurnRow.session_id == SessionRow.id)
-        .where(SessionRow.run_id.in_(run_ids), SessionRow.status == "complete")
-        .group_by(
-            SessionRow.id,
-            ApplicationRow.name,
-            SessionRow.scenario,
-            SessionRow.level,
-            SessionRow.source,
-            SessionRow.end_reason,
-        )
-        .order_by(ApplicationRow.name, SessionRow.level, SessionRow.scenario, SessionRow.id)
-    )
-    with db.session() as s:
-        return [
-            SessionEntry(
-                id=row[0],
-                application=row[1],
-                scenario=row[2],
-                level=row[3],
-                source=row[4],
-                end_reason=row[5],
-                n_turns=int(row[6]),
-                n_failed_turns=int(row[7]),
-            )
-            for row in s.execute(query)
-        ]
+        for row in session_index(db, run_ids)
+    ]
 
 
 def _transcripts(
@@ -214,15 +180,13 @@ def _transcripts(
     ids = list(records)
     notes: dict[str, _Notes] = {session_id: _Notes() for session_id in ids}
     for start in range(0, len(ids), _QUERY_CHUNK):
-        chunk = ids[start : start + _QUERY_CHUNK]
-        with db.session() as s:
-            _add_passes(s.execute(_pass_query(chunk)), notes, settling)
-            for row in s.execute(_questionnaire_query(chunk)):
-                value = answer_text(row.value_num, row.value_text)
-                if value is not None:
-                    notes[row.session_id].questionnaire.append(
-                        QuestionnaireNote(row.respondent, row.simulated, row.item_id, value)
-                    )
+        _add_passes(load_passes(db, session_ids=ids[start : start + _QUERY_CHUNK]), notes, settling)
+    for answer in respondent_answers(db, ids):
+        value = answer_text(answer.value, answer.text)
+        if value is not None:
+            notes[answer.session_id].questionnaire.append(
+                QuestionnaireNote(answer.respondent, answer.simulated, answer.item_id, value)
+            )
     return {session_id: notes[session_id].transcript(records[session_id]) for session_id in ids}
 
 
@@ -243,24 +207,26 @@ class _Notes:
         )
 
 
-def _add_passes(rows: Any, notes: Mapping[str, _Notes], settling: NoteSettling) -> None:
-    """Fold pass rows (ordered by session, annotator, category, pass, repeat) into notes."""
-    keyed = groupby(rows, key=lambda r: (r.session_id, r.annotator, r.category, r.pass_no))
+def _add_passes(
+    passes: Iterable[StoredPass], notes: Mapping[str, _Notes], settling: NoteSettling
+) -> None:
+    """Fold passes into notes, by session, annotator, category, pass and repeat."""
+    ordered = sorted(
+        passes, key=lambda p: (p.session_id, p.annotator, p.category, p.pass_no, p.repeat_no)
+    )
+    keyed = groupby(ordered, key=lambda p: (p.session_id, p.annotator, p.category, p.pass_no))
     for (session_id, annotator, category, pass_no), group in keyed:
         answers: dict[tuple[str, int | None], list[tuple[Value, str | None]]] = {}
-        failed_repeats: set[int] = set()
-        for row in group:
-            if row.status != "ok":
-                if row.repeat_no not in failed_repeats:
-                    failed_repeats.add(row.repeat_no)
-                    error = row.error or row.status
-                    notes[session_id].failed.append(FailedPass(annotator, category, error))
+        for stored in group:
+            if not stored.ok:
+                error = stored.error or stored.status
+                notes[session_id].failed.append(FailedPass(annotator, category, error))
                 continue
-            value: Value | None = row.value_num if row.value_num is not None else row.value_text
-            if row.question_id is not None and value is not None:
-                answers.setdefault((row.question_id, row.turn_index), []).append(
-                    (value, row.reasoning)
-                )
+            for answer in stored.answers:
+                if answer.value is not None:
+                    answers.setdefault((answer.question_id, answer.turn_index), []).append(
+                        (answer.value, answer.reasoning)
+                    )
         for (question, turn), given in answers.items():
             note = _settled_note(annotator, category, question, pass_no, given, settling)
             target = notes[session_id]
@@ -291,48 +257,4 @@ def _settled_note(
         runs=settled.n_runs,
         agreeing=settled.n_agreeing,
         reasoning=reasoning,
-    )
-
-
-def _pass_query(session_ids: Sequence[str]) -> Any:
-    return (
-        select(
-            AnnotationPassRow.session_id,
-            AnnotationPassRow.annotator,
-            AnnotationPassRow.category,
-            AnnotationPassRow.pass_no,
-            AnnotationPassRow.repeat_no,
-            AnnotationPassRow.status,
-            AnnotationPassRow.error,
-            AnnotationAnswerRow.question_id,
-            AnnotationAnswerRow.turn_index,
-            AnnotationAnswerRow.value_num,
-            AnnotationAnswerRow.value_text,
-            AnnotationAnswerRow.reasoning,
-        )
-        .outerjoin(AnnotationAnswerRow, AnnotationAnswerRow.pass_id == AnnotationPassRow.id)
-        .where(AnnotationPassRow.session_id.in_(list(session_ids)))
-        .order_by(
-            AnnotationPassRow.session_id,
-            AnnotationPassRow.annotator,
-            AnnotationPassRow.category,
-            AnnotationPassRow.pass_no,
-            AnnotationPassRow.repeat_no,
-            AnnotationAnswerRow.id,
-        )
-    )
-
-
-def _questionnaire_query(session_ids: Sequence[str]) -> Any:
-    return (
-        select(
-            QuestionnaireResponseRow.session_id,
-            QuestionnaireResponseRow.respondent,
-            QuestionnaireResponseRow.simulated,
-            QuestionnaireResponseRow.item_id,
-            QuestionnaireResponseRow.value_num,
-            QuestionnaireResponseRow.value_text,
-        )
-        .where(QuestionnaireResponseRow.session_id.in_(list(session_ids)))
-        .order_by(QuestionnaireResponseRow.session_id, QuestionnaireResponseRow.id)
     )

@@ -245,16 +245,21 @@ def insert_passes(db: Database, passes: Sequence[NewPass]) -> int:
     """Insert passes and their answers in one transaction: all of them or none."""
     with db.session() as s:
         for new in passes:
-            pass_row, answers = pass_columns(new)
-            pass_id = s.execute(
-                insert(AnnotationPassRow).returning(AnnotationPassRow.id), pass_row
-            ).scalar_one()
-            if answers:
-                s.execute(
-                    insert(AnnotationAnswerRow),
-                    [{**answer, "pass_id": pass_id} for answer in answers],
-                )
+            add_pass(s, new)
     return len(passes)
+
+
+def add_pass(s: Session, new: NewPass) -> int:
+    """Insert one pass and its answers in the open transaction ``s``; return its id."""
+    pass_row, answers = pass_columns(new)
+    pass_id: int = s.execute(
+        insert(AnnotationPassRow).returning(AnnotationPassRow.id), pass_row
+    ).scalar_one()
+    if answers:
+        s.execute(
+            insert(AnnotationAnswerRow), [{**answer, "pass_id": pass_id} for answer in answers]
+        )
+    return pass_id
 
 
 PassKey = tuple[str, str, str, int, int]

@@ -15,11 +15,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from corix.domain import Level, Provenance, SessionSource, TurnRecord
+from corix.storage.text import marked, storable_fields
 
 __all__ = [
+    "ApplicationRecord",
     "NewPass",
     "NewQuestionnaireAnswer",
     "NewSession",
+    "RunRecord",
     "StoredAnswer",
     "StoredConsensus",
     "StoredPass",
@@ -86,6 +89,33 @@ def _now() -> datetime:
 
 
 @dataclass(frozen=True, slots=True)
+class RunRecord:
+    """A stored run: its plan, seed, status and summary (counted from its rows)."""
+
+    id: str
+    name: str
+    evaluation_id: str | None
+    plan: dict[str, Any]
+    seed: int
+    status: str
+    summary: dict[str, Any]
+    created_at: datetime
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ApplicationRecord:
+    """An application under test as stored; its credentials never leave storage."""
+
+    id: int
+    name: str
+    spec: str
+    version: str | None
+    evaluation_id: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class NewSession:
     """A session as it starts: stored as running until the writer finishes it."""
 
@@ -130,6 +160,11 @@ class NewPass:
     error: str | None
     provenance: dict[str, Any]
     answers: tuple[StoredAnswer, ...]
+    flagged: bool = False
+    """A person flagged the dialogue for review."""
+    note: str | None = None
+    user_id: int | None = None
+    """The web account of a person who annotated."""
 
 
 # -- records as columns (the writer's and the bulk inserts' concern only) -------------------
@@ -152,7 +187,19 @@ def session_columns(session: NewSession) -> dict[str, Any]:
     }
 
 
+TURN_TEXT = ("user_text", "response_text", "error")
+
+
 def turn_columns(session_id: str, turn: TurnRecord) -> dict[str, Any]:
+    """The turn's row; its meta notes which texts had unstorable characters replaced.
+
+    Every write path (the run writer, a tester's turn in the web) stores turns through
+    this, so they are recorded the same way whoever made them.
+    """
+    return marked(_turn_columns(session_id, turn), TURN_TEXT, into="meta")
+
+
+def _turn_columns(session_id: str, turn: TurnRecord) -> dict[str, Any]:
     return {
         "session_id": session_id,
         "idx": turn.index,
@@ -180,9 +227,28 @@ def questionnaire_columns(answer: NewQuestionnaireAnswer) -> dict[str, Any]:
     }
 
 
+ANSWER_TEXT = ("value_text", "reasoning")
+
+
 def pass_columns(new: NewPass) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The pass row and its answer rows (without ``pass_id``, known once inserted)."""
-    row = {
+    """The pass row and its answer rows (without ``pass_id``, known once inserted).
+
+    The pass's provenance notes which texts, its answers' included, had unstorable
+    characters replaced. Every write path (the annotation writer, imported labels, a
+    person's pass in the web) stores passes through this.
+    """
+    answers = [answer_columns(answer) for answer in new.answers]
+    replaced = sorted({name for answer in answers for name in storable_fields(answer, ANSWER_TEXT)})
+    row = marked(_pass_columns(new), ("error", "note"), into="provenance")
+    if replaced:
+        provenance = row.get("provenance") or {}
+        already = provenance.get("replaced_unstorable", [])
+        row = {**row, "provenance": {**provenance, "replaced_unstorable": [*already, *replaced]}}
+    return row, answers
+
+
+def _pass_columns(new: NewPass) -> dict[str, Any]:
+    return {
         "session_id": new.session_id,
         "category": new.category,
         "annotator": new.annotator,
@@ -191,9 +257,11 @@ def pass_columns(new: NewPass) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "repeat_no": new.repeat_no,
         "status": "ok" if new.ok else "failed",
         "error": new.error,
+        "flagged": new.flagged,
+        "note": new.note,
+        "user_id": new.user_id,
         "provenance": new.provenance,
     }
-    return row, [answer_columns(answer) for answer in new.answers]
 
 
 def answer_columns(answer: StoredAnswer) -> dict[str, Any]:

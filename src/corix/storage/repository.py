@@ -31,6 +31,7 @@ from corix.storage.orm import (
     TurnRow,
     utcnow,
 )
+from corix.storage.records import ApplicationRecord, RunRecord
 from corix.storage.run_packs import add_run_packs
 from corix.storage.text import storable_text
 
@@ -70,6 +71,20 @@ def session_record(row: SessionRow) -> SessionRecord:
             )
             for turn in row.turns
         ],
+    )
+
+
+def run_record(row: RunRow) -> RunRecord:
+    return RunRecord(
+        id=row.id,
+        name=row.name,
+        evaluation_id=row.evaluation_id,
+        plan=row.plan,
+        seed=row.seed,
+        status=row.status,
+        summary=row.summary,
+        created_at=row.created_at,
+        finished_at=row.finished_at,
     )
 
 
@@ -172,9 +187,15 @@ class Repository:
                 return None
             return _web_owner(s, next((row for row in family if row.name == name), None))
 
-    def applications(self) -> list[ApplicationRow]:
+    def applications(self) -> list[ApplicationRecord]:
         with self.db.session() as s:
-            return list(s.scalars(select(ApplicationRow).order_by(ApplicationRow.name)))
+            rows = s.scalars(select(ApplicationRow).order_by(ApplicationRow.name))
+            return [
+                ApplicationRecord(
+                    row.id, row.name, row.spec, row.version, row.evaluation_id, row.created_at
+                )
+                for row in rows
+            ]
 
     # -- runs ----------------------------------------------------------------------------
     def create_run(
@@ -192,7 +213,7 @@ class Repository:
             s.flush()
             add_run_packs(s, run_id, packs)
 
-    def get_run(self, run_id: str) -> RunRow:
+    def get_run(self, run_id: str) -> RunRecord:
         with self.db.session() as s:
             row = s.get(RunRow, run_id)
             if row is None:
@@ -200,11 +221,24 @@ class Repository:
                 raise NotFoundError(
                     f"no run '{run_id}'. Known runs: {', '.join(known[-10:]) or 'none'}"
                 )
-            return row
+            return run_record(row)
 
-    def list_runs(self) -> list[RunRow]:
+    def list_runs(self) -> list[RunRecord]:
         with self.db.session() as s:
-            return list(s.scalars(select(RunRow).order_by(RunRow.created_at)))
+            return [
+                run_record(row) for row in s.scalars(select(RunRow).order_by(RunRow.created_at))
+            ]
+
+    def run_applications(self, run_id: str) -> set[str]:
+        """The names of the applications the run's sessions talked to."""
+        query = (
+            select(ApplicationRow.name)
+            .join(SessionRow, SessionRow.application_id == ApplicationRow.id)
+            .where(SessionRow.run_id == run_id)
+            .distinct()
+        )
+        with self.db.session() as s:
+            return set(s.scalars(query))
 
     def set_run_status(
         self, run_id: str, status: str, *, summary: dict[str, Any] | None = None

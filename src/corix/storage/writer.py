@@ -46,11 +46,9 @@ from corix.storage.records import (
     session_columns,
     turn_columns,
 )
-from corix.storage.text import marked, storable_fields
+from corix.storage.text import marked
 
 logger = logging.getLogger(__name__)
-
-TURN_TEXT = ("user_text", "response_text", "error")
 
 
 @dataclass(frozen=True)
@@ -60,9 +58,6 @@ class Rejected:
     record: str
     reason: str
     session_id: str | None = None
-
-
-ANSWER_TEXT = ("value_text", "reasoning")
 
 
 @dataclass
@@ -145,7 +140,7 @@ class RecordWriter:
         self._poke()
 
     def add_turn(self, session_id: str, turn: TurnRecord) -> None:
-        self._batch.turns.append(marked(turn_columns(session_id, turn), TURN_TEXT, into="meta"))
+        self._batch.turns.append(turn_columns(session_id, turn))
         self._poke()
 
     def add_questionnaire_answer(self, answer: NewQuestionnaireAnswer) -> None:
@@ -175,17 +170,7 @@ class RecordWriter:
         self._poke()
 
     def add_pass(self, new: NewPass) -> None:
-        pass_row, answers = pass_columns(new)
-        replaced = sorted(
-            {field for answer in answers for field in storable_fields(answer, ANSWER_TEXT)}
-        )
-        pass_row = marked(pass_row, ("error", "note"), into="provenance")
-        if replaced:
-            provenance = pass_row.get("provenance") or {}
-            already = provenance.get("replaced_unstorable", [])
-            provenance = {**provenance, "replaced_unstorable": [*already, *replaced]}
-            pass_row = {**pass_row, "provenance": provenance}
-        self._batch.passes.append((pass_row, answers))
+        self._batch.passes.append(pass_columns(new))
         self._poke()
 
     def add_consensus(self, consensus: StoredConsensus) -> None:

@@ -3,16 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from corix.apps.base import ApplicationError, AppReply
 from corix.domain import EndReason, Level, Provenance, SessionSource
 from corix.execution.context import RunContext
 from corix.execution.plan import LevelSettings, Plan
 from corix.execution.work import WorkItem
-from corix.scenarios import ScenarioPack, expand_model_tests
+from corix.scenarios import Probe, ScenarioPack, expand_model_tests
 from corix.testing.recorder import SessionRecorder
 
 KIND = "model_test"
+
+
+class ModelTestSpec(BaseModel):
+    """Everything that defines one scripted session; the payload of its work item."""
+
+    model_config = ConfigDict(frozen=True)
+
+    turns: tuple[str, ...] = Field(min_length=1)
+    parameters: dict[str, Any]
+    template: str
+    template_version: str
+    probe: Probe
+    required_facts: tuple[str, ...]
 
 
 def plan_model_tests(
@@ -38,21 +54,21 @@ def plan_model_tests(
                         scenario=scenario,
                         level=Level.MODEL_TESTING,
                         seed=plan.seed,
-                        payload={
-                            "turns": list(test.turns),
-                            "parameters": dict(test.parameters),
-                            "template": test.template,
-                            "template_version": test.template_version,
-                            "probe": test.probe,
-                            "required_facts": list(test.required_facts),
-                        },
+                        payload=ModelTestSpec(
+                            turns=tuple(test.turns),
+                            parameters=dict(test.parameters),
+                            template=test.template,
+                            template_version=test.template_version,
+                            probe=test.probe,
+                            required_facts=tuple(test.required_facts),
+                        ).model_dump(mode="json"),
                     )
 
 
 async def run_model_test(item: WorkItem, ctx: RunContext) -> None:
     app = ctx.applications[item.application]
     pack = ctx.packs[item.scenario]
-    payload = item.payload
+    spec = ModelTestSpec.model_validate(item.payload)
     recorder = SessionRecorder(
         ctx,
         item,
@@ -62,19 +78,19 @@ async def run_model_test(item: WorkItem, ctx: RunContext) -> None:
             application_version=app.version,
             scenario=pack.name,
             scenario_version=pack.version,
-            template=payload["template"],
-            template_version=payload["template_version"],
+            template=spec.template,
+            template_version=spec.template_version,
             parameters={
                 **app.parameters,
-                **payload["parameters"],
-                "probe": payload["probe"],
-                "required_facts": payload["required_facts"],
+                **spec.parameters,
+                "probe": spec.probe,
+                "required_facts": list(spec.required_facts),
             },
             engine="script",
             seed=item.seed,
         ),
     )
-    turns: list[str] = payload["turns"]
+    turns = spec.turns
     async with app.app.session_slot():
         try:
             session = await app.app.start_session()

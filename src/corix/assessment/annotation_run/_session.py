@@ -125,10 +125,11 @@ class SessionAnnotation:
             counts.stored += 1
         else:
             counts.failed += 1
-        details = result.provenance.details
-        job.tally.model_calls += int(details.get("attempts", 0))
-        job.tally.prompt_tokens += int(details.get("prompt_tokens", 0))
-        job.tally.completion_tokens += int(details.get("completion_tokens", 0))
+        calls = result.provenance.details
+        if calls is not None:
+            job.tally.model_calls += calls.attempts
+            job.tally.prompt_tokens += calls.prompt_tokens
+            job.tally.completion_tokens += calls.completion_tokens
         self.changed.add(result.category)
         self.writer.add_pass(
             NewPass(

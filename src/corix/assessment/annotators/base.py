@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from corix.assessment.annotators.view import AnnotatorView
 from corix.assessment.answers import Answer
@@ -50,6 +50,22 @@ def harm_of(category: str) -> str | None:
     return category.removeprefix(HARM_PREFIX) if category.startswith(HARM_PREFIX) else None
 
 
+class ModelCallDetails(BaseModel):
+    """How one pass's model calls went: stored with the pass, summed into the run's tally."""
+
+    model_config = ConfigDict(frozen=True)
+
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+    structured_output: str | None = None
+    """How JSON was asked for (json_schema, json_object or prompt), as the endpoint took it."""
+    finish_reason: str | None = None
+    last_reply: str | None = None
+    """The start of the last reply, kept when the pass failed."""
+
+
 class AnnotatorProvenance(BaseModel):
     """What made a pass: stored with it, so a result can always be traced and reproduced."""
 
@@ -62,8 +78,8 @@ class AnnotatorProvenance(BaseModel):
     model: str | None = None
     endpoint: str | None = None
     seed: int | None = None
-    details: dict[str, Any] = Field(default_factory=dict)
-    """Per-pass facts: attempts, tokens, the evidence rule set…"""
+    details: ModelCallDetails | None = None
+    """How the model was asked for this pass; ``None`` for rule-based annotators."""
 
 
 class PassResult(BaseModel):

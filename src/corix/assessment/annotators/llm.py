@@ -17,6 +17,7 @@ from corix.assessment.annotators.base import (
     AnnotatorKind,
     AnnotatorProvenance,
     AnnotatorSetup,
+    ModelCallDetails,
     PassResult,
     harm_category,
     harm_of,
@@ -64,18 +65,17 @@ class Asked(Generic[T]):
     last_reply: str | None = None
     problems: list[str] = field(default_factory=list)
 
-    def details(self) -> dict[str, Any]:
-        details: dict[str, Any] = {
-            "attempts": self.attempts,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "cached": self.cached,
-            "structured_output": self.structured_output,
-            "finish_reason": self.finish_reason,
-        }
-        if self.error is not None and self.last_reply is not None:
-            details["last_reply"] = self.last_reply[:_KEPT_REPLY_CHARS]
-        return details
+    def details(self) -> ModelCallDetails:
+        failed_reply = self.last_reply if self.error is not None else None
+        return ModelCallDetails(
+            attempts=self.attempts,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            cached=self.cached,
+            structured_output=self.structured_output,
+            finish_reason=self.finish_reason,
+            last_reply=failed_reply[:_KEPT_REPLY_CHARS] if failed_reply is not None else None,
+        )
 
 
 async def ask_structured(

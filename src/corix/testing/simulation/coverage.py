@@ -14,18 +14,17 @@ so coverage counts the same violations as every other number of the run.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Collection, Mapping
+from typing import Any
 
 from pydantic import BaseModel, Field
-from sqlalchemy import select
 
 from corix.domain import EndReason, Level
 from corix.execution.plan import Plan
 from corix.scenarios import ScenarioPack, expand_personas
 from corix.storage import Database, Repository
-from corix.storage.orm import ApplicationRow, SessionRow
 from corix.storage.run_packs import run_packs
+from corix.storage.session_index import iter_session_facts
 from corix.testing.simulation.engine import GOAL_PARAMETER, STYLE_PARAMETER
 
 SIMULATED_LEVELS = (Level.RED_TEAMING, Level.FIELD_TESTING)
@@ -72,16 +71,6 @@ class PersonaCoverage(BaseModel):
 _Key = tuple[str, str, str, str, str | None, str]
 
 
-class _Session(NamedTuple):
-    id: str
-    application: str
-    level: str
-    scenario: str
-    provenance: dict[str, Any]
-    strategy: str | None
-    end_reason: str | None
-
-
 def persona_coverage(
     db: Database,
     run_id: str,
@@ -97,7 +86,7 @@ def persona_coverage(
     rows: dict[_Key, CoverageRow] = {}
     packs = [record.pack() for record in run_packs(db, [run_id]).values()]
     declared = _declared_rows(run.plan, packs, rows)
-    for session in _simulated_sessions(db, run_id):
+    for session in iter_session_facts(db, run_id, [level.value for level in SIMULATED_LEVELS]):
         parameters = dict(session.provenance.get("parameters") or {})
         style = parameters.pop(STYLE_PARAMETER, None)
         template = session.provenance.get("template") or "?"
@@ -183,28 +172,3 @@ def _declared_rows(
                             parameters=parameters,
                         )
     return count
-
-
-def _simulated_sessions(db: Database, run_id: str) -> Iterable[_Session]:
-    query = (
-        select(
-            SessionRow.id,
-            ApplicationRow.name,
-            SessionRow.level,
-            SessionRow.scenario,
-            SessionRow.provenance,
-            SessionRow.strategy,
-            SessionRow.end_reason,
-        )
-        .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
-        .where(
-            SessionRow.run_id == run_id,
-            SessionRow.status == "complete",
-            SessionRow.level.in_([level.value for level in SIMULATED_LEVELS]),
-        )
-        .order_by(SessionRow.id)
-        .execution_options(yield_per=1000)
-    )
-    with db.session() as s:
-        for row in s.execute(query):
-            yield _Session(*row)

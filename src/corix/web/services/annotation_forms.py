@@ -84,10 +84,3 @@ def read_note(form: Mapping[str, str]) -> str | None:
             f"the note is limited to {MAX_NOTE_CHARS} characters", {"note": "too long"}
         )
     return note or None
-
-
-def stored_value(value: AnswerValue | None) -> tuple[float | None, str | None]:
-    """How an answer goes into ``AnnotationAnswerRow``: numbers and words in their columns."""
-    if isinstance(value, float):
-        return value, None
-    return None, value

@@ -21,6 +21,7 @@ from sqlalchemy.sql.expression import Exists
 from corix.assessment import AnnotationSchema, Answer, Category
 from corix.assessment.annotators import HUMAN_ANNOTATOR_PREFIX
 from corix.storage import Database
+from corix.storage.annotations import add_pass
 from corix.storage.orm import (
     AnnotationAnswerRow,
     AnnotationPassRow,
@@ -29,10 +30,10 @@ from corix.storage.orm import (
     SessionRow,
 )
 from corix.storage.orm_web import AnnotationTaskRow, AnnotatorQueueRow
+from corix.storage.records import NewPass, StoredAnswer
 from corix.web.security import new_token
 from corix.web.services._sql import lock_for_write
 from corix.web.services.accounts import SignedInUser
-from corix.web.services.annotation_forms import stored_value
 from corix.web.services.annotation_selection import selected_for_humans
 from corix.web.services.clock import as_utc, utcnow
 from corix.web.services.dialogues import BlindDialogue, blind_dialogue
@@ -301,39 +302,35 @@ class AnnotationQueue:
                 if seconds_in_view is None or seconds_in_view < 0
                 else min(seconds_in_view, since_claim)
             )
-            row = AnnotationPassRow(
-                session_id=session_id,
-                category=category,
-                annotator=annotator_name(user),
-                annotator_kind=HUMAN,
-                pass_no=pass_no,
-                repeat_no=0,
-                status="ok",
-                flagged=flagged,
-                note=note,
-                user_id=user.id,
-                provenance={
-                    "schema": self._schema.id,
-                    "schema_version": self._schema.version,
-                    "evaluation": evaluation_id,
-                },
+            pass_id = add_pass(
+                s,
+                NewPass(
+                    session_id=session_id,
+                    category=category,
+                    annotator=annotator_name(user),
+                    annotator_kind=HUMAN,
+                    pass_no=pass_no,
+                    repeat_no=0,
+                    ok=True,
+                    error=None,
+                    provenance={
+                        "schema": self._schema.id,
+                        "schema_version": self._schema.version,
+                        "evaluation": evaluation_id,
+                    },
+                    answers=tuple(
+                        StoredAnswer(answer.question_id, answer.turn_index, answer.value, None)
+                        for answer in answers
+                    ),
+                    flagged=flagged,
+                    note=note,
+                    user_id=user.id,
+                ),
             )
-            for answer in answers:
-                number, text = stored_value(answer.value)
-                row.answers.append(
-                    AnnotationAnswerRow(
-                        question_id=answer.question_id,
-                        turn_index=answer.turn_index,
-                        value_num=number,
-                        value_text=text,
-                    )
-                )
-            s.add(row)
-            s.flush()
             s.execute(
                 update(AnnotationTaskRow)
                 .where(AnnotationTaskRow.id == task_id)
-                .values(pass_id=row.id, seconds_on_item=round(seconds_on_item, 1))
+                .values(pass_id=pass_id, seconds_on_item=round(seconds_on_item, 1))
                 .execution_options(synchronize_session=False)
             )
 

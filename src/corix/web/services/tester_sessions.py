@@ -17,7 +17,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from corix.domain import EndReason, Level, Provenance, SessionSource, SessionStatus
+from corix.domain import EndReason, Level, Provenance, SessionSource, SessionStatus, TurnRecord
 from corix.scenarios import QuestionnaireItem, ScenarioPack, resolve_pack
 from corix.storage import Database
 from corix.storage.orm import (
@@ -27,7 +27,8 @@ from corix.storage.orm import (
     TurnRow,
 )
 from corix.storage.orm_web import AssignmentRow
-from corix.storage.text import storable_fields, storable_text
+from corix.storage.text import storable_text
+from corix.storage.turns import store_turn
 from corix.web.services._sql import WriteGate, affected_rows
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.clock import utcnow
@@ -263,14 +264,11 @@ class TesterSessions:
                 meta[RESTARTED] = True
             elif exchange.resumed:
                 meta[RESUMED] = True
-            texts = {"user_text": text, "response_text": reply.text, "error": error}
-            if replaced := storable_fields(texts, texts):
-                meta["replaced_unstorable"] = replaced
             await anyio.to_thread.run_sync(
                 self._store_turn,
-                TurnRow(
-                    session_id=state.session_id,
-                    idx=index,
+                state.session_id,
+                TurnRecord(
+                    index=index,
                     user_text=text,
                     response_text=reply.text if error is None else None,
                     error=error,
@@ -323,10 +321,10 @@ class TesterSessions:
                 earlier=earlier,
             )
 
-    def _store_turn(self, turn: TurnRow) -> None:
+    def _store_turn(self, session_id: str, turn: TurnRecord) -> None:
         try:
-            with self._write_gate(), self._db.session() as s:
-                s.add(turn)
+            with self._write_gate():
+                store_turn(self._db, session_id, turn)
         except IntegrityError:
             # Another server process stored this turn index first.
             raise Conflict("the conversation moved on in another window; reload it") from None

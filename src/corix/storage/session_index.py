@@ -1,0 +1,143 @@
+"""The finished sessions of runs as an index: counts per session, turns not loaded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import case, func, select
+
+from corix.storage.database import Database
+from corix.storage.orm import ApplicationRow, QuestionnaireResponseRow, SessionRow, TurnRow
+
+__all__ = [
+    "IndexedSession",
+    "RespondentAnswer",
+    "SessionFacts",
+    "iter_session_facts",
+    "respondent_answers",
+    "session_index",
+]
+
+_IN_CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedSession:
+    id: str
+    application: str
+    scenario: str
+    level: str
+    source: str
+    end_reason: str | None
+    n_turns: int
+    n_failed_turns: int
+
+
+@dataclass(frozen=True, slots=True)
+class RespondentAnswer:
+    """A questionnaire answer with who gave it."""
+
+    session_id: str
+    respondent: str
+    simulated: bool
+    item_id: str
+    value: float | None
+    text: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFacts:
+    """How a complete session was made and how it ended, without its turns."""
+
+    id: str
+    application: str
+    level: str
+    scenario: str
+    provenance: dict[str, Any]
+    strategy: str | None
+    end_reason: str | None
+
+
+def iter_session_facts(db: Database, run_id: str, levels: Sequence[str]) -> Iterator[SessionFacts]:
+    """The complete sessions of ``run_id`` at ``levels``, by id, streamed."""
+    query = (
+        select(
+            SessionRow.id,
+            ApplicationRow.name,
+            SessionRow.level,
+            SessionRow.scenario,
+            SessionRow.provenance,
+            SessionRow.strategy,
+            SessionRow.end_reason,
+        )
+        .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
+        .where(
+            SessionRow.run_id == run_id,
+            SessionRow.status == "complete",
+            SessionRow.level.in_(list(levels)),
+        )
+        .order_by(SessionRow.id)
+        .execution_options(yield_per=1000)
+    )
+    with db.session() as s:
+        for row in s.execute(query):
+            yield SessionFacts(*row)
+
+
+def session_index(db: Database, run_ids: Sequence[str]) -> list[IndexedSession]:
+    """One entry per complete session of ``run_ids``, by application, level, scenario, id."""
+    failed = case((TurnRow.error.is_not(None), 1), else_=0)
+    columns = (
+        SessionRow.id,
+        ApplicationRow.name,
+        SessionRow.scenario,
+        SessionRow.level,
+        SessionRow.source,
+        SessionRow.end_reason,
+    )
+    query = (
+        select(*columns, func.count(TurnRow.id), func.coalesce(func.sum(failed), 0))
+        .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
+        .outerjoin(TurnRow, TurnRow.session_id == SessionRow.id)
+        .where(SessionRow.run_id.in_(run_ids), SessionRow.status == "complete")
+        .group_by(*columns)
+        .order_by(ApplicationRow.name, SessionRow.level, SessionRow.scenario, SessionRow.id)
+    )
+    with db.session() as s:
+        return [
+            IndexedSession(
+                id=row[0],
+                application=row[1],
+                scenario=row[2],
+                level=row[3],
+                source=row[4],
+                end_reason=row[5],
+                n_turns=int(row[6]),
+                n_failed_turns=int(row[7]),
+            )
+            for row in s.execute(query)
+        ]
+
+
+def respondent_answers(db: Database, session_ids: Sequence[str]) -> list[RespondentAnswer]:
+    """The questionnaire answers of ``session_ids``, by session, in stored order."""
+    found: list[RespondentAnswer] = []
+    ids = list(session_ids)
+    for start in range(0, len(ids), _IN_CHUNK):
+        query = (
+            select(
+                QuestionnaireResponseRow.session_id,
+                QuestionnaireResponseRow.respondent,
+                QuestionnaireResponseRow.simulated,
+                QuestionnaireResponseRow.item_id,
+                QuestionnaireResponseRow.value_num,
+                QuestionnaireResponseRow.value_text,
+            )
+            .where(QuestionnaireResponseRow.session_id.in_(ids[start : start + _IN_CHUNK]))
+            .order_by(QuestionnaireResponseRow.session_id, QuestionnaireResponseRow.id)
+        )
+        with db.session() as s:
+            found.extend(RespondentAnswer(*row) for row in s.execute(query))
+    return found
