@@ -103,6 +103,14 @@ def test_required_facts_come_from_the_session_or_its_field_task() -> None:
         "ep2_merrow_adrift",
         "ep2_brass_key",
     )
+    # A simulated field tester stores the same task as its "task" parameter.
+    simulated = Dialogue(
+        scenario="tv_spoilers",
+        level=Level.FIELD_TESTING,
+        parameters={"episode_seen": 2, "task": "catch_up_recap"},
+        turns=[("hi", "hello")],
+    )
+    assert view_of(simulated).required_facts == view_of(task).required_facts
 
 
 def test_a_session_is_judged_against_its_own_scenario() -> None:

@@ -27,8 +27,9 @@ from corix.scenarios.scripts import resolve_selector
 
 REQUIRED_FACTS_KEY = "required_facts"
 """Session parameter listing the facts a good answer contains (scripted tests store it)."""
-GOAL_KEY = "goal"
-"""Session parameter naming a field-testing task, whose required facts then apply."""
+GOAL_KEYS = ("goal", "task")
+"""Session parameters naming a field-testing task, whose required facts then apply: the
+web stores a tester's assignment as ``goal``, simulated field testers their ``task``."""
 SYSTEM_PROMPT_KEY = "system_prompt"
 """Session parameter holding the application's system prompt, when it is known."""
 
@@ -81,8 +82,8 @@ def required_facts(pack: ScenarioPack, parameters: Mapping[str, Any]) -> tuple[s
     listed = parameters.get(REQUIRED_FACTS_KEY)
     if isinstance(listed, list):
         return tuple(str(fact_id) for fact_id in listed)
-    goal = parameters.get(GOAL_KEY)
-    task = next((t for t in pack.personas.tasks if t.id == goal), None)
+    goals = {parameters.get(key) for key in GOAL_KEYS} - {None}
+    task = next((t for t in pack.personas.tasks if t.id in goals), None)
     if task is None or task.required_facts.empty:
         return ()
     return tuple(resolve_selector(pack.packet, task.required_facts, dict(parameters)))
