@@ -29,6 +29,13 @@ class EndpointConfig(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
     """The reply length asked for when a request names none."""
     max_concurrency: int = Field(default=8, ge=1)
+    """The most requests in flight at once; with ``adaptive_concurrency``, the ceiling."""
+    adaptive_concurrency: bool = True
+    """Start at ``initial_concurrency`` and adapt to what the endpoint sustains
+    (:mod:`corix.llm.concurrency`); ``False`` keeps ``max_concurrency`` fixed."""
+    initial_concurrency: int = Field(default=2, ge=1)
+    context_window: int | None = Field(default=None, ge=256)
+    """Tokens the model reads and writes at most; long prompts are fitted to it."""
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
     timeout_s: float = Field(default=60.0, gt=0)
