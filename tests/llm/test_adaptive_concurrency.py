@@ -38,17 +38,20 @@ async def _stats(base_url: str) -> dict[str, Any]:
 
 
 async def test_a_server_answering_one_at_a_time_brings_the_limit_down() -> None:
-    config = MockServerConfig(latency_ms=30, one_at_a_time=True)
+    config = MockServerConfig(latency_ms=50, one_at_a_time=True)
     async with running_mock_server(config) as base_url:
         endpoint = _endpoint(base_url, max_concurrency=32)
         async with LLMClient(endpoint) as client:
-            await asyncio.gather(*(client.chat(_request(n)) for n in range(96)))
-            limit = client.concurrency.limit
+            await asyncio.gather(*(client.chat(_request(n)) for n in range(80)))
+            limit = client.concurrency
+            assert isinstance(limit, AdaptiveConcurrency)
         stats = await _stats(base_url)
-    # At n in flight a request waits for n service times: past 2, latency doubles.
-    assert limit <= 3
-    assert stats["max_in_flight"] <= 8
-    assert stats["requests"] == 96
+    # At n in flight a request waits n service times: past about 2 the latency doubles,
+    # so the limit is cut whenever it grows beyond that (it oscillates, never settles).
+    assert limit.cuts >= 2
+    assert limit.limit <= 4
+    assert stats["max_in_flight"] <= 8  # far below the ceiling of 32
+    assert stats["requests"] == 80
 
 
 async def test_a_server_that_keeps_up_gets_more_at_once() -> None:
@@ -56,11 +59,13 @@ async def test_a_server_that_keeps_up_gets_more_at_once() -> None:
         endpoint = _endpoint(base_url, initial_concurrency=2, max_concurrency=16)
         async with LLMClient(endpoint) as client:
             await asyncio.gather(*(client.chat(_request(n)) for n in range(120)))
-            limit = client.concurrency.limit
+            limit = client.concurrency
+            assert isinstance(limit, AdaptiveConcurrency)
         stats = await _stats(base_url)
-    # Slow start doubles per round: 2, 4, 8, 16 after 2 + 4 + 8 = 14 completions.
-    assert limit == 16
-    assert stats["max_in_flight"] == 16
+    # Slow start doubles per round: 2, 4, 8, 16 after 2 + 4 + 8 = 14 completions. (A busy
+    # test machine may then see latency grow and cut it: the peak is what is certain.)
+    assert limit.peak == 16
+    assert stats["max_in_flight"] > 8
 
 
 async def test_fixed_concurrency_keeps_the_bound() -> None:

@@ -25,6 +25,7 @@ from corix.cli.common import (
 )
 from corix.cli.exit_codes import ExitCode
 from corix.llm import EndpointConfig, ResponseCache
+from corix.llm.endpoint import LOCAL_PREFIX, MOCK_ADDRESS, address_fields
 from corix.llm.mock_model import MOCK_MODEL_NAME
 
 
@@ -38,25 +39,27 @@ def _endpoint(
 ) -> EndpointConfig | None:
     """The judge's endpoint; ``settings`` are further EndpointConfig fields given as flags."""
     if endpoint is not None and url is not None:
-        raise fail("give either --endpoint mock or --endpoint-url, not both")
+        raise fail("give either --endpoint or --endpoint-url, not both")
     if endpoint is not None:
-        if endpoint != "mock":
-            raise fail(f"unknown endpoint '{endpoint}'; the only built-in one is 'mock'")
-        return EndpointConfig(
-            name="mock",
-            transport="mock",
-            model=model or MOCK_MODEL_NAME,
-            max_concurrency=concurrency,
-        )
-    if url is None:
+        if endpoint != MOCK_ADDRESS and not endpoint.startswith(LOCAL_PREFIX):
+            raise fail(
+                f"unknown endpoint '{endpoint}': 'mock' (the offline mock model) or "
+                "'local:<gguf file or package>'"
+            )
+        address = address_fields(endpoint)
+        default_model = MOCK_MODEL_NAME if endpoint == MOCK_ADDRESS else address["base_url"]
+        name = "mock" if endpoint == MOCK_ADDRESS else "annotator"
+    elif url is not None:
+        if model is None:
+            raise fail("--endpoint-url needs --model")
+        address, default_model, name = address_fields(url), model, "annotator"
+    else:
         return None
-    if model is None:
-        raise fail("--endpoint-url needs --model")
     return EndpointConfig.model_validate(
         {
-            "name": "annotator",
-            "base_url": url,
-            "model": model,
+            "name": name,
+            **address,
+            "model": model or default_model,
             "api_key_env": key_env,
             "max_concurrency": concurrency,
             **{field: value for field, value in settings.items() if value is not None},
@@ -88,7 +91,11 @@ def annotate_command(
         list[str] | None, typer.Option("--harms", help="Harm packs to judge (comma-separated).")
     ] = None,
     endpoint: Annotated[
-        str | None, typer.Option(help="'mock' for the built-in offline mock model.")
+        str | None,
+        typer.Option(
+            help="'mock' (the offline mock model) or 'local:<gguf file or package>' "
+            "(a model run in-process; the local extra)."
+        ),
     ] = None,
     endpoint_url: Annotated[
         str | None, typer.Option(help="Base URL of an OpenAI-compatible endpoint.")
@@ -97,7 +104,24 @@ def annotate_command(
     key_env: Annotated[
         str | None, typer.Option(help="Environment variable that holds the API key.")
     ] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Sessions (and calls) at once.")] = 16,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Sessions at once; the most calls at once.")
+    ] = 16,
+    fixed_concurrency: Annotated[
+        bool,
+        typer.Option(
+            "--fixed-concurrency",
+            help="Keep --concurrency calls at once instead of adapting to the endpoint.",
+        ),
+    ] = False,
+    context_window: Annotated[
+        int | None,
+        typer.Option(
+            "--context-window",
+            min=256,
+            help="Tokens the model reads at most; longer dialogues are cut to fit.",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Base seed; each pass and repeat derives its own.")] = 0,
     max_reasks: Annotated[
         int, typer.Option(min=0, help="Times an invalid answer is sent back to the model.")
@@ -151,6 +175,8 @@ def annotate_command(
         "structured_output": structured_output,
         "requests_per_minute": rpm,
         "key_header": key_header,
+        "context_window": context_window,
+        "adaptive_concurrency": False if fixed_concurrency else None,
     }
     config = _endpoint(endpoint, endpoint_url, model, key_env, concurrency, settings)
     if config is not None and not annotator.startswith("llm"):

@@ -35,12 +35,16 @@ class ApplicationEntry(_Strict):
 
 
 class EndpointRef(_Strict):
-    """An OpenAI-compatible endpoint for a simulated user or an LLM annotator."""
+    """A model for a simulated user or an LLM annotator: an OpenAI-compatible server's base
+    URL, ``mock`` (offline) or ``local:<gguf file or package>`` (run in-process)."""
 
     base_url: str
     model: str
     key_env: str | None = None
     concurrency: int = Field(default=50, ge=1)
+    """The most calls at once; corix adapts below it unless ``fixed_concurrency``."""
+    fixed_concurrency: bool = False
+    context_window: int | None = Field(default=None, ge=256)
     timeout_s: float = Field(default=60.0, gt=0)
     temperature: float | None = None
     max_tokens: int | None = Field(default=None, ge=1)

@@ -20,6 +20,7 @@ from corix.llm.concurrency import (
 from corix.llm.endpoint import EndpointConfig
 from corix.llm.errors import ModelCallError, TransportError
 from corix.llm.http_transport import OpenAIHTTPTransport
+from corix.llm.local_transport import LocalTransport
 from corix.llm.models import ChatRequest, ChatResponse
 from corix.llm.rate_limit import RateLimiter
 from corix.llm.scripted import ScriptedTransport
@@ -232,6 +233,8 @@ def _concurrency_limit(endpoint: EndpointConfig) -> ConcurrencyLimit:
 def _default_transport(endpoint: EndpointConfig) -> Transport:
     if endpoint.transport == "mock":
         return ScriptedTransport()
+    if endpoint.transport == "local":
+        return LocalTransport(endpoint)
     return OpenAIHTTPTransport(max_connections=endpoint.max_concurrency)
 
 

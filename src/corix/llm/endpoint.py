@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 class EndpointConfig(BaseModel):
     """One model endpoint: its address, default model, limits, retry policy and prices.
 
+    ``address_fields`` reads the one-string form used on the command line and in plans.
     The API key is never part of the configuration: ``api_key_env`` names the
     environment variable that holds it, read at call time. ``transport: mock`` answers
     from the built-in deterministic mock model without any network, which is how corix
@@ -20,8 +21,10 @@ class EndpointConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(min_length=1)
-    transport: Literal["openai", "mock"] = "openai"
+    transport: Literal["openai", "mock", "local"] = "openai"
     base_url: str = ""
+    """The server's address; for ``transport: local``, a GGUF file or an installed package
+    that ships one (:mod:`corix.llm.local_transport`)."""
     model: str = Field(min_length=1)
     api_key_env: str | None = None
     key_header: str | None = None
@@ -62,8 +65,8 @@ class EndpointConfig(BaseModel):
 
     @model_validator(mode="after")
     def _require_base_url(self) -> EndpointConfig:
-        if self.transport == "openai" and not self.base_url:
-            raise ValueError("base_url is required for an 'openai' endpoint")
+        if self.transport != "mock" and not self.base_url:
+            raise ValueError(f"base_url is required for an '{self.transport}' endpoint")
         return self
 
     def api_key(self) -> str | None:
@@ -77,3 +80,17 @@ class EndpointConfig(BaseModel):
         prompt_price = self.price_per_1k_prompt or 0.0
         completion_price = self.price_per_1k_completion or 0.0
         return (prompt_tokens * prompt_price + completion_tokens * completion_price) / 1000.0
+
+
+MOCK_ADDRESS = "mock"
+LOCAL_PREFIX = "local:"
+
+
+def address_fields(address: str) -> dict[str, str]:
+    """``transport`` and ``base_url`` from an address: ``mock`` (the offline mock model),
+    ``local:<gguf file or package>`` (a model run in-process) or a server's base URL."""
+    if address == MOCK_ADDRESS:
+        return {"transport": "mock", "base_url": ""}
+    if address.startswith(LOCAL_PREFIX):
+        return {"transport": "local", "base_url": address.removeprefix(LOCAL_PREFIX)}
+    return {"transport": "openai", "base_url": address}

@@ -20,9 +20,11 @@ from corix.apps import AdapterSpec, build_application
 from corix.errors import CorixError
 from corix.execution.context import LEVEL_PLANNERS
 from corix.execution.plan import Plan, PlanFile
+from corix.llm.endpoint import address_fields
+from corix.llm.local_model import resolve_model_file
+from corix.llm.local_transport import require_local_extra
 from corix.testing.packs import ScenarioPack, resolve_pack
 from corix.testing.run_planning import auth_for, plan_work
-from corix.testing.simulation.endpoints import MOCK_BASE_URL
 
 __all__ = ["CONNECT_TIMEOUT_S", "CheckedPlan", "PreflightError", "Problem", "preflight"]
 
@@ -125,8 +127,15 @@ def _check_levels(source: PlanFile, problems: list[Problem]) -> list[_Endpoint]:
         where = source.where("levels", level.value, "simulator")
         if simulator.key_env and not os.environ.get(simulator.key_env):
             problems.append(Problem(where, f"simulator key ${simulator.key_env} is unset"))
-        if simulator.base_url != MOCK_BASE_URL:
+        address = address_fields(simulator.base_url)
+        if address["transport"] == "openai":
             endpoints.append(_Endpoint(where, simulator.base_url))
+        elif address["transport"] == "local":
+            try:
+                require_local_extra()
+                resolve_model_file(address["base_url"])
+            except CorixError as exc:
+                problems.append(Problem(where, str(exc)))
     return endpoints
 
 

@@ -7,20 +7,20 @@ from collections.abc import Container
 from corix.domain import Level
 from corix.execution.plan import EndpointRef, Plan
 from corix.llm import EndpointConfig, LLMClient
-
-MOCK_BASE_URL = "mock"  # the built-in deterministic mock model, offline
+from corix.llm.endpoint import address_fields
 
 
 def simulator_endpoint(level: Level, ref: EndpointRef) -> EndpointConfig:
-    """The client configuration for a level's simulator; ``base_url: mock`` stays offline."""
-    offline = ref.base_url == MOCK_BASE_URL
+    """The client configuration for a level's simulator (``base_url`` as in
+    :func:`~corix.llm.endpoint.address_fields`: ``mock`` stays offline)."""
     return EndpointConfig(
         name=f"simulator:{level.value}",
-        transport="mock" if offline else "openai",
-        base_url="" if offline else ref.base_url,
+        **address_fields(ref.base_url),
         model=ref.model,
         api_key_env=ref.key_env,
         max_concurrency=ref.concurrency,
+        adaptive_concurrency=not ref.fixed_concurrency,
+        context_window=ref.context_window,
         timeout_s=ref.timeout_s,
         max_tokens=ref.max_tokens,
         max_retries=ref.max_retries,
