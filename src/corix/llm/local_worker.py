@@ -46,13 +46,18 @@ class Done:
 
 
 def serve(
-    conn: Connection, model_path: str, context_window: int, threads: int, cancel: Synchronized[int]
+    conn: Connection, model_path: str, context_window: int, cancel: Synchronized[int]
 ) -> None:
-    """Load the model and answer jobs until told to stop or the parent goes away."""
+    """Load the model and answer jobs until told to stop or the parent goes away.
+
+    The model keeps llama-cpp's thread count (half the cores): on a machine whose cores
+    are shared, one more thread than there is room for made generation 12× slower (85.8 s
+    against 7.1 s for 40 tokens), since llama.cpp's threads spin at every step.
+    """
     try:
         from llama_cpp import Llama  # the optional extra
 
-        model = Llama(model_path=model_path, n_ctx=context_window, n_threads=threads, verbose=False)
+        model = Llama(model_path=model_path, n_ctx=context_window, verbose=False)
     except Exception as exc:  # reported to the parent, whatever it is
         conn.send(Failed(f"{type(exc).__name__}: {exc}"))
         return

@@ -21,6 +21,12 @@ from corix.assessment.annotators.base import (
     harm_category,
     harm_of,
 )
+from corix.assessment.annotators.context_fit import (
+    ContextCut,
+    DialogueTooLong,
+    fit_dialogue,
+    fits_window,
+)
 from corix.assessment.annotators.prompts import (
     PromptRenderer,
     aria_guideline_version,
@@ -63,6 +69,8 @@ class Asked(Generic[T]):
     finish_reason: str | None = None
     last_reply: str | None = None
     problems: list[str] = field(default_factory=list)
+    context_cut: ContextCut | None = None
+    """How the dialogue was cut to fit the judge's context window, if it was."""
 
     def details(self) -> dict[str, Any]:
         details: dict[str, Any] = {
@@ -73,6 +81,8 @@ class Asked(Generic[T]):
             "structured_output": self.structured_output,
             "finish_reason": self.finish_reason,
         }
+        if self.context_cut is not None:
+            details["context_cut"] = self.context_cut.record()
         if self.error is not None and self.last_reply is not None:
             details["last_reply"] = self.last_reply[:_KEPT_REPLY_CHARS]
         return details
@@ -119,10 +129,13 @@ async def ask_structured(
                     f"no valid answer after {asked.attempts} attempt(s): {'; '.join(exc.problems)}"
                 )
                 return asked
-            conversation += [
-                ChatMessage(role="assistant", content=response.text),
-                reask_message(exc.problems),
-            ]
+            reask = reask_message(exc.problems)
+            conversation += [ChatMessage(role="assistant", content=response.text), reask]
+            endpoint = client.endpoint
+            if endpoint.context_window is not None and not fits_window(
+                conversation, endpoint.context_window, endpoint.max_tokens
+            ):
+                conversation = [*messages, reask]  # the bad reply left out, so the re-ask fits
             continue
         return asked
 
@@ -159,14 +172,30 @@ class _LLMBase:
 
     async def _ask(
         self,
-        messages: list[ChatMessage],
+        view: AnnotatorView,
+        render: Callable[[AnnotatorView], list[ChatMessage]],
         output_schema: dict[str, Any],
         read: Callable[[str], T],
         *,
         name: str,
         seed: int,
     ) -> Asked[T]:
-        return await ask_structured(
+        """Ask about ``view``, its prompt fitted to the endpoint's context window."""
+        endpoint = self._client.endpoint
+        cut = None
+        if endpoint.context_window is None:
+            messages = render(view)
+        else:
+            try:
+                messages, cut = fit_dialogue(
+                    view,
+                    render,
+                    context_window=endpoint.context_window,
+                    max_tokens=endpoint.max_tokens,
+                )
+            except DialogueTooLong as exc:
+                return Asked(error=str(exc))
+        asked = await ask_structured(
             self._client,
             messages,
             response_format(name, output_schema),
@@ -175,6 +204,8 @@ class _LLMBase:
             max_reasks=self._max_reasks,
             temperature=self._temperature,
         )
+        asked.context_cut = cut
+        return asked
 
 
 class LLMAnnotator(_LLMBase):
@@ -199,7 +230,10 @@ class LLMAnnotator(_LLMBase):
         n_turns = len(view.turns)
         output_schema = category_schema(category, n_turns)
         asked = await self._ask(
-            self._prompts.category_messages(self._schema, category, view, output_schema),
+            view,
+            lambda fitted: self._prompts.category_messages(
+                self._schema, category, fitted, output_schema
+            ),
             output_schema,
             lambda text: read_category_reply(self._schema, category, n_turns, text),
             name=category.id,
@@ -240,7 +274,8 @@ class LLMHarmAnnotator(_LLMBase):
             return read_harm_reply(pack, text)
 
         asked = await self._ask(
-            self._prompts.harm_messages(pack, view, output_schema),
+            view,
+            lambda fitted: self._prompts.harm_messages(pack, fitted, output_schema),
             output_schema,
             read,
             name=pack.id,
