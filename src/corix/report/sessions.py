@@ -90,6 +90,8 @@ class SessionEntry:
     n_turns: int
     n_failed_turns: int
     end_reason: str | None
+    n_cut_turns: int = 0
+    """Replies cut at the model's token limit (``finish_reason: length``)."""
     transcript: Transcript | None = None
 
 
@@ -108,6 +110,11 @@ class SessionCatalog:
     def __post_init__(self) -> None:
         labels = {entry.id: f"S{n}" for n, entry in enumerate(self.entries, start=1)}
         object.__setattr__(self, "labels", labels)
+
+    @property
+    def cut_turns(self) -> int:
+        """Replies cut at the token limit, in all sessions."""
+        return sum(entry.n_cut_turns for entry in self.entries)
 
     @property
     def embedded(self) -> int:
@@ -154,6 +161,7 @@ def collect_sessions(db: Database, run_ids: Sequence[str], *, per_group: int) ->
 def _index(db: Database, run_ids: Sequence[str]) -> list[SessionEntry]:
     """One entry per complete session, from one aggregate query (turns are not loaded)."""
     failed = case((TurnRow.error.is_not(None), 1), else_=0)
+    cut = case((TurnRow.meta["finish_reason"].as_string() == "length", 1), else_=0)
     query = (
         select(
             SessionRow.id,
@@ -164,6 +172,7 @@ def _index(db: Database, run_ids: Sequence[str]) -> list[SessionEntry]:
             SessionRow.end_reason,
             func.count(TurnRow.id),
             func.coalesce(func.sum(failed), 0),
+            func.coalesce(func.sum(cut), 0),
         )
         .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
         .outerjoin(TurnRow, TurnRow.session_id == SessionRow.id)
@@ -189,6 +198,7 @@ def _index(db: Database, run_ids: Sequence[str]) -> list[SessionEntry]:
                 end_reason=row[5],
                 n_turns=int(row[6]),
                 n_failed_turns=int(row[7]),
+                n_cut_turns=int(row[8]),
             )
             for row in s.execute(query)
         ]
