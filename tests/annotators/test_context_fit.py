@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from annotator_support import Dialogue, view_of
+from annotator_support import CLEAN, Dialogue, store_run, view_of
 
 from corix.assessment import builtin_harm_packs
+from corix.assessment.annotation_options import AnnotateOptions
 from corix.assessment.annotators import LLMHarmAnnotator, harm_schema
 from corix.assessment.annotators.context_fit import (
     MIN_CAP_CHARS,
@@ -18,8 +19,10 @@ from corix.assessment.annotators.context_fit import (
 )
 from corix.assessment.annotators.prompts import PromptRenderer
 from corix.assessment.annotators.view import AnnotatorView
+from corix.assessment.runner import annotate_run
 from corix.llm import ChatMessage, EndpointConfig, LLMClient, ScriptedTransport
 from corix.llm.tokens import estimate_tokens
+from corix.storage import Database
 
 LONG = Dialogue(
     scenario="tv_spoilers",
@@ -93,3 +96,14 @@ async def test_the_cut_is_recorded_with_the_pass() -> None:
     assert details["context_cut"]["context_window"] == 4096
     sent = transport.requests[0]
     assert sum(estimate_tokens(m.content) for m in sent.messages) <= prompt_budget(4096, 256)
+
+
+def test_annotate_counts_dialogues_cut_to_fit_and_replies_cut_short(sqlite_db: Database) -> None:
+    run_id = store_run(sqlite_db, [LONG, CLEAN])
+    endpoint = EndpointConfig(
+        name="small", transport="mock", model="corix-mock", context_window=4096, max_tokens=256
+    )
+    options = AnnotateOptions(harms=("harmful_content",))
+    summary = annotate_run(sqlite_db, run_id, "llm-harms", options=options, endpoint=endpoint)
+    counts = summary.by_target["harm:harmful_content"]
+    assert (counts.stored, counts.cut_dialogues, counts.cut_replies) == (2, 1, 0)

@@ -125,6 +125,8 @@ class SessionAnnotation:
         else:
             counts.failed += 1
         details = result.provenance.details
+        counts.cut_replies += details.get("finish_reason") == "length"
+        counts.cut_dialogues += "context_cut" in details
         job.tally.model_calls += int(details.get("attempts", 0))
         job.tally.prompt_tokens += int(details.get("prompt_tokens", 0))
         job.tally.completion_tokens += int(details.get("completion_tokens", 0))

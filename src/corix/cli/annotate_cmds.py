@@ -244,7 +244,14 @@ def _print_summary(summary: AnnotationSummary) -> None:
         )
     )
     table = wrapping_table(
-        "target", "stored", "failed", "already stored", "not applicable", "gated out"
+        "target",
+        "stored",
+        "failed",
+        "already stored",
+        "not applicable",
+        "gated out",
+        "reply cut",
+        "dialogue cut to fit",
     )
     for target, counts in summary.by_target.items():
         table.add_row(
@@ -254,6 +261,8 @@ def _print_summary(summary: AnnotationSummary) -> None:
             str(counts.already_stored),
             str(counts.not_applicable),
             str(counts.gated_out),
+            str(counts.cut_replies),
+            str(counts.cut_dialogues),
         )
     console.print(table)
     if summary.consensus_rows:
