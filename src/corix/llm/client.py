@@ -223,6 +223,10 @@ _OVERLOAD_STATUSES = frozenset({429, 503})
 
 
 def _concurrency_limit(endpoint: EndpointConfig) -> ConcurrencyLimit:
+    if endpoint.transport == "local":
+        # One model in one worker answers one request at a time: a second in flight would
+        # only queue there, its timeout running while it waits.
+        return FixedConcurrency(1)
     if not endpoint.adaptive_concurrency:
         return FixedConcurrency(endpoint.max_concurrency)
     return AdaptiveConcurrency(
