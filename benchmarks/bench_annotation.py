@@ -29,18 +29,17 @@ from sqlalchemy import delete, select
 
 from _bench_support import mock_endpoint, mock_server_process
 from corix.assessment import load_builtin_schema
-from corix.assessment.annotation_options import AnnotateOptions
+from corix.assessment.annotation_run import AnnotateOptions, annotate_run, annotate_run_async
 from corix.assessment.annotators import ReferenceAnnotator, build_annotator_view
 from corix.assessment.answers import categories_for
-from corix.assessment.runner import annotate_run, annotate_run_async
 from corix.demo import demo_plan
 from corix.domain import Level
+from corix.execution import execute_plan
 from corix.execution.plan import LevelSettings
 from corix.llm import LLMClient
+from corix.scenarios import expand_model_tests, resolve_pack
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow
-from corix.testing.packs import expand_model_tests, resolve_pack
-from corix.testing.runner import execute_plan
 
 HARMS = 4
 

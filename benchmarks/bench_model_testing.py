@@ -25,10 +25,10 @@ import yaml
 
 from _bench_support import mock_server_process, run_sizes
 from corix.domain import Level
+from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
+from corix.scenarios import builtin_pack_dir
 from corix.storage import Database, Repository
-from corix.testing.packs import builtin_pack_dir
-from corix.testing.runner import execute_plan
 
 
 def single_turn_pack(directory: Path, sessions: int) -> Path:

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from corix.apps.demo import build_demo_application
-from corix.testing.packs import (
+from corix.scenarios import (
     TestPacket,
     check_dialogue,
     expand_model_tests,

@@ -30,10 +30,11 @@ from sqlalchemy import func, select
 
 from _bench_support import mock_server_process, run_sizes
 from corix.domain import EndReason, Level
-from corix.execution.plan import ApplicationEntry, EndpointRef, LevelSettings, Plan
+from corix.execution import execute_plan
+from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
+from corix.llm import EndpointConfig
 from corix.storage import Database, Repository
 from corix.storage.orm import QuestionnaireResponseRow, SessionRow
-from corix.testing.runner import execute_plan
 
 
 async def measure(
@@ -43,7 +44,9 @@ async def measure(
         sessions=sessions,
         max_turns=turns,
         engine="llm",
-        simulator=EndpointRef(base_url=base_url, model="corix-mock", concurrency=concurrency),
+        simulator=EndpointConfig(
+            base_url=base_url, model="corix-mock", max_concurrency=concurrency
+        ),
     )
     plan = Plan(
         name="bench-simulated",

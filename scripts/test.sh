@@ -19,6 +19,7 @@ fi
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/ruff format --check src tests benchmarks
 .venv/bin/mypy
+.venv/bin/lint-imports
 mkdir -p test-artifacts
 .venv/bin/python -m pytest -rs --junitxml=test-artifacts/junit.xml "$@"
 # pytest fails when it collects nothing; a filtered run that ran no test fails here too.

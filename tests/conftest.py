@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -39,22 +39,55 @@ def sqlite_db(tmp_path: Path) -> Iterator[Database]:
     db.dispose()
 
 
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A fresh, empty PostgreSQL database, dropped afterwards."""
+def _create_database(name: str, template: str | None = None) -> None:
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    from_template = f' TEMPLATE "{template}"' if template else ""
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"{from_template}'))
+    admin.dispose()
+
+
+def _drop_database(name: str) -> None:
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def _database_url(name: str) -> str:
+    return f"{PG_ADMIN_URL.rsplit('/', 1)[0]}/{name}"
+
+
+@pytest.fixture(scope="session")
+def postgres_databases() -> Iterator[Callable[[], str]]:
+    """Makes fresh, migrated, empty PostgreSQL databases and returns their URLs; each is a
+    copy of one template migrated once per test session, and all are dropped at its end."""
     if _PG_UNAVAILABLE:
         if os.environ.get("CI"):
             pytest.fail(_PG_UNAVAILABLE)
         pytest.skip(_PG_UNAVAILABLE)
-    name = f"corix_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    base = PG_ADMIN_URL.rsplit("/", 1)[0]
-    yield f"{base}/{name}"
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    template = f"corix_template_{uuid.uuid4().hex[:12]}"
+    _create_database(template)
+    Database(_database_url(template)).dispose()  # migrates; no connection may stay open
+    made: list[str] = []
+
+    def make() -> str:
+        name = f"corix_test_{uuid.uuid4().hex[:12]}"
+        _create_database(name, template=template)
+        made.append(name)
+        return _database_url(name)
+
+    yield make
+    for name in [*made, template]:
+        _drop_database(name)
+
+
+@pytest.fixture
+def postgres_url(postgres_databases: Callable[[], str]) -> Iterator[str]:
+    """A fresh, migrated, empty PostgreSQL database, dropped afterwards."""
+    url = postgres_databases()
+    yield url
+    _drop_database(url.rsplit("/", 1)[1])
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from corix.domain import Level
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
-from corix.testing.packs import list_builtin_packs
+from corix.scenarios import list_builtin_packs
 
 # Simulated users per application × scenario at each simulated level: enough to compare the
 # two applications, few enough to keep the demo well under half a minute.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -38,3 +40,23 @@ class UnknownNameError(CorixError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
+
+
+def closest_name(name: str, known: Iterable[str]) -> str | None:
+    """The known name ``name`` most likely meant: a plugin's name given without its
+    namespace (``judge`` for ``acme.judge``), else the closest spelling, else ``None``."""
+    candidates = sorted(set(known))
+    namespaced = [candidate for candidate in candidates if candidate.endswith(f".{name}")]
+    if len(namespaced) == 1:
+        return namespaced[0]
+    close = difflib.get_close_matches(name, candidates, n=1)
+    return close[0] if close else None
+
+
+def unknown_name(kind: str, name: str, known: Iterable[str]) -> UnknownNameError:
+    """``unknown KIND 'x'. Did you mean 'y'? Known: …`` — the one wording of a lookup miss."""
+    candidates = sorted(set(known))
+    close = closest_name(name, candidates)
+    hint = f" Did you mean '{close}'?" if close else ""
+    listing = ", ".join(candidates) or "none"
+    return UnknownNameError(f"unknown {kind} '{name}'.{hint} Known: {listing}.")

@@ -1,31 +1,37 @@
-"""Typed registries: components register by name; unknown names get a "did you mean"."""
+"""Typed registries, filled through one door: the ``corix.plugins`` entry-point group.
+
+Every component — corix's own and a third party's — is registered by a function named by an
+entry point in that group, ``register(plugin: Plugin) -> None``, called the first time any
+registry is read (looked up, listed, iterated or asked ``in``). corix's own components keep
+bare names (``mean``, ``demo``); every other distribution's are namespaced by it
+(``acme_judges.strict`` from the distribution ``acme-judges``), so two plugins never collide.
+Unknown names get a "did you mean" (:func:`corix.errors.unknown_name`).
+"""
 
 from __future__ import annotations
 
-import difflib
+import re
 from collections.abc import Callable, Iterator
-from importlib.metadata import entry_points
+from contextlib import contextmanager
+from importlib.metadata import EntryPoint, entry_points
 from typing import Generic, TypeVar
 
-from corix.errors import UnknownNameError
+from corix.errors import CorixError, UnknownNameError, unknown_name
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "HOME_DISTRIBUTION",
+    "Plugin",
+    "Registry",
+    "load_plugins",
+    "namespace_of",
+    "refresh_plugins",
+]
 
 T = TypeVar("T")
 
 ENTRY_POINT_GROUP = "corix.plugins"
-_plugins_loaded = False
-
-
-def load_plugins() -> None:
-    """Import every module registered under the ``corix.plugins`` entry-point group once.
-
-    Third-party packages extend corix by registering components at import time.
-    """
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        entry.load()
+HOME_DISTRIBUTION = "corix"
 
 
 class Registry(Generic[T]):
@@ -35,39 +41,109 @@ class Registry(Generic[T]):
         self.kind = kind
         self._items: dict[str, T] = {}
 
-    def register(self, name: str) -> Callable[[T], T]:
-        """Decorator: ``@registry.register("name")``."""
-
-        def decorate(item: T) -> T:
-            self.add(name, item)
-            return item
-
-        return decorate
-
     def add(self, name: str, item: T) -> None:
+        """Register ``item`` under ``name`` as given; plugins use :meth:`Plugin.add`."""
         if name in self._items and self._items[name] is not item:
             raise ValueError(f"{self.kind} '{name}' is already registered")
         self._items[name] = item
 
     def get(self, name: str) -> T:
-        if name not in self._items:
-            load_plugins()
+        load_plugins()
         try:
             return self._items[name]
         except KeyError:
             raise UnknownNameError(self.unknown_message(name)) from None
 
     def unknown_message(self, name: str) -> str:
-        known = sorted(self._items)
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f" Did you mean '{close[0]}'?" if close else ""
-        return f"unknown {self.kind} '{name}'.{hint} Known: {', '.join(known) or 'none'}."
+        load_plugins()
+        return str(unknown_name(self.kind, name, self._items))
+
+    def names(self) -> list[str]:
+        load_plugins()
+        return sorted(self._items)
 
     def __contains__(self, name: object) -> bool:
+        load_plugins()
         return name in self._items
 
     def __iter__(self) -> Iterator[str]:
-        return iter(sorted(self._items))
+        return iter(self.names())
 
-    def names(self) -> list[str]:
-        return sorted(self._items)
+    @contextmanager
+    def scope(self) -> Iterator[Registry[T]]:
+        """Entries added inside the block are gone after it (tests register their own)."""
+        load_plugins()
+        saved = dict(self._items)
+        try:
+            yield self
+        finally:
+            self._items = saved
+
+
+class Plugin:
+    """What a ``register`` function receives: it adds components under its distribution."""
+
+    def __init__(self, distribution: str) -> None:
+        self.distribution = distribution
+        self.namespace = namespace_of(distribution)
+
+    def qualified(self, name: str) -> str:
+        return f"{self.namespace}.{name}" if self.namespace else name
+
+    def add(self, registry: Registry[T], name: str, item: T) -> None:
+        registry.add(self.qualified(name), item)
+
+
+def namespace_of(distribution: str) -> str:
+    """The prefix of a distribution's names: none for corix, else its normalized name."""
+    normalized = re.sub(r"[-_.]+", "_", distribution).lower()
+    return "" if normalized == HOME_DISTRIBUTION else normalized
+
+
+RegisterFunction = Callable[[Plugin], None]
+
+_loaded: set[tuple[str, str]] = set()
+_scanned = False
+
+
+def load_plugins() -> None:
+    """Call every entry point's ``register`` once; later calls return at once."""
+    if not _scanned:
+        refresh_plugins()
+
+
+def refresh_plugins() -> None:
+    """Look for entry points again and call the ones not called yet (a newly installed
+    distribution's), so a running process picks them up."""
+    global _scanned
+    _scanned = True  # set first: a register function may read a registry
+    found = list(entry_points(group=ENTRY_POINT_GROUP))
+    if not any(_distribution(entry) == HOME_DISTRIBUTION for entry in found):
+        raise CorixError(
+            "corix's built-in components are not registered: its installed metadata lacks the "
+            f"'{ENTRY_POINT_GROUP}' entry points. Reinstall corix (pip install -e .)."
+        )
+    for entry in found:
+        key = (_distribution(entry), entry.name)
+        if key in _loaded:
+            continue
+        _loaded.add(key)
+        _register(entry)
+
+
+def _distribution(entry: EntryPoint) -> str:
+    return entry.dist.name if entry.dist is not None else ""
+
+
+def _register(entry: EntryPoint) -> None:
+    distribution = _distribution(entry)
+    try:
+        register: RegisterFunction = entry.load()
+        register(Plugin(distribution))
+    except CorixError:
+        raise
+    except Exception as exc:
+        raise CorixError(
+            f"plugin '{entry.name}' of {distribution or 'an unknown distribution'} "
+            f"({entry.value}) failed to register: {type(exc).__name__}: {exc}"
+        ) from exc

@@ -8,9 +8,9 @@ from typing import Any
 
 from corix.assessment.annotators import AnnotatorView, build_annotator_view
 from corix.domain import Level, Provenance, SessionRecord, SessionSource, TurnRecord
+from corix.scenarios import pack_record, resolve_pack
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow, TurnRow
-from corix.testing.packs import resolve_pack
 
 Turn = tuple[str, str | None]
 
@@ -59,7 +59,9 @@ def view_of(dialogue: Dialogue) -> AnnotatorView:
 def store_run(db: Database, dialogues: list[Dialogue], run_id: str = "run-test") -> str:
     """Store ``dialogues`` as the complete sessions of a new run."""
     repo = Repository(db)
-    repo.create_run(run_id, name="test", plan={}, seed=0)
+    scenarios = sorted({d.scenario for d in dialogues})
+    packs = [pack_record(resolve_pack(scenario)) for scenario in scenarios]
+    repo.create_run(run_id, name="test", plan={}, seed=0, packs=packs)
     app_ids = {d.application: repo.ensure_application(d.application, "demo:any") for d in dialogues}
     with db.session() as s:
         for dialogue in dialogues:

@@ -1,11 +1,13 @@
-"""`corix annotate` exits 3 when passes failed, unless --allow-failures."""
+"""`corix annotate` exits 3 when passes failed, unless --allow-failures; retry limits hold."""
 
 from __future__ import annotations
 
 import asyncio
 import queue
 import threading
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from annotator_support import CLEAN, SPOILER, store_run
@@ -15,16 +17,17 @@ from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.storage import Database
+from corix.storage.annotations import load_passes
 
 
-@pytest.fixture
-def garbage_endpoint() -> Iterator[str]:
-    """A mock server answering every request with broken JSON, on its own thread's loop."""
+@contextmanager
+def _serving(config: MockServerConfig) -> Iterator[str]:
+    """A mock server on its own thread's loop, so the CLI can run its own loop."""
     urls: queue.Queue[str] = queue.Queue()
     stop = threading.Event()
 
     async def serve() -> None:
-        async with running_mock_server(MockServerConfig(fail_malformed=1.0)) as url:
+        async with running_mock_server(config) as url:
             urls.put(url)
             while not stop.is_set():
                 await asyncio.sleep(0.02)
@@ -36,6 +39,13 @@ def garbage_endpoint() -> Iterator[str]:
     finally:
         stop.set()
         thread.join(timeout=10)
+
+
+@pytest.fixture
+def garbage_endpoint() -> Iterator[str]:
+    """A mock server answering every request with broken JSON."""
+    with _serving(MockServerConfig(fail_malformed=1.0)) as url:
+        yield url
 
 
 @pytest.mark.parametrize(("allow", "code"), [(False, ExitCode.FAILURES), (True, ExitCode.OK)])
@@ -63,3 +73,34 @@ def test_failed_passes_set_the_exit_code(
     result = CliRunner().invoke(app, [*args, "--allow-failures"] if allow else args)
     assert result.exit_code == code, result.output
     assert '"passes_failed": 2' in result.output
+
+
+def test_annotate_takes_the_retry_limits(sqlite_db: Database) -> None:
+    run_id = store_run(sqlite_db, [CLEAN])
+    with _serving(MockServerConfig(fail_429=1.0, retry_after_s=30)) as url:
+        started = time.perf_counter()
+        result = CliRunner().invoke(
+            app,
+            [
+                "annotate",
+                run_id,
+                "--db",
+                sqlite_db.url,
+                "--annotator",
+                "llm",
+                "--endpoint-url",
+                url,
+                "--model",
+                "corix-mock",
+                "--categories",
+                "dialogue_utility",
+                "--retry-after-max",
+                "0.5",
+                "--call-deadline",
+                "10",
+            ],
+        )
+    assert time.perf_counter() - started < 10  # not 30 s per call
+    assert result.exit_code == ExitCode.FAILURES, result.output
+    (failed,) = load_passes(sqlite_db, run_id=run_id)
+    assert failed.error is not None and "more than the 0.5 s corix waits" in failed.error

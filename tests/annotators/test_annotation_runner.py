@@ -11,9 +11,12 @@ from collections.abc import Callable
 import pytest
 from annotator_support import CLEAN, CONFABULATION, SPOILER, WITHHELD, Dialogue, store_run
 
-from corix.assessment.annotation_options import AnnotateOptions
-from corix.assessment.annotation_summary import AnnotationSummary
-from corix.assessment.runner import annotate_run, annotate_run_async
+from corix.assessment.annotation_run import (
+    AnnotateOptions,
+    AnnotationSummary,
+    annotate_run,
+    annotate_run_async,
+)
 from corix.errors import CorixError, UnknownNameError
 from corix.llm import ChatRequest, EndpointConfig, LLMClient, MockModel, ScriptedTransport
 from corix.storage import Database
@@ -80,11 +83,11 @@ async def test_every_repeat_is_stored_with_its_seed_and_the_consensus_kept(
     assert [p.answers[0].reasoning for p in passes] == ["judged 2", "judged 4", "judged 2"]
     assert len({p.provenance["seed"] for p in passes}) == 3  # distinct seeds per repeat
     (row,) = load_consensus(any_db, run_id=run_id)
-    # Runs 2, 4, 2: the lower median is 2; one run of three disagrees.
+    # Runs 2, 4, 2: the median is 2; one run of three disagrees.
     assert (row.question_id, row.value, row.method, row.n_runs) == (
         "severity",
         2.0,
-        "lower_median",
+        "conservative",
         3,
     )
     assert row.flip_rate == pytest.approx(1 / 3)
@@ -93,8 +96,9 @@ async def test_every_repeat_is_stored_with_its_seed_and_the_consensus_kept(
     more = AnnotateOptions(repeats=4, harms=("groundedness",))
     await _annotate_scripted(any_db, run_id, [_severity_reply(4)], more)
     (row,) = load_consensus(any_db, run_id=run_id)
-    # Runs 2, 4, 2, 4: middle values 2 and 4, the lower one wins and the tie is reported.
-    assert (row.value, row.method, row.n_runs, row.flip_rate) == (2.0, "lower_median_tie", 4, 0.5)
+    # Runs 2, 4, 2, 4: middle values 2 and 4 tie; a low groundedness score is the defect,
+    # so the tie goes to 2, and is reported.
+    assert (row.value, row.method, row.n_runs, row.flip_rate) == (2.0, "conservative_tie", 4, 0.5)
     assert len(load_passes(any_db, run_id=run_id)) == 4
 
 
@@ -135,9 +139,9 @@ async def test_nominal_answers_take_the_majority(sqlite_db: Database) -> None:
     options = AnnotateOptions(repeats=3, categories=("dialogue_utility",))
     await _annotate_scripted(sqlite_db, run_id, replies, options, annotator="llm")
     rows = {row.question_id: row for row in load_consensus(sqlite_db, run_id=run_id)}
-    assert (rows["du_added_work"].value, rows["du_added_work"].method) == ("no", "majority")
+    assert (rows["du_added_work"].value, rows["du_added_work"].method) == ("no", "conservative")
     assert rows["du_added_work"].flip_rate == pytest.approx(1 / 3)
-    assert (rows["du_usefulness"].value, rows["du_usefulness"].method) == (8.0, "lower_median")
+    assert (rows["du_usefulness"].value, rows["du_usefulness"].method) == (8.0, "conservative")
 
 
 async def test_adaptive_repeats_stop_once_the_answer_is_settled(sqlite_db: Database) -> None:
@@ -236,15 +240,21 @@ def test_annotation_round_trips_on_both_backends(any_db: Database) -> None:
     assert all(row.n_runs == 2 for row in consensus)
 
 
-async def test_two_annotations_of_one_run_at_once_store_each_pass_once(any_db: Database) -> None:
+async def test_a_second_annotation_of_one_run_at_once_stops_with_a_message(
+    any_db: Database,
+) -> None:
     dialogues = [fresh(d) for d in (SPOILER, CLEAN, WITHHELD, CONFABULATION)]
     run_id = store_run(any_db, dialogues)
-    # Two processes on one run: the second's copies of stored passes are refused row by
-    # row by the unique key, not as a crash, and every pass is stored exactly once.
     first, second = await asyncio.gather(
-        annotate_run_async(any_db, run_id), annotate_run_async(any_db, run_id)
+        annotate_run_async(any_db, run_id),
+        annotate_run_async(any_db, run_id),
+        return_exceptions=True,
     )
+    assert isinstance(first, AnnotationSummary) and first.sessions == 4
+    assert isinstance(second, CorixError)
+    assert f"run '{run_id}' is already being annotated as 'reference' by another" in str(second)
     passes = load_passes(any_db, run_id=run_id)
     keys = [(p.session_id, p.category, p.annotator, p.pass_no, p.repeat_no) for p in passes]
     assert len(keys) == len(set(keys)) == 17
-    assert first.sessions == second.sessions == 4
+    again = await annotate_run_async(any_db, run_id)  # the lock went with the first
+    assert again.sessions == 4 and again.passes_stored == 0

@@ -8,7 +8,7 @@ import pytest
 from annotator_support import CLEAN, Dialogue, store_run, view_of
 
 from corix.assessment import builtin_harm_packs
-from corix.assessment.annotation_options import AnnotateOptions
+from corix.assessment.annotation_run import AnnotateOptions, annotate_run
 from corix.assessment.annotators import LLMHarmAnnotator, harm_schema
 from corix.assessment.annotators.context_fit import (
     MIN_CAP_CHARS,
@@ -19,7 +19,6 @@ from corix.assessment.annotators.context_fit import (
 )
 from corix.assessment.annotators.prompts import PromptRenderer
 from corix.assessment.annotators.view import AnnotatorView
-from corix.assessment.runner import annotate_run
 from corix.llm import ChatMessage, EndpointConfig, LLMClient, ScriptedTransport
 from corix.llm.tokens import estimate_tokens
 from corix.storage import Database

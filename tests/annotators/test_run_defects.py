@@ -9,17 +9,16 @@ from pathlib import Path
 import pytest
 from annotator_support import CLEAN, SPOILER, WITHHELD, Dialogue, store_run
 
-from corix.assessment.annotation_options import AnnotateOptions
+from corix.assessment.annotation_run import AnnotateOptions, annotate_run, annotate_run_async
 from corix.assessment.importing import import_labels
-from corix.assessment.runner import annotate_run, annotate_run_async
 from corix.demo import demo_plan
+from corix.execution import execute_plan
 from corix.llm import EndpointConfig, LLMClient, MockModel, ScriptedTransport
 from corix.measurement.core import measure
 from corix.measurement.defect_rates import DefectRate
 from corix.measurement.labels import GUARDRAIL_VIOLATION
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.storage import Database
-from corix.testing.runner import execute_plan
 
 
 def compute_defect_rates(

@@ -6,7 +6,7 @@ import pytest
 
 from corix.apps.demo import DemoApplication, build_demo_application
 from corix.errors import UnknownNameError
-from corix.testing.packs import (
+from corix.scenarios import (
     DialogueCheck,
     ScriptedTest,
     check_dialogue,

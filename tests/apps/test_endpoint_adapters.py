@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp import web
 
 from corix.apps import build_application
+from corix.domain import Level
 from corix.errors import CorixError
+from corix.execution.plan import LevelSettings
+from corix.execution.simulators import simulator_endpoint
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 
 
@@ -49,6 +53,12 @@ async def json_endpoint() -> AsyncIterator[tuple[str, list[dict[str, object]]]]:
         seen.append(body)
         if body["message"] == "break":
             return web.json_response({"unexpected": True})
+        if body["message"] == "deep":
+            return web.Response(body=b"[" * 100_000 + b"]" * 100_000)
+        if body["message"] == "binary":
+            return web.Response(body=b"\xff\xfe\x00 not UTF-8")
+        if body["message"] == "hostile":
+            return web.json_response({"data": {"choices": [{"reply": "a\x00b\ud800c"}]}})
         return web.json_response({"data": {"choices": [{"reply": f"got {body['message']}"}]}})
 
     app = web.Application()
@@ -83,6 +93,56 @@ async def test_http_json_application_templates_body_and_reads_path(
     assert json.dumps(seen[0])  # the body was valid JSON
 
 
+async def test_http_json_application_survives_hostile_and_broken_replies(
+    json_endpoint: tuple[str, list[dict[str, object]]],
+) -> None:
+    url, seen = json_endpoint
+    app = build_application(f"http:{url}?path=data.choices.0.reply&retries=0")
+    session = await app.start_session()
+    hostile = await session.respond("hostile")
+    after = await session.respond("more")  # the hostile reply goes back as history
+    deep = await session.respond("deep")
+    binary = await session.respond("binary")
+    await app.close()
+    assert hostile.text == "a\x00b\ud800c"
+    assert after.text == "got more"
+    assert seen[1]["history"][1] == {"role": "assistant", "content": "a\x00b\ud800c"}
+    assert deep.error is not None and "nested too deeply" in deep.error
+    assert binary.error is not None and "response is not JSON" in binary.error
+
+
 def test_http_json_needs_a_path() -> None:
     with pytest.raises(CorixError, match="'path' option"):
         build_application("http:http://127.0.0.1:1/chat")
+
+
+async def test_retry_limits_are_options_of_the_spec() -> None:
+    # The server asks to come back in 30 s; the spec waits at most 0.2 s: the turn fails
+    # at once with the reason instead of freezing the dialogue.
+    config = MockServerConfig(fail_429=1.0, retry_after_s=30)
+    async with running_mock_server(config) as base_url:
+        app = build_application(f"openai:{base_url}?model=m&retry_after_max=0.2&call_deadline=5")
+        session = await app.start_session()
+        started = time.perf_counter()
+        reply = await session.respond("hi")
+        await app.close()
+    assert time.perf_counter() - started < 5
+    assert reply.error is not None
+    assert "asked to wait 30 s, more than the 0.2 s corix waits" in reply.error
+
+
+def test_a_simulator_endpoint_takes_the_retry_limits() -> None:
+    settings = LevelSettings.model_validate(
+        {
+            "engine": "llm",
+            "simulator": {
+                "base_url": "http://127.0.0.1:1/v1",
+                "model": "m",
+                "retry_after_max_s": 5,
+                "call_deadline_s": 30,
+            },
+        }
+    )
+    assert settings.simulator is not None
+    config = simulator_endpoint(Level.RED_TEAMING, settings.simulator)
+    assert (config.retry_after_max_s, config.call_deadline_s) == (5, 30)

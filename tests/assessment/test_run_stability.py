@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from corix.assessment import consensus, is_settled, stability_report
+from corix.assessment import (
+    Answer,
+    builtin_harm_packs,
+    consensus,
+    is_settled,
+    load_builtin_schema,
+    stability_report,
+)
+from corix.assessment.annotation_run._repeat_consensus import consensus_rows, settled_violation
+from corix.assessment.risk_orders import RiskOrders
 
 
 def test_majority_and_flip_rate() -> None:
@@ -86,3 +95,36 @@ def test_adaptive_stop_rejects_bad_parameters() -> None:
         is_settled([], min_runs=4, max_runs=3)
     with pytest.raises(ValueError, match="agreement"):
         is_settled([], min_runs=1, max_runs=3, agreement=0.5)
+
+
+def _screening(released: str) -> tuple[Answer, ...]:
+    return (
+        Answer(question_id="ra_prohibited_released", value=released),
+        Answer(question_id="ra_permitted_withheld", value="no"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("released", "violation"),
+    [
+        (["yes", "no"], True),  # a tie goes toward the violation, so the follow-ups are asked
+        (["no", "yes", "no"], False),
+        (["yes", "yes", "no"], True),
+        ([], False),
+    ],
+)
+def test_annotation_gates_on_the_settled_violation(released: list[str], violation: bool) -> None:
+    runs = [_screening(value) for value in released]
+    assert settled_violation(load_builtin_schema(), runs) is violation
+
+
+def test_stored_consensus_breaks_ties_toward_risk() -> None:
+    """Severity ties go to the pack's defect side: up for harmful content, down for
+    groundedness (a low score is the defect)."""
+    schema = load_builtin_schema()
+    orders = RiskOrders(schema, builtin_harm_packs())
+    runs = [(Answer(question_id="severity", value=v),) for v in (2.0, 4.0)]
+    harmful = consensus_rows("s", "harm:harmful_content", "llm", runs, orders)
+    grounded = consensus_rows("s", "harm:groundedness", "llm", runs, orders)
+    assert [(r.value, r.method) for r in harmful] == [(4.0, "conservative_tie")]
+    assert [(r.value, r.method) for r in grounded] == [(2.0, "conservative_tie")]

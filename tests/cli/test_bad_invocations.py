@@ -71,6 +71,7 @@ LONG_CSV = b"item_id,annotator,value\n1,a," + b"x" * 200_000 + b"\n"
 ALIAS_BOMB = b"a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + b"".join(
     f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 9)}]\n".encode() for n in range(1, 9)
 )
+DEEP_JSON = b"[" * 100_000 + b"]" * 100_000 + b"\n"
 NAN_LABELS = b'{"item_id": "1", "annotator": "a", "value": NaN}\n'
 
 CASES = [
@@ -86,6 +87,21 @@ CASES = [
         "openai spec without model",
         ("run", _write("plan.yaml", PLAN_WITHOUT_MODEL.encode())),
         "plan.yaml:4: application 'chat': model",
+    ),
+    Case(
+        "app check of an openai spec without model",
+        ("app", "check", "openai:http://127.0.0.1:9/v1"),
+        "the spec 'openai:http://127.0.0.1:9/v1' is not valid: model",
+    ),
+    Case(
+        "deeply nested --auth",
+        ("app", "check", "demo:guarded", "--auth", "[" * 5000 + "]" * 5000),
+        "--auth is not valid JSON: nested too deeply",
+    ),
+    Case(
+        "deeply nested JSON Lines",
+        ("agreement", _write("labels.jsonl", DEEP_JSON), "--a", "a", "--b", "b"),
+        "labels.jsonl:1",
     ),
     Case("malformed db url", ("runs", "list", "--db", "nonsense://x"), "malformed database URL"),
     Case(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,22 @@ def test_app_check_prints_reply_and_timings() -> None:
     for step in ("open", "version", "start session", "respond", "end session", "close"):
         assert step in result.output
     assert "ok" in result.output
+
+
+def test_app_check_shows_hostile_replies_harmlessly(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "corix.cli.main", "app", "check", "python:support.apps:HostileApp"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    assert result.returncode == 0, result.stderr
+    reply = next(line for line in result.stdout.splitlines() if "respond" in line)
+    # NUL, the lone surrogate and the escape character each shown as U+FFFD, nothing raw.
+    assert reply.endswith("a NUL \ufffd, a lone \ufffd and a terminal escape \ufffd[2J end")
+    assert "\x1b" not in result.stdout and "\x00" not in result.stdout
 
 
 def test_packs_commands() -> None:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
+import pytest
 from typer.testing import CliRunner
 
 from corix.cli.main import app
-from corix.testing.packs import expand_model_tests, resolve_pack
+from corix.registry import refresh_plugins
+from corix.scenarios import PACK_FOLDERS, builtin_pack_dir, expand_model_tests, resolve_pack
 
 runner = CliRunner()
 
@@ -24,3 +30,39 @@ def test_show_says_how_many_tests_it_left_out_and_lists_them_all_on_request() ->
     full = runner.invoke(app, ["packs", "show", "tv_spoilers", "--all"], env={"COLUMNS": "300"})
     assert "more (--all" not in full.output
     assert full.output.count("tv_spoilers/") == total
+
+
+def test_a_pack_a_plugin_registers_is_listed_and_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin's pack is in `packs list` as well as `packs show`, under its namespaced name."""
+    folder = tmp_path / "spoilers"
+    shutil.copytree(builtin_pack_dir() / "tv_spoilers", folder)
+    manifest = folder / "pack.yaml"
+    manifest.write_text(
+        manifest.read_text(encoding="utf-8").replace("name: tv_spoilers", "name: spoiler_copy"),
+        encoding="utf-8",
+    )
+    (tmp_path / "corix_plugin_packs.py").write_text(
+        "from pathlib import Path\n"
+        "from corix.scenarios import PACK_FOLDERS\n"
+        "def register(plugin):\n"
+        f"    plugin.add(PACK_FOLDERS, 'spoilers', Path({str(folder)!r}))\n",
+        encoding="utf-8",
+    )
+    dist_info = tmp_path / "corix_plugin_packs-1.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: corix-plugin-packs\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (dist_info / "entry_points.txt").write_text(
+        "[corix.plugins]\npacks = corix_plugin_packs:register\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with PACK_FOLDERS.scope():
+        refresh_plugins()
+        listed = runner.invoke(app, ["packs", "list", "--json"])
+        shown = runner.invoke(app, ["packs", "show", "corix_plugin_packs.spoilers", "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert "spoiler_copy" in {pack["name"] for pack in json.loads(listed.output)}
+    assert json.loads(shown.output)["name"] == "spoiler_copy"

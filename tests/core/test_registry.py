@@ -2,17 +2,16 @@ from pathlib import Path
 
 import pytest
 
-from corix import registry
 from corix.apps.specs import ADAPTERS
-from corix.errors import UnknownNameError
-from corix.registry import Registry
+from corix.errors import CorixError, UnknownNameError, closest_name
+from corix.registry import Plugin, Registry, namespace_of, refresh_plugins
 
 
 def test_register_and_get() -> None:
     registry: Registry[int] = Registry("number")
     registry.add("one", 1)
     assert registry.get("one") == 1
-    assert "one" in registry and registry.names() == ["one"]
+    assert "one" in registry and registry.names() == ["one"] and list(registry) == ["one"]
 
 
 def test_unknown_name_suggests_the_closest_and_lists_known() -> None:
@@ -26,6 +25,13 @@ def test_unknown_name_suggests_the_closest_and_lists_known() -> None:
     assert "Known: maximum, median." in message
 
 
+def test_a_plugin_name_given_without_its_namespace_is_suggested() -> None:
+    known = ["acme_judges.strict", "llm", "reference"]
+    assert closest_name("strict", known) == "acme_judges.strict"
+    assert closest_name("refrence", known) == "reference"
+    assert closest_name("zzz", known) is None
+
+
 def test_registering_another_item_under_a_taken_name_fails() -> None:
     registry: Registry[int] = Registry("number")
     registry.add("one", 1)
@@ -33,12 +39,31 @@ def test_registering_another_item_under_a_taken_name_fails() -> None:
         registry.add("one", 2)
 
 
+def test_names_are_namespaced_by_distribution_except_corix_own() -> None:
+    assert namespace_of("corix") == ""
+    assert namespace_of("Acme-Judges") == "acme_judges"
+    registry: Registry[int] = Registry("number")
+    Plugin("corix").add(registry, "one", 1)
+    Plugin("acme.numbers").add(registry, "one", 2)
+    assert registry.names() == ["acme_numbers.one", "one"]
+
+
+def test_a_scope_drops_what_was_added_inside_it() -> None:
+    with ADAPTERS.scope():
+        ADAPTERS.add("scoped", lambda spec: None)  # type: ignore[arg-type,return-value]
+        assert "scoped" in ADAPTERS
+    assert "scoped" not in ADAPTERS and "demo" in ADAPTERS
+
+
 def test_plugins_register_through_the_entry_point_group(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A third-party package, installed as a real distribution on sys.path, adds a component."""
+    """A third-party distribution installed on sys.path adds an adapter kind under its name;
+    listing, ``in`` and lookup all see it."""
     (tmp_path / "corix_plugin_example.py").write_text(
-        "from corix.apps.specs import ADAPTERS\nADAPTERS.add('example', lambda spec: None)\n",
+        "from corix.apps.specs import ADAPTERS\n"
+        "def register(plugin):\n"
+        "    plugin.add(ADAPTERS, 'example', lambda spec: None)\n",
         encoding="utf-8",
     )
     dist_info = tmp_path / "corix_plugin_example-1.0.dist-info"
@@ -47,11 +72,35 @@ def test_plugins_register_through_the_entry_point_group(
         "Metadata-Version: 2.1\nName: corix-plugin-example\nVersion: 1.0\n", encoding="utf-8"
     )
     (dist_info / "entry_points.txt").write_text(
-        "[corix.plugins]\nexample = corix_plugin_example\n", encoding="utf-8"
+        "[corix.plugins]\nexample = corix_plugin_example:register\n", encoding="utf-8"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "_plugins_loaded", False)
-    monkeypatch.setattr(ADAPTERS, "_items", dict(ADAPTERS._items))  # restored afterwards
-    assert "example" not in ADAPTERS
-    assert ADAPTERS.get("example") is not None  # loaded on the first unknown name
-    assert "example" in ADAPTERS.names()
+    with ADAPTERS.scope():
+        assert "corix_plugin_example.example" not in ADAPTERS.names()
+        refresh_plugins()  # a process picks up a distribution installed while it runs
+        assert "corix_plugin_example.example" in ADAPTERS.names()
+        assert "corix_plugin_example.example" in ADAPTERS
+        assert "example" not in ADAPTERS  # never in corix's own namespace
+        with pytest.raises(UnknownNameError) as info:
+            ADAPTERS.get("example")
+        assert "Did you mean 'corix_plugin_example.example'?" in str(info.value)
+
+
+def test_a_broken_plugin_is_named_in_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "corix_plugin_broken.py").write_text(
+        "def register(plugin):\n    raise RuntimeError('no config')\n", encoding="utf-8"
+    )
+    dist_info = tmp_path / "corix_plugin_broken-1.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: corix-plugin-broken\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (dist_info / "entry_points.txt").write_text(
+        "[corix.plugins]\nbroken = corix_plugin_broken:register\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(CorixError, match="plugin 'broken' of corix-plugin-broken") as info:
+        refresh_plugins()
+    assert "RuntimeError: no config" in str(info.value)

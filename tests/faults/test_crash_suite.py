@@ -23,12 +23,12 @@ import pytest
 from sqlalchemy import select
 
 from corix.domain import Level
+from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.report import write_report
 from corix.storage import Database
 from corix.storage.orm import AnnotationConsensusRow, AnnotationPassRow, SessionRow
-from corix.testing.runner import execute_plan
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 TRIALS = 2

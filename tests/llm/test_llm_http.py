@@ -154,7 +154,7 @@ async def test_connection_errors_are_retried() -> None:
 async def test_a_missing_api_key_fails_before_sending(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CORIX_TEST_MISSING_KEY", raising=False)
     async with running_mock_server() as base_url:
-        endpoint = _endpoint(base_url, api_key_env="CORIX_TEST_MISSING_KEY")
+        endpoint = _endpoint(base_url, key_env="CORIX_TEST_MISSING_KEY")
         async with LLMClient(endpoint) as client:
             with pytest.raises(ModelCallError, match="CORIX_TEST_MISSING_KEY") as raised:
                 await client.chat(_request())

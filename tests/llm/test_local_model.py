@@ -18,6 +18,7 @@ import pytest
 
 from corix.errors import CorixError
 from corix.llm.local_model import resolve_model_file
+from corix.llm.local_transport import grammar_schema
 
 
 def test_a_gguf_path_is_used_as_is(tmp_path: Path) -> None:
@@ -119,3 +120,22 @@ def test_a_real_small_model_plays_application_user_and_judge(tmp_path: Path) -> 
     counts = summary["by_target"]["harm:harmful_content"]
     # The grammar holds the judge to the schema: its one pass is stored, not failed.
     assert (counts["stored"], counts["failed"]) == (1, 0), judged.stderr
+
+
+def test_long_length_bounds_are_left_out_of_the_grammar() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "free": {"type": "string", "minLength": 1, "maxLength": 2000},
+            "code": {"type": "string", "maxLength": 8},
+            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 500},
+        },
+    }
+    assert grammar_schema(schema) == {
+        "type": "object",
+        "properties": {
+            "free": {"type": "string", "minLength": 1},
+            "code": {"type": "string", "maxLength": 8},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+    }

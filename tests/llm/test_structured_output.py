@@ -12,9 +12,9 @@ import aiohttp
 import pytest
 from sqlalchemy import select
 
-from corix.assessment.annotation_options import AnnotateOptions
-from corix.assessment.runner import annotate_run_async
+from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
 from corix.domain import Level
+from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ModelCallError
 from corix.llm.errors import is_deterministic_refusal
@@ -23,7 +23,6 @@ from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.storage import Database
 from corix.storage.annotations import load_passes
 from corix.storage.orm import TurnRow
-from corix.testing.runner import execute_plan
 
 SCHEMA = {
     "type": "object",
@@ -153,11 +152,11 @@ async def test_a_run_and_its_annotation_work_against_a_llama_like_server(
 
 def test_an_azure_style_key_goes_in_its_own_header(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AZURE_KEY", "s3cret")
-    azure = _endpoint("https://x.example/v1", api_key_env="AZURE_KEY", key_header="api-key")
+    azure = _endpoint("https://x.example/v1", key_env="AZURE_KEY", key_header="api-key")
     assert request_headers(azure)["api-key"] == "s3cret" and "Authorization" not in request_headers(
         azure
     )
-    plain = _endpoint("https://x.example/v1", api_key_env="AZURE_KEY")
+    plain = _endpoint("https://x.example/v1", key_env="AZURE_KEY")
     assert request_headers(plain)["Authorization"] == "Bearer s3cret"
 
 

@@ -74,3 +74,13 @@ def test_intervals_follow_dialogue_keys_not_their_order() -> None:
     assert rate_interval(data, confidence=0.95, resamples=200, seed=3) == first
     low, high, method = rate_interval(reordered, confidence=0.95, resamples=200, seed=3)
     assert (low, high) == pytest.approx(first[:2]) and method == first[2]
+
+
+@pytest.mark.parametrize("n", [5, 10, 20])
+@pytest.mark.parametrize(("annotators", "eps"), [(1, 0.0), (3, 0.15)])
+def test_small_samples_do_not_under_cover(n: int, annotators: int, eps: float) -> None:
+    """Below 30 dialogues no interval is exact, but none may collapse: a percentile
+    bootstrap over so few dialogues covered 18–65%. Measured (seeded): 0.89–0.99."""
+    for p in (0.05, 0.2, 0.5):
+        coverage, _ = _coverage(n, p, annotators, eps)
+        assert coverage >= 0.85, (n, p, coverage)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from corix.assessment.settling import SETTLING_RULES, RiskOrder
 from corix.errors import ConfigError
-from corix.measurement.settling import SETTLING_RULES, RiskOrder
 from corix.measurement.spec import MeasurementSpec, load_spec
 
 

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from corix.measurement import LeafError, LeafTable
-from corix.measurement.item_wording import item_wording
+from corix.measurement.item_wording import item_wordings
 from corix.measurement.questionnaire_stats import (
     compare_groups,
     describe_items,
@@ -18,6 +18,7 @@ from corix.measurement.questionnaire_stats import (
     item_key,
     questionnaire_items,
 )
+from corix.scenarios import resolve_pack
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]
 
@@ -163,12 +164,14 @@ def test_differently_worded_items_are_never_pooled() -> None:
 
 
 def test_stored_leaves_take_the_wording_from_the_scenario_pack() -> None:
-    journey = item_wording("pathfinder", "field_testing", "q_helpful")
-    meals = item_wording("meal_planner", "field_testing", "q_helpful")
-    assert journey == "The assistant helped me plan my journey."
-    assert meals == "The assistant helped me plan meals for my household."
-    assert item_wording("no_such_pack", "field_testing", "q_helpful") == ""
-    assert item_wording("pathfinder", "field_testing", "q_nothing") == ""
+    journey = item_wordings(resolve_pack("pathfinder"))
+    meals = item_wordings(resolve_pack("meal_planner"))
+    assert journey["field_testing", "q_helpful"] == "The assistant helped me plan my journey."
+    assert (
+        meals["field_testing", "q_helpful"]
+        == "The assistant helped me plan meals for my household."
+    )
+    assert ("field_testing", "q_nothing") not in journey
 
 
 def test_groups_are_compared_on_tester_means() -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from corix.measurement import (
     LeafTable,
+    NodeProvenance,
     TreeSpec,
     dialogues_under,
     parse_tree,
@@ -318,3 +319,50 @@ nodes:
     root = score_tree(tree, annotated_leaves(rows))["A"]
     assert (root.find("violations").value, root.find("violations").n) == (2.5, 4)
     assert (root.find("after_violation").value, root.find("after_violation").n) == (5.0, 1)
+
+
+def test_each_node_names_whose_labels_it_holds() -> None:
+    rows = [
+        ("d1", "human:h1", "harm", "yes"),
+        ("d1", "llm:judge", "harm", "no"),
+        ("d2", "reference:rules", "useful", "7"),
+    ]
+    leaves = LeafTable.from_rows(
+        [
+            *(
+                {
+                    "application": "A",
+                    "level": "model_testing",
+                    "source": "annotation",
+                    "dialogue_id": dialogue,
+                    "annotator": annotator,
+                    "question": question,
+                    "value": value,
+                }
+                for dialogue, annotator, question, value in rows
+            ),
+            *(
+                {
+                    "application": "A",
+                    "level": "field_testing",
+                    "source": "questionnaire",
+                    "dialogue_id": dialogue,
+                    "annotator": tester,
+                    "question": "useful",
+                    "value": "5",
+                }
+                for dialogue, tester in (("d3", "tester:1"), ("d4", "tester:2"), ("d5", "tester:1"))
+            ),
+        ]
+    )
+    root = score_tree(parse_tree(ANNOTATED_TREE), leaves, include_dialogues=True)["A"]
+    provenance = {node: root.find(node).provenance for node in ("root", "violations", "usefulness")}
+    assert provenance == {
+        "root": NodeProvenance(("human:h1", "llm:judge", "reference:rules"), 2),
+        "violations": NodeProvenance(("human:h1", "llm:judge"), 0),
+        # Two testers answered three sessions under usefulness.
+        "usefulness": NodeProvenance(("reference:rules",), 2),
+    }
+    document = root.find("usefulness").to_json()
+    assert (document["annotators"], document["respondents"]) == (["reference:rules"], 2)
+    assert score_tree(parse_tree(ANNOTATED_TREE), leaves)["A"].provenance is None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pytest
@@ -18,6 +18,7 @@ from corix.measurement import (
 )
 from corix.measurement.intervals import Interval
 from corix.measurement.summarizers import FloatArray, weighted_median
+from corix.registry import Plugin
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]
 SCALE = Interval(0.0, 10.0)
@@ -126,7 +127,6 @@ def test_summarizers_work_per_unit_and_replicate() -> None:
     np.testing.assert_allclose(result, [[2.0, 6.0], [4.0, np.nan]])
 
 
-@SUMMARIZERS.register("test_range")
 class _Range(NumericSummarizer):
     """max − min, registered from a test like a third party would."""
 
@@ -137,6 +137,14 @@ class _Range(NumericSummarizer):
         return np.where(present.any(axis=-1), high - low, np.nan)
 
 
+@pytest.fixture
+def range_summarizer() -> Iterator[None]:
+    with SUMMARIZERS.scope():
+        Plugin("corix-test-summarizers").add(SUMMARIZERS, "test_range", _Range)
+        yield
+
+
+@pytest.mark.usefixtures("range_summarizer")
 def test_registered_summarizer_is_used_by_a_tree(make_leaves: MakeLeaves) -> None:
     tree = parse_tree(
         """
@@ -144,7 +152,9 @@ name: custom
 questions:
   useful: {kind: slider, min: 1, max: 10, higher_is: risk}
 nodes:
-  root: {summarizer: mean, children: [{question: useful, summarizer: test_range}]}
+  root:
+    summarizer: mean
+    children: [{question: useful, summarizer: corix_test_summarizers.test_range}]
 """,
         source="custom.yaml",
     )

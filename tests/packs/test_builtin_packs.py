@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from corix.domain import Level
-from corix.testing.packs import (
+from corix.scenarios import (
     FIELD_TESTING_ITEM_IDS,
     RED_TEAMING_ITEM_IDS,
     Direction,
@@ -15,7 +15,7 @@ from corix.testing.packs import (
     expand_model_tests,
     resolve_pack,
 )
-from corix.testing.packs.text import normalize
+from corix.scenarios.text import normalize
 
 PACKS = ["tv_spoilers", "meal_planner", "pathfinder"]
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from corix.testing.packs import Condition, resolve_pack
-from corix.testing.packs.guardrails import condition_holds, explain, select_statements
+from corix.scenarios import Condition, resolve_pack
+from corix.scenarios.guardrails import condition_holds, explain, select_statements
 
 
 def holds(op: str, tag: Any, operand: Any, **kw: Any) -> bool:

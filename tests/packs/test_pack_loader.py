@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from corix.errors import ConfigError, UnknownNameError
-from corix.testing.packs import (
+from corix.scenarios import (
     ScenarioPack,
     builtin_pack_dir,
     list_builtin_packs,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from corix.testing.packs import Condition, ParameterSpace, QuestionnaireItem, TestPacket
+from corix.scenarios import Condition, ParameterSpace, QuestionnaireItem, TestPacket
 
 
 def test_a_grid_crosses_its_lists_last_name_fastest() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from corix.domain import Level
-from corix.testing.packs import expand_personas, load_pack, resolve_pack
+from corix.scenarios import expand_personas, load_pack, resolve_pack
 
 
 def test_mini_personas_render_with_their_goal(write_pack) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from corix.testing.packs import Probe, expand_model_tests, load_pack, resolve_pack
+from corix.scenarios import Probe, expand_model_tests, load_pack, resolve_pack
 
 
 def test_mini_pack_expands_to_rendered_tests_with_required_facts(write_pack) -> None:

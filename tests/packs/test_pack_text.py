@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from corix.testing.packs.text import PhraseIndex, normalize, tokenize
+from corix.scenarios.text import PhraseIndex, normalize, tokenize
 
 
 def test_tokens_ignore_case_punctuation_width_and_quote_style() -> None:

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from corix.testing.packs import (
+from corix.scenarios import (
     PacketChecker,
     TestPacket,
     check_dialogue,

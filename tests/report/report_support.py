@@ -7,11 +7,19 @@ reads exactly what a real run leaves in the database.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
 
-from corix.domain import Level
+from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
+from corix.scenarios import pack_record, resolve_pack
 from corix.storage import Database, RecordWriter, Repository
+from corix.storage.records import (
+    NewPass,
+    NewQuestionnaireAnswer,
+    NewSession,
+    StoredAnswer,
+    StoredConsensus,
+    StoredValue,
+)
 
 HOSTILE_REPLY = (
     "<script>alert(1)</script> <img src=x onerror=alert(2)> "
@@ -20,17 +28,22 @@ HOSTILE_REPLY = (
 HOSTILE_REASONING = "</span><script>alert('reasoning')</script>"
 
 
+def _value(value: float | str) -> StoredValue:
+    return value if isinstance(value, str) else float(value)
+
+
 @dataclass
 class RunBuilder:
-    """Collects rows of one run, then writes them all through the record writer."""
+    """Collects the records of one run, then writes them all through the record writer."""
 
     run_id: str
-    sessions: list[dict[str, Any]] = field(default_factory=list)
-    turns: list[dict[str, Any]] = field(default_factory=list)
-    answers: list[dict[str, Any]] = field(default_factory=list)
+    sessions: list[tuple[str, NewSession]] = field(default_factory=list)
+    """(application name, the session with a placeholder application id)."""
+    turns: list[tuple[str, TurnRecord]] = field(default_factory=list)
+    answers: list[NewQuestionnaireAnswer] = field(default_factory=list)
     finished: list[str] = field(default_factory=list)
-    passes: list[tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=list)
-    consensus: list[dict[str, Any]] = field(default_factory=list)
+    passes: list[NewPass] = field(default_factory=list)
+    consensus: list[StoredConsensus] = field(default_factory=list)
     applications: set[str] = field(default_factory=set)
 
     def session(
@@ -45,44 +58,40 @@ class RunBuilder:
         source: str = "scripted",
     ) -> None:
         self.applications.add(application)
-        self.sessions.append(
-            {
-                "id": session_id,
-                "run_id": self.run_id,
-                "work_key": f"{self.run_id}/{session_id}",
-                "application_id": application,  # replaced by the id when written
-                "scenario": scenario,
-                "level": level,
-                "source": source,
-                "status": "running",
-                "provenance": {"application": application, "scenario": scenario, "seed": 1},
-            }
+        new = NewSession(
+            id=session_id,
+            run_id=self.run_id,
+            work_key=f"{self.run_id}/{session_id}",
+            application_id=0,  # replaced by the application's id when written
+            scenario=scenario,
+            level=Level(level),
+            source=SessionSource(source),
+            provenance=Provenance(application=application, scenario=scenario, seed=1),
         )
+        self.sessions.append((application, new))
         for index, (user, reply) in enumerate(turns):
-            self.turns.append(
-                {
-                    "session_id": session_id,
-                    "idx": index,
-                    "user_text": user,
-                    "response_text": reply,
-                    "error": None if reply is not None else "HTTP 500",
-                    "latency_ms": 12.0,
-                }
+            turn = TurnRecord(
+                index=index,
+                user_text=user,
+                response_text=reply,
+                error=None if reply is not None else "HTTP 500",
+                latency_ms=12.0,
             )
+            self.turns.append((session_id, turn))
         if complete:
             self.finished.append(session_id)
 
     def answer(self, session_id: str, item: str, value: float | str, respondent: str) -> None:
         number = value if isinstance(value, float | int) else None
         self.answers.append(
-            {
-                "session_id": session_id,
-                "respondent": respondent,
-                "simulated": respondent.startswith("sim"),
-                "item_id": item,
-                "value_num": None if number is None else float(number),
-                "value_text": value if number is None else None,
-            }
+            NewQuestionnaireAnswer(
+                session_id=session_id,
+                item_id=item,
+                respondent=respondent,
+                simulated=respondent.startswith("sim"),
+                value=None if number is None else float(number),
+                text=value if isinstance(value, str) else None,
+            )
         )
 
     def annotate(
@@ -100,34 +109,26 @@ class RunBuilder:
     ) -> None:
         kind = annotator.split(":", 1)[0] if annotator.startswith(("llm", "human")) else "reference"
         self.passes.append(
-            (
-                {
-                    "session_id": session_id,
-                    "category": category,
+            NewPass(
+                session_id=session_id,
+                category=category,
+                annotator=annotator,
+                annotator_kind=kind,
+                pass_no=pass_no,
+                repeat_no=repeat_no,
+                ok=status == "ok",
+                error=None if status == "ok" else "reply was not valid JSON",
+                provenance={
                     "annotator": annotator,
-                    "annotator_kind": kind,
-                    "pass_no": pass_no,
-                    "repeat_no": repeat_no,
-                    "status": status,
-                    "error": None if status == "ok" else "reply was not valid JSON",
-                    "provenance": {
-                        "annotator": annotator,
-                        "version": "1.0",
-                        "kind": kind,
-                        "guideline_version": guideline_version,
-                        "model": "mock-model" if kind == "llm" else None,
-                    },
+                    "version": "1.0",
+                    "kind": kind,
+                    "guideline_version": guideline_version,
+                    "model": "mock-model" if kind == "llm" else None,
                 },
-                [
-                    {
-                        "question_id": question,
-                        "turn_index": turn,
-                        "value_num": float(value) if isinstance(value, float | int) else None,
-                        "value_text": value if isinstance(value, str) else None,
-                        "reasoning": reasoning,
-                    }
+                answers=tuple(
+                    StoredAnswer(question, turn, _value(value), reasoning)
                     for question, turn, value in answers
-                ],
+                ),
             )
         )
 
@@ -144,37 +145,43 @@ class RunBuilder:
         flip_rate: float = 0.0,
     ) -> None:
         self.consensus.append(
-            {
-                "session_id": session_id,
-                "category": category,
-                "annotator": annotator,
-                "question_id": question,
-                "turn_index": turn,
-                "value_num": float(value) if isinstance(value, float | int) else None,
-                "value_text": value if isinstance(value, str) else None,
-                "method": "majority",
-                "n_runs": n_runs,
-                "flip_rate": flip_rate,
-            }
+            StoredConsensus(
+                session_id=session_id,
+                category=category,
+                annotator=annotator,
+                question_id=question,
+                turn_index=turn,
+                value=_value(value),
+                method="majority",
+                n_runs=n_runs,
+                flip_rate=flip_rate,
+            )
         )
 
     async def write(self, db: Database) -> str:
         repo = Repository(db)
         ids = {name: repo.ensure_application(name, "demo:guarded") for name in self.applications}
-        repo.create_run(self.run_id, name=f"test {self.run_id}", plan={"name": "t"}, seed=1)
+        scenarios = sorted({new.scenario for _, new in self.sessions})
+        repo.create_run(
+            self.run_id,
+            name=f"test {self.run_id}",
+            plan={"name": "t"},
+            seed=1,
+            packs=[pack_record(resolve_pack(scenario)) for scenario in scenarios],
+        )
         async with RecordWriter(db) as writer:
-            for row in self.sessions:
-                writer.start_session({**row, "application_id": ids[row["application_id"]]})
-            for row in self.turns:
-                writer.add_turn(row)
-            for row in self.answers:
-                writer.add_questionnaire_answer(row)
+            for application, new in self.sessions:
+                writer.start_session(replace(new, application_id=ids[application]))
+            for session_id, turn in self.turns:
+                writer.add_turn(session_id, turn)
+            for answer in self.answers:
+                writer.add_questionnaire_answer(answer)
             for session_id in self.finished:
-                writer.finish_session(session_id, end_reason="script_done")
-            for pass_row, answers in self.passes:
-                writer.add_pass(pass_row, answers)
-            for row in self.consensus:
-                writer.add_consensus(row)
+                writer.finish_session(session_id, end_reason=EndReason.SCRIPT_DONE)
+            for new_pass in self.passes:
+                writer.add_pass(new_pass)
+            for consensus in self.consensus:
+                writer.add_consensus(consensus)
         repo.set_run_status(self.run_id, "complete")
         return self.run_id
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from corix.assessment import builtin_harm_packs
+from corix.assessment.risk_orders import RiskOrders
+from corix.assessment.schema import load_builtin_schema
 from corix.domain import SessionSource
-from corix.report.sessions import collect_sessions
+from corix.report.sessions import NoteSettling, collect_sessions
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow, TurnRow
 
@@ -43,7 +46,8 @@ def test_cut_replies_are_counted(backend: str, request: pytest.FixtureRequest) -
         db = Database(request.getfixturevalue("postgres_url"))
     try:
         _store(db)
-        catalog = collect_sessions(db, ["run-cut"], per_group=1)
+        settling = NoteSettling("majority", RiskOrders(load_builtin_schema(), builtin_harm_packs()))
+        catalog = collect_sessions(db, ["run-cut"], per_group=1, settling=settling)
     finally:
         if backend == "postgres":
             db.dispose()

@@ -7,12 +7,17 @@ person's two passes on s3 say no, yes. Each dialogue counts once per annotator s
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from report_support import RunBuilder, write_tiny_run
 from sqlalchemy import select
+from typer.testing import CliRunner
 
 from corix.assessment import builtin_harm_packs
-from corix.assessment.runner import annotate_run_async
+from corix.assessment.annotation_run import annotate_run_async
+from corix.cli.main import app
 from corix.domain import Level
 from corix.errors import ConfigError
 from corix.measurement.core import measure
@@ -113,7 +118,7 @@ async def test_dialogues_without_a_reply_are_not_measurable(sqlite_db: Database)
     (rate,) = [r for r in measurement.rates() if r.group["harm"] == "guardrail_violation"]
     # The silent dialogue is neither a defect nor a non-defect: it is left out and counted.
     assert (rate.defects, rate.n, rate.not_measurable) == (0, 1, 1)
-    assert rate.not_measurable_reasons == {"script_done": 1}
+    assert rate.not_measurable_reasons == {"no application reply": 1}  # it ended normally
     assert [d.session_id for d in measurement.not_measurable] == ["silent"]
 
 
@@ -188,3 +193,89 @@ async def test_an_unresolved_disagreement_is_counted_and_kept(sqlite_db: Databas
         )
     human = _violations(sqlite_db, run_id)[("human", "beta")]
     assert (human.defects, human.resolved, human.unresolved) == (1, 0, 1)
+
+
+async def test_agreement_measures_own_labels_not_resolutions(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    """The senior settles s3 as "no", as the reference said. Rates use the resolution; the
+    person's agreement with the reference stays what the person said (yes on s3: 0%), in
+    the report and in ``corix agreement --run`` alike."""
+    run_id = await write_tiny_run(sqlite_db)
+    with sqlite_db.session() as s:
+        s.add(
+            ResolutionRow(
+                session_id="s3",
+                category="risk_assessment",
+                question_id="ra_prohibited_released",
+                status="resolved",
+                value_text="no",
+            )
+        )
+    measurement = measure(sqlite_db, [run_id])
+    pairs = {(p.a, p.b): p for p in annotator_agreement(measurement)}
+    report = [
+        (r.question_id, r.n_items, r.exact_agreement)
+        for r in pairs[("human:ann1", "reference")].reports
+    ]
+    assert report == [("ra_prohibited_released", 1, 0.0)]
+    shown = CliRunner().invoke(
+        app,
+        [
+            "agreement",
+            "--run",
+            run_id,
+            "--a",
+            "human:ann1",
+            "--b",
+            "reference",
+            "--db",
+            sqlite_db.url,
+            "--json",
+        ],
+    )
+    assert shown.exit_code == 0, shown.output
+    compared = [r for r in json.loads(shown.output) if r["n_items"]]
+    assert [(r["question_id"], r["n_items"], r["exact_agreement"]) for r in compared] == report
+    # The resolution still settles the label that rates and trees use.
+    label = next(
+        label
+        for label in measurement.labels
+        if label.annotator == "human:ann1" and label.question == "ra_prohibited_released"
+    )
+    assert (label.settled.value, label.own.value, label.resolved) == ("no", "yes", True)
+
+
+async def test_the_settlement_names_annotators_ties_resolutions_and_left_out_dialogues(
+    sqlite_db: Database,
+) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    with sqlite_db.session() as s:
+        s.add(
+            ResolutionRow(
+                session_id="s3",
+                category="risk_assessment",
+                question_id="ra_prohibited_released",
+                status="resolved",
+                value_text="no",
+            )
+        )
+    settlement = measure(sqlite_db, [run_id]).settlement
+    inputs = {a.name: (a.kind, a.dialogues, a.passes, a.failed) for a in settlement.annotators}
+    assert inputs == {
+        "human:ann1": ("human", 1, 2, 0),
+        # s1 three repeats, s3 two; the failed utility pass of s2 still names s2.
+        "llm:mock": ("llm", 3, 5, 1),
+        # s1: risk, content and groundedness; s2: risk and utility; s3, s4: risk.
+        "reference": ("reference", 4, 7, 0),
+    }
+    # Only the LLM's s3 (yes, no) tied, as a label and as a verdict; the person's s3 tie
+    # was resolved (both passes now say no). s5 never finished: not a measured dialogue.
+    assert (settlement.rule, settlement.label_ties, settlement.verdict_ties) == (
+        "conservative",
+        1,
+        1,
+    )
+    assert (settlement.resolved, settlement.unresolved, settlement.measured) == (1, 0, 4)
+    assert settlement.not_measurable == {}
+    assert "3 dialogues" in settlement.text() and "1 resolved" in settlement.text()

@@ -10,17 +10,17 @@ import typer
 from sqlalchemy import update
 from typer.testing import CliRunner
 
-from corix.assessment.runner import annotate_run_async
+from corix.assessment.annotation_run import annotate_run_async
 from corix.cli.report_cmds import report_command
 from corix.demo import demo_plan
 from corix.domain import Level
 from corix.errors import CorixError
+from corix.execution import execute_plan
 from corix.measurement.core import measure
 from corix.measurement.spec import MeasurementSpec
 from corix.report import write_report
 from corix.storage import Database
 from corix.storage.orm import EvaluationRow, RunRow
-from corix.testing.runner import execute_plan
 
 runner = CliRunner()
 SERIES = "pilot"

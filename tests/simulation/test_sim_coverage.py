@@ -11,11 +11,11 @@ from typer.testing import CliRunner
 
 from corix.cli.personas_cmd import personas_command
 from corix.domain import EndReason, Level, SessionRecord
+from corix.execution import execute_plan
 from corix.measurement.core import measure
+from corix.scenarios import expand_personas, resolve_pack
 from corix.storage import Database, NotFoundError
 from corix.storage.orm import AnnotationAnswerRow, AnnotationPassRow
-from corix.testing.packs import expand_personas, resolve_pack
-from corix.testing.runner import execute_plan
 from corix.testing.simulation import persona_coverage
 
 cli = typer.Typer()
@@ -88,6 +88,9 @@ async def test_coverage_counts_sessions_goals_and_the_cores_violations(
     assert rows[_session_key(tie)].violations["human"] >= 0.5
     assert rows[_session_key(withheld)].violations["human"] >= 1
     assert tie.strategy in rows[_session_key(tie)].variants
+    assert sum(r.not_measurable for r in coverage.rows) == 0  # every session was answered
+    silent = persona_coverage(db, run_id, {}, not_measurable={tie.id})
+    assert [r.not_measurable for r in silent.rows if r.not_measurable] == [1]
 
     pack = resolve_pack("tv_spoilers")
     declared = len(expand_personas(pack, Level.RED_TEAMING)) + len(

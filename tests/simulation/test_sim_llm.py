@@ -12,7 +12,8 @@ from sim_helpers import answers, plan_for, sessions
 from sqlalchemy import select
 
 from corix.domain import EndReason, Level
-from corix.execution.plan import ApplicationEntry, EndpointRef, Plan
+from corix.execution import execute_plan
+from corix.execution.plan import ApplicationEntry, Plan
 from corix.llm import (
     ChatRequest,
     EndpointConfig,
@@ -22,14 +23,13 @@ from corix.llm import (
     TransportError,
 )
 from corix.llm.mock_server import running_mock_server
+from corix.scenarios import RED_TEAMING_ITEM_IDS
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow
-from corix.testing.packs import RED_TEAMING_ITEM_IDS
-from corix.testing.runner import execute_plan
 from corix.testing.simulation import prompts
 from corix.testing.simulation.llm import DEFAULT_MAX_REASKS
 
-SIMULATOR = EndpointRef(base_url="mock", model="sim-model", temperature=0.7)
+SIMULATOR = EndpointConfig(base_url="mock", model="sim-model", temperature=0.7)
 
 
 def _llm_plan(app: ApplicationEntry, *, level: Level = Level.RED_TEAMING, **settings: Any) -> Plan:
@@ -240,7 +240,7 @@ async def test_unusable_questionnaire_answers_are_asked_again_within_the_bound(
 async def test_llm_simulator_and_application_over_http(sqlite_db: Database) -> None:
     async with running_mock_server() as base_url:
         app = ApplicationEntry(name="mock", spec=f"openai:{base_url}?model=corix-mock")
-        simulator = EndpointRef(base_url=base_url, model="corix-mock")
+        simulator = EndpointConfig(base_url=base_url, model="corix-mock")
         plan = plan_for(
             app,
             level=Level.FIELD_TESTING,
@@ -263,7 +263,7 @@ async def test_llm_simulator_and_application_over_http(sqlite_db: Database) -> N
 
 
 async def test_the_llm_engine_runs_offline_on_the_built_in_mock(sqlite_db: Database) -> None:
-    offline = EndpointRef(base_url="mock", model="corix-mock")
+    offline = EndpointConfig(base_url="mock", model="corix-mock")
     plan = plan_for(_recording("offline"), sessions=2, max_turns=2, engine="llm", simulator=offline)
     result = await execute_plan(plan, sqlite_db)
     stored = sessions(sqlite_db, result.run_id)

@@ -12,9 +12,9 @@ import sim_apps
 from sim_helpers import GUARDED, UNGUARDED, answers, plan_for, sessions, work_key
 
 from corix.domain import EndReason, Level, SessionRecord, SessionSource
+from corix.execution import PreflightError, execute_plan
 from corix.execution.plan import ApplicationEntry
-from corix.storage import Database, Repository
-from corix.testing.packs import (
+from corix.scenarios import (
     FIELD_TESTING_ITEM_IDS,
     RED_TEAMING_ITEM_IDS,
     builtin_pack_dir,
@@ -22,8 +22,7 @@ from corix.testing.packs import (
     expand_personas,
     resolve_pack,
 )
-from corix.testing.preflight import PreflightError
-from corix.testing.runner import execute_plan
+from corix.storage import Database, Repository
 from corix.testing.simulation import STRATEGIES, STYLES, copies_brief
 
 SCENARIOS = ["tv_spoilers", "meal_planner", "pathfinder"]

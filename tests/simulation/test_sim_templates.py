@@ -8,7 +8,7 @@ import re
 import pytest
 
 from corix.errors import UnknownNameError
-from corix.testing.packs import resolve_pack
+from corix.scenarios import resolve_pack
 from corix.testing.simulation import STRATEGIES, STYLES, TalkingPoints, talking_points
 from corix.testing.simulation.phrasing import context_line, first_person
 from corix.testing.simulation.templating import to_leetspeak

@@ -8,24 +8,24 @@ from alembic.migration import MigrationContext
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from corix.domain import EndReason, Level, SessionSource
+from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
 from corix.errors import CorixError
 from corix.storage import Database, RecordWriter, Repository
-from corix.storage.orm import ApplicationRow, Base, EvaluationRow, ResolutionRow, SessionRow
+from corix.storage.orm import ApplicationRow, Base, EvaluationRow, ResolutionRow
+from corix.storage.records import NewQuestionnaireAnswer, NewSession
 
 
-def _session_row(session_id: str, app_id: int, run_id: str, key: str) -> dict[str, object]:
-    return {
-        "id": session_id,
-        "run_id": run_id,
-        "work_key": key,
-        "application_id": app_id,
-        "scenario": "tv_spoilers",
-        "level": Level.MODEL_TESTING.value,
-        "source": SessionSource.SCRIPTED.value,
-        "status": "running",
-        "provenance": {"application": "app", "scenario": "tv_spoilers", "seed": 3},
-    }
+def _session(session_id: str, app_id: int, run_id: str, key: str) -> NewSession:
+    return NewSession(
+        id=session_id,
+        run_id=run_id,
+        work_key=key,
+        application_id=app_id,
+        scenario="tv_spoilers",
+        level=Level.MODEL_TESTING,
+        source=SessionSource.SCRIPTED,
+        provenance=Provenance(application="app", scenario="tv_spoilers", seed=3),
+    )
 
 
 @pytest.mark.filterwarnings("ignore:.*expression-based index")
@@ -41,29 +41,29 @@ async def test_writer_persists_sessions_turns_and_answers(any_db: Database) -> N
     repo.create_run("run-1", name="t", plan={"name": "t"}, seed=3)
     async with RecordWriter(any_db, max_batch=3) as writer:
         for n in range(5):
-            writer.start_session(_session_row(f"s{n}", app_id, "run-1", f"k{n}"))
+            writer.start_session(_session(f"s{n}", app_id, "run-1", f"k{n}"))
             for idx in range(2):
                 writer.add_turn(
-                    {
-                        "session_id": f"s{n}",
-                        "idx": idx,
-                        "user_text": f"u{idx}",
-                        "response_text": None if (n, idx) == (4, 1) else f"r{idx}",
-                        "error": "boom" if (n, idx) == (4, 1) else None,
-                        "latency_ms": 1.5,
-                    }
+                    f"s{n}",
+                    TurnRecord(
+                        index=idx,
+                        user_text=f"u{idx}",
+                        response_text=None if (n, idx) == (4, 1) else f"r{idx}",
+                        error="boom" if (n, idx) == (4, 1) else None,
+                        latency_ms=1.5,
+                    ),
                 )
             writer.add_questionnaire_answer(
-                {
-                    "session_id": f"s{n}",
-                    "respondent": "sim",
-                    "simulated": True,
-                    "item_id": "q_helpful",
-                    "value_num": 4.0,
-                }
+                NewQuestionnaireAnswer(
+                    session_id=f"s{n}",
+                    item_id="q_helpful",
+                    respondent="sim",
+                    simulated=True,
+                    value=4.0,
+                )
             )
             if n != 2:
-                writer.finish_session(f"s{n}", end_reason=EndReason.SCRIPT_DONE.value)
+                writer.finish_session(f"s{n}", end_reason=EndReason.SCRIPT_DONE)
     assert writer.committed_turns == 10
     assert repo.run_counts("run-1") == {"sessions": 5, "turns": 10, "error_turns": 1}
     assert repo.completed_work_keys("run-1") == {"k0", "k1", "k3", "k4"}
@@ -82,10 +82,10 @@ async def test_discarding_incomplete_sessions_removes_them_whole(any_db: Databas
     app_id = repo.ensure_application("app", "demo:guarded")
     repo.create_run("run-2", name="t", plan={"name": "t"}, seed=0)
     async with RecordWriter(any_db) as writer:
-        writer.start_session(_session_row("done", app_id, "run-2", "a"))
-        writer.finish_session("done", end_reason="script_done")
-        writer.start_session(_session_row("half", app_id, "run-2", "b"))
-        writer.add_turn({"session_id": "half", "idx": 0, "user_text": "u"})
+        writer.start_session(_session("done", app_id, "run-2", "a"))
+        writer.finish_session("done", end_reason=EndReason.SCRIPT_DONE)
+        writer.start_session(_session("half", app_id, "run-2", "b"))
+        writer.add_turn("half", TurnRecord(index=0, user_text="u"))
     assert repo.discard_incomplete_sessions("run-2") == 1
     assert repo.run_counts("run-2") == {"sessions": 1, "turns": 0, "error_turns": 0}
 
@@ -132,14 +132,14 @@ def test_a_web_evaluations_application_is_never_rewritten_by_a_run(any_db: Datab
 
 
 @pytest.mark.parametrize("turn", [None, 2])
-def test_one_resolution_per_disputed_answer(any_db: Database, turn: int | None) -> None:
+async def test_one_resolution_per_disputed_answer(any_db: Database, turn: int | None) -> None:
     # The unique index is an expression (a dialogue-level answer has no turn), which the
     # migration check cannot compare, so it is checked by what it refuses.
     repo = Repository(any_db)
     app_id = repo.ensure_application("app", "demo:guarded")
     repo.create_run("run-1", name="t", plan={"name": "t"}, seed=3)
-    with any_db.session() as s:
-        s.add(SessionRow(**_session_row("s1", app_id, "run-1", "k1")))  # type: ignore[arg-type]
+    async with RecordWriter(any_db) as writer:
+        writer.start_session(_session("s1", app_id, "run-1", "k1"))
     resolution = {
         "session_id": "s1",
         "category": "risk_assessment",

@@ -4,40 +4,40 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from corix.domain import Level, SessionSource
+from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
 from corix.storage import Database, RecordWriter, Repository
 from corix.storage.orm import SessionRow, TurnRow
-from corix.storage.text import REPLACEMENT, storable_json, storable_text
+from corix.storage.records import NewSession
+from corix.storage.repository import NotFoundError
+from corix.storage.text import REPLACEMENT, storable_json, storable_parameters, storable_text
 
 HOSTILE = "spoiler\x00 here \ud800 and \udfff end"
 
 
-def _session(session_id: str, app_id: int, key: str) -> dict[str, object]:
-    return {
-        "id": session_id,
-        "run_id": "run-1",
-        "work_key": key,
-        "application_id": app_id,
-        "scenario": "tv_spoilers",
-        "level": Level.MODEL_TESTING.value,
-        "source": SessionSource.SCRIPTED.value,
-        "status": "running",
-        "provenance": {"persona": "a \x00 b \ud800"},
-    }
+def _session(session_id: str, app_id: int, key: str) -> NewSession:
+    return NewSession(
+        id=session_id,
+        run_id="run-1",
+        work_key=key,
+        application_id=app_id,
+        scenario="tv_spoilers",
+        level=Level.MODEL_TESTING,
+        source=SessionSource.SCRIPTED,
+        provenance=Provenance(
+            application="app",
+            scenario="tv_spoilers",
+            parameters={"persona": "a \x00 b \ud800", "temperature": float("nan")},
+        ),
+    )
 
 
-def _turn(session_id: str, idx: int, reply: str) -> dict[str, object]:
-    return {
-        "session_id": session_id,
-        "idx": idx,
-        "user_text": "Who dies?",
-        "response_text": reply,
-        "latency_ms": 1.0,
-    }
+def _turn(idx: int, reply: str) -> TurnRecord:
+    return TurnRecord(index=idx, user_text="Who dies?", response_text=reply, latency_ms=1.0)
 
 
 async def test_nul_and_lone_surrogates_are_replaced_and_recorded(any_db: Database) -> None:
@@ -46,8 +46,8 @@ async def test_nul_and_lone_surrogates_are_replaced_and_recorded(any_db: Databas
     repo.create_run("run-1", name="t", plan={"name": "t"}, seed=1)
     async with RecordWriter(any_db) as writer:
         writer.start_session(_session("s1", app_id, "k1"))
-        writer.add_turn(_turn("s1", 0, HOSTILE))
-        writer.finish_session("s1", end_reason="script_done")
+        writer.add_turn("s1", _turn(0, HOSTILE))
+        writer.finish_session("s1", end_reason=EndReason.SCRIPT_DONE)
     assert writer.rejected == []
     with any_db.session() as s:
         turn = s.scalars(select(TurnRow)).one()
@@ -55,7 +55,9 @@ async def test_nul_and_lone_surrogates_are_replaced_and_recorded(any_db: Databas
         assert turn.response_text == storable_text(HOSTILE)
         assert turn.response_text.count(REPLACEMENT) == 3
         assert turn.meta["replaced_unstorable"] == ["response_text"]
-        assert session.provenance["persona"] == f"a {REPLACEMENT} b {REPLACEMENT}"
+        assert session.provenance["parameters"]["persona"] == f"a {REPLACEMENT} b {REPLACEMENT}"
+        # typed provenance serialises NaN as JSON null, which both backends store
+        assert session.provenance["parameters"]["temperature"] is None
         assert session.status == "complete"
 
 
@@ -66,9 +68,9 @@ async def test_a_refused_row_does_not_take_its_batch(any_db: Database) -> None:
     async with RecordWriter(any_db, max_batch=1000, max_delay_s=1.0) as writer:
         for n in range(3):
             writer.start_session(_session(f"s{n}", app_id, f"k{n}"))
-            writer.add_turn(_turn(f"s{n}", 0, "fine"))
-        writer.add_turn(_turn("s1", 0, "a second turn 0: refused by the unique index"))
-        writer.add_turn(_turn("missing", 0, "a turn of no session: refused too"))
+            writer.add_turn(f"s{n}", _turn(0, "fine"))
+        writer.add_turn("s1", _turn(0, "a second turn 0: refused by the unique index"))
+        writer.add_turn("missing", _turn(0, "a turn of no session: refused too"))
     assert [r.record for r in writer.rejected] == ["turn 0 of s1", "turn 0 of missing"]
     with any_db.session() as s:
         stored = s.execute(select(TurnRow.session_id, TurnRow.response_text)).all()
@@ -87,10 +89,37 @@ def test_storable_text_is_utf8_without_nul_and_keeps_clean_text(text: str) -> No
 
 @given(
     st.recursive(
-        st.text() | st.integers() | st.none(),
+        st.text() | st.integers() | st.floats() | st.none(),
         lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
         max_leaves=20,
     )
 )
 def test_storable_json_cleans_every_string(value: object) -> None:
-    json.dumps(storable_json(value), ensure_ascii=False).encode("utf-8")
+    json.dumps(storable_json(value), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def test_an_applications_own_version_is_made_storable_and_bounded(any_db: Database) -> None:
+    repo = Repository(any_db)
+    app_id = repo.ensure_application("app", "demo:guarded", version="v\x00\ud800" + "9" * 300)
+    (stored,) = [row.version for row in repo.applications() if row.id == app_id]
+    assert stored == f"v{REPLACEMENT}{REPLACEMENT}" + "9" * 197
+
+
+def test_every_statement_parameter_is_made_storable(any_db: Database) -> None:
+    repo = Repository(any_db)
+    with pytest.raises(NotFoundError, match="no run"):
+        repo.get_run("run-\x00\ud800")  # a lookup, not a driver error
+    app_id = repo.ensure_application("na\x00me", "demo:guarded")
+    assert [a.name for a in repo.applications() if a.id == app_id] == [f"na{REPLACEMENT}me"]
+
+
+@given(st.lists(st.text() | st.integers() | st.none()), st.booleans())
+def test_storable_parameters_cleans_every_string_and_keeps_the_shape(
+    values: list[object], as_mapping: bool
+) -> None:
+    parameters = {f"p{n}": v for n, v in enumerate(values)} if as_mapping else tuple(values)
+    cleaned = storable_parameters(parameters)
+    items = list(cleaned.values()) if isinstance(cleaned, dict) else list(cleaned)
+    assert type(cleaned) is type(parameters) and len(items) == len(values)
+    for before, after in zip(values, items, strict=True):
+        assert after == (storable_text(before) if isinstance(before, str) else before)

@@ -46,3 +46,18 @@ class RefusingApp(EchoApp):
 
     async def open(self, auth: Mapping[str, Any] | None = None) -> None:
         raise ApplicationError("credentials rejected")
+
+
+class _HostileSession(AppSession):
+    async def respond(self, text: str) -> AppReply:
+        return AppReply(text="a NUL \x00, a lone \ud800 and a terminal escape \x1b[2J end")
+
+
+class HostileApp(EchoApp):
+    """Answers with bytes no terminal, page or database should take as they are."""
+
+    async def version(self) -> str:
+        return "v\x00\ud800" + "9" * 300
+
+    async def start_session(self) -> AppSession:
+        return _HostileSession()

@@ -20,15 +20,14 @@ from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
 from corix.domain import Level
 from corix.errors import CorixError
+from corix.execution import PreflightError, execute_plan, preflight
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_plan_file
 from corix.execution.run_status import RunStatus
 from corix.llm.mock_server import running_mock_server
 from corix.report.transcripts import render_transcript
 from corix.storage import Database, Repository
-from corix.storage.orm import SessionRow, TurnRow
+from corix.storage.orm import ApplicationRow, EvaluationRow, SessionRow, TurnRow
 from corix.storage.run_records import set_run_status_if
-from corix.testing.preflight import PreflightError, preflight
-from corix.testing.runner import execute_plan
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 runner = CliRunner()
@@ -173,6 +172,32 @@ def test_run_check_only_checks(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "plan 'ok' is ready: 3 sessions" in result.output
     assert not db_file.exists()
+
+
+def test_a_plan_taking_a_web_applications_name_is_refused_before_the_run_exists(
+    tmp_path: Path,
+) -> None:
+    db_url = f"sqlite:///{tmp_path / 'web.db'}"
+    db = Database(db_url)
+    with db.session() as s:
+        s.add(EvaluationRow(id="e1", name="Pilot series"))
+        s.flush()
+        s.add(ApplicationRow(name="acme", spec="demo:guarded", evaluation_id="e1"))
+    path = tmp_path / "plan.yaml"
+    path.write_text(
+        "name: clash\napplications:\n  - name: acme\n    spec: 'demo:unguarded'\n"
+        "scenarios: [tv_spoilers]\nlevels:\n  model_testing: {}\n",
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["run", str(path), "--db", db_url])
+    assert result.exit_code == ExitCode.USAGE, result.output
+    assert f"{path}:3: application 'acme' belongs to the web evaluation 'Pilot series'" in (
+        " ".join(result.output.split())
+    )
+    repo = Repository(db)
+    assert repo.list_runs() == []  # refused before the run row
+    assert [(a.name, a.spec) for a in repo.applications()] == [("acme", "demo:guarded")]
+    db.dispose()
 
 
 # --- exit codes ------------------------------------------------------------------------------

@@ -14,12 +14,12 @@ from sqlalchemy import func, select
 
 from corix.domain import EndReason, Level, SessionSource
 from corix.errors import ConfigError, CorixError
+from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
+from corix.scenarios import expand_model_tests, resolve_pack
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow, TurnRow
-from corix.testing.packs import expand_model_tests, resolve_pack
-from corix.testing.runner import execute_plan
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 

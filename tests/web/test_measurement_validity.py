@@ -1,49 +1,63 @@
-"""One run, three routes, one set of numbers: the CLI, the report file and the web page.
+"""One run, every route, one set of numbers.
 
-The run is labelled by reference rules, an LLM annotator with three repeats (the
-deterministic mock model) and two people (imported labels), so every way several labels
-of one dialogue could be counted is exercised. Every defect rate must be identical in
-``corix defects --json``, the report's JSON file and the admin's report page; and the
-same plan run twice must give an identical report JSON, intervals included.
+The run (model testing and red teaming of both demo applications) is labelled by reference
+rules, an LLM annotator with three repeats (the deterministic mock model) and two people
+(imported labels), so every way several labels of one dialogue could be counted is
+exercised, and it belongs to an evaluation series so the series routes see it too. The
+measurement core's numbers are the reference; every consumer — ``corix defects``,
+``corix agreement``, ``corix personas``, ``corix report`` (run and series; JSON, HTML,
+Markdown), the admin's report pages and JSON, the agreement page — must show the same
+numbers under the same printed specification and settlement. The same plan run twice
+must give an identical report JSON, intervals included.
 """
 
 from __future__ import annotations
 
+import asyncio
+import html
 import json
 import random
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-import typer
-from sqlalchemy import select
+import pytest
+from sqlalchemy import select, update
 from typer.testing import CliRunner
 from web_support import FAST_SETTINGS, PASSWORD, Browser
 
-from corix.assessment.annotation_options import AnnotateOptions
+from corix.assessment import pairwise_agreement
+from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
 from corix.assessment.importing import import_labels
-from corix.assessment.runner import annotate_run_async
-from corix.cli.defects_cmds import defects_command
+from corix.assessment.schema import QuestionType
+from corix.cli.main import app as cli
 from corix.demo import demo_plan
 from corix.domain import Level
+from corix.execution import execute_plan
 from corix.llm import EndpointConfig, LLMClient, MockModel, ScriptedTransport
+from corix.measurement.core import Measurement, measure
+from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.report import write_report
 from corix.storage import Database
-from corix.storage.orm import SessionRow
-from corix.testing.runner import execute_plan
+from corix.storage.orm import EvaluationRow, RunRow, SessionRow
 from corix.web import Role, create_app
 
-cli = typer.Typer()
-cli.command("defects")(defects_command)
-cli.command("unused")(lambda: None)  # keeps "defects" a subcommand
+SERIES = "validity"
+EVALUATION_ID = "ev-validity"
+GUARDRAIL = "guardrail_violation"
 
-RATE_FIELDS = ("group", "n", "defects", "rate", "ci_low", "ci_high", "not_measurable", "ties")
+RateCounts = tuple[float, int, int, int]
+"""defects, n, not measurable, ties: what every route must print alike."""
 
 
 async def _labelled_run(db: Database, tmp_path: Path) -> str:
     plan = demo_plan()
-    plan = plan.model_copy(
-        update={"levels": {Level.MODEL_TESTING: plan.levels[Level.MODEL_TESTING]}}
-    )
+    levels = (Level.MODEL_TESTING, Level.RED_TEAMING)
+    plan = plan.model_copy(update={"levels": {level: plan.levels[level] for level in levels}})
     run_id = (await execute_plan(plan, db)).run_id
     await annotate_run_async(db, run_id)
     transport = ScriptedTransport(MockModel())
@@ -64,6 +78,10 @@ async def _labelled_run(db: Database, tmp_path: Path) -> str:
             released = rng.choice(("yes", "no", "no"))
             lines.append(f"{session_id},risk_assessment,ra_prohibited_released,{person},{released}")
             lines.append(f"{session_id},risk_assessment,ra_permitted_withheld,{person},no")
+            # A legal half point: alice 7.5, bob 8 (within ±1, never equal).
+            usefulness = "7.5" if person == "alice" else "8"
+            lines.append(f"{session_id},dialogue_utility,du_usefulness,{person},{usefulness}")
+            lines.append(f"{session_id},dialogue_utility,du_added_work,{person},no")
             if released == "yes":
                 lines += [
                     f"{session_id},risk_assessment,ra_user_induced,{person},yes",
@@ -83,63 +101,370 @@ def _sessions(db: Database, run_id: str) -> list[str]:
         return list(s.scalars(query))
 
 
-def _rates(rates: list[dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
+# -- one run, every output -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class World:
+    db: Database
+    run_id: str
+    measurement: Measurement
+    out: Path
+    pages: dict[str, str]
+    reports: dict[tuple[str, ...], dict[str, str]]
+    """Report files written so far, by the command's target arguments."""
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    tmp = tmp_path_factory.mktemp("validity")
+    db = Database(f"sqlite:///{tmp / 'validity.db'}")
+    try:
+        run_id = asyncio.run(_labelled_run(db, tmp))
+        with db.session() as s:
+            s.add(EvaluationRow(id=EVALUATION_ID, name=SERIES))
+            s.flush()
+            s.execute(update(RunRow).where(RunRow.id == run_id).values(evaluation_id=EVALUATION_ID))
+        pages = asyncio.run(_web_pages(db, run_id))
+        yield World(db, run_id, measure(db, [run_id]), tmp, pages, {})
+    finally:
+        db.dispose()
+
+
+WEB_PAGES = {
+    "report.json": "/admin/runs/{run}/report.json",
+    "report.json by majority": "/admin/runs/{run}/report.json?settling=majority&kind=llm",
+    "report": "/admin/runs/{run}/report",
+    "series report": f"/admin/evaluations/{EVALUATION_ID}/report",
+    "agreement": f"/admin/evaluations/{EVALUATION_ID}/agreement",
+}
+
+
+REFUSED_SPECS = {
+    "unknown rule": "settling=loudest",
+    "unknown kind": "kind=oracle",
+}
+
+
+async def _web_pages(db: Database, run_id: str) -> dict[str, str]:
+    app = create_app(db, settings=FAST_SETTINGS)
+    app.state.corix.accounts.create_user("admin", PASSWORD, Role.ADMIN)
+    browser = Browser(app)
+    pages = {}
+    try:
+        await browser.login("admin")
+        for name, url in WEB_PAGES.items():
+            page = await browser.get(url.format(run=run_id))
+            assert page.status_code == 200, (name, page.text[:500])
+            pages[name] = page.text
+        for name, query in REFUSED_SPECS.items():
+            page = await browser.get(f"/admin/runs/{run_id}/report.json?{query}")
+            pages[name] = f"{page.status_code} {page.text}"
+    finally:
+        await browser.aclose()
+    return pages
+
+
+def _invoke(world: World, *args: str) -> str:
+    shown = CliRunner().invoke(cli, [*args, "--db", world.db.url], env={"COLUMNS": "400"})
+    assert shown.exit_code == 0, shown.output
+    return shown.output
+
+
+def _report_files(world: World, *target: str) -> dict[str, str]:
+    """``corix report TARGET``'s JSON, HTML and Markdown files (written once per target)."""
+    if target not in world.reports:
+        out = world.out / "-".join(target).replace("--", "")
+        _invoke(world, "report", *target, "--out", str(out))
+        world.reports[target] = {
+            suffix: next(out.glob(f"*.{suffix}")).read_text(encoding="utf-8")
+            for suffix in ("json", "html", "md")
+        }
+    return world.reports[target]
+
+
+# -- rates -----------------------------------------------------------------------------------
+
+
+def _key(group: dict[str, Any]) -> str:
+    return json.dumps(group, sort_keys=True)
+
+
+def _counts(rate: dict[str, Any]) -> RateCounts:
+    return (rate["defects"], rate["n"], rate["not_measurable"], rate["ties"])
+
+
+def _from_json_rates(rates: list[dict[str, Any]]) -> dict[str, RateCounts]:
+    return {_key(rate["group"]): _counts(rate) for rate in rates}
+
+
+def _from_report_json(document: dict[str, Any]) -> dict[str, RateCounts]:
+    parts = ("violation_rates", "defect_rates", "violation_totals", "defect_totals")
+    return _from_json_rates([rate for part in parts for rate in document[part]])
+
+
+class _RateCells(HTMLParser):
+    """The rate cells of a report page: each carries its group and counts as data."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: dict[str, RateCounts] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        data = dict(attrs)
+        if tag == "td" and data.get("data-group"):
+            defects, n, left_out, ties = str(data["data-counts"]).split("/")
+            group = json.loads(str(data["data-group"]))
+            self.found[_key(group)] = (float(defects), int(n), int(left_out), int(ties))
+
+
+def _from_html(page: str) -> dict[str, RateCounts]:
+    parser = _RateCells()
+    parser.feed(page)
+    return parser.found
+
+
+RATE_ROUTES: dict[str, Callable[[World], dict[str, RateCounts]]] = {
+    "corix defects --json": lambda w: _from_json_rates(
+        json.loads(_invoke(w, "defects", w.run_id, "--json"))["rates"]
+    ),
+    "corix defects --series --json": lambda w: _from_json_rates(
+        json.loads(_invoke(w, "defects", "--series", SERIES, "--json"))["rates"]
+    ),
+    "corix report (JSON)": lambda w: _from_report_json(
+        json.loads(_report_files(w, w.run_id)["json"])
+    ),
+    "corix report --series (JSON)": lambda w: _from_report_json(
+        json.loads(_report_files(w, "--series", SERIES)["json"])
+    ),
+    "corix report (HTML)": lambda w: _from_html(_report_files(w, w.run_id)["html"]),
+    "web report.json": lambda w: _from_report_json(json.loads(w.pages["report.json"])),
+    "web report page": lambda w: _from_html(w.pages["report"]),
+    "web series report page": lambda w: _from_html(w.pages["series report"]),
+}
+
+
+def _core_rates(measurement: Measurement) -> tuple[dict[str, RateCounts], set[str]]:
+    """Every rate the core gives (cells and totals), and the keys of the cells."""
+    cells = measurement.rates()
+    totals = measurement.rates(by=("harm", "application"))
+    found = {_key(r.group): (r.defects, r.n, r.not_measurable, r.ties) for r in cells + totals}
+    return found, {_key(r.group) for r in cells}
+
+
+@pytest.mark.parametrize("route", list(RATE_ROUTES))
+def test_every_route_prints_the_cores_rates(world: World, route: str) -> None:
+    expected, cells = _core_rates(world.measurement)
+    shown = RATE_ROUTES[route](world)
+    assert cells <= set(shown), f"{route} leaves out rates"
+    assert {key: expected.get(key) for key in shown} == shown
+    sources = {json.loads(key)["source"] for key in shown}
+    assert sources == {"reference", "llm", "human"}
+
+
+def test_the_web_report_takes_the_specification_as_the_cli_does(world: World) -> None:
+    shown = _invoke(
+        world, "defects", world.run_id, "--settling", "majority", "--kind", "llm", "--json"
+    )
+    cli = json.loads(shown)
+    web = json.loads(world.pages["report.json by majority"])
+    assert web["measurement"]["digest"] == cli["measurement"]["digest"]
+    assert web["measurement"]["headline"] == cli["measurement"]["headline"]
+    rates = _from_report_json(web)
+    assert {json.loads(key)["source"] for key in rates} == {"llm"}
+    assert _from_json_rates(cli["rates"]).items() <= rates.items()
+    for name in REFUSED_SPECS:
+        status, _, text = world.pages[name].partition(" ")
+        assert status == "422", (name, text[:300])
+    assert "loudest" in world.pages["unknown rule"]
+
+
+def test_the_core_counts_each_dialogue_once_per_source(world: World) -> None:
+    """Several labels per dialogue (three LLM repeats, two people) still give n = dialogues."""
+    for rate in world.measurement.rates():
+        assert rate.n == len(rate.dialogues)
+        if rate.group["source"] == "human":
+            assert rate.n <= len(_sessions(world.db, world.run_id)) // 2 + 1
+
+
+# -- the specification and the settlement, printed with every number --------------------------
+
+
+HEADLINE_ROUTES: dict[str, Callable[[World], str]] = {
+    "corix defects": lambda w: _invoke(w, "defects", w.run_id),
+    "corix defects --json": lambda w: json.loads(_invoke(w, "defects", w.run_id, "--json"))[
+        "measurement"
+    ]["headline"],
+    "corix agreement --run": lambda w: _invoke(
+        w, "agreement", "--run", w.run_id, "--a", "alice", "--b", "bob"
+    ),
+    "corix personas": lambda w: _invoke(w, "personas", w.run_id),
+    "corix personas --json": lambda w: json.loads(_invoke(w, "personas", w.run_id, "--json"))[
+        "measurement"
+    ]["headline"],
+    "corix gate": lambda w: _invoke(w, "gate", w.run_id, "--max", "guardrail_violation=1"),
+    "corix tree leaves": lambda w: _invoke(
+        w, "tree", "leaves", w.run_id, "-o", str(w.out / "leaves.csv")
+    ),
+    "corix report (JSON)": lambda w: json.loads(_report_files(w, w.run_id)["json"])["measurement"][
+        "headline"
+    ],
+    "corix report (HTML)": lambda w: _report_files(w, w.run_id)["html"],
+    "corix report (Markdown)": lambda w: _report_files(w, w.run_id)["md"],
+    "web report.json": lambda w: json.loads(w.pages["report.json"])["measurement"]["headline"],
+    "web report page": lambda w: w.pages["report"],
+}
+
+
+def _plain(text: str) -> str:
+    """Text as a reader sees it: tags dropped, entities decoded, whitespace collapsed, and
+    Markdown's escapes undone."""
+    text = html.unescape(re.sub(r"<[^>]+>", " ", text))
+    return " ".join(re.sub(r"\\([\\`*_{}\[\]()#+\-.!|>])", r"\1", text).split())
+
+
+@pytest.mark.parametrize("route", list(HEADLINE_ROUTES))
+def test_every_output_prints_the_specification_and_the_settlement(world: World, route: str) -> None:
+    shown = _plain(HEADLINE_ROUTES[route](world))
+    spec, settlement = world.measurement.headline().split("\n")
+    assert " ".join(spec.split()) in shown
+    assert " ".join(settlement.split()) in shown
+    for annotator in ("reference", "alice", "bob"):
+        assert annotator in settlement
+
+
+# -- agreement -------------------------------------------------------------------------------
+
+Agreement = dict[str, tuple[int, float | None, float | None]]
+"""question → items, exact ratio, ±1 ratio."""
+
+
+def _agreement(reports: list[dict[str, Any]]) -> Agreement:
     return {
-        json.dumps(rate["group"], sort_keys=True): tuple(rate[f] for f in RATE_FIELDS)
-        for rate in rates
+        r["question_id"]: (r["n_items"], r["exact_agreement"], r["relaxed_agreement"])
+        for r in reports
+        if r["n_items"]
     }
 
 
-async def test_cli_report_and_web_give_identical_numbers(
-    sqlite_db: Database, tmp_path: Path
-) -> None:
-    run_id = await _labelled_run(sqlite_db, tmp_path)
-    shown = CliRunner().invoke(
-        cli,
-        [
-            "defects",
-            run_id,
-            "--db",
-            sqlite_db.url,
-            "--json",
-            "--by",
-            "harm,application,scenario,level",
-        ],
+def test_corix_agreement_and_the_report_agree_for_every_pair(world: World) -> None:
+    document = json.loads(_report_files(world, world.run_id)["json"])
+    web = json.loads(world.pages["report.json"])
+    names = sorted(world.measurement.annotators())
+    assert {"alice", "bob", "reference"} <= set(names)
+    text = {q.id for q in world.measurement.schema.questions() if q.type is QuestionType.TEXT}
+    in_report = {(p["a"], p["b"]): _agreement(p["questions"]) for p in document["agreement"]}
+    assert in_report == {(p["a"], p["b"]): _agreement(p["questions"]) for p in web["agreement"]}
+    assert set(in_report) == set(combinations(names, 2))
+    people = in_report[("alice", "bob")]["du_usefulness"]
+    assert people[1:] == (0.0, 1.0)  # half points compare as numbers: never exact, all ±1
+    for pair in document["agreement"]:
+        # Provenance: each agreement lists the items (dialogues or turns) it compared.
+        assert all(len(q["items"]) == q["n_items"] for q in pair["questions"])
+    for a, b in combinations(names, 2):
+        shown = _invoke(world, "agreement", "--run", world.run_id, "--a", a, "--b", b, "--json")
+        core = [r.model_dump() for r in world.measurement.agreement(a, b)]
+        assert _agreement(json.loads(shown)) == _agreement(core)
+        # The report leaves out free-text questions: exact agreement of prose means nothing.
+        compared = {q: v for q, v in _agreement(core).items() if q not in text}
+        assert in_report[(a, b)] == compared
+
+
+class _AgreementRows(HTMLParser):
+    """The agreement page's table: one dict per row, keyed by each cell's data-label."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[dict[str, str]] = []
+        self._label: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tr":
+            self.rows.append({})
+        elif tag == "td" and self.rows:
+            self._label = dict(attrs).get("data-label")
+            self.rows[-1][str(self._label)] = ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td":
+            self._label = None
+
+    def handle_data(self, data: str) -> None:
+        if self._label is not None:
+            self.rows[-1][self._label] += data.strip()
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def test_the_agreement_page_shows_the_cores_agreement(world: World) -> None:
+    """People against the LLM annotator, and people among themselves, as the core and
+    `corix agreement --run --group` give them (on the annotators' own labels)."""
+    parser = _AgreementRows()
+    parser.feed(world.pages["agreement"])
+    rows = {row["Question"]: row for row in parser.rows if "Question" in row}
+    names = world.measurement.annotators()
+    people = sorted(n for n, kind in names.items() if kind == "human")
+    models = sorted(n for n, kind in names.items() if kind == "llm")
+    groups = {"people": people, "models": models}
+    # The page measures people and LLM annotators only (reference rules left out).
+    selected = (AnnotatorSelector(kind="human"), AnnotatorSelector(kind="llm"))
+    both = measure(world.db, [world.run_id], MeasurementSpec(annotators=selected))
+    core = [r.model_dump() for r in both.agreement("people", "models", groups=groups)]
+    options = [f"--group={name}={','.join(members)}" for name, members in groups.items()]
+    shown = _invoke(
+        world,
+        "agreement",
+        "--run",
+        world.run_id,
+        "--a",
+        "people",
+        "--b",
+        "models",
+        "--json",
+        *options,
     )
-    assert shown.exit_code == 0, shown.output
-    from_cli = json.loads(shown.output)
-    # Defaults everywhere: the same specification, so the same numbers (its digest says so).
-    paths = write_report(sqlite_db, run_id, tmp_path / "report")
-    document = json.loads(paths.json.read_text(encoding="utf-8"))
-    from_report = document["violation_rates"] + document["defect_rates"]
+    assert _agreement(json.loads(shown)) == _agreement(core)
+    versus = _agreement(core)
+    assert versus, "no question compared people with the LLM"
+    for question in world.measurement.schema.questions():
+        row = rows[question.text]
+        items, exact, _ = versus.get(question.id, (0, None, None))
+        assert row["Items (people × LLM)"] == str(items)
+        assert row["Exact"] == _percent(exact)
+        n, share = pairwise_agreement(
+            both.label_rows(question.id, annotators=people), ordinal=question.is_ordinal
+        )
+        assert (row["Items (people)"], row["Pairs agreeing"]) == (str(n), _percent(share))
+    assert " ".join(both.headline().split()) in _plain(world.pages["agreement"])
 
-    app = create_app(sqlite_db, settings=FAST_SETTINGS)
-    app.state.corix.accounts.create_user("admin", PASSWORD, Role.ADMIN)
-    browser = Browser(app)
-    try:
-        await browser.login("admin")
-        page = await browser.get(f"/admin/runs/{run_id}/report.json")
-    finally:
-        await browser.aclose()
-    assert page.status_code == 200
-    from_web = page.json()["violation_rates"] + page.json()["defect_rates"]
 
-    cli_rates = _rates(from_cli["rates"])
-    assert {json.loads(key)["source"] for key in cli_rates} == {"reference", "llm", "human"}
-    assert cli_rates == _rates(from_report) == _rates(from_web)
-    assert from_cli["measurement"]["digest"] == document["measurement"]["digest"]
-    # Several labels per dialogue (LLM repeats, two people) use the two-stage interval.
-    human = [r for r in from_cli["rates"] if r["group"]["source"] == "human"]
-    assert human and all(r["n"] == len(r["dialogues"]) for r in human)
+# -- persona coverage --------------------------------------------------------------------------
 
-    # The LLM judge's rates, corrected for its error measured against the two people.
-    corrected = CliRunner().invoke(
-        cli, ["defects", run_id, "--db", sqlite_db.url, "--json", "--correct-judge", "llm"]
-    )
-    assert corrected.exit_code == 0, corrected.output
-    judged = json.loads(corrected.output)["judge_corrected"]
-    assert judged and all(c["judge"] == "llm" and c["reference"] == "human" for c in judged)
-    assert all(c["n_calibration"] > 0 for c in judged)
+
+def test_persona_coverage_counts_the_cores_violations(world: World) -> None:
+    coverage = json.loads(_invoke(world, "personas", world.run_id, "--json"))
+    assert coverage["rows"], "the run has red-teaming personas"
+    violations: dict[str, float] = {}
+    annotated: dict[str, int] = {}
+    for row in coverage["rows"]:
+        for source, value in row["violations"].items():
+            violations[source] = violations.get(source, 0.0) + value
+        for source, count in row["annotated"].items():
+            annotated[source] = annotated.get(source, 0) + count
+    rates = [
+        r
+        for r in world.measurement.rates(by=("harm", "level"))
+        if r.group["harm"] == GUARDRAIL and r.group["level"] == Level.RED_TEAMING.value
+    ]
+    assert violations == pytest.approx({r.group["source"]: r.defects for r in rates})
+    assert annotated == {r.group["source"]: r.n for r in rates}
+    left_out = [d for d in world.measurement.not_measurable if d.level == Level.RED_TEAMING.value]
+    assert sum(row["not_measurable"] for row in coverage["rows"]) == len(left_out)
+
+
+# -- reruns ----------------------------------------------------------------------------------
 
 
 async def test_the_same_plan_twice_gives_the_same_report(tmp_path: Path) -> None:
@@ -158,7 +483,9 @@ async def test_the_same_plan_twice_gives_the_same_report(tmp_path: Path) -> None
     for key in ("violation_rates", "defect_rates", "violation_totals", "defect_totals"):
         assert _stable(first[key]) == _stable(second[key])
     assert _stable(first["trees"]) == _stable(second["trees"])
+    assert _stable(first["agreement"]) == _stable(second["agreement"])
     assert first["measurement"]["digest"] == second["measurement"]["digest"]
+    assert first["measurement"]["settlement"] == second["measurement"]["settlement"]
 
 
 def _stable(value: Any) -> Any:
@@ -167,8 +494,28 @@ def _stable(value: Any) -> Any:
         return {
             key: _stable(item)
             for key, item in value.items()
-            if key not in ("dialogues", "defect_dialogues", "sessions")
+            if key not in ("dialogues", "defect_dialogues", "sessions", "items")
         }
     if isinstance(value, list):
         return [_stable(item) for item in value]
     return value
+
+
+def test_every_tree_node_names_whose_labels_it_holds(world: World) -> None:
+    """Per-source trees hold only their source's labels, and each node says whose."""
+    document = json.loads(_report_files(world, world.run_id)["json"])
+    seen: dict[str, set[str]] = {}
+    for tree in document["trees"].values():
+        source = tree["annotator_source"]
+        for root in tree["applications"].values():
+            stack = [root]
+            while stack:
+                node = stack.pop()
+                stack.extend(node["children"])
+                seen.setdefault(source, set()).update(node["annotators"])
+                assert {name.split(":", 1)[0] for name in node["annotators"]} <= {source}
+    assert seen == {
+        "human": {"human:alice", "human:bob"},
+        "llm": {"llm:judge"},
+        "reference": {"reference:reference"},
+    }

@@ -75,6 +75,11 @@ async def test_an_admin_sets_up_a_series_end_to_end(world: World, browser: MakeB
         vault = s.scalars(select(ApplicationRow).where(ApplicationRow.name == "Vault Bot")).one()
         assert vault.auth == {"api_key": "sk-very-secret-value"}
 
+    deep = "[" * 4000 + "]" * 4000
+    nested = await b.post(
+        f"{url}/applications", {"name": "Deep", "spec": "demo:guarded", "credentials": deep}
+    )
+    assert nested.status_code == 422 and "nested too deeply" in nested.text
     bad = await b.post(f"{url}/applications", {"name": "Typo", "spec": "demo-guarded"})
     assert bad.status_code == 422 and "KIND:TARGET" in bad.text
     unknown = await b.post(f"{url}/applications", {"name": "Typo", "spec": "dmeo:guarded"})

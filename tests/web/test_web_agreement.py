@@ -8,7 +8,7 @@ import krippendorff
 import pytest
 from web_support import Browser, World
 
-from corix.assessment import LabelRow
+from corix.assessment import LabelRow, pairwise_agreement
 from corix.domain import Provenance
 from corix.storage.orm import (
     AnnotationAnswerRow,
@@ -18,7 +18,6 @@ from corix.storage.orm import (
     TurnRow,
 )
 from corix.web.services import agreement_by_question, human_run_id
-from corix.web.services.agreement_view import pairwise_agreement
 
 MakeBrowser = Callable[[], Browser]
 # session → annotator → (ra_prohibited_released, du_usefulness or None)
@@ -83,7 +82,7 @@ def test_agreement_per_question_matches_hand_derived_values(world: World) -> Non
     _store(world)
     rows = {
         r.question.id: r
-        for r in agreement_by_question(world.state.db, world.state.schema, world.evaluation_id)
+        for r in agreement_by_question(world.state.db, world.state.schema, world.evaluation_id).rows
     }
     violation = rows["ra_prohibited_released"]
     # s1: 3 agreeing pairs of 3; s2 (yes, no, no): 1 agreeing pair of 3 → 4/6.
@@ -108,8 +107,8 @@ def test_agreement_per_question_matches_hand_derived_values(world: World) -> Non
 
 
 def test_a_resolution_leaves_agreement_between_people_alone(world: World) -> None:
-    """s2 split people (yes, no, no); a senior resolves it as yes. People still disagreed
-    there; against the LLM (no), the people's final word is now yes."""
+    """s2 split people (yes, no, no); a senior resolves it as yes. Agreement measures what
+    the annotators said, so neither the people's agreement nor theirs with the LLM moves."""
     _store(world)
     with world.state.db.session() as s:
         s.add(
@@ -124,12 +123,12 @@ def test_a_resolution_leaves_agreement_between_people_alone(world: World) -> Non
         )
     rows = {
         r.question.id: r
-        for r in agreement_by_question(world.state.db, world.state.schema, world.evaluation_id)
+        for r in agreement_by_question(world.state.db, world.state.schema, world.evaluation_id).rows
     }
     violation = rows["ra_prohibited_released"]
     assert violation.human_pairwise == pytest.approx(4 / 6)  # as without the resolution
     assert violation.human_vs_llm is not None
-    assert violation.human_vs_llm.exact_agreement == 0.5  # s1 agrees, s2 no longer
+    assert violation.human_vs_llm.exact_agreement == 1.0  # people's majority (no) as before
 
 
 def test_pairwise_agreement_on_its_own() -> None:
@@ -145,6 +144,8 @@ def test_pairwise_agreement_on_its_own() -> None:
     ]
     assert pairwise_agreement(rows) == (2, 0.5)  # y has one label and does not count
     assert pairwise_agreement([]) == (0, None)
+    numbers = [LabelRow(item_id="x", annotator=a, value=v) for a, v in (("a", 3), ("b", "3.0"))]
+    assert pairwise_agreement(numbers) == (1, 1.0)  # 3 and 3.0 are one label
 
 
 async def test_the_agreement_page_shows_the_numbers(world: World, browser: MakeBrowser) -> None:

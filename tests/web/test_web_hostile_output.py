@@ -93,3 +93,40 @@ async def test_a_nul_byte_in_a_dialogue_does_not_wedge_it(
     with postgres_db.session() as s:
         meta = s.scalars(select(TurnRow.meta).order_by(TurnRow.idx)).first()
     assert meta is not None and meta["replaced_unstorable"] == ["user_text", "response_text"]
+
+
+async def test_a_reply_with_a_lone_surrogate_is_shown_as_stored(any_db: Database) -> None:
+    # A lone surrogate cannot be encoded in a JSON or HTML response at all: the tester is
+    # shown the stored text, each unstorable character as U+FFFD, and the dialogue goes on.
+    world = build_world(any_db, applications={"Hostile": "python:support.apps:HostileApp"})
+    world.assign_tester("felix")
+    tester = Browser(world.app)
+    try:
+        await tester.login("felix")
+        token = await start(tester)
+        sent = await say(tester, token, "who dies?\x00", 0)
+        assert sent.status_code == 200, sent.text[:300]
+        reply = sent.json()["reply"]
+        assert reply == "a NUL \ufffd, a lone \ufffd and a terminal escape \x1b[2J end"
+        assert sent.json()["user_text"] == "who dies?\ufffd"
+        again = await say(tester, token, "and then?", 1)
+        assert again.status_code == 200
+        page = await tester.get(f"/tester/a/{token}/chat")
+        assert page.status_code == 200 and "a lone \ufffd and" in page.text
+    finally:
+        await tester.aclose()
+        await world.state.live.close()
+
+
+async def test_a_nul_byte_in_the_sign_in_form_is_a_failed_sign_in(postgres_db: Database) -> None:
+    # PostgreSQL refuses NUL even in a lookup's parameter: the name finds no account.
+    world = build_world(postgres_db)
+    visitor = Browser(world.app)
+    try:
+        await visitor.get("/login")
+        refused = await visitor.post("/login", {"username": "ad\x00min", "password": "x\x00"})
+        assert refused.status_code == 401, refused.text[:300]
+        await visitor.login("admin")  # the account itself is fine
+    finally:
+        await visitor.aclose()
+        await world.state.live.close()

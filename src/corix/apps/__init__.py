@@ -1,6 +1,8 @@
-"""Applications under test: the interface and its adapters, selected by spec string."""
+"""Applications under test: the interface and its adapters, selected by spec string.
 
-from corix.apps import aria, demo_adapter, http_json, openai_chat, python_class
+Adapter kinds register in ``ADAPTERS`` (corix's own in :mod:`corix.apps.plugin`).
+"""
+
 from corix.apps.base import Application, ApplicationError, AppReply, AppSession
 from corix.apps.specs import ADAPTERS, AdapterSpec, build_application
 
@@ -11,10 +13,5 @@ __all__ = [
     "AppSession",
     "Application",
     "ApplicationError",
-    "aria",
     "build_application",
-    "demo_adapter",
-    "http_json",
-    "openai_chat",
-    "python_class",
 ]

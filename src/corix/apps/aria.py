@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from corix.apps import aria_base
 from corix.apps.base import Application, ApplicationError, AppReply, AppSession
-from corix.apps.specs import ADAPTERS, AdapterSpec
+from corix.apps.specs import AdapterSpec
 from corix.config.json_inputs import json_object_from_env
 from corix.errors import CorixError
 
@@ -203,8 +203,7 @@ class AriaSubmission(Application):
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-@ADAPTERS.register("aria")
-def _aria(spec: AdapterSpec) -> Application:
+def aria_adapter(spec: AdapterSpec) -> Application:
     return AriaSubmission(
         Path(spec.target),
         timeout_s=float(spec.options.get("timeout", 60)),

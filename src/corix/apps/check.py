@@ -7,6 +7,7 @@ application the command line rejects cannot be registered in the browser either.
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,6 +17,8 @@ from corix.apps.base import Application
 from corix.apps.specs import build_application
 
 DEFAULT_PROMPT = "Hello! What can you help me with?"
+DETAIL_CHARS = 1000
+_UNDISPLAYABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 T = TypeVar("T")
 
 
@@ -72,7 +75,15 @@ class _Steps:
 
     def _add(self, name: str, started: float, detail: str, *, ok: bool) -> None:
         elapsed_ms = (time.perf_counter() - started) * 1000
-        self.done.append(CheckStep(name, elapsed_ms, detail, ok))
+        self.done.append(CheckStep(name, elapsed_ms, displayable(detail), ok))
+
+
+def displayable(text: str) -> str:
+    """``text`` fit to show on a terminal or a page: control characters (terminal escape
+    sequences included), NUL and lone surrogates replaced by U+FFFD, at most
+    ``DETAIL_CHARS`` characters. What an application says is untrusted."""
+    shown = _UNDISPLAYABLE.sub("\ufffd", text)
+    return shown if len(shown) <= DETAIL_CHARS else shown[: DETAIL_CHARS - 1] + "…"
 
 
 async def check_application(
@@ -95,7 +106,8 @@ async def check_application(
         reply = await steps.run("respond", session.respond(prompt), describe=lambda r: r.text)
         if not reply.ok:
             last = steps.done[-1]
-            steps.done[-1] = CheckStep(last.name, last.elapsed_ms, str(reply.error), ok=False)
+            error = displayable(str(reply.error))
+            steps.done[-1] = CheckStep(last.name, last.elapsed_ms, error, ok=False)
         await steps.run("end session", session.end())
     except _StepFailed:
         pass
@@ -105,4 +117,4 @@ async def check_application(
     return CheckReport(steps.done)
 
 
-__all__ = ["DEFAULT_PROMPT", "CheckReport", "CheckStep", "check_application"]
+__all__ = ["DEFAULT_PROMPT", "CheckReport", "CheckStep", "check_application", "displayable"]

@@ -19,7 +19,7 @@ from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from corix.apps.base import Application, AppReply, AppSession
-from corix.apps.specs import ADAPTERS, AdapterSpec
+from corix.apps.specs import AdapterSpec
 from corix.errors import CorixError
 from corix.llm import (
     ChatMessage,
@@ -85,8 +85,10 @@ class HttpJsonTransport:
             raise TransportError(f"connection failed: {exc}", retryable=True) from None
         try:
             text = extract_path(json.loads(raw), self.path)
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON, or not even UTF-8
             raise TransportError("response is not JSON", retryable=True) from None
+        except RecursionError:
+            raise TransportError("response JSON is nested too deeply", retryable=True) from None
         except KeyError as exc:
             raise TransportError(
                 f"response has no '{exc.args[0]}' on path '{self.path}'", retryable=False
@@ -144,8 +146,7 @@ class HttpJsonApplication(Application):
         return self._client.usage.snapshot()
 
 
-@ADAPTERS.register("http")
-def _http(spec: AdapterSpec) -> Application:
+def http_adapter(spec: AdapterSpec) -> Application:
     options = spec.options
     path = options.get("path")
     if not path:
@@ -164,6 +165,8 @@ def _http(spec: AdapterSpec) -> Application:
         max_concurrency=int(options.get("concurrency", 64)),
         timeout_s=float(options.get("timeout", 60)),
         max_retries=int(options.get("retries", 3)),
+        retry_after_max_s=float(options.get("retry_after_max", 120)),
+        call_deadline_s=float(deadline) if (deadline := options.get("call_deadline")) else None,
     )
     transport = HttpJsonTransport(
         spec.target, str(options.get("body", DEFAULT_BODY)), str(path), headers

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from corix.apps.base import Application, AppReply, AppSession
-from corix.apps.specs import ADAPTERS, AdapterSpec
+from corix.apps.specs import AdapterSpec
 from corix.llm import (
     ChatMessage,
     ChatRequest,
@@ -80,7 +80,7 @@ class OpenAIChatApplication(Application):
         self.client = client or LLMClient(endpoint)
 
     async def open(self, auth: Mapping[str, Any] | None = None) -> None:
-        """Credentials come from the endpoint's ``api_key_env``; ``auth`` is not used."""
+        """Credentials come from the endpoint's ``key_env``; ``auth`` is not used."""
 
     async def version(self) -> str:
         return self.model
@@ -102,13 +102,11 @@ def _optional_float(value: Any) -> float | None:
     return None if value in (None, "") else float(value)
 
 
-@ADAPTERS.register("openai")
-def _openai(spec: AdapterSpec) -> Application:
+def openai_adapter(spec: AdapterSpec) -> Application:
     return _chat_application(spec, transport="openai", model=str(spec.options.get("model", "")))
 
 
-@ADAPTERS.register("local")
-def _local(spec: AdapterSpec) -> Application:
+def local_adapter(spec: AdapterSpec) -> Application:
     """``local:<gguf file or package>``: the model run in-process (the ``local`` extra)."""
     default_name = Path(spec.target).stem if spec.target.endswith(".gguf") else spec.target
     return _chat_application(
@@ -126,12 +124,14 @@ def _chat_application(
         transport=transport,
         base_url=spec.target,
         model=model,
-        api_key_env=options.get("key_env"),
+        key_env=options.get("key_env"),
         max_concurrency=int(options.get("concurrency", 64)),
         adaptive_concurrency=not _flag(options.get("fixed_concurrency")),
         context_window=int(context_window) if context_window not in (None, "") else None,
         timeout_s=float(options.get("timeout", 60)),
         max_retries=int(options.get("retries", 4)),
+        retry_after_max_s=float(options.get("retry_after_max", 120)),
+        call_deadline_s=_optional_float(options.get("call_deadline")),
         key_header=options.get("key_header"),
         requests_per_minute=_optional_float(options.get("rpm")),
         tokens_per_minute=_optional_float(options.get("tpm")),

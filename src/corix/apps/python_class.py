@@ -5,12 +5,11 @@ from __future__ import annotations
 import importlib
 
 from corix.apps.base import Application
-from corix.apps.specs import ADAPTERS, AdapterSpec
+from corix.apps.specs import AdapterSpec
 from corix.errors import CorixError
 
 
-@ADAPTERS.register("python")
-def _python_class(spec: AdapterSpec) -> Application:
+def python_class_adapter(spec: AdapterSpec) -> Application:
     module_name, sep, class_name = spec.target.partition(":")
     if not sep:
         raise CorixError(f"python adapter needs MODULE:CLASS, got '{spec.target}'")

@@ -1,12 +1,15 @@
-"""The assessment layer: what annotators are asked, and how their answers are summarized.
+"""The assessment layer: what annotators are asked, how they answer, how answers summarize.
 
 * :mod:`~corix.assessment.schema` — the annotation schema (ARIA's five categories built in).
 * :mod:`~corix.assessment.answers` — validating a pass against the schema, and gating.
 * :mod:`~corix.assessment.harms` — harm packs: guidelines, severity scale, defect rule.
 * :mod:`~corix.assessment.stability` — consensus and flip rate over repeated runs.
 * :mod:`~corix.assessment.agreement` — agreement between annotators and groups.
+* :mod:`~corix.assessment.annotators` — the automated annotators and their registry.
 
-Everything here is pure: values in, values out, no storage.
+The modules above are pure: values in, values out. Two parts read and write the record:
+:mod:`~corix.assessment.annotation_run` (annotating a stored run) and
+:mod:`~corix.assessment.importing` (human labels imported as passes).
 """
 
 from corix.assessment.agreement import (
@@ -15,6 +18,7 @@ from corix.assessment.agreement import (
     compare,
     compare_per_question,
     krippendorff_alpha,
+    pairwise_agreement,
     read_labels,
 )
 from corix.assessment.answers import (
@@ -82,6 +86,7 @@ __all__ = [
     "load_harm_pack_file",
     "load_schema",
     "normalize_value",
+    "pairwise_agreement",
     "read_labels",
     "stability_report",
     "validate_answers",

@@ -21,6 +21,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,11 +29,11 @@ import krippendorff
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from corix.assessment._names import unknown_name
-from corix.assessment.stability import Value, consensus
+from corix.assessment.settling import Value
+from corix.assessment.stability import consensus
 from corix.config import format_location, read_config_text
 from corix.config.json_inputs import jsonl_records
-from corix.errors import ConfigError, CorixError
+from corix.errors import ConfigError, CorixError, unknown_name
 
 LABEL_COLUMNS = ("item_id", "annotator", "value")
 OPTIONAL_LABEL_COLUMNS = ("question_id",)
@@ -77,6 +78,8 @@ class AgreementReport(BaseModel):
     ordinal: bool
     n_items: int
     """Items with a value on both sides: the items every statistic below is computed on."""
+    items: list[str] = []
+    """Their ids, sorted (for a run: ``session`` or ``session#turn``)."""
     n_only_a: int
     n_only_b: int
     n_group_ties: int
@@ -241,6 +244,26 @@ def krippendorff_alpha(
     return _alpha(data, "ordinal" if ordinal else "nominal")
 
 
+def pairwise_agreement(
+    rows: Iterable[LabelRow], *, ordinal: bool = False
+) -> tuple[int, float | None]:
+    """Items with two or more labels, and the share of agreeing pairs of labels among them.
+
+    Labels compare as :func:`compare` compares them (``3`` = ``3.0``; numbers on an
+    ``ordinal`` scale by value).
+    """
+    agreeing = pairs = items = 0
+    for labels in _label_table(rows).values():
+        if len(labels) < 2:
+            continue
+        items += 1
+        values = [_comparable(value, ordinal) for value in labels.values()]
+        for first, second in combinations(values, 2):
+            pairs += 1
+            agreeing += first == second
+    return items, (agreeing / pairs if pairs else None)
+
+
 @dataclass(frozen=True)
 class _Side:
     """One side of a comparison: its name and the annotators it stands for."""
@@ -352,6 +375,7 @@ def _compare_table(
         members_b=side_b.members,
         ordinal=ordinal,
         n_items=n,
+        items=items,
         n_only_a=len(values_a.keys() - values_b.keys()),
         n_only_b=len(values_b.keys() - values_a.keys()),
         n_group_ties=len((ties_a | ties_b).intersection(items)),

@@ -24,6 +24,7 @@ from corix.assessment.schema import (
     QuestionType,
 )
 from corix.errors import CorixError
+from corix.storage.records import StoredAnswer
 
 AnswerValue = str | float
 # Answers are keyed by question and turn; dialogue-level answers have no turn.
@@ -251,3 +252,8 @@ def categories_for(schema: AnnotationSchema, risk_answers: Iterable[Answer]) -> 
         for category in schema.ordered_categories()
         if violation or not category.gate.requires_violation
     ]
+
+
+def answer_records(answers: Iterable[Answer]) -> tuple[StoredAnswer, ...]:
+    """Answers as the storage records them."""
+    return tuple(StoredAnswer(a.question_id, a.turn_index, a.value, a.reasoning) for a in answers)

@@ -18,10 +18,9 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from corix.assessment._names import unknown_name
 from corix.assessment.schema import Identifier
 from corix.config import load_yaml_model, parse_yaml_model
-from corix.errors import ConfigError
+from corix.errors import ConfigError, unknown_name
 
 BUILTIN_PACK_DIRECTORY = "harm_packs"
 

@@ -23,14 +23,20 @@ from typing import Any
 from pydantic import BaseModel
 
 from corix.assessment.annotators import SEVERITY, AnnotatorKind, harm_of
-from corix.assessment.answers import Answer, AnswerValidationError, validate_answers
+from corix.assessment.answers import (
+    Answer,
+    AnswerValidationError,
+    answer_records,
+    validate_answers,
+)
 from corix.assessment.harms import HarmPack, builtin_harm_packs
 from corix.assessment.schema import AnnotationSchema, load_builtin_schema
 from corix.config import read_config_text
 from corix.config.json_inputs import jsonl_records
 from corix.errors import ConfigError, CorixError
 from corix.storage import Database, Repository
-from corix.storage.annotations import answer_row, insert_passes, pass_keys, session_infos
+from corix.storage.annotations import insert_passes, pass_keys, session_infos
+from corix.storage.records import NewPass
 
 REQUIRED_COLUMNS = ("session_id", "category", "question_id", "annotator", "value")
 OPTIONAL_COLUMNS = ("turn_index", "reasoning", "pass_no")
@@ -176,9 +182,9 @@ class _Importer:
         except CorixError as exc:
             raise ValueError(str(exc)) from None
 
-    def validate(self) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    def validate(self) -> list[NewPass]:
         stored = pass_keys(self.db, self.run_id)
-        rows = []
+        passes = []
         for key, entry in self.passes.items():
             if (*key, 0) in stored:
                 self.problems.append(
@@ -191,8 +197,8 @@ class _Importer:
                 continue
             answers = self._checked(entry)
             if answers is not None:
-                rows.append(self._rows(entry, answers))
-        return rows
+                passes.append(self._new_pass(entry, answers))
+        return passes
 
     def _checked(self, entry: _Pass) -> list[Answer] | None:
         lines = {answer.key: line for line, answer in entry.answers}
@@ -231,22 +237,19 @@ class _Importer:
             return None
         return [answer.model_copy(update={"value": severity, "turn_index": None})]
 
-    def _rows(
-        self, entry: _Pass, answers: list[Answer]
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        pass_row = {
-            "session_id": entry.session_id,
-            "category": entry.category,
-            "annotator": entry.annotator,
-            "annotator_kind": AnnotatorKind.HUMAN.value,
-            "pass_no": entry.pass_no,
-            "repeat_no": 0,
-            "status": "ok",
-            "provenance": {"source": "import", "file": self.path.name, "line": entry.first_line},
-        }
-        return pass_row, [
-            answer_row(a.question_id, a.turn_index, a.value, a.reasoning) for a in answers
-        ]
+    def _new_pass(self, entry: _Pass, answers: list[Answer]) -> NewPass:
+        return NewPass(
+            session_id=entry.session_id,
+            category=entry.category,
+            annotator=entry.annotator,
+            annotator_kind=AnnotatorKind.HUMAN.value,
+            pass_no=entry.pass_no,
+            repeat_no=0,
+            ok=True,
+            error=None,
+            provenance={"source": "import", "file": self.path.name, "line": entry.first_line},
+            answers=answer_records(answers),
+        )
 
 
 def import_labels(
@@ -271,14 +274,14 @@ def import_labels(
         packs if packs is not None else builtin_harm_packs(),
     )
     importer.read()
-    rows = importer.validate()
+    passes = importer.validate()
     if importer.problems:
         raise LabelImportError(path, sorted(importer.problems))
-    insert_passes(db, rows)
+    insert_passes(db, passes)
     return ImportSummary(
         path=str(path),
         run_id=run_id,
-        passes=len(rows),
-        answers=sum(len(answers) for _, answers in rows),
+        passes=len(passes),
+        answers=sum(len(new.answers) for new in passes),
         annotators=sorted({entry.annotator for entry in importer.passes.values()}),
     )

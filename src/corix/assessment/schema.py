@@ -26,8 +26,8 @@ from pydantic import (
     model_validator,
 )
 
-from corix.assessment._names import unknown_name
 from corix.config import load_yaml_model, parse_yaml_model
+from corix.errors import unknown_name
 
 YES = "yes"
 NO = "no"

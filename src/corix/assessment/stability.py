@@ -3,12 +3,12 @@
 An LLM annotator is run several times on the same item because one run can flip. The
 runs are summarized, never averaged blindly:
 
-* **Consensus** — for nominal answers (yes/no, choices) the most frequent value; for
-  ordinal answers (sliders, severities) the *lower median*, so that the consensus is
-  always a value some run actually gave. Ties (two nominal values equally frequent, or
-  an even number of ordinal runs whose two middle values differ) are broken
-  deterministically — the smallest tied value in sort order wins, so the result does not
-  depend on the order in which runs finished — and are reported as ties.
+* **Consensus** — the runs settled by a named rule of :mod:`corix.assessment.settling`
+  (the one implementation of settling). By default ``median``: for nominal answers
+  (yes/no, choices) the most frequent value; for ordinal answers (sliders, severities)
+  the *lower median*, so that the consensus is always a value some run actually gave;
+  ties broken deterministically toward the smallest value and reported as ties.
+  Annotation gates and stores its consensus by ``conservative`` (ties toward risk).
 * **Flip rate** of an item — the share of its runs that disagree with its consensus:
   ``(runs − runs equal to the consensus) / runs``. 0 means every run agreed; with two
   values split evenly it is 0.5.
@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-Value = str | float
+from corix.assessment.settling import SETTLING_RULES, RiskOrder, Value
 
 
 class Consensus(BaseModel):
@@ -49,48 +49,35 @@ class StabilityReport(BaseModel):
     mean_flip_rate: float | None
 
 
-def _sort_key(value: Value) -> tuple[int, float, str]:
-    # Numbers before text, each in natural order; gives a total order over mixed values.
-    if isinstance(value, str):
-        return (1, 0.0, value)
-    return (0, float(value), "")
+def consensus(
+    values: Sequence[Value],
+    *,
+    ordinal: bool = False,
+    rule: str = "median",
+    order: RiskOrder | None = None,
+) -> Consensus:
+    """Summarize one item's runs by a settling ``rule`` (see
+    :mod:`corix.assessment.settling`), with how many runs agree with the result.
 
-
-def _as_numbers(values: Sequence[Value]) -> list[float]:
-    numbers: list[float] = []
-    for value in values:
-        if isinstance(value, str | bool):
-            raise ValueError(f"ordinal values must be numbers, got {value!r}")
-        numbers.append(float(value))
-    return numbers
-
-
-def consensus(values: Sequence[Value], *, ordinal: bool = False) -> Consensus:
-    """Summarize one item's runs: majority (nominal) or lower median (ordinal)."""
+    The default ``median`` rule gives the majority (nominal) or the lower median (ordinal),
+    ties to the smallest value; ``order`` (default: by ``ordinal``) says how values compare
+    and which carries more risk, for ``conservative``.
+    """
     if not values:
         raise ValueError("consensus needs at least one run")
-    if ordinal:
-        ordered = sorted(_as_numbers(values))
-        middle_low = ordered[(len(ordered) - 1) // 2]
-        middle_high = ordered[len(ordered) // 2]
-        value: Value = middle_low
-        tied: tuple[Value, ...] = (middle_low, middle_high) if middle_low != middle_high else ()
-        agreeing = ordered.count(middle_low)
-    else:
-        counts = Counter(values)
-        top = max(counts.values())
-        tied = tuple(sorted((v for v, c in counts.items() if c == top), key=_sort_key))
-        value = tied[0]
-        agreeing = top
-        tied = tied if len(tied) > 1 else ()
+    order = order or RiskOrder(ordinal=ordinal)
+    settled = SETTLING_RULES.get(rule).settle(values, order)
+    value = settled.value
+    same = float if order.ordinal else str
+    agreeing = sum(same(v) == same(value) for v in values)
     n = len(values)
     return Consensus(
         value=value,
         n_runs=n,
         n_agreeing=agreeing,
         flip_rate=(n - agreeing) / n,
-        tie=bool(tied),
-        tied_values=tied,
+        tie=settled.tie,
+        tied_values=settled.tied_values,
     )
 
 
@@ -146,7 +133,7 @@ def is_settled(
         return True
     remaining = max_runs - n
     if ordinal:
-        numbers = _as_numbers(values)
+        numbers = [float(v) for v in values]  # numbers: consensus above checked them
         lowest = consensus([*numbers, *[-math.inf] * remaining], ordinal=True).value
         highest = consensus([*numbers, *[math.inf] * remaining], ordinal=True).value
         return lowest == highest == current.value

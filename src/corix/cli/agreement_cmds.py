@@ -102,7 +102,7 @@ def agreement_command(
             Repository(database_).get_run(str(run))
             measurement = measure(database_, [str(run)], in_force, source=source)
         reports = measurement.agreement(a, b, groups=groups, question=question, nominal=nominal)
-        headline = measurement.spec.headline()
+        headline = measurement.headline()
     if as_json:
         print_json([report.model_dump(mode="json") for report in reports])
         return

@@ -9,9 +9,12 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.text import Text
 
-from corix.assessment.annotation_options import AnnotateOptions, ProgressHooks
-from corix.assessment.annotation_summary import AnnotationSummary
-from corix.assessment.runner import annotate_run
+from corix.assessment.annotation_run import (
+    AnnotateOptions,
+    AnnotationSummary,
+    ProgressHooks,
+    annotate_run,
+)
 from corix.cli.common import (
     DbOption,
     JsonOption,
@@ -25,7 +28,7 @@ from corix.cli.common import (
 )
 from corix.cli.exit_codes import ExitCode
 from corix.llm import EndpointConfig, ResponseCache
-from corix.llm.endpoint import LOCAL_PREFIX, MOCK_ADDRESS, address_fields
+from corix.llm.endpoint import LOCAL_PREFIX, MOCK_BASE_URL
 from corix.llm.mock_model import MOCK_MODEL_NAME
 
 
@@ -41,26 +44,27 @@ def _endpoint(
     if endpoint is not None and url is not None:
         raise fail("give either --endpoint or --endpoint-url, not both")
     if endpoint is not None:
-        if endpoint != MOCK_ADDRESS and not endpoint.startswith(LOCAL_PREFIX):
+        if endpoint != MOCK_BASE_URL and not endpoint.startswith(LOCAL_PREFIX):
             raise fail(
                 f"unknown endpoint '{endpoint}': 'mock' (the offline mock model) or "
                 "'local:<gguf file or package>'"
             )
-        address = address_fields(endpoint)
-        default_model = MOCK_MODEL_NAME if endpoint == MOCK_ADDRESS else address["base_url"]
-        name = "mock" if endpoint == MOCK_ADDRESS else "annotator"
+        base_url, name = endpoint, "mock" if endpoint == MOCK_BASE_URL else "annotator"
+        default_model = (
+            MOCK_MODEL_NAME if endpoint == MOCK_BASE_URL else endpoint.removeprefix(LOCAL_PREFIX)
+        )
     elif url is not None:
         if model is None:
             raise fail("--endpoint-url needs --model")
-        address, default_model, name = address_fields(url), model, "annotator"
+        base_url, default_model, name = url, model, "annotator"
     else:
         return None
     return EndpointConfig.model_validate(
         {
             "name": name,
-            **address,
+            "base_url": base_url,
             "model": model or default_model,
-            "api_key_env": key_env,
+            "key_env": key_env,
             "max_concurrency": concurrency,
             **{field: value for field, value in settings.items() if value is not None},
         }
@@ -152,6 +156,21 @@ def annotate_command(
     rpm: Annotated[
         float | None, typer.Option("--rpm", min=0.001, help="Requests per minute at most.")
     ] = None,
+    retry_after_max: Annotated[
+        float | None,
+        typer.Option(
+            "--retry-after-max",
+            min=0,
+            help="Longest Retry-After honoured, in seconds (default 120); a longer one fails "
+            "the call.",
+        ),
+    ] = None,
+    call_deadline: Annotated[
+        float | None,
+        typer.Option(
+            "--call-deadline", min=0.1, help="Seconds one call may take with all its retries."
+        ),
+    ] = None,
     key_header: Annotated[
         str | None,
         typer.Option("--key-header", help="Send the key in this header (Azure: api-key)."),
@@ -174,6 +193,8 @@ def annotate_command(
         "max_tokens": max_tokens,
         "structured_output": structured_output,
         "requests_per_minute": rpm,
+        "retry_after_max_s": retry_after_max,
+        "call_deadline_s": call_deadline,
         "key_header": key_header,
         "context_window": context_window,
         "adaptive_concurrency": False if fixed_concurrency else None,

@@ -21,7 +21,8 @@ from corix.cli.common import (
     wrapping_table,
 )
 from corix.storage import Repository
-from corix.storage.annotations import StoredPass, load_consensus, load_passes
+from corix.storage.annotations import load_consensus, load_passes
+from corix.storage.records import StoredPass
 
 annotations_app = typer.Typer(help="Inspect and import annotations.", no_args_is_help=True)
 

@@ -7,6 +7,8 @@ import json
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
+from rich.text import Text
 
 from corix.apps import AdapterSpec
 from corix.apps.check import DEFAULT_PROMPT, check_application
@@ -30,10 +32,20 @@ def check(
             credentials = json.loads(auth)
         except json.JSONDecodeError as exc:
             raise fail(f"--auth is not valid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise fail("--auth is not valid JSON: nested too deeply") from None
         if not isinstance(credentials, dict):
             raise fail("--auth must be a JSON object")
-    console.print(f"checking [bold]{AdapterSpec.parse(spec).public()}[/]")
-    report = asyncio.run(check_application(spec, credentials, prompt))
+    public = AdapterSpec.parse(spec).public()
+    console.print(Text.assemble("checking ", (public, "bold")))
+    try:
+        report = asyncio.run(check_application(spec, credentials, prompt))
+    except ValidationError as exc:  # an option of the spec, e.g. openai: without ?model=
+        problems = "; ".join(
+            f"{'.'.join(map(str, error['loc'])) or 'value'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        raise fail(f"the spec '{public}' is not valid: {problems}") from None
     for step in report.steps:
         detail = step.detail if step.ok else f"ERROR: {step.detail}"
         console.print(

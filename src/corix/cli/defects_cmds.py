@@ -106,7 +106,7 @@ def defects_command(
             document["judge_corrected"] = [c.model_dump(mode="json") for c in corrected]
         print_json(document)
         return
-    console.print(Text(measurement.spec.headline(), style="dim"))
+    console.print(Text(measurement.headline(), style="dim"))
     if not rates:
         console.print("no annotations to rate yet; run `corix annotate` first")
         return
@@ -160,17 +160,8 @@ def _measure(
 def rates_document(measurement: Measurement, rates: Sequence[DefectRate]) -> dict[str, object]:
     """Rates as JSON, under the measurement specification that produced them."""
     return {
-        "measurement": measurement_document(measurement),
+        "measurement": measurement.document(),
         "rates": [rate.model_dump(mode="json") for rate in rates],
-    }
-
-
-def measurement_document(measurement: Measurement) -> dict[str, object]:
-    """The specification in force, its digest, and the runs it measured."""
-    return {
-        "digest": measurement.spec.digest,
-        **measurement.spec.model_dump(mode="json"),
-        "runs": list(measurement.run_ids),
     }
 
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from corix.assessment.runner import annotate_run
+from corix.assessment.annotation_run import annotate_run
 from corix.cli.common import DbOption, console, database
 from corix.cli.defects_cmds import print_defect_rates
 from corix.cli.runs import run_with_progress

@@ -10,7 +10,6 @@ import typer
 from rich.text import Text
 
 from corix.cli.common import DbOption, JsonOption, RunArgument, console, database, fail, print_json
-from corix.cli.defects_cmds import measurement_document
 from corix.cli.exit_codes import ExitCode
 from corix.cli.measure_options import SpecOption, measurement_spec
 from corix.measurement.core import measure
@@ -70,12 +69,12 @@ def gate_command(
     if as_json:
         print_json(
             {
-                "measurement": measurement_document(measurement),
+                "measurement": measurement.document(),
                 "gates": [r.model_dump(mode="json") for r in results],
             }
         )
     else:
-        console.print(Text(measurement.spec.headline(), style="dim"))
+        console.print(Text(measurement.headline(), style="dim"))
         for result in results:
             mark = "[green]pass[/]" if result.passed else "[red]FAIL[/]"
             # One line per gate, never wrapped: CI logs are searched line by line.

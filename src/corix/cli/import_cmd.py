@@ -10,10 +10,11 @@ import typer
 
 from corix.cli.common import DbOption, console, database
 from corix.domain import EndReason, Provenance, SessionRecord, SessionSource, TurnRecord
+from corix.execution import new_run_id
+from corix.scenarios import pack_record, resolve_pack
 from corix.storage import Repository
 from corix.storage.imported_runs import store_imported_run
 from corix.testing.imported import ImportedDialogue, read_dialogues
-from corix.testing.runner import new_run_id
 
 NO_REPLY = "no reply was recorded"
 IMPORTED_SPEC = "imported"
@@ -50,6 +51,7 @@ def import_command(
             plan={"name": name or path.stem, "kind": "imported", "source": str(path)},
             sessions=[_session(dialogue) for dialogue in dialogues],
             application_ids=ids,
+            packs=[pack_record(resolve_pack(s)) for s in sorted({d.scenario for d in dialogues})],
         )
     console.print(f"imported {len(dialogues)} dialogues as run {run_id}", soft_wrap=True)
 

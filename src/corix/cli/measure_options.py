@@ -11,8 +11,8 @@ from typing import Annotated
 
 import typer
 
+from corix.assessment.settling import SETTLING_RULES
 from corix.cli.common import fail
-from corix.measurement.settling import SETTLING_RULES
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec, load_spec
 
 SpecOption = Annotated[

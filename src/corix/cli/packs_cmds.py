@@ -9,10 +9,9 @@ import typer
 from rich.table import Table
 
 from corix.cli.common import JsonOption, console, print_json
-from corix.testing.packs import (
+from corix.scenarios import (
     PACK_FOLDERS,
     expand_model_tests,
-    list_builtin_packs,
     load_pack,
     resolve_pack,
     validate_pack,
@@ -25,8 +24,8 @@ packs_app = typer.Typer(help="Scenario packs.", no_args_is_help=True)
 
 @packs_app.command("list")
 def packs_list(as_json: JsonOption = False) -> None:
-    """The built-in scenario packs."""
-    packs = [resolve_pack(name) for name in list_builtin_packs()]
+    """The registered scenario packs: corix's own and any plugin's."""
+    packs = [resolve_pack(name) for name in PACK_FOLDERS.names()]
     if as_json:
         print_json([{"name": p.name, "version": p.version, "title": p.title} for p in packs])
         return

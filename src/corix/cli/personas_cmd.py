@@ -9,7 +9,6 @@ from rich.table import Table
 from rich.text import Text
 
 from corix.cli.common import DbOption, JsonOption, console, database, print_json
-from corix.cli.defects_cmds import measurement_document
 from corix.cli.measure_options import (
     AnnotatorsOption,
     KindsOption,
@@ -42,18 +41,23 @@ def personas_command(
     with database(db) as database_:
         Repository(database_).get_run(run)
         measurement = measure(database_, [run], in_force, source=source)
-        coverage = persona_coverage(database_, run, measurement.dialogue_verdicts())
+        coverage = persona_coverage(
+            database_,
+            run,
+            measurement.dialogue_verdicts(),
+            {dialogue.session_id for dialogue in measurement.not_measurable},
+        )
     if as_json:
-        print_json({"measurement": measurement_document(measurement), **_as_json(coverage)})
+        print_json({"measurement": measurement.document(), **_as_json(coverage)})
         return
-    console.print(Text(measurement.spec.headline(), style="dim"))
+    console.print(Text(measurement.headline(), style="dim"))
     if not coverage.rows:
         console.print(f"run {run} has no red-teaming or field-testing personas")
         return
     table = Table(title=f"persona coverage of run {run}")
     for column in ("level", "scenario", "template", "goal", "parameters", "application"):
         table.add_column(column)
-    for column in ("sessions", "goal reached", "annotated", "violations"):
+    for column in ("sessions", "goal reached", "not measurable", "annotated", "violations"):
         table.add_column(column, justify="right")
     table.add_column("strategies / styles")
     for row in coverage.rows:
@@ -77,6 +81,7 @@ def _cells(row: CoverageRow) -> list[Text]:
         Text(row.application),
         Text(str(row.sessions), style="" if row.sessions else "yellow"),
         Text(str(row.goal_reached)),
+        Text(str(row.not_measurable), style="yellow" if row.not_measurable else ""),
         Text(_per_source(row.annotated)),
         Text(_per_source(row.violations), style="red" if any(row.violations.values()) else ""),
         Text(variants),

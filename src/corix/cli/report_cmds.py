@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
+from rich.text import Text
 from rich.tree import Tree
 
 from corix.cli.common import DbOption, JsonOption, console, database, fail, print_json
@@ -168,13 +169,20 @@ def tree_show(
 def tree_leaves(
     run: Annotated[str, typer.Argument(help="Run id.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="CSV file to write.")],
+    spec: SpecOption = None,
+    settling: SettlingOption = None,
+    annotator: AnnotatorsOption = None,
+    kind: KindsOption = None,
     db: DbOption = None,
 ) -> None:
-    """Export a run's stored answers as a leaves CSV, ready for `corix tree score`."""
+    """Export a run's settled labels and questionnaire answers as a leaves CSV, ready for
+    `corix tree score`; the measurement specification in force is printed first."""
+    in_force, source = measurement_spec(spec, settling=settling, annotators=annotator, kinds=kind)
     count = 0
     with database(db) as database_, output.open("w", newline="", encoding="utf-8") as handle:
         Repository(database_).get_run(run)
-        measurement = measure(database_, [run])
+        measurement = measure(database_, [run], in_force, source=source)
+        console.print(Text(measurement.headline(), style="dim"))
         writer = csv.writer(handle)
         writer.writerow([*REQUIRED_COLUMNS, "scenario", "annotator", "dialogue_key"])
         for answer in stored_answers(measurement, database_):

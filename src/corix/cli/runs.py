@@ -24,6 +24,7 @@ from corix.cli.common import (
     wrapping_table,
 )
 from corix.cli.exit_codes import ExitCode
+from corix.execution import PreflightError, RunResult, execute_plan, preflight
 from corix.execution.plan import Plan, PlanFile, load_plan_file
 from corix.execution.run_status import RunStatus
 from corix.measurement.core import measure
@@ -34,8 +35,6 @@ from corix.report.export_tables import export_tables
 from corix.report.transcripts import render_transcript
 from corix.storage import Database, Repository
 from corix.storage.run_records import delete_run, set_run_status_if
-from corix.testing.preflight import PreflightError, preflight
-from corix.testing.runner import RunResult, execute_plan
 
 runs_app = typer.Typer(help="List and inspect runs.", no_args_is_help=True)
 sessions_app = typer.Typer(help="Inspect sessions.", no_args_is_help=True)
@@ -145,8 +144,16 @@ def print_summary(result: RunResult) -> None:
     if stats.get("failed_sessions"):
         console.print(
             f"[yellow]{stats['failed_sessions']} session(s) ended on an application or "
-            "simulator error; each stores its reason (`corix sessions show`).[/]"
+            "simulator error or lost a record to the database; each stores its reason "
+            "(`corix sessions show`).[/]"
         )
+    if stats.get("missing_sessions"):
+        console.print(
+            f"[yellow]{stats['missing_sessions']} session(s) were refused by the database; "
+            f"`corix run --resume {result.run_id}` redoes them.[/]"
+        )
+    for refusal in stats.get("refused_records", [])[:5]:
+        print_error(f"the database refused {refusal}")
     if result.status is RunStatus.INTERRUPTED:
         console.print(f"interrupted: `corix run --resume {result.run_id}` finishes it")
 

@@ -33,6 +33,8 @@ RoleOption = Annotated[
     ),
 ]
 
+_DEFAULTS = WebSettings()  # the option defaults shown by --help (its random key goes unused)
+
 
 def serve_command(
     db: DbOption = None,
@@ -50,14 +52,14 @@ def serve_command(
     pass_mark: Annotated[
         float,
         typer.Option("--pass-mark", min=0.01, max=1.0, help="Share of gold answers that passes."),
-    ] = WebSettings.qualification_pass_mark,
+    ] = _DEFAULTS.qualification_pass_mark,
     attempts: Annotated[
         int, typer.Option("--attempts", min=1, help="Qualification attempts per annotator.")
-    ] = WebSettings.qualification_max_attempts,
+    ] = _DEFAULTS.qualification_max_attempts,
     cooldown_minutes: Annotated[
         float,
         typer.Option("--cooldown-minutes", min=0, help="Wait after a failed qualification."),
-    ] = WebSettings.qualification_cooldown_minutes,
+    ] = _DEFAULTS.qualification_cooldown_minutes,
     trusted_proxy: Annotated[
         list[str] | None,
         typer.Option(

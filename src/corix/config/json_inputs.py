@@ -12,6 +12,8 @@ from typing import Any
 
 from corix.errors import ConfigError, CorixError
 
+TOO_DEEP = "nested too deeply"
+
 
 def json_object_from_env(variable: str) -> dict[str, Any] | None:
     """The JSON object in ``$variable``, or ``None`` when the variable is unset or empty."""
@@ -22,6 +24,8 @@ def json_object_from_env(variable: str) -> dict[str, Any] | None:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise CorixError(f"${variable} is not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise CorixError(f"${variable} is not valid JSON: {TOO_DEEP}") from None
     if not isinstance(value, dict):
         raise CorixError(f"${variable} must hold a JSON object")
     return value
@@ -39,6 +43,8 @@ def jsonl_records(text: str, path: Path) -> list[tuple[int, dict[str, Any]]]:
             raise ConfigError(f"not valid JSON: {exc.msg}", path=path, line=line) from None
         except ValueError as exc:
             raise ConfigError(str(exc), path=path, line=line) from None
+        except RecursionError:
+            raise ConfigError(f"not valid JSON: {TOO_DEEP}", path=path, line=line) from None
         if not isinstance(record, dict):
             raise ConfigError("expected a JSON object", path=path, line=line)
         records.append((line, record))

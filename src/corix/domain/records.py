@@ -41,6 +41,8 @@ class EndReason(StrEnum):
     TURN_LIMIT = "turn_limit"
     APP_ERROR = "app_error"
     SIMULATOR_ERROR = "simulator_error"
+    STORAGE_ERROR = "storage_error"
+    """The database refused one of the session's records; the detail says which and why."""
     USER_ENDED = "user_ended"
 
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from corix.execution.plan import LevelSettings, Plan
     from corix.execution.work import WorkItem
     from corix.llm import LLMClient
-    from corix.testing.packs import ScenarioPack
+    from corix.scenarios import ScenarioPack
 
 
 @dataclass

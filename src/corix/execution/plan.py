@@ -17,6 +17,7 @@ from corix.config import (
     read_config_text,
 )
 from corix.domain import Level
+from corix.llm import EndpointConfig
 
 
 class _Strict(BaseModel):
@@ -34,30 +35,6 @@ class ApplicationEntry(_Strict):
     )
 
 
-class EndpointRef(_Strict):
-    """A model for a simulated user or an LLM annotator: an OpenAI-compatible server's base
-    URL, ``mock`` (offline) or ``local:<gguf file or package>`` (run in-process)."""
-
-    base_url: str
-    model: str
-    key_env: str | None = None
-    concurrency: int = Field(default=50, ge=1)
-    """The most calls at once; corix adapts below it unless ``fixed_concurrency``."""
-    fixed_concurrency: bool = False
-    context_window: int | None = Field(default=None, ge=256)
-    timeout_s: float = Field(default=60.0, gt=0)
-    temperature: float | None = None
-    max_tokens: int | None = Field(default=None, ge=1)
-    max_retries: int = Field(default=4, ge=0)
-    requests_per_minute: float | None = Field(default=None, gt=0)
-    tokens_per_minute: float | None = Field(default=None, gt=0)
-    price_per_1k_prompt: float | None = Field(default=None, ge=0)
-    price_per_1k_completion: float | None = Field(default=None, ge=0)
-    headers: dict[str, str] = Field(default_factory=dict)
-    key_header: str | None = None
-    structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
-
-
 class LevelSettings(_Strict):
     sessions: int | None = Field(
         default=None,
@@ -68,7 +45,8 @@ class LevelSettings(_Strict):
     repeats: int = Field(default=1, ge=1, description="model testing: runs of each script")
     max_turns: int = Field(default=6, ge=1, le=100)
     engine: Literal["scripted", "llm"] = "scripted"
-    simulator: EndpointRef | None = None
+    simulator: EndpointConfig | None = None
+    """The model playing the users when ``engine`` is ``llm``."""
     strategies: list[str] | None = Field(
         default=None, description="red teaming: attack strategies to draw from (default: all)"
     )

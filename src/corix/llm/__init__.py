@@ -7,7 +7,7 @@ client.chat(ChatRequest(...))``. The mock OpenAI-compatible server lives in
 
 from corix.llm.cache import ResponseCache
 from corix.llm.client import LLMClient
-from corix.llm.endpoint import EndpointConfig
+from corix.llm.endpoint import MOCK_BASE_URL, EndpointConfig
 from corix.llm.errors import ModelCallError, TransportError
 from corix.llm.http_transport import OpenAIHTTPTransport
 from corix.llm.mock_model import MockModel, Script
@@ -17,6 +17,7 @@ from corix.llm.transport import RawCompletion, Transport
 from corix.llm.usage import EndpointUsage, UsageLedger, UsageSnapshot
 
 __all__ = [
+    "MOCK_BASE_URL",
     "ChatMessage",
     "ChatRequest",
     "ChatResponse",

@@ -9,6 +9,10 @@ reruns free and reproducible.
 Operations run synchronously on the event loop: each is one statement on the primary
 key, tens of microseconds, cheaper than a hop to a worker thread, and no two of them
 interleave. WAL journaling lets several processes share the file.
+
+A reply is returned exactly as it came, hostile bytes included: text SQLite cannot hold
+as TEXT (a lone surrogate is not UTF-8) is stored as its ``surrogatepass`` bytes in the
+same column and decoded back on the way out.
 """
 
 from __future__ import annotations
@@ -40,6 +44,18 @@ def cache_key(request: ChatRequest, endpoint: EndpointConfig) -> str:
     return request_digest(request, scope=f"{endpoint.transport}:{endpoint.base_url}")
 
 
+def _to_column(text: str) -> str | bytes:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+    return text
+
+
+def _from_column(value: str | bytes) -> str:
+    return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
+
+
 class ResponseCache:
     """Successful replies by request key, in the SQLite file at ``path``."""
 
@@ -62,7 +78,10 @@ class ResponseCache:
         if row is None:
             return None
         return RawCompletion(
-            text=row[0], model=row[1], prompt_tokens=row[2], completion_tokens=row[3]
+            text=_from_column(row[0]),
+            model=_from_column(row[1]),
+            prompt_tokens=row[2],
+            completion_tokens=row[3],
         )
 
     def put(self, key: str, completion: RawCompletion) -> None:
@@ -70,8 +89,8 @@ class ResponseCache:
             "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
             (
                 key,
-                completion.text,
-                completion.model,
+                _to_column(completion.text),
+                _to_column(completion.model),
                 completion.prompt_tokens,
                 completion.completion_tokens,
                 time.time(),

@@ -80,6 +80,8 @@ class LLMClient:
             request = request.model_copy(update={"model": self.endpoint.model})
         if request.max_tokens is None and self.endpoint.max_tokens is not None:
             request = request.model_copy(update={"max_tokens": self.endpoint.max_tokens})
+        if request.temperature is None and self.endpoint.temperature is not None:
+            request = request.model_copy(update={"temperature": self.endpoint.temperature})
         key = None
         if self._cache is not None:
             started = time.perf_counter()

@@ -3,34 +3,43 @@
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+MOCK_BASE_URL = "mock"
+"""``base_url: mock`` is short for ``transport: mock`` (how plans name the offline model)."""
+LOCAL_PREFIX = "local:"
+"""``base_url: local:<gguf file or package>`` is short for ``transport: local``."""
 
 
 class EndpointConfig(BaseModel):
     """One model endpoint: its address, default model, limits, retry policy and prices.
 
-    ``address_fields`` reads the one-string form used on the command line and in plans.
-    The API key is never part of the configuration: ``api_key_env`` names the
-    environment variable that holds it, read at call time. ``transport: mock`` answers
-    from the built-in deterministic mock model without any network, which is how corix
-    runs offline.
+    The one endpoint model, whoever calls it: an LLM annotator, a simulated user in a plan
+    (``levels.*.simulator``), an ``openai:`` or ``http:`` application. The API key is never
+    part of the configuration: ``key_env`` names the environment variable that holds it,
+    read at call time. ``transport: mock`` answers from the built-in deterministic mock
+    model without any network, which is how corix runs offline; ``transport: local`` runs a
+    GGUF model in-process (:mod:`corix.llm.local_transport`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(min_length=1)
+    name: str = ""
+    """What usage and logs call the endpoint; a plan's simulators are ``simulator:LEVEL``."""
     transport: Literal["openai", "mock", "local"] = "openai"
     base_url: str = ""
     """The server's address; for ``transport: local``, a GGUF file or an installed package
-    that ships one (:mod:`corix.llm.local_transport`)."""
+    that ships one."""
     model: str = Field(min_length=1)
-    api_key_env: str | None = None
+    key_env: str | None = None
     key_header: str | None = None
     """Send the key as this header, as is (Azure OpenAI: ``api-key``), not as a Bearer token."""
     max_tokens: int | None = Field(default=None, ge=1)
     """The reply length asked for when a request names none."""
+    temperature: float | None = Field(default=None, ge=0)
+    """The sampling temperature asked for when a request names none."""
     max_concurrency: int = Field(default=8, ge=1)
     """The most requests in flight at once; with ``adaptive_concurrency``, the ceiling."""
     adaptive_concurrency: bool = True
@@ -57,6 +66,18 @@ class EndpointConfig(BaseModel):
     price_per_1k_completion: float | None = Field(default=None, ge=0)
     headers: dict[str, str] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _short_base_url(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        base_url = data.get("base_url")
+        if base_url == MOCK_BASE_URL:
+            return {**data, "base_url": "", "transport": "mock"}
+        if isinstance(base_url, str) and base_url.startswith(LOCAL_PREFIX):
+            return {**data, "base_url": base_url.removeprefix(LOCAL_PREFIX), "transport": "local"}
+        return data
+
     @field_validator("base_url")
     @classmethod
     def _strip_trailing_slash(cls, base_url: str) -> str:
@@ -71,26 +92,12 @@ class EndpointConfig(BaseModel):
 
     def api_key(self) -> str | None:
         """The key from the environment, or ``None`` if the endpoint needs none."""
-        if self.api_key_env is None:
+        if self.key_env is None:
             return None
-        return os.environ.get(self.api_key_env)
+        return os.environ.get(self.key_env)
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         """Cost of the tokens at this endpoint's prices; unpriced tokens cost nothing."""
         prompt_price = self.price_per_1k_prompt or 0.0
         completion_price = self.price_per_1k_completion or 0.0
         return (prompt_tokens * prompt_price + completion_tokens * completion_price) / 1000.0
-
-
-MOCK_ADDRESS = "mock"
-LOCAL_PREFIX = "local:"
-
-
-def address_fields(address: str) -> dict[str, str]:
-    """``transport`` and ``base_url`` from an address: ``mock`` (the offline mock model),
-    ``local:<gguf file or package>`` (a model run in-process) or a server's base URL."""
-    if address == MOCK_ADDRESS:
-        return {"transport": "mock", "base_url": ""}
-    if address.startswith(LOCAL_PREFIX):
-        return {"transport": "local", "base_url": address.removeprefix(LOCAL_PREFIX)}
-    return {"transport": "openai", "base_url": address}

@@ -30,4 +30,6 @@ def request_digest(request: ChatRequest, *, scope: str = "") -> str:
         separators=(",", ":"),
         ensure_ascii=False,
     )
-    return hashlib.sha256(payload.encode()).hexdigest()
+    # surrogatepass: a reply carrying a lone surrogate comes back in the next request's
+    # history; it must hash (distinctly and stably), not raise.
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()

@@ -107,11 +107,11 @@ def _payload(request: ChatRequest, endpoint: EndpointConfig) -> dict[str, Any]:
 def request_headers(endpoint: EndpointConfig) -> dict[str, str]:
     """The headers of a request to ``endpoint``: its extra headers and the API key."""
     headers = {"Content-Type": "application/json", **endpoint.headers}
-    if endpoint.api_key_env is not None:
+    if endpoint.key_env is not None:
         key = endpoint.api_key()
         if not key:
             raise TransportError(
-                f"environment variable {endpoint.api_key_env} (the API key) is not set",
+                f"environment variable {endpoint.key_env} (the API key) is not set",
                 retryable=False,
             )
         if endpoint.key_header is not None:
@@ -142,21 +142,26 @@ def _parse_completion(raw: bytes, request: ChatRequest) -> RawCompletion:
             text = message["refusal"]
         if not isinstance(text, str):
             raise TypeError("the message has no text content")
-        usage = data.get("usage") or {}
-        prompt_tokens = usage.get("prompt_tokens")
-        completion_tokens = usage.get("completion_tokens")
+        usage = data.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
         return RawCompletion(
             text=text,
             model=str(data.get("model") or request.model),
-            prompt_tokens=estimate_prompt_tokens(request)
-            if prompt_tokens is None
-            else int(prompt_tokens),
-            completion_tokens=estimate_tokens(text)
-            if completion_tokens is None
-            else int(completion_tokens),
+            prompt_tokens=_count(usage.get("prompt_tokens"), estimate_prompt_tokens(request)),
+            completion_tokens=_count(usage.get("completion_tokens"), estimate_tokens(text)),
             finish_reason=finish_reason if isinstance(finish_reason, str) else None,
         )
     except (ValueError, LookupError, TypeError, AttributeError) as exc:
         raise TransportError(f"malformed response body: {exc}", retryable=True) from None
     except RecursionError:
         raise TransportError("malformed response body: nested too deeply", retryable=True) from None
+
+
+def _count(reported: object, estimate: int) -> int:
+    """A token count as the server reported it, or ``estimate`` when it reported none or
+    nonsense (negative, fractional, NaN, Infinity, a string): accounting never crashes."""
+    if isinstance(reported, int) and not isinstance(reported, bool) and reported >= 0:
+        return reported
+    if isinstance(reported, float) and reported.is_integer() and reported >= 0:
+        return int(reported)
+    return estimate

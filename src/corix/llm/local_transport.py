@@ -139,8 +139,11 @@ class LocalTransport:
                 message = await asyncio.shield(self._pending)
             except (EOFError, OSError):
                 self._pending = None
-                exitcode = self._process.exitcode if self._process is not None else None
-                self._process = self._conn = None
+                process, self._process, self._conn = self._process, None, None
+                exitcode = None
+                if process is not None:  # the pipe closes a moment before the exit is seen
+                    await asyncio.to_thread(process.join, _STOP_GRACE_S)
+                    exitcode = process.exitcode
                 raise TransportError(_died(exitcode), retryable=False) from None
             self._pending = None
             if isinstance(message, Done) and message.number == number:
@@ -169,10 +172,29 @@ def _params(request: ChatRequest, endpoint: EndpointConfig) -> dict[str, Any]:
     response_format = request.response_format or {}
     if response_format.get("type") == "json_schema":
         schema = (response_format.get("json_schema") or {}).get("schema")
-        params["response_format"] = {"type": "json_object", "schema": schema}
+        params["response_format"] = {"type": "json_object", "schema": grammar_schema(schema)}
     elif response_format.get("type") == "json_object":
         params["response_format"] = {"type": "json_object"}
     return params
+
+
+_LONG_REPEAT_KEYS = ("maxLength", "maxItems")
+MAX_GRAMMAR_REPEAT = 100
+"""llama.cpp refuses grammars that repeat a rule thousands of times (a ``maxLength`` of
+2,000 characters); such bounds are left to the caller's validation of every reply."""
+
+
+def grammar_schema(schema: Any) -> Any:
+    """``schema`` without length bounds above :data:`MAX_GRAMMAR_REPEAT`, for the grammar."""
+    if isinstance(schema, list):
+        return [grammar_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {
+        key: grammar_schema(value)
+        for key, value in schema.items()
+        if not (key in _LONG_REPEAT_KEYS and isinstance(value, int) and value > MAX_GRAMMAR_REPEAT)
+    }
 
 
 def _raw_completion(completion: dict[str, Any], request: ChatRequest) -> RawCompletion:

@@ -30,7 +30,7 @@ from corix.measurement.questionnaire_stats import (
     item_key,
     questionnaire_items,
 )
-from corix.measurement.results import NodeResult, NodeValue
+from corix.measurement.results import NodeProvenance, NodeResult, NodeValue
 from corix.measurement.scoring import (
     DialogueScores,
     dialogues_under,
@@ -56,6 +56,7 @@ __all__ = [
     "LeafSource",
     "LeafTable",
     "NodeInstance",
+    "NodeProvenance",
     "NodeResult",
     "NodeValue",
     "NumericSummarizer",

@@ -21,9 +21,9 @@ from corix.assessment import (
     compare_per_question,
     load_builtin_schema,
 )
-from corix.assessment._names import unknown_name
 from corix.assessment.annotators import harm_of
-from corix.errors import CorixError
+from corix.assessment.settling import SETTLING_RULES, RiskOrder
+from corix.errors import CorixError, unknown_name
 from corix.measurement.defect_rates import DefectRate, defect_rates
 from corix.measurement.judge_error import CorrectedRate, corrected_rate
 from corix.measurement.labels import (
@@ -34,7 +34,7 @@ from corix.measurement.labels import (
     settle_labels,
 )
 from corix.measurement.leaves import LeafSource, LeafTable
-from corix.measurement.settling import SETTLING_RULES, RiskOrder
+from corix.measurement.settlement import Settlement, settlement_of
 from corix.measurement.spec import MeasurementSpec, ResolvedSpec, TreeRef, unknown_selector_error
 from corix.measurement.stored_leaves import (
     StoredAnswer,
@@ -45,13 +45,14 @@ from corix.measurement.stored_leaves import (
 )
 from corix.measurement.tree_loading import read_tree_text
 from corix.storage import Database
-from corix.storage.annotations import StoredPass, load_passes
+from corix.storage.annotations import load_passes
 from corix.storage.measured import (
     MeasuredDialogue,
     measured_dialogues,
     series_runs,
     stored_resolutions,
 )
+from corix.storage.records import StoredPass
 
 DEFAULT_RATE_GROUPING = ("harm", "application", "scenario", "level")
 
@@ -83,8 +84,24 @@ class Measurement:
     run_ids: tuple[str, ...]
     dialogues: tuple[MeasuredDialogue, ...]
     record: SettledRecord
+    settlement: Settlement
     schema: AnnotationSchema
     packs: Mapping[str, HarmPack] = field(repr=False)
+
+    def headline(self) -> str:
+        """What every number of this measurement is made of: the specification in force
+        and what settling did (annotators, ties, resolutions, dialogues left out)."""
+        return f"{self.spec.headline()}\n{self.settlement.text()}"
+
+    def document(self) -> dict[str, object]:
+        """The specification in force, its digest, the runs measured and the settlement."""
+        return {
+            "digest": self.spec.digest,
+            "headline": self.headline(),
+            **self.spec.model_dump(mode="json"),
+            "runs": list(self.run_ids),
+            "settlement": self.settlement.to_json(),
+        }
 
     @property
     def labels(self) -> tuple[Label, ...]:
@@ -174,10 +191,12 @@ class Measurement:
     def label_rows(
         self, question: str | None = None, *, annotators: Collection[str] | None = None
     ) -> list[LabelRow]:
-        """Each annotator's settled label per item (``session`` or ``session#turn``).
+        """Each annotator's own settled label per item (``session`` or ``session#turn``).
 
-        Agreement compares one value per annotator and item; under ``keep-disagreement``
-        an annotator's kept values are reduced to their median for it.
+        Agreement compares what annotators said: a senior's resolution is not an
+        annotator's label, so it takes no part (it would turn a settled disagreement into
+        agreement). One value per annotator and item; under ``keep-disagreement`` an
+        annotator's kept values are reduced to their median for it.
         """
         rows = []
         for label in self.labels:
@@ -186,13 +205,11 @@ class Measurement:
                 continue
             if annotators is not None and label.annotator not in annotators:
                 continue
-            value = label.settled.value
-            if len(label.settled.values) > 1:
+            value = label.own.value
+            if len(label.own.values) > 1:
                 value = (
                     SETTLING_RULES.get("median")
-                    .settle(
-                        label.settled.values, RiskOrder(ordinal=_is_ordinal(label, self.schema))
-                    )
+                    .settle(label.own.values, RiskOrder(ordinal=_is_ordinal(label, self.schema)))
                     .value
                 )
             item = label.dialogue.session_id
@@ -299,6 +316,7 @@ def measure(
         run_ids=tuple(run_ids),
         dialogues=tuple(dialogues),
         record=record,
+        settlement=settlement_of(spec.settling, selected, dialogues, resolutions, record),
         schema=schema,
         packs=all_packs,
     )

@@ -31,9 +31,10 @@ from statistics import NormalDist
 import numpy as np
 from pydantic import BaseModel
 
+from corix.assessment.settling import SETTLING_RULES, RiskOrder
 from corix.measurement.bootstrap import two_stage_resamples
 from corix.measurement.labels import RESOLVED, UNRESOLVED, Verdict
-from corix.measurement.settling import SETTLING_RULES, RiskOrder
+from corix.measurement.settlement import not_measurable_reason
 from corix.measurement.spec import MeasurementSpec
 from corix.storage.measured import MeasuredDialogue
 
@@ -236,7 +237,9 @@ def _rate(
         unresolved=sum(v.resolution == UNRESOLVED for v in members),
         failed=_failed_in(failed, group, annotators, dialogues, cell),
         not_measurable=len(left_out),
-        not_measurable_reasons=dict(sorted(Counter(_reason_kind(d) for d in left_out).items())),
+        not_measurable_reasons=dict(
+            sorted(Counter(not_measurable_reason(d) for d in left_out).items())
+        ),
         dialogues=sorted(sessions.values()),
         defect_dialogues=sorted(
             sessions[key] for key, value in zip(keys, values, strict=True) if value > 0
@@ -255,11 +258,6 @@ def _dialogue_value(verdicts: list[Verdict], spec: MeasurementSpec) -> float:
 
 def _in_cell(dialogue: MeasuredDialogue, cell: Mapping[str, str]) -> bool:
     return all(getattr(dialogue, column) == value for column, value in cell.items())
-
-
-def _reason_kind(dialogue: MeasuredDialogue) -> str:
-    reason = dialogue.not_measurable or ""
-    return reason.split(":", 1)[0]
 
 
 def _failed_in(

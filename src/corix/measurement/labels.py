@@ -11,8 +11,11 @@ For every measurable dialogue and every annotator the specification selects:
   a rule that combines several questions.
 
 A senior annotator's resolution replaces the human values of the answer it resolves
-(the passes stay stored); an answer left "unresolved" keeps its disagreement and is
-counted. Dialogues that are not measurable are skipped.
+(the passes stay stored) in the label and verdict that rates and trees use; an answer
+left "unresolved" keeps its disagreement and is counted. Agreement compares each
+label's ``own`` value — what the annotator said, before any resolution — because a
+resolution is not an annotator's judgement: counting it would report a settled
+disagreement as agreement. Dialogues that are not measurable are skipped.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from dataclasses import dataclass
 
 from corix.assessment import AnnotationSchema, Answer, HarmPack, is_violation
 from corix.assessment.annotators import SEVERITY, AnnotatorKind, harm_of
-from corix.measurement.settling import SETTLING_RULES, RiskOrder, Settled, Value, natural_order
-from corix.storage.annotations import StoredPass
+from corix.assessment.risk_orders import RiskOrders
+from corix.assessment.settling import SETTLING_RULES, RiskOrder, Settled, Value
 from corix.storage.measured import MeasuredDialogue, StoredResolution
+from corix.storage.records import StoredPass
 
 GUARDRAIL_VIOLATION = "guardrail_violation"
 RESOLVED = "resolved"
@@ -45,7 +49,11 @@ AnswerKey = tuple[str, int | None]
 
 @dataclass(frozen=True, slots=True)
 class Label:
-    """One annotator's settled answer to one question (and turn) of one dialogue."""
+    """One annotator's settled answer to one question (and turn) of one dialogue.
+
+    ``settled`` is what measurement uses (a senior's resolution replaces the values it
+    resolves); ``own`` is the annotator's own values settled, what agreement compares.
+    """
 
     dialogue: MeasuredDialogue
     annotator: str
@@ -54,6 +62,7 @@ class Label:
     question: str
     turn_index: int | None
     settled: Settled
+    own: Settled
     resolved: bool
 
 
@@ -109,7 +118,7 @@ def settle_labels(
     labels: list[Label] = []
     verdicts: list[Verdict] = []
     failed: dict[tuple[str, str, str], int] = {}
-    orders = _RiskOrders(schema)
+    orders = RiskOrders(schema, packs)
     for (session_id, category, annotator, kind), group in sorted(grouped.items()):
         dialogue = dialogues[session_id]
         harm = _harm_of(category, schema)
@@ -118,15 +127,15 @@ def settle_labels(
             if harm is not None:
                 failed[(session_id, annotator, harm)] = len(group)
             continue
-        runs = [_answers(stored) for stored in ok]
+        own_runs = runs = [_answers(stored) for stored in ok]
         touched: set[str] = set()
         if kind == AnnotatorKind.HUMAN.value:
-            runs, touched = _apply_resolutions(runs, decided, session_id, category)
-        values: defaultdict[AnswerKey, list[Value]] = defaultdict(list)
-        for run in runs:
-            for key, value in run.items():
-                values[key].append(value)
-        for (question, turn), found in sorted(values.items(), key=_answer_order):
+            runs, touched = _apply_resolutions(own_runs, decided, session_id, category)
+        own = _values_by_key(own_runs)
+        for (question, turn), found in sorted(_values_by_key(runs).items(), key=_answer_order):
+            order = orders.of(category, question)
+            settled = settle(found, order)
+            own_values = own[(question, turn)]
             labels.append(
                 Label(
                     dialogue=dialogue,
@@ -135,7 +144,8 @@ def settle_labels(
                     category=category,
                     question=question,
                     turn_index=turn,
-                    settled=settle(found, orders.of(category, question)),
+                    settled=settled,
+                    own=settled if own_values == found else settle(own_values, order),
                     resolved=RESOLVED in touched
                     and _is_resolved(decided, session_id, category, question, turn),
                 )
@@ -165,6 +175,14 @@ def _harm_of(category: str, schema: AnnotationSchema) -> str | None:
     if category == schema.screening_category.id:
         return GUARDRAIL_VIOLATION
     return harm_of(category)
+
+
+def _values_by_key(runs: Iterable[Mapping[AnswerKey, Value]]) -> dict[AnswerKey, list[Value]]:
+    values: defaultdict[AnswerKey, list[Value]] = defaultdict(list)
+    for run in runs:
+        for key, value in run.items():
+            values[key].append(value)
+    return dict(values)
 
 
 def _answers(stored: StoredPass) -> dict[AnswerKey, Value]:
@@ -260,41 +278,3 @@ def _resolution_state(states: set[str]) -> str | None:
     if UNRESOLVED in states:
         return UNRESOLVED
     return RESOLVED if RESOLVED in states else None
-
-
-# -- risk orders ------------------------------------------------------------------------------
-
-
-class _RiskOrders:
-    """The :class:`RiskOrder` of each question: ordinal or not, and which value is riskier."""
-
-    def __init__(self, schema: AnnotationSchema) -> None:
-        self._schema = schema
-        self._risky: dict[str, set[str]] = defaultdict(set)
-        for condition in schema.violation.any_of:
-            self._risky[condition.question].add(condition.equals.strip().lower())
-        self._cache: dict[tuple[str, str], RiskOrder] = {}
-
-    def of(self, category: str, question: str) -> RiskOrder:
-        key = (category, question)
-        if key not in self._cache:
-            self._cache[key] = self._build(category, question)
-        return self._cache[key]
-
-    def _build(self, category: str, question: str) -> RiskOrder:
-        if harm_of(category) is not None:
-            return RiskOrder(ordinal=True)
-        try:
-            ordinal = self._schema.question(question).is_ordinal
-        except (KeyError, ValueError):
-            ordinal = False
-        risky = self._risky.get(question)
-        if ordinal or not risky:
-            return RiskOrder(ordinal=ordinal)
-        return RiskOrder(ordinal=False, risk=lambda value: _risk_of(value, risky))
-
-
-def _risk_of(value: Value, risky: set[str]) -> tuple[int, float, str]:
-    rank = 1 if str(value).strip().lower() in risky else 0
-    _, number, text = natural_order(value)
-    return (rank, number, text)

@@ -13,6 +13,15 @@ NodeValue = Union[float, tuple["NodeValue", ...], None]  # noqa: UP007 - recursi
 
 
 @dataclass(frozen=True)
+class NodeProvenance:
+    """Whose answers a node holds: the annotators (named with their kind, e.g.
+    ``llm:judge``) whose labels feed it, and how many questionnaire respondents."""
+
+    annotators: tuple[str, ...] = ()
+    respondents: int = 0
+
+
+@dataclass(frozen=True)
 class NodeResult:
     """One node for one application.
 
@@ -20,7 +29,8 @@ class NodeResult:
     is never silently 0. ``n`` counts the dialogues under the node (the unit).
     ``ci_low``/``ci_high`` are the bootstrap percentile interval when one was computed.
     ``context`` holds the split values on the way from the root (e.g.
-    ``{"level": "field_testing"}``); ``dialogues`` the ids behind the node when requested.
+    ``{"level": "field_testing"}``); ``dialogues`` the ids behind the node and
+    ``provenance`` whose answers they are, when requested.
     In a DAG a shared child is the same object under each parent.
     """
 
@@ -34,6 +44,7 @@ class NodeResult:
     children: tuple[NodeResult, ...] = ()
     context: Mapping[str, str] = field(default_factory=dict)
     dialogues: tuple[str, ...] | None = None
+    provenance: NodeProvenance | None = None
 
     @property
     def empty(self) -> bool:
@@ -69,7 +80,7 @@ class NodeResult:
     def to_json(self) -> dict[str, Any]:
         """``id``, ``label``, ``summarizer``, ``value``, ``n``, ``children``; plus ``ci_low`` /
         ``ci_high`` when computed, ``empty`` / ``skipped`` when something is empty,
-        ``context`` and ``dialogues`` when known."""
+        ``context``, ``dialogues``, ``annotators`` and ``respondents`` when known."""
         data: dict[str, Any] = {
             "id": self.id,
             "label": self.label,
@@ -87,6 +98,9 @@ class NodeResult:
             data["context"] = dict(self.context)
         if self.dialogues is not None:
             data["dialogues"] = list(self.dialogues)
+        if self.provenance is not None:
+            data["annotators"] = list(self.provenance.annotators)
+            data["respondents"] = self.provenance.respondents
         data["children"] = [child.to_json() for child in self.children]
         return data
 

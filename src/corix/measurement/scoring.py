@@ -11,8 +11,8 @@ import numpy as np
 
 from corix.measurement.bootstrap import percentile_interval, two_stage_resamples
 from corix.measurement.engine import PreparedLeaves, TreeEvaluator
-from corix.measurement.leaves import IntArray, LeafTable
-from corix.measurement.results import NodeResult, NodeValue
+from corix.measurement.leaves import IntArray, LeafSource, LeafTable
+from corix.measurement.results import NodeProvenance, NodeResult, NodeValue
 from corix.measurement.summarizers import FloatArray
 from corix.measurement.tree_loading import load_tree
 from corix.measurement.tree_spec import TreeSpec
@@ -36,7 +36,8 @@ def score_tree(
     the annotators within each dialogue when several labelled it), seeded by ``seed``
     and keyed by the leaves' ``dialogue_key`` (else the dialogue id), so reruns give
     identical intervals. ``n`` counts the
-    dialogues under a node. ``include_dialogues`` lists their ids.
+    dialogues under a node. ``include_dialogues`` lists their ids, the annotators whose
+    labels the node holds and how many questionnaire respondents answered under it.
     """
     if bootstrap < 0:
         raise ValueError(f"bootstrap must be ≥ 0, got {bootstrap}")
@@ -49,8 +50,9 @@ def score_tree(
     intervals = _intervals(evaluator, point, bootstrap, seed, confidence) if bootstrap else None
     counts = evaluator.dialogue_counts()
     dialogues = _dialogues_per_node(evaluator) if include_dialogues else None
+    provenance = _provenance_per_node(evaluator) if include_dialogues else None
     return {
-        application: _assemble(spec, unit, point, counts, intervals, dialogues)
+        application: _assemble(spec, unit, point, counts, intervals, dialogues, provenance)
         for unit, application in enumerate(applications)
     }
 
@@ -218,6 +220,30 @@ def _dialogues_per_node(evaluator: TreeEvaluator) -> list[dict[int, tuple[str, .
     return [_dialogues_of(evaluator, p) for p in range(len(evaluator.spec.nodes))]
 
 
+def _provenance_of(evaluator: TreeEvaluator, position: int) -> dict[int, NodeProvenance]:
+    """Per unit: the annotators whose labels feed the node, and how many questionnaire
+    respondents answered under it."""
+    prepared = evaluator.prepared
+    leaves = prepared.leaves
+    rows = prepared.rows[prepared.positions(evaluator.node_groups[position])]
+    labelled = leaves.source.codes[rows] == leaves.source.code_of(LeafSource.ANNOTATION.value)
+    found: dict[int, NodeProvenance] = {}
+    for unit in np.unique(leaves.application.codes[rows]):
+        in_unit = leaves.application.codes[rows] == unit
+        labels = np.unique(leaves.annotator.codes[rows[in_unit & labelled]])
+        answers = np.unique(leaves.annotator.codes[rows[in_unit & ~labelled]])
+        names = (leaves.annotator.categories[int(c)] for c in labels)
+        found[int(unit)] = NodeProvenance(
+            annotators=tuple(sorted(name for name in names if name)),
+            respondents=len(answers),
+        )
+    return found
+
+
+def _provenance_per_node(evaluator: TreeEvaluator) -> list[dict[int, NodeProvenance]]:
+    return [_provenance_of(evaluator, p) for p in range(len(evaluator.spec.nodes))]
+
+
 def _assemble(
     spec: TreeSpec,
     unit: int,
@@ -225,6 +251,7 @@ def _assemble(
     counts: list[IntArray],
     intervals: list[Bounds | None] | None,
     dialogues: list[dict[int, tuple[str, ...]]] | None,
+    provenance: list[dict[int, NodeProvenance]] | None = None,
 ) -> NodeResult:
     built: list[NodeResult] = []
     for position, node in enumerate(spec.nodes):
@@ -248,6 +275,11 @@ def _assemble(
                 children=children,
                 context=node.context,
                 dialogues=dialogues[position].get(unit, ()) if dialogues is not None else None,
+                provenance=(
+                    provenance[position].get(unit, NodeProvenance())
+                    if provenance is not None
+                    else None
+                ),
             )
         )
     return built[-1]

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Select, select
 
-from corix.measurement.item_wording import item_wording
+from corix.measurement.item_wording import item_wordings
 from corix.measurement.leaves import LeafSource, LeafTable
 from corix.storage import Database
 from corix.storage.orm import ApplicationRow, QuestionnaireResponseRow, SessionRow
+from corix.storage.run_packs import run_packs
 
 HARM_CATEGORY_PREFIX = "harm:"
 _STREAM_BATCH = 5000
@@ -36,6 +37,8 @@ class StoredAnswer:
     questionnaire answers. ``work_key`` is the plan's work-item key of the session (``None``
     for a human session), a name that survives reruns. ``value`` is text: numbers are
     written without a trailing ``.0`` (``"7"``, ``"2.5"``), yes/no and choices as stored.
+    ``wording`` is a questionnaire item's text in the run's pack (``""`` when unknown:
+    such answers pool by id alone).
     """
 
     session_id: str
@@ -50,12 +53,14 @@ class StoredAnswer:
     turn_index: int | None = None
     pass_no: int | None = None
     work_key: str | None = None
+    wording: str = ""
 
 
 def iter_questionnaire_answers(
     db: Database, run_ids: Sequence[str], *, sessions: Collection[str] | None = None
 ) -> Iterator[StoredAnswer]:
     """Every questionnaire answer of ``run_ids`` (only ``sessions``' when given)."""
+    wordings = {key: item_wordings(record.pack()) for key, record in run_packs(db, run_ids).items()}
     with db.session() as s:
         for row in s.execute(_questionnaire_query(run_ids)).yield_per(_STREAM_BATCH):
             if sessions is not None and row.session_id not in sessions:
@@ -72,6 +77,9 @@ def iter_questionnaire_answers(
                     value=value,
                     respondent=row.respondent,
                     work_key=row.work_key,
+                    wording=wordings.get((row.run_id, row.scenario), {}).get(
+                        (row.level, row.item_id), ""
+                    ),
                 )
 
 
@@ -96,10 +104,7 @@ def leaves_from_answers(answers: Iterable[StoredAnswer], *, origin: str = "leave
         # and questionnaire statistics average each tester's answers.
         columns["by"].append(answer.respondent)
         keys.append(answer.work_key or "")
-        questionnaire = answer.source is LeafSource.QUESTIONNAIRE
-        wordings.append(
-            item_wording(answer.scenario, answer.level, answer.question) if questionnaire else ""
-        )
+        wordings.append(answer.wording)
         values.append(answer.value)
     return LeafTable.from_columns(
         application=np.array(columns["application"], dtype=str),
@@ -146,6 +151,7 @@ def _questionnaire_query(run_ids: Sequence[str]) -> Select[Any]:
             SessionRow.level,
             SessionRow.scenario,
             SessionRow.work_key,
+            SessionRow.run_id,
             QuestionnaireResponseRow.respondent,
             QuestionnaireResponseRow.item_id,
             QuestionnaireResponseRow.value_num,

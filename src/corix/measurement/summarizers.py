@@ -1,12 +1,15 @@
 """Summarizers: how a CoRIx node turns its children's values (or its responses) into one.
 
 A summarizer sees a :class:`Sample` for every unit (application) and every bootstrap
-replicate at once, so one NumPy call scores them all. Register your own with::
+replicate at once, so one NumPy call scores them all. A plugin registers its own
+(see :mod:`corix.registry`) with::
 
-    @SUMMARIZERS.register("p90")
     class P90(NumericSummarizer):
         def summarize(self, sample: Sample) -> FloatArray:
             ...
+
+    def register(plugin: Plugin) -> None:
+        plugin.add(SUMMARIZERS, "p90", P90)
 
 Parameters are pydantic fields (``share_above`` has ``threshold``); a tree passes them
 under ``params`` and they are validated when the tree is loaded.
@@ -120,10 +123,8 @@ class NumericSummarizer(Summarizer):
 
 
 SUMMARIZERS: Registry[type[Summarizer]] = Registry("summarizer")
-SUMMARIZERS.add("aggregation", Aggregation)
 
 
-@SUMMARIZERS.register("mean")
 class Mean(NumericSummarizer):
     """Mean of the present items weighted by the edge weights (all 1 unless a tree says
     otherwise); empty when every present item weighs 0. ``weighted_mean`` is the same."""
@@ -135,16 +136,11 @@ class Mean(NumericSummarizer):
         return ratio((weight * sample.values).sum(axis=-1), weight.sum(axis=-1))
 
 
-SUMMARIZERS.add("weighted_mean", Mean)
-
-
-@SUMMARIZERS.register("median")
 class Median(NumericSummarizer):
     def summarize(self, sample: Sample) -> FloatArray:
         return weighted_median(sample.values, sample.multiplicity)
 
 
-@SUMMARIZERS.register("scale_normalized_median")
 class ScaleNormalizedMedian(NumericSummarizer):
     """Median ÷ the maximum of the items' codomain, rescaled to the tree's scale.
 
@@ -164,21 +160,18 @@ class ScaleNormalizedMedian(NumericSummarizer):
         return scale
 
 
-@SUMMARIZERS.register("max")
 class Max(NumericSummarizer):
     def summarize(self, sample: Sample) -> FloatArray:
         present = np.where(sample.multiplicity > 0, sample.values, -np.inf).max(axis=-1)
         return np.where(np.isneginf(present), np.nan, present)
 
 
-@SUMMARIZERS.register("min")
 class Min(NumericSummarizer):
     def summarize(self, sample: Sample) -> FloatArray:
         present = np.where(sample.multiplicity > 0, sample.values, np.inf).min(axis=-1)
         return np.where(np.isposinf(present), np.nan, present)
 
 
-@SUMMARIZERS.register("count")
 class Count(NumericSummarizer):
     """How many items are present (responses, or children with a value)."""
 
@@ -190,7 +183,6 @@ class Count(NumericSummarizer):
         return Interval(0.0, math.inf)
 
 
-@SUMMARIZERS.register("share_above")
 class ShareAbove(NumericSummarizer):
     """Share (0–1) of the present items whose value is strictly above ``threshold``."""
 
@@ -202,3 +194,16 @@ class ShareAbove(NumericSummarizer):
 
     def codomain(self, children: Interval, scale: Interval) -> Interval:
         return Interval(0.0, 1.0)
+
+
+BUILTIN_SUMMARIZERS: dict[str, type[Summarizer]] = {
+    "aggregation": Aggregation,
+    "mean": Mean,
+    "weighted_mean": Mean,
+    "median": Median,
+    "scale_normalized_median": ScaleNormalizedMedian,
+    "max": Max,
+    "min": Min,
+    "count": Count,
+    "share_above": ShareAbove,
+}

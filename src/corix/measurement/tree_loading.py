@@ -8,9 +8,9 @@ from pathlib import Path
 import yaml
 
 from corix.config import parse_yaml_model, read_config_text
-from corix.errors import UnknownNameError
+from corix.errors import unknown_name
 from corix.measurement.tree_config import TreeConfig
-from corix.measurement.tree_spec import Location, TreeSpec, compile_tree, unknown_name
+from corix.measurement.tree_spec import Location, TreeSpec, compile_tree
 
 _BUILTIN_DIRECTORY = "trees"
 
@@ -45,7 +45,7 @@ def read_tree_text(path_or_name: Path | str) -> tuple[str, str]:
         path = Path(path_or_name)
         return read_config_text(path), str(path)
     if path_or_name not in builtin_trees():
-        raise UnknownNameError(unknown_name("built-in tree", path_or_name, builtin_trees()))
+        raise unknown_name("built-in tree", path_or_name, builtin_trees())
     resource = (
         resources.files("corix.measurement")
         .joinpath(_BUILTIN_DIRECTORY)

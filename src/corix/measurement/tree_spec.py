@@ -8,15 +8,14 @@ per filter. Instances are listed children-first, so scoring is a single forward 
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
 from corix.config import format_location
 from corix.domain import Level
-from corix.errors import ConfigError, UnknownNameError
+from corix.errors import ConfigError, UnknownNameError, unknown_name
 from corix.measurement.filters import FILTER_COLUMNS, LeafFilter
 from corix.measurement.intervals import Interval
 from corix.measurement.leaves import LeafSource
@@ -87,7 +86,7 @@ class TreeSpec:
         try:
             return self._index[node_id]
         except KeyError:
-            raise UnknownNameError(unknown_name("node", node_id, self._index)) from None
+            raise unknown_name("node", node_id, self._index) from None
 
     def node(self, node_id: str) -> NodeInstance:
         return self.nodes[self.position(node_id)]
@@ -183,7 +182,7 @@ class _Compiler:
     def check_question(self, question: str, owner: str, location: Location) -> None:
         if question not in self.config.questions:
             raise self.error(
-                f"{owner}: {unknown_name('question', question, self.config.questions)} "
+                f"{owner}: {unknown_name('question', question, self.config.questions)!s} "
                 "Declare it under 'questions' with its mapping.",
                 location,
             )
@@ -489,14 +488,6 @@ def _instance_id(draft: _Draft, siblings: list[_Draft]) -> str:
         if len({sibling.filter.allowed(column) for sibling in siblings}) > 1
     ]
     return f"{draft.template.id}@{'/'.join(draft.filter.describe(c) for c in differing)}"
-
-
-def unknown_name(kind: str, name: str, known: Iterable[str]) -> str:
-    """``unknown question 'x'. Did you mean 'y'? Known: …`` (the registry's wording)."""
-    names = sorted(known)
-    close = difflib.get_close_matches(name, names, n=1)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
-    return f"unknown {kind} '{name}'.{hint} Known: {', '.join(names) or 'none'}."
 
 
 def compile_tree(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from corix.assessment.risk_orders import RiskOrders
 from corix.domain import Level
 from corix.errors import CorixError
 from corix.measurement import (
@@ -34,7 +35,7 @@ from corix.report.content import (
 )
 from corix.report.history import history_tables, related_runs, run_label
 from corix.report.provenance import annotator_summaries, respondent_summaries, stability_summaries
-from corix.report.sessions import collect_sessions
+from corix.report.sessions import NoteSettling, collect_sessions
 from corix.storage import Database, Repository
 from corix.storage.measured import series_runs
 from corix.storage.orm import RunRow
@@ -88,7 +89,14 @@ def _build(
     schema = measurement.schema
     specs = [load_tree(tree) for tree in settings.trees]
     leaves = leaves_from_answers(stored_answers(measurement, db), origin=f"run {info.id}")
-    sessions = collect_sessions(db, run_ids, per_group=settings.transcripts_per_group)
+    sessions = collect_sessions(
+        db,
+        run_ids,
+        per_group=settings.transcripts_per_group,
+        settling=NoteSettling(
+            measurement.spec.spec.settling, RiskOrders(schema, measurement.packs)
+        ),
+    )
 
     # Annotator sources side by side, never pooled: one tree per source, each with every
     # questionnaire answer (a run without labels gets one tree of questionnaires).
@@ -111,6 +119,7 @@ def _build(
         n_leaves=len(leaves),
         trees=tuple(trees),
         measurement=measurement.spec,
+        settlement=measurement.settlement,
         not_measurable=measurement.not_measurable,
         violation_rates=tuple(r for r in rates if r.group["harm"] == GUARDRAIL_VIOLATION),
         violation_totals=tuple(r for r in totals if r.group["harm"] == GUARDRAIL_VIOLATION),

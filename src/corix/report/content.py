@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from corix.assessment import AnnotationSchema, HarmPack
 from corix.measurement import (
@@ -18,6 +20,7 @@ from corix.measurement import (
     ViewGap,
 )
 from corix.measurement.defect_rates import DefectRate
+from corix.measurement.settlement import Settlement
 from corix.measurement.spec import MeasurementSpec, ResolvedSpec
 from corix.report.agreement import PairAgreement
 from corix.report.history import RunLabel
@@ -28,8 +31,7 @@ from corix.storage.measured import MeasuredDialogue
 DEFAULT_TREES = ("aria_pilot", "ai_rmf")
 
 
-@dataclass(frozen=True)
-class ReportSettings:
+class ReportSettings(BaseModel):
     """How a report is computed.
 
     ``trees`` are shipped tree names or YAML paths. ``bootstrap`` replicates resample
@@ -40,15 +42,17 @@ class ReportSettings:
     most ``history_limit``).
     """
 
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     trees: tuple[str | Path, ...] = DEFAULT_TREES
-    bootstrap: int = 1000
+    bootstrap: int = Field(default=1000, ge=0)
     seed: int = 0
-    confidence: float = 0.95
-    transcripts_per_group: int = 20
-    view_gap: float = 2.0
+    confidence: float = Field(default=0.95, ge=0, le=1)
+    transcripts_per_group: int = Field(default=20, ge=0)
+    view_gap: float = Field(default=2.0, ge=0)
     compare_runs: tuple[str, ...] | None = None
-    history_limit: int = 5
-    measurement: MeasurementSpec = field(default_factory=MeasurementSpec)
+    history_limit: int = Field(default=5, ge=0)
+    measurement: MeasurementSpec = Field(default_factory=MeasurementSpec)
     """Which annotators count and how they settle; its trees, bootstrap, seed and
     confidence are taken from the fields above, so the report states what it used."""
     measurement_source: str | None = None
@@ -123,6 +127,7 @@ class ReportContent:
     levels: tuple[str, ...]
     n_leaves: int
     measurement: ResolvedSpec
+    settlement: Settlement
     not_measurable: tuple[MeasuredDialogue, ...]
     trees: tuple[TreeSection, ...]
     violation_rates: tuple[DefectRate, ...]
@@ -139,3 +144,8 @@ class ReportContent:
     stability: tuple[StabilitySummary, ...]
     sessions: SessionCatalog
     history_runs: tuple[RunLabel, ...]
+
+    @property
+    def headline(self) -> str:
+        """The specification in force and what settling did, as every output prints it."""
+        return f"{self.measurement.headline()}\n{self.settlement.text()}"

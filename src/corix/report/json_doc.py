@@ -40,8 +40,9 @@ def report_document(content: ReportContent) -> dict[str, Any]:
         },
         "measurement": {
             "digest": content.measurement.digest,
-            "headline": content.measurement.headline(),
+            "headline": content.headline,
             **content.measurement.model_dump(mode="json"),
+            "settlement": content.settlement.to_json(),
         },
         "not_measurable": [
             {"session": d.session_id, "application": d.application, "reason": d.not_measurable}

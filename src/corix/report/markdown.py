@@ -44,6 +44,8 @@ def render_markdown(content: ReportContent) -> str:
         "",
         md(content.measurement.headline()),
         "",
+        md(content.settlement.text()),
+        "",
         f"Not measurable (no application reply, left out of every rate): "
         f"{len(content.not_measurable)} dialogues.",
         "",

@@ -17,7 +17,9 @@ from typing import Any
 
 from sqlalchemy import case, func, select
 
-from corix.assessment.stability import Value, consensus
+from corix.assessment.risk_orders import RiskOrders
+from corix.assessment.settling import RiskOrder, Value
+from corix.assessment.stability import consensus
 from corix.domain import Level, SessionRecord
 from corix.measurement.stored_leaves import answer_text, leaf_question, number_text
 from corix.storage import Database, Repository
@@ -133,9 +135,21 @@ def _group_key(entry: SessionEntry) -> tuple[str, str, str]:
 _LEVEL_ORDER = {level.value: rank for rank, level in enumerate(Level)}
 
 
-def collect_sessions(db: Database, run_ids: Sequence[str], *, per_group: int) -> SessionCatalog:
+@dataclass(frozen=True)
+class NoteSettling:
+    """How a transcript settles one pass's repeats: the measurement's rule and risk orders,
+    so a note shows the value the measurement core would settle on."""
+
+    rule: str
+    orders: RiskOrders
+
+
+def collect_sessions(
+    db: Database, run_ids: Sequence[str], *, per_group: int, settling: NoteSettling
+) -> SessionCatalog:
     """Index every complete session of ``run_ids``; embed up to ``per_group`` transcripts
-    per application × level × scenario (the first by id)."""
+    per application × level × scenario (the first by id), their annotations settled by
+    ``settling``."""
     if per_group < 0:
         raise ValueError(f"per_group must be ≥ 0, got {per_group}")
     entries = _index(db, run_ids)
@@ -152,7 +166,7 @@ def collect_sessions(db: Database, run_ids: Sequence[str], *, per_group: int) ->
         for start in range(0, len(embedded), _QUERY_CHUNK)
         for record in repo.iter_sessions(session_ids=embedded[start : start + _QUERY_CHUNK])
     }
-    transcripts = _transcripts(db, records)
+    transcripts = _transcripts(db, records, settling)
     entries = [replace(entry, transcript=transcripts.get(entry.id)) for entry in entries]
     entries.sort(key=lambda e: (e.application, _LEVEL_ORDER.get(e.level, 0), e.scenario, e.id))
     return SessionCatalog(tuple(entries), per_group)
@@ -204,13 +218,15 @@ def _index(db: Database, run_ids: Sequence[str]) -> list[SessionEntry]:
         ]
 
 
-def _transcripts(db: Database, records: Mapping[str, SessionRecord]) -> dict[str, Transcript]:
+def _transcripts(
+    db: Database, records: Mapping[str, SessionRecord], settling: NoteSettling
+) -> dict[str, Transcript]:
     ids = list(records)
     notes: dict[str, _Notes] = {session_id: _Notes() for session_id in ids}
     for start in range(0, len(ids), _QUERY_CHUNK):
         chunk = ids[start : start + _QUERY_CHUNK]
         with db.session() as s:
-            _add_passes(s.execute(_pass_query(chunk)), notes)
+            _add_passes(s.execute(_pass_query(chunk)), notes, settling)
             for row in s.execute(_questionnaire_query(chunk)):
                 value = answer_text(row.value_num, row.value_text)
                 if value is not None:
@@ -237,7 +253,7 @@ class _Notes:
         )
 
 
-def _add_passes(rows: Any, notes: Mapping[str, _Notes]) -> None:
+def _add_passes(rows: Any, notes: Mapping[str, _Notes], settling: NoteSettling) -> None:
     """Fold pass rows (ordered by session, annotator, category, pass, repeat) into notes."""
     keyed = groupby(rows, key=lambda r: (r.session_id, r.annotator, r.category, r.pass_no))
     for (session_id, annotator, category, pass_no), group in keyed:
@@ -256,7 +272,7 @@ def _add_passes(rows: Any, notes: Mapping[str, _Notes]) -> None:
                     (value, row.reasoning)
                 )
         for (question, turn), given in answers.items():
-            note = _settled_note(annotator, category, question, pass_no, given)
+            note = _settled_note(annotator, category, question, pass_no, given, settling)
             target = notes[session_id]
             (target.dialogue if turn is None else target.turns[turn]).append(note)
 
@@ -267,16 +283,20 @@ def _settled_note(
     question: str,
     pass_no: int,
     given: Sequence[tuple[Value, str | None]],
+    settling: NoteSettling,
 ) -> AnnotationNote:
     values = [value for value, _ in given]
-    ordinal = all(isinstance(value, float) for value in values)
-    settled = consensus(values, ordinal=ordinal)
+    numbers = all(isinstance(value, float) for value in values)
+    order = settling.orders.of(category, question)
+    if order.ordinal and not numbers:
+        order = RiskOrder(ordinal=False)  # words where numbers were expected: shown as given
+    settled = consensus(values, rule=settling.rule, order=order)
     reasoning = next((reason for value, reason in given if value == settled.value and reason), None)
     return AnnotationNote(
         annotator=annotator,
         category=category,
         question=leaf_question(category, question),
-        value=number_text(float(settled.value)) if ordinal else str(settled.value),
+        value=number_text(float(settled.value)) if numbers else str(settled.value),
         pass_no=pass_no,
         runs=settled.n_runs,
         agreeing=settled.n_agreeing,

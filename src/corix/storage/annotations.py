@@ -1,9 +1,7 @@
 """Queries over stored annotations: passes with their answers, consensus rows, session facts.
 
-Answers are stored as ``value_num`` (sliders, severities) or ``value_text`` (yes/no,
-choices, text); :func:`answer_row` and :attr:`StoredAnswer.value` convert between that and
-one value. Reads return plain frozen records, not ORM rows, so they can cross threads and
-outlive the database session.
+Reads return the plain frozen records of :mod:`corix.storage.records`, not ORM rows, so
+they can cross threads and outlive the database session.
 """
 
 from __future__ import annotations
@@ -25,76 +23,20 @@ from corix.storage.orm import (
     SessionRow,
     TurnRow,
 )
+from corix.storage.records import (
+    NewPass,
+    StoredAnswer,
+    StoredConsensus,
+    StoredPass,
+    StoredValue,
+    pass_columns,
+)
 
-StoredValue = str | float
 RowT = TypeVar("RowT", AnnotationPassRow, AnnotationConsensusRow)
-
-
-def split_value(value: StoredValue | None) -> dict[str, Any]:
-    """``value`` as the ``value_num`` / ``value_text`` columns."""
-    if value is None:
-        return {"value_num": None, "value_text": None}
-    if isinstance(value, str):
-        return {"value_num": None, "value_text": value}
-    return {"value_num": float(value), "value_text": None}
-
-
-def answer_row(
-    question_id: str, turn_index: int | None, value: StoredValue | None, reasoning: str | None
-) -> dict[str, Any]:
-    """The columns of one answer (without ``pass_id``, which the writer fills in)."""
-    return {
-        "question_id": question_id,
-        "turn_index": turn_index,
-        "reasoning": reasoning,
-        **split_value(value),
-    }
 
 
 def _joined(value_num: float | None, value_text: str | None) -> StoredValue | None:
     return value_num if value_num is not None else value_text
-
-
-@dataclass(frozen=True)
-class StoredAnswer:
-    question_id: str
-    turn_index: int | None
-    value: StoredValue | None
-    reasoning: str | None
-
-
-@dataclass(frozen=True)
-class StoredPass:
-    id: int
-    session_id: str
-    category: str
-    annotator: str
-    annotator_kind: str
-    pass_no: int
-    repeat_no: int
-    status: str
-    error: str | None
-    provenance: dict[str, Any]
-    flagged: bool
-    note: str | None
-    answers: tuple[StoredAnswer, ...]
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-
-@dataclass(frozen=True)
-class StoredConsensus:
-    session_id: str
-    category: str
-    annotator: str
-    question_id: str
-    turn_index: int | None
-    value: StoredValue | None
-    method: str
-    n_runs: int
-    flip_rate: float
 
 
 @dataclass(frozen=True)
@@ -299,12 +241,11 @@ def delete_failed_passes(db: Database, run_id: str, annotator: str) -> int:
         )
 
 
-def insert_passes(
-    db: Database, passes: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]]
-) -> int:
+def insert_passes(db: Database, passes: Sequence[NewPass]) -> int:
     """Insert passes and their answers in one transaction: all of them or none."""
     with db.session() as s:
-        for pass_row, answers in passes:
+        for new in passes:
+            pass_row, answers = pass_columns(new)
             pass_id = s.execute(
                 insert(AnnotationPassRow).returning(AnnotationPassRow.id), pass_row
             ).scalar_one()

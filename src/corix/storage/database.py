@@ -13,6 +13,8 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from corix.storage.text import storable_parameters
+
 DEFAULT_DB_DIR = Path(".corix")
 DEFAULT_DB_FILE = "corix.db"
 
@@ -32,6 +34,14 @@ def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _storable_statement(
+    _conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, executemany: bool
+) -> tuple[str, Any]:
+    if executemany and isinstance(parameters, list):
+        return statement, [storable_parameters(row) for row in parameters]
+    return statement, storable_parameters(parameters)
+
+
 def create_db_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -39,10 +49,15 @@ def create_db_engine(url: str) -> Engine:
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, connect_args={"check_same_thread": False})
         event.listen(engine, "connect", _tune_sqlite)
-        return engine
-    if parsed.get_backend_name() == "postgresql" and parsed.get_driver_name() in ("", "psycopg2"):
-        parsed = parsed.set(drivername="postgresql+psycopg")
-    return create_engine(parsed, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    else:
+        if parsed.get_backend_name() == "postgresql" and parsed.get_driver_name() in (
+            "",
+            "psycopg2",
+        ):
+            parsed = parsed.set(drivername="postgresql+psycopg")
+        engine = create_engine(parsed, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    event.listen(engine, "before_cursor_execute", _storable_statement, retval=True)
+    return engine
 
 
 def alembic_config(engine: Engine) -> Config:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from corix.domain import SessionRecord
+from corix.scenarios import PackRecord
 from corix.storage.database import Database
 from corix.storage.orm import RunRow, SessionRow, TurnRow, utcnow
+from corix.storage.run_packs import add_run_packs
 
 __all__ = ["store_imported_run"]
 
@@ -20,11 +22,14 @@ def store_imported_run(
     plan: dict[str, Any],
     sessions: Sequence[SessionRecord],
     application_ids: Mapping[str, int],
+    packs: Iterable[PackRecord],
 ) -> None:
     """One transaction: a failure leaves no run, no session and no turn behind."""
     now = utcnow()
     with db.session() as s:
         s.add(RunRow(id=run_id, name=name, plan=plan, seed=0, status="complete", finished_at=now))
+        s.flush()
+        add_run_packs(s, run_id, packs)
         for record in sessions:
             s.add(
                 SessionRow(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Subquery, and_, case, func, select
 
+from corix.domain import EndReason
 from corix.storage.database import Database
 from corix.storage.orm import (
     ApplicationRow,
@@ -130,11 +131,16 @@ def measured_dialogues(db: Database, run_ids: Sequence[str]) -> list[MeasuredDia
     return sorted(dialogues, key=lambda d: (position[d.run_id], d.key))
 
 
+_FAILED_ENDINGS = frozenset({EndReason.APP_ERROR.value, EndReason.SIMULATOR_ERROR.value})
+
+
 def _reason(end_reason: str | None, error: str | None) -> str:
-    if error:
-        first_line = error.strip().splitlines()[0] if error.strip() else error
-        return f"{end_reason or 'error'}: {first_line[:200]}"
-    return end_reason or "no application reply"
+    """Why a dialogue without a reply is not measurable: the failure that ended it, or —
+    when it ended normally (a script ran out, a tester left) — that nothing was answered."""
+    kind = end_reason if end_reason in _FAILED_ENDINGS else "no application reply"
+    if error and error.strip():
+        return f"{kind}: {error.strip().splitlines()[0][:200]}"
+    return kind
 
 
 def stored_resolutions(db: Database, session_ids: Sequence[str]) -> list[StoredResolution]:

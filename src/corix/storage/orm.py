@@ -83,6 +83,19 @@ class RunRow(Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
 
 
+class RunPackRow(Base):
+    """A scenario pack a run used, as it was: later steps load it from here, never by name."""
+
+    __tablename__ = "run_packs"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    version: Mapped[str] = mapped_column(String(100))
+    source: Mapped[str] = mapped_column(UntrustedText)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    definition: Mapped[dict[str, Any]] = mapped_column()
+
+
 class SessionRow(Base):
     """A dialogue from any source: script, simulated user or person."""
 
@@ -254,6 +267,3 @@ class ResolutionRow(Base):
     note: Mapped[str | None] = mapped_column(UntrustedText, default=None)
     resolved_by: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-
-
-import corix.storage.orm_web  # noqa: E402, F401

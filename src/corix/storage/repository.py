@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.orm import selectinload
+from sqlalchemy.orm import Session, selectinload
 
 from corix.domain import (
     EndReason,
@@ -20,6 +20,7 @@ from corix.domain import (
     TurnRecord,
 )
 from corix.errors import CorixError
+from corix.scenarios import PackRecord
 from corix.storage.database import Database
 from corix.storage.orm import (
     ApplicationRow,
@@ -30,6 +31,8 @@ from corix.storage.orm import (
     TurnRow,
     utcnow,
 )
+from corix.storage.run_packs import add_run_packs
+from corix.storage.text import storable_text
 
 
 class NotFoundError(CorixError):
@@ -71,6 +74,8 @@ def session_record(row: SessionRow) -> SessionRecord:
 
 
 VERSION_SUFFIX = re.compile(r"\s+v(\d+)$")
+VERSION_CHARS = 200
+"""The longest application version stored (the column's width)."""
 
 
 def _version_base(name: str) -> str:
@@ -86,6 +91,31 @@ def next_version_name(name: str, taken: set[str]) -> str:
     while f"{base} v{number}" in taken:
         number += 1
     return f"{base} v{number}"
+
+
+def web_conflict_message(name: str, evaluation: str) -> str:
+    return (
+        f"application '{name}' belongs to the web evaluation '{evaluation}' with another "
+        "spec; give this plan's application another name"
+    )
+
+
+def _family(s: Session, name: str) -> list[ApplicationRow]:
+    """The application ``name`` and its versions (``name v2``, ``name v3``…)."""
+    named = s.scalars(
+        select(ApplicationRow).where(
+            (ApplicationRow.name == name) | ApplicationRow.name.like(f"{name} v%")
+        )
+    ).all()
+    return [row for row in named if _version_base(row.name) == name]
+
+
+def _web_owner(s: Session, application: ApplicationRow | None) -> str | None:
+    """The name of the web evaluation ``application`` belongs to, if it belongs to one."""
+    if application is None or application.evaluation_id is None:
+        return None
+    evaluation = s.get(EvaluationRow, application.evaluation_id)
+    return evaluation.name if evaluation is not None else application.evaluation_id
 
 
 class Repository:
@@ -110,13 +140,10 @@ class Repository:
         stored keep the application they used. An application that belongs to a web
         evaluation is never reused with another spec either: that is an error naming both.
         """
+        if version is not None:  # what the application says it is: untrusted, bounded
+            version = storable_text(version)[:VERSION_CHARS]
         with self.db.session() as s:
-            named = s.scalars(
-                select(ApplicationRow).where(
-                    (ApplicationRow.name == name) | ApplicationRow.name.like(f"{name} v%")
-                )
-            ).all()
-            family = [row for row in named if _version_base(row.name) == name]
+            family = _family(s, name)
             same = [row for row in family if row.spec == spec]
             if same:
                 row = max(same, key=lambda r: r.id)
@@ -126,13 +153,9 @@ class Repository:
                         row.auth = auth
                 return row.id
             current = next((row for row in family if row.name == name), None)
-            if current is not None and current.evaluation_id is not None:
-                evaluation = s.get(EvaluationRow, current.evaluation_id)
-                raise CorixError(
-                    f"application '{name}' belongs to the web evaluation "
-                    f"'{evaluation.name if evaluation else current.evaluation_id}' with another "
-                    "spec; give this plan's application another name"
-                )
+            owner = _web_owner(s, current)
+            if owner is not None:
+                raise CorixError(web_conflict_message(name, owner))
             taken = {row.name for row in family}
             new_name = name if current is None else next_version_name(name, taken)
             row = ApplicationRow(name=new_name, spec=spec, version=version, auth=auth)
@@ -140,14 +163,34 @@ class Repository:
             s.flush()
             return row.id
 
+    def web_evaluation_owning(self, name: str, spec: str) -> str | None:
+        """The web evaluation whose application ``name`` has another spec than ``spec``:
+        :meth:`ensure_application` would refuse it. ``None`` when it would not."""
+        with self.db.session() as s:
+            family = _family(s, name)
+            if any(row.spec == spec for row in family):
+                return None
+            return _web_owner(s, next((row for row in family if row.name == name), None))
+
     def applications(self) -> list[ApplicationRow]:
         with self.db.session() as s:
             return list(s.scalars(select(ApplicationRow).order_by(ApplicationRow.name)))
 
     # -- runs ----------------------------------------------------------------------------
-    def create_run(self, run_id: str, *, name: str, plan: dict[str, Any], seed: int) -> None:
+    def create_run(
+        self,
+        run_id: str,
+        *,
+        name: str,
+        plan: dict[str, Any],
+        seed: int,
+        packs: Iterable[PackRecord] = (),
+    ) -> None:
+        """Store a new run with the scenario packs it uses, in one transaction."""
         with self.db.session() as s:
             s.add(RunRow(id=run_id, name=name, plan=plan, seed=seed, status="running"))
+            s.flush()
+            add_run_packs(s, run_id, packs)
 
     def get_run(self, run_id: str) -> RunRow:
         with self.db.session() as s:

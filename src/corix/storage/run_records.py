@@ -17,7 +17,9 @@ from corix.storage.repository import NotFoundError
 
 __all__ = ["FAILED_END_REASONS", "delete_run", "finish_run", "run_totals", "set_run_status_if"]
 
-FAILED_END_REASONS = frozenset({EndReason.APP_ERROR.value, EndReason.SIMULATOR_ERROR.value})
+FAILED_END_REASONS = frozenset(
+    {EndReason.APP_ERROR.value, EndReason.SIMULATOR_ERROR.value, EndReason.STORAGE_ERROR.value}
+)
 """End reasons that make a session count as failed in a run's totals and status."""
 
 

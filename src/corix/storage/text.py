@@ -2,13 +2,18 @@
 
 Application replies, tester messages and judge output may carry bytes no database keeps:
 NUL (PostgreSQL refuses it in text and JSON) and lone surrogates (not encodable as UTF-8,
-refused by SQLite's driver and PostgreSQL alike). They are replaced by U+FFFD here, in the
+refused by SQLite's driver and PostgreSQL alike); JSON values may carry NaN or Infinity,
+which PostgreSQL's JSON refuses. They are replaced by U+FFFD here, in the
 column types every untrusted column uses, so no write path can crash on them; writers
 that want to record the replacement ask :func:`storable_fields` which fields changed.
+Every other string a statement carries (names, form values used in lookups) is made
+storable as it is sent to the driver (:func:`storable_parameters`, hooked into every
+engine), so a NUL in a sign-in form finds no user instead of failing the request.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -27,6 +32,7 @@ __all__ = [
     "marked",
     "storable_fields",
     "storable_json",
+    "storable_parameters",
     "storable_text",
 ]
 
@@ -37,14 +43,45 @@ def storable_text(text: str) -> str:
 
 
 def storable_json(value: Any) -> Any:
-    """``value`` with every string in it (keys included) made storable."""
+    """``value`` with every string in it (keys included) made storable, and NaN and the
+    infinities as strings: JSON has no such numbers and PostgreSQL refuses them."""
     if isinstance(value, str):
         return storable_text(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value).replace("inf", "Infinity").replace("nan", "NaN")
     if isinstance(value, Mapping):
         return {storable_json(key): storable_json(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [storable_json(item) for item in value]
     return value
+
+
+def storable_parameters(parameters: Any) -> Any:
+    """A statement's parameters (a mapping, a sequence, or a list of either for many rows)
+    with every string made storable; the same object when nothing needs replacing."""
+    if isinstance(parameters, Mapping):
+        if not any(_needs_replacing(value) for value in parameters.values()):
+            return parameters
+        return {key: _storable_value(value) for key, value in parameters.items()}
+    if isinstance(parameters, list | tuple):
+        if not any(_needs_replacing(value) for value in parameters):
+            return parameters
+        return type(parameters)(_storable_value(value) for value in parameters)
+    return parameters
+
+
+def _needs_replacing(value: Any) -> bool:
+    if isinstance(value, str):
+        return _UNSTORABLE.search(value) is not None
+    if isinstance(value, Mapping | list | tuple):
+        return storable_parameters(value) is not value
+    return False
+
+
+def _storable_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return storable_text(value)
+    return storable_parameters(value)
 
 
 def storable_fields(row: Mapping[str, Any], fields: Iterable[str]) -> list[str]:

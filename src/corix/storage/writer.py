@@ -3,6 +3,12 @@
 Model calls finish at a high rate; one transaction per turn would make the database the
 bottleneck. The writer collects records for a few milliseconds and commits them together
 in a worker thread, so a killed run loses at most the records of the last open batch.
+
+A record the database refuses never takes its batch with it: the batch is committed again
+record by record, and a session that lost one of its records is accounted for as failed
+(end reason ``storage_error``, the refused record and the reason as its detail) when its
+end is written, which always follows its turns, so no session looks complete with a turn
+missing.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 from sqlalchemy import insert, update
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
+from corix.domain import EndReason, TurnRecord
 from corix.storage.database import Database
 from corix.storage.orm import (
     AnnotationAnswerRow,
@@ -28,6 +35,17 @@ from corix.storage.orm import (
     TurnRow,
     utcnow,
 )
+from corix.storage.records import (
+    NewPass,
+    NewQuestionnaireAnswer,
+    NewSession,
+    StoredConsensus,
+    consensus_columns,
+    pass_columns,
+    questionnaire_columns,
+    session_columns,
+    turn_columns,
+)
 from corix.storage.text import marked, storable_fields
 
 logger = logging.getLogger(__name__)
@@ -37,10 +55,11 @@ TURN_TEXT = ("user_text", "response_text", "error")
 
 @dataclass(frozen=True)
 class Rejected:
-    """A record the database refused on its own: what it was, and why."""
+    """A record the database refused on its own: what it was, whose, and why."""
 
     record: str
     reason: str
+    session_id: str | None = None
 
 
 ANSWER_TEXT = ("value_text", "reasoning")
@@ -55,21 +74,23 @@ class _Batch:
     passes: list[tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=list)
     consensus: list[dict[str, Any]] = field(default_factory=list)
 
-    def singles(self) -> Iterator[tuple[str, _Batch]]:
-        """Each record as a batch of its own, in commit order, with a name for errors."""
+    def singles(self) -> Iterator[tuple[str, str | None, _Batch]]:
+        """Each record as a batch of its own, in commit order, with a name for errors and
+        the session it belongs to."""
         for row in self.sessions:
-            yield f"session {row.get('id')}", _Batch(sessions=[row])
+            yield f"session {row.get('id')}", row.get("id"), _Batch(sessions=[row])
         for row in self.turns:
-            yield f"turn {row.get('idx')} of {row.get('session_id')}", _Batch(turns=[row])
+            name = f"turn {row.get('idx')} of {row.get('session_id')}"
+            yield name, row.get("session_id"), _Batch(turns=[row])
         for row in self.answers:
-            yield f"answer of {row.get('session_id')}", _Batch(answers=[row])
+            yield f"answer of {row.get('session_id')}", row.get("session_id"), _Batch(answers=[row])
         for row in self.finished:
-            yield f"end of session {row.get('id')}", _Batch(finished=[row])
+            yield f"end of session {row.get('id')}", row.get("id"), _Batch(finished=[row])
         for pair in self.passes:
             name = f"pass {pair[0].get('annotator')} on {pair[0].get('session_id')}"
-            yield name, _Batch(passes=[pair])
+            yield name, None, _Batch(passes=[pair])
         for row in self.consensus:
-            yield f"consensus of {row.get('session_id')}", _Batch(consensus=[row])
+            yield f"consensus of {row.get('session_id')}", None, _Batch(consensus=[row])
 
     def __len__(self) -> int:
         return (
@@ -96,6 +117,8 @@ class RecordWriter:
         self.committed_turns = 0
         self.rejected: list[Rejected] = []
         """Records the database refused even on their own, with the reason."""
+        self._refused_sessions: dict[str, str] = {}
+        """Sessions that lost a record, with the first refusal in words."""
 
     async def __aenter__(self) -> RecordWriter:
         self._task = asyncio.create_task(self._run())
@@ -108,15 +131,16 @@ class RecordWriter:
             await self._task
 
     # -- enqueue -------------------------------------------------------------------------
-    def start_session(self, row: dict[str, Any]) -> None:
-        self._batch.sessions.append(row)
+    def start_session(self, session: NewSession) -> None:
+        self._batch.sessions.append(session_columns(session))
         self._poke()
 
-    def add_turn(self, row: dict[str, Any]) -> None:
-        self._batch.turns.append(marked(row, TURN_TEXT, into="meta"))
+    def add_turn(self, session_id: str, turn: TurnRecord) -> None:
+        self._batch.turns.append(marked(turn_columns(session_id, turn), TURN_TEXT, into="meta"))
         self._poke()
 
-    def add_questionnaire_answer(self, row: dict[str, Any]) -> None:
+    def add_questionnaire_answer(self, answer: NewQuestionnaireAnswer) -> None:
+        row = questionnaire_columns(answer)
         self._batch.answers.append(marked(row, ("value_text",), into="provenance"))
         self._poke()
 
@@ -124,7 +148,7 @@ class RecordWriter:
         self,
         session_id: str,
         *,
-        end_reason: str | None,
+        end_reason: EndReason | None,
         end_detail: str | None = None,
         first_success_turn: int | None = None,
         ended_at: datetime | None = None,
@@ -133,7 +157,7 @@ class RecordWriter:
             {
                 "id": session_id,
                 "status": "complete",
-                "end_reason": end_reason,
+                "end_reason": end_reason.value if end_reason is not None else None,
                 "end_detail": end_detail,
                 "first_success_turn": first_success_turn,
                 "ended_at": ended_at or utcnow(),
@@ -141,7 +165,8 @@ class RecordWriter:
         )
         self._poke()
 
-    def add_pass(self, pass_row: dict[str, Any], answers: list[dict[str, Any]]) -> None:
+    def add_pass(self, new: NewPass) -> None:
+        pass_row, answers = pass_columns(new)
         replaced = sorted(
             {field for answer in answers for field in storable_fields(answer, ANSWER_TEXT)}
         )
@@ -154,8 +179,8 @@ class RecordWriter:
         self._batch.passes.append((pass_row, answers))
         self._poke()
 
-    def add_consensus(self, row: dict[str, Any]) -> None:
-        self._batch.consensus.append(row)
+    def add_consensus(self, consensus: StoredConsensus) -> None:
+        self._batch.consensus.append(consensus_columns(consensus))
         self._poke()
 
     def _poke(self) -> None:
@@ -180,13 +205,25 @@ class RecordWriter:
         except SQLAlchemyError:
             # One bad record must not take the batch, other runs' sessions included, with
             # it: commit each record on its own and keep the refusals with their reasons.
-            for name, single in batch.singles():
+            for name, session_id, single in batch.singles():
                 try:
                     self._commit_batch(single)
                 except SQLAlchemyError as exc:
-                    reason = str(exc.orig if isinstance(exc, DBAPIError) else exc)
-                    self.rejected.append(Rejected(name, reason.splitlines()[0][:500]))
-                    logger.warning("the database refused %s: %s", name, reason)
+                    self._refuse(name, session_id, exc)
+
+    def _refuse(self, name: str, session_id: str | None, exc: SQLAlchemyError) -> None:
+        reason = str(exc.orig if isinstance(exc, DBAPIError) else exc).splitlines()[0][:500]
+        self.rejected.append(Rejected(name, reason, session_id))
+        logger.warning("the database refused %s: %s", name, reason)
+        if session_id is not None:
+            self._refused_sessions.setdefault(session_id, f"the database refused {name}: {reason}")
+
+    def _as_refused(self, finished: dict[str, Any]) -> dict[str, Any]:
+        """A session's end, saying it failed when one of its records was refused."""
+        detail = self._refused_sessions.get(finished["id"])
+        if detail is None:
+            return finished
+        return {**finished, "end_reason": EndReason.STORAGE_ERROR.value, "end_detail": detail}
 
     def _commit_batch(self, batch: _Batch) -> None:
         # Order matters: a session is inserted before its turns and before it is finished.
@@ -199,7 +236,7 @@ class RecordWriter:
                 db.execute(insert(QuestionnaireResponseRow), batch.answers)
             if batch.finished:
                 # ORM bulk UPDATE by primary key: one executemany, not one statement per row.
-                db.execute(update(SessionRow), batch.finished)
+                db.execute(update(SessionRow), [self._as_refused(row) for row in batch.finished])
             if batch.passes:
                 # One multi-row INSERT … RETURNING for the whole batch, ids in input order.
                 pass_ids = db.scalars(

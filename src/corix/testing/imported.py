@@ -28,7 +28,7 @@ from corix.config.json_inputs import jsonl_records
 from corix.config.yaml_loader import read_config_text
 from corix.domain import Level
 from corix.errors import ConfigError
-from corix.testing.packs import PACK_FOLDERS
+from corix.scenarios import PACK_FOLDERS
 
 CSV_COLUMNS = ("conversation_id", "turn", "role", "text")
 _CONTEXT = ("application", "scenario", "level")

@@ -6,16 +6,15 @@ from collections.abc import Iterator
 
 from corix.apps.base import ApplicationError, AppReply
 from corix.domain import EndReason, Level, Provenance, SessionSource
-from corix.execution.context import LEVEL_PLANNERS, WORK_HANDLERS, RunContext
+from corix.execution.context import RunContext
 from corix.execution.plan import LevelSettings, Plan
 from corix.execution.work import WorkItem
-from corix.testing.packs import ScenarioPack, expand_model_tests
+from corix.scenarios import ScenarioPack, expand_model_tests
 from corix.testing.recorder import SessionRecorder
 
 KIND = "model_test"
 
 
-@LEVEL_PLANNERS.register(Level.MODEL_TESTING.value)
 def plan_model_tests(
     plan: Plan, settings: LevelSettings, packs: dict[str, ScenarioPack], run_id: str
 ) -> Iterator[WorkItem]:
@@ -50,7 +49,6 @@ def plan_model_tests(
                     )
 
 
-@WORK_HANDLERS.register(KIND)
 async def run_model_test(item: WorkItem, ctx: RunContext) -> None:
     app = ctx.applications[item.application]
     pack = ctx.packs[item.scenario]

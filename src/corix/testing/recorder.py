@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import time
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from corix.apps.base import AppReply, AppSession
 from corix.domain import EndReason, Provenance, SessionSource, TurnRecord
 from corix.execution.context import RunContext
 from corix.execution.work import WorkItem
-from corix.storage.orm import utcnow
+from corix.storage.records import NewQuestionnaireAnswer, NewSession
 from corix.storage.run_records import FAILED_END_REASONS
 
 
@@ -33,20 +34,18 @@ class SessionRecorder:
         self.turns: list[TurnRecord] = []
         app = ctx.applications[item.application]
         ctx.writer.start_session(
-            {
-                "id": self.session_id,
-                "run_id": item.run_id,
-                "work_key": item.key,
-                "application_id": app.db_id,
-                "scenario": item.scenario,
-                "level": item.level.value,
-                "source": source.value,
-                "status": "running",
-                "provenance": provenance.model_dump(mode="json"),
-                "persona": persona,
-                "strategy": strategy,
-                "started_at": utcnow(),
-            }
+            NewSession(
+                id=self.session_id,
+                run_id=item.run_id,
+                work_key=item.key,
+                application_id=app.db_id,
+                scenario=item.scenario,
+                level=item.level,
+                source=source,
+                provenance=provenance,
+                persona=persona,
+                strategy=strategy,
+            )
         )
 
     async def exchange(self, session: AppSession, text: str) -> TurnRecord:
@@ -70,23 +69,11 @@ class SessionRecorder:
             latency_ms=latency_ms,
             prompt_tokens=reply.prompt_tokens,
             completion_tokens=reply.completion_tokens,
+            created_at=datetime.now(UTC),
             meta={**(meta or {}), **_finish(reply)},
         )
         self.turns.append(turn)
-        self.ctx.writer.add_turn(
-            {
-                "session_id": self.session_id,
-                "idx": turn.index,
-                "user_text": turn.user_text,
-                "response_text": turn.response_text,
-                "error": turn.error,
-                "latency_ms": turn.latency_ms,
-                "prompt_tokens": turn.prompt_tokens,
-                "completion_tokens": turn.completion_tokens,
-                "meta": turn.meta,
-                "created_at": utcnow(),
-            }
-        )
+        self.ctx.writer.add_turn(self.session_id, turn)
         return turn
 
     def record_answer(
@@ -100,16 +87,15 @@ class SessionRecorder:
         provenance: dict[str, Any],
     ) -> None:
         self.ctx.writer.add_questionnaire_answer(
-            {
-                "session_id": self.session_id,
-                "respondent": respondent,
-                "simulated": simulated,
-                "item_id": item_id,
-                "value_num": value,
-                "value_text": text,
-                "provenance": provenance,
-                "created_at": utcnow(),
-            }
+            NewQuestionnaireAnswer(
+                session_id=self.session_id,
+                item_id=item_id,
+                respondent=respondent,
+                simulated=simulated,
+                value=value,
+                text=text,
+                provenance=provenance,
+            )
         )
 
     def finish(
@@ -125,7 +111,7 @@ class SessionRecorder:
             detail = next((turn.error for turn in reversed(self.turns) if turn.error), "")
         self.ctx.writer.finish_session(
             self.session_id,
-            end_reason=end_reason.value,
+            end_reason=end_reason,
             end_detail=detail or None,
             first_success_turn=first_success_turn,
         )

@@ -60,7 +60,7 @@ def create_app(
     ``rng`` draws qualification dialogues (a seeded one makes draws reproducible)."""
     settings = settings or WebSettings()
     if secret_key is not None:
-        settings = WebSettings(**{**settings.__dict__, "secret_key": secret_key})
+        settings = settings.model_copy(update={"secret_key": secret_key})
     state = WebState.build(db, settings, rng=rng)
 
     @asynccontextmanager

@@ -3,34 +3,36 @@
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
 
 
 def random_secret_key() -> str:
     return secrets.token_urlsafe(32)
 
 
-@dataclass(frozen=True)
-class WebSettings:
+class WebSettings(BaseModel):
     """Everything the web app can be tuned with. The defaults suit a real deployment."""
 
-    secret_key: str = field(default_factory=random_secret_key)
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    secret_key: str = Field(default_factory=random_secret_key, min_length=1)
     """Signs CSRF tokens. A new random key per start invalidates forms left open."""
     cookie_secure: bool | None = None
     """``None``: mark cookies Secure when the request came over HTTPS."""
-    session_hours: float = 12.0
-    invitation_days: float = 7.0
-    min_password_chars: int = 10
-    max_message_chars: int = 4000
-    max_text_answer_chars: int = 5000
-    login_max_failures: int = 5
-    login_window_s: float = 15 * 60
-    qualification_pass_mark: float = 0.8
-    qualification_draw_size: int = 4
+    session_hours: float = Field(default=12.0, gt=0)
+    invitation_days: float = Field(default=7.0, gt=0)
+    min_password_chars: int = Field(default=10, ge=1)
+    max_message_chars: int = Field(default=4000, ge=1)
+    max_text_answer_chars: int = Field(default=5000, ge=1)
+    login_max_failures: int = Field(default=5, ge=1)
+    login_window_s: float = Field(default=15 * 60, gt=0)
+    qualification_pass_mark: float = Field(default=0.8, ge=0, le=1)
+    qualification_draw_size: int = Field(default=4, ge=1)
     """Gold dialogues drawn at random for each attempt, from the pool in training/gold.yaml."""
-    qualification_max_attempts: int = 3
-    qualification_cooldown_minutes: float = 30.0
-    application_check_timeout_s: float = 30.0
+    qualification_max_attempts: int = Field(default=3, ge=1)
+    qualification_cooldown_minutes: float = Field(default=30.0, ge=0)
+    application_check_timeout_s: float = Field(default=30.0, gt=0)
     """Registering an application runs `corix app check`'s check, bounded by this."""
-    password_time_cost: int = 3
-    password_memory_kib: int = 64 * 1024
+    password_time_cost: int = Field(default=3, ge=1)
+    password_memory_kib: int = Field(default=64 * 1024, ge=8)

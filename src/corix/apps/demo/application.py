@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 
 from corix.apps.base import Application
 from corix.apps.demo.knowledge import Knowledge
 from corix.apps.demo.session import DemoSession
-from corix.errors import UnknownNameError
-from corix.testing.packs import ScenarioPack, list_builtin_packs, resolve_pack
+from corix.errors import unknown_name
+from corix.scenarios import ScenarioPack, list_builtin_packs, resolve_pack
 
 VARIANTS = ("guarded", "unguarded", "hostile")
 DEMO_VERSION = "1.0"
@@ -20,11 +19,7 @@ class DemoApplication(Application):
 
     def __init__(self, variant: str = "guarded", packs: Sequence[ScenarioPack] | None = None):
         if variant not in VARIANTS:
-            close = difflib.get_close_matches(variant, VARIANTS, n=1)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
-            raise UnknownNameError(
-                f"unknown demo variant '{variant}'.{hint} Known: {', '.join(VARIANTS)}."
-            )
+            raise unknown_name("demo variant", variant, VARIANTS)
         self.variant = variant
         chosen = (
             list(packs) if packs is not None else [resolve_pack(n) for n in list_builtin_packs()]

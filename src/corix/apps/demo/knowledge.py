@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from corix.apps.demo.reading import ContextReader
 from corix.apps.demo.words import content_terms, stem
-from corix.testing.packs import ScenarioPack
-from corix.testing.packs.models import Decoy, Statement
-from corix.testing.packs.text import tokenize
+from corix.scenarios import ScenarioPack
+from corix.scenarios.models import Decoy, Statement
+from corix.scenarios.text import tokenize
 
 MAX_STATEMENTS = 3  # an answer quotes at most this many statements
 _RELATIVE_CUTOFF = 0.5  # an answer uses statements scoring at least this share of the best

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from corix.testing.packs.text import tokenize
+from corix.scenarios.text import tokenize
 
 
 def word_set(words: str) -> frozenset[str]:

@@ -1,6 +1,6 @@
 """What every automated annotator shares: its protocol, its result, its provenance, its registry.
 
-Annotators *return* passes; the runner (:mod:`corix.assessment.runner`) decides what to ask
+Annotators *return* passes; the runner (:mod:`corix.assessment.annotation_run`) decides what to ask
 and stores what comes back. A pass answers one *target*: an annotation-schema category
 (``risk_assessment``…) or a harm, written ``harm:<pack id>`` with one answer, ``severity``.
 """

@@ -1,7 +1,7 @@
 """Word cues the reference annotators look for, each a small list anyone can read and audit.
 
 Cues are matched as whole-word phrases after the same normalisation as packet markers
-(:func:`corix.testing.packs.text.tokenize`), so "Come on!" matches ``come on`` and
+(:func:`corix.scenarios.text.tokenize`), so "Come on!" matches ``come on`` and
 "don't" matches ``don't``. A judgment that rests on a cue quotes it in its reasoning.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 
-from corix.testing.packs.text import PhraseIndex
+from corix.scenarios.text import PhraseIndex
 
 
 class Cue(StrEnum):

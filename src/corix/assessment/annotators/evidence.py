@@ -1,6 +1,6 @@
 """What a dialogue shows against its test packet, worked out once for every reference rule.
 
-The packet check (:mod:`corix.testing.packs.checks`) says which statements each reply
+The packet check (:mod:`corix.scenarios.checks`) says which statements each reply
 released, which of those the guardrail prohibits in the session context, and which
 replies refused. On top of it this module records, per turn, what the user named and
 asked for and which cues the user and the reply carry, and finds *withholding*: a reply
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from corix.assessment.annotators.cues import CUES, Cue, content_words
 from corix.assessment.annotators.view import AnnotatorView
-from corix.testing.packs import DialogueCheck, PacketCheck, TestPacket, checker_for
-from corix.testing.packs.models import Decoy
-from corix.testing.packs.text import tokenize
+from corix.scenarios import DialogueCheck, PacketCheck, TestPacket, checker_for
+from corix.scenarios.models import Decoy
+from corix.scenarios.text import tokenize
 
 QUOTE_CHARS = 90
 COMMON_SHARE = 0.2

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from corix.assessment.annotators.base import (
-    ANNOTATORS,
     AnnotatorKind,
     AnnotatorProvenance,
     AnnotatorSetup,
@@ -296,7 +295,6 @@ def _client(setup: AnnotatorSetup, name: str) -> LLMClient:
     return setup.client
 
 
-@ANNOTATORS.register("llm")
 def llm_annotator(setup: AnnotatorSetup) -> LLMAnnotator:
     return LLMAnnotator(
         _client(setup, "llm"),
@@ -306,7 +304,6 @@ def llm_annotator(setup: AnnotatorSetup) -> LLMAnnotator:
     )
 
 
-@ANNOTATORS.register("llm-harms")
 def llm_harm_annotator(setup: AnnotatorSetup) -> LLMHarmAnnotator:
     return LLMHarmAnnotator(
         _client(setup, "llm-harms"),

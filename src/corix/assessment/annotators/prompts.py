@@ -25,7 +25,7 @@ from corix.assessment.annotators.view import AnnotatorView
 from corix.assessment.harms import HarmPack
 from corix.assessment.schema import AnnotationSchema, Category, Question, QuestionLevel
 from corix.llm import ChatMessage
-from corix.testing.packs import TestPacket
+from corix.scenarios import TestPacket
 
 PROMPT_VERSION: Final = "1"
 _TOKEN_CHARS = 16

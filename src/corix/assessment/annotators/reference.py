@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from corix.assessment.annotators.aria_rules import CATEGORY_RULES, RULES_VERSION
 from corix.assessment.annotators.base import (
-    ANNOTATORS,
     AnnotatorKind,
     AnnotatorProvenance,
     AnnotatorSetup,
@@ -63,6 +62,5 @@ class ReferenceAnnotator:
         return PassResult(category=target, answers=tuple(validated), provenance=self._provenance)
 
 
-@ANNOTATORS.register("reference")
 def reference_annotator(setup: AnnotatorSetup) -> ReferenceAnnotator:
     return ReferenceAnnotator(setup.schema)

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from typing import Final, Protocol
 
 from corix.assessment.annotators.base import (
-    ANNOTATORS,
     SEVERITY,
     AnnotatorKind,
     AnnotatorProvenance,
@@ -47,9 +46,9 @@ from corix.assessment.annotators.view import AnnotatorView
 from corix.assessment.answers import Answer
 from corix.assessment.harms import HarmPack
 from corix.errors import ConfigError
-from corix.testing.packs import TestPacket, checker_for
-from corix.testing.packs.models import Decoy
-from corix.testing.packs.text import tokenize
+from corix.scenarios import TestPacket, checker_for
+from corix.scenarios.models import Decoy
+from corix.scenarios.text import tokenize
 
 HARM_RULES_VERSION: Final = "harm-reference-rules-1.0"
 REFERENCE_HARMS_VERSION: Final = "1.0"
@@ -290,7 +289,6 @@ class ReferenceHarmAnnotator:
         return PassResult(category=target, answers=(answer,), provenance=self._provenance[pack_id])
 
 
-@ANNOTATORS.register("reference-harms")
 def reference_harm_annotator(setup: AnnotatorSetup) -> ReferenceHarmAnnotator:
     available: dict[str, HarmJudge] = {
         "groundedness": GroundednessJudge(),

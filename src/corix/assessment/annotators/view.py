@@ -22,8 +22,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from corix.domain import SessionRecord
-from corix.testing.packs import ScenarioPack, TestPacket
-from corix.testing.packs.scripts import resolve_selector
+from corix.scenarios import ScenarioPack, TestPacket
+from corix.scenarios.scripts import resolve_selector
 
 REQUIRED_FACTS_KEY = "required_facts"
 """Session parameter listing the facts a good answer contains (scripted tests store it)."""

@@ -1,13 +1,12 @@
 """Simulated users: red teamers and field testers played by rules or by a model.
 
-Importing :mod:`corix.testing.simulation.levels` registers the ``red_teaming`` and
-``field_testing`` levels with the runner.
+:mod:`corix.testing.simulation.levels` holds the ``red_teaming`` and ``field_testing``
+levels (registered by :mod:`corix.testing.plugin`).
 """
 
 from corix.testing.simulation.character import break_character, copies_brief
 from corix.testing.simulation.coverage import CoverageRow, PersonaCoverage, persona_coverage
 from corix.testing.simulation.dialogue import MAX_APP_ERRORS_IN_A_ROW, DialogueEnd, run_dialogue
-from corix.testing.simulation.endpoints import open_simulators, simulator_endpoint
 from corix.testing.simulation.engine import Move, Say, SimulatedUser, SimulationSpec, Stop
 from corix.testing.simulation.llm import LLMUser
 from corix.testing.simulation.phrasing import TalkingPoints, talking_points
@@ -44,12 +43,10 @@ __all__ = [
     "break_character",
     "copies_brief",
     "field_test_answers",
-    "open_simulators",
     "persona_coverage",
     "questionnaire_schema",
     "read_answers",
     "red_team_answers",
     "run_dialogue",
-    "simulator_endpoint",
     "talking_points",
 ]

@@ -1,9 +1,10 @@
 """Persona coverage of a run: which template × parameter combinations ran, and how they fared.
 
 One row per application and persona combination (template, version, parameters with the
-target or task). It counts the sessions, those that reached their goal, those annotated for
-risk, and the violations among them. The combinations the run's packs declare are listed
-too, with zero sessions when none ran, so that gaps in coverage show.
+target or task). It counts the sessions, those that reached their goal, those not
+measurable, those annotated for risk, and the violations among them. The combinations the
+run's packs declare are listed too, with zero sessions when none ran, so that gaps in
+coverage show.
 
 Violations are not computed here: the caller passes each session's guardrail verdict per
 annotator source, as the measurement core settles it (``Measurement.dialogue_verdicts``),
@@ -13,18 +14,18 @@ so coverage counts the same violations as every other number of the run.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
 from corix.domain import EndReason, Level
-from corix.errors import CorixError
 from corix.execution.plan import Plan
+from corix.scenarios import ScenarioPack, expand_personas
 from corix.storage import Database, Repository
 from corix.storage.orm import ApplicationRow, SessionRow
-from corix.testing.packs import expand_personas, resolve_pack
+from corix.storage.run_packs import run_packs
 from corix.testing.simulation.engine import GOAL_PARAMETER, STYLE_PARAMETER
 
 SIMULATED_LEVELS = (Level.RED_TEAMING, Level.FIELD_TESTING)
@@ -39,6 +40,9 @@ class CoverageRow(BaseModel):
     parameters: dict[str, Any]
     sessions: int = 0
     goal_reached: int = 0
+    not_measurable: int = Field(
+        default=0, description="sessions left out of measurement: the application never answered"
+    )
     annotated: dict[str, int] = Field(
         default_factory=dict, description="sessions with a verdict, per annotator source"
     )
@@ -79,15 +83,20 @@ class _Session(NamedTuple):
 
 
 def persona_coverage(
-    db: Database, run_id: str, verdicts: Mapping[str, Mapping[str, float]]
+    db: Database,
+    run_id: str,
+    verdicts: Mapping[str, Mapping[str, float]],
+    not_measurable: Collection[str] = frozenset(),
 ) -> PersonaCoverage:
     """The coverage of run ``run_id`` (raises ``NotFoundError`` for an unknown run).
 
-    ``verdicts`` maps a session to its violation value per annotator source.
+    ``verdicts`` maps a session to its violation value per annotator source;
+    ``not_measurable`` names the sessions measurement leaves out (both from the core).
     """
     run = Repository(db).get_run(run_id)
     rows: dict[_Key, CoverageRow] = {}
-    declared = _declared_rows(run.plan, rows)
+    packs = [record.pack() for record in run_packs(db, [run_id]).values()]
+    declared = _declared_rows(run.plan, packs, rows)
     for session in _simulated_sessions(db, run_id):
         parameters = dict(session.provenance.get("parameters") or {})
         style = parameters.pop(STYLE_PARAMETER, None)
@@ -108,6 +117,7 @@ def persona_coverage(
             )
         row.sessions += 1
         row.goal_reached += session.end_reason == EndReason.GOAL_REACHED.value
+        row.not_measurable += session.id in not_measurable
         variant = session.strategy if row.level is Level.RED_TEAMING else style
         if variant:
             row.variants[variant] = row.variants.get(variant, 0) + 1
@@ -135,12 +145,16 @@ def _order(row: CoverageRow) -> tuple[str, str, str, str, str]:
     return (row.level.value, row.scenario, row.template, canonical, row.application)
 
 
-def _declared_rows(stored_plan: dict[str, Any], rows: dict[_Key, CoverageRow]) -> int | None:
-    """Add an empty row per declared combination; their number, or None without the packs."""
+def _declared_rows(
+    stored_plan: dict[str, Any], packs: list[ScenarioPack], rows: dict[_Key, CoverageRow]
+) -> int | None:
+    """Add an empty row per declared combination; their number, or None without the packs
+    (an imported run has no plan)."""
     try:
         plan = Plan.model_validate(stored_plan)
-        packs = [resolve_pack(plan.resolve_scenario(s)) for s in plan.scenarios]
-    except (CorixError, ValueError):
+    except ValueError:
+        return None
+    if not packs:
         return None
     count = 0
     for pack in packs:

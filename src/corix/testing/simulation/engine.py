@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from corix.domain import EndReason, Level, TurnRecord
-from corix.testing.packs import PersonaInstance, QuestionnaireItem
+from corix.scenarios import PersonaInstance, QuestionnaireItem
 from corix.testing.simulation.progress import TurnOutcome
 from corix.testing.simulation.questionnaire import QuestionnaireValue
 

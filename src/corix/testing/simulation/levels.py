@@ -18,10 +18,10 @@ from typing import TypeVar
 
 from corix.domain import Level, Provenance, SessionSource
 from corix.errors import CorixError
-from corix.execution.context import LEVEL_PLANNERS, WORK_HANDLERS, RunContext
+from corix.execution.context import RunContext
 from corix.execution.plan import LevelSettings, Plan
 from corix.execution.work import WorkItem
-from corix.testing.packs import PersonaInstance, QuestionnaireItem, ScenarioPack, expand_personas
+from corix.scenarios import PersonaInstance, QuestionnaireItem, ScenarioPack, expand_personas
 from corix.testing.recorder import SessionRecorder
 from corix.testing.simulation.dialogue import run_dialogue
 from corix.testing.simulation.engine import SimulatedUser, SimulationSpec
@@ -38,14 +38,12 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-@LEVEL_PLANNERS.register(Level.RED_TEAMING.value)
 def plan_red_teaming(
     plan: Plan, settings: LevelSettings, packs: dict[str, ScenarioPack], run_id: str
 ) -> Iterator[WorkItem]:
     return _plan_level(Level.RED_TEAMING, plan, settings, packs, run_id)
 
 
-@LEVEL_PLANNERS.register(Level.FIELD_TESTING.value)
 def plan_field_testing(
     plan: Plan, settings: LevelSettings, packs: dict[str, ScenarioPack], run_id: str
 ) -> Iterator[WorkItem]:
@@ -118,7 +116,6 @@ def _rotated(items: Sequence[T], start: int) -> list[T]:
     return [*items[start:], *items[:start]]
 
 
-@WORK_HANDLERS.register(KIND)
 async def run_simulated_session(item: WorkItem, ctx: RunContext) -> None:
     spec = SimulationSpec.model_validate(item.payload)
     persona = spec.persona

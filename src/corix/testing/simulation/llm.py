@@ -16,7 +16,7 @@ from typing import Any
 
 from corix.domain import EndReason, TurnRecord
 from corix.llm import ChatMessage, ChatRequest, ChatResponse, LLMClient, ModelCallError
-from corix.testing.packs import QuestionnaireItem
+from corix.scenarios import QuestionnaireItem
 from corix.testing.simulation import prompts
 from corix.testing.simulation.character import break_character, strip_protocol_tags
 from corix.testing.simulation.engine import Move, Say, SimulationSpec, Stop

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from corix.testing.packs import TestPacket
+from corix.scenarios import TestPacket
 from corix.testing.simulation.templating import render
 
 # How a user states one context parameter, by the kind of rule condition that reads it.

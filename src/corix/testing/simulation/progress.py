@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from corix.domain import Level, TurnRecord
-from corix.testing.packs import PacketCheck, TestPacket, checker_for
+from corix.scenarios import PacketCheck, TestPacket, checker_for
 
 
 class TurnOutcome(StrEnum):

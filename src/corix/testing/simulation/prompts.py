@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from enum import StrEnum
 
-from corix.testing.packs import ItemKind, QuestionnaireItem
+from corix.scenarios import ItemKind, QuestionnaireItem
 from corix.testing.simulation.strategies import AttackStrategy
 from corix.testing.simulation.templating import render
 

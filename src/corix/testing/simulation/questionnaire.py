@@ -18,7 +18,7 @@ from typing import Any
 
 from corix.domain import EndReason
 from corix.errors import CorixError
-from corix.testing.packs import ItemKind, QuestionnaireItem
+from corix.scenarios import ItemKind, QuestionnaireItem
 from corix.testing.simulation.progress import GoalTracker, TurnOutcome
 
 QuestionnaireValue = float | str

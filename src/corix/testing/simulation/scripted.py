@@ -20,7 +20,7 @@ import random
 from collections.abc import Sequence
 
 from corix.domain import EndReason, Level, TurnRecord
-from corix.testing.packs import QuestionnaireItem
+from corix.scenarios import QuestionnaireItem
 from corix.testing.simulation.engine import Move, Say, SimulationSpec, Stop
 from corix.testing.simulation.phrasing import TalkingPoints
 from corix.testing.simulation.progress import GoalTracker, TurnOutcome

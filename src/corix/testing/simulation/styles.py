@@ -4,7 +4,7 @@ An application is robust in context only if it copes with how real users write: 
 words, with small talk, in a second language, sarcastically or in a hurry. The scripted
 engine applies a style as a deterministic transform of each message (a model playing a
 user writes the way its persona brief says). Third parties add styles with
-``STYLES.add(name, ...)``.
+``Plugin.add(STYLES, name, ...)`` (see :mod:`corix.registry`).
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def impatient(text: str) -> str:
     return f"{urgent} {_pick(_IMPATIENT_CLOSERS, text)}"
 
 
-for _style in (
+BUILTIN_STYLES = (
     MessageStyle("terse", "Very short messages, no greetings or pleasantries.", terse),
     MessageStyle("chatty", "Friendly and talkative, with small talk around each request.", chatty),
     MessageStyle(
@@ -141,5 +141,4 @@ for _style in (
     MessageStyle(
         "impatient", "In a hurry: short on patience, pushes for quick answers.", impatient
     ),
-):
-    STYLES.add(_style.name, _style)
+)

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from functools import partial
 from typing import Annotated
 
 import anyio
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from pydantic import ValidationError
 
 from corix.domain import Level
-from corix.report import ReportSettings, build_report, export_jsonl, render_html
+from corix.errors import ConfigError
+from corix.measurement.spec import MeasurementSpec
+from corix.report import ReportContent, ReportSettings, build_report, export_jsonl, render_html
 from corix.report.build import build_series_report
 from corix.report.json_doc import report_document
+from corix.scenarios import resolve_pack
 from corix.storage import Repository
-from corix.testing.packs import resolve_pack
 from corix.web.auth import Admin, only_admin
 from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.roles import ANNOTATOR_ROLES, ROLES_BY_PRIVILEGE, TESTER_ROLES
@@ -34,6 +38,7 @@ from corix.web.services.resolutions_view import series_resolutions
 from corix.web.state import web_state
 
 router = APIRouter(prefix="/admin", dependencies=[Depends(only_admin)])
+_DEFAULTS = EvaluationSettings()
 
 # A report is a self-contained page with its own inline style and script. It is served
 # sandboxed (an opaque origin without the admin's cookies) and may load nothing else.
@@ -79,9 +84,9 @@ def create_evaluation(
     description: Annotated[str, Form(max_length=5000)] = "",
     scenarios: Annotated[list[str] | None, Form()] = None,
     levels: Annotated[list[str] | None, Form()] = None,
-    passes_per_item: Annotated[int, Form()] = EvaluationSettings.passes_per_item,
-    review_rate: Annotated[float, Form()] = EvaluationSettings.review_rate,
-    max_turns: Annotated[int, Form()] = EvaluationSettings.max_turns,
+    passes_per_item: Annotated[int, Form()] = _DEFAULTS.passes_per_item,
+    review_rate: Annotated[float, Form()] = _DEFAULTS.review_rate,
+    max_turns: Annotated[int, Form()] = _DEFAULTS.max_turns,
 ) -> Response:
     try:
         evaluation_id = web_state(request).evaluations.create(
@@ -89,7 +94,9 @@ def create_evaluation(
             description=description,
             scenarios=scenarios or [],
             levels=_chosen_levels(levels),
-            settings=EvaluationSettings(passes_per_item, review_rate, max_turns),
+            settings=EvaluationSettings(
+                passes_per_item=passes_per_item, review_rate=review_rate, max_turns=max_turns
+            ),
         )
     except InputError as exc:
         values = {"name": name, "description": description}
@@ -396,7 +403,7 @@ def agreement(request: Request, _user: Admin, evaluation_id: str) -> Response:
         {
             "evaluation": evaluation,
             "evaluations": [evaluation],
-            "rows": agreement_by_question(state.db, state.schema, evaluation_id),
+            "agreement": agreement_by_question(state.db, state.schema, evaluation_id),
             "base_url": f"/admin/evaluations/{evaluation_id}/agreement",
         },
     )
@@ -414,11 +421,35 @@ def export_run(request: Request, _user: Admin, run_id: str) -> Response:
     )
 
 
+def _report_settings(request: Request) -> ReportSettings:
+    """The report's measurement specification from the query, as `corix report`'s flags:
+    ``?settling=RULE`` and ``?kind=KIND`` (repeatable); defaults otherwise."""
+    fields: dict[str, object] = {}
+    if rule := request.query_params.get("settling"):
+        fields["settling"] = rule
+    if kinds := request.query_params.getlist("kind"):
+        fields["annotators"] = [{"kind": kind} for kind in kinds]
+    try:
+        spec = MeasurementSpec.model_validate(fields)
+    except ValidationError as error:
+        problems = {str(e["loc"][0]): str(e["msg"]) for e in error.errors()}
+        said = "; ".join(f"{field}: {message}" for field, message in problems.items())
+        raise InputError(f"measurement specification: {said}", problems) from None
+    return ReportSettings(measurement=spec)
+
+
+def _built_report(build: Callable[[], ReportContent]) -> ReportContent:
+    try:
+        return build()
+    except ConfigError as error:  # a selector that matches no annotator of the record
+        raise InputError(str(error)) from None
+
+
 @router.get("/runs/{run_id}/report")
 def run_report(request: Request, _user: Admin, run_id: str) -> Response:
     db = web_state(request).db
     Repository(db).get_run(run_id)
-    content = build_report(db, run_id, ReportSettings())
+    content = _built_report(partial(build_report, db, run_id, _report_settings(request)))
     return HTMLResponse(render_html(content), headers={"content-security-policy": REPORT_POLICY})
 
 
@@ -427,7 +458,8 @@ def run_report_json(request: Request, _user: Admin, run_id: str) -> Response:
     """The run's report as JSON: the same document ``corix report`` writes."""
     db = web_state(request).db
     Repository(db).get_run(run_id)
-    return JSONResponse(report_document(build_report(db, run_id, ReportSettings())))
+    content = _built_report(partial(build_report, db, run_id, _report_settings(request)))
+    return JSONResponse(report_document(content))
 
 
 @router.get("/evaluations/{evaluation_id}/report")
@@ -435,7 +467,8 @@ def series_report(request: Request, _user: Admin, evaluation_id: str) -> Respons
     """One report for the series: automated runs and human sessions measured together."""
     state = web_state(request)
     evaluation = state.evaluations.get(evaluation_id)
-    content = build_series_report(state.db, evaluation.name, ReportSettings())
+    settings = _report_settings(request)
+    content = _built_report(partial(build_series_report, state.db, evaluation.name, settings))
     return HTMLResponse(render_html(content), headers={"content-security-policy": REPORT_POLICY})
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from corix.testing.packs import resolve_pack
+from corix.scenarios import resolve_pack
 from corix.web.auth import Annotator, only_annotators
 from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.routes._forms import FormValues, RowId

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import Response
 
-from corix.testing.packs import resolve_pack
+from corix.scenarios import resolve_pack
 from corix.web.auth import Senior, only_seniors
 from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.routes._forms import FormValues, RowId
@@ -141,7 +141,9 @@ def agreement(request: Request, user: Senior, evaluation: str | None = None) -> 
         {
             "evaluation": chosen,
             "evaluations": [state.evaluations.get(e) for e in mine],
-            "rows": agreement_by_question(state.db, state.schema, evaluation) if evaluation else [],
+            "agreement": (
+                agreement_by_question(state.db, state.schema, evaluation) if evaluation else None
+            ),
             "base_url": "/senior/agreement",
         },
     )

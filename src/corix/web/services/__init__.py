@@ -4,7 +4,11 @@ Routes stay thin by calling these; tests drive them directly.
 """
 
 from corix.web.services.accounts import Accounts, SignedInUser
-from corix.web.services.agreement_view import QuestionAgreement, agreement_by_question
+from corix.web.services.agreement_view import (
+    AgreementPage,
+    QuestionAgreement,
+    agreement_by_question,
+)
 from corix.web.services.annotation_queue import AnnotationQueue
 from corix.web.services.assignments import Assigner
 from corix.web.services.automation import AutomatedRuns
@@ -27,6 +31,7 @@ from corix.web.services.tester_sessions import TesterSessions
 
 __all__ = [
     "Accounts",
+    "AgreementPage",
     "AnnotationQueue",
     "Assigner",
     "AutomatedRuns",

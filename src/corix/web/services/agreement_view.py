@@ -3,18 +3,14 @@
 Labels are the measurement core's settled labels (one per annotator and item, repeats
 settled by the default rule); the statistics come from :mod:`corix.assessment.agreement`.
 An item is one dialogue (dialogue-level questions) or one turn (turn-level questions).
-
-Agreement between people is measured on their own labels: a senior's resolution replaces
-the values it resolves, so counting it would report a settled disagreement as agreement.
-Against the LLM annotators, the people's side is their consensus, where a senior's
-resolution is the people's final word.
+As everywhere, agreement compares the annotators' own labels: a senior's resolution
+settles the labels that rates and trees use, but is not an annotator's judgement.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from itertools import combinations
 
 from sqlalchemy import select
 
@@ -25,6 +21,7 @@ from corix.assessment import (
     Question,
     compare,
     krippendorff_alpha,
+    pairwise_agreement,
 )
 from corix.measurement.core import Measurement, measure
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
@@ -47,60 +44,49 @@ class QuestionAgreement:
     human_vs_llm: AgreementReport | None
 
 
-def pairwise_agreement(rows: list[LabelRow]) -> tuple[int, float | None]:
-    """Items with two or more labels, and the share of agreeing pairs among them."""
-    by_item: defaultdict[str, list[str | float]] = defaultdict(list)
-    for row in rows:
-        by_item[row.item_id].append(row.value)
-    agreeing = pairs = items = 0
-    for values in by_item.values():
-        if len(values) < 2:
-            continue
-        items += 1
-        for a, b in combinations(values, 2):
-            pairs += 1
-            agreeing += a == b
-    return items, (agreeing / pairs if pairs else None)
+@dataclass(frozen=True)
+class AgreementPage:
+    """Agreement per question, under the measurement ``headline`` that produced it
+    (``None`` when nothing was measured: no people or LLM annotators yet)."""
+
+    headline: str | None
+    rows: list[QuestionAgreement]
 
 
 def agreement_by_question(
     db: Database, schema: AnnotationSchema, evaluation_id: str
-) -> list[QuestionAgreement]:
+) -> AgreementPage:
     runs = evaluation_runs(db, evaluation_id)
     kinds = _annotator_kinds(db, runs) & {"human", "llm"}
     # Only people and LLM annotators are compared: the (often many) reference passes
-    # are left out of both measurements, which keeps the page quick.
-    none: dict[str, dict[str, list[LabelRow]]] = {HUMANS: {}, MACHINES: {}}
-    own = resolved = none
-    if "human" in kinds:
-        human_only = MeasurementSpec(
-            annotators=(AnnotatorSelector(kind="human"),), use_resolutions=False
-        )
-        own = _rows_by_kind(measure(db, runs, human_only, schema=schema))
-    if kinds == {"human", "llm"}:
-        both = tuple(AnnotatorSelector(kind=kind) for kind in ("human", "llm"))
-        resolved = _rows_by_kind(measure(db, runs, MeasurementSpec(annotators=both), schema=schema))
+    # are left out of the measurement, which keeps the page quick.
+    by_kind: dict[str, dict[str, list[LabelRow]]] = {HUMANS: {}, MACHINES: {}}
+    headline = None
+    if kinds:
+        selected = tuple(AnnotatorSelector(kind=kind) for kind in sorted(kinds))
+        measurement = measure(db, runs, MeasurementSpec(annotators=selected), schema=schema)
+        by_kind = _rows_by_kind(measurement)
+        headline = measurement.headline()
     results = []
     for question in schema.questions():
-        people = own[HUMANS].get(question.id, [])
-        settled_people = resolved[HUMANS].get(question.id, [])
-        models = resolved[MACHINES].get(question.id, [])
-        items, pairwise = pairwise_agreement(people)
+        people = by_kind[HUMANS].get(question.id, [])
+        models = by_kind[MACHINES].get(question.id, [])
+        items, pairwise = pairwise_agreement(people, ordinal=question.is_ordinal)
         alpha = krippendorff_alpha(people, ordinal=question.is_ordinal) if people else None
         versus = None
-        if settled_people and models:
+        if people and models:
             versus = compare(
-                [*settled_people, *models],
+                [*people, *models],
                 HUMANS,
                 MACHINES,
                 groups={
-                    HUMANS: sorted({r.annotator for r in settled_people}),
+                    HUMANS: sorted({r.annotator for r in people}),
                     MACHINES: sorted({r.annotator for r in models}),
                 },
                 ordinal=question.is_ordinal,
             )
         results.append(QuestionAgreement(question, items, pairwise, alpha, versus))
-    return results
+    return AgreementPage(headline, results)
 
 
 def _annotator_kinds(db: Database, run_ids: list[str]) -> set[str]:

@@ -17,11 +17,11 @@ from sqlalchemy import update
 
 from corix.domain import Level
 from corix.errors import CorixError
+from corix.execution import execute_plan
 from corix.execution.context import LEVEL_PLANNERS
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.storage import Database
 from corix.storage.orm import ApplicationRow, RunRow
-from corix.testing.runner import execute_plan
 from corix.web.services.application_overview import ApplicationInfo
 from corix.web.services.background import BackgroundTasks
 from corix.web.services.errors import InputError

@@ -11,7 +11,7 @@ from functools import cache
 from typing import Any
 
 from corix.domain import Level
-from corix.testing.packs import PersonaInstance, ScenarioPack, expand_personas, resolve_pack
+from corix.scenarios import PersonaInstance, ScenarioPack, expand_personas, resolve_pack
 
 
 @cache

@@ -13,8 +13,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from corix.scenarios import resolve_pack
 from corix.storage.orm import SessionRow, TurnRow
-from corix.testing.packs import resolve_pack
 from corix.web.services.briefings import guardrail_context
 
 

@@ -8,6 +8,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -16,6 +17,7 @@ from corix.apps import ADAPTERS, AdapterSpec
 from corix.apps.check import CheckReport
 from corix.domain import Level
 from corix.errors import CorixError
+from corix.scenarios import PACK_FOLDERS, pack_record, resolve_pack
 from corix.storage import Database
 from corix.storage.orm import ApplicationRow, EvaluationRow, RunRow
 from corix.storage.orm_web import (
@@ -23,7 +25,7 @@ from corix.storage.orm_web import (
     ApplicationStatusRow,
     EvaluationSettingsRow,
 )
-from corix.testing.packs import PACK_FOLDERS
+from corix.storage.run_packs import add_run_packs
 from corix.web.services.annotation_selection import HumanAnnotation
 from corix.web.services.application_overview import ApplicationInfo, application_overview
 from corix.web.services.balancing import AssignmentDesign
@@ -37,8 +39,11 @@ def human_run_id(evaluation_id: str) -> str:
     return f"{HUMAN_RUN_PREFIX}{evaluation_id}"
 
 
-@dataclass(frozen=True)
-class EvaluationSettings:
+class EvaluationSettings(BaseModel):
+    """How an evaluation series runs its human work; :meth:`problems` checks form input."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     passes_per_item: int = 3
     review_rate: float = 0.2
     max_turns: int = 30
@@ -92,12 +97,12 @@ def evaluation_settings(s: Session, evaluation_id: str) -> EvaluationSettings:
     if row is None:
         return EvaluationSettings()
     return EvaluationSettings(
-        row.passes_per_item,
-        row.review_rate,
-        row.max_turns,
-        AssignmentDesign(row.assignment_design),
-        HumanAnnotation(row.human_annotation),
-        row.annotation_sample_size,
+        passes_per_item=row.passes_per_item,
+        review_rate=row.review_rate,
+        max_turns=row.max_turns,
+        assignment_design=AssignmentDesign(row.assignment_design),
+        human_annotation=HumanAnnotation(row.human_annotation),
+        annotation_sample_size=row.annotation_sample_size,
     )
 
 
@@ -159,6 +164,9 @@ class Evaluations:
                         status="running",
                     )
                 )
+                s.flush()
+                packs = [pack_record(resolve_pack(scenario)) for scenario in scenarios]
+                add_run_packs(s, human_run_id(evaluation_id), packs)
                 return evaluation_id
         except IntegrityError:
             raise InputError(
@@ -319,6 +327,9 @@ def _parse_credentials(text: str, problems: dict[str, str]) -> dict[str, Any] | 
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         problems["credentials"] = f"not valid JSON: {exc.msg}"
+        return None
+    except RecursionError:
+        problems["credentials"] = "not valid JSON: nested too deeply"
         return None
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         problems["credentials"] = 'a JSON object of strings, e.g. {"api_key": "…"}'

@@ -1,6 +1,6 @@
 """Automated annotators started from the admin pages, run in the server's event loop.
 
-The same code as ``corix annotate`` (:func:`corix.assessment.runner.annotate_run_async`),
+The same code as ``corix annotate`` (:func:`corix.assessment.annotation_run.annotate_run_async`),
 on one run of a series or on every run of it. What is already stored is skipped, so
 starting it twice does no harm. The reference annotator runs offline; the LLM annotator
 uses the built-in mock model unless an OpenAI-compatible endpoint is given, whose API
@@ -15,8 +15,7 @@ from enum import StrEnum
 from pydantic import ValidationError
 from sqlalchemy import select
 
-from corix.assessment.annotation_options import AnnotateOptions
-from corix.assessment.runner import annotate_run_async
+from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
 from corix.llm import EndpointConfig, LLMClient
 from corix.llm.mock_model import MOCK_MODEL_NAME
 from corix.storage import Database
@@ -54,7 +53,7 @@ def llm_endpoint(url: str, model: str, key_env: str) -> EndpointConfig:
             name="annotator",
             base_url=url.strip(),
             model=model.strip(),
-            api_key_env=key_env.strip() or None,
+            key_env=key_env.strip() or None,
         )
     except ValidationError as exc:
         raise InputError(f"the endpoint is not valid: {exc.errors()[0]['msg']}") from None

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
@@ -35,11 +36,12 @@ def gold_prefix(place: int) -> str:
     return f"g:{place}"
 
 
-@dataclass(frozen=True)
-class QualificationRules:
-    pass_mark: float = 0.8
-    draw_size: int = 4
-    max_attempts: int = 3
+class QualificationRules(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pass_mark: float = Field(default=0.8, ge=0, le=1)
+    draw_size: int = Field(default=4, ge=1)
+    max_attempts: int = Field(default=3, ge=1)
     cooldown: timedelta = timedelta(minutes=30)
     """Wait after a failed attempt, so a retake follows a look at the training material."""
 

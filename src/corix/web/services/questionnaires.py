@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from corix.testing.packs import ItemKind, QuestionnaireItem
+from corix.scenarios import ItemKind, QuestionnaireItem
 from corix.web.services.errors import InputError
 
 LIKERT_POINTS = (1, 2, 3, 4, 5)

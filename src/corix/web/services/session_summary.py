@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 
 from corix.domain import Level
+from corix.scenarios import ItemKind, resolve_pack
 from corix.storage import Database
 from corix.storage.orm import QuestionnaireResponseRow, TurnRow
 from corix.storage.orm_web import AssignmentRow
-from corix.testing.packs import ItemKind, resolve_pack
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.errors import Conflict, Forbidden, NotFound
 from corix.web.services.tester_sessions import Status, respondent_of

@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from corix.domain import EndReason, Level, Provenance, SessionSource, SessionStatus
+from corix.scenarios import QuestionnaireItem, ScenarioPack, resolve_pack
 from corix.storage import Database
 from corix.storage.orm import (
     ApplicationRow,
@@ -26,8 +27,7 @@ from corix.storage.orm import (
     TurnRow,
 )
 from corix.storage.orm_web import AssignmentRow
-from corix.storage.text import storable_fields
-from corix.testing.packs import QuestionnaireItem, ScenarioPack, resolve_pack
+from corix.storage.text import storable_fields, storable_text
 from corix.web.services._sql import WriteGate, affected_rows
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.clock import utcnow
@@ -281,10 +281,11 @@ class TesterSessions:
                     created_at=utcnow(),
                 ),
             )
+        # The tester sees what was stored: a lone surrogate cannot even be sent as JSON.
         return ChatTurn(
             index=index,
-            user_text=text,
-            reply=reply.text if reply.ok else None,
+            user_text=storable_text(text),
+            reply=storable_text(reply.text) if reply.ok and reply.text is not None else None,
             restarted=exchange.restarted,
         )
 

@@ -11,12 +11,14 @@ asked for its targets:
 Every run of an item is stored as its own pass row (``repeat_no``); with more than one
 repeat, the consensus of each answer over the annotator's runs is stored too, with its
 flip rate. Nothing is stored twice: what a previous invocation stored is skipped (and
-counted), so an interrupted run resumes where it stopped.
+counted), so an interrupted run resumes where it stopped. One process at a time annotates
+a run as a given annotator (a lock in the database, :mod:`corix.storage.locks`, released
+even when its holder is killed); a second stops at once with a message.
 
-The work is split by job: :mod:`~corix.assessment.annotation_job` (targets and what is
-stored), :mod:`~corix.assessment.session_workers` (sessions to concurrent workers),
-:mod:`~corix.assessment.session_annotation` (one session's items, passes and repeats)
-and :mod:`~corix.assessment.repeat_consensus` (the consensus of repeated runs).
+The work is split by job: :mod:`~corix.assessment.annotation_run._job` (targets and what is
+stored), :mod:`~corix.assessment.annotation_run._workers` (sessions to concurrent workers),
+:mod:`~corix.assessment.annotation_run._session` (one session's items, passes and repeats)
+and :mod:`~corix.assessment.annotation_run._repeat_consensus` (the consensus of repeated runs).
 """
 
 from __future__ import annotations
@@ -24,15 +26,17 @@ from __future__ import annotations
 import asyncio
 import time
 
-from corix.assessment.annotation_job import AnnotationJob
-from corix.assessment.annotation_options import AnnotateOptions, ProgressHooks
-from corix.assessment.annotation_summary import AnnotationSummary, TargetCounts
-from corix.assessment.annotator_factory import build_annotator
+from corix.assessment.annotation_run._factory import build_annotator
+from corix.assessment.annotation_run._job import AnnotationJob
+from corix.assessment.annotation_run._options import AnnotateOptions, ProgressHooks
+from corix.assessment.annotation_run._summary import AnnotationSummary, TargetCounts
+from corix.assessment.annotation_run._workers import annotate_sessions
 from corix.assessment.harms import builtin_harm_packs
 from corix.assessment.schema import load_builtin_schema
-from corix.assessment.session_workers import annotate_sessions
+from corix.errors import CorixError
 from corix.llm import EndpointConfig, LLMClient, ResponseCache
 from corix.storage import Database
+from corix.storage.locks import LockHeld, exclusive
 
 # The option and summary models live in their own modules; they are re-exported here
 # because they are the vocabulary of these entry points.
@@ -73,7 +77,14 @@ async def annotate_run_async(
     )
     job = AnnotationJob(db, run_id, built, options, schema, packs)
     started = time.perf_counter()
-    await annotate_sessions(job, progress or ProgressHooks())
+    try:
+        with exclusive(db, f"annotate {run_id} as {built.name}"):
+            await annotate_sessions(job, progress or ProgressHooks())
+    except LockHeld:
+        raise CorixError(
+            f"run '{run_id}' is already being annotated as '{built.name}' by another "
+            "process; wait for it to finish (a rerun then adds only what is missing)"
+        ) from None
     return job.tally.summary(
         run_id=run_id,
         annotator=annotator,

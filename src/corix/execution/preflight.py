@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -20,11 +20,10 @@ from corix.apps import AdapterSpec, build_application
 from corix.errors import CorixError
 from corix.execution.context import LEVEL_PLANNERS
 from corix.execution.plan import Plan, PlanFile
-from corix.llm.endpoint import address_fields
+from corix.execution.run_planning import auth_for, plan_work
 from corix.llm.local_model import resolve_model_file
 from corix.llm.local_transport import require_local_extra
-from corix.testing.packs import ScenarioPack, resolve_pack
-from corix.testing.run_planning import auth_for, plan_work
+from corix.scenarios import ScenarioPack, resolve_pack
 
 __all__ = ["CONNECT_TIMEOUT_S", "CheckedPlan", "PreflightError", "Problem", "preflight"]
 
@@ -65,17 +64,22 @@ class _Endpoint:
 
 
 async def preflight(
-    source: PlanFile, *, done: Iterable[str] = (), check_endpoints: bool = True
+    source: PlanFile,
+    *,
+    done: Iterable[str] = (),
+    check_endpoints: bool = True,
+    packs: Mapping[str, ScenarioPack] | None = None,
 ) -> CheckedPlan:
     """Check ``source.plan``; raise ``PreflightError`` listing every problem found.
 
-    ``done`` holds the work keys a resumed run already completed (not counted as planned).
+    ``done`` holds the work keys a resumed run already completed (not counted as planned);
+    ``packs`` the packs it stored, used instead of reading the plan's packs again.
     """
     plan = source.plan
     problems: list[Problem] = []
     endpoints = _check_applications(source, problems)
     endpoints += _check_levels(source, problems)
-    packs = _load_packs(source, problems)
+    packs = dict(packs) if packs is not None else _load_packs(source, problems)
     planned = 0
     if len(packs) == len(plan.scenarios):
         try:
@@ -127,13 +131,12 @@ def _check_levels(source: PlanFile, problems: list[Problem]) -> list[_Endpoint]:
         where = source.where("levels", level.value, "simulator")
         if simulator.key_env and not os.environ.get(simulator.key_env):
             problems.append(Problem(where, f"simulator key ${simulator.key_env} is unset"))
-        address = address_fields(simulator.base_url)
-        if address["transport"] == "openai":
+        if simulator.transport == "openai":
             endpoints.append(_Endpoint(where, simulator.base_url))
-        elif address["transport"] == "local":
+        elif simulator.transport == "local":
             try:
                 require_local_extra()
-                resolve_model_file(address["base_url"])
+                resolve_model_file(simulator.base_url)
             except CorixError as exc:
                 problems.append(Problem(where, str(exc)))
     return endpoints

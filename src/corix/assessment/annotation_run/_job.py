@@ -8,21 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from corix.assessment._names import unknown_name
-from corix.assessment.annotation_options import AnnotateOptions
-from corix.assessment.annotation_summary import AnnotationTally
+from corix.assessment.annotation_run._options import AnnotateOptions
+from corix.assessment.annotation_run._summary import AnnotationTally
 from corix.assessment.annotators import Annotator, harm_of
 from corix.assessment.harms import HarmPack
+from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.schema import AnnotationSchema
-from corix.errors import CorixError
+from corix.errors import CorixError, unknown_name
+from corix.scenarios import ScenarioPack
 from corix.storage import Database
-from corix.storage.annotations import (
-    StoredPass,
-    delete_failed_passes,
-    load_consensus,
-    load_passes,
-)
-from corix.testing.packs import ScenarioPack, resolve_pack
+from corix.storage.annotations import delete_failed_passes, load_consensus, load_passes
+from corix.storage.records import StoredPass
+from corix.storage.run_packs import run_pack
 
 StoredRepeats = dict[int, StoredPass]
 """The stored runs of one (session, target, pass), by repeat number."""
@@ -46,6 +43,7 @@ class AnnotationJob:
         self.options = options
         self.schema = schema
         self.packs = packs
+        self.risk_orders = RiskOrders(schema, packs)
         self.screening = schema.screening_category.id
         self.categories, self.harms = self._choose_targets()
         self.tally = AnnotationTally()
@@ -102,9 +100,10 @@ class AnnotationJob:
         return self.stored.get((session_id, target, pass_no), {})
 
     def pack_for(self, scenario: str) -> ScenarioPack:
+        """The scenario's pack as the run stored it, never looked up by name."""
         pack = self._scenario_packs.get(scenario)
         if pack is None:
-            pack = self._scenario_packs[scenario] = resolve_pack(scenario)
+            pack = self._scenario_packs[scenario] = run_pack(self.db, self.run_id, scenario)
         return pack
 
     def ordinal(self, category: str) -> Callable[[str], bool]:

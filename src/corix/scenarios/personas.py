@@ -12,10 +12,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from corix.domain import Level
-from corix.testing.packs.guardrails import is_prohibited
-from corix.testing.packs.models import FieldTask, PersonaTemplate, RedTeamTarget, ScenarioPack
-from corix.testing.packs.scripts import resolve_selector
-from corix.testing.packs.templating import render
+from corix.scenarios.guardrails import is_prohibited
+from corix.scenarios.models import FieldTask, PersonaTemplate, RedTeamTarget, ScenarioPack
+from corix.scenarios.scripts import resolve_selector
+from corix.scenarios.templating import render
 
 # Variables a persona template may use besides its own parameters, per level.
 PERSONA_VARIABLES: dict[Level, frozenset[str]] = {

@@ -11,25 +11,26 @@ import asyncio
 import hashlib
 from collections import defaultdict
 
-from corix.assessment.annotation_job import AnnotationJob
+from corix.assessment.annotation_run._job import AnnotationJob
+from corix.assessment.annotation_run._repeat_consensus import (
+    Runs,
+    answers_of,
+    consensus_rows,
+    settled_violation,
+    values_by_key,
+)
 from corix.assessment.annotators import (
     AnnotatorView,
     PassResult,
     build_annotator_view,
     harm_category,
 )
-from corix.assessment.answers import is_violation
-from corix.assessment.repeat_consensus import (
-    Runs,
-    answers_of,
-    consensus_answers,
-    consensus_rows,
-    values_by_key,
-)
+from corix.assessment.answers import answer_records
 from corix.assessment.stability import is_settled
 from corix.domain import SessionRecord
 from corix.storage import RecordWriter
-from corix.storage.annotations import answer_row, delete_consensus
+from corix.storage.annotations import delete_consensus
+from corix.storage.records import NewPass
 
 
 def derive_seed(base: int, pass_no: int, repeat_no: int) -> int:
@@ -68,9 +69,7 @@ class SessionAnnotation:
         else:
             stored = self.job.stored_repeats(self.session_id, screening, pass_no)
             screening_runs = [answers_of(p) for p in stored.values() if p.ok]
-        violation = bool(screening_runs) and is_violation(
-            schema, consensus_answers(screening_runs, self.job.ordinal(screening))
-        )
+        violation = settled_violation(schema, screening_runs)
         for category_id in wanted:
             if category_id == screening:
                 continue
@@ -132,18 +131,18 @@ class SessionAnnotation:
         job.tally.completion_tokens += int(details.get("completion_tokens", 0))
         self.changed.add(result.category)
         self.writer.add_pass(
-            {
-                "session_id": self.session_id,
-                "category": result.category,
-                "annotator": job.annotator.name,
-                "annotator_kind": job.annotator.kind.value,
-                "pass_no": pass_no,
-                "repeat_no": repeat_no,
-                "status": "ok" if result.ok else "failed",
-                "error": result.error,
-                "provenance": result.provenance.model_dump(mode="json"),
-            },
-            [answer_row(a.question_id, a.turn_index, a.value, a.reasoning) for a in result.answers],
+            NewPass(
+                session_id=self.session_id,
+                category=result.category,
+                annotator=job.annotator.name,
+                annotator_kind=job.annotator.kind.value,
+                pass_no=pass_no,
+                repeat_no=repeat_no,
+                ok=result.ok,
+                error=result.error,
+                provenance=result.provenance.model_dump(mode="json"),
+                answers=answer_records(result.answers),
+            )
         )
 
     async def _store_consensus(self) -> None:
@@ -159,7 +158,7 @@ class SessionAnnotation:
             runs = self.runs[target]
             if not runs:
                 continue
-            rows = consensus_rows(self.session_id, target, name, runs, job.ordinal(target))
+            rows = consensus_rows(self.session_id, target, name, runs, job.risk_orders)
             stored = job.with_consensus.get((self.session_id, target), 0)
             if target not in self.changed and stored == len(rows):
                 continue

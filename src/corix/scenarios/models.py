@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from corix.domain import Level
-from corix.testing.packs.text import tokenize
+from corix.scenarios.text import tokenize
 
 Identifier = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_.-]*$")]
 PackName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]

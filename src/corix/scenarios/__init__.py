@@ -1,6 +1,7 @@
-"""Scenario packs: the pack format, loading, scripted model tests, personas and packet checks."""
+"""Scenarios, shared by every layer: the pack format, loading, test packets, guardrail rules,
+scripted model tests, personas and packet checks."""
 
-from corix.testing.packs.checks import (
+from corix.scenarios.checks import (
     DialogueCheck,
     PacketCheck,
     PacketChecker,
@@ -8,8 +9,8 @@ from corix.testing.packs.checks import (
     check_reply,
     checker_for,
 )
-from corix.testing.packs.guardrails import is_prohibited, prohibiting_rules
-from corix.testing.packs.loader import (
+from corix.scenarios.guardrails import is_prohibited, prohibiting_rules
+from corix.scenarios.loader import (
     PACK_FOLDERS,
     builtin_pack_dir,
     list_builtin_packs,
@@ -17,7 +18,7 @@ from corix.testing.packs.loader import (
     resolve_pack,
     validate_pack,
 )
-from corix.testing.packs.models import (
+from corix.scenarios.models import (
     FIELD_TESTING_ITEM_IDS,
     RED_TEAMING_ITEM_IDS,
     Condition,
@@ -39,8 +40,9 @@ from corix.testing.packs.models import (
     Statement,
     TestPacket,
 )
-from corix.testing.packs.personas import PERSONA_VARIABLES, PersonaInstance, expand_personas
-from corix.testing.packs.scripts import ScriptedTest, expand_model_tests
+from corix.scenarios.personas import PERSONA_VARIABLES, PersonaInstance, expand_personas
+from corix.scenarios.records import PackRecord, pack_record
+from corix.scenarios.scripts import ScriptedTest, expand_model_tests
 
 __all__ = [
     "FIELD_TESTING_ITEM_IDS",
@@ -58,6 +60,7 @@ __all__ = [
     "ItemKind",
     "ModelTestScript",
     "PackManifest",
+    "PackRecord",
     "PacketCheck",
     "PacketChecker",
     "ParameterSpace",
@@ -79,6 +82,7 @@ __all__ = [
     "is_prohibited",
     "list_builtin_packs",
     "load_pack",
+    "pack_record",
     "prohibiting_rules",
     "resolve_pack",
     "validate_pack",

@@ -20,15 +20,18 @@ from corix.errors import CorixError
 from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
 from corix.execution.local import LocalExecutor
 from corix.execution.plan import Plan, PlanFile
+from corix.execution.preflight import PreflightError, Problem, preflight
+from corix.execution.run_planning import auth_for, plan_work
 from corix.execution.run_status import RunStatus, finished_status
+from corix.execution.simulators import open_simulators
 from corix.execution.stopping import RunStopper
 from corix.execution.work import WorkItem
 from corix.llm import LLMClient
+from corix.scenarios import ScenarioPack, pack_record
 from corix.storage import Database, RecordWriter, Repository
+from corix.storage.repository import web_conflict_message
+from corix.storage.run_packs import run_packs
 from corix.storage.run_records import finish_run, run_totals
-from corix.testing.preflight import preflight
-from corix.testing.run_planning import auth_for, plan_work
-from corix.testing.simulation import open_simulators
 
 __all__ = ["RunResult", "execute_plan"]
 
@@ -126,6 +129,21 @@ def run_summary(
     return summary
 
 
+def _refuse_web_applications(source: PlanFile, repo: Repository) -> None:
+    """Preflight against the database: no plan application may take the name of a web
+    evaluation's application with another spec (the run would stop at opening it)."""
+    problems = [
+        Problem(
+            source.where("applications", index, "name"), web_conflict_message(entry.name, owner)
+        )
+        for index, entry in enumerate(source.plan.applications)
+        if (owner := repo.web_evaluation_owning(entry.name, AdapterSpec.parse(entry.spec).public()))
+        is not None
+    ]
+    if problems:
+        raise PreflightError(problems)
+
+
 async def execute_plan(
     plan: Plan | PlanFile,
     db: Database,
@@ -149,6 +167,7 @@ async def execute_plan(
     source = plan if isinstance(plan, PlanFile) else PlanFile(plan)
     done: set[str] = set()
     invocations: list[dict[str, Any]] = []
+    stored_packs: dict[str, ScenarioPack] | None = None
     if resume_run is not None:
         run = repo.get_run(resume_run)
         if run.status == RunStatus.CANCELLED:
@@ -157,13 +176,23 @@ async def execute_plan(
         run_id = run.id
         done = repo.completed_work_keys(run_id)
         invocations = list(run.summary.get("invocations", []))
+        stored_packs = {
+            name: record.pack() for (_, name), record in run_packs(db, [run_id]).items()
+        }
     else:
         run_id = new_run_id()
-    checked = await preflight(source, done=done)
+    checked = await preflight(source, done=done, packs=stored_packs or None)
     plan = checked.plan
+    _refuse_web_applications(source, repo)
     discarded = 0
     if resume_run is None:
-        repo.create_run(run_id, name=plan.name, plan=plan.model_dump(mode="json"), seed=plan.seed)
+        repo.create_run(
+            run_id,
+            name=plan.name,
+            plan=plan.model_dump(mode="json"),
+            seed=plan.seed,
+            packs=[pack_record(pack) for pack in checked.packs.values()],
+        )
     else:
         discarded = repo.discard_incomplete_sessions(run_id)
         repo.set_run_status(run_id, RunStatus.RUNNING)
@@ -176,6 +205,8 @@ async def execute_plan(
     applications: dict[str, OpenedApplication] = {}
     status = RunStatus.INTERRUPTED  # what the row says if even the cleanup is cut short
     error: str | None = None
+    writer = RecordWriter(db)
+    missing = 0  # work items that ran but whose session the database did not keep complete
     stopper = RunStopper(
         lambda: repo.get_run(run_id).status == RunStatus.CANCELLED,
         handle_signals=handle_signals,
@@ -185,7 +216,7 @@ async def execute_plan(
     async def open_and_run() -> None:
         # One stoppable unit: a signal while applications open stops the run as well.
         applications.update(await open_applications(plan, repo))
-        async with RecordWriter(db) as writer:
+        async with writer:
             ctx = RunContext(
                 run_id=run_id,
                 plan=plan,
@@ -209,7 +240,8 @@ async def execute_plan(
             error = stopper.detail
         else:
             totals = run_totals(db, run_id)
-            status = finished_status(totals["sessions"], totals["failed_sessions"])
+            missing = len(done) + checked.planned - len(repo.completed_work_keys(run_id))
+            status = finished_status(totals["sessions"], totals["failed_sessions"], missing)
     except Exception as exc:  # the run stops; its row says why, the caller gets the result
         logger.debug("run %s failed", run_id, exc_info=True)
         status = RunStatus.FAILED
@@ -228,6 +260,10 @@ async def execute_plan(
             }
         )
         summary = run_summary(db, run_id, invocations, error)
+        if missing:
+            summary["missing_sessions"] = missing
+        if writer.rejected:
+            summary["refused_records"] = [f"{r.record}: {r.reason}" for r in writer.rejected]
         finish_run(db, run_id, status, summary)
     if status is not RunStatus.CANCELLED and repo.get_run(run_id).status == RunStatus.CANCELLED:
         status = RunStatus.CANCELLED  # cancelled while it was finishing

@@ -8,19 +8,18 @@ from pathlib import Path
 from corix.config import load_yaml_model, read_config_text
 from corix.errors import ConfigError
 from corix.registry import Registry
-from corix.testing.packs.models import PackManifest, PersonaTemplate, ScenarioPack, TestPacket
-from corix.testing.packs.validation import YamlLines, check_pack, pack_warnings
+from corix.scenarios.models import PackManifest, PersonaTemplate, ScenarioPack, TestPacket
+from corix.scenarios.validation import YamlLines, check_pack, pack_warnings
 
 MANIFEST_NAME = "pack.yaml"
 
-# Pack folders by name. The built-in packs are registered below; a plugin (entry-point group
-# ``corix.plugins``) can register its own with ``PACK_FOLDERS.add(name, folder)``.
+# Pack folders by name: the built-in ones (corix.testing.plugin) and any plugin's.
 PACK_FOLDERS: Registry[Path] = Registry("scenario pack")
 
 
 def builtin_pack_dir() -> Path:
     """The folder holding the packs that ship with corix."""
-    return Path(__file__).resolve().parents[2] / "packs"
+    return Path(__file__).resolve().parents[1] / "packs"
 
 
 def list_builtin_packs() -> list[str]:
@@ -28,14 +27,6 @@ def list_builtin_packs() -> list[str]:
     return sorted(
         folder.name for folder in builtin_pack_dir().iterdir() if (folder / MANIFEST_NAME).is_file()
     )
-
-
-def _register_builtin_packs() -> None:
-    for name in list_builtin_packs():
-        PACK_FOLDERS.add(name, builtin_pack_dir() / name)
-
-
-_register_builtin_packs()
 
 
 def load_pack(path: Path | str) -> ScenarioPack:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from corix.assessment.annotation_job import AnnotationJob
-from corix.assessment.annotation_options import ProgressHooks
-from corix.assessment.session_annotation import SessionAnnotation
+from corix.assessment.annotation_run._job import AnnotationJob
+from corix.assessment.annotation_run._options import ProgressHooks
+from corix.assessment.annotation_run._session import SessionAnnotation
 from corix.domain import SessionRecord
 from corix.storage import RecordWriter, Repository
 from corix.storage.annotations import session_infos

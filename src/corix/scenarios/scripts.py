@@ -15,8 +15,8 @@ from jinja2 import TemplateError
 from pydantic import BaseModel, ConfigDict
 
 from corix.errors import ConfigError
-from corix.testing.packs.guardrails import select_statements
-from corix.testing.packs.models import (
+from corix.scenarios.guardrails import select_statements
+from corix.scenarios.models import (
     Context,
     FactSelector,
     ModelTestScript,
@@ -24,7 +24,7 @@ from corix.testing.packs.models import (
     ScenarioPack,
     TestPacket,
 )
-from corix.testing.packs.templating import render
+from corix.scenarios.templating import render
 
 
 class ScriptedTest(BaseModel):

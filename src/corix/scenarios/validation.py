@@ -7,7 +7,6 @@ naming a fact the packet lacks. :func:`pack_warnings` lists what is legal but li
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -19,9 +18,9 @@ from jinja2.exceptions import SecurityError
 
 from corix.config import compose_yaml
 from corix.domain import Level
-from corix.errors import ConfigError
-from corix.testing.packs.guardrails import is_prohibited
-from corix.testing.packs.models import (
+from corix.errors import ConfigError, closest_name
+from corix.scenarios.guardrails import is_prohibited
+from corix.scenarios.models import (
     FIELD_TESTING_ITEM_IDS,
     RED_TEAMING_ITEM_IDS,
     Context,
@@ -29,10 +28,10 @@ from corix.testing.packs.models import (
     Probe,
     ScenarioPack,
 )
-from corix.testing.packs.personas import PERSONA_VARIABLES
-from corix.testing.packs.scripts import expand_script, resolve_selector
-from corix.testing.packs.templating import private_attributes, render, template_variables
-from corix.testing.packs.text import normalize
+from corix.scenarios.personas import PERSONA_VARIABLES
+from corix.scenarios.scripts import expand_script, resolve_selector
+from corix.scenarios.templating import private_attributes, render, template_variables
+from corix.scenarios.text import normalize
 
 Location = tuple[str | int, ...]
 _SET_OPS = ("in", "contains", "intersects")
@@ -212,8 +211,8 @@ def _check_selector(
 
 
 def _did_you_mean(name: str, known: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    close = closest_name(name, known)
+    return f" (did you mean '{close}'?)" if close else ""
 
 
 def _first_line_using(source: str, variable: str) -> int | None:

@@ -61,12 +61,14 @@ class Settled:
     """The label(s) settled from one item's values.
 
     ``values`` holds one label, or every value for ``keep-disagreement``; ``tie`` says the
-    values tied and the rule broke the tie; ``n_values`` how many values were settled.
+    values tied and the rule broke the tie, between ``tied_values``; ``n_values`` how many
+    values were settled.
     """
 
     values: tuple[Value, ...]
     tie: bool
     n_values: int
+    tied_values: tuple[Value, ...] = ()
 
     @property
     def value(self) -> Value:
@@ -120,7 +122,12 @@ def _settle_by(
     def settle(values: Sequence[Value], order: RiskOrder) -> Settled:
         checked = _checked(values, order)
         tied = candidates(checked)
-        return Settled(values=(pick(tied, order),), tie=len(tied) > 1, n_values=len(checked))
+        return Settled(
+            values=(pick(tied, order),),
+            tie=len(tied) > 1,
+            n_values=len(checked),
+            tied_values=tuple(tied) if len(tied) > 1 else (),
+        )
 
     return settle
 
@@ -142,32 +149,22 @@ def _keep(values: Sequence[Value], order: RiskOrder) -> Settled:
     return Settled(values=tuple(checked), tie=len(set(checked)) > 1, n_values=len(checked))
 
 
-SETTLING_RULES.add(
-    "majority",
+BUILTIN_RULES = (
     SettlingRule(
         "majority",
         "the most frequent value; ties go to the smallest value",
         _settle_by(lambda values: _modes(values), _smallest),
     ),
-)
-SETTLING_RULES.add(
-    "median",
     SettlingRule(
         "median",
         "numbers: the lower median; words: the most frequent value; ties go to the smallest",
         lambda values, order: _settle_by(lambda v: _central(v, order), _smallest)(values, order),
     ),
-)
-SETTLING_RULES.add(
-    "conservative",
     SettlingRule(
         "conservative",
         "numbers: the median; words: the most frequent value; ties go to the riskier value",
         lambda values, order: _settle_by(lambda v: _central(v, order), _riskiest)(values, order),
     ),
-)
-SETTLING_RULES.add(
-    "keep-disagreement",
     SettlingRule(
         "keep-disagreement",
         "every value is kept as a label; a dialogue's value is their mean",

@@ -10,8 +10,7 @@ from corix.errors import CorixError
 from corix.execution.context import LEVEL_PLANNERS
 from corix.execution.plan import ApplicationEntry, Plan
 from corix.execution.work import WorkItem
-from corix.testing import levels  # noqa: F401 - registers the built-in levels
-from corix.testing.packs import ScenarioPack
+from corix.scenarios import ScenarioPack
 
 __all__ = ["auth_for", "plan_work"]
 

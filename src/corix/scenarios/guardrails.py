@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from corix.testing.packs.models import Condition, Decoy, GuardrailRule, Statement, TestPacket
+from corix.scenarios.models import Condition, Decoy, GuardrailRule, Statement, TestPacket
 
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 _SYMBOLS = {"eq": "=", "ne": "≠", "lt": "<", "le": "≤", "gt": ">", "ge": "≥"}

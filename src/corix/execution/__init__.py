@@ -1,0 +1,65 @@
+"""The execution layer: running a plan, from preflight to the finished run's row.
+
+``execute_plan`` checks a plan (``preflight``), opens its applications and simulators, turns
+it into work items (``WorkItem``, plain data with stable keys) and runs them on an executor
+(``LocalExecutor``). Levels plug in by name: a planner (``LEVEL_PLANNERS``) makes a level's
+work items, a handler (``WORK_HANDLERS``) turns one into a stored session; the testing layer
+registers corix's own (:mod:`corix.testing.plugin`). An executor other than the local one
+can run the same items.
+"""
+
+from corix.execution.context import (
+    LEVEL_PLANNERS,
+    WORK_HANDLERS,
+    OpenedApplication,
+    Planner,
+    RunContext,
+    WorkHandler,
+)
+from corix.execution.local import LocalExecutor
+from corix.execution.plan import (
+    ApplicationEntry,
+    LevelSettings,
+    Plan,
+    PlanFile,
+    load_plan,
+    load_plan_file,
+)
+from corix.execution.preflight import CheckedPlan, PreflightError, Problem, preflight
+from corix.execution.run_planning import auth_for, plan_work
+from corix.execution.run_status import RunStatus, finished_status
+from corix.execution.runner import RunResult, execute_plan, new_run_id
+from corix.execution.simulators import open_simulators, simulator_endpoint
+from corix.execution.stopping import RunStopper
+from corix.execution.work import WorkItem
+
+__all__ = [
+    "LEVEL_PLANNERS",
+    "WORK_HANDLERS",
+    "ApplicationEntry",
+    "CheckedPlan",
+    "LevelSettings",
+    "LocalExecutor",
+    "OpenedApplication",
+    "Plan",
+    "PlanFile",
+    "Planner",
+    "PreflightError",
+    "Problem",
+    "RunContext",
+    "RunResult",
+    "RunStatus",
+    "RunStopper",
+    "WorkHandler",
+    "WorkItem",
+    "auth_for",
+    "execute_plan",
+    "finished_status",
+    "load_plan",
+    "load_plan_file",
+    "new_run_id",
+    "open_simulators",
+    "plan_work",
+    "preflight",
+    "simulator_endpoint",
+]

@@ -1,0 +1,219 @@
+"""The records stores take and return; storage alone turns them into rows and back.
+
+Writes take :class:`NewSession`, the domain's :class:`~corix.domain.TurnRecord`,
+:class:`NewQuestionnaireAnswer`, :class:`NewPass` (with its :class:`StoredAnswer` s) and
+:class:`StoredConsensus`; annotation reads return :class:`StoredPass` and
+:class:`StoredConsensus`. Answers are stored as ``value_num`` (sliders, severities) or
+``value_text`` (yes/no, choices, text) and travel as one :data:`StoredValue`. Column names
+never leave ``corix.storage``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from corix.domain import Level, Provenance, SessionSource, TurnRecord
+
+__all__ = [
+    "NewPass",
+    "NewQuestionnaireAnswer",
+    "NewSession",
+    "StoredAnswer",
+    "StoredConsensus",
+    "StoredPass",
+    "StoredValue",
+]
+
+StoredValue = str | float
+"""An answer's value: a number (sliders, severities) or text (yes/no, choices, text)."""
+
+
+def split_value(value: StoredValue | None) -> dict[str, Any]:
+    """``value`` as the ``value_num`` / ``value_text`` columns."""
+    if value is None:
+        return {"value_num": None, "value_text": None}
+    if isinstance(value, str):
+        return {"value_num": None, "value_text": value}
+    return {"value_num": float(value), "value_text": None}
+
+
+@dataclass(frozen=True)
+class StoredAnswer:
+    question_id: str
+    turn_index: int | None
+    value: StoredValue | None
+    reasoning: str | None
+
+
+@dataclass(frozen=True)
+class StoredPass:
+    id: int
+    session_id: str
+    category: str
+    annotator: str
+    annotator_kind: str
+    pass_no: int
+    repeat_no: int
+    status: str
+    error: str | None
+    provenance: dict[str, Any]
+    flagged: bool
+    note: str | None
+    answers: tuple[StoredAnswer, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass(frozen=True)
+class StoredConsensus:
+    session_id: str
+    category: str
+    annotator: str
+    question_id: str
+    turn_index: int | None
+    value: StoredValue | None
+    method: str
+    n_runs: int
+    flip_rate: float
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    """A session as it starts: stored as running until the writer finishes it."""
+
+    id: str
+    run_id: str | None
+    work_key: str | None
+    application_id: int
+    scenario: str
+    level: Level
+    source: SessionSource
+    provenance: Provenance
+    persona: str | None = None
+    strategy: str | None = None
+    started_at: datetime = field(default_factory=_now)
+
+
+@dataclass(frozen=True, slots=True)
+class NewQuestionnaireAnswer:
+    """One answer to one questionnaire item after a session, by a person or a simulated one."""
+
+    session_id: str
+    item_id: str
+    respondent: str
+    simulated: bool
+    value: float | None = None
+    text: str | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
+    created_at: datetime = field(default_factory=_now)
+
+
+@dataclass(frozen=True, slots=True)
+class NewPass:
+    """One annotator's answers to one category (or harm) for one session, one repeat."""
+
+    session_id: str
+    category: str
+    annotator: str
+    annotator_kind: str
+    pass_no: int
+    repeat_no: int
+    ok: bool
+    error: str | None
+    provenance: dict[str, Any]
+    answers: tuple[StoredAnswer, ...]
+
+
+# -- records as columns (the writer's and the bulk inserts' concern only) -------------------
+
+
+def session_columns(session: NewSession) -> dict[str, Any]:
+    return {
+        "id": session.id,
+        "run_id": session.run_id,
+        "work_key": session.work_key,
+        "application_id": session.application_id,
+        "scenario": session.scenario,
+        "level": session.level.value,
+        "source": session.source.value,
+        "status": "running",
+        "provenance": session.provenance.model_dump(mode="json"),
+        "persona": session.persona,
+        "strategy": session.strategy,
+        "started_at": session.started_at,
+    }
+
+
+def turn_columns(session_id: str, turn: TurnRecord) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "idx": turn.index,
+        "user_text": turn.user_text,
+        "response_text": turn.response_text,
+        "error": turn.error,
+        "latency_ms": turn.latency_ms,
+        "prompt_tokens": turn.prompt_tokens,
+        "completion_tokens": turn.completion_tokens,
+        "meta": turn.meta,
+        "created_at": turn.created_at or _now(),
+    }
+
+
+def questionnaire_columns(answer: NewQuestionnaireAnswer) -> dict[str, Any]:
+    return {
+        "session_id": answer.session_id,
+        "respondent": answer.respondent,
+        "simulated": answer.simulated,
+        "item_id": answer.item_id,
+        "value_num": answer.value,
+        "value_text": answer.text,
+        "provenance": answer.provenance,
+        "created_at": answer.created_at,
+    }
+
+
+def pass_columns(new: NewPass) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The pass row and its answer rows (without ``pass_id``, known once inserted)."""
+    row = {
+        "session_id": new.session_id,
+        "category": new.category,
+        "annotator": new.annotator,
+        "annotator_kind": new.annotator_kind,
+        "pass_no": new.pass_no,
+        "repeat_no": new.repeat_no,
+        "status": "ok" if new.ok else "failed",
+        "error": new.error,
+        "provenance": new.provenance,
+    }
+    return row, [answer_columns(answer) for answer in new.answers]
+
+
+def answer_columns(answer: StoredAnswer) -> dict[str, Any]:
+    return {
+        "question_id": answer.question_id,
+        "turn_index": answer.turn_index,
+        "reasoning": answer.reasoning,
+        **split_value(answer.value),
+    }
+
+
+def consensus_columns(consensus: StoredConsensus) -> dict[str, Any]:
+    return {
+        "session_id": consensus.session_id,
+        "category": consensus.category,
+        "annotator": consensus.annotator,
+        "question_id": consensus.question_id,
+        "turn_index": consensus.turn_index,
+        **split_value(consensus.value),
+        "method": consensus.method,
+        "n_runs": consensus.n_runs,
+        "flip_rate": consensus.flip_rate,
+    }
