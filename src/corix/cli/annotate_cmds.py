@@ -29,6 +29,7 @@ from corix.cli.common import (
 from corix.cli.exit_codes import ExitCode
 from corix.cli.runs import executor_settings
 from corix.llm import EndpointConfig, ResponseCache
+from corix.llm.endpoint import LOCAL_PREFIX, MOCK_BASE_URL
 from corix.llm.mock_model import MOCK_MODEL_NAME
 
 
@@ -42,25 +43,28 @@ def _endpoint(
 ) -> EndpointConfig | None:
     """The judge's endpoint; ``settings`` are further EndpointConfig fields given as flags."""
     if endpoint is not None and url is not None:
-        raise fail("give either --endpoint mock or --endpoint-url, not both")
+        raise fail("give either --endpoint or --endpoint-url, not both")
     if endpoint is not None:
-        if endpoint != "mock":
-            raise fail(f"unknown endpoint '{endpoint}'; the only built-in one is 'mock'")
-        return EndpointConfig(
-            name="mock",
-            transport="mock",
-            model=model or MOCK_MODEL_NAME,
-            max_concurrency=concurrency,
+        if endpoint != MOCK_BASE_URL and not endpoint.startswith(LOCAL_PREFIX):
+            raise fail(
+                f"unknown endpoint '{endpoint}': 'mock' (the offline mock model) or "
+                "'local:<gguf file or package>'"
+            )
+        base_url, name = endpoint, "mock" if endpoint == MOCK_BASE_URL else "annotator"
+        default_model = (
+            MOCK_MODEL_NAME if endpoint == MOCK_BASE_URL else endpoint.removeprefix(LOCAL_PREFIX)
         )
-    if url is None:
+    elif url is not None:
+        if model is None:
+            raise fail("--endpoint-url needs --model")
+        base_url, default_model, name = url, model, "annotator"
+    else:
         return None
-    if model is None:
-        raise fail("--endpoint-url needs --model")
     return EndpointConfig.model_validate(
         {
-            "name": "annotator",
-            "base_url": url,
-            "model": model,
+            "name": name,
+            "base_url": base_url,
+            "model": model or default_model,
             "key_env": key_env,
             "max_concurrency": concurrency,
             **{field: value for field, value in settings.items() if value is not None},
@@ -101,7 +105,11 @@ def annotate_command(
         list[str] | None, typer.Option("--harms", help="Harm packs to judge (comma-separated).")
     ] = None,
     endpoint: Annotated[
-        str | None, typer.Option(help="'mock' for the built-in offline mock model.")
+        str | None,
+        typer.Option(
+            help="'mock' (the offline mock model) or 'local:<gguf file or package>' "
+            "(a model run in-process; the local extra)."
+        ),
     ] = None,
     endpoint_url: Annotated[
         str | None, typer.Option(help="Base URL of an OpenAI-compatible endpoint.")
@@ -110,7 +118,24 @@ def annotate_command(
     key_env: Annotated[
         str | None, typer.Option(help="Environment variable that holds the API key.")
     ] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Sessions (and calls) at once.")] = 16,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Sessions at once; the most calls at once.")
+    ] = 16,
+    fixed_concurrency: Annotated[
+        bool,
+        typer.Option(
+            "--fixed-concurrency",
+            help="Keep --concurrency calls at once instead of adapting to the endpoint.",
+        ),
+    ] = False,
+    context_window: Annotated[
+        int | None,
+        typer.Option(
+            "--context-window",
+            min=256,
+            help="Tokens the model reads at most; longer dialogues are cut to fit.",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Base seed; each pass and repeat derives its own.")] = 0,
     max_reasks: Annotated[
         int, typer.Option(min=0, help="Times an invalid answer is sent back to the model.")
@@ -192,6 +217,8 @@ def annotate_command(
         "retry_after_max_s": retry_after_max,
         "call_deadline_s": call_deadline,
         "key_header": key_header,
+        "context_window": context_window,
+        "adaptive_concurrency": False if fixed_concurrency else None,
     }
     config = _endpoint(endpoint, endpoint_url, model, key_env, concurrency, settings)
     spread = executor_settings(executor, ray_address, ray_workers)
@@ -275,7 +302,14 @@ def _print_summary(summary: AnnotationSummary) -> None:
         )
     )
     table = wrapping_table(
-        "target", "stored", "failed", "already stored", "not applicable", "gated out"
+        "target",
+        "stored",
+        "failed",
+        "already stored",
+        "not applicable",
+        "gated out",
+        "reply cut",
+        "dialogue cut to fit",
     )
     for target, counts in summary.by_target.items():
         table.add_row(
@@ -285,6 +319,8 @@ def _print_summary(summary: AnnotationSummary) -> None:
             str(counts.already_stored),
             str(counts.not_applicable),
             str(counts.gated_out),
+            str(counts.cut_replies),
+            str(counts.cut_dialogues),
         )
     console.print(table)
     if summary.consensus_rows:

@@ -21,6 +21,8 @@ from corix.errors import CorixError
 from corix.execution.context import LEVEL_PLANNERS
 from corix.execution.plan import Plan, PlanFile
 from corix.execution.run_planning import auth_for, plan_work
+from corix.llm.local_model import resolve_model_file
+from corix.llm.local_transport import require_local_extra
 from corix.scenarios import ScenarioPack, resolve_pack
 
 __all__ = ["CONNECT_TIMEOUT_S", "CheckedPlan", "PreflightError", "Problem", "preflight"]
@@ -129,8 +131,14 @@ def _check_levels(source: PlanFile, problems: list[Problem]) -> list[_Endpoint]:
         where = source.where("levels", level.value, "simulator")
         if simulator.key_env and not os.environ.get(simulator.key_env):
             problems.append(Problem(where, f"simulator key ${simulator.key_env} is unset"))
-        if simulator.transport != "mock":
+        if simulator.transport == "openai":
             endpoints.append(_Endpoint(where, simulator.base_url))
+        elif simulator.transport == "local":
+            try:
+                require_local_extra()
+                resolve_model_file(simulator.base_url)
+            except CorixError as exc:
+                problems.append(Problem(where, str(exc)))
     return endpoints
 
 

@@ -10,9 +10,17 @@ from types import TracebackType
 
 from corix.llm.backoff import retry_delay
 from corix.llm.cache import ResponseCache, cache_key
+from corix.llm.concurrency import (
+    AdaptiveConcurrency,
+    ConcurrencyLimit,
+    FixedConcurrency,
+    Outcome,
+    Slot,
+)
 from corix.llm.endpoint import EndpointConfig
 from corix.llm.errors import ModelCallError, TransportError
 from corix.llm.http_transport import OpenAIHTTPTransport
+from corix.llm.local_transport import LocalTransport
 from corix.llm.models import ChatRequest, ChatResponse
 from corix.llm.rate_limit import limiter_for
 from corix.llm.scripted import ScriptedTransport
@@ -34,8 +42,9 @@ class LLMClient:
     """Calls one endpoint with bounded concurrency, rate limits, retries, cache and accounting.
 
     A call first looks in the cache (see :mod:`corix.llm.cache` for the rule). On a
-    miss, each attempt waits for the endpoint's rate limits, then for one of
-    ``max_concurrency`` slots, which it holds only while the request is in flight.
+    miss, each attempt waits for the endpoint's rate limits, then for a concurrency slot
+    (:mod:`corix.llm.concurrency`: adaptive up to ``max_concurrency`` unless fixed), which
+    it holds only while the request is in flight; the timeout counts from then.
     Timeouts, connection errors, malformed replies, 408, 429 and 5xx are retried up to
     ``max_retries`` times with capped, jittered exponential backoff that honours
     ``Retry-After``; other failures and exhausted retries raise :class:`ModelCallError`.
@@ -58,7 +67,7 @@ class LLMClient:
         self._cache = cache
         self._owns_transport = transport is None
         self._transport = transport if transport is not None else _default_transport(endpoint)
-        self._slots = asyncio.Semaphore(endpoint.max_concurrency)
+        self.concurrency = _concurrency_limit(endpoint)
         self._limiter = limiter_for(endpoint)
         self._rng = random.Random()
         chosen = endpoint.structured_output
@@ -109,10 +118,13 @@ class LLMClient:
             await self._limiter.acquire(estimate)
             mode = self.structured_mode
             try:
-                async with self._slots:
+                async with self.concurrency.slot() as slot:
                     started = time.perf_counter()
-                    completion = await self._attempt(adapt_request(request, mode))
-                    latency_ms = (time.perf_counter() - started) * 1000.0
+                    completion = await self._attempt(adapt_request(request, mode), slot)
+                    latency_s = time.perf_counter() - started
+                    slot.succeeded(
+                        Outcome(latency_s, completion.prompt_tokens, completion.completion_tokens)
+                    )
             except TransportError as failure:
                 if self._step_down(request, mode, failure):
                     continue
@@ -151,7 +163,7 @@ class LLMClient:
                 self._cache.put(key, completion)
             return _response(
                 completion,
-                latency_ms=latency_ms,
+                latency_ms=latency_s * 1000.0,
                 cached=False,
                 attempts=attempts,
                 structured_output=mode if wants_schema(request) else None,
@@ -180,12 +192,17 @@ class LLMClient:
             self.structured_mode = weaker
         return True
 
-    async def _attempt(self, request: ChatRequest) -> RawCompletion:
+    async def _attempt(self, request: ChatRequest, slot: Slot) -> RawCompletion:
         timeout = self.endpoint.timeout_s
         try:
             return await self._transport.send(request, self.endpoint, timeout)
         except TimeoutError:
+            slot.overloaded()
             raise TransportError(f"no reply within {timeout:g} s", retryable=True) from None
+        except TransportError as failure:
+            if failure.status in _OVERLOAD_STATUSES:
+                slot.overloaded()
+            raise
 
 
 def _refuse_wait(
@@ -204,9 +221,26 @@ def _refuse_wait(
     return None
 
 
+_OVERLOAD_STATUSES = frozenset({429, 503})
+
+
+def _concurrency_limit(endpoint: EndpointConfig) -> ConcurrencyLimit:
+    if endpoint.transport == "local":
+        # One model in one worker answers one request at a time: a second in flight would
+        # only queue there, its timeout running while it waits.
+        return FixedConcurrency(1)
+    if not endpoint.adaptive_concurrency:
+        return FixedConcurrency(endpoint.max_concurrency)
+    return AdaptiveConcurrency(
+        initial=endpoint.initial_concurrency, ceiling=endpoint.max_concurrency, name=endpoint.name
+    )
+
+
 def _default_transport(endpoint: EndpointConfig) -> Transport:
     if endpoint.transport == "mock":
         return ScriptedTransport()
+    if endpoint.transport == "local":
+        return LocalTransport(endpoint)
     return OpenAIHTTPTransport(max_connections=endpoint.max_concurrency)
 
 

@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 MOCK_BASE_URL = "mock"
 """``base_url: mock`` is short for ``transport: mock`` (how plans name the offline model)."""
+LOCAL_PREFIX = "local:"
+"""``base_url: local:<gguf file or package>`` is short for ``transport: local``."""
 
 
 class EndpointConfig(BaseModel):
@@ -18,15 +20,18 @@ class EndpointConfig(BaseModel):
     (``levels.*.simulator``), an ``openai:`` or ``http:`` application. The API key is never
     part of the configuration: ``key_env`` names the environment variable that holds it,
     read at call time. ``transport: mock`` answers from the built-in deterministic mock
-    model without any network, which is how corix runs offline.
+    model without any network, which is how corix runs offline; ``transport: local`` runs a
+    GGUF model in-process (:mod:`corix.llm.local_transport`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = ""
     """What usage and logs call the endpoint; a plan's simulators are ``simulator:LEVEL``."""
-    transport: Literal["openai", "mock"] = "openai"
+    transport: Literal["openai", "mock", "local"] = "openai"
     base_url: str = ""
+    """The server's address; for ``transport: local``, a GGUF file or an installed package
+    that ships one."""
     model: str = Field(min_length=1)
     key_env: str | None = None
     key_header: str | None = None
@@ -36,6 +41,13 @@ class EndpointConfig(BaseModel):
     temperature: float | None = Field(default=None, ge=0)
     """The sampling temperature asked for when a request names none."""
     max_concurrency: int = Field(default=8, ge=1)
+    """The most requests in flight at once; with ``adaptive_concurrency``, the ceiling."""
+    adaptive_concurrency: bool = True
+    """Start at ``initial_concurrency`` and adapt to what the endpoint sustains
+    (:mod:`corix.llm.concurrency`); ``False`` keeps ``max_concurrency`` fixed."""
+    initial_concurrency: int = Field(default=2, ge=1)
+    context_window: int | None = Field(default=None, ge=256)
+    """Tokens the model reads and writes at most; long prompts are fitted to it."""
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
     timeout_s: float = Field(default=60.0, gt=0)
@@ -56,9 +68,14 @@ class EndpointConfig(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _mock_base_url(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("base_url") == MOCK_BASE_URL:
+    def _short_base_url(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        base_url = data.get("base_url")
+        if base_url == MOCK_BASE_URL:
             return {**data, "base_url": "", "transport": "mock"}
+        if isinstance(base_url, str) and base_url.startswith(LOCAL_PREFIX):
+            return {**data, "base_url": base_url.removeprefix(LOCAL_PREFIX), "transport": "local"}
         return data
 
     @field_validator("base_url")
@@ -69,8 +86,8 @@ class EndpointConfig(BaseModel):
 
     @model_validator(mode="after")
     def _require_base_url(self) -> EndpointConfig:
-        if self.transport == "openai" and not self.base_url:
-            raise ValueError("base_url is required for an 'openai' endpoint")
+        if self.transport != "mock" and not self.base_url:
+            raise ValueError(f"base_url is required for an '{self.transport}' endpoint")
         return self
 
     def api_key(self) -> str | None:

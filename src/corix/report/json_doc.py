@@ -87,6 +87,7 @@ def report_document(content: ReportContent) -> dict[str, Any]:
                 "source": entry.source,
                 "turns": entry.n_turns,
                 "failed_turns": entry.n_failed_turns,
+                "cut_turns": entry.n_cut_turns,
                 "end_reason": entry.end_reason,
                 "transcript_embedded": entry.transcript is not None,
             }

@@ -49,6 +49,9 @@ def render_markdown(content: ReportContent) -> str:
         f"Not measurable (no application reply, left out of every rate): "
         f"{len(content.not_measurable)} dialogues.",
         "",
+        f"Replies cut at the model's token limit (finish reason `length`): "
+        f"{content.sessions.cut_turns}.",
+        "",
         *_how_to_read(content),
     ]
     questions = question_texts(content.schema, content.harm_packs)

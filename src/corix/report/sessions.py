@@ -84,6 +84,8 @@ class SessionEntry:
     n_turns: int
     n_failed_turns: int
     end_reason: str | None
+    n_cut_turns: int = 0
+    """Replies cut at the model's token limit (``finish_reason: length``)."""
     transcript: Transcript | None = None
 
 
@@ -102,6 +104,11 @@ class SessionCatalog:
     def __post_init__(self) -> None:
         labels = {entry.id: f"S{n}" for n, entry in enumerate(self.entries, start=1)}
         object.__setattr__(self, "labels", labels)
+
+    @property
+    def cut_turns(self) -> int:
+        """Replies cut at the token limit, in all sessions."""
+        return sum(entry.n_cut_turns for entry in self.entries)
 
     @property
     def embedded(self) -> int:
@@ -169,6 +176,7 @@ def _index(db: Database, run_ids: Sequence[str]) -> list[SessionEntry]:
             end_reason=row.end_reason,
             n_turns=row.n_turns,
             n_failed_turns=row.n_failed_turns,
+            n_cut_turns=row.n_cut_turns,
         )
         for row in session_index(db, run_ids)
     ]

@@ -33,6 +33,8 @@ class IndexedSession:
     end_reason: str | None
     n_turns: int
     n_failed_turns: int
+    n_cut_turns: int
+    """Replies cut at the token limit (``finish_reason: length``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,7 @@ def iter_session_facts(db: Database, run_id: str, levels: Sequence[str]) -> Iter
 def session_index(db: Database, run_ids: Sequence[str]) -> list[IndexedSession]:
     """One entry per complete session of ``run_ids``, by application, level, scenario, id."""
     failed = case((TurnRow.error.is_not(None), 1), else_=0)
+    cut = case((TurnRow.meta["finish_reason"].as_string() == "length", 1), else_=0)
     columns = (
         SessionRow.id,
         ApplicationRow.name,
@@ -98,7 +101,12 @@ def session_index(db: Database, run_ids: Sequence[str]) -> list[IndexedSession]:
         SessionRow.end_reason,
     )
     query = (
-        select(*columns, func.count(TurnRow.id), func.coalesce(func.sum(failed), 0))
+        select(
+            *columns,
+            func.count(TurnRow.id),
+            func.coalesce(func.sum(failed), 0),
+            func.coalesce(func.sum(cut), 0),
+        )
         .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
         .outerjoin(TurnRow, TurnRow.session_id == SessionRow.id)
         .where(SessionRow.run_id.in_(run_ids), SessionRow.status == "complete")
@@ -116,6 +124,7 @@ def session_index(db: Database, run_ids: Sequence[str]) -> list[IndexedSession]:
                 end_reason=row[5],
                 n_turns=int(row[6]),
                 n_failed_turns=int(row[7]),
+                n_cut_turns=int(row[8]),
             )
             for row in s.execute(query)
         ]

@@ -127,6 +127,8 @@ class SessionAnnotation:
             counts.failed += 1
         calls = result.provenance.details
         if calls is not None:
+            counts.cut_replies += calls.finish_reason == "length"
+            counts.cut_dialogues += calls.context_cut is not None
             job.tally.model_calls += calls.attempts
             job.tally.prompt_tokens += calls.prompt_tokens
             job.tally.completion_tokens += calls.completion_tokens

@@ -17,6 +17,10 @@ class TargetCounts(BaseModel):
     not_applicable: int = 0
     gated_out: int = 0
     repeats_saved: int = 0
+    cut_replies: int = 0
+    """Passes whose last reply was cut at the judge's token limit (``finish_reason: length``)."""
+    cut_dialogues: int = 0
+    """Passes whose dialogue was cut to fit the judge's context window (recorded rule)."""
 
 
 class AnnotationSummary(BaseModel):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -62,6 +62,8 @@ class ModelCallDetails(BaseModel):
     structured_output: str | None = None
     """How JSON was asked for (json_schema, json_object or prompt), as the endpoint took it."""
     finish_reason: str | None = None
+    context_cut: dict[str, Any] | None = None
+    """How the dialogue was cut to fit the judge's context window (the rule and counts)."""
     last_reply: str | None = None
     """The start of the last reply, kept when the pass failed."""
 

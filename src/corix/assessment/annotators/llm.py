@@ -22,6 +22,12 @@ from corix.assessment.annotators.base import (
     harm_category,
     harm_of,
 )
+from corix.assessment.annotators.context_fit import (
+    ContextCut,
+    DialogueTooLong,
+    fit_dialogue,
+    fits_window,
+)
 from corix.assessment.annotators.prompts import (
     PromptRenderer,
     aria_guideline_version,
@@ -64,6 +70,8 @@ class Asked(Generic[T]):
     finish_reason: str | None = None
     last_reply: str | None = None
     problems: list[str] = field(default_factory=list)
+    context_cut: ContextCut | None = None
+    """How the dialogue was cut to fit the judge's context window, if it was."""
 
     def details(self) -> ModelCallDetails:
         failed_reply = self.last_reply if self.error is not None else None
@@ -74,6 +82,7 @@ class Asked(Generic[T]):
             cached=self.cached,
             structured_output=self.structured_output,
             finish_reason=self.finish_reason,
+            context_cut=self.context_cut.record() if self.context_cut is not None else None,
             last_reply=failed_reply[:_KEPT_REPLY_CHARS] if failed_reply is not None else None,
         )
 
@@ -119,10 +128,13 @@ async def ask_structured(
                     f"no valid answer after {asked.attempts} attempt(s): {'; '.join(exc.problems)}"
                 )
                 return asked
-            conversation += [
-                ChatMessage(role="assistant", content=response.text),
-                reask_message(exc.problems),
-            ]
+            reask = reask_message(exc.problems)
+            conversation += [ChatMessage(role="assistant", content=response.text), reask]
+            endpoint = client.endpoint
+            if endpoint.context_window is not None and not fits_window(
+                conversation, endpoint.context_window, endpoint.max_tokens
+            ):
+                conversation = [*messages, reask]  # the bad reply left out, so the re-ask fits
             continue
         return asked
 
@@ -159,14 +171,30 @@ class _LLMBase:
 
     async def _ask(
         self,
-        messages: list[ChatMessage],
+        view: AnnotatorView,
+        render: Callable[[AnnotatorView], list[ChatMessage]],
         output_schema: dict[str, Any],
         read: Callable[[str], T],
         *,
         name: str,
         seed: int,
     ) -> Asked[T]:
-        return await ask_structured(
+        """Ask about ``view``, its prompt fitted to the endpoint's context window."""
+        endpoint = self._client.endpoint
+        cut = None
+        if endpoint.context_window is None:
+            messages = render(view)
+        else:
+            try:
+                messages, cut = fit_dialogue(
+                    view,
+                    render,
+                    context_window=endpoint.context_window,
+                    max_tokens=endpoint.max_tokens,
+                )
+            except DialogueTooLong as exc:
+                return Asked(error=str(exc))
+        asked = await ask_structured(
             self._client,
             messages,
             response_format(name, output_schema),
@@ -175,6 +203,8 @@ class _LLMBase:
             max_reasks=self._max_reasks,
             temperature=self._temperature,
         )
+        asked.context_cut = cut
+        return asked
 
 
 class LLMAnnotator(_LLMBase):
@@ -199,7 +229,10 @@ class LLMAnnotator(_LLMBase):
         n_turns = len(view.turns)
         output_schema = category_schema(category, n_turns)
         asked = await self._ask(
-            self._prompts.category_messages(self._schema, category, view, output_schema),
+            view,
+            lambda fitted: self._prompts.category_messages(
+                self._schema, category, fitted, output_schema
+            ),
             output_schema,
             lambda text: read_category_reply(self._schema, category, n_turns, text),
             name=category.id,
@@ -240,7 +273,8 @@ class LLMHarmAnnotator(_LLMBase):
             return read_harm_reply(pack, text)
 
         asked = await self._ask(
-            self._prompts.harm_messages(pack, view, output_schema),
+            view,
+            lambda fitted: self._prompts.harm_messages(pack, fitted, output_schema),
             output_schema,
             read,
             name=pack.id,

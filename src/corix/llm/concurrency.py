@@ -1,0 +1,236 @@
+"""How many requests an endpoint gets at once: a fixed bound, or one that adapts (AIMD).
+
+A cloud endpoint serves hundreds of requests at once; a local server answers one at a
+time and queues the rest, so each queued request's latency grows with the queue until it
+times out. :class:`AdaptiveConcurrency` finds the level an endpoint sustains the way TCP
+congestion control finds a link's: it starts modestly, doubles each round while latency
+holds (slow start), then adds one per round (additive increase), and cuts back
+multiplicatively when the endpoint shows it is overloaded:
+
+* a timeout, a 429 or a 503 halves the limit;
+* queueing — a round whose median size-normalized latency exceeds ``tolerance`` times the
+  best recently seen — cuts it by a quarter.
+
+A *round* is as many completions as the limit allows at once. Latency is normalized by
+the request's size (generated tokens plus a tenth of the prompt's, a rough rule for how
+models spend time) so that long replies are not mistaken for queueing. The limit grows
+only in rounds where callers actually waited for a slot, and at most one cut is made per
+round: many requests timing out together are one signal, not many.
+
+Both limits implement :class:`ConcurrencyLimit`, the one interface the client uses; a
+distributed executor can put its own behind it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import statistics
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Protocol
+
+logger = logging.getLogger(__name__)
+
+PROMPT_TOKEN_WEIGHT = 0.1
+"""A prompt token costs a model about a tenth of a generated one (prefill is batched)."""
+NOISE_FLOOR_S = 0.02
+"""Latency differences below this are scheduling noise, never queueing."""
+_BASELINE_SAMPLES = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one request that held a slot came to."""
+
+    latency_s: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def size(self) -> float:
+        return 1.0 + self.completion_tokens + PROMPT_TOKEN_WEIGHT * self.prompt_tokens
+
+
+class Slot(Protocol):
+    """A held permission to send one request; report how it went before releasing it."""
+
+    def succeeded(self, outcome: Outcome) -> None: ...
+
+    def overloaded(self) -> None:
+        """The endpoint timed out, answered 429 or 503."""
+
+
+class ConcurrencyLimit(Protocol):
+    """The bound on requests in flight at one endpoint."""
+
+    @property
+    def limit(self) -> int: ...
+
+    def slot(self) -> contextlib.AbstractAsyncContextManager[Slot]: ...
+
+
+class _Gate:
+    """A semaphore whose size may change while requests wait (first come, first served)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.in_flight = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    async def acquire(self) -> bool:
+        """Take a place; returns whether the caller had to wait for it."""
+        if self.in_flight < self.size and not self._waiters:
+            self.in_flight += 1
+            return False
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # granted just as it was cancelled: give it back
+            else:
+                self._waiters.remove(waiter)
+            raise
+        return True
+
+    def release(self) -> None:
+        self.in_flight -= 1
+        self.wake()
+
+    def wake(self) -> None:
+        while self._waiters and self.in_flight < self.size:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                self.in_flight += 1
+                waiter.set_result(None)
+
+    def resize(self, size: int) -> None:
+        self.size = size
+        self.wake()
+
+
+class _FixedSlot:
+    def succeeded(self, outcome: Outcome) -> None:
+        """A fixed limit learns nothing."""
+
+    def overloaded(self) -> None:
+        """A fixed limit learns nothing."""
+
+
+class FixedConcurrency:
+    """At most ``limit`` requests in flight, whatever the endpoint does."""
+
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError(f"a concurrency limit is at least 1, got {limit}")
+        self._gate = _Gate(limit)
+
+    @property
+    def limit(self) -> int:
+        return self._gate.size
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[Slot]:
+        await self._gate.acquire()
+        try:
+            yield _FixedSlot()
+        finally:
+            self._gate.release()
+
+
+class _AdaptiveSlot:
+    def __init__(self, owner: AdaptiveConcurrency, round_no: int) -> None:
+        self._owner = owner
+        self._round = round_no
+
+    def succeeded(self, outcome: Outcome) -> None:
+        self._owner._on_success(self._round, outcome)
+
+    def overloaded(self) -> None:
+        self._owner._cut(self._round, 0.5, "overloaded (timeout, 429 or 503)")
+
+
+class AdaptiveConcurrency:
+    """An AIMD limit between 1 and ``ceiling``, starting at ``initial`` (module docstring)."""
+
+    def __init__(
+        self, *, initial: int, ceiling: int, tolerance: float = 2.0, name: str = ""
+    ) -> None:
+        if initial < 1:
+            raise ValueError(f"the initial concurrency is at least 1, got {initial}")
+        if tolerance <= 1:
+            raise ValueError(f"the latency tolerance must exceed 1, got {tolerance}")
+        self._name = name
+        self._ceiling = ceiling
+        self._tolerance = tolerance
+        self._limit = float(min(initial, ceiling))
+        self._gate = _Gate(int(self._limit))
+        self._slow_start = True
+        self._round = 0
+        self._round_samples: list[tuple[float, float]] = []
+        self._round_waited = False
+        self._recent: deque[float] = deque(maxlen=_BASELINE_SAMPLES)
+        self.peak = self._gate.size
+        """The highest limit reached."""
+        self.cuts = 0
+        """How often the limit was cut."""
+
+    @property
+    def limit(self) -> int:
+        return self._gate.size
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[Slot]:
+        if await self._gate.acquire() or self._gate.in_flight >= self._gate.size:
+            self._round_waited = True
+        try:
+            yield _AdaptiveSlot(self, self._round)
+        finally:
+            self._gate.release()
+
+    def _on_success(self, round_no: int, outcome: Outcome) -> None:
+        sample = outcome.latency_s / outcome.size
+        self._recent.append(sample)
+        if round_no != self._round:
+            return  # sent under a limit already changed: it only teaches the baseline
+        self._round_samples.append((sample, outcome.size))
+        if len(self._round_samples) < self._gate.size:
+            return
+        best = min(self._recent)
+        median = statistics.median(sample for sample, _ in self._round_samples)
+        floor = NOISE_FLOOR_S / statistics.median(size for _, size in self._round_samples)
+        if median > self._tolerance * best + floor:
+            ratio = median / max(best, 1e-9)
+            self._cut(round_no, 0.75, f"latency {ratio:.1f}× the best (queueing)")
+        elif self._round_waited and self._limit < self._ceiling:
+            grown = self._limit * 2 if self._slow_start else self._limit + 1
+            self._set(min(float(self._ceiling), grown), "latency holds")
+        else:
+            self._next_round()
+
+    def _cut(self, round_no: int, factor: float, why: str) -> None:
+        if round_no != self._round:
+            return  # one cut per round
+        self._slow_start = False
+        self.cuts += 1
+        self._set(max(1.0, self._limit * factor), why)
+
+    def _set(self, limit: float, why: str) -> None:
+        before = self._gate.size
+        self._limit = limit
+        self._gate.resize(int(limit))
+        self.peak = max(self.peak, self._gate.size)
+        if self._gate.size != before:
+            logger.info(
+                "endpoint %s: concurrency %d → %d (%s)", self._name, before, self._gate.size, why
+            )
+        self._next_round()
+
+    def _next_round(self) -> None:
+        self._round += 1
+        self._round_samples = []
+        self._round_waited = False

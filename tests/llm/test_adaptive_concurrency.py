@@ -1,0 +1,140 @@
+"""Adaptive concurrency against mock servers that serve in parallel or one at a time."""
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+import pytest
+
+from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ModelCallError
+from corix.llm.concurrency import AdaptiveConcurrency, FixedConcurrency, Outcome
+from corix.llm.mock_server import MockServerConfig, running_mock_server
+
+
+def _endpoint(base_url: str, **changes: object) -> EndpointConfig:
+    settings: dict[str, object] = {
+        "name": "app",
+        "base_url": base_url,
+        "model": "app-model",
+        "backoff_base_s": 0.01,
+        "backoff_max_s": 0.02,
+        "timeout_s": 5.0,
+    }
+    return EndpointConfig.model_validate({**settings, **changes})
+
+
+def _request(number: int) -> ChatRequest:
+    return ChatRequest(messages=[ChatMessage(role="user", content=f"Question {number}")])
+
+
+async def _stats(base_url: str) -> dict[str, Any]:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(base_url.removesuffix("/v1") + "/mock/stats") as response,
+    ):
+        stats: dict[str, Any] = json.loads(await response.read())
+    return stats
+
+
+async def test_a_server_answering_one_at_a_time_brings_the_limit_down() -> None:
+    config = MockServerConfig(latency_ms=50, one_at_a_time=True)
+    async with running_mock_server(config) as base_url:
+        endpoint = _endpoint(base_url, max_concurrency=32)
+        async with LLMClient(endpoint) as client:
+            await asyncio.gather(*(client.chat(_request(n)) for n in range(80)))
+            limit = client.concurrency
+            assert isinstance(limit, AdaptiveConcurrency)
+        stats = await _stats(base_url)
+    # At n in flight a request waits n service times: past about 2 the latency doubles,
+    # so the limit is cut whenever it grows beyond that (it oscillates, never settles).
+    assert limit.cuts >= 2
+    assert limit.limit <= 4
+    assert stats["max_in_flight"] <= 8  # far below the ceiling of 32
+    assert stats["requests"] == 80
+
+
+async def test_a_server_that_keeps_up_gets_more_at_once() -> None:
+    async with running_mock_server(MockServerConfig(latency_ms=40)) as base_url:
+        endpoint = _endpoint(base_url, initial_concurrency=2, max_concurrency=16)
+        async with LLMClient(endpoint) as client:
+            await asyncio.gather(*(client.chat(_request(n)) for n in range(120)))
+            limit = client.concurrency
+            assert isinstance(limit, AdaptiveConcurrency)
+        stats = await _stats(base_url)
+    # Slow start doubles per round: 2, 4, 8, 16 after 2 + 4 + 8 = 14 completions. (A busy
+    # test machine may then see latency grow and cut it: the peak is what is certain.)
+    assert limit.peak == 16
+    assert stats["max_in_flight"] > 8
+
+
+async def test_fixed_concurrency_keeps_the_bound() -> None:
+    async with running_mock_server(MockServerConfig(latency_ms=30)) as base_url:
+        endpoint = _endpoint(base_url, max_concurrency=6, adaptive_concurrency=False)
+        async with LLMClient(endpoint) as client:
+            await asyncio.gather(*(client.chat(_request(n)) for n in range(30)))
+            assert client.concurrency.limit == 6
+        stats = await _stats(base_url)
+    assert stats["max_in_flight"] == 6
+
+
+async def test_timeouts_halve_the_limit_once_per_round() -> None:
+    config = MockServerConfig(fail_timeout=1.0, hang_s=30.0)
+    async with running_mock_server(config) as base_url:
+        endpoint = _endpoint(base_url, initial_concurrency=8, timeout_s=0.2, max_retries=0)
+        async with LLMClient(endpoint) as client:
+            results = await asyncio.gather(
+                *(client.chat(_request(n)) for n in range(8)), return_exceptions=True
+            )
+            limit = client.concurrency.limit
+        await asyncio.sleep(0.1)
+        stats = await _stats(base_url)
+    assert all(isinstance(result, ModelCallError) for result in results)
+    # Eight timeouts of one round are one signal: 8 → 4, not 8 → 1.
+    assert limit == 4
+    # The client closed each abandoned request; the server cancelled its handler.
+    assert stats["in_flight"] == 0
+
+
+async def test_queueing_cuts_by_a_quarter_and_growth_is_then_additive() -> None:
+    limit = AdaptiveConcurrency(initial=4, ceiling=100)
+    await _round(limit, latency_s=1.0)  # baseline; nobody waited, so no growth
+    assert limit.limit == 4
+    await _round(limit, latency_s=3.0, saturated=True)  # 3× the best: queueing
+    assert (limit.limit, limit.cuts) == (3, 1)
+    await _round(limit, latency_s=1.0, saturated=True)
+    assert limit.limit == 4  # additive now: +1, not ×2
+
+
+async def test_a_cancelled_waiter_gives_no_slot_away() -> None:
+    limit = FixedConcurrency(1)
+    async with limit.slot():
+        waiter = asyncio.create_task(_hold(limit))
+        await asyncio.sleep(0)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+    async with asyncio.timeout(1):
+        async with limit.slot():
+            pass
+
+
+async def _hold(limit: FixedConcurrency) -> None:
+    async with limit.slot():
+        await asyncio.sleep(10)
+
+
+async def _round(limit: AdaptiveConcurrency, *, latency_s: float, saturated: bool = False) -> None:
+    """A round of completions at ``latency_s`` (100 generated tokens each): all at once
+    when ``saturated``, else one after another, never filling the limit."""
+
+    async def one() -> None:
+        async with limit.slot() as slot:
+            await asyncio.sleep(0)
+            slot.succeeded(Outcome(latency_s, completion_tokens=100))
+
+    if saturated:
+        await asyncio.gather(*(one() for _ in range(limit.limit)))
+    else:
+        for _ in range(limit.limit):
+            await one()
