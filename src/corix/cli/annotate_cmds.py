@@ -17,7 +17,10 @@ from corix.assessment.annotation_run import (
 )
 from corix.cli.common import (
     DbOption,
+    ExecutorOption,
     JsonOption,
+    RayAddressOption,
+    RayWorkersOption,
     RunArgument,
     console,
     database,
@@ -188,17 +191,9 @@ def annotate_command(
     allow_failures: Annotated[
         bool, typer.Option("--allow-failures", help="Exit 0 even when some passes failed.")
     ] = False,
-    executor: Annotated[
-        str, typer.Option("--executor", help="local (default) or ray (needs the ray extra).")
-    ] = "local",
-    ray_address: Annotated[
-        str | None,
-        typer.Option("--ray-address", help="An existing Ray cluster; default: start one here."),
-    ] = None,
-    ray_workers: Annotated[
-        int | None,
-        typer.Option("--ray-workers", min=1, help="Ray worker processes (default: one per CPU)."),
-    ] = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    ray_workers: RayWorkersOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:

@@ -38,6 +38,17 @@ DbOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 RunArgument = Annotated[str, typer.Argument(help="Run id.")]
+ExecutorOption = Annotated[
+    str, typer.Option("--executor", help="local (default) or ray (needs the ray extra).")
+]
+RayAddressOption = Annotated[
+    str | None,
+    typer.Option("--ray-address", help="An existing Ray cluster; default: start one here."),
+]
+RayWorkersOption = Annotated[
+    int | None,
+    typer.Option("--ray-workers", min=1, help="Ray worker processes (default: one per CPU)."),
+]
 
 
 _UNBOUNDED = 10_000

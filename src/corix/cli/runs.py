@@ -17,7 +17,10 @@ from rich.text import Text
 
 from corix.cli.common import (
     DbOption,
+    ExecutorOption,
     JsonOption,
+    RayAddressOption,
+    RayWorkersOption,
     console,
     database,
     fail,
@@ -206,17 +209,9 @@ def run_command(
             "across runs; overrides the plan's cache.",
         ),
     ] = None,
-    executor: Annotated[
-        str, typer.Option("--executor", help="local (default) or ray (needs the ray extra).")
-    ] = "local",
-    ray_address: Annotated[
-        str | None,
-        typer.Option("--ray-address", help="An existing Ray cluster; default: start one here."),
-    ] = None,
-    ray_workers: Annotated[
-        int | None,
-        typer.Option("--ray-workers", min=1, help="Ray worker processes (default: one per CPU)."),
-    ] = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    ray_workers: RayWorkersOption = None,
     db: DbOption = None,
 ) -> None:
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
