@@ -42,6 +42,7 @@ from corix.llm import EndpointConfig, LLMClient, MockModel, ScriptedTransport
 from corix.measurement.core import Measurement, measure
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.report import write_report
+from corix.report.labels import annotator_label
 from corix.storage import Database
 from corix.storage.orm import EvaluationRow, RunRow, SessionRow
 from corix.web import Role, create_app
@@ -323,10 +324,15 @@ def _plain(text: str) -> str:
     return " ".join(re.sub(r"\\([\\`*_{}\[\]()#+\-.!|>])", r"\1", text).split())
 
 
+READER_ROUTES = {"corix report (HTML)", "corix report (Markdown)", "web report page"}
+"""Outputs for people, which name annotators as readers know them ("alice", not "user:alice")."""
+
+
 @pytest.mark.parametrize("route", list(HEADLINE_ROUTES))
 def test_every_output_prints_the_specification_and_the_settlement(world: World, route: str) -> None:
     shown = _plain(HEADLINE_ROUTES[route](world))
-    spec, settlement = world.measurement.headline().split("\n")
+    name = annotator_label if route in READER_ROUTES else str
+    spec, settlement = world.measurement.headline(name).split("\n")
     assert " ".join(spec.split()) in shown
     assert " ".join(settlement.split()) in shown
     for annotator in ("reference", "alice", "bob"):
@@ -437,7 +443,7 @@ def test_the_agreement_page_shows_the_cores_agreement(world: World) -> None:
             both.label_rows(question.id, annotators=people), ordinal=question.is_ordinal
         )
         assert (row["Items (people)"], row["Pairs agreeing"]) == (str(n), _percent(share))
-    assert " ".join(both.headline().split()) in _plain(world.pages["agreement"])
+    assert " ".join(both.headline(annotator_label).split()) in _plain(world.pages["agreement"])
 
 
 # -- persona coverage --------------------------------------------------------------------------
