@@ -15,6 +15,11 @@ Reports the wall time against two latency-bound ideals: the turns alone (session
 the questionnaire call; the CPU milliseconds per model call; and the peak memory.
 ``--scale`` first runs 10× fewer sessions and then 10× more, to show that memory stays flat
 as the run grows (peak RSS of the process so far: the larger runs must not raise it much).
+
+Both endpoints are declared to sustain ``--concurrency`` requests (fixed concurrency), as a
+team does for an endpoint whose capacity it knows. ``--adaptive`` leaves corix's default
+instead: each endpoint starts at two requests in flight and doubles each round while
+latency holds, so at 1 s latency reaching 1,000 costs about nine rounds (seconds) of ramp.
 """
 
 from __future__ import annotations
@@ -38,14 +43,17 @@ from corix.storage.orm import QuestionnaireResponseRow, SessionRow
 
 
 async def measure(
-    base_url: str, sessions: int, turns: int, concurrency: int, workdir: Path
+    base_url: str, sessions: int, turns: int, concurrency: int, adaptive: bool, workdir: Path
 ) -> dict[str, float]:
     simulated = LevelSettings(
         sessions=sessions,
         max_turns=turns,
         engine="llm",
         simulator=EndpointConfig(
-            base_url=base_url, model="corix-mock", max_concurrency=concurrency
+            base_url=base_url,
+            model="corix-mock",
+            max_concurrency=concurrency,
+            adaptive_concurrency=adaptive,
         ),
     )
     plan = Plan(
@@ -53,7 +61,8 @@ async def measure(
         applications=[
             ApplicationEntry(
                 name="mock-app",
-                spec=f"openai:{base_url}?model=corix-mock&concurrency={concurrency}&retries=0",
+                spec=f"openai:{base_url}?model=corix-mock&concurrency={concurrency}&retries=0"
+                + ("" if adaptive else "&fixed_concurrency=1"),
             )
         ],
         scenarios=["tv_spoilers"],
@@ -87,6 +96,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--latency-ms", type=float, default=100.0)
     parser.add_argument("--scale", action="store_true", help="also run at sessions ÷10 and ×10")
+    parser.add_argument(
+        "--adaptive", action="store_true", help="endpoints adapt from 2 in flight (the default)"
+    )
     args = parser.parse_args()
     sizes = run_sizes(args.sessions, args.scale)
     latency_s = args.latency_ms / 1000
@@ -94,7 +106,9 @@ def main() -> None:
         for sessions in sizes:
             with tempfile.TemporaryDirectory() as tmp:
                 figures = asyncio.run(
-                    measure(base_url, sessions, args.turns, args.concurrency, Path(tmp))
+                    measure(
+                        base_url, sessions, args.turns, args.concurrency, args.adaptive, Path(tmp)
+                    )
                 )
             turns_ideal = sessions * args.turns * 2 * latency_s / args.concurrency
             full_ideal = sessions * (args.turns * 2 + 1) * latency_s / args.concurrency
