@@ -33,7 +33,7 @@ from corix.execution import PreflightError, RunResult, execute_plan, preflight
 from corix.execution.executor_settings import ExecutorSettings, build_executor
 from corix.execution.plan import Plan, PlanFile, load_plan_file
 from corix.execution.run_status import RunStatus
-from corix.measurement.core import measure
+from corix.measurement.core import measure, measure_in_chunks
 from corix.measurement.run_comparison import compare_rates, compare_trees
 from corix.report.dataset_card import write_dataset_card
 from corix.report.export import export_jsonl
@@ -552,7 +552,7 @@ def export_command(
             raise fail(f"no evaluation series named '{series}' with runs")
         if fmt != "jsonl":
             assert output is not None  # checked above
-            counts = export_tables(repo, measure(database_, run_ids), output)
+            counts = export_tables(repo, measure_in_chunks(database_, run_ids), output)
             if fmt == "parquet":
                 csv_tables_to_parquet(output)
             if fmt == "hf":

@@ -323,17 +323,25 @@ class Repository:
         session_ids: Sequence[str] | None = None,
         batch_size: int = 500,
     ) -> Iterator[SessionRecord]:
-        """Stream complete sessions in a stable order, a batch at a time (flat memory)."""
+        """Stream complete sessions in a stable order, a batch at a time (flat memory).
+
+        Each batch starts after the last id of the one before (keyset pagination), so no
+        list of the run's ids is ever held.
+        """
         query = select(SessionRow.id).where(SessionRow.status == "complete")
         if run_id is not None:
             query = query.where(SessionRow.run_id == run_id)
         if session_ids is not None:
             query = query.where(SessionRow.id.in_(list(session_ids)))
-        with self.db.session() as s:
-            ids = list(s.scalars(query.order_by(SessionRow.id)))
-        for start in range(0, len(ids), batch_size):
-            chunk = ids[start : start + batch_size]
+        query = query.order_by(SessionRow.id).limit(batch_size)
+        last: str | None = None
+        while True:
             with self.db.session() as s:
+                after = query if last is None else query.where(SessionRow.id > last)
+                chunk = list(s.scalars(after))
+                if not chunk:
+                    return
+                last = chunk[-1]
                 rows = s.scalars(
                     select(SessionRow)
                     .where(SessionRow.id.in_(chunk))
