@@ -17,12 +17,14 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from itertools import islice
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from corix.measurement.core import SettledChunk, SettledChunks
+from corix.report.export_parquet import ParquetTables
 from corix.storage import Repository
 from corix.storage.annotations import load_passes
 from corix.storage.measured import stored_resolutions
@@ -248,10 +250,17 @@ def write_measurement(measurement: SettledChunks, out_dir: Path) -> Path:
     return path
 
 
-def export_tables(repo: Repository, measurement: SettledChunks, out_dir: Path) -> dict[str, int]:
-    """Write every table as CSV into ``out_dir``; return the rows written per table."""
-    with CsvTables(out_dir) as tables:
+def export_tables(
+    repo: Repository, measurement: SettledChunks, out_dir: Path, *, parquet: bool = False
+) -> dict[str, int]:
+    """Write every table as CSV into ``out_dir`` (and as Parquet beside it when ``parquet``);
+    return the rows written per table."""
+    with ExitStack() as stack:
+        tables = stack.enter_context(CsvTables(out_dir))
+        copies = stack.enter_context(ParquetTables(out_dir, TABLES)) if parquet else None
         for table, row in table_rows(repo, measurement):
             tables.write(table, row)
+            if copies is not None:
+                copies.write(table, row)
     write_measurement(measurement, out_dir)
     return tables.counts
