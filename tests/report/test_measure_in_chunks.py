@@ -51,10 +51,11 @@ async def _write_run(db: Database, run_id: str, prefix: str) -> list[str]:
 
 
 @pytest.fixture
-async def series(sqlite_db: Database) -> list[str]:
-    first = await _write_run(sqlite_db, "run-a", "a")
-    await _write_run(sqlite_db, "run-b", "b")
-    with sqlite_db.session() as s:
+async def series(any_db: Database) -> list[str]:
+    """The two runs, on SQLite and on PostgreSQL (the test takes the same ``any_db``)."""
+    first = await _write_run(any_db, "run-a", "a")
+    await _write_run(any_db, "run-b", "b")
+    with any_db.session() as s:
         s.add_all(
             [
                 ResolutionRow(
@@ -94,10 +95,10 @@ def _joined(chunked: ChunkedMeasurement) -> SettledRecord:
 )
 @pytest.mark.parametrize("size", [1, 2, 3, 100])
 def test_chunks_settle_exactly_the_labels_of_the_whole_run(
-    sqlite_db: Database, series: Sequence[str], spec: MeasurementSpec, size: int
+    any_db: Database, series: Sequence[str], spec: MeasurementSpec, size: int
 ) -> None:
-    whole = measure(sqlite_db, series, spec)
-    chunked = measure_in_chunks(sqlite_db, series, spec, sessions_per_chunk=size)
+    whole = measure(any_db, series, spec)
+    chunked = measure_in_chunks(any_db, series, spec, sessions_per_chunk=size)
     joined = _joined(chunked)
     assert joined.labels == whole.labels
     assert joined.verdicts == whole.verdicts
@@ -106,9 +107,9 @@ def test_chunks_settle_exactly_the_labels_of_the_whole_run(
 
 
 def test_the_record_has_what_the_comparison_must_cover(
-    sqlite_db: Database, series: Sequence[str]
+    any_db: Database, series: Sequence[str]
 ) -> None:
-    measured = measure(sqlite_db, series)
+    measured = measure(any_db, series)
     labels = measured.labels
     assert list(measured.record.failed) == [
         ("a1", "llm:flaky", "guardrail_violation"),
@@ -128,21 +129,23 @@ def test_the_record_has_what_the_comparison_must_cover(
 
 
 def test_a_specification_that_matches_nothing_fails_before_any_chunk(
-    sqlite_db: Database, series: Sequence[str]
+    any_db: Database, series: Sequence[str]
 ) -> None:
     nobody = MeasurementSpec(annotators=(AnnotatorSelector(name="nobody"),))
     with pytest.raises(CorixError, match="annotators"):
-        measure_in_chunks(sqlite_db, series, nobody)
+        measure_in_chunks(any_db, series, nobody)
     with pytest.raises(CorixError, match="harms"):
-        measure_in_chunks(sqlite_db, series, MeasurementSpec(harms=("no_such_harm",)))
+        measure_in_chunks(any_db, series, MeasurementSpec(harms=("no_such_harm",)))
+    by_version = MeasurementSpec(annotators=(AnnotatorSelector(guideline_version="g-2"),))
+    assert measure_in_chunks(any_db, series, by_version).spec.spec == by_version
 
 
 def test_the_export_writes_the_chunked_labels(
-    sqlite_db: Database, series: Sequence[str], tmp_path: Path
+    any_db: Database, series: Sequence[str], tmp_path: Path
 ) -> None:
     out = tmp_path / "tables"
     shown = CliRunner().invoke(
-        app, ["export", series[0], "--format", "csv", "--output", str(out), "--db", sqlite_db.url]
+        app, ["export", series[0], "--format", "csv", "--output", str(out), "--db", any_db.url]
     )
     assert shown.exit_code == 0, shown.output
     with (out / "settled_labels.csv").open(newline="", encoding="utf-8") as handle:
@@ -151,7 +154,7 @@ def test_the_export_writes_the_chunked_labels(
         ]
     expected = [
         (label.dialogue.session_id, label.annotator, str(value))
-        for label in measure(sqlite_db, [series[0]]).labels
+        for label in measure(any_db, [series[0]]).labels
         for value in label.settled.values
     ]
     assert written == expected
