@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Select, Subquery, and_, case, func, select
 
 from corix.domain import EndReason
-from corix.storage.database import Database
+from corix.storage.database import Database, scalar_chunks
 from corix.storage.orm import (
     ApplicationRow,
     EvaluationRow,
@@ -103,21 +103,14 @@ def iter_measured_dialogues(
     db: Database, run_ids: Sequence[str], *, chunk_size: int = _IN_CHUNK
 ) -> Iterator[list[MeasuredDialogue]]:
     """The dialogues :func:`measured_dialogues` gives, ``chunk_size`` at a time ordered by
-    session id; each chunk starts after the last id of the one before (keyset pagination),
-    so memory stays flat however many sessions the runs hold."""
+    session id, read from one ordered stream of ids: memory stays flat however many
+    sessions the runs hold."""
     ids = (
         select(SessionRow.id)
         .where(SessionRow.run_id.in_(run_ids), SessionRow.status.not_in(_UNFINISHED))
         .order_by(SessionRow.id)
-        .limit(chunk_size)
     )
-    last: str | None = None
-    while True:
-        with db.session() as s:
-            chunk = list(s.scalars(ids if last is None else ids.where(SessionRow.id > last)))
-        if not chunk:
-            return
-        last = chunk[-1]
+    for chunk in scalar_chunks(db, ids, chunk_size):
         query = _dialogue_query(run_ids, answered_turns(chunk)).where(SessionRow.id.in_(chunk))
         yield sorted(_dialogues(db, run_ids, query), key=lambda d: d.session_id)
 

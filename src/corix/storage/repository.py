@@ -21,7 +21,7 @@ from corix.domain import (
 )
 from corix.errors import CorixError
 from corix.scenarios import PackRecord
-from corix.storage.database import Database
+from corix.storage.database import Database, scalar_chunks
 from corix.storage.orm import (
     ApplicationRow,
     EvaluationRow,
@@ -323,25 +323,14 @@ class Repository:
         session_ids: Sequence[str] | None = None,
         batch_size: int = 500,
     ) -> Iterator[SessionRecord]:
-        """Stream complete sessions in a stable order, a batch at a time (flat memory).
-
-        Each batch starts after the last id of the one before (keyset pagination), so no
-        list of the run's ids is ever held.
-        """
+        """Stream complete sessions in a stable order, a batch at a time (flat memory)."""
         query = select(SessionRow.id).where(SessionRow.status == "complete")
         if run_id is not None:
             query = query.where(SessionRow.run_id == run_id)
         if session_ids is not None:
             query = query.where(SessionRow.id.in_(list(session_ids)))
-        query = query.order_by(SessionRow.id).limit(batch_size)
-        last: str | None = None
-        while True:
+        for chunk in scalar_chunks(self.db, query.order_by(SessionRow.id), batch_size):
             with self.db.session() as s:
-                after = query if last is None else query.where(SessionRow.id > last)
-                chunk = list(s.scalars(after))
-                if not chunk:
-                    return
-                last = chunk[-1]
                 rows = s.scalars(
                     select(SessionRow)
                     .where(SessionRow.id.in_(chunk))
