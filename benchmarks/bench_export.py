@@ -3,10 +3,11 @@
     python benchmarks/bench_export.py --sessions 100000 --scale
 
 Writes a synthetic run to a fresh SQLite file (each session three turns, two questionnaire
-answers and, with ``--passes``, one annotation pass of two answers), then exports it as CSV
-tables (``corix export --format csv``) and as JSON Lines in a child process each, and
-prints wall time and the child's peak RSS. ``--scale`` repeats this with ten times fewer
-sessions, so the two peaks can be compared: a streamed export's peak barely moves.
+answers and, with ``--passes``, one annotation pass of two answers), then exports it in
+every format (``corix export --format csv|parquet|hf|jsonl``; ``--formats`` picks some)
+in a child process each, and prints wall time and the child's peak RSS. ``--scale``
+repeats this with ten times fewer sessions and prints each format's ratio of the two
+peaks: a streamed export's peak barely moves.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from corix.storage.orm import (
 )
 
 _CHUNK = 5_000
+_FORMATS = ("csv", "parquet", "hf", "jsonl")
 _CHILD = """
 import resource, sys, time
 from typer.testing import CliRunner
@@ -133,18 +135,32 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=100_000)
     parser.add_argument("--scale", action="store_true", help="also a tenth of the sessions")
     parser.add_argument("--passes", action="store_true", help="one annotation pass each")
+    parser.add_argument(
+        "--formats", default=",".join(_FORMATS), help="comma-separated (default: all)"
+    )
     args = parser.parse_args()
+    formats = [fmt for fmt in args.formats.split(",") if fmt]
+    unknown = sorted(set(formats) - set(_FORMATS))
+    if unknown:
+        parser.error(f"unknown format {unknown[0]!r}; known: {', '.join(_FORMATS)}")
     sizes = [args.sessions // 10, args.sessions] if args.scale else [args.sessions]
+    peaks: dict[str, list[float]] = {fmt: [] for fmt in formats}
     for size in sizes:
         with tempfile.TemporaryDirectory() as folder:
             db = Database(f"sqlite:///{Path(folder) / 'corix.db'}")
             started = time.perf_counter()
             write_run(db, size, args.passes)
             print(f"{size:,} sessions stored in {time.perf_counter() - started:.1f} s")
-            for fmt in ("csv", "jsonl"):
+            for fmt in formats:
                 seconds, peak = export(db.url, Path(folder), fmt)
+                peaks[fmt].append(peak)
                 print(f"  export --format {fmt}: {seconds:.1f} s, peak RSS {peak:.0f} MiB")
             db.dispose()
+    if args.scale:
+        for fmt, (small, large) in peaks.items():
+            print(
+                f"{fmt}: peak RSS at {sizes[1]:,} / at {sizes[0]:,} sessions = {large / small:.2f}"
+            )
     mine = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"(this process, which wrote the data: peak RSS {mine:.0f} MiB)")
 

@@ -12,6 +12,7 @@ from sqlalchemy import update
 from typer.testing import CliRunner
 
 from corix.cli.main import app
+from corix.report.export_parquet import ParquetTables
 from corix.storage import Database
 from corix.storage.orm import EvaluationRow, RunRow
 
@@ -107,6 +108,18 @@ async def test_parquet_tables_hold_the_same_rows(sqlite_db: Database, tmp_path: 
         assert table.to_pylist() == _rows(out / f"{name}.csv"), name
     turns = pq.read_table(out / "turns.parquet").column("response_text").to_pylist()
     assert HOSTILE_REPLY in turns  # multi-line, hostile text survives the round trip
+
+
+def test_parquet_tables_write_a_row_group_per_chunk_of_rows(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    with ParquetTables(tmp_path, {"t": ("a", "b"), "empty": ("c",)}, rows_per_group=2) as out:
+        for n in range(5):
+            out.write("t", {"a": n, "b": None if n % 2 else f"line\n{n}"})
+    written = pq.ParquetFile(tmp_path / "t.parquet")
+    assert written.metadata.num_row_groups == 3  # 2 + 2 + 1 rows
+    assert written.read().to_pylist()[:2] == [{"a": "0", "b": "line\n0"}, {"a": "1", "b": ""}]
+    assert pq.read_table(tmp_path / "empty.parquet").num_rows == 0
 
 
 async def test_a_series_exports_every_run_and_loads_with_datasets(

@@ -33,11 +33,10 @@ from corix.execution import PreflightError, RunResult, execute_plan, preflight
 from corix.execution.executor_settings import ExecutorSettings, build_executor
 from corix.execution.plan import Plan, PlanFile, load_plan_file
 from corix.execution.run_status import RunStatus
-from corix.measurement.core import measure
+from corix.measurement.core import measure, measure_in_chunks
 from corix.measurement.run_comparison import compare_rates, compare_trees
 from corix.report.dataset_card import write_dataset_card
 from corix.report.export import export_jsonl
-from corix.report.export_parquet import csv_tables_to_parquet
 from corix.report.export_tables import TABLES, export_tables
 from corix.report.transcripts import render_transcript
 from corix.storage import Database, Repository
@@ -552,9 +551,8 @@ def export_command(
             raise fail(f"no evaluation series named '{series}' with runs")
         if fmt != "jsonl":
             assert output is not None  # checked above
-            counts = export_tables(repo, measure(database_, run_ids), output)
-            if fmt == "parquet":
-                csv_tables_to_parquet(output)
+            measurement = measure_in_chunks(database_, run_ids)
+            counts = export_tables(repo, measurement, output, parquet=fmt == "parquet")
             if fmt == "hf":
                 what = f"series {series}" if series else f"run {run}"
                 write_dataset_card(

@@ -3,14 +3,17 @@
 ``measure(db, run_ids, spec)`` reads the stored record once and applies a
 :class:`~corix.measurement.spec.MeasurementSpec`; the CLI, the report, the web pages,
 persona coverage and exports only format what the returned :class:`Measurement` gives.
-Two routes to the same number therefore give the same number.
+Two routes to the same number therefore give the same number. ``measure_in_chunks``
+settles the same labels a chunk of sessions at a time, through the same settling, for
+exports of runs too large to hold.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from corix.assessment import (
     AgreementReport,
@@ -45,9 +48,11 @@ from corix.measurement.stored_leaves import (
 )
 from corix.measurement.tree_loading import read_tree_text
 from corix.storage import Database
-from corix.storage.annotations import load_passes
+from corix.storage.annotations import load_passes, pass_annotators
 from corix.storage.measured import (
     MeasuredDialogue,
+    StoredResolution,
+    iter_measured_dialogues,
     measured_dialogues,
     series_runs,
     stored_resolutions,
@@ -58,8 +63,12 @@ DEFAULT_RATE_GROUPING = ("harm", "application", "scenario", "level")
 
 __all__ = [
     "DEFAULT_RATE_GROUPING",
+    "ChunkedMeasurement",
     "Measurement",
+    "SettledChunk",
+    "SettledChunks",
     "measure",
+    "measure_in_chunks",
     "measure_series",
     "resolve_spec",
     "stored_answers",
@@ -74,6 +83,28 @@ def resolve_spec(spec: MeasurementSpec, *, source: str | None = None) -> Resolve
         text, _ = read_tree_text(tree)
         refs.append(TreeRef(tree=str(tree), sha256=hashlib.sha256(text.encode()).hexdigest()))
     return ResolvedSpec(spec=spec, trees=tuple(refs), source=source)
+
+
+@dataclass(frozen=True)
+class SettledChunk:
+    """The settled labels and verdicts of a chunk of dialogues (all of them, or a run's
+    sessions a chunk at a time)."""
+
+    dialogues: tuple[MeasuredDialogue, ...]
+    record: SettledRecord
+
+
+class SettledChunks(Protocol):
+    """What settled labels can be read from chunk by chunk: a whole :class:`Measurement`
+    (one chunk) or a :class:`ChunkedMeasurement`."""
+
+    @property
+    def spec(self) -> ResolvedSpec: ...
+
+    @property
+    def run_ids(self) -> tuple[str, ...]: ...
+
+    def chunks(self) -> Iterator[SettledChunk]: ...
 
 
 @dataclass(frozen=True)
@@ -107,6 +138,10 @@ class Measurement:
     @property
     def labels(self) -> tuple[Label, ...]:
         return self.record.labels
+
+    def chunks(self) -> Iterator[SettledChunk]:
+        """The whole record as one chunk (see :class:`SettledChunks`)."""
+        yield SettledChunk(self.dialogues, self.record)
 
     @property
     def verdicts(self) -> tuple[Verdict, ...]:
@@ -277,31 +312,13 @@ def measure(
     passes: list[StoredPass] = []
     for run_id in run_ids:
         passes.extend(load_passes(db, run_id=run_id))
-    _check_selectors(spec, passes, source)
-    selected = [
-        stored
-        for stored in passes
-        if spec.selects(
-            stored.annotator, stored.annotator_kind, stored.provenance.get("guideline_version")
-        )
-    ]
-    unknown = [harm for harm in spec.harms if harm != GUARDRAIL_VIOLATION and harm not in all_packs]
-    if unknown:
-        raise _unknown_harm_error(unknown[0], all_packs, source)
-    by_session = {dialogue.session_id: dialogue for dialogue in dialogues}
+    _check_selectors(spec, _annotators_of(passes), source)
+    _check_harms(spec, all_packs, source)
+    selected = _selected(spec, passes)
     resolutions = (
         stored_resolutions(db, [d.session_id for d in dialogues]) if spec.use_resolutions else []
     )
-    record = settle_labels(
-        selected, by_session, resolutions, rule=spec.settling, schema=schema, packs=all_packs
-    )
-    if spec.harms:
-        wanted = set(spec.harms)
-        record = SettledRecord(
-            record.labels,
-            tuple(v for v in record.verdicts if v.harm in wanted),
-            {k: n for k, n in record.failed.items() if k[2] in wanted},
-        )
+    record = _settled(spec, selected, dialogues, resolutions, schema, all_packs)
     return Measurement(
         spec=resolve_spec(spec, source=source),
         run_ids=tuple(run_ids),
@@ -310,6 +327,96 @@ def measure(
         settlement=settlement_of(spec.settling, selected, dialogues, resolutions, record),
         schema=schema,
         packs=all_packs,
+    )
+
+
+@dataclass(frozen=True)
+class ChunkedMeasurement:
+    """A record measured a chunk of sessions at a time: what :func:`measure` settles,
+    without holding the record.
+
+    Exports walk it to write settled labels of runs of any size in flat memory; it holds
+    no rates or agreement, which need the whole record.
+    """
+
+    db: Database = field(repr=False)
+    spec: ResolvedSpec
+    run_ids: tuple[str, ...]
+    schema: AnnotationSchema = field(repr=False)
+    packs: Mapping[str, HarmPack] = field(repr=False)
+    sessions_per_chunk: int = 500
+
+    def chunks(self) -> Iterator[SettledChunk]:
+        """The measurable record's settled labels and verdicts, chunk by chunk in session
+        order: the labels of all chunks, in turn, are :func:`measure`'s labels."""
+        spec = self.spec.spec
+        for dialogues in iter_measured_dialogues(
+            self.db, self.run_ids, chunk_size=self.sessions_per_chunk
+        ):
+            ids = [dialogue.session_id for dialogue in dialogues]
+            selected = _selected(spec, load_passes(self.db, session_ids=ids))
+            resolutions = stored_resolutions(self.db, ids) if spec.use_resolutions else []
+            record = _settled(spec, selected, dialogues, resolutions, self.schema, self.packs)
+            yield SettledChunk(tuple(dialogues), record)
+
+
+def measure_in_chunks(
+    db: Database,
+    run_ids: Sequence[str],
+    spec: MeasurementSpec | None = None,
+    *,
+    source: str | None = None,
+    schema: AnnotationSchema | None = None,
+    packs: Mapping[str, HarmPack] | None = None,
+    sessions_per_chunk: int = 500,
+) -> ChunkedMeasurement:
+    """Like :func:`measure`, but settled ``sessions_per_chunk`` sessions at a time when
+    its chunks are read. The specification is checked here, before any chunk is read."""
+    spec = spec or MeasurementSpec()
+    all_packs = dict(packs if packs is not None else builtin_harm_packs())
+    if spec.annotators:
+        _check_selectors(spec, pass_annotators(db, run_ids), source)
+    _check_harms(spec, all_packs, source)
+    return ChunkedMeasurement(
+        db=db,
+        spec=resolve_spec(spec, source=source),
+        run_ids=tuple(run_ids),
+        schema=schema or load_builtin_schema(),
+        packs=all_packs,
+        sessions_per_chunk=sessions_per_chunk,
+    )
+
+
+def _selected(spec: MeasurementSpec, passes: Iterable[StoredPass]) -> list[StoredPass]:
+    return [
+        stored
+        for stored in passes
+        if spec.selects(
+            stored.annotator, stored.annotator_kind, stored.provenance.get("guideline_version")
+        )
+    ]
+
+
+def _settled(
+    spec: MeasurementSpec,
+    selected: Iterable[StoredPass],
+    dialogues: Iterable[MeasuredDialogue],
+    resolutions: Sequence[StoredResolution],
+    schema: AnnotationSchema,
+    packs: Mapping[str, HarmPack],
+) -> SettledRecord:
+    """The settled labels and verdicts of ``dialogues``: the one settling both routes take."""
+    by_session = {dialogue.session_id: dialogue for dialogue in dialogues}
+    record = settle_labels(
+        selected, by_session, resolutions, rule=spec.settling, schema=schema, packs=packs
+    )
+    if not spec.harms:
+        return record
+    wanted = set(spec.harms)
+    return SettledRecord(
+        record.labels,
+        tuple(v for v in record.verdicts if v.harm in wanted),
+        {k: n for k, n in record.failed.items() if k[2] in wanted},
     )
 
 
@@ -323,16 +430,27 @@ def measure_series(
     return measure(db, run_ids, spec, source=source)
 
 
+Annotator = tuple[str, str, str | None]
+"""(name, kind, guideline version) of an annotator with passes."""
+
+
+def _annotators_of(passes: Iterable[StoredPass]) -> set[Annotator]:
+    return {(p.annotator, p.annotator_kind, p.provenance.get("guideline_version")) for p in passes}
+
+
 def _check_selectors(
-    spec: MeasurementSpec, passes: Sequence[StoredPass], source: str | None
+    spec: MeasurementSpec, known: Collection[Annotator], source: str | None
 ) -> None:
-    known = sorted(
-        {(p.annotator, p.annotator_kind, p.provenance.get("guideline_version")) for p in passes},
-        key=str,
-    )
+    ordered = sorted(known, key=str)
     for index, selector in enumerate(spec.annotators):
-        if not any(selector.matches(*annotator) for annotator in known):
-            raise unknown_selector_error(spec, index, sorted({a[0] for a in known}), source)
+        if not any(selector.matches(*annotator) for annotator in ordered):
+            raise unknown_selector_error(spec, index, sorted({a[0] for a in ordered}), source)
+
+
+def _check_harms(spec: MeasurementSpec, packs: Mapping[str, HarmPack], source: str | None) -> None:
+    unknown = [harm for harm in spec.harms if harm != GUARDRAIL_VIOLATION and harm not in packs]
+    if unknown:
+        raise _unknown_harm_error(unknown[0], packs, source)
 
 
 def _unknown_harm_error(harm: str, packs: Mapping[str, HarmPack], source: str | None) -> CorixError:

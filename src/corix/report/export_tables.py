@@ -6,8 +6,10 @@ respondent), ``passes`` (one row per stored answer with its annotator, kind, gui
 version, pass, repeat and status), ``settled_labels`` (the measurement core's settled
 labels, one per annotator, under the specification the export writes beside them) and
 ``resolutions``. Sessions, turns, answers and passes stream from the database in batches,
-so memory stays flat however large the record; the CSV, Parquet, dataset-folder and
-release writers all consume the same rows.
+and settled labels and resolutions a chunk of sessions at a time when the labels come
+from a :class:`~corix.measurement.core.ChunkedMeasurement`, so memory stays flat however
+large the record; the CSV, Parquet, dataset-folder and release writers all consume the
+same rows.
 """
 
 from __future__ import annotations
@@ -15,16 +17,18 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from itertools import islice
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from corix.measurement.core import Measurement
+from corix.measurement.core import SettledChunk, SettledChunks
+from corix.report.export_parquet import ParquetTables
 from corix.storage import Repository
 from corix.storage.annotations import load_passes
 from corix.storage.measured import stored_resolutions
-from corix.storage.people import answers_by_session, usernames
+from corix.storage.people import answers_by_session, session_testers, usernames
 
 _BATCH = 500
 
@@ -58,15 +62,15 @@ Row = dict[str, Any]
 __all__ = ["TABLES", "CsvTables", "Row", "export_tables", "table_rows", "write_measurement"]
 
 
-def table_rows(repo: Repository, measurement: Measurement) -> Iterator[tuple[str, Row]]:
+def table_rows(repo: Repository, measurement: SettledChunks) -> Iterator[tuple[str, Row]]:
     """``(table, row)`` for every row of the measured runs, streamed."""
-    testers = {d.session_id: d.tester_id for d in measurement.dialogues if d.tester_id}
-    names = usernames(repo.db) if testers or measurement.dialogues else {}
+    names = usernames(repo.db)
     for run_id in measurement.run_ids:
         records = repo.iter_sessions(run_id, batch_size=_BATCH)
         while batch := list(islice(records, _BATCH)):
             ids = [record.id for record in batch]
             answers = answers_by_session(repo.db, ids, names)
+            testers = session_testers(repo.db, ids)
             for record in batch:
                 tester = testers.get(record.id)
                 yield (
@@ -118,8 +122,10 @@ def table_rows(repo: Repository, measurement: Measurement) -> Iterator[tuple[str
                         },
                     )
             yield from _pass_rows(repo, ids)
-    yield from _label_rows(measurement)
-    yield from _resolution_rows(repo, measurement)
+    rule, digest = measurement.spec.spec.settling, measurement.spec.digest
+    for chunk in measurement.chunks():
+        yield from _label_rows(chunk, rule, digest)
+        yield from _resolution_rows(repo, chunk)
 
 
 def _pass_rows(repo: Repository, session_ids: Sequence[str]) -> Iterator[tuple[str, Row]]:
@@ -151,9 +157,8 @@ def _pass_rows(repo: Repository, session_ids: Sequence[str]) -> Iterator[tuple[s
             )
 
 
-def _label_rows(measurement: Measurement) -> Iterator[tuple[str, Row]]:
-    rule = measurement.spec.spec.settling
-    for label in measurement.labels:
+def _label_rows(chunk: SettledChunk, rule: str, digest: str) -> Iterator[tuple[str, Row]]:
+    for label in chunk.record.labels:
         dialogue = label.dialogue
         for value in label.settled.values:
             yield (
@@ -173,13 +178,13 @@ def _label_rows(measurement: Measurement) -> Iterator[tuple[str, Row]]:
                     "tie": label.settled.tie,
                     "resolved": label.resolved,
                     "settling": rule,
-                    "measurement": measurement.spec.digest,
+                    "measurement": digest,
                 },
             )
 
 
-def _resolution_rows(repo: Repository, measurement: Measurement) -> Iterator[tuple[str, Row]]:
-    sessions = [dialogue.session_id for dialogue in measurement.dialogues]
+def _resolution_rows(repo: Repository, chunk: SettledChunk) -> Iterator[tuple[str, Row]]:
+    sessions = [dialogue.session_id for dialogue in chunk.dialogues]
     for found in stored_resolutions(repo.db, sessions):
         yield (
             "resolutions",
@@ -237,7 +242,7 @@ class CsvTables:
             handle.close()
 
 
-def write_measurement(measurement: Measurement, out_dir: Path) -> Path:
+def write_measurement(measurement: SettledChunks, out_dir: Path) -> Path:
     """``measurement.json``: the specification the settled labels follow, with its digest."""
     document = {"digest": measurement.spec.digest, **measurement.spec.model_dump(mode="json")}
     path = out_dir / "measurement.json"
@@ -245,10 +250,17 @@ def write_measurement(measurement: Measurement, out_dir: Path) -> Path:
     return path
 
 
-def export_tables(repo: Repository, measurement: Measurement, out_dir: Path) -> dict[str, int]:
-    """Write every table as CSV into ``out_dir``; return the rows written per table."""
-    with CsvTables(out_dir) as tables:
+def export_tables(
+    repo: Repository, measurement: SettledChunks, out_dir: Path, *, parquet: bool = False
+) -> dict[str, int]:
+    """Write every table as CSV into ``out_dir`` (and as Parquet beside it when ``parquet``);
+    return the rows written per table."""
+    with ExitStack() as stack:
+        tables = stack.enter_context(CsvTables(out_dir))
+        copies = stack.enter_context(ParquetTables(out_dir, TABLES)) if parquet else None
         for table, row in table_rows(repo, measurement):
             tables.write(table, row)
+            if copies is not None:
+                copies.write(table, row)
     write_measurement(measurement, out_dir)
     return tables.counts

@@ -146,6 +146,26 @@ def load_passes(
 
 
 _IN_CHUNK = 500  # keeps IN lists well under every backend's parameter limit
+_STREAM = 2_000  # rows fetched at a time when a query walks a whole run
+
+
+def pass_annotators(db: Database, run_ids: Sequence[str]) -> set[tuple[str, str, str | None]]:
+    """Every ``(annotator, kind, guideline version)`` with a pass in ``run_ids``, read
+    without loading the passes (rows stream ``_STREAM`` at a time)."""
+    query = (
+        select(
+            AnnotationPassRow.annotator,
+            AnnotationPassRow.annotator_kind,
+            AnnotationPassRow.provenance,
+        )
+        .join(SessionRow, SessionRow.id == AnnotationPassRow.session_id)
+        .where(SessionRow.run_id.in_(run_ids))
+    )
+    with db.session() as s:
+        return {
+            (name, kind, provenance.get("guideline_version"))
+            for name, kind, provenance in s.execute(query).yield_per(_STREAM)
+        }
 
 
 def _answers_by_pass(s: Session, pass_ids: list[int]) -> dict[int, list[StoredAnswer]]:

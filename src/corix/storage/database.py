@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, Select, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -94,3 +94,19 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+T = TypeVar("T")
+
+
+def scalar_chunks(db: Database, query: Select[tuple[T]], size: int) -> Iterator[list[T]]:
+    """The values ``query`` selects, ``size`` at a time, from one ordered read.
+
+    The read stays open while a chunk is used (a server-side cursor on PostgreSQL; on
+    SQLite, WAL keeps writers going), so neither a list of every value nor a query per
+    chunk that sorts the whole table again is needed. Load what a chunk names in a session
+    of your own.
+    """
+    with db.session() as s:
+        for chunk in s.scalars(query.execution_options(yield_per=size)).partitions():
+            yield list(chunk)

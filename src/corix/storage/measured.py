@@ -8,13 +8,14 @@ application's behaviour, so it is excluded from rates and reported with its reas
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Subquery, and_, case, func, select
+from sqlalchemy import Select, Subquery, and_, case, func, select
 
 from corix.domain import EndReason
-from corix.storage.database import Database
+from corix.storage.database import Database, scalar_chunks
 from corix.storage.orm import (
     ApplicationRow,
     EvaluationRow,
@@ -29,6 +30,7 @@ __all__ = [
     "StoredResolution",
     "answered_turns",
     "evaluation_runs",
+    "iter_measured_dialogues",
     "measured_dialogues",
     "series_runs",
     "stored_resolutions",
@@ -71,26 +73,50 @@ class StoredResolution:
     value: str | float | None
 
 
-def answered_turns() -> Subquery:
+def answered_turns(session_ids: Sequence[str] | None = None) -> Subquery:
     """Per session: ``answered`` counts the turns the application replied to without an
-    error (none: the dialogue is not measurable); ``error`` is one turn error, if any."""
+    error (none: the dialogue is not measurable); ``error`` is one turn error, if any.
+
+    ``session_ids`` limits the count to those sessions (a chunk), so that reading a chunk
+    does not aggregate every turn of the database.
+    """
     replied = and_(TurnRow.response_text.is_not(None), TurnRow.response_text != "")
     answered = case((and_(replied, TurnRow.error.is_(None)), 1), else_=0)
-    return (
-        select(
-            TurnRow.session_id,
-            func.sum(answered).label("answered"),
-            func.min(TurnRow.error).label("error"),
-        )
-        .group_by(TurnRow.session_id)
-        .subquery()
+    query = select(
+        TurnRow.session_id,
+        func.sum(answered).label("answered"),
+        func.min(TurnRow.error).label("error"),
     )
+    if session_ids is not None:
+        query = query.where(TurnRow.session_id.in_(list(session_ids)))
+    return query.group_by(TurnRow.session_id).subquery()
 
 
 def measured_dialogues(db: Database, run_ids: Sequence[str]) -> list[MeasuredDialogue]:
     """The finished dialogues of ``run_ids``, ordered by run and key."""
-    turns = answered_turns()
-    query = (
+    found = _dialogues(db, run_ids, _dialogue_query(run_ids, answered_turns()))
+    position = _positions(run_ids)
+    return sorted(found, key=lambda d: (position[d.run_id], d.key))
+
+
+def iter_measured_dialogues(
+    db: Database, run_ids: Sequence[str], *, chunk_size: int = _IN_CHUNK
+) -> Iterator[list[MeasuredDialogue]]:
+    """The dialogues :func:`measured_dialogues` gives, ``chunk_size`` at a time ordered by
+    session id, read from one ordered stream of ids: memory stays flat however many
+    sessions the runs hold."""
+    ids = (
+        select(SessionRow.id)
+        .where(SessionRow.run_id.in_(run_ids), SessionRow.status.not_in(_UNFINISHED))
+        .order_by(SessionRow.id)
+    )
+    for chunk in scalar_chunks(db, ids, chunk_size):
+        query = _dialogue_query(run_ids, answered_turns(chunk)).where(SessionRow.id.in_(chunk))
+        yield sorted(_dialogues(db, run_ids, query), key=lambda d: d.session_id)
+
+
+def _dialogue_query(run_ids: Sequence[str], turns: Subquery) -> Select[tuple[Any, ...]]:
+    return (
         select(
             SessionRow.id,
             SessionRow.run_id,
@@ -108,27 +134,34 @@ def measured_dialogues(db: Database, run_ids: Sequence[str]) -> list[MeasuredDia
         .outerjoin(turns, turns.c.session_id == SessionRow.id)
         .where(SessionRow.run_id.in_(run_ids), SessionRow.status.not_in(_UNFINISHED))
     )
+
+
+def _positions(run_ids: Sequence[str]) -> dict[str, int]:
+    return {run_id: index for index, run_id in enumerate(dict.fromkeys(run_ids))}
+
+
+def _dialogues(
+    db: Database, run_ids: Sequence[str], query: Select[tuple[Any, ...]]
+) -> list[MeasuredDialogue]:
     # Several runs (a series): the run's position in ``run_ids`` prefixes the key, not its
     # random id, so measuring a rerun series resamples the same way.
-    position = {run_id: index for index, run_id in enumerate(dict.fromkeys(run_ids))}
+    position = _positions(run_ids)
     prefix = len(position) > 1
     with db.session() as s:
-        rows = list(s.execute(query))
-    dialogues = [
-        MeasuredDialogue(
-            session_id=row[0],
-            key=f"{position[row[1]]}/{row[2] or row[0]}" if prefix else (row[2] or row[0]),
-            run_id=row[1],
-            application=row[3],
-            scenario=row[4],
-            level=row[5],
-            source=row[6],
-            tester_id=row[7],
-            not_measurable=None if row[9] else _reason(row[8], row[10]),
-        )
-        for row in rows
-    ]
-    return sorted(dialogues, key=lambda d: (position[d.run_id], d.key))
+        return [
+            MeasuredDialogue(
+                session_id=row[0],
+                key=f"{position[row[1]]}/{row[2] or row[0]}" if prefix else (row[2] or row[0]),
+                run_id=row[1],
+                application=row[3],
+                scenario=row[4],
+                level=row[5],
+                source=row[6],
+                tester_id=row[7],
+                not_measurable=None if row[9] else _reason(row[8], row[10]),
+            )
+            for row in s.execute(query)
+        ]
 
 
 _FAILED_ENDINGS = frozenset({EndReason.APP_ERROR.value, EndReason.SIMULATOR_ERROR.value})

@@ -12,10 +12,16 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from corix.storage.database import Database
-from corix.storage.orm import QuestionnaireResponseRow
+from corix.storage.orm import QuestionnaireResponseRow, SessionRow
 from corix.storage.orm_web import UserRow
 
-__all__ = ["PERSON_RESPONDENT_PREFIX", "RespondentAnswer", "answers_by_session", "usernames"]
+__all__ = [
+    "PERSON_RESPONDENT_PREFIX",
+    "RespondentAnswer",
+    "answers_by_session",
+    "session_testers",
+    "usernames",
+]
 
 PERSON_RESPONDENT_PREFIX = "user:"
 """A person's questionnaire answers name them ``user:<id>`` (their web account)."""
@@ -36,6 +42,16 @@ def usernames(db: Database) -> dict[int, str]:
     """Every web account's username by id (a few hundred rows at most)."""
     with db.session() as s:
         return {row.id: row.username for row in s.execute(select(UserRow.id, UserRow.username))}
+
+
+def session_testers(db: Database, session_ids: Sequence[str]) -> dict[str, int]:
+    """The web account that tested each of ``session_ids`` (sessions without one are left
+    out)."""
+    query = select(SessionRow.id, SessionRow.tester_id).where(
+        SessionRow.id.in_(list(session_ids)), SessionRow.tester_id.is_not(None)
+    )
+    with db.session() as s:
+        return {row.id: row.tester_id for row in s.execute(query)}
 
 
 def answers_by_session(

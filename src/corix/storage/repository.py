@@ -21,7 +21,7 @@ from corix.domain import (
 )
 from corix.errors import CorixError
 from corix.scenarios import PackRecord
-from corix.storage.database import Database
+from corix.storage.database import Database, scalar_chunks
 from corix.storage.orm import (
     ApplicationRow,
     EvaluationRow,
@@ -329,10 +329,7 @@ class Repository:
             query = query.where(SessionRow.run_id == run_id)
         if session_ids is not None:
             query = query.where(SessionRow.id.in_(list(session_ids)))
-        with self.db.session() as s:
-            ids = list(s.scalars(query.order_by(SessionRow.id)))
-        for start in range(0, len(ids), batch_size):
-            chunk = ids[start : start + batch_size]
+        for chunk in scalar_chunks(self.db, query.order_by(SessionRow.id), batch_size):
             with self.db.session() as s:
                 rows = s.scalars(
                     select(SessionRow)
