@@ -21,6 +21,7 @@ from corix.domain import (
 )
 from corix.errors import CorixError
 from corix.scenarios import PackRecord
+from corix.storage.clock import utcnow
 from corix.storage.database import Database
 from corix.storage.orm import (
     ApplicationRow,
@@ -29,7 +30,6 @@ from corix.storage.orm import (
     RunRow,
     SessionRow,
     TurnRow,
-    utcnow,
 )
 from corix.storage.records import ApplicationRecord, RunRecord
 from corix.storage.run_packs import add_run_packs
