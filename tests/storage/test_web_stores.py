@@ -15,9 +15,10 @@ from corix.storage.web import (
     Duplicate,
     Transaction,
     accounts,
-    annotation,
     assignments,
     dialogues,
+    passes,
+    queues,
     series,
     transaction,
 )
@@ -157,7 +158,7 @@ def test_peoples_passes_come_back_with_their_series_and_answers(any_db: Database
         people = [accounts.add_user(tx, f"ann{n}", "hash", "annotator") for n in (1, 2)]
         for person, pass_no, value in ((people[0], 1, "yes"), (people[1], 2, 3.0)):
             token = f"t{pass_no}"
-            annotation.add_task(
+            queues.add_task(
                 tx,
                 token=token,
                 evaluation_id=row.evaluation_id,
@@ -167,13 +168,13 @@ def test_peoples_passes_come_back_with_their_series_and_answers(any_db: Database
                 pass_no=pass_no,
                 status="open",
             )
-            closed = annotation.close_task(tx, token, person.id, claim=("open", "done"))
+            closed = queues.close_task(tx, token, person.id, claim=("open", "done"))
             assert closed is not None
             new = NewPass(
                 session_id="h1",
                 category="risk",
                 annotator=f"human:p{pass_no}",
-                annotator_kind=annotation.HUMAN,
+                annotator_kind=passes.HUMAN,
                 pass_no=pass_no,
                 repeat_no=0,
                 ok=True,
@@ -181,15 +182,15 @@ def test_peoples_passes_come_back_with_their_series_and_answers(any_db: Database
                 provenance={},
                 answers=(StoredAnswer("q", None, value, None),),
             )
-            annotation.add_task_pass(tx, closed.id, new, seconds_on_item=12.0)
-        assert annotation.close_task(tx, "t1", people[0].id, claim=("open", "done")) is None
+            queues.add_task_pass(tx, closed.id, new, seconds_on_item=12.0)
+        assert queues.close_task(tx, "t1", people[0].id, claim=("open", "done")) is None
     with transaction(any_db) as tx:
-        passes = annotation.human_passes(tx, evaluation_id=row.evaluation_id, category="risk")
-        assert [(p.pass_no, p.evaluation_id) for p in passes] == [
+        made = passes.human_passes(tx, evaluation_id=row.evaluation_id, category="risk")
+        assert [(p.pass_no, p.evaluation_id) for p in made] == [
             (1, row.evaluation_id),
             (2, row.evaluation_id),
         ]
-        assert [p.answers[0].value for p in passes] == ["yes", 3.0]
-        assert annotation.human_passes(tx, evaluation_id="other") == []
-        assert set(annotation.seconds_on_items(tx, [p.id for p in passes]).values()) == {12.0}
-        assert annotation.pass_counts(tx, row.evaluation_id, "done") == {"risk": {1: 1, 2: 1}}
+        assert [p.answers[0].value for p in made] == ["yes", 3.0]
+        assert passes.human_passes(tx, evaluation_id="other") == []
+        assert set(passes.seconds_on_items(tx, [p.id for p in made]).values()) == {12.0}
+        assert queues.pass_counts(tx, row.evaluation_id, "done") == {"risk": {1: 1, 2: 1}}

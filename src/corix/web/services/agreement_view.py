@@ -26,7 +26,7 @@ from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.report.labels import annotator_label
 from corix.storage import Database
 from corix.storage.measured import evaluation_runs
-from corix.storage.web.annotation import annotator_kinds
+from corix.storage.web.passes import annotator_kinds
 
 HUMANS = "humans"
 MACHINES = "llm"

@@ -19,8 +19,9 @@ from corix.assessment.annotators import HUMAN_ANNOTATOR_PREFIX
 from corix.storage import Database
 from corix.storage.records import NewPass, StoredAnswer
 from corix.storage.web import Transaction, transaction
-from corix.storage.web import annotation as store
-from corix.storage.web.annotation import HUMAN, QueueRecord, TaskRecord, Violation
+from corix.storage.web import queues as store
+from corix.storage.web.passes import HUMAN
+from corix.storage.web.queues import QueueRecord, TaskRecord, Violation
 from corix.storage.web.transactions import lock_series
 from corix.web.security import new_token
 from corix.web.services.accounts import SignedInUser

@@ -12,9 +12,9 @@ from corix.assessment import AnnotationSchema
 from corix.domain import Level
 from corix.storage import Database
 from corix.storage.web import Transaction, transaction
-from corix.storage.web import annotation as annotation_store
 from corix.storage.web import applications as application_store
 from corix.storage.web import assignments as store
+from corix.storage.web import queues as queue_store
 from corix.storage.web import series as series_store
 from corix.storage.web.accounts import UserRecord, users_by_id
 from corix.storage.web.assignments import NewAssignment
@@ -219,9 +219,9 @@ class Assigner:
                     raise InputError(
                         f"'{user.username}' is not an annotator", {"annotators": "not annotator"}
                     )
-                have = annotation_store.queue_categories(tx, evaluation_id, user.id)
+                have = queue_store.queue_categories(tx, evaluation_id, user.id)
                 new = [category for category in categories if category not in have]
-                annotation_store.add_queues(tx, evaluation_id, user.id, new)
+                queue_store.add_queues(tx, evaluation_id, user.id, new)
                 added += len(new)
         return added
 
@@ -254,7 +254,7 @@ class Assigner:
     def annotator_queues(self, evaluation_id: str) -> dict[str, list[str]]:
         """Username → assigned categories, in the order they are annotated."""
         queues: defaultdict[str, list[str]] = defaultdict(list)
-        for username, category in annotation_store.queues_of_series(self._db, evaluation_id):
+        for username, category in queue_store.queues_of_series(self._db, evaluation_id):
             queues[username].append(category)
         order = {category.id: category.order for category in self._schema.categories}
         return {user: sorted(ids, key=order.__getitem__) for user, ids in queues.items()}

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from corix.assessment import AnnotationSchema, Category, Question, QuestionLevel, QuestionType
 from corix.storage import Database
 from corix.storage.web import Duplicate, Transaction, transaction
-from corix.storage.web import annotation as store
-from corix.storage.web.annotation import HumanPass, NewResolution
+from corix.storage.web import passes as store
+from corix.storage.web.passes import HumanPass, NewResolution
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.annotation_forms import field_name
 from corix.web.services.dialogues import BlindDialogue, blind_dialogue

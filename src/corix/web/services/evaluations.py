@@ -89,12 +89,6 @@ def evaluation_settings(tx: Transaction, evaluation_id: str) -> EvaluationSettin
     return _settings(series_store.settings(tx, evaluation_id))
 
 
-def series_settings(db: Database, evaluation_id: str) -> EvaluationSettings:
-    """A series' settings, read on their own."""
-    with transaction(db) as tx:
-        return evaluation_settings(tx, evaluation_id)
-
-
 def _settings(stored: series_store.SettingsRecord | None) -> EvaluationSettings:
     if stored is None:
         return EvaluationSettings()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from corix.storage import Database
-from corix.storage.web import annotation, assignments, series, transaction
+from corix.storage.web import assignments, queues, series, transaction
 from corix.web.services.annotation_queue import TaskStatus
 
 
@@ -41,6 +41,6 @@ def evaluation_progress(db: Database, evaluation_id: str) -> Progress:
         return Progress(
             assignments.status_counts(tx, evaluation_id),
             series.complete_sessions_by_level(tx, evaluation_id),
-            annotation.pass_counts(tx, evaluation_id, TaskStatus.DONE),
+            queues.pass_counts(tx, evaluation_id, TaskStatus.DONE),
             runs,
         )

@@ -23,7 +23,7 @@ from corix.assessment import AnnotationSchema, Answer
 from corix.storage import Database
 from corix.storage.web import Transaction, transaction
 from corix.storage.web import qualification as store
-from corix.storage.web.qualification import DrawRecord, NewAttempt
+from corix.storage.web.qualification import NewAttempt
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.annotation_forms import checked_answers
 from corix.web.services.clock import as_utc, utcnow
@@ -189,7 +189,7 @@ class Qualification:
         """Check the open draw is fully answered, score it and record the attempt."""
         with transaction(self._db) as tx:
             self._check_may_attempt(self._status(tx, user))
-            draw: DrawRecord | None = store.open_draw(tx, user.id, self.test_version)
+            draw = store.open_draw(tx, user.id, self.test_version)
             if draw is None:
                 raise Conflict("this test was already submitted; open the test again")
             dialogues = self._dialogues(draw.dialogue_ids)

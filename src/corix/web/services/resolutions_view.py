@@ -7,7 +7,7 @@ from datetime import datetime
 
 from corix.assessment import AnnotationSchema, Category, Question
 from corix.storage import Database
-from corix.storage.web.annotation import series_resolutions as stored_resolutions
+from corix.storage.web.passes import series_resolutions as stored_resolutions
 from corix.web.services.senior_scope import answer_value
 
 

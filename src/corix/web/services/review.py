@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from corix.assessment import AnnotationSchema
 from corix.storage import Database
 from corix.storage.web import Duplicate, Transaction, transaction
-from corix.storage.web import annotation as store
-from corix.storage.web.annotation import HumanPass
+from corix.storage.web import passes as store
+from corix.storage.web.passes import HumanPass
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.dialogues import BlindDialogue, blind_dialogue
 from corix.web.services.errors import Conflict, Forbidden, InputError, NotFound

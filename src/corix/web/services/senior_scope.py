@@ -11,9 +11,8 @@ from datetime import datetime
 
 from corix.assessment import AnnotationSchema, Category
 from corix.storage.records import StoredValue
-from corix.storage.web import Transaction
-from corix.storage.web import annotation as store
-from corix.storage.web.annotation import HumanPass
+from corix.storage.web import Transaction, passes, queues
+from corix.storage.web.passes import HumanPass
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.evaluations import evaluation_settings
 
@@ -49,7 +48,7 @@ class SeniorScope:
 
 def senior_scope(tx: Transaction, user: SignedInUser) -> SeniorScope:
     scope = SeniorScope()
-    for queue, _name in store.queues_of(tx, user.id):
+    for queue, _name in queues.queues_of(tx, user.id):
         scope.categories.setdefault(queue.evaluation_id, set()).add(queue.category)
         settings = evaluation_settings(tx, queue.evaluation_id)
         scope.review_rate[queue.evaluation_id] = settings.review_rate
@@ -61,7 +60,7 @@ def passes_in_scope(tx: Transaction, scope: SeniorScope) -> list[HumanPass]:
     found: list[HumanPass] = []
     for evaluation_id, categories in scope.categories.items():
         found.extend(
-            store.human_passes(tx, evaluation_id=evaluation_id, categories=categories, by_id=True)
+            passes.human_passes(tx, evaluation_id=evaluation_id, categories=categories, by_id=True)
         )
     return found
 
