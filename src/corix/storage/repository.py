@@ -40,7 +40,7 @@ class NotFoundError(CorixError):
     """A run, session or application id that is not in the database."""
 
 
-def session_record(row: SessionRow) -> SessionRecord:
+def _session_record(row: SessionRow) -> SessionRecord:
     return SessionRecord(
         id=row.id,
         run_id=row.run_id,
@@ -314,7 +314,7 @@ class Repository:
             ).first()
             if row is None:
                 raise NotFoundError(f"no session '{session_id}'")
-            return session_record(row)
+            return _session_record(row)
 
     def iter_sessions(
         self,
@@ -340,7 +340,7 @@ class Repository:
                     .options(selectinload(SessionRow.turns))
                     .order_by(SessionRow.id)
                 )
-                records = [session_record(row) for row in rows]
+                records = [_session_record(row) for row in rows]
             yield from records
 
     def questionnaire(self, session_id: str) -> list[QuestionnaireAnswer]:
