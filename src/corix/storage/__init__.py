@@ -3,7 +3,7 @@
 # Both row modules load with the package, so ``Base.metadata`` always holds every table.
 from corix.storage import orm, orm_web  # noqa: F401
 from corix.storage.database import Database, default_url, migrate
-from corix.storage.repository import NotFoundError, Repository, session_record
+from corix.storage.repository import NotFoundError, Repository
 from corix.storage.writer import RecordWriter
 
 __all__ = [
@@ -13,5 +13,4 @@ __all__ = [
     "Repository",
     "default_url",
     "migrate",
-    "session_record",
 ]

@@ -22,7 +22,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from corix.storage.orm import Base, utcnow
+from corix.storage.clock import utcnow
+from corix.storage.orm import Base
 from corix.storage.text import UntrustedText
 
 TOKEN_DIGEST_LENGTH = 64  # hex SHA-256

@@ -130,6 +130,8 @@ class NewSession:
     persona: str | None = None
     strategy: str | None = None
     started_at: datetime = field(default_factory=_now)
+    tester_id: int | None = None
+    """The web account of the person who tested (human sessions only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +186,7 @@ def session_columns(session: NewSession) -> dict[str, Any]:
         "persona": session.persona,
         "strategy": session.strategy,
         "started_at": session.started_at,
+        "tester_id": session.tester_id,
     }
 
 

@@ -21,6 +21,7 @@ from corix.domain import (
 )
 from corix.errors import CorixError
 from corix.scenarios import PackRecord
+from corix.storage.clock import utcnow
 from corix.storage.database import Database, scalar_chunks
 from corix.storage.orm import (
     ApplicationRow,
@@ -29,7 +30,6 @@ from corix.storage.orm import (
     RunRow,
     SessionRow,
     TurnRow,
-    utcnow,
 )
 from corix.storage.records import ApplicationRecord, RunRecord
 from corix.storage.run_packs import add_run_packs
@@ -40,7 +40,7 @@ class NotFoundError(CorixError):
     """A run, session or application id that is not in the database."""
 
 
-def session_record(row: SessionRow) -> SessionRecord:
+def _session_record(row: SessionRow) -> SessionRecord:
     return SessionRecord(
         id=row.id,
         run_id=row.run_id,
@@ -314,7 +314,7 @@ class Repository:
             ).first()
             if row is None:
                 raise NotFoundError(f"no session '{session_id}'")
-            return session_record(row)
+            return _session_record(row)
 
     def iter_sessions(
         self,
@@ -337,7 +337,7 @@ class Repository:
                     .options(selectinload(SessionRow.turns))
                     .order_by(SessionRow.id)
                 )
-                records = [session_record(row) for row in rows]
+                records = [_session_record(row) for row in rows]
             yield from records
 
     def questionnaire(self, session_id: str) -> list[QuestionnaireAnswer]:

@@ -11,8 +11,9 @@ from typing import Any
 from sqlalchemy import case, delete, func, select
 
 from corix.domain import EndReason
+from corix.storage.clock import utcnow
 from corix.storage.database import Database
-from corix.storage.orm import RunRow, SessionRow, TurnRow, utcnow
+from corix.storage.orm import RunRow, SessionRow, TurnRow
 from corix.storage.repository import NotFoundError
 
 __all__ = ["FAILED_END_REASONS", "delete_run", "finish_run", "run_totals", "set_run_status_if"]

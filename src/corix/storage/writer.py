@@ -25,6 +25,7 @@ from sqlalchemy import insert, update
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from corix.domain import EndReason, TurnRecord
+from corix.storage.clock import utcnow
 from corix.storage.database import Database
 from corix.storage.orm import (
     AnnotationAnswerRow,
@@ -33,7 +34,6 @@ from corix.storage.orm import (
     QuestionnaireResponseRow,
     SessionRow,
     TurnRow,
-    utcnow,
 )
 from corix.storage.records import (
     NewPass,

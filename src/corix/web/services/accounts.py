@@ -6,15 +6,13 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select, update
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
-
 from corix.storage import Database
-from corix.storage.orm_web import InvitationRow, LoginSessionRow, UserRow
+from corix.storage.web import Duplicate, transaction
+from corix.storage.web import accounts as store
+from corix.storage.web.accounts import InvitationState, UserRecord
 from corix.web.roles import Role
 from corix.web.security import Passwords, new_token, token_digest
-from corix.web.services.clock import is_past, utcnow
+from corix.web.services.clock import utcnow
 from corix.web.services.errors import Gone, InputError, NotFound
 
 USERNAME_RULE = re.compile(r"^[a-z0-9][a-z0-9._-]{2,63}$")
@@ -29,8 +27,8 @@ class SignedInUser:
     role: Role
 
     @classmethod
-    def of(cls, row: UserRow) -> SignedInUser:
-        return cls(id=row.id, username=row.username, role=Role(row.role))
+    def of(cls, record: UserRecord) -> SignedInUser:
+        return cls(id=record.id, username=record.username, role=Role(record.role))
 
 
 @dataclass(frozen=True)
@@ -100,166 +98,97 @@ class Accounts:
         name = self.check_new_credentials(username, password)
         password_hash = self._passwords.hash(password)
         try:
-            with self._db.session() as s:
-                return self._insert_user(s, name, password_hash, role)
-        except IntegrityError:
-            raise InputError(f"the username '{name}' is taken", {"username": "is taken"}) from None
-
-    @staticmethod
-    def _insert_user(s: Session, name: str, password_hash: str, role: Role) -> SignedInUser:
-        row = UserRow(username=name, password_hash=password_hash, role=role.value, active=True)
-        s.add(row)
-        s.flush()
-        return SignedInUser.of(row)
+            with transaction(self._db) as tx:
+                return SignedInUser.of(store.add_user(tx, name, password_hash, role.value))
+        except Duplicate:
+            raise _taken(name) from None
 
     def authenticate(self, username: str, password: str) -> SignedInUser | None:
         name = username.strip().lower()
-        with self._db.session() as s:
-            row = s.scalars(select(UserRow).where(UserRow.username == name)).first()
-            if row is None or not row.active or len(password) > MAX_PASSWORD_CHARS:
-                self._passwords.burn(password[:MAX_PASSWORD_CHARS])
-                return None
-            check = self._passwords.check(row.password_hash, password)
-            if not check.ok:
-                return None
-            if check.new_hash is not None:
-                row.password_hash = check.new_hash
-            return SignedInUser.of(row)
+        found = store.user_for_sign_in(self._db, name)
+        if found is None or not found[0].active or len(password) > MAX_PASSWORD_CHARS:
+            self._passwords.burn(password[:MAX_PASSWORD_CHARS])
+            return None
+        user, password_hash = found
+        check = self._passwords.check(password_hash, password)
+        if not check.ok:
+            return None
+        if check.new_hash is not None:
+            store.set_password_hash(self._db, user.id, check.new_hash)
+        return SignedInUser.of(user)
 
     def users(self) -> list[UserSummary]:
-        with self._db.session() as s:
-            rows = s.scalars(select(UserRow).order_by(UserRow.role, UserRow.username))
-            return [
-                UserSummary(r.id, r.username, Role(r.role), r.active, r.created_at) for r in rows
-            ]
+        return [
+            UserSummary(r.id, r.username, Role(r.role), r.active, r.created_at)
+            for r in store.users(self._db)
+        ]
 
     def set_active(self, user_id: int, active: bool) -> None:
-        with self._db.session() as s:
-            row = s.get(UserRow, user_id)
-            if row is None:
-                raise NotFound(f"no user {user_id}")
-            row.active = active
-            if not active:
-                s.execute(delete(LoginSessionRow).where(LoginSessionRow.user_id == user_id))
+        if not store.set_active(self._db, user_id, active):
+            raise NotFound(f"no user {user_id}")
 
     # -- sign-in sessions ----------------------------------------------------------------
     def open_session(self, user_id: int) -> str:
         token = new_token()
         now = utcnow()
-        with self._db.session() as s:
-            expired = [
-                row.token_digest
-                for row in s.scalars(
-                    select(LoginSessionRow).where(LoginSessionRow.user_id == user_id)
-                )
-                if is_past(row.expires_at)
-            ]
-            if expired:
-                s.execute(delete(LoginSessionRow).where(LoginSessionRow.token_digest.in_(expired)))
-            s.add(
-                LoginSessionRow(
-                    token_digest=token_digest(token),
-                    user_id=user_id,
-                    created_at=now,
-                    expires_at=now + self._session_ttl,
-                )
-            )
+        store.add_login(self._db, user_id, token_digest(token), now, now + self._session_ttl)
         return token
 
     def user_for_session(self, token: str) -> SignedInUser | None:
-        with self._db.session() as s:
-            found = s.execute(
-                select(LoginSessionRow, UserRow)
-                .join(UserRow, UserRow.id == LoginSessionRow.user_id)
-                .where(LoginSessionRow.token_digest == token_digest(token))
-            ).first()
-            if found is None:
-                return None
-            login, user = found
-            if is_past(login.expires_at) or not user.active:
-                return None
-            return SignedInUser.of(user)
+        user = store.user_for_login(self._db, token_digest(token))
+        return None if user is None else SignedInUser.of(user)
 
     def close_session(self, token: str) -> None:
-        with self._db.session() as s:
-            s.execute(
-                delete(LoginSessionRow).where(LoginSessionRow.token_digest == token_digest(token))
-            )
+        store.delete_login(self._db, token_digest(token))
 
     # -- invitations ---------------------------------------------------------------------
     def invite(self, role: Role, *, created_by: int | None) -> str:
         """Return the secret token of a new single-use invitation; only its digest is kept."""
         token = new_token()
         now = utcnow()
-        with self._db.session() as s:
-            s.add(
-                InvitationRow(
-                    token_digest=token_digest(token),
-                    role=role.value,
-                    created_by=created_by,
-                    created_at=now,
-                    expires_at=now + self._invitation_ttl,
-                )
-            )
+        store.add_invitation(
+            self._db,
+            token_digest(token),
+            role.value,
+            created_by=created_by,
+            created_at=now,
+            expires_at=now + self._invitation_ttl,
+        )
         return token
 
     def invitation_role(self, token: str) -> Role:
         """The role an invitation grants; raises if it is unknown, used or expired."""
-        with self._db.session() as s:
-            return Role(self._usable_invitation(s, token).role)
+        found = store.invitation(self._db, token_digest(token))
+        if isinstance(found, InvitationState):
+            raise _unusable(found)
+        return Role(found.role)
 
     def accept_invitation(self, token: str, username: str, password: str) -> SignedInUser:
         """Create the invited account. A second submission of the same link is refused."""
         name = self.check_new_credentials(username, password)
         password_hash = self._passwords.hash(password)
         try:
-            with self._db.session() as s:
-                # Claim first, with a conditional update: of two concurrent submissions
-                # exactly one wins, on SQLite and PostgreSQL alike.
-                claimed = s.execute(
-                    update(InvitationRow)
-                    .where(
-                        InvitationRow.token_digest == token_digest(token),
-                        InvitationRow.used_at.is_(None),
-                    )
-                    .values(used_at=utcnow())
-                    .returning(InvitationRow.id, InvitationRow.role, InvitationRow.expires_at)
-                ).first()
-                if claimed is None:
-                    self._usable_invitation(s, token)  # raises, saying why
-                    raise Gone("this invitation has already been used")
-                invitation_id, role, expires_at = claimed
-                if is_past(expires_at):
-                    raise Gone(EXPIRED)
-                user = self._insert_user(s, name, password_hash, Role(role))
-                s.execute(
-                    update(InvitationRow)
-                    .where(InvitationRow.id == invitation_id)
-                    .values(used_by=user.id)
-                    .execution_options(synchronize_session=False)
-                )
-                return user
-        except IntegrityError:
-            raise InputError(f"the username '{name}' is taken", {"username": "is taken"}) from None
+            found = store.accept_invitation(self._db, token_digest(token), name, password_hash)
+        except Duplicate:
+            raise _taken(name) from None
+        if isinstance(found, InvitationState):
+            raise _unusable(found)
+        return SignedInUser.of(found)
 
     def pending_invitations(self) -> list[PendingInvitation]:
-        with self._db.session() as s:
-            rows = s.scalars(select(InvitationRow).order_by(InvitationRow.created_at.desc()))
-            return [
-                PendingInvitation(r.id, Role(r.role), r.expires_at)
-                for r in rows
-                if r.used_at is None and not is_past(r.expires_at)
-            ]
+        return [
+            PendingInvitation(r.id, Role(r.role), r.expires_at)
+            for r in store.pending_invitations(self._db)
+        ]
 
-    @staticmethod
-    def _usable_invitation(s: Session, token: str) -> InvitationRow:
-        row = s.scalars(
-            select(InvitationRow).where(InvitationRow.token_digest == token_digest(token))
-        ).first()
-        if row is None:
-            raise NotFound("this invitation link is not valid; ask for a new one")
-        if row.used_at is not None:
-            raise Gone("this invitation has already been used; sign in instead")
-        if is_past(row.expires_at):
-            raise Gone(EXPIRED)
-        return row
+
+def _taken(name: str) -> InputError:
+    return InputError(f"the username '{name}' is taken", {"username": "is taken"})
+
+
+def _unusable(state: InvitationState) -> NotFound | Gone:
+    if state is InvitationState.UNKNOWN:
+        return NotFound("this invitation link is not valid; ask for a new one")
+    if state is InvitationState.USED:
+        return Gone("this invitation has already been used; sign in instead")
+    return Gone(EXPIRED)

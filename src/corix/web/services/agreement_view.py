@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from sqlalchemy import select
-
 from corix.assessment import (
     AgreementReport,
     AnnotationSchema,
@@ -28,7 +26,7 @@ from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.report.labels import annotator_label
 from corix.storage import Database
 from corix.storage.measured import evaluation_runs
-from corix.storage.orm import AnnotationPassRow, SessionRow
+from corix.storage.web.passes import annotator_kinds
 
 HUMANS = "humans"
 MACHINES = "llm"
@@ -58,7 +56,7 @@ def agreement_by_question(
     db: Database, schema: AnnotationSchema, evaluation_id: str
 ) -> AgreementPage:
     runs = evaluation_runs(db, evaluation_id)
-    kinds = _annotator_kinds(db, runs) & {"human", "llm"}
+    kinds = annotator_kinds(db, runs) & {"human", "llm"}
     # Only people and LLM annotators are compared: the (often many) reference passes
     # are left out of the measurement, which keeps the page quick.
     by_kind: dict[str, dict[str, list[LabelRow]]] = {HUMANS: {}, MACHINES: {}}
@@ -88,18 +86,6 @@ def agreement_by_question(
             )
         results.append(QuestionAgreement(question, items, pairwise, alpha, versus))
     return AgreementPage(headline, results)
-
-
-def _annotator_kinds(db: Database, run_ids: list[str]) -> set[str]:
-    with db.session() as s:
-        return set(
-            s.scalars(
-                select(AnnotationPassRow.annotator_kind)
-                .join(SessionRow, SessionRow.id == AnnotationPassRow.session_id)
-                .where(SessionRow.run_id.in_(run_ids))
-                .distinct()
-            )
-        )
 
 
 def _rows_by_kind(measurement: Measurement) -> dict[str, dict[str, list[LabelRow]]]:

@@ -14,34 +14,22 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from sqlalchemy import and_, exists, func, or_, select, update
-from sqlalchemy.orm import Session
-from sqlalchemy.sql.expression import Exists
-
 from corix.assessment import AnnotationSchema, Answer, Category
 from corix.assessment.annotators import HUMAN_ANNOTATOR_PREFIX
 from corix.storage import Database
-from corix.storage.annotations import add_pass
-from corix.storage.orm import (
-    AnnotationAnswerRow,
-    AnnotationPassRow,
-    EvaluationRow,
-    RunRow,
-    SessionRow,
-)
-from corix.storage.orm_web import AnnotationTaskRow, AnnotatorQueueRow
 from corix.storage.records import NewPass, StoredAnswer
+from corix.storage.web import Transaction, transaction
+from corix.storage.web import queues as store
+from corix.storage.web.passes import HUMAN
+from corix.storage.web.queues import QueueRecord, TaskRecord, Violation
+from corix.storage.web.transactions import lock_series
 from corix.web.security import new_token
-from corix.web.services._sql import lock_for_write
 from corix.web.services.accounts import SignedInUser
-from corix.web.services.annotation_selection import selected_for_humans
 from corix.web.services.clock import as_utc, utcnow
 from corix.web.services.dialogues import BlindDialogue, blind_dialogue
 from corix.web.services.errors import Conflict, Forbidden, NotFound
 from corix.web.services.evaluations import evaluation_settings
 from corix.web.services.qualification import Qualification
-
-HUMAN = "human"
 
 
 class TaskStatus:
@@ -86,33 +74,20 @@ class AnnotationQueue:
 
     # -- queues --------------------------------------------------------------------------
     def queues(self, user: SignedInUser) -> list[QueueView]:
-        with self._db.session() as s:
-            rows = s.execute(
-                select(AnnotatorQueueRow, EvaluationRow.name)
-                .join(EvaluationRow, EvaluationRow.id == AnnotatorQueueRow.evaluation_id)
-                .where(AnnotatorQueueRow.user_id == user.id)
-            ).all()
+        with transaction(self._db) as tx:
+            rows = store.queues_of(tx, user.id)
             order = {c.id: c.order for c in self._schema.categories}
             views = []
             for queue, evaluation in sorted(
                 rows, key=lambda r: (r[1], order.get(r[0].category, 99))
             ):
                 category = self._schema.category(queue.category)
-                open_token = _open_task(s, user, queue.evaluation_id, queue.category)
-                done = s.scalar(
-                    select(func.count())
-                    .select_from(AnnotationTaskRow)
-                    .where(
-                        AnnotationTaskRow.user_id == user.id,
-                        AnnotationTaskRow.evaluation_id == queue.evaluation_id,
-                        AnnotationTaskRow.category == queue.category,
-                        AnnotationTaskRow.status == TaskStatus.DONE,
-                    )
+                open_token = _open_task(tx, user, queue.evaluation_id, queue.category)
+                done = store.done_count(
+                    tx, user.id, queue.evaluation_id, queue.category, status=TaskStatus.DONE
                 )
-                available = len(self._candidates(s, queue.evaluation_id, queue.category, user))
-                views.append(
-                    QueueView(queue.id, evaluation, category, available, done or 0, open_token)
-                )
+                available = len(self._candidates(tx, queue.evaluation_id, queue.category, user))
+                views.append(QueueView(queue.id, evaluation, category, available, done, open_token))
             return views
 
     def claim_next(self, user: SignedInUser, queue_id: int) -> str | None:
@@ -124,43 +99,33 @@ class AnnotationQueue:
         """
         if not self._qualification.is_qualified(user):
             raise Forbidden("please pass the qualification test before annotating")
-        with self._db.session() as s:
-            queue = self._own_queue(s, user, queue_id)
+        with transaction(self._db) as tx:
+            queue = self._own_queue(tx, user, queue_id)
             evaluation_id, category = queue.evaluation_id, queue.category
-        with self._db.session() as s:
-            lock_for_write(s, evaluation_id)
-            open_token = _open_task(s, user, evaluation_id, category)
+        with transaction(self._db) as tx:
+            lock_series(tx, evaluation_id)
+            open_token = _open_task(tx, user, evaluation_id, category)
             if open_token is not None:
                 return open_token
-            candidates = self._candidates(s, evaluation_id, category, user)
+            candidates = self._candidates(tx, evaluation_id, category, user)
             if not candidates:
                 return None
             session_id = candidates[0]
-            pass_no = (
-                s.scalar(
-                    select(func.max(AnnotationTaskRow.pass_no)).where(
-                        AnnotationTaskRow.session_id == session_id,
-                        AnnotationTaskRow.category == category,
-                    )
-                )
-                or 0
-            ) + 1
             token = new_token()
-            s.add(
-                AnnotationTaskRow(
-                    token=token,
-                    evaluation_id=evaluation_id,
-                    user_id=user.id,
-                    session_id=session_id,
-                    category=category,
-                    pass_no=pass_no,
-                    status=TaskStatus.OPEN,
-                )
+            store.add_task(
+                tx,
+                token=token,
+                evaluation_id=evaluation_id,
+                user_id=user.id,
+                session_id=session_id,
+                category=category,
+                pass_no=store.next_pass_no(tx, session_id, category),
+                status=TaskStatus.OPEN,
             )
             return token
 
-    def _own_queue(self, s: Session, user: SignedInUser, queue_id: int) -> AnnotatorQueueRow:
-        queue = s.get(AnnotatorQueueRow, queue_id)
+    def _own_queue(self, tx: Transaction, user: SignedInUser, queue_id: int) -> QueueRecord:
+        queue = store.queue(tx, queue_id)
         if queue is None:
             raise NotFound("there is no such queue")
         if queue.user_id != user.id:
@@ -168,94 +133,54 @@ class AnnotationQueue:
         return queue
 
     def _candidates(
-        self, s: Session, evaluation_id: str, category: str, user: SignedInUser
+        self, tx: Transaction, evaluation_id: str, category: str, user: SignedInUser
     ) -> list[str]:
         """Eligible dialogues, those closest to their K passes first (finishing items early
         makes consensus available sooner), ties in an order of their own per annotator."""
-        settings = evaluation_settings(s, evaluation_id)
-        passes = settings.passes_per_item
-        counts = (
-            select(AnnotationTaskRow.session_id, func.count().label("n"))
-            .where(
-                AnnotationTaskRow.category == category,
-                AnnotationTaskRow.status.in_(COUNTED),
-            )
-            .group_by(AnnotationTaskRow.session_id)
-            .subquery()
+        settings = evaluation_settings(tx, evaluation_id)
+        found = store.candidates(
+            tx,
+            evaluation_id,
+            category,
+            user.id,
+            passes=settings.passes_per_item,
+            counted=COUNTED,
+            selection=settings.human_annotation,
+            sample_size=settings.annotation_sample_size,
+            violation=self._violation(category),
         )
-        mine = select(AnnotationTaskRow.session_id).where(
-            AnnotationTaskRow.user_id == user.id, AnnotationTaskRow.category == category
-        )
-        taken = func.coalesce(counts.c.n, 0)
-        query = (
-            select(SessionRow.id, taken)
-            .join(RunRow, RunRow.id == SessionRow.run_id)
-            .outerjoin(counts, counts.c.session_id == SessionRow.id)
-            .where(
-                RunRow.evaluation_id == evaluation_id,
-                SessionRow.status == "complete",
-                SessionRow.id.not_in(mine),
-                or_(SessionRow.tester_id.is_(None), SessionRow.tester_id != user.id),
-                taken < passes,
-                selected_for_humans(
-                    s, evaluation_id, settings.human_annotation, settings.annotation_sample_size
-                ),
-            )
-        )
-        if self._schema.category(category).gate.requires_violation:
-            query = query.where(self._has_violation())
-        found = list(s.execute(query).tuples())
         found.sort(key=lambda row: (-row[1], _shuffle_key(user.id, row[0])))
         return [row[0] for row in found]
 
-    def _has_violation(self) -> Exists:
-        screening = self._schema.screening_category
-        conditions = [
-            and_(
-                AnnotationAnswerRow.question_id == condition.question,
-                AnnotationAnswerRow.value_text == condition.equals,
-            )
-            for condition in self._schema.violation.any_of
-        ]
-        return exists(
-            select(AnnotationAnswerRow.id)
-            .join(AnnotationPassRow, AnnotationPassRow.id == AnnotationAnswerRow.pass_id)
-            .where(
-                AnnotationPassRow.session_id == SessionRow.id,
-                AnnotationPassRow.category == screening.id,
-                AnnotationPassRow.annotator_kind == HUMAN,
-                AnnotationAnswerRow.turn_index.is_(None),
-                or_(*conditions),
-            )
+    def _violation(self, category: str) -> Violation | None:
+        """What a gated category waits for: a person's screening answer recording one."""
+        if not self._schema.category(category).gate.requires_violation:
+            return None
+        return Violation(
+            self._schema.screening_category.id,
+            tuple((c.question, c.equals) for c in self._schema.violation.any_of),
         )
 
     # -- tasks ---------------------------------------------------------------------------
     def task(self, user: SignedInUser, token: str) -> TaskView:
-        with self._db.session() as s:
-            task = _own_task(s, user, token)
-            queue_id = s.scalar(
-                select(AnnotatorQueueRow.id).where(
-                    AnnotatorQueueRow.user_id == user.id,
-                    AnnotatorQueueRow.evaluation_id == task.evaluation_id,
-                    AnnotatorQueueRow.category == task.category,
-                )
-            )
+        with transaction(self._db) as tx:
+            task = _own_task(tx, user, token)
+            queue_id = store.queue_id(tx, user.id, task.evaluation_id, task.category)
             return TaskView(
                 token=task.token,
                 queue_id=queue_id or 0,
                 category=self._schema.category(task.category),
                 status=task.status,
-                dialogue=blind_dialogue(s, task.session_id),
+                dialogue=blind_dialogue(tx, task.session_id),
             )
 
     def skip(self, user: SignedInUser, token: str) -> None:
         """Give a task back. The dialogue is not offered to this annotator again."""
-        with self._db.session() as s:
-            task = _own_task(s, user, token)
+        with transaction(self._db) as tx:
+            task = _own_task(tx, user, token)
             if task.status != TaskStatus.OPEN:
                 raise Conflict("this dialogue is not open any more")
-            task.status = TaskStatus.SKIPPED
-            task.completed_at = utcnow()
+            store.skip_task(tx, task.id, TaskStatus.SKIPPED)
 
     def submit(
         self,
@@ -274,81 +199,51 @@ class AnnotationQueue:
         (``seconds_in_view``), capped by the time since the claim, which stands in when the
         page measured nothing (no script).
         """
-        with self._db.session() as s:
-            closed = s.execute(
-                update(AnnotationTaskRow)
-                .where(
-                    AnnotationTaskRow.token == token,
-                    AnnotationTaskRow.user_id == user.id,
-                    AnnotationTaskRow.status == TaskStatus.OPEN,
-                )
-                .values(status=TaskStatus.DONE, completed_at=utcnow())
-                .returning(
-                    AnnotationTaskRow.id,
-                    AnnotationTaskRow.session_id,
-                    AnnotationTaskRow.category,
-                    AnnotationTaskRow.pass_no,
-                    AnnotationTaskRow.evaluation_id,
-                    AnnotationTaskRow.created_at,
-                )
-            ).first()
+        with transaction(self._db) as tx:
+            closed = store.close_task(tx, token, user.id, claim=(TaskStatus.OPEN, TaskStatus.DONE))
             if closed is None:
-                _own_task(s, user, token)  # raises if it is not this annotator's
+                _own_task(tx, user, token)  # raises if it is not this annotator's
                 raise Conflict("this dialogue has already been submitted; thank you")
-            task_id, session_id, category, pass_no, evaluation_id, claimed_at = closed
-            since_claim = (utcnow() - as_utc(claimed_at)).total_seconds()
+            since_claim = (utcnow() - as_utc(closed.created_at)).total_seconds()
             seconds_on_item = (
                 since_claim
                 if seconds_in_view is None or seconds_in_view < 0
                 else min(seconds_in_view, since_claim)
             )
-            pass_id = add_pass(
-                s,
-                NewPass(
-                    session_id=session_id,
-                    category=category,
-                    annotator=annotator_name(user),
-                    annotator_kind=HUMAN,
-                    pass_no=pass_no,
-                    repeat_no=0,
-                    ok=True,
-                    error=None,
-                    provenance={
-                        "schema": self._schema.id,
-                        "schema_version": self._schema.version,
-                        "evaluation": evaluation_id,
-                    },
-                    answers=tuple(
-                        StoredAnswer(answer.question_id, answer.turn_index, answer.value, None)
-                        for answer in answers
-                    ),
-                    flagged=flagged,
-                    note=note,
-                    user_id=user.id,
+            new = NewPass(
+                session_id=closed.session_id,
+                category=closed.category,
+                annotator=annotator_name(user),
+                annotator_kind=HUMAN,
+                pass_no=closed.pass_no,
+                repeat_no=0,
+                ok=True,
+                error=None,
+                provenance={
+                    "schema": self._schema.id,
+                    "schema_version": self._schema.version,
+                    "evaluation": closed.evaluation_id,
+                },
+                answers=tuple(
+                    StoredAnswer(answer.question_id, answer.turn_index, answer.value, None)
+                    for answer in answers
                 ),
+                flagged=flagged,
+                note=note,
+                user_id=user.id,
             )
-            s.execute(
-                update(AnnotationTaskRow)
-                .where(AnnotationTaskRow.id == task_id)
-                .values(pass_id=pass_id, seconds_on_item=round(seconds_on_item, 1))
-                .execution_options(synchronize_session=False)
-            )
+            store.add_task_pass(tx, closed.id, new, round(seconds_on_item, 1))
 
 
-def _open_task(s: Session, user: SignedInUser, evaluation_id: str, category: str) -> str | None:
+def _open_task(
+    tx: Transaction, user: SignedInUser, evaluation_id: str, category: str
+) -> str | None:
     """The token of the annotator's open task in a queue, if they have one."""
-    return s.scalar(
-        select(AnnotationTaskRow.token).where(
-            AnnotationTaskRow.user_id == user.id,
-            AnnotationTaskRow.evaluation_id == evaluation_id,
-            AnnotationTaskRow.category == category,
-            AnnotationTaskRow.status == TaskStatus.OPEN,
-        )
-    )
+    return store.open_task_token(tx, user.id, evaluation_id, category, status=TaskStatus.OPEN)
 
 
-def _own_task(s: Session, user: SignedInUser, token: str) -> AnnotationTaskRow:
-    task = s.scalars(select(AnnotationTaskRow).where(AnnotationTaskRow.token == token)).first()
+def _own_task(tx: Transaction, user: SignedInUser, token: str) -> TaskRecord:
+    task = store.task(tx, token)
     if task is None:
         raise NotFound("there is no such dialogue in your queue")
     if task.user_id != user.id:

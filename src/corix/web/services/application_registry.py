@@ -16,17 +16,13 @@ from functools import partial
 from typing import Any
 
 import anyio
-from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
 from corix.apps.check import CheckReport, check_application
 from corix.errors import CorixError
 from corix.storage import Database
-from corix.storage.orm import ApplicationRow
-from corix.storage.orm_web import ApplicationStatusRow, AssignmentRow
 from corix.storage.repository import next_version_name
-from corix.web.services.clock import utcnow
+from corix.storage.web import Duplicate, transaction
+from corix.storage.web import applications as store
 from corix.web.services.errors import Conflict, InputError, NotFound
 from corix.web.services.evaluations import ApplicationDraft, Evaluations, insert_application
 
@@ -97,74 +93,25 @@ class ApplicationRegistry:
 
     def retire(self, application_id: int) -> int:
         """Retire an application; return how many unstarted assignments were withdrawn."""
-        with self._db.session() as s:
-            status = _status(s, application_id)
-            if status.retired_at is None:
-                status.retired_at = utcnow()
-            withdrawn = list(
-                s.scalars(
-                    select(AssignmentRow).where(
-                        AssignmentRow.application_id == application_id,
-                        AssignmentRow.status == "assigned",
-                        AssignmentRow.session_id.is_(None),
-                    )
-                )
-            )
-            for row in withdrawn:
-                s.delete(row)
-            s.flush()
-            # Testers number their sessions 1, 2, 3 …: close the gaps, keeping the order.
-            for user_id in {row.user_id for row in withdrawn}:
-                remaining = s.scalars(
-                    select(AssignmentRow)
-                    .where(AssignmentRow.user_id == user_id)
-                    .order_by(AssignmentRow.position)
-                )
-                for position, row in enumerate(remaining, start=1):
-                    row.position = position
-            return len(withdrawn)
+        withdrawn = store.retire(self._db, application_id)
+        if withdrawn is None:
+            raise NotFound(f"no application {application_id}")
+        return withdrawn
 
     def _auth(self, application_id: int) -> dict[str, Any] | None:
-        with self._db.session() as s:
-            row = s.get(ApplicationRow, application_id)
-            return None if row is None else row.auth
+        return store.auth(self._db, application_id)
 
     def _replace(
         self, evaluation_id: str, old_id: int, draft: ApplicationDraft, report: CheckReport
     ) -> int:
         try:
-            with self._db.session() as s:
-                new_id = insert_application(s, evaluation_id, draft, report)
-                status = _status(s, old_id)
-                if status.retired_at is not None:
-                    raise Conflict("the application was retired meanwhile")
-                status.retired_at = utcnow()
-                status.replaced_by = new_id
-                # Testers who have not started yet meet the new version instead.
-                s.execute(
-                    update(AssignmentRow)
-                    .where(
-                        AssignmentRow.application_id == old_id,
-                        AssignmentRow.status == "assigned",
-                        AssignmentRow.session_id.is_(None),
-                    )
-                    .values(application_id=new_id)
-                )
+            with transaction(self._db) as tx:
+                new_id = insert_application(tx, evaluation_id, draft, report)
+                store.replace_application(tx, old_id, new_id)
                 return new_id
-        except IntegrityError:
+        except store.Retired:
+            raise Conflict("the application was retired meanwhile") from None
+        except Duplicate:
             raise InputError(
                 f"an application named '{draft.name}' exists already", {"name": "is taken"}
             ) from None
-
-
-def _status(s: Session, application_id: int) -> ApplicationStatusRow:
-    """The application's lifecycle row, made on first use for applications registered bare."""
-    if s.get(ApplicationRow, application_id) is None:
-        raise NotFound(f"no application {application_id}")
-    status = s.scalars(
-        select(ApplicationStatusRow).where(ApplicationStatusRow.application_id == application_id)
-    ).first()
-    if status is None:
-        status = ApplicationStatusRow(application_id=application_id, check={})
-        s.add(status)
-    return status

@@ -8,20 +8,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
-
 from corix.assessment import AnnotationSchema
 from corix.domain import Level
 from corix.storage import Database
-from corix.storage.orm import ApplicationRow, EvaluationRow
-from corix.storage.orm_web import (
-    AnnotatorQueueRow,
-    ApplicationStatusRow,
-    AssignmentRow,
-    EvaluationSettingsRow,
-    UserRow,
-)
+from corix.storage.web import Transaction, transaction
+from corix.storage.web import applications as application_store
+from corix.storage.web import assignments as store
+from corix.storage.web import queues as queue_store
+from corix.storage.web import series as series_store
+from corix.storage.web.accounts import UserRecord, users_by_id
+from corix.storage.web.assignments import NewAssignment
+from corix.storage.web.series import SeriesRecord
 from corix.web.roles import ANNOTATOR_ROLES, LEVEL_OF_TESTER, Role
 from corix.web.security import new_token
 from corix.web.services.balancing import (
@@ -92,16 +89,16 @@ class Assigner:
         """
         if not user_ids:
             raise InputError("choose at least one tester", {"testers": "none chosen"})
-        with self._db.session() as s:
-            return self._assign(s, evaluation_id, user_ids, per_tester, random.Random(seed), design)
+        with transaction(self._db) as tx:
+            return self._assign(
+                tx, evaluation_id, user_ids, per_tester, random.Random(seed), design
+            )
 
     def redraw(self, evaluation_id: str, *, seed: int, design: AssignmentDesign) -> int:
         """Draw the series' assignments afresh (same testers, same counts) before it starts."""
         rng = random.Random(seed)
-        with self._db.session() as s:
-            rows = list(
-                s.scalars(select(AssignmentRow).where(AssignmentRow.evaluation_id == evaluation_id))
-            )
+        with transaction(self._db) as tx:
+            rows = store.of_series(tx, evaluation_id)
             if not rows:
                 raise InputError("assign testers first", {"testers": "none assigned"})
             if any(row.session_id is not None or row.status != "assigned" for row in rows):
@@ -109,20 +106,18 @@ class Assigner:
                     "a tester has started a session: the design can no longer be redrawn"
                 )
             counts = Counter(row.user_id for row in rows)
-            for row in rows:
-                s.delete(row)
-            s.flush()
+            store.delete_assignments(tx, [row.id for row in rows])
             by_count: defaultdict[int, list[int]] = defaultdict(list)
             for user_id, count in sorted(counts.items()):
                 by_count[count].append(user_id)
             return sum(
-                self._assign(s, evaluation_id, user_ids, count, rng, design)
+                self._assign(tx, evaluation_id, user_ids, count, rng, design)
                 for count, user_ids in sorted(by_count.items())
             )
 
     def _assign(
         self,
-        s: Session,
+        tx: Transaction,
         evaluation_id: str,
         user_ids: list[int],
         per_tester: int,
@@ -130,27 +125,12 @@ class Assigner:
         design: AssignmentDesign,
     ) -> int:
         added = 0
-        evaluation = _evaluation(s, evaluation_id)
-        testers = _users(s, user_ids)
-        applications = list(
-            s.scalars(
-                select(ApplicationRow.id)
-                .outerjoin(
-                    ApplicationStatusRow,
-                    ApplicationStatusRow.application_id == ApplicationRow.id,
-                )
-                .where(
-                    ApplicationRow.evaluation_id == evaluation_id,
-                    ApplicationStatusRow.retired_at.is_(None),
-                )
-                .order_by(ApplicationRow.id)
-            )
-        )
+        evaluation = _evaluation(tx, evaluation_id)
+        testers = _users(tx, user_ids)
+        applications = application_store.active_application_ids(tx, evaluation_id)
         if not applications:
             raise InputError("register an application first", {"testers": "no applications"})
-        settings = s.get(EvaluationSettingsRow, evaluation_id)
-        if settings is not None:
-            settings.assignment_design = design.value
+        series_store.set_assignment_design(tx, evaluation_id, design.value)
         by_level: defaultdict[Level, list[int]] = defaultdict(list)
         for user in testers:
             level = LEVEL_OF_TESTER.get(Role(user.role))
@@ -167,12 +147,12 @@ class Assigner:
             design_of_level = partial(
                 _plan, design, applications, list(evaluation.scenarios), per_tester, rng
             )
-            added += self._assign_level(s, evaluation_id, level, ids, design_of_level, rng)
+            added += self._assign_level(tx, evaluation_id, level, ids, design_of_level, rng)
         return added
 
     @staticmethod
     def _assign_level(
-        s: Session,
+        tx: Transaction,
         evaluation_id: str,
         level: Level,
         user_ids: list[int],
@@ -181,14 +161,7 @@ class Assigner:
         ],
         briefing_rng: random.Random,
     ) -> int:
-        existing = list(
-            s.scalars(
-                select(AssignmentRow).where(
-                    AssignmentRow.evaluation_id == evaluation_id,
-                    AssignmentRow.level == level.value,
-                )
-            )
-        )
+        existing = store.of_series(tx, evaluation_id, level=level.value)
         load = Counter((a.application_id, a.scenario) for a in existing)
         taken: defaultdict[int, set[Slot]] = defaultdict(set)
         for a in existing:
@@ -204,24 +177,23 @@ class Assigner:
                 {"per_tester": "too many"},
             ) from None
         for user_id, chosen in plan.items():
-            start = s.scalar(
-                select(func.coalesce(func.max(AssignmentRow.position), 0)).where(
-                    AssignmentRow.user_id == user_id
-                )
-            )
-            for offset, (application_id, scenario) in enumerate(chosen, start=1):
-                s.add(
-                    AssignmentRow(
+            start = store.last_position(tx, user_id)
+            store.add_assignments(
+                tx,
+                [
+                    NewAssignment(
                         token=new_token(),
                         evaluation_id=evaluation_id,
                         user_id=user_id,
                         application_id=application_id,
                         scenario=scenario,
                         level=level.value,
-                        position=(start or 0) + offset,
+                        position=start + offset,
                         briefing=draw_briefing(scenario, level, briefing_rng),
                     )
-                )
+                    for offset, (application_id, scenario) in enumerate(chosen, start=1)
+                ],
+            )
         return sum(len(chosen) for chosen in plan.values())
 
     def assign_annotators(
@@ -240,81 +212,50 @@ class Assigner:
         if problems:
             raise InputError("please fix the highlighted fields", problems)
         added = 0
-        with self._db.session() as s:
-            _evaluation(s, evaluation_id)
-            for user in _users(s, user_ids):
+        with transaction(self._db) as tx:
+            _evaluation(tx, evaluation_id)
+            for user in _users(tx, user_ids):
                 if Role(user.role) not in ANNOTATOR_ROLES:
                     raise InputError(
                         f"'{user.username}' is not an annotator", {"annotators": "not annotator"}
                     )
-                have = set(
-                    s.scalars(
-                        select(AnnotatorQueueRow.category).where(
-                            AnnotatorQueueRow.evaluation_id == evaluation_id,
-                            AnnotatorQueueRow.user_id == user.id,
-                        )
-                    )
-                )
-                for category in categories:
-                    if category not in have:
-                        s.add(
-                            AnnotatorQueueRow(
-                                evaluation_id=evaluation_id, user_id=user.id, category=category
-                            )
-                        )
-                        added += 1
+                have = queue_store.queue_categories(tx, evaluation_id, user.id)
+                new = [category for category in categories if category not in have]
+                queue_store.add_queues(tx, evaluation_id, user.id, new)
+                added += len(new)
         return added
 
     def tester_assignments(self, evaluation_id: str) -> list[AssignmentSummary]:
-        with self._db.session() as s:
-            rows = s.execute(
-                select(AssignmentRow, UserRow.username, ApplicationRow.name)
-                .join(UserRow, UserRow.id == AssignmentRow.user_id)
-                .join(ApplicationRow, ApplicationRow.id == AssignmentRow.application_id)
-                .where(AssignmentRow.evaluation_id == evaluation_id)
-                .order_by(UserRow.username, AssignmentRow.position)
-            )
-            return [
-                AssignmentSummary(username, Level(a.level), app, a.scenario, a.position, a.status)
-                for a, username, app in rows
-            ]
+        return [
+            AssignmentSummary(username, Level(a.level), app, a.scenario, a.position, a.status)
+            for a, username, app in store.named_assignments(self._db, evaluation_id, by_tester=True)
+        ]
 
     def design(self, evaluation_id: str) -> list[DesignRow]:
         """Every assignment of the series: tester, position, application, scenario, session."""
-        with self._db.session() as s:
-            _evaluation(s, evaluation_id)
-            rows = s.execute(
-                select(AssignmentRow, ApplicationRow.name)
-                .join(ApplicationRow, ApplicationRow.id == AssignmentRow.application_id)
-                .where(AssignmentRow.evaluation_id == evaluation_id)
-                .order_by(AssignmentRow.level, AssignmentRow.user_id, AssignmentRow.position)
+        with transaction(self._db) as tx:
+            _evaluation(tx, evaluation_id)
+        return [
+            DesignRow(
+                a.user_id,
+                Level(a.level),
+                a.position,
+                a.application_id,
+                name,
+                a.scenario,
+                a.status,
+                a.session_id,
             )
-            return [
-                DesignRow(
-                    a.user_id,
-                    Level(a.level),
-                    a.position,
-                    a.application_id,
-                    name,
-                    a.scenario,
-                    a.status,
-                    a.session_id,
-                )
-                for a, name in rows
-            ]
+            for a, _username, name in store.named_assignments(
+                self._db, evaluation_id, by_tester=False
+            )
+        ]
 
     def annotator_queues(self, evaluation_id: str) -> dict[str, list[str]]:
         """Username → assigned categories, in the order they are annotated."""
-        with self._db.session() as s:
-            rows = s.execute(
-                select(UserRow.username, AnnotatorQueueRow.category)
-                .join(UserRow, UserRow.id == AnnotatorQueueRow.user_id)
-                .where(AnnotatorQueueRow.evaluation_id == evaluation_id)
-                .order_by(UserRow.username, AnnotatorQueueRow.category)
-            )
-            queues: defaultdict[str, list[str]] = defaultdict(list)
-            for username, category in rows:
-                queues[username].append(category)
+        queues: defaultdict[str, list[str]] = defaultdict(list)
+        for username, category in queue_store.queues_of_series(self._db, evaluation_id):
+            queues[username].append(category)
         order = {category.id: category.order for category in self._schema.categories}
         return {user: sorted(ids, key=order.__getitem__) for user, ids in queues.items()}
 
@@ -338,15 +279,15 @@ def _plan(
     )
 
 
-def _evaluation(s: Session, evaluation_id: str) -> EvaluationRow:
-    row = s.get(EvaluationRow, evaluation_id)
-    if row is None:
+def _evaluation(tx: Transaction, evaluation_id: str) -> SeriesRecord:
+    found = series_store.series(tx, evaluation_id)
+    if found is None:
         raise NotFound(f"no evaluation '{evaluation_id}'")
-    return row
+    return found
 
 
-def _users(s: Session, user_ids: list[int]) -> list[UserRow]:
-    rows = list(s.scalars(select(UserRow).where(UserRow.id.in_(user_ids)).order_by(UserRow.id)))
-    if len(rows) != len(set(user_ids)):
+def _users(tx: Transaction, user_ids: list[int]) -> list[UserRecord]:
+    found = users_by_id(tx, user_ids)
+    if len(found) != len(set(user_ids)):
         raise InputError("unknown user chosen", {"users": "unknown"})
-    return rows
+    return found

@@ -13,7 +13,6 @@ import secrets
 from datetime import UTC, datetime
 
 from pydantic import ValidationError
-from sqlalchemy import update
 
 from corix.domain import Level
 from corix.errors import CorixError
@@ -21,8 +20,8 @@ from corix.execution import execute_plan
 from corix.execution.context import LEVEL_PLANNERS
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.storage import Database
-from corix.storage.orm import ApplicationRow, RunRow
-from corix.web.services.application_overview import ApplicationInfo
+from corix.storage.web.applications import ApplicationInfo, auth
+from corix.storage.web.series import link_run
 from corix.web.services.background import BackgroundTasks
 from corix.web.services.errors import InputError
 from corix.web.services.evaluations import EvaluationInfo
@@ -91,22 +90,14 @@ class AutomatedRuns:
             # Plans name credentials by environment variable and never hold them; the
             # server hands this process's copy to the runner that way.
             auth_env = f"{AUTH_ENV_PREFIX}{app.id}"
-            with self._db.session() as s:
-                row = s.get(ApplicationRow, app.id)
-                os.environ[auth_env] = json.dumps(row.auth if row else {})
+            os.environ[auth_env] = json.dumps(auth(self._db, app.id) or {})
         return ApplicationEntry(
             name=app.name, spec=app.spec, options=app.options, auth_env=auth_env
         )
 
     async def _run(self, plan: Plan, evaluation_id: str) -> None:
         def link_to_evaluation(_planned: int) -> None:
-            with self._db.session() as s:
-                s.execute(
-                    update(RunRow)
-                    .where(RunRow.name == plan.name)
-                    .values(evaluation_id=evaluation_id)
-                    .execution_options(synchronize_session=False)
-                )
+            link_run(self._db, plan.name, evaluation_id)
 
         try:
             await execute_plan(plan, self._db, on_planned=link_to_evaluation)

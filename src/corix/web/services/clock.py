@@ -1,19 +1,5 @@
 """Time helpers that read stored timestamps the same way on SQLite and PostgreSQL."""
 
-from __future__ import annotations
-
-from datetime import UTC, datetime
-
-from corix.storage.orm import utcnow
-
-
-def as_utc(moment: datetime) -> datetime:
-    """SQLite hands back naive datetimes; everything corix stores is UTC."""
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
-
-
-def is_past(moment: datetime) -> bool:
-    return as_utc(moment) <= utcnow()
-
+from corix.storage.clock import as_utc, is_past, utcnow
 
 __all__ = ["as_utc", "is_past", "utcnow"]

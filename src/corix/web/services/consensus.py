@@ -10,15 +10,11 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sqlalchemy import Select, delete, select
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, selectinload
-from sqlalchemy.sql.expression import ColumnElement
-
 from corix.assessment import AnnotationSchema, Category, Question, QuestionLevel, QuestionType
 from corix.storage import Database
-from corix.storage.orm import AnnotationPassRow, ResolutionRow
-from corix.storage.orm_web import AnnotationTaskRow
+from corix.storage.web import Duplicate, Transaction, transaction
+from corix.storage.web import passes as store
+from corix.storage.web.passes import HumanPass, NewResolution
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.annotation_forms import field_name
 from corix.web.services.dialogues import BlindDialogue, blind_dialogue
@@ -26,9 +22,9 @@ from corix.web.services.errors import Conflict, Forbidden, InputError, NotFound
 from corix.web.services.senior_scope import (
     PassSummary,
     answer_value,
+    answers_of,
     pass_summary,
     passes_in_scope,
-    seconds_on_items,
     senior_scope,
 )
 
@@ -97,24 +93,23 @@ class Consensus:
 
     def disagreements(self, user: SignedInUser) -> list[DisagreementItem]:
         """The disagreements in the senior's categories."""
-        with self._db.session() as s:
-            scope = senior_scope(s, user)
-            return self._items(s, [row for row, _evaluation in passes_in_scope(s, scope)])
+        with transaction(self._db) as tx:
+            return self._items(tx, passes_in_scope(tx, senior_scope(tx, user)))
 
     def series_disagreements(self, evaluation_id: str) -> list[DisagreementItem]:
         """Every disagreement between the people annotating a series (the admin's view)."""
-        with self._db.session() as s:
-            return self._items(s, list(s.scalars(_series_passes(evaluation_id))))
+        with transaction(self._db) as tx:
+            return self._items(tx, store.human_passes(tx, evaluation_id=evaluation_id))
 
-    def _items(self, s: Session, rows: list[AnnotationPassRow]) -> list[DisagreementItem]:
-        grouped: defaultdict[tuple[str, str], list[AnnotationPassRow]] = defaultdict(list)
+    def _items(self, tx: Transaction, rows: list[HumanPass]) -> list[DisagreementItem]:
+        grouped: defaultdict[tuple[str, str], list[HumanPass]] = defaultdict(list)
         for row in rows:
             grouped[(row.session_id, row.category)].append(row)
         items = []
         for (session_id, category_id), passes in sorted(grouped.items()):
             if len(passes) < 2:
                 continue
-            view = self._view(s, session_id, category_id, passes)
+            view = self._view(tx, session_id, category_id, passes)
             disagreeing = view.disagreements
             if disagreeing:
                 items.append(
@@ -129,70 +124,42 @@ class Consensus:
         return items
 
     def consensus(self, user: SignedInUser, session_id: str, category_id: str) -> ConsensusView:
-        with self._db.session() as s:
-            passes = self._item_passes(s, user, session_id, category_id)
-            return self._view(s, session_id, category_id, passes)
+        with transaction(self._db) as tx:
+            passes = self._item_passes(tx, user, session_id, category_id)
+            return self._view(tx, session_id, category_id, passes)
 
     def series_consensus(
         self, evaluation_id: str, session_id: str, category_id: str
     ) -> ConsensusView:
         """One dialogue's passes side by side with their resolutions, to read (the admin)."""
-        with self._db.session() as s:
-            passes = list(
-                s.scalars(
-                    _series_passes(evaluation_id).where(
-                        AnnotationPassRow.session_id == session_id,
-                        AnnotationPassRow.category == category_id,
-                    )
-                )
+        with transaction(self._db) as tx:
+            passes = store.human_passes(
+                tx, evaluation_id=evaluation_id, session_id=session_id, category=category_id
             )
             if not passes:
                 raise NotFound("this series has no passes for that dialogue and category")
-            return self._view(s, session_id, category_id, passes)
+            return self._view(tx, session_id, category_id, passes)
 
     def _item_passes(
-        self, s: Session, user: SignedInUser, session_id: str, category_id: str
-    ) -> list[AnnotationPassRow]:
-        rows = s.execute(
-            select(AnnotationPassRow, AnnotationTaskRow.evaluation_id)
-            .join(AnnotationTaskRow, AnnotationTaskRow.pass_id == AnnotationPassRow.id)
-            .where(
-                AnnotationPassRow.session_id == session_id,
-                AnnotationPassRow.category == category_id,
-            )
-            .options(selectinload(AnnotationPassRow.answers))
-            .order_by(AnnotationPassRow.pass_no)
-            # Two seniors resolving one item at once take turns (a no-op on SQLite,
-            # whose writers are serialized anyway).
-            .with_for_update(of=AnnotationPassRow)
-        ).all()
+        self, tx: Transaction, user: SignedInUser, session_id: str, category_id: str
+    ) -> list[HumanPass]:
+        rows = store.human_passes(tx, session_id=session_id, category=category_id, for_update=True)
         if not rows:
             raise NotFound("there are no passes for this dialogue and category")
-        scope = senior_scope(s, user)
-        if not all(scope.covers(evaluation, category_id) for _row, evaluation in rows):
+        scope = senior_scope(tx, user)
+        if not all(scope.covers(row.evaluation_id, category_id) for row in rows):
             raise Forbidden("this dialogue is outside the categories you review")
-        return [row for row, _evaluation in rows]
+        return rows
 
     def _view(
-        self, s: Session, session_id: str, category_id: str, passes: list[AnnotationPassRow]
+        self, tx: Transaction, session_id: str, category_id: str, passes: list[HumanPass]
     ) -> ConsensusView:
         category = self._schema.category(category_id)
-        dialogue = blind_dialogue(s, session_id)
-        seconds = seconds_on_items(s, (row.id for row in passes))
-        by_pass = [
-            {
-                (a.question_id, a.turn_index): answer_value(a.value_num, a.value_text)
-                for a in row.answers
-            }
-            for row in passes
-        ]
+        dialogue = blind_dialogue(tx, session_id)
+        seconds = store.seconds_on_items(tx, (row.id for row in passes))
+        by_pass = [answers_of(row) for row in passes]
         resolutions = {
-            (r.question_id, r.turn_index): r
-            for r in s.scalars(
-                select(ResolutionRow).where(
-                    ResolutionRow.session_id == session_id, ResolutionRow.category == category_id
-                )
-            )
+            (r.question_id, r.turn_index): r for r in store.resolutions(tx, session_id, category_id)
         }
         rows = []
         for question in category.questions:
@@ -210,9 +177,7 @@ class Consensus:
                         turn=turn,
                         values=[answers.get(key) for answers in by_pass],
                         resolution_status=resolution.status if resolution else None,
-                        resolution_value=answer_value(resolution.value_num, resolution.value_text)
-                        if resolution
-                        else None,
+                        resolution_value=answer_value(resolution.value) if resolution else None,
                         resolution_note=resolution.note if resolution else None,
                     )
                 )
@@ -238,25 +203,25 @@ class Consensus:
         earlier one of the same question, so the record holds the senior's final word.
         """
         try:
-            with self._db.session() as s:
-                return self._record(s, user, session_id, category_id, form)
-        except IntegrityError:
+            with transaction(self._db) as tx:
+                return self._record(tx, user, session_id, category_id, form)
+        except Duplicate:
             raise Conflict(
                 "another senior resolved this dialogue at the same moment; reload and check"
             ) from None
 
     def _record(
         self,
-        s: Session,
+        tx: Transaction,
         user: SignedInUser,
         session_id: str,
         category_id: str,
         form: Mapping[str, str],
     ) -> int:
-        passes = self._item_passes(s, user, session_id, category_id)
-        view = self._view(s, session_id, category_id, passes)
+        passes = self._item_passes(tx, user, session_id, category_id)
+        view = self._view(tx, session_id, category_id, passes)
         problems: dict[str, str] = {}
-        chosen: list[ResolutionRow] = []
+        chosen: list[NewResolution] = []
         for row in view.disagreements:
             raw = (form.get(row.field) or "").strip()
             note = (form.get(f"{row.field}:note") or "").strip() or None
@@ -277,39 +242,12 @@ class Consensus:
             raise InputError("some resolutions need fixing", problems)
         if not chosen:
             raise InputError("choose a resolution for at least one disagreement")
-        for resolution in chosen:
-            s.execute(
-                delete(ResolutionRow).where(
-                    ResolutionRow.session_id == session_id,
-                    ResolutionRow.category == category_id,
-                    ResolutionRow.question_id == resolution.question_id,
-                    _same_turn(resolution.turn_index),
-                )
-            )
-            resolution.session_id = session_id
-            resolution.category = category_id
-            s.add(resolution)
+        store.replace_resolutions(tx, session_id, category_id, chosen)
         return len(chosen)
-
-
-def _series_passes(evaluation_id: str) -> Select[tuple[AnnotationPassRow]]:
-    """The people's passes of a series, in the order they were made."""
-    return (
-        select(AnnotationPassRow)
-        .join(AnnotationTaskRow, AnnotationTaskRow.pass_id == AnnotationPassRow.id)
-        .where(AnnotationTaskRow.evaluation_id == evaluation_id)
-        .options(selectinload(AnnotationPassRow.answers))
-        .order_by(AnnotationPassRow.pass_no, AnnotationPassRow.id)
-    )
 
 
 def _as_text(value: str | float) -> str:
     return f"{value:g}" if isinstance(value, float) else value
-
-
-def _same_turn(turn: int | None) -> ColumnElement[bool]:
-    column = ResolutionRow.turn_index
-    return column.is_(None) if turn is None else column == turn
 
 
 def _resolution(
@@ -318,17 +256,14 @@ def _resolution(
     value: str | float | None,
     note: str | None,
     user: SignedInUser,
-) -> ResolutionRow:
-    number = value if isinstance(value, float) else None
-    text = value if isinstance(value, str) else None
+) -> NewResolution:
     if row.question.type is QuestionType.SLIDER and isinstance(value, str):
-        number, text = float(value), None
-    return ResolutionRow(
+        value = float(value)
+    return NewResolution(
         question_id=row.question.id,
         turn_index=row.turn,
         status=status,
-        value_num=number,
-        value_text=text,
+        value=value,
         note=note,
         resolved_by=user.id,
     )

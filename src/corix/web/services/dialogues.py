@@ -10,11 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from corix.scenarios import resolve_pack
-from corix.storage.orm import SessionRow, TurnRow
+from corix.storage.web import Transaction
+from corix.storage.web.dialogues import dialogue
 from corix.web.services.briefings import guardrail_context
 
 
@@ -34,17 +32,12 @@ class BlindDialogue:
     turns: list[BlindTurn]
 
 
-def blind_dialogue(s: Session, session_id: str) -> BlindDialogue:
-    session = s.get(SessionRow, session_id)
-    if session is None:
+def blind_dialogue(tx: Transaction, session_id: str) -> BlindDialogue:
+    stored = dialogue(tx, session_id)
+    if stored is None:
         raise LookupError(f"no session '{session_id}'")
-    turns = s.scalars(select(TurnRow).where(TurnRow.session_id == session_id).order_by(TurnRow.idx))
-    parameters = session.provenance.get("parameters") or {}
     return BlindDialogue(
-        scenario=session.scenario,
-        context=guardrail_context(resolve_pack(session.scenario), parameters),
-        turns=[
-            BlindTurn(t.idx, t.user_text, t.response_text if t.error is None else None)
-            for t in turns
-        ],
+        scenario=stored.scenario,
+        context=guardrail_context(resolve_pack(stored.scenario), stored.parameters),
+        turns=[BlindTurn(t.index, t.user_text, t.reply) for t in stored.turns],
     )

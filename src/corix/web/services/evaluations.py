@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
 from corix.apps import ADAPTERS, AdapterSpec
 from corix.apps.check import CheckReport
@@ -19,15 +15,12 @@ from corix.domain import Level
 from corix.errors import CorixError
 from corix.scenarios import PACK_FOLDERS, pack_record, resolve_pack
 from corix.storage import Database
-from corix.storage.orm import ApplicationRow, EvaluationRow, RunRow
-from corix.storage.orm_web import (
-    ApplicationOptionsRow,
-    ApplicationStatusRow,
-    EvaluationSettingsRow,
-)
-from corix.storage.run_packs import add_run_packs
+from corix.storage.web import Duplicate, Transaction, transaction
+from corix.storage.web import applications as application_store
+from corix.storage.web import series as series_store
+from corix.storage.web.applications import ApplicationInfo
+from corix.storage.web.series import SeriesRecord
 from corix.web.services.annotation_selection import HumanAnnotation
-from corix.web.services.application_overview import ApplicationInfo, application_overview
 from corix.web.services.balancing import AssignmentDesign
 from corix.web.services.errors import InputError, NotFound
 
@@ -91,18 +84,32 @@ def _slug(name: str) -> str:
     return slug or "evaluation"
 
 
-def evaluation_settings(s: Session, evaluation_id: str) -> EvaluationSettings:
+def evaluation_settings(tx: Transaction, evaluation_id: str) -> EvaluationSettings:
     """A series' settings; the defaults where none are stored."""
-    row = s.get(EvaluationSettingsRow, evaluation_id)
-    if row is None:
+    return _settings(series_store.settings(tx, evaluation_id))
+
+
+def _settings(stored: series_store.SettingsRecord | None) -> EvaluationSettings:
+    if stored is None:
         return EvaluationSettings()
     return EvaluationSettings(
-        passes_per_item=row.passes_per_item,
-        review_rate=row.review_rate,
-        max_turns=row.max_turns,
-        assignment_design=AssignmentDesign(row.assignment_design),
-        human_annotation=HumanAnnotation(row.human_annotation),
-        annotation_sample_size=row.annotation_sample_size,
+        passes_per_item=stored.passes_per_item,
+        review_rate=stored.review_rate,
+        max_turns=stored.max_turns,
+        assignment_design=AssignmentDesign(stored.assignment_design),
+        human_annotation=HumanAnnotation(stored.human_annotation),
+        annotation_sample_size=stored.annotation_sample_size,
+    )
+
+
+def _info(record: SeriesRecord) -> EvaluationInfo:
+    return EvaluationInfo(
+        id=record.id,
+        name=record.name,
+        description=record.description,
+        scenarios=list(record.scenarios),
+        levels=[Level(level) for level in record.levels],
+        settings=_settings(record.settings),
     )
 
 
@@ -135,73 +142,34 @@ class Evaluations:
         if problems:
             raise InputError("please fix the highlighted fields", problems)
         try:
-            with self._db.session() as s:
-                evaluation_id = self._free_id(s, _slug(name))
-                s.add(
-                    EvaluationRow(
-                        id=evaluation_id,
-                        name=name,
-                        description=description.strip(),
-                        scenarios=list(scenarios),
-                        levels=[level.value for level in levels],
-                    )
-                )
-                s.flush()
-                s.add(
-                    EvaluationSettingsRow(
-                        evaluation_id=evaluation_id,
-                        passes_per_item=settings.passes_per_item,
-                        review_rate=settings.review_rate,
-                        max_turns=settings.max_turns,
-                    )
-                )
-                s.add(
-                    RunRow(
-                        id=human_run_id(evaluation_id),
-                        name=f"{name} (human sessions)",
-                        evaluation_id=evaluation_id,
-                        plan={"name": name, "kind": "human"},
-                        status="running",
-                    )
-                )
-                s.flush()
-                packs = [pack_record(resolve_pack(scenario)) for scenario in scenarios]
-                add_run_packs(s, human_run_id(evaluation_id), packs)
-                return evaluation_id
-        except IntegrityError:
+            return series_store.create_series(
+                self._db,
+                slug=_slug(name),
+                name=name,
+                description=description.strip(),
+                scenarios=scenarios,
+                levels=[level.value for level in levels],
+                passes_per_item=settings.passes_per_item,
+                review_rate=settings.review_rate,
+                max_turns=settings.max_turns,
+                human_run_id=human_run_id,
+                human_run_name=f"{name} (human sessions)",
+                packs=[pack_record(resolve_pack(scenario)) for scenario in scenarios],
+            )
+        except Duplicate:
             raise InputError(
                 f"an evaluation named '{name}' exists already", {"name": "is taken"}
             ) from None
 
-    @staticmethod
-    def _free_id(s: Session, slug: str) -> str:
-        candidate = slug
-        while s.get(EvaluationRow, candidate) is not None:
-            candidate = f"{slug}-{secrets.token_hex(2)}"
-        return candidate
-
     def all(self) -> list[EvaluationInfo]:
-        with self._db.session() as s:
-            rows = s.scalars(select(EvaluationRow).order_by(EvaluationRow.created_at))
-            return [self._info(s, row) for row in rows]
+        return [_info(record) for record in series_store.all_series(self._db)]
 
     def get(self, evaluation_id: str) -> EvaluationInfo:
-        with self._db.session() as s:
-            row = s.get(EvaluationRow, evaluation_id)
-            if row is None:
-                raise NotFound(f"no evaluation '{evaluation_id}'")
-            return self._info(s, row)
-
-    @staticmethod
-    def _info(s: Session, row: EvaluationRow) -> EvaluationInfo:
-        return EvaluationInfo(
-            id=row.id,
-            name=row.name,
-            description=row.description,
-            scenarios=list(row.scenarios),
-            levels=[Level(level) for level in row.levels],
-            settings=evaluation_settings(s, row.id),
-        )
+        with transaction(self._db) as tx:
+            record = series_store.series(tx, evaluation_id)
+        if record is None:
+            raise NotFound(f"no evaluation '{evaluation_id}'")
+        return _info(record)
 
     def choose_human_annotation(
         self, evaluation_id: str, selection: HumanAnnotation, sample_size: int
@@ -212,12 +180,9 @@ class Evaluations:
                 "a sample needs between 1 and 1000 sessions per cell",
                 {"sample_size": "between 1 and 1000"},
             )
-        with self._db.session() as s:
-            row = s.get(EvaluationSettingsRow, evaluation_id)
-            if row is None:
-                raise NotFound(f"no evaluation '{evaluation_id}'")
-            row.human_annotation = selection.value
-            row.annotation_sample_size = sample_size if selection is HumanAnnotation.SAMPLE else 0
+        size = sample_size if selection is HumanAnnotation.SAMPLE else 0
+        if not series_store.set_human_annotation(self._db, evaluation_id, selection.value, size):
+            raise NotFound(f"no evaluation '{evaluation_id}'")
 
     # -- applications --------------------------------------------------------------------
     def draft_application(
@@ -263,9 +228,9 @@ class Evaluations:
         self, evaluation_id: str, draft: ApplicationDraft, *, check: CheckReport | None = None
     ) -> int:
         try:
-            with self._db.session() as s:
-                return insert_application(s, evaluation_id, draft, check)
-        except IntegrityError:
+            with transaction(self._db) as tx:
+                return insert_application(tx, evaluation_id, draft, check)
+        except Duplicate:
             raise InputError(
                 f"an application named '{draft.name}' exists already", {"name": "is taken"}
             ) from None
@@ -273,39 +238,34 @@ class Evaluations:
     def applications(
         self, evaluation_id: str, *, active_only: bool = False
     ) -> list[ApplicationInfo]:
-        with self._db.session() as s:
-            found = application_overview(s, evaluation_id)
+        found = application_store.overview(self._db, evaluation_id)
         return [app for app in found if app.active] if active_only else found
 
     def application(self, application_id: int) -> tuple[str, ApplicationInfo]:
         """The application and the series it belongs to."""
-        with self._db.session() as s:
-            row = s.get(ApplicationRow, application_id)
-            if row is None or row.evaluation_id is None:
-                raise NotFound(f"no application {application_id}")
-            evaluation_id = row.evaluation_id
+        evaluation_id = application_store.application_series(self._db, application_id)
+        if evaluation_id is None:
+            raise NotFound(f"no application {application_id}")
         info = next(a for a in self.applications(evaluation_id) if a.id == application_id)
         return evaluation_id, info
 
 
 def insert_application(
-    s: Session, evaluation_id: str, draft: ApplicationDraft, check: CheckReport | None
+    tx: Transaction, evaluation_id: str, draft: ApplicationDraft, check: CheckReport | None
 ) -> int:
     version = None
     if check is not None:
         version = next((step.detail for step in check.steps if step.name == "version"), None)
-    row = ApplicationRow(
+    return application_store.add_application(
+        tx,
+        evaluation_id,
         name=draft.name,
         spec=draft.spec.public(),
+        options=draft.spec.options,
         auth=draft.auth,
-        evaluation_id=evaluation_id,
         version=version or None,
+        check=_check_record(check),
     )
-    s.add(row)
-    s.flush()
-    s.add(ApplicationOptionsRow(application_id=row.id, options=draft.spec.options))
-    s.add(ApplicationStatusRow(application_id=row.id, check=_check_record(check)))
-    return row.id
 
 
 def _check_record(check: CheckReport | None) -> dict[str, Any]:

@@ -22,8 +22,7 @@ import anyio
 
 from corix.apps import Application, AppReply, AppSession, build_application
 from corix.storage import Database
-from corix.storage.orm import ApplicationRow
-from corix.storage.orm_web import ApplicationOptionsRow
+from corix.storage.web.applications import launch
 
 log = logging.getLogger(__name__)
 
@@ -134,9 +133,7 @@ class LiveApplications:
             return opened
 
     def _load(self, application_id: int) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
-        with self._db.session() as s:
-            row = s.get(ApplicationRow, application_id)
-            if row is None:
-                raise LookupError(f"no application {application_id}")
-            extra = s.get(ApplicationOptionsRow, application_id)
-            return row.spec, extra.options if extra else {}, row.auth
+        found = launch(self._db, application_id)
+        if found is None:
+            raise LookupError(f"no application {application_id}")
+        return found.spec, found.options, found.auth

@@ -13,13 +13,12 @@ import logging
 from enum import StrEnum
 
 from pydantic import ValidationError
-from sqlalchemy import select
 
 from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
 from corix.llm import EndpointConfig, LLMClient
 from corix.llm.mock_model import MOCK_MODEL_NAME
 from corix.storage import Database
-from corix.storage.orm import RunRow
+from corix.storage.web.series import run_ids
 from corix.web.services.background import BackgroundTasks
 from corix.web.services.errors import InputError
 
@@ -66,8 +65,7 @@ class MachineAnnotations:
 
     def runs_of(self, evaluation_id: str, chosen: str) -> list[str]:
         """The run ids to annotate: one run of the series, or all of them (``all``)."""
-        with self._db.session() as s:
-            runs = list(s.scalars(select(RunRow.id).where(RunRow.evaluation_id == evaluation_id)))
+        runs = run_ids(self._db, evaluation_id)
         if chosen == EVERY_RUN:
             return runs
         if chosen not in runs:

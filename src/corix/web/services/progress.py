@@ -6,12 +6,8 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
-
 from corix.storage import Database
-from corix.storage.orm import RunRow, SessionRow
-from corix.storage.orm_web import AnnotationTaskRow, AssignmentRow
+from corix.storage.web import assignments, queues, series, transaction
 from corix.web.services.annotation_queue import TaskStatus
 
 
@@ -36,56 +32,15 @@ class Progress:
 
 
 def evaluation_progress(db: Database, evaluation_id: str) -> Progress:
-    with db.session() as s:
-        assignments: dict[str, Counter[str]] = {}
-        for level, status, count in s.execute(
-            select(AssignmentRow.level, AssignmentRow.status, func.count())
-            .where(AssignmentRow.evaluation_id == evaluation_id)
-            .group_by(AssignmentRow.level, AssignmentRow.status)
-        ):
-            assignments.setdefault(level, Counter())[status] = count
-        sessions = dict(
-            s.execute(
-                select(SessionRow.level, func.count())
-                .join(RunRow, RunRow.id == SessionRow.run_id)
-                .where(RunRow.evaluation_id == evaluation_id, SessionRow.status == "complete")
-                .group_by(SessionRow.level)
-            )
-            .tuples()
-            .all()
-        )
-        counts = dict(
-            s.execute(
-                select(SessionRow.run_id, func.count())
-                .join(RunRow, RunRow.id == SessionRow.run_id)
-                .where(RunRow.evaluation_id == evaluation_id)
-                .group_by(SessionRow.run_id)
-            )
-            .tuples()
-            .all()
-        )
+    with transaction(db) as tx:
+        counts = series.sessions_by_run(tx, evaluation_id)
         runs = [
             RunSummary(r.id, r.name, r.status, counts.get(r.id, 0), r.created_at)
-            for r in s.scalars(
-                select(RunRow)
-                .where(RunRow.evaluation_id == evaluation_id)
-                .order_by(RunRow.created_at)
-            )
+            for r in series.runs(tx, evaluation_id)
         ]
-        return Progress(assignments, sessions, _passes_by_category(s, evaluation_id), runs)
-
-
-def _passes_by_category(s: Session, evaluation_id: str) -> dict[str, dict[int, int]]:
-    """Category → pass number → human passes stored."""
-    rows = s.execute(
-        select(AnnotationTaskRow.category, AnnotationTaskRow.pass_no, func.count())
-        .where(
-            AnnotationTaskRow.evaluation_id == evaluation_id,
-            AnnotationTaskRow.status == TaskStatus.DONE,
+        return Progress(
+            assignments.status_counts(tx, evaluation_id),
+            series.complete_sessions_by_level(tx, evaluation_id),
+            queues.pass_counts(tx, evaluation_id, TaskStatus.DONE),
+            runs,
         )
-        .group_by(AnnotationTaskRow.category, AnnotationTaskRow.pass_no)
-    )
-    result: dict[str, dict[int, int]] = {}
-    for category, pass_no, count in rows:
-        result.setdefault(category, {})[pass_no] = count
-    return result

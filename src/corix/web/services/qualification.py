@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import func, select, update
-from sqlalchemy.orm import Session
 
 from corix.assessment import AnnotationSchema, Answer
 from corix.storage import Database
-from corix.storage.orm_web import QualificationAttemptRow, QualificationDrawRow
+from corix.storage.web import Transaction, transaction
+from corix.storage.web import qualification as store
+from corix.storage.web.qualification import NewAttempt
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.annotation_forms import checked_answers
 from corix.web.services.clock import as_utc, utcnow
@@ -143,28 +143,17 @@ class Qualification:
         return self.rules.pass_mark
 
     def status(self, user: SignedInUser) -> QualificationStatus:
-        with self._db.session() as s:
-            return self._status(s, user)
+        with transaction(self._db) as tx:
+            return self._status(tx, user)
 
-    def _status(self, s: Session, user: SignedInUser) -> QualificationStatus:
-        mine = (
-            QualificationAttemptRow.user_id == user.id,
-            QualificationAttemptRow.test_version == self.test_version,
-        )
-        attempts, best, passed = s.execute(
-            select(
-                func.count(),
-                func.max(QualificationAttemptRow.score),
-                func.count().filter(QualificationAttemptRow.passed.is_(True)),
-            ).where(*mine)
-        ).one()
-        last = s.scalar(select(func.max(QualificationAttemptRow.created_at)).where(*mine))
+    def _status(self, tx: Transaction, user: SignedInUser) -> QualificationStatus:
+        tally = store.attempt_tally(tx, user.id, self.test_version)
         next_attempt_at = None
-        if last is not None and not passed:
-            ends = as_utc(last) + self.rules.cooldown
+        if tally.last_at is not None and not tally.passed:
+            ends = as_utc(tally.last_at) + self.rules.cooldown
             next_attempt_at = ends if ends > utcnow() else None
         return QualificationStatus(
-            bool(passed), attempts or 0, best, self.rules.max_attempts, next_attempt_at
+            tally.passed, tally.attempts, tally.best_score, self.rules.max_attempts, next_attempt_at
         )
 
     def is_qualified(self, user: SignedInUser) -> bool:
@@ -177,27 +166,14 @@ class Qualification:
         attempt's while others are left, ties broken at random: a retake repeats no
         dialogue whose feedback was seen until the pool runs out.
         """
-        with self._db.session() as s:
-            self._check_may_attempt(self._status(s, user))
-            open_draw = self._open_draw(s, user)
+        with transaction(self._db) as tx:
+            self._check_may_attempt(self._status(tx, user))
+            open_draw = store.open_draw(tx, user.id, self.test_version)
             if open_draw is not None:
-                return self._dialogues(open_draw)
-            earlier = list(
-                s.scalars(
-                    select(QualificationDrawRow.dialogue_ids)
-                    .where(
-                        QualificationDrawRow.user_id == user.id,
-                        QualificationDrawRow.test_version == self.test_version,
-                    )
-                    .order_by(QualificationDrawRow.id)
-                )
-            )
-            chosen = self._fresh_draw(earlier)
-            row = QualificationDrawRow(
-                user_id=user.id, test_version=self.test_version, dialogue_ids=chosen
-            )
-            s.add(row)
-            return self._dialogues(row)
+                return self._dialogues(open_draw.dialogue_ids)
+            chosen = self._fresh_draw(store.earlier_draws(tx, user.id, self.test_version))
+            store.add_draw(tx, user.id, self.test_version, chosen)
+            return self._dialogues(chosen)
 
     def _fresh_draw(self, earlier: Sequence[Sequence[str]]) -> list[str]:
         seen = Counter(dialogue_id for draw in earlier for dialogue_id in draw)
@@ -211,15 +187,15 @@ class Qualification:
 
     def submit(self, user: SignedInUser, form: Mapping[str, str]) -> QualificationResult:
         """Check the open draw is fully answered, score it and record the attempt."""
-        with self._db.session() as s:
-            self._check_may_attempt(self._status(s, user))
-            draw = self._open_draw(s, user)
+        with transaction(self._db) as tx:
+            self._check_may_attempt(self._status(tx, user))
+            draw = store.open_draw(tx, user.id, self.test_version)
             if draw is None:
                 raise Conflict("this test was already submitted; open the test again")
-            dialogues = self._dialogues(draw)
+            dialogues = self._dialogues(draw.dialogue_ids)
             given = self._checked(dialogues, form)
             result = score_answers(self._schema, dialogues, given, pass_mark=self.pass_mark)
-            attempt = QualificationAttemptRow(
+            attempt = NewAttempt(
                 user_id=user.id,
                 test_version=self.test_version,
                 score=result.score,
@@ -230,18 +206,8 @@ class Qualification:
                     for dialogue_id, answers in given.items()
                 },
             )
-            s.add(attempt)
-            s.flush()
-            # Claim the draw conditionally: of two submissions of one draw, one counts.
-            claimed = s.execute(
-                update(QualificationDrawRow)
-                .where(
-                    QualificationDrawRow.id == draw.id, QualificationDrawRow.attempt_id.is_(None)
-                )
-                .values(attempt_id=attempt.id)
-                .execution_options(synchronize_session=False)
-            )
-            if claimed.rowcount != 1:  # type: ignore[attr-defined]
+            # The draw is claimed conditionally: of two submissions of one draw, one counts.
+            if not store.add_attempt(tx, draw.id, attempt):
                 raise Conflict("this test was already submitted; open the test again")
             return result
 
@@ -280,14 +246,5 @@ class Qualification:
                 f"{status.next_attempt_at:%H:%M} UTC; read the training material meanwhile"
             )
 
-    def _open_draw(self, s: Session, user: SignedInUser) -> QualificationDrawRow | None:
-        return s.scalars(
-            select(QualificationDrawRow).where(
-                QualificationDrawRow.user_id == user.id,
-                QualificationDrawRow.test_version == self.test_version,
-                QualificationDrawRow.attempt_id.is_(None),
-            )
-        ).first()
-
-    def _dialogues(self, draw: QualificationDrawRow) -> list[GoldDialogue]:
-        return [self._by_id[dialogue_id] for dialogue_id in draw.dialogue_ids]
+    def _dialogues(self, dialogue_ids: Sequence[str]) -> list[GoldDialogue]:
+        return [self._by_id[dialogue_id] for dialogue_id in dialogue_ids]

@@ -6,16 +6,13 @@ and resolutions cover the passes of those (evaluation, category) queues only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, selectinload
-
 from corix.assessment import AnnotationSchema, Category
-from corix.storage.orm import AnnotationPassRow
-from corix.storage.orm_web import AnnotationTaskRow, AnnotatorQueueRow
+from corix.storage.records import StoredValue
+from corix.storage.web import Transaction, passes, queues
+from corix.storage.web.passes import HumanPass
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.evaluations import evaluation_settings
 
@@ -49,46 +46,28 @@ class SeniorScope:
         return category_id in self.categories.get(evaluation_id, set())
 
 
-def senior_scope(s: Session, user: SignedInUser) -> SeniorScope:
+def senior_scope(tx: Transaction, user: SignedInUser) -> SeniorScope:
     scope = SeniorScope()
-    for queue in s.scalars(select(AnnotatorQueueRow).where(AnnotatorQueueRow.user_id == user.id)):
+    for queue, _name in queues.queues_of(tx, user.id):
         scope.categories.setdefault(queue.evaluation_id, set()).add(queue.category)
-        settings = evaluation_settings(s, queue.evaluation_id)
+        settings = evaluation_settings(tx, queue.evaluation_id)
         scope.review_rate[queue.evaluation_id] = settings.review_rate
     return scope
 
 
-def passes_in_scope(s: Session, scope: SeniorScope) -> list[tuple[AnnotationPassRow, str]]:
-    """Human passes (with their evaluation) in the senior's queues."""
-    found: list[tuple[AnnotationPassRow, str]] = []
+def passes_in_scope(tx: Transaction, scope: SeniorScope) -> list[HumanPass]:
+    """Human passes in the senior's queues, series by series, in the order they were made."""
+    found: list[HumanPass] = []
     for evaluation_id, categories in scope.categories.items():
-        rows = s.execute(
-            select(AnnotationPassRow, AnnotationTaskRow.evaluation_id)
-            .join(AnnotationTaskRow, AnnotationTaskRow.pass_id == AnnotationPassRow.id)
-            .where(
-                AnnotationTaskRow.evaluation_id == evaluation_id,
-                AnnotationPassRow.category.in_(categories),
-            )
-            .options(selectinload(AnnotationPassRow.answers))
-            .order_by(AnnotationPassRow.id)
+        found.extend(
+            passes.human_passes(tx, evaluation_id=evaluation_id, categories=categories, by_id=True)
         )
-        found.extend((row, evaluation) for row, evaluation in rows)
     return found
-
-
-def seconds_on_items(s: Session, pass_ids: Iterable[int]) -> dict[int, float | None]:
-    """Pass id → the time its annotator spent on the dialogue, for the given passes."""
-    rows = s.execute(
-        select(AnnotationTaskRow.pass_id, AnnotationTaskRow.seconds_on_item).where(
-            AnnotationTaskRow.pass_id.in_(list(pass_ids))
-        )
-    )
-    return {pass_id: seconds for pass_id, seconds in rows.tuples() if pass_id is not None}
 
 
 def pass_summary(
     schema: AnnotationSchema,
-    row: AnnotationPassRow,
+    row: HumanPass,
     seconds_on_item: float | None,
     verdict: str | None = None,
 ) -> PassSummary:
@@ -106,8 +85,11 @@ def pass_summary(
     )
 
 
-def answer_value(number: float | None, text: str | None) -> str | float:
-    """An answer as stored in its number and text columns, as one value."""
-    if number is not None:
-        return number
-    return text or ""
+def answer_value(value: StoredValue | None) -> str | float:
+    """A stored answer as one value to show (an answer with neither number nor text: "")."""
+    return "" if value is None else value
+
+
+def answers_of(row: HumanPass) -> dict[AnswerKey, str | float]:
+    """The pass's answers by question and turn."""
+    return {(a.question_id, a.turn_index): answer_value(a.value) for a in row.answers}

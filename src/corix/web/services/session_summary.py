@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
-
 from corix.domain import Level
 from corix.scenarios import ItemKind, QuestionnaireItem, resolve_pack
 from corix.storage import Database
-from corix.storage.orm import QuestionnaireResponseRow, TurnRow
-from corix.storage.orm_web import AssignmentRow
+from corix.storage.web import assignments, transaction
+from corix.storage.web.dialogues import turn_count
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.errors import Conflict, Forbidden, NotFound
 from corix.web.services.tester_sessions import Status, respondent_of
@@ -43,30 +41,17 @@ class SessionSummary:
 
 
 def session_summary(db: Database, user: SignedInUser, token: str) -> SessionSummary:
-    with db.session() as s:
-        row = s.scalars(select(AssignmentRow).where(AssignmentRow.token == token)).first()
+    with transaction(db) as tx:
+        row = assignments.by_token(tx, token)
         if row is None:
             raise NotFound("there is no such session")
         if row.user_id != user.id:
             raise Forbidden("this session belongs to someone else")
         if row.status != Status.DONE or row.session_id is None:
             raise Conflict("the summary follows the questionnaire")
-        messages = s.scalar(
-            select(func.count()).select_from(TurnRow).where(TurnRow.session_id == row.session_id)
-        )
-        answers = dict(
-            s.execute(
-                select(QuestionnaireResponseRow.item_id, QuestionnaireResponseRow.value_text).where(
-                    QuestionnaireResponseRow.session_id == row.session_id,
-                    QuestionnaireResponseRow.respondent == respondent_of(user),
-                )
-            )
-            .tuples()
-            .all()
-        )
-        statuses = list(
-            s.scalars(select(AssignmentRow.status).where(AssignmentRow.user_id == user.id))
-        )
+        messages = turn_count(tx, row.session_id)
+        answers = assignments.answers_of(tx, row.session_id, respondent_of(user))
+        statuses = assignments.statuses_of_user(tx, user.id)
         level = Level(row.level)
         pack = resolve_pack(row.scenario)
         reported = []
@@ -80,7 +65,7 @@ def session_summary(db: Database, user: SignedInUser, token: str) -> SessionSumm
             position=row.position,
             scenario_title=pack.title,
             level=level,
-            messages=messages or 0,
+            messages=messages,
             reported=reported,
             completed=statuses.count(Status.DONE),
             assigned=len(statuses),

@@ -13,23 +13,17 @@ from functools import partial
 from typing import Any
 
 import anyio
-from sqlalchemy import func, select, update
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
-from corix.domain import EndReason, Level, Provenance, SessionSource, SessionStatus, TurnRecord
+from corix.domain import Level, Provenance, SessionSource, TurnRecord
 from corix.scenarios import QuestionnaireItem, ScenarioPack, resolve_pack
 from corix.storage import Database
-from corix.storage.orm import (
-    ApplicationRow,
-    QuestionnaireResponseRow,
-    SessionRow,
-    TurnRow,
-)
-from corix.storage.orm_web import AssignmentRow
+from corix.storage.records import NewQuestionnaireAnswer, NewSession
 from corix.storage.text import storable_text
-from corix.storage.turns import store_turn
-from corix.web.services._sql import WriteGate, affected_rows
+from corix.storage.web import Duplicate, Transaction, transaction
+from corix.storage.web import assignments as store
+from corix.storage.web.assignments import AssignmentRecord
+from corix.storage.web.dialogues import DialogueTurn, store_turn, turn_at, turn_count, turns
+from corix.storage.web.transactions import WriteGate
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.clock import utcnow
 from corix.web.services.errors import Conflict, Forbidden, InputError, NotFound
@@ -124,17 +118,10 @@ class TesterSessions:
 
     # -- reading -------------------------------------------------------------------------
     def assignments(self, user: SignedInUser) -> list[TesterAssignment]:
-        with self._db.session() as s:
-            rows = s.scalars(
-                select(AssignmentRow)
-                .where(AssignmentRow.user_id == user.id)
-                .order_by(AssignmentRow.position)
-            )
-            return [_view(row) for row in rows]
+        return [_view(row) for row in store.of_user(self._db, user.id)]
 
     def assignment(self, user: SignedInUser, token: str) -> TesterAssignment:
-        with self._db.session() as s:
-            return _view(_own(s, user, token))
+        return _view(self._assignment_row(user, token))
 
     def pack(self, assignment: TesterAssignment) -> ScenarioPack:
         return resolve_pack(assignment.scenario)
@@ -146,14 +133,14 @@ class TesterSessions:
         return list(questionnaires.field_testing)
 
     def chat(self, user: SignedInUser, token: str) -> ChatView:
-        with self._db.session() as s:
-            row = _own(s, user, token)
+        with transaction(self._db) as tx:
+            row = _own(tx, user, token)
             _require_status(row, Status.IN_SESSION)
             assert row.session_id is not None  # set together with IN_SESSION
             return ChatView(
                 _view(row),
-                _turns(s, row.session_id),
-                evaluation_settings(s, row.evaluation_id).max_turns,
+                [_chat_turn(turn) for turn in turns(tx, row.session_id)],
+                evaluation_settings(tx, row.evaluation_id).max_turns,
             )
 
     # -- the session ---------------------------------------------------------------------
@@ -170,29 +157,16 @@ class TesterSessions:
         version = await self._live.version(row.application_id)
         await anyio.to_thread.run_sync(self._open_session, user, row.id, version)
 
-    def _assignment_row(self, user: SignedInUser, token: str) -> AssignmentRow:
-        with self._db.session() as s:
-            return _own(s, user, token)
+    def _assignment_row(self, user: SignedInUser, token: str) -> AssignmentRecord:
+        with transaction(self._db) as tx:
+            return _own(tx, user, token)
 
     def _open_session(self, user: SignedInUser, assignment_id: int, version: str | None) -> None:
-        with self._db.session() as s:
-            # Claim first with a conditional update: of two concurrent starts, one opens.
-            claimed = s.execute(
-                update(AssignmentRow)
-                .where(AssignmentRow.id == assignment_id, AssignmentRow.status == Status.ASSIGNED)
-                .values(status=Status.IN_SESSION)
-                .execution_options(synchronize_session=False)
-            )
-            if affected_rows(claimed) != 1:
-                return
-            row = s.get(AssignmentRow, assignment_id, populate_existing=True)
-            assert row is not None
-            app = s.get(ApplicationRow, row.application_id)
-            assert app is not None  # enforced by the foreign key
+        def human_session(row: AssignmentRecord, application: str) -> NewSession:
             pack = resolve_pack(row.scenario)
             briefing = row.briefing or {}
             provenance = Provenance(
-                application=app.name,
+                application=application,
                 application_version=version,
                 scenario=pack.name,
                 scenario_version=pack.version,
@@ -202,24 +176,25 @@ class TesterSessions:
                 if briefing
                 else {},
             )
-            session_id = uuid.uuid4().hex
-            s.add(
-                SessionRow(
-                    id=session_id,
-                    run_id=human_run_id(row.evaluation_id),
-                    work_key=f"assignment-{row.id}",
-                    application_id=row.application_id,
-                    scenario=row.scenario,
-                    level=row.level,
-                    source=SessionSource.HUMAN.value,
-                    status=SessionStatus.RUNNING.value,
-                    provenance=provenance.model_dump(mode="json"),
-                    persona=briefing.get("text"),
-                    tester_id=user.id,
-                )
+            return NewSession(
+                id=uuid.uuid4().hex,
+                run_id=human_run_id(row.evaluation_id),
+                work_key=f"assignment-{row.id}",
+                application_id=row.application_id,
+                scenario=row.scenario,
+                level=Level(row.level),
+                source=SessionSource.HUMAN,
+                provenance=provenance,
+                persona=briefing.get("text"),
+                tester_id=user.id,
             )
-            s.flush()
-            row.session_id = session_id
+
+        store.start_session(
+            self._db,
+            assignment_id,
+            claim=(Status.ASSIGNED, Status.IN_SESSION),
+            session=human_session,
+        )
 
     async def send(
         self, user: SignedInUser, token: str, text: str, *, expected_index: int | None
@@ -289,35 +264,30 @@ class TesterSessions:
 
     def _answered_turns(self, session_id: str) -> list[tuple[str, str]]:
         """The session's turns the application answered: the context a replay rebuilds."""
-        with self._db.session() as s:
+        with transaction(self._db) as tx:
             return [
                 (turn.user_text, turn.reply)
-                for turn in _turns(s, session_id)
+                for turn in turns(tx, session_id)
                 if turn.reply is not None
             ]
 
     def _turn_state(self, user: SignedInUser, token: str, expected_index: int | None) -> _TurnState:
         """What sending a turn needs, read in one transaction (this is the hot path)."""
-        with self._db.session() as s:
-            row = _own(s, user, token)
+        with transaction(self._db) as tx:
+            row = _own(tx, user, token)
             _require_status(row, Status.IN_SESSION)
             assert row.session_id is not None  # set together with IN_SESSION
-            turns = _turn_count(s, row.session_id)
+            count = turn_count(tx, row.session_id)
             earlier = None
-            if expected_index is not None and expected_index < turns:
-                found = s.execute(
-                    select(TurnRow.user_text, TurnRow.response_text, TurnRow.error).where(
-                        TurnRow.session_id == row.session_id, TurnRow.idx == expected_index
-                    )
-                ).first()
+            if expected_index is not None and expected_index < count:
+                found = turn_at(tx, row.session_id, expected_index)
                 if found is not None:
-                    user_text, reply, error = found
-                    earlier = ChatTurn(expected_index, user_text, reply if error is None else None)
+                    earlier = ChatTurn(found.index, found.user_text, found.reply)
             return _TurnState(
                 session_id=row.session_id,
                 application_id=row.application_id,
-                turns=turns,
-                max_turns=evaluation_settings(s, row.evaluation_id).max_turns,
+                turns=count,
+                max_turns=evaluation_settings(tx, row.evaluation_id).max_turns,
                 earlier=earlier,
             )
 
@@ -325,7 +295,7 @@ class TesterSessions:
         try:
             with self._write_gate():
                 store_turn(self._db, session_id, turn)
-        except IntegrityError:
+        except Duplicate:
             # Another server process stored this turn index first.
             raise Conflict("the conversation moved on in another window; reload it") from None
 
@@ -342,25 +312,15 @@ class TesterSessions:
             await self._live.end(row.session_id)
 
     def _end(self, user: SignedInUser, token: str) -> bool:
-        with self._db.session() as s:
-            row = _own(s, user, token)
+        with transaction(self._db) as tx:
+            row = _own(tx, user, token)
             if row.status in (Status.QUESTIONNAIRE, Status.DONE):
                 return False  # ended already (a second click)
             _require_status(row, Status.IN_SESSION)
             assert row.session_id is not None
-            turns = _turn_count(s, row.session_id)
-            if not turns:
+            if not turn_count(tx, row.session_id):
                 raise Conflict("send at least one message before ending the session")
-            s.execute(
-                update(SessionRow)
-                .where(SessionRow.id == row.session_id)
-                .values(
-                    status=SessionStatus.COMPLETE.value,
-                    end_reason=EndReason.USER_ENDED.value,
-                    ended_at=utcnow(),
-                )
-            )
-            row.status = Status.QUESTIONNAIRE
+            store.end_session(tx, row.id, row.session_id, Status.QUESTIONNAIRE)
             return True
 
     # -- the questionnaire ---------------------------------------------------------------
@@ -372,48 +332,45 @@ class TesterSessions:
         items = self.questionnaire_items(assignment)
         values = parse_questionnaire(items, form, max_text_chars=self._max_text_answer_chars)
         pack = self.pack(assignment)
-        with self._db.session() as s:
-            finished = s.execute(
-                update(AssignmentRow)
-                .where(
-                    AssignmentRow.token == token,
-                    AssignmentRow.user_id == user.id,
-                    AssignmentRow.status == Status.QUESTIONNAIRE,
-                )
-                .values(status=Status.DONE, completed_at=utcnow())
-                .returning(AssignmentRow.session_id)
-            ).scalar_one_or_none()
-            if finished is None:
-                raise Conflict("this questionnaire has already been submitted; thank you")
-            provenance = {
-                "scenario": pack.name,
-                "scenario_version": pack.version,
-                "level": assignment.level.value,
-            }
-            for item_id, value in values.items():
-                s.add(_answer_row(finished, respondent_of(user), item_id, value, provenance))
+        provenance = {
+            "scenario": pack.name,
+            "scenario_version": pack.version,
+            "level": assignment.level.value,
+        }
+
+        def answers(session_id: str) -> list[NewQuestionnaireAnswer]:
+            return [
+                _answer(session_id, respondent_of(user), item_id, value, provenance)
+                for item_id, value in values.items()
+            ]
+
+        finished = store.finish(
+            self._db, token, user.id, claim=(Status.QUESTIONNAIRE, Status.DONE), answers=answers
+        )
+        if not finished:
+            raise Conflict("this questionnaire has already been submitted; thank you")
 
 
-def _answer_row(
+def _answer(
     session_id: str,
     respondent: str,
     item_id: str,
     value: QuestionnaireValue,
     provenance: dict[str, Any],
-) -> QuestionnaireResponseRow:
-    return QuestionnaireResponseRow(
+) -> NewQuestionnaireAnswer:
+    return NewQuestionnaireAnswer(
         session_id=session_id,
+        item_id=item_id,
         respondent=respondent,
         simulated=False,
-        item_id=item_id,
-        value_num=value if isinstance(value, float) else None,
-        value_text=value if isinstance(value, str) else None,
+        value=value if isinstance(value, float) else None,
+        text=value if isinstance(value, str) else None,
         provenance=provenance,
     )
 
 
-def _own(s: Session, user: SignedInUser, token: str) -> AssignmentRow:
-    row = s.scalars(select(AssignmentRow).where(AssignmentRow.token == token)).first()
+def _own(tx: Transaction, user: SignedInUser, token: str) -> AssignmentRecord:
+    row = store.by_token(tx, token)
     if row is None:
         raise NotFound("there is no such session")
     if row.user_id != user.id:
@@ -421,7 +378,7 @@ def _own(s: Session, user: SignedInUser, token: str) -> AssignmentRow:
     return row
 
 
-def _view(row: AssignmentRow) -> TesterAssignment:
+def _view(row: AssignmentRecord) -> TesterAssignment:
     return TesterAssignment(
         token=row.token,
         position=row.position,
@@ -441,28 +398,13 @@ _STATUS_PROBLEMS = {
 }
 
 
-def _require_status(row: AssignmentRow, status: str) -> None:
+def _require_status(row: AssignmentRecord, status: str) -> None:
     if row.status != status:
         raise Conflict(_STATUS_PROBLEMS.get(row.status, "this session cannot do that now"))
 
 
-def _turn_count(s: Session, session_id: str) -> int:
-    count = s.scalar(
-        select(func.count()).select_from(TurnRow).where(TurnRow.session_id == session_id)
-    )
-    return count or 0
-
-
-def _turns(s: Session, session_id: str) -> list[ChatTurn]:
-    rows = s.execute(
-        select(TurnRow.idx, TurnRow.user_text, TurnRow.response_text, TurnRow.error, TurnRow.meta)
-        .where(TurnRow.session_id == session_id)
-        .order_by(TurnRow.idx)
-    )
-    return [
-        ChatTurn(idx, text, reply if error is None else None, bool((meta or {}).get(RESTARTED)))
-        for idx, text, reply, error, meta in rows
-    ]
+def _chat_turn(turn: DialogueTurn) -> ChatTurn:
+    return ChatTurn(turn.index, turn.user_text, turn.reply, bool(turn.meta.get(RESTARTED)))
 
 
 def _resubmitted(earlier: ChatTurn | None, text: str) -> ChatTurn:

@@ -1,4 +1,4 @@
-"""Small SQL helpers shared by the services."""
+"""One unit of work for the web's stores, and the refusal of a duplicate as a storage error."""
 
 from __future__ import annotations
 
@@ -8,10 +8,32 @@ from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import CursorResult, Result, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from corix.storage import Database
+from corix.errors import CorixError
+from corix.storage.database import Database
 from corix.storage.orm import EvaluationRow
+
+__all__ = ["Duplicate", "Transaction", "WriteGate", "lock_series", "transaction"]
+
+Transaction = Session
+"""An open unit of work; callers hand it to store functions and never query it themselves."""
+
+
+class Duplicate(CorixError):
+    """A write the database refused because a unique key is taken (a name, a token, a race)."""
+
+
+@contextmanager
+def transaction(db: Database) -> Iterator[Transaction]:
+    """A unit of work: committed on success, rolled back on any error; a duplicate key
+    (however late the database notices it) comes out as :class:`Duplicate`."""
+    try:
+        with db.session() as s:
+            yield s
+    except IntegrityError as exc:
+        raise Duplicate(str(exc.orig)) from exc
 
 
 def affected_rows(result: Result[Any]) -> int:
@@ -21,7 +43,7 @@ def affected_rows(result: Result[Any]) -> int:
     return result.rowcount
 
 
-def lock_for_write(s: Session, evaluation_id: str) -> None:
+def lock_series(tx: Transaction, evaluation_id: str) -> None:
     """Serialize a check-then-insert within one evaluation series.
 
     A no-op update of the series' row (of a non-key column, so rows that merely reference
@@ -29,7 +51,7 @@ def lock_for_write(s: Session, evaluation_id: str) -> None:
     PostgreSQL, held until commit, so later reads see the previous holder's writes; and the
     write lock on SQLite, whose snapshot would otherwise be stale when the insert comes.
     """
-    s.execute(
+    tx.execute(
         update(EvaluationRow)
         .where(EvaluationRow.id == evaluation_id)
         .values(description=EvaluationRow.description)

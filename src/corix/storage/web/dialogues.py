@@ -1,0 +1,94 @@
+"""A session's dialogue as stored: its turns, read by every page that shows a dialogue.
+
+The one query for a session's turns lives here; testers' chats, annotators' blinded views
+and the replay of a lost dialogue all read it. A tester's turn is written here too, one at
+once, through the same columns as a run's group-committed turns
+(:func:`~corix.storage.records.turn_columns`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, insert, select
+
+from corix.domain import TurnRecord
+from corix.storage.database import Database
+from corix.storage.orm import SessionRow, TurnRow
+from corix.storage.records import turn_columns
+from corix.storage.web.transactions import Transaction, transaction
+
+__all__ = [
+    "DialogueTurn",
+    "StoredDialogue",
+    "dialogue",
+    "store_turn",
+    "turn_at",
+    "turn_count",
+    "turns",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class DialogueTurn:
+    index: int
+    user_text: str
+    reply: str | None
+    """``None`` when the application failed to answer (its error text stays in storage)."""
+    meta: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDialogue:
+    scenario: str
+    parameters: dict[str, Any]
+    """The session's parameters (its provenance), e.g. the episode a tester has seen."""
+    turns: list[DialogueTurn]
+
+
+_COLUMNS = (TurnRow.idx, TurnRow.user_text, TurnRow.response_text, TurnRow.error, TurnRow.meta)
+
+
+def _turn(idx: int, text: str, reply: str | None, error: str | None, meta: Any) -> DialogueTurn:
+    return DialogueTurn(idx, text, reply if error is None else None, dict(meta or {}))
+
+
+def turns(tx: Transaction, session_id: str) -> list[DialogueTurn]:
+    """The session's turns in order."""
+    rows = tx.execute(
+        select(*_COLUMNS).where(TurnRow.session_id == session_id).order_by(TurnRow.idx)
+    )
+    return [_turn(*row) for row in rows.tuples()]
+
+
+def turn_at(tx: Transaction, session_id: str, index: int) -> DialogueTurn | None:
+    found = (
+        tx.execute(select(*_COLUMNS).where(TurnRow.session_id == session_id, TurnRow.idx == index))
+        .tuples()
+        .first()
+    )
+    return None if found is None else _turn(*found)
+
+
+def turn_count(tx: Transaction, session_id: str) -> int:
+    count = tx.scalar(
+        select(func.count()).select_from(TurnRow).where(TurnRow.session_id == session_id)
+    )
+    return count or 0
+
+
+def dialogue(tx: Transaction, session_id: str) -> StoredDialogue | None:
+    """The session's scenario, parameters and turns; ``None`` when there is no such session."""
+    session = tx.get(SessionRow, session_id)
+    if session is None:
+        return None
+    parameters = session.provenance.get("parameters") or {}
+    return StoredDialogue(session.scenario, dict(parameters), turns(tx, session_id))
+
+
+def store_turn(db: Database, session_id: str, turn: TurnRecord) -> None:
+    """Store ``turn`` of ``session_id`` now, for a writer that cannot wait for a group commit;
+    :class:`~corix.storage.web.Duplicate` means another request took its index first."""
+    with transaction(db) as tx:
+        tx.execute(insert(TurnRow), [turn_columns(session_id, turn)])
