@@ -17,7 +17,15 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from corix.domain import EndReason, Level, Provenance, SessionSource, SessionStatus, TurnRecord
+from corix.domain import (
+    EndReason,
+    Level,
+    Provenance,
+    SessionBrief,
+    SessionSource,
+    SessionStatus,
+    TurnRecord,
+)
 from corix.scenarios import QuestionnaireItem, ScenarioPack, resolve_pack
 from corix.storage import Database
 from corix.storage.orm import (
@@ -198,9 +206,8 @@ class TesterSessions:
                 scenario_version=pack.version,
                 template=briefing.get("persona"),
                 template_version=briefing.get("template_version"),
-                parameters={**briefing.get("parameters", {}), "goal": briefing.get("goal")}
-                if briefing
-                else {},
+                parameters=briefing.get("parameters", {}),
+                brief=SessionBrief(goal=briefing.get("goal")),
             )
             session_id = uuid.uuid4().hex
             s.add(
