@@ -4,6 +4,7 @@ These are plain pydantic models, kept apart from ORM rows (``corix.storage``) an
 schemas (``corix.web``).
 """
 
+from corix.domain.annotation_jobs import AnnotationJobSettings, EndpointIdentity, public_url
 from corix.domain.records import (
     EndReason,
     Level,
@@ -17,7 +18,9 @@ from corix.domain.records import (
 )
 
 __all__ = [
+    "AnnotationJobSettings",
     "EndReason",
+    "EndpointIdentity",
     "Level",
     "Provenance",
     "QuestionnaireAnswer",
@@ -26,4 +29,5 @@ __all__ = [
     "SessionSource",
     "SessionStatus",
     "TurnRecord",
+    "public_url",
 ]
