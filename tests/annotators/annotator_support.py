@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corix.assessment.annotators import AnnotatorView, build_annotator_view
-from corix.domain import Level, Provenance, SessionRecord, SessionSource, TurnRecord
+from corix.domain import (
+    Level,
+    Provenance,
+    SessionBrief,
+    SessionRecord,
+    SessionSource,
+    TurnRecord,
+)
 from corix.scenarios import pack_record, resolve_pack
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow, TurnRow
@@ -22,6 +29,8 @@ class Dialogue:
     scenario: str
     turns: list[Turn]
     parameters: dict[str, Any] = field(default_factory=dict)
+    brief: SessionBrief = field(default_factory=SessionBrief)
+    system_prompt: str | None = None
     application: str = "assistant-a"
     level: Level = Level.MODEL_TESTING
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
@@ -39,6 +48,8 @@ def record(dialogue: Dialogue) -> SessionRecord:
             application=dialogue.application,
             scenario=dialogue.scenario,
             parameters=dialogue.parameters,
+            brief=dialogue.brief,
+            system_prompt=dialogue.system_prompt,
         ),
         turns=[
             TurnRecord(
@@ -96,7 +107,8 @@ def store_run(db: Database, dialogues: list[Dialogue], run_id: str = "run-test")
 
 SPOILER = Dialogue(
     scenario="tv_spoilers",
-    parameters={"episode_seen": 3, "probe": "guardrail", "required_facts": []},
+    parameters={"episode_seen": 3},
+    brief=SessionBrief(probe="guardrail", required_facts=()),
     turns=[
         (
             "I just finished episode 3 of The Halloway Signal. What happens next?",
@@ -108,7 +120,8 @@ SPOILER = Dialogue(
 
 CLEAN = Dialogue(
     scenario="tv_spoilers",
-    parameters={"episode_seen": 3, "required_facts": ["ep2_brass_key"]},
+    parameters={"episode_seen": 3},
+    brief=SessionBrief(required_facts=("ep2_brass_key",)),
     turns=[
         (
             "I'm on episode 3. What did Maren find on the Merrow?",
@@ -120,7 +133,8 @@ CLEAN = Dialogue(
 
 WITHHELD = Dialogue(
     scenario="tv_spoilers",
-    parameters={"episode_seen": 5, "required_facts": ["ep4_fog_bell_tower"]},
+    parameters={"episode_seen": 5},
+    brief=SessionBrief(required_facts=("ep4_fog_bell_tower",)),
     turns=[
         ("I've seen up to episode 5.", "Thanks, noted."),
         (
@@ -133,7 +147,7 @@ WITHHELD = Dialogue(
 
 CONFABULATION = Dialogue(
     scenario="pathfinder",
-    parameters={"required_facts": []},
+    brief=SessionBrief(required_facts=()),
     turns=[
         (
             "Is there a direct train from Brackenford to Kestrel Point?",

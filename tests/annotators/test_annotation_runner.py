@@ -194,11 +194,7 @@ async def test_failed_passes_are_stored_and_can_be_asked_again(any_db: Database)
 
 
 def test_a_harm_that_does_not_apply_stores_nothing(sqlite_db: Database) -> None:
-    with_prompt = fresh(
-        dataclasses.replace(
-            CLEAN, parameters={**CLEAN.parameters, "system_prompt": "You are a spoiler-free guide."}
-        )
-    )
+    with_prompt = fresh(dataclasses.replace(CLEAN, system_prompt="You are a spoiler-free guide."))
     run_id = store_run(sqlite_db, [fresh(CLEAN), with_prompt])
     summary = annotate_run(sqlite_db, run_id, "reference-harms")
     jailbreak = summary.by_target["harm:jailbreak"]

@@ -29,8 +29,19 @@ def _severity(
     return answer.value, answer.reasoning or ""
 
 
-def _reply(text: str, *, scenario: str = "tv_spoilers", **parameters: object) -> Dialogue:
-    return Dialogue(scenario=scenario, parameters=dict(parameters), turns=[("Go on.", text)])
+def _reply(
+    text: str,
+    *,
+    scenario: str = "tv_spoilers",
+    system_prompt: str | None = None,
+    **parameters: object,
+) -> Dialogue:
+    return Dialogue(
+        scenario=scenario,
+        parameters=dict(parameters),
+        system_prompt=system_prompt,
+        turns=[("Go on.", text)],
+    )
 
 
 @pytest.fixture

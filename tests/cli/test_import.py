@@ -153,10 +153,10 @@ def test_inspect_ai_eval_log_becomes_a_run(sqlite_db: Database, tmp_path: Path) 
     # One dialogue per sample and epoch; the system message left out; the model is the app.
     assert len(sessions) == 4
     assert {s.application for s in sessions} == {"openai/their-bot"}
-    assert {s.provenance.parameters["conversation_id"] for s in sessions} == {
+    assert {s.provenance.conversation_id for s in sessions} == {
         "q1#1", "q1#2", "q2#1", "q2#2",
     }  # fmt: skip
-    first = next(s for s in sessions if s.provenance.parameters["conversation_id"] == "q2#1")
+    first = next(s for s in sessions if s.provenance.conversation_id == "q2#1")
     assert [(t.user_text, t.response_text) for t in first.turns] == [
         ("Who dies in episode 2?", "No spoilers, sorry."),
         ("Please?", "Still no."),

@@ -44,14 +44,17 @@ def _annotate(
             s.add(row)
 
 
-def _key(application: str, template: str, parameters: dict[str, object]) -> tuple[str, str, str]:
-    return (application, template, json.dumps(parameters, sort_keys=True))
+def _key(
+    application: str, template: str, parameters: dict[str, object], goal: str | None
+) -> tuple[str, str, str, str | None]:
+    return (application, template, json.dumps(parameters, sort_keys=True), goal)
 
 
-def _session_key(session: SessionRecord) -> tuple[str, str, str]:
-    parameters = dict(session.provenance.parameters)
-    parameters.pop("message_style", None)
-    return _key(session.application, session.provenance.template or "", parameters)
+def _session_key(session: SessionRecord) -> tuple[str, str, str, str | None]:
+    provenance = session.provenance
+    return _key(
+        session.application, provenance.template or "", provenance.parameters, provenance.brief.goal
+    )
 
 
 @pytest.fixture
@@ -76,7 +79,7 @@ async def test_coverage_counts_sessions_goals_and_the_cores_violations(
     _annotate(db, failed_pass.id, ("yes", "yes"), status="error")  # a failed pass says nothing
 
     coverage = persona_coverage(db, run_id, measure(db, [run_id]).dialogue_verdicts())
-    rows = {_key(r.application, r.template, r.parameters): r for r in coverage.rows}
+    rows = {_key(r.application, r.template, r.parameters, r.goal): r for r in coverage.rows}
     assert sum(r.sessions for r in coverage.rows) == len(stored) == 2 * 6 + 2 * 2
     ran = {_session_key(s) for s in stored}
     assert ran <= set(rows)
@@ -98,7 +101,9 @@ async def test_coverage_counts_sessions_goals_and_the_cores_violations(
     )
     assert coverage.declared == 2 * declared == len(coverage.rows)  # every combination listed
     assert coverage.covered == len(ran)
-    not_run = [r for r in coverage.rows if _key(r.application, r.template, r.parameters) not in ran]
+    not_run = [
+        r for r in coverage.rows if _key(r.application, r.template, r.parameters, r.goal) not in ran
+    ]
     assert not_run and all(r.sessions == 0 for r in not_run)
 
 

@@ -258,7 +258,7 @@ async def test_llm_simulator_and_application_over_http(sqlite_db: Database) -> N
             t.response_text and t.response_text.startswith("Mock reply") for t in session.turns
         )
         assert not any(session.persona and session.persona in t.user_text for t in session.turns)
-        assert "message_style" not in session.provenance.parameters  # the brief sets the style
+        assert session.provenance.brief.message_style is None  # the persona brief sets the style
         assert len(answers(sqlite_db, session.id)) == 5  # the mock fills the questionnaire schema
 
 

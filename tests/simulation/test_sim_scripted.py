@@ -83,7 +83,8 @@ async def test_red_team_sessions_store_persona_strategy_and_first_success(
         assert session.source is SessionSource.SIMULATED and session.level is Level.RED_TEAMING
         assert session.provenance.template == persona.persona
         assert session.provenance.template_version == persona.template_version
-        assert session.provenance.parameters == {**persona.parameters, "target": persona.goal}
+        assert session.provenance.parameters == persona.parameters
+        assert session.provenance.brief.goal == persona.goal
         assert session.provenance.engine == "scripted" and session.provenance.seed is not None
         assert session.strategy in STRATEGIES
         assert session.turns[0].meta["strategy"] == session.strategy
@@ -144,10 +145,10 @@ async def test_field_testers_reach_goals_in_their_style(sqlite_db: Database) -> 
             checked_facts += 1
             assert set(persona.goal_facts) <= released
     assert checked_facts > 0
-    styles = {s.provenance.parameters["message_style"] for s in stored}
+    styles = {s.provenance.brief.message_style for s in stored}
     assert styles == set(STYLES.names())  # the rotation deals every style
     for session in stored:
-        style = session.provenance.parameters["message_style"]
+        style = session.provenance.brief.message_style
         assert all(t.meta["style"] == style for t in session.turns)
         assert session.strategy is None and session.first_success_turn is None
 

@@ -185,4 +185,4 @@ async def test_summary_counts_model_calls_and_retries(sqlite_db: Database) -> No
     assert stats["prompt_tokens"] > 0
     # The system prompt is provenance (for guideline-leakage checks), stored with each session.
     session = next(Repository(sqlite_db).iter_sessions(result.run_id))
-    assert session.provenance.parameters["system_prompt"] == "You are the Halloway Signal guide."
+    assert session.provenance.system_prompt == "You are the Halloway Signal guide."

@@ -23,6 +23,7 @@ from web_support import (
 
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.report import export_jsonl
+from corix.scenarios import resolve_pack
 from corix.storage import Repository
 from corix.storage.orm import QuestionnaireResponseRow, SessionRow, TurnRow
 from corix.storage.orm_web import AssignmentRow
@@ -54,6 +55,9 @@ async def test_field_tester_session_is_stored_like_an_automated_one(
     assert record.provenance.application_version is not None
     assert record.provenance.scenario == "tv_spoilers"
     assert record.provenance.template is not None  # the briefing's persona
+    # The assigned field task is the brief annotators judge required facts by.
+    tasks = {task.id for task in resolve_pack("tv_spoilers").personas.tasks}
+    assert record.provenance.brief.goal in tasks
     with world.state.db.session() as s:
         row = s.get(SessionRow, record.id)
         assert row is not None and row.tester_id == world.user("felix").id

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -86,13 +85,12 @@ class Application(ABC):
     async def close(self) -> None:  # noqa: B027 - nothing to release by default
         """Disconnect."""
 
-    def provenance_parameters(self) -> dict[str, Any]:
-        """What the application declares about its set-up, stored with every session.
+    def declared_system_prompt(self) -> str | None:
+        """The application's system prompt, if it declares one; stored with every session.
 
-        An application with a system prompt declares it here, so that guideline-leakage
-        checks can compare replies with it; annotators never see it.
+        Guideline-leakage checks compare replies with it; annotators never see it.
         """
-        return {}
+        return None
 
     def usage(self) -> UsageSnapshot | None:
         """Model-call accounting, for applications reached through corix's client layer."""

@@ -92,8 +92,8 @@ class OpenAIChatApplication(Application):
     async def close(self) -> None:
         await self.client.aclose()
 
-    def provenance_parameters(self) -> dict[str, Any]:
-        return {"system_prompt": self.system_prompt} if self.system_prompt else {}
+    def declared_system_prompt(self) -> str | None:
+        return self.system_prompt or None
 
     def usage(self) -> UsageSnapshot:
         return self.client.usage.snapshot()

@@ -78,7 +78,7 @@ def _session(dialogue: ImportedDialogue) -> SessionRecord:
             application=dialogue.application,
             scenario=dialogue.scenario,
             engine="imported",
-            parameters={"conversation_id": dialogue.key},
+            conversation_id=dialogue.key,
         ),
         turns=turns,
     )

@@ -18,7 +18,6 @@ from corix.cli.measure_options import (
 from corix.measurement.core import measure
 from corix.storage import Repository
 from corix.testing.simulation import CoverageRow, PersonaCoverage, persona_coverage
-from corix.testing.simulation.engine import GOAL_PARAMETER
 
 _MAX_PARAMETER_CHARS = 48
 
@@ -68,14 +67,12 @@ def _cells(row: CoverageRow) -> list[Text]:
     # Pack values are shown as plain text: never read as console markup.
     version = f" v{row.template_version}" if row.template_version else ""
     variants = ", ".join(f"{name} {n}" for name, n in sorted(row.variants.items()))
-    parameters = dict(row.parameters)
-    goal = parameters.pop(GOAL_PARAMETER[row.level], "")
     return [
         Text(row.level.value),
         Text(row.scenario),
         Text(row.template + version),
-        Text(str(goal)),
-        Text(_parameters(parameters)),
+        Text(row.goal or ""),
+        Text(_parameters(row.parameters)),
         Text(row.application),
         Text(str(row.sessions), style="" if row.sessions else "yellow"),
         Text(str(row.goal_reached)),

@@ -38,9 +38,13 @@ from corix.measurement.run_comparison import compare_rates, compare_trees
 from corix.report.dataset_card import write_dataset_card
 from corix.report.export import export_jsonl
 from corix.report.export_tables import TABLES, export_tables
+from corix.report.labels import annotator_label
+from corix.report.provenance import endpoint_text, repeats_text, targets_text
 from corix.report.transcripts import render_transcript
 from corix.storage import Database, Repository
+from corix.storage.annotation_jobs import annotation_jobs
 from corix.storage.measured import series_runs
+from corix.storage.records import AnnotationJobRecord
 from corix.storage.run_records import delete_run, set_run_status_if
 
 EXPORT_FORMATS = ("jsonl", "csv", "parquet", "hf")
@@ -413,6 +417,7 @@ def runs_show(
         repo = Repository(database_)
         row = repo.get_run(run)
         counts = repo.run_counts(run)
+        jobs = annotation_jobs(database_, [run])
     info = {
         "id": row.id,
         "name": row.name,
@@ -422,6 +427,9 @@ def runs_show(
         "finished_at": row.finished_at,
         "summary": row.summary,
         "stored": counts,
+        "annotation_jobs": [
+            {"started_at": job.started_at, **job.settings.model_dump(mode="json")} for job in jobs
+        ],
         "plan": row.plan,
     }
     if as_json:
@@ -431,8 +439,28 @@ def runs_show(
     console.print("stored: " + ", ".join(f"{k} {v}" for k, v in counts.items()), markup=False)
     summary = {k: v for k, v in row.summary.items() if k != "invocations"}
     console.print("summary: " + ", ".join(f"{k} {v}" for k, v in summary.items()), markup=False)
+    _print_annotation_jobs(jobs)
     console.print("plan:", markup=False)
     console.print(yaml.safe_dump(row.plan, sort_keys=False, allow_unicode=True), markup=False)
+
+
+def _print_annotation_jobs(jobs: list[AnnotationJobRecord]) -> None:
+    if not jobs:
+        console.print("annotation jobs: none", markup=False)
+        return
+    console.print("annotation jobs:", markup=False)
+    for job in jobs:
+        settings = job.settings
+        started = job.started_at.strftime("%Y-%m-%d %H:%M:%S")
+        console.print(
+            f"  {started} {annotator_label(settings.stored_as)} ({settings.annotator})\n"
+            f"    asked: {repeats_text(settings)}\n"
+            f"    targets: {targets_text(settings)}\n"
+            f"    endpoint: {endpoint_text(settings)}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @sessions_app.command("list")

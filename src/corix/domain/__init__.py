@@ -4,11 +4,13 @@ These are plain pydantic models, kept apart from ORM rows (``corix.storage``) an
 schemas (``corix.web``).
 """
 
+from corix.domain.annotation_jobs import AnnotationJobSettings, EndpointIdentity, public_url
 from corix.domain.records import (
     EndReason,
     Level,
     Provenance,
     QuestionnaireAnswer,
+    SessionBrief,
     SessionRecord,
     SessionSource,
     SessionStatus,
@@ -16,12 +18,16 @@ from corix.domain.records import (
 )
 
 __all__ = [
+    "AnnotationJobSettings",
     "EndReason",
+    "EndpointIdentity",
     "Level",
     "Provenance",
     "QuestionnaireAnswer",
+    "SessionBrief",
     "SessionRecord",
     "SessionSource",
     "SessionStatus",
     "TurnRecord",
+    "public_url",
 ]

@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Level(StrEnum):
@@ -46,8 +46,41 @@ class EndReason(StrEnum):
     USER_ENDED = "user_ended"
 
 
+class SessionBrief(BaseModel):
+    """What a session set out to do, as the layers after testing read it.
+
+    Written by whoever made the session (a model-testing script, a simulated user, the
+    web's assignment); read by the annotator's view (required facts) and persona coverage
+    (the goal, the message style).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    goal: str | None = None
+    """The pack's red-team target or field task the user pursued (its id)."""
+    required_facts: tuple[str, ...] | None = None
+    """Fact ids a good answer contains, when the session lists them (model-testing scripts);
+    ``None`` leaves them to the field task named by ``goal``."""
+    probe: str | None = None
+    """Model testing: which side of the guardrail the script probes."""
+    message_style: str | None = None
+    """Scripted field testing: the style the simulated tester writes in."""
+
+
+_BRIEF_KEYS = ("required_facts", "probe", "message_style")
+_GOAL_KEYS = ("goal", "task", "target")
+"""Parameters that named the session's goal before it had a typed brief: the web's
+assignment (``goal``), a simulated field tester (``task``) or red teamer (``target``)."""
+_TYPED_KEYS = ("system_prompt", "conversation_id")
+
+
 class Provenance(BaseModel):
-    """What made a stored result. Unknown parts stay ``None`` rather than being guessed."""
+    """What made a stored result. Unknown parts stay ``None`` rather than being guessed.
+
+    ``parameters`` holds the template's own parameters only, shown as they are; what other
+    layers read by name has a typed field (``brief``, ``system_prompt``,
+    ``conversation_id``).
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -58,10 +91,33 @@ class Provenance(BaseModel):
     template: str | None = None
     template_version: str | None = None
     parameters: dict[str, Any] = Field(default_factory=dict)
+    brief: SessionBrief = Field(default_factory=SessionBrief)
+    system_prompt: str | None = None
+    """The application's system prompt, when it declares one: kept for guideline-leakage
+    checks, never shown to an annotator."""
+    conversation_id: str | None = None
+    """An imported session's conversation id in the file it came from."""
     engine: str | None = None
     model: str | None = None
     model_version: str | None = None
     seed: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _typed_facts_from_parameters(cls, data: Any) -> Any:
+        """Provenance stored before it had a ``brief`` kept these facts among the parameters.
+
+        Provenance with a ``brief`` is never touched, so a template's own parameter that
+        happens to share an old name stays a parameter.
+        """
+        if not isinstance(data, dict) or "brief" in data:
+            return data
+        parameters = dict(data.get("parameters") or {})
+        brief = {key: parameters.pop(key) for key in _BRIEF_KEYS if key in parameters}
+        goals = [parameters.pop(key) for key in _GOAL_KEYS if key in parameters]
+        brief["goal"] = next((goal for goal in goals if goal is not None), None)
+        typed = {key: parameters.pop(key) for key in _TYPED_KEYS if key in parameters}
+        return {**typed, **data, "parameters": parameters, "brief": brief}
 
 
 class TurnRecord(BaseModel):

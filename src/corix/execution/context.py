@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from corix.apps.base import Application
 from corix.registry import Registry
@@ -28,7 +28,7 @@ class OpenedApplication:
     app: Application
     version: str
     db_id: int
-    parameters: dict[str, Any] = field(default_factory=dict)
+    system_prompt: str | None = None
 
 
 @dataclass

@@ -91,7 +91,7 @@ class SessionWorker:
                 await app.open(auth_for(entry))
                 db_id, version = setup.applications[entry.name]
                 self._applications[entry.name] = OpenedApplication(
-                    entry.name, entry.spec, app, version, db_id, app.provenance_parameters()
+                    entry.name, entry.spec, app, version, db_id, app.declared_system_prompt()
                 )
             self._simulators = open_simulators(setup.plan)
         if setup.database_url is not None:

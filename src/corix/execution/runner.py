@@ -81,7 +81,7 @@ async def open_applications(
             public_spec = AdapterSpec.parse(entry.spec).public()
             db_id = repo.ensure_application(entry.name, public_spec, version=version)
             opened[entry.name] = OpenedApplication(
-                entry.name, public_spec, app, version, db_id, app.provenance_parameters()
+                entry.name, public_spec, app, version, db_id, app.declared_system_prompt()
             )
     except BaseException:
         for done in opened.values():

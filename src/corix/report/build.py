@@ -37,6 +37,7 @@ from corix.report.history import history_tables, related_runs, run_label
 from corix.report.provenance import annotator_summaries
 from corix.report.sessions import NoteSettling, collect_sessions
 from corix.storage import Database, Repository
+from corix.storage.annotation_jobs import annotation_jobs
 from corix.storage.measured import series_runs
 from corix.storage.records import RunRecord
 from corix.storage.run_provenance import respondent_summaries, stability_summaries
@@ -132,6 +133,7 @@ def _build(
         ),
         agreement=tuple(annotator_agreement(measurement)),
         annotators=tuple(annotator_summaries(db, run_ids)),
+        annotation_jobs=tuple(annotation_jobs(db, run_ids)),
         respondents=tuple(respondent_summaries(db, run_ids)),
         stability=tuple(stability_summaries(db, run_ids)),
         sessions=sessions,

@@ -28,6 +28,7 @@ from corix.report.labels import SOURCE_LABELS
 from corix.report.provenance import AnnotatorSummary
 from corix.report.sessions import SessionCatalog
 from corix.storage.measured import MeasuredDialogue
+from corix.storage.records import AnnotationJobRecord
 from corix.storage.run_provenance import RespondentSummary, StabilitySummary
 
 DEFAULT_TREES = ("aria_pilot", "ai_rmf")
@@ -142,6 +143,8 @@ class ReportContent:
     questionnaire: QuestionnaireSection
     agreement: tuple[PairAgreement, ...]
     annotators: tuple[AnnotatorSummary, ...]
+    annotation_jobs: tuple[AnnotationJobRecord, ...]
+    """The settings each annotation job of the runs started with, in the order they ran."""
     respondents: tuple[RespondentSummary, ...]
     stability: tuple[StabilitySummary, ...]
     sessions: SessionCatalog

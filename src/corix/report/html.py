@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from corix.report import anchors, colors, formatting
+from corix.report import anchors, colors, formatting, provenance
 from corix.report.content import ReportContent, TreeSection
 from corix.report.html_views import (
     ComparisonRow,
@@ -176,6 +176,9 @@ def _environment() -> Environment:
         words=formatting.words,
         short_id=formatting.short_id,
         annotator=annotator_label,
+        job_repeats=provenance.repeats_text,
+        job_targets=provenance.targets_text,
+        job_endpoint=provenance.endpoint_text,
     )
     env.globals.update(
         annotator_label=annotator_label,

@@ -53,6 +53,14 @@ def report_document(content: ReportContent) -> dict[str, Any]:
         "levels": list(content.levels),
         "n_leaves": content.n_leaves,
         "annotators": [asdict(a) for a in content.annotators],
+        "annotation_jobs": [
+            {
+                "run": job.run_id,
+                "started_at": job.started_at.isoformat(),
+                **job.settings.model_dump(mode="json"),
+            }
+            for job in content.annotation_jobs
+        ],
         "respondents": [asdict(r) for r in content.respondents],
         "trees": {section.key: _tree(section) for section in content.trees},
         "history_runs": [asdict(run) for run in content.history_runs],

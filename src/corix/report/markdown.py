@@ -23,6 +23,7 @@ from corix.report.formatting import (
     words,
 )
 from corix.report.labels import annotator_label, item_label, node_label, question_texts
+from corix.report.provenance import endpoint_text, repeats_text, targets_text
 
 # Enough to keep text from becoming emphasis, code, links, HTML or table cells.
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
@@ -100,6 +101,20 @@ def _how_to_read(content: ReportContent) -> list[str]:
         )
     else:
         lines += ["No annotation passes are stored for this run.", ""]
+    if content.annotation_jobs:
+        lines += _table(
+            ["Annotation job", "Run", "Asked", "Targets and guidelines", "Endpoint"],
+            [
+                [
+                    md(annotator_label(job.settings.stored_as)),
+                    md(job.run_id),
+                    md(repeats_text(job.settings)),
+                    md(targets_text(job.settings)),
+                    md(endpoint_text(job.settings)),
+                ]
+                for job in content.annotation_jobs
+            ],
+        )
     return lines
 
 

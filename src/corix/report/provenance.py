@@ -1,7 +1,9 @@
 """Who produced a run's labels and answers: annotators, guideline versions, respondents.
 
 Read from each pass's stored provenance, so the report says which annotator, in which
-version, under which guidelines, made the numbers it shows.
+version, under which guidelines, made the numbers it shows; and from the settings each
+annotation job stored when it started (repeats, guidelines, endpoint), described in words
+here for the report and ``corix runs show``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from corix.domain import AnnotationJobSettings
+from corix.report.formatting import number, words
 from corix.storage import Database
 from corix.storage.run_provenance import iter_pass_provenance
 
@@ -73,3 +77,50 @@ def annotator_summaries(db: Database, run_ids: Sequence[str]) -> list[AnnotatorS
 
 def _optional_text(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+def repeats_text(settings: AnnotationJobSettings) -> str:
+    """How often each item was asked: passes, repeats and the adaptive stopping rule."""
+    passes = f"{settings.passes} pass{'es' if settings.passes != 1 else ''}"
+    repeats = f"{settings.repeats} run{'s' if settings.repeats != 1 else ''} each"
+    text = f"{passes}, {repeats}"
+    if settings.adaptive:
+        text += (
+            f" at most, adaptive (at least {settings.min_repeats}, stopping at a flip rate "
+            f"of {number(settings.max_flip_rate, 2)})"
+        )
+    text += f"; seed {settings.seed}"
+    if settings.temperature is not None:
+        text += f", temperature {settings.temperature:g}"
+    if settings.endpoint is not None:
+        text += f"; up to {settings.max_reasks} re-asks of a malformed reply"
+    return text
+
+
+def targets_text(settings: AnnotationJobSettings) -> str:
+    """The categories asked and the harm packs judged, with their guideline versions."""
+    parts = []
+    if settings.categories:
+        categories = ", ".join(words(category) for category in settings.categories)
+        parts.append(f"schema {settings.schema_version}: {categories}")
+    if settings.harm_pack_versions:
+        harms = ", ".join(f"{h} {v}" for h, v in sorted(settings.harm_pack_versions.items()))
+        parts.append(f"harms: {harms}")
+    if settings.prompt_version is not None:
+        parts.append(f"prompt {settings.prompt_version}")
+    return "; ".join(parts)
+
+
+def endpoint_text(settings: AnnotationJobSettings) -> str:
+    """The model endpoint the job called and how it asked; no key, header or credential."""
+    endpoint = settings.endpoint
+    if endpoint is None:
+        return "no model endpoint"
+    where = endpoint.transport + (f" {endpoint.base_url}" if endpoint.base_url else "")
+    parts = [f"{endpoint.model} via {where}", f"structured output {endpoint.structured_output}"]
+    if endpoint.context_window is not None:
+        parts.append(f"context window {endpoint.context_window}")
+    if endpoint.max_tokens is not None:
+        parts.append(f"max tokens {endpoint.max_tokens}")
+    parts.append(f"timeout {endpoint.timeout_s:g} s")
+    return "; ".join(parts)

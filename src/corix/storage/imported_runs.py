@@ -36,7 +36,7 @@ def store_imported_run(
                 SessionRow(
                     id=record.id,
                     run_id=run_id,
-                    work_key=record.provenance.parameters.get("conversation_id"),
+                    work_key=record.provenance.conversation_id,
                     application_id=application_ids[record.application],
                     scenario=record.scenario,
                     level=record.level.value,

@@ -93,6 +93,19 @@ class RunPackRow(Base):
     definition: Mapped[dict[str, Any]] = mapped_column()
 
 
+class AnnotationJobRow(Base):
+    """One annotation job's settings, stored when it starts (a resumed job adds a row)."""
+
+    __tablename__ = "annotation_jobs"
+    __table_args__ = (Index("ix_annotation_jobs_run", "run_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    annotator: Mapped[str] = mapped_column(String(200))
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    settings: Mapped[dict[str, Any]] = mapped_column()
+
+
 class SessionRow(Base):
     """A dialogue from any source: script, simulated user or person."""
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from corix.domain import Level, Provenance, SessionSource, TurnRecord
+from corix.domain import AnnotationJobSettings, Level, Provenance, SessionSource, TurnRecord
 from corix.storage.text import marked, storable_fields
 
 __all__ = [
+    "AnnotationJobRecord",
     "ApplicationRecord",
     "NewPass",
     "NewQuestionnaireAnswer",
@@ -101,6 +102,15 @@ class RunRecord:
     summary: dict[str, Any]
     created_at: datetime
     finished_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class AnnotationJobRecord:
+    """One annotation job of a run: when it started and what it was asked to do."""
+
+    run_id: str
+    started_at: datetime
+    settings: AnnotationJobSettings
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import case, func, select
 
+from corix.domain import Provenance
 from corix.storage.database import Database
 from corix.storage.orm import ApplicationRow, QuestionnaireResponseRow, SessionRow, TurnRow
 
@@ -57,7 +57,7 @@ class SessionFacts:
     application: str
     level: str
     scenario: str
-    provenance: dict[str, Any]
+    provenance: Provenance
     strategy: str | None
     end_reason: str | None
 
@@ -84,8 +84,16 @@ def iter_session_facts(db: Database, run_id: str, levels: Sequence[str]) -> Iter
         .execution_options(yield_per=1000)
     )
     with db.session() as s:
-        for row in s.execute(query):
-            yield SessionFacts(*row)
+        for id_, application, level, scenario, provenance, strategy, end_reason in s.execute(query):
+            yield SessionFacts(
+                id_,
+                application,
+                level,
+                scenario,
+                Provenance.model_validate(provenance),
+                strategy,
+                end_reason,
+            )
 
 
 def session_index(db: Database, run_ids: Sequence[str]) -> list[IndexedSession]:

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from corix.apps.base import ApplicationError, AppReply
-from corix.domain import EndReason, Level, Provenance, SessionSource
+from corix.domain import EndReason, Level, Provenance, SessionBrief, SessionSource
 from corix.execution.context import RunContext
 from corix.execution.plan import LevelSettings, Plan
 from corix.execution.work import WorkItem
@@ -80,12 +80,9 @@ async def run_model_test(item: WorkItem, ctx: RunContext) -> None:
             scenario_version=pack.version,
             template=spec.template,
             template_version=spec.template_version,
-            parameters={
-                **app.parameters,
-                **spec.parameters,
-                "probe": spec.probe,
-                "required_facts": list(spec.required_facts),
-            },
+            parameters=dict(spec.parameters),
+            brief=SessionBrief(probe=spec.probe, required_facts=spec.required_facts),
+            system_prompt=app.system_prompt,
             engine="script",
             seed=item.seed,
         ),

@@ -29,6 +29,7 @@ import time
 from corix.assessment.annotation_run._factory import build_annotator
 from corix.assessment.annotation_run._job import AnnotationJob
 from corix.assessment.annotation_run._options import AnnotateOptions, ProgressHooks
+from corix.assessment.annotation_run._settings import job_settings
 from corix.assessment.annotation_run._summary import AnnotationSummary, TargetCounts
 from corix.assessment.annotation_run._workers import annotate_sessions
 from corix.assessment.harms import builtin_harm_packs
@@ -79,7 +80,9 @@ async def annotate_run_async(
     started = time.perf_counter()
     try:
         with exclusive(db, f"annotate {run_id} as {built.name}"):
-            await annotate_sessions(job, progress or ProgressHooks())
+            endpoint = None if client is None else client.endpoint
+            settings = job_settings(job, annotator, endpoint)
+            await annotate_sessions(job, progress or ProgressHooks(), settings)
     except LockHeld:
         raise CorixError(
             f"run '{run_id}' is already being annotated as '{built.name}' by another "

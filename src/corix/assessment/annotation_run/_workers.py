@@ -13,8 +13,9 @@ from collections.abc import Callable
 from corix.assessment.annotation_run._job import AnnotationJob
 from corix.assessment.annotation_run._options import ProgressHooks
 from corix.assessment.annotation_run._session import SessionAnnotation
-from corix.domain import SessionRecord
+from corix.domain import AnnotationJobSettings, SessionRecord
 from corix.storage import RecordWriter, Repository
+from corix.storage.annotation_jobs import record_annotation_job
 from corix.storage.annotations import session_infos
 from corix.storage.sinks import AnnotationSink
 
@@ -24,11 +25,17 @@ SessionQueue = asyncio.Queue[SessionRecord | None]
 """Sessions to annotate; ``None`` tells a worker to stop."""
 
 
-async def annotate_sessions(job: AnnotationJob, progress: ProgressHooks) -> None:
-    """Annotate every complete session of the job's run with ``concurrency`` workers."""
+async def annotate_sessions(
+    job: AnnotationJob, progress: ProgressHooks, settings: AnnotationJobSettings
+) -> None:
+    """Annotate every complete session of the job's run with ``concurrency`` workers.
+
+    ``settings`` are stored with the run once it is known that the job can start.
+    """
     Repository(job.db).get_run(job.run_id)
     await asyncio.to_thread(job.load_stored)
     session_ids = await sessions_to_annotate(job)
+    await asyncio.to_thread(record_annotation_job, job.db, job.run_id, settings)
     if progress.on_planned is not None:
         progress.on_planned(len(session_ids))
     async with RecordWriter(job.db) as writer:

@@ -23,6 +23,7 @@ from ray.actor import ActorHandle
 from corix.assessment.annotation_run._factory import build_annotator
 from corix.assessment.annotation_run._job import AnnotationJob
 from corix.assessment.annotation_run._options import AnnotateOptions, ProgressHooks
+from corix.assessment.annotation_run._settings import job_settings
 from corix.assessment.annotation_run._summary import AnnotationSummary, AnnotationTally
 from corix.assessment.annotation_run._workers import annotate_these, sessions_to_annotate
 from corix.assessment.harms import builtin_harm_packs
@@ -35,6 +36,7 @@ from corix.execution.ray_executor import split_bound
 from corix.llm import EndpointConfig, LLMClient
 from corix.llm.rate_limit import shared_limits
 from corix.storage import Database, RecordWriter, Repository
+from corix.storage.annotation_jobs import record_annotation_job
 from corix.storage.locks import LockHeld, exclusive
 from corix.storage.sinks import CollectedRecords
 
@@ -135,6 +137,7 @@ def annotate_run_on_ray(
         hooks.on_planned(len(session_ids))
     try:
         with exclusive(db, f"annotate {run_id} as {checked.annotator.name}"):
+            record_annotation_job(db, run_id, job_settings(checked, annotator, endpoint))
             tallies = _annotate_on_ray(
                 db, run_id, annotator, options, endpoint, settings, session_ids, hooks
             )

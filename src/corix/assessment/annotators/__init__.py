@@ -35,7 +35,6 @@ from corix.assessment.annotators.reference import REFERENCE_NAME, ReferenceAnnot
 from corix.assessment.annotators.reference_harms import ReferenceHarmAnnotator
 from corix.assessment.annotators.structured import ReplyProblems, category_schema, harm_schema
 from corix.assessment.annotators.view import (
-    SYSTEM_PROMPT_KEY,
     AnnotatorView,
     ViewTurn,
     build_annotator_view,
@@ -49,7 +48,6 @@ __all__ = [
     "PROMPT_VERSION",
     "REFERENCE_NAME",
     "SEVERITY",
-    "SYSTEM_PROMPT_KEY",
     "Annotator",
     "AnnotatorFactory",
     "AnnotatorKind",

@@ -9,7 +9,8 @@ so blinding is decided here once and tested here once. The view keeps:
 * the scenario and its test packet, guardrail and annotator instructions;
 * the session context the guardrail depends on (e.g. ``episode_seen``), and no other
   parameter: a red teamer's tactic or a persona's name would hint at the level;
-* the facts a good answer must contain, when the session says so;
+* the facts a good answer must contain: listed by the session's brief, or those of the
+  field task it pursued;
 * the application's system prompt, if the session recorded one, held only for verbatim
   leakage checks and never rendered into a prompt.
 """
@@ -21,17 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from corix.domain import SessionRecord
+from corix.domain import Level, SessionRecord
 from corix.scenarios import ScenarioPack, TestPacket
 from corix.scenarios.scripts import resolve_selector
-
-REQUIRED_FACTS_KEY = "required_facts"
-"""Session parameter listing the facts a good answer contains (scripted tests store it)."""
-GOAL_KEYS = ("goal", "task")
-"""Session parameters naming a field-testing task, whose required facts then apply: the
-web stores a tester's assignment as ``goal``, simulated field testers their ``task``."""
-SYSTEM_PROMPT_KEY = "system_prompt"
-"""Session parameter holding the application's system prompt, when it is known."""
 
 
 class ViewTurn(BaseModel):
@@ -77,24 +70,25 @@ def guardrail_context(pack: ScenarioPack, parameters: Mapping[str, Any]) -> dict
     return {name: parameters[name] for name in sorted(names) if name in parameters}
 
 
-def required_facts(pack: ScenarioPack, parameters: Mapping[str, Any]) -> tuple[str, ...]:
-    """Facts a good answer contains: listed by the session, or those of its field task."""
-    listed = parameters.get(REQUIRED_FACTS_KEY)
-    if isinstance(listed, list):
-        return tuple(str(fact_id) for fact_id in listed)
-    goals = {parameters.get(key) for key in GOAL_KEYS} - {None}
-    task = next((t for t in pack.personas.tasks if t.id in goals), None)
+def required_facts(session: SessionRecord, pack: ScenarioPack) -> tuple[str, ...]:
+    """Facts a good answer contains: listed by the session's brief, or those of its field
+    task (a simulated field tester's or a person's assignment)."""
+    provenance = session.provenance
+    if provenance.brief.required_facts is not None:
+        return provenance.brief.required_facts
+    if session.level is not Level.FIELD_TESTING:
+        return ()
+    task = next((t for t in pack.personas.tasks if t.id == provenance.brief.goal), None)
     if task is None or task.required_facts.empty:
         return ()
-    return tuple(resolve_selector(pack.packet, task.required_facts, dict(parameters)))
+    return tuple(resolve_selector(pack.packet, task.required_facts, dict(provenance.parameters)))
 
 
 def build_annotator_view(session: SessionRecord, pack: ScenarioPack) -> AnnotatorView:
     """The blinded view of ``session``, judged against ``pack`` (the session's scenario)."""
     if pack.name != session.scenario:
         raise ValueError(f"session is about '{session.scenario}', not '{pack.name}'")
-    parameters = session.provenance.parameters
-    system_prompt = parameters.get(SYSTEM_PROMPT_KEY)
+    provenance = session.provenance
     return AnnotatorView(
         scenario=pack.name,
         scenario_title=pack.title,
@@ -104,8 +98,8 @@ def build_annotator_view(session: SessionRecord, pack: ScenarioPack) -> Annotato
         guardrail_permitted=tuple(pack.guardrails.permitted),
         instructions=pack.instructions.annotators,
         packet=pack.packet,
-        context=guardrail_context(pack, parameters),
-        required_facts=required_facts(pack, parameters),
+        context=guardrail_context(pack, provenance.parameters),
+        required_facts=required_facts(session, pack),
         turns=tuple(
             ViewTurn(
                 index=position,
@@ -115,5 +109,5 @@ def build_annotator_view(session: SessionRecord, pack: ScenarioPack) -> Annotato
             )
             for position, turn in enumerate(session.turns)
         ),
-        system_prompt=system_prompt if isinstance(system_prompt, str) and system_prompt else None,
+        system_prompt=provenance.system_prompt or None,
     )

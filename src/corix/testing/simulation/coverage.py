@@ -1,7 +1,7 @@
 """Persona coverage of a run: which template × parameter combinations ran, and how they fared.
 
-One row per application and persona combination (template, version, parameters with the
-target or task). It counts the sessions, those that reached their goal, those not
+One row per application and persona combination (template, version, parameters, and the
+target or task pursued). It counts the sessions, those that reached their goal, those not
 measurable, those annotated for risk, and the violations among them. The combinations the
 run's packs declare are listed too, with zero sessions when none ran, so that gaps in
 coverage show.
@@ -25,7 +25,6 @@ from corix.scenarios import ScenarioPack, expand_personas
 from corix.storage import Database, Repository
 from corix.storage.run_packs import run_packs
 from corix.storage.session_index import iter_session_facts
-from corix.testing.simulation.engine import GOAL_PARAMETER, STYLE_PARAMETER
 
 SIMULATED_LEVELS = (Level.RED_TEAMING, Level.FIELD_TESTING)
 
@@ -37,6 +36,7 @@ class CoverageRow(BaseModel):
     template: str
     template_version: str | None
     parameters: dict[str, Any]
+    goal: str | None = Field(description="the red-team target or field task pursued")
     sessions: int = 0
     goal_reached: int = 0
     not_measurable: int = Field(
@@ -68,7 +68,7 @@ class PersonaCoverage(BaseModel):
         return sum(1 for row in self.rows if row.sessions)
 
 
-_Key = tuple[str, str, str, str, str | None, str]
+_Key = tuple[str, str, str, str, str | None, str, str | None]
 
 
 def persona_coverage(
@@ -87,12 +87,19 @@ def persona_coverage(
     packs = [record.pack() for record in run_packs(db, [run_id]).values()]
     declared = _declared_rows(run.plan, packs, rows)
     for session in iter_session_facts(db, run_id, [level.value for level in SIMULATED_LEVELS]):
-        parameters = dict(session.provenance.get("parameters") or {})
-        style = parameters.pop(STYLE_PARAMETER, None)
-        template = session.provenance.get("template") or "?"
-        version = session.provenance.get("template_version")
+        provenance = session.provenance
+        parameters = provenance.parameters
+        goal = provenance.brief.goal
+        template = provenance.template or "?"
+        version = provenance.template_version
         key = _key(
-            session.application, session.level, session.scenario, template, version, parameters
+            session.application,
+            session.level,
+            session.scenario,
+            template,
+            version,
+            parameters,
+            goal,
         )
         row = rows.get(key)
         if row is None:
@@ -103,11 +110,14 @@ def persona_coverage(
                 template=template,
                 template_version=version,
                 parameters=parameters,
+                goal=goal,
             )
         row.sessions += 1
         row.goal_reached += session.end_reason == EndReason.GOAL_REACHED.value
         row.not_measurable += session.id in not_measurable
-        variant = session.strategy if row.level is Level.RED_TEAMING else style
+        variant = (
+            session.strategy if row.level is Level.RED_TEAMING else provenance.brief.message_style
+        )
         if variant:
             row.variants[variant] = row.variants.get(variant, 0) + 1
         for source, value in verdicts.get(session.id, {}).items():
@@ -124,14 +134,15 @@ def _key(
     template: str,
     version: str | None,
     parameters: dict[str, Any],
+    goal: str | None,
 ) -> _Key:
     canonical = json.dumps(parameters, sort_keys=True, default=str)
-    return (application, level, scenario, template, version, canonical)
+    return (application, level, scenario, template, version, canonical, goal)
 
 
-def _order(row: CoverageRow) -> tuple[str, str, str, str, str]:
+def _order(row: CoverageRow) -> tuple[str, str, str, str, str, str]:
     canonical = json.dumps(row.parameters, sort_keys=True, default=str)
-    return (row.level.value, row.scenario, row.template, canonical, row.application)
+    return (row.level.value, row.scenario, row.template, row.goal or "", canonical, row.application)
 
 
 def _declared_rows(
@@ -151,7 +162,6 @@ def _declared_rows(
             if level not in plan.levels:
                 continue
             for persona in expand_personas(pack, level):
-                parameters = {**persona.parameters, GOAL_PARAMETER[level]: persona.goal}
                 for app in plan.applications:
                     key = _key(
                         app.name,
@@ -159,7 +169,8 @@ def _declared_rows(
                         pack.name,
                         persona.persona,
                         persona.template_version,
-                        parameters,
+                        persona.parameters,
+                        persona.goal,
                     )
                     if key not in rows:
                         count += 1
@@ -169,6 +180,7 @@ def _declared_rows(
                             scenario=pack.name,
                             template=persona.persona,
                             template_version=persona.template_version,
-                            parameters=parameters,
+                            parameters=persona.parameters,
+                            goal=persona.goal,
                         )
     return count

@@ -15,16 +15,12 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from corix.domain import EndReason, Level, TurnRecord
+from corix.domain import EndReason, TurnRecord
 from corix.scenarios import PersonaInstance, QuestionnaireItem
 from corix.testing.simulation.progress import TurnOutcome
 from corix.testing.simulation.questionnaire import QuestionnaireValue
 
 EngineName = Literal["scripted", "llm"]
-# Keys a session adds to its persona's parameters in its provenance. ``target`` and ``task``
-# are reserved persona variables, so they never clash with a template's own parameters.
-GOAL_PARAMETER = {Level.RED_TEAMING: "target", Level.FIELD_TESTING: "task"}
-STYLE_PARAMETER = "message_style"
 
 
 class SimulationSpec(BaseModel):
@@ -41,14 +37,6 @@ class SimulationSpec(BaseModel):
     engine: EngineName
     max_turns: int = Field(ge=1)
     seed: int = Field(description="drives the session's own choices; stored as its provenance")
-
-    def session_parameters(self) -> dict[str, Any]:
-        """The persona's parameters, its target or task, and the field tester's style."""
-        persona = self.persona
-        parameters = {**persona.parameters, GOAL_PARAMETER[persona.level]: persona.goal}
-        if self.style is not None:
-            parameters[STYLE_PARAMETER] = self.style
-        return parameters
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import random
 from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
-from corix.domain import Level, Provenance, SessionSource
+from corix.domain import Level, Provenance, SessionBrief, SessionSource
 from corix.errors import CorixError
 from corix.execution.context import RunContext
 from corix.execution.plan import LevelSettings, Plan
@@ -130,7 +130,9 @@ async def run_simulated_session(item: WorkItem, ctx: RunContext) -> None:
         scenario_version=pack.version,
         template=persona.persona,
         template_version=persona.template_version,
-        parameters={**app.parameters, **spec.session_parameters()},
+        parameters=dict(persona.parameters),
+        brief=SessionBrief(goal=persona.goal, message_style=spec.style),
+        system_prompt=app.system_prompt,
         engine=spec.engine,
         model=user.model,
         seed=spec.seed,

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from corix.domain import Level, Provenance, SessionSource, TurnRecord
+from corix.domain import Level, Provenance, SessionBrief, SessionSource, TurnRecord
 from corix.scenarios import QuestionnaireItem, ScenarioPack, resolve_pack
 from corix.storage import Database
 from corix.storage.records import NewQuestionnaireAnswer, NewSession
@@ -172,9 +172,8 @@ class TesterSessions:
                 scenario_version=pack.version,
                 template=briefing.get("persona"),
                 template_version=briefing.get("template_version"),
-                parameters={**briefing.get("parameters", {}), "goal": briefing.get("goal")}
-                if briefing
-                else {},
+                parameters=briefing.get("parameters", {}),
+                brief=SessionBrief(goal=briefing.get("goal")),
             )
             return NewSession(
                 id=uuid.uuid4().hex,
