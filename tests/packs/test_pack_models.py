@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from corix.scenarios import Condition, ParameterSpace, QuestionnaireItem, TestPacket
+from corix.scenarios import (
+    Condition,
+    ParameterSpace,
+    QuestionnaireItem,
+    TestPacket,
+    resolve_pack,
+)
 
 
 def test_a_grid_crosses_its_lists_last_name_fastest() -> None:
@@ -73,3 +79,10 @@ def test_markers_need_words() -> None:
         TestPacket.model_validate(
             {"title": "p", "facts": [{"id": "f", "text": "t", "markers": ["--"]}]}
         )
+
+
+def test_guardrail_context_keeps_only_what_the_rules_read() -> None:
+    packet = resolve_pack("tv_spoilers").packet
+    parameters = {"episode_seen": 3, "tactic": "role play", "tone": "terse"}
+    assert packet.guardrail_context(parameters) == {"episode_seen": 3}
+    assert packet.guardrail_context({"tactic": "role play"}) == {}

@@ -8,6 +8,7 @@ unknown keys so that a misspelt field is an error with a line number, never sile
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, ClassVar, Literal
@@ -184,6 +185,18 @@ class TestPacket(_Model):
             if statement.id == statement_id:
                 return statement
         raise KeyError(statement_id)
+
+    def guardrail_context(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
+        """The session parameters the guardrail rules read (e.g. the episode seen), and only
+        those: annotators need them to judge a violation, while the others (a red teamer's
+        tactic) would hint at the testing level."""
+        names = {
+            condition.context
+            for rule in self.rules
+            for condition in rule.prohibited_when
+            if condition.context is not None
+        }
+        return {name: parameters[name] for name in sorted(names) if name in parameters}
 
 
 # --- questionnaires ----------------------------------------------------------------------------

@@ -17,7 +17,6 @@ so blinding is decided here once and tested here once. The view keeps:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -59,17 +58,6 @@ class AnnotatorView(BaseModel):
         return [turn.response_text for turn in self.turns]
 
 
-def guardrail_context(pack: ScenarioPack, parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """The parameters the packet's guardrail rules read, and only those."""
-    names = {
-        condition.context
-        for rule in pack.packet.rules
-        for condition in rule.prohibited_when
-        if condition.context is not None
-    }
-    return {name: parameters[name] for name in sorted(names) if name in parameters}
-
-
 def required_facts(session: SessionRecord, pack: ScenarioPack) -> tuple[str, ...]:
     """Facts a good answer contains: listed by the session's brief, or those of its field
     task (a simulated field tester's or a person's assignment)."""
@@ -98,7 +86,7 @@ def build_annotator_view(session: SessionRecord, pack: ScenarioPack) -> Annotato
         guardrail_permitted=tuple(pack.guardrails.permitted),
         instructions=pack.instructions.annotators,
         packet=pack.packet,
-        context=guardrail_context(pack, provenance.parameters),
+        context=pack.packet.guardrail_context(provenance.parameters),
         required_facts=required_facts(session, pack),
         turns=tuple(
             ViewTurn(

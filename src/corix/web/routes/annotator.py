@@ -18,7 +18,6 @@ from corix.web.routes._forms import FormValues, RowId
 from corix.web.services import Conflict, InputError, SignedInUser
 from corix.web.services.annotation_forms import checked_answers, read_note
 from corix.web.services.annotation_queue import TaskStatus
-from corix.web.services.briefings import guardrail_context
 from corix.web.services.qualification import gold_prefix
 from corix.web.services.training import GoldDialogue
 from corix.web.state import web_state
@@ -88,7 +87,7 @@ def _gold_title(dialogue: GoldDialogue) -> str:
 
 
 def _gold_context(dialogue: GoldDialogue) -> dict[str, Any]:
-    return guardrail_context(resolve_pack(dialogue.scenario), dialogue.context)
+    return resolve_pack(dialogue.scenario).packet.guardrail_context(dialogue.context)
 
 
 @router.post("/qualification")

@@ -11,7 +11,7 @@ from functools import cache
 from typing import Any
 
 from corix.domain import Level
-from corix.scenarios import PersonaInstance, ScenarioPack, expand_personas, resolve_pack
+from corix.scenarios import PersonaInstance, expand_personas, resolve_pack
 
 
 @cache
@@ -35,18 +35,3 @@ def draw_briefing(scenario: str, level: Level, rng: random.Random) -> dict[str, 
         "goal_description": chosen.goal_description,
         "success_criteria": chosen.success_criteria,
     }
-
-
-def guardrail_context(pack: ScenarioPack, parameters: dict[str, Any]) -> dict[str, Any]:
-    """The session parameters the scenario's guardrail depends on (e.g. the episode seen).
-
-    Annotators need these to judge a violation; other parameters (a red teamer's tactic)
-    would hint at the testing level, so they are left out.
-    """
-    names = {
-        condition.context
-        for rule in pack.packet.rules
-        for condition in rule.prohibited_when
-        if condition.context is not None
-    }
-    return {name: parameters[name] for name in sorted(names) if name in parameters}

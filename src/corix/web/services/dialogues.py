@@ -13,7 +13,6 @@ from typing import Any
 from corix.scenarios import resolve_pack
 from corix.storage.web import Transaction
 from corix.storage.web.dialogues import dialogue
-from corix.web.services.briefings import guardrail_context
 
 
 @dataclass(frozen=True)
@@ -38,6 +37,6 @@ def blind_dialogue(tx: Transaction, session_id: str) -> BlindDialogue:
         raise LookupError(f"no session '{session_id}'")
     return BlindDialogue(
         scenario=stored.scenario,
-        context=guardrail_context(resolve_pack(stored.scenario), stored.parameters),
+        context=resolve_pack(stored.scenario).packet.guardrail_context(stored.parameters),
         turns=[BlindTurn(t.index, t.user_text, t.reply) for t in stored.turns],
     )
