@@ -23,6 +23,7 @@ from corix.llm import (
     TransportError,
 )
 from corix.llm.mock_server import running_mock_server
+from corix.llm.tokens import estimate_messages_tokens, usable_context
 from corix.scenarios import RED_TEAMING_ITEM_IDS
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow
@@ -270,3 +271,53 @@ async def test_the_llm_engine_runs_offline_on_the_built_in_mock(sqlite_db: Datab
     assert [len(s.turns) for s in stored] == [2, 2]
     assert all(s.provenance.model == "corix-mock" for s in stored)
     assert all(t.user_text.startswith("Mock reply") for s in stored for t in s.turns)
+
+
+async def test_a_declared_context_window_keeps_the_oldest_exchanges_out(
+    sqlite_db: Database,
+) -> None:
+    talker = "Tell me more about the Cartographer, please, every detail you know. " * 4
+
+    def keeps_talking(request: ChatRequest) -> str:
+        return _valid_answers(request) if request.response_format is not None else talker
+
+    def endpoint(window: int | None) -> EndpointConfig:
+        return EndpointConfig(
+            name="sim",
+            transport="mock",
+            model="sim-model",
+            max_retries=0,
+            max_tokens=64,
+            context_window=window,
+        )
+
+    # Unfitted, the prompt grows with every turn; the window is set between its first and
+    # last size, so later turns must leave exchanges out.
+    transport = ScriptedTransport(MockModel(keeps_talking))
+    client = LLMClient(endpoint(None), transport=transport)
+    plan = _llm_plan(_recording("window"), sessions=1, max_turns=6)
+    await execute_plan(plan, sqlite_db, simulators={"red_teaming": client})
+    sizes = [estimate_messages_tokens(r.messages) for r in transport.requests]
+    window = int((sizes[0] + sizes[-1]) / 2 / 0.8) + 64
+
+    transport = ScriptedTransport(MockModel(keeps_talking))
+    client = LLMClient(endpoint(window), transport=transport)
+    result = await execute_plan(plan, sqlite_db, simulators={"red_teaming": client})
+
+    budget = usable_context(window) - 64
+    chats = [r for r in transport.requests if r.response_format is None]
+    assert all(r.max_tokens == 64 for r in transport.requests)  # the endpoint's, not 1,024
+    assert all(estimate_messages_tokens(r.messages) <= budget for r in chats)
+    for request in chats:  # the brief and the opening stay, and roles still alternate
+        assert request.messages[0].role == "system"
+        assert request.messages[1].content == prompts.OPENING
+        roles = [m.role for m in request.messages[1:]]
+        assert roles == ["user", "assistant"] * (len(roles) // 2) + ["user"] * (len(roles) % 2)
+    (session,) = sessions(sqlite_db, result.run_id)
+    assert len(session.turns) == 6
+    left_out = [t.meta.get("context_cut", {}).get("messages_left_out", 0) for t in session.turns]
+    assert left_out[0] == 0 and left_out[-1] > 0
+    assert left_out == sorted(left_out) and all(n % 2 == 0 for n in left_out)
+    # What each turn records is what its request left out of the whole history.
+    for turn_no, (request, n) in enumerate(zip(chats, left_out, strict=True)):
+        assert len(request.messages) == 2 + 2 * turn_no - n

@@ -23,14 +23,12 @@ from typing import Any
 
 from corix.assessment.annotators.view import AnnotatorView, ViewTurn
 from corix.llm import ChatMessage
-from corix.llm.tokens import estimate_tokens
+from corix.llm.tokens import estimate_tokens, usable_context
 
 REPLY_RESERVE = 512
 """Tokens kept for the judge's reply when the endpoint sets no ``max_tokens``."""
 REASK_RESERVE = 160
 """Tokens kept for one re-ask message listing what was wrong."""
-SAFETY_SHARE = 0.2
-"""Share of the window kept free because token counts are estimates."""
 MIN_CAP_CHARS = 120
 """Messages are never cut shorter than this: below it a judge reads nothing useful."""
 
@@ -63,16 +61,14 @@ class ContextCut:
 
 def prompt_budget(context_window: int, max_tokens: int | None) -> int:
     """The prompt tokens a window holds beside the reply, one re-ask and the safety share."""
-    usable = int(context_window * (1 - SAFETY_SHARE))
-    return usable - (max_tokens or REPLY_RESERVE) - REASK_RESERVE
+    return usable_context(context_window) - (max_tokens or REPLY_RESERVE) - REASK_RESERVE
 
 
 def fits_window(
     messages: Sequence[ChatMessage], context_window: int, max_tokens: int | None
 ) -> bool:
     """Whether ``messages`` and a reply fit the window, the safety share kept free."""
-    usable = int(context_window * (1 - SAFETY_SHARE))
-    return _tokens(messages) + (max_tokens or REPLY_RESERVE) <= usable
+    return _tokens(messages) + (max_tokens or REPLY_RESERVE) <= usable_context(context_window)
 
 
 def fit_dialogue(

@@ -6,6 +6,12 @@ ends the dialogue with ``[DONE]`` or ``[GIVE UP]``; the brief alone sets how it 
 application sees only the messages. A message that breaks character is not sent: the model
 is told why and asked again, at most ``max_reasks`` times, after which the session ends with
 ``SIMULATOR_ERROR``. The same bound applies to its questionnaire answers.
+
+A message asks for the endpoint's ``max_tokens`` (else :data:`MAX_MESSAGE_TOKENS`). When
+the endpoint declares a ``context_window``, the prompt is fitted to it by one rule: the
+system prompt and the opening stay, and the oldest exchanges (a message of the simulated
+user and the reply it got) are left out until the rest fits; how many messages were left
+out is stored with the turn (``context_cut``).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import Any
 
 from corix.domain import EndReason, TurnRecord
 from corix.llm import ChatMessage, ChatRequest, ChatResponse, LLMClient, ModelCallError
+from corix.llm.tokens import estimate_messages_tokens, usable_context
 from corix.scenarios import QuestionnaireItem
 from corix.testing.simulation import prompts
 from corix.testing.simulation.character import break_character, strip_protocol_tags
@@ -34,6 +41,9 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_REASKS = 2
 MAX_MESSAGE_TOKENS = 1024
+"""The longest message asked for when the endpoint sets no ``max_tokens``."""
+_KEPT_HEAD = 2
+"""The system prompt and the opening request are never left out."""
 
 
 class LLMUser:
@@ -57,6 +67,8 @@ class LLMUser:
         self._seed = seed
         self._temperature = temperature
         self._max_reasks = max_reasks
+        self._max_tokens = client.endpoint.max_tokens or MAX_MESSAGE_TOKENS
+        self._last_left_out = 0
         self._meta: dict[str, Any] = {"engine": "llm"}
         strategy = STRATEGIES.get(spec.strategies[0]) if spec.strategies else None
         if strategy is not None:
@@ -109,9 +121,11 @@ class LLMUser:
                 )
             if problem is None:
                 self._history.append(ChatMessage(role="assistant", content=text))
-                repairs = {"reasks": len(problems), "problems": problems}
+                repairs: dict[str, Any] = {"reasks": len(problems), "problems": problems}
                 if stripped_tags:
                     repairs["stripped_tags"] = stripped_tags
+                if self._last_left_out:
+                    repairs["context_cut"] = {"messages_left_out": self._last_left_out}
                 return Say(text, {**self._meta, **repairs})
             problems.append(problem)
             retry = [
@@ -153,14 +167,31 @@ class LLMUser:
         logger.warning("simulated questionnaire not answered: no usable reply within the bound")
         return {}
 
+    def _left_out(self, messages: Sequence[ChatMessage]) -> int:
+        """How many messages fitting ``messages`` to the context window leaves out."""
+        window = self._client.endpoint.context_window
+        if window is None:
+            return 0
+        budget = usable_context(window) - self._max_tokens
+        left_out = 0
+        # Exchanges go in pairs, so user and assistant messages still alternate.
+        while estimate_messages_tokens(messages) > budget and len(messages) > _KEPT_HEAD + 2:
+            messages = [*messages[:_KEPT_HEAD], *messages[_KEPT_HEAD + 2 :]]
+            left_out += 2
+        return left_out
+
+    def _fitted(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        self._last_left_out = self._left_out(messages)
+        return [*messages[:_KEPT_HEAD], *messages[_KEPT_HEAD + self._last_left_out :]]
+
     async def _chat(
         self, messages: list[ChatMessage], *, response_format: dict[str, Any] | None = None
     ) -> ChatResponse:
         return await self._client.chat(
             ChatRequest(
-                messages=messages,
+                messages=self._fitted(messages),
                 temperature=self._temperature,
-                max_tokens=MAX_MESSAGE_TOKENS,
+                max_tokens=self._max_tokens,
                 seed=self._seed,
                 response_format=response_format,
             )
