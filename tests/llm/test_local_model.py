@@ -139,3 +139,19 @@ def test_long_length_bounds_are_left_out_of_the_grammar() -> None:
             "tags": {"type": "array", "items": {"type": "string"}},
         },
     }
+
+
+def test_small_integer_ranges_become_enums_the_grammar_enforces() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "severity": {"type": "integer", "minimum": 0, "maximum": 7},
+            "count": {"type": "integer", "minimum": 0, "maximum": 1000},
+            "score": {"type": "integer", "minimum": 1},
+        },
+    }
+    assert grammar_schema(schema)["properties"] == {
+        "severity": {"enum": [0, 1, 2, 3, 4, 5, 6, 7]},
+        "count": {"type": "integer", "minimum": 0, "maximum": 1000},  # too wide to spell out
+        "score": {"type": "integer", "minimum": 1},
+    }

@@ -185,16 +185,31 @@ MAX_GRAMMAR_REPEAT = 100
 
 
 def grammar_schema(schema: Any) -> Any:
-    """``schema`` without length bounds above :data:`MAX_GRAMMAR_REPEAT`, for the grammar."""
+    """``schema`` as llama.cpp's grammar can hold it: length bounds above
+    :data:`MAX_GRAMMAR_REPEAT` left out, and small integer ranges spelled out as enums,
+    since its grammar ignores ``minimum`` and ``maximum`` (a judge asked for a severity
+    from 0 to 7 was seen answering 100)."""
     if isinstance(schema, list):
         return [grammar_schema(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
+    values = _integer_range(schema)
+    if values is not None:
+        return {"enum": values}
     return {
         key: grammar_schema(value)
         for key, value in schema.items()
         if not (key in _LONG_REPEAT_KEYS and isinstance(value, int) and value > MAX_GRAMMAR_REPEAT)
     }
+
+
+def _integer_range(schema: dict[str, Any]) -> list[int] | None:
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if schema.get("type") != "integer" or not isinstance(low, int) or not isinstance(high, int):
+        return None
+    if not 0 <= high - low < MAX_GRAMMAR_REPEAT:
+        return None
+    return list(range(low, high + 1))
 
 
 def _raw_completion(completion: dict[str, Any], request: ChatRequest) -> RawCompletion:
