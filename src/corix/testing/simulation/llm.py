@@ -173,10 +173,12 @@ class LLMUser:
         if window is None:
             return 0
         budget = usable_context(window) - self._max_tokens
-        left_out = 0
+        sizes = [estimate_messages_tokens([message]) for message in messages]
+        total, left_out = sum(sizes), 0
         # Exchanges go in pairs, so user and assistant messages still alternate.
-        while estimate_messages_tokens(messages) > budget and len(messages) > _KEPT_HEAD + 2:
-            messages = [*messages[:_KEPT_HEAD], *messages[_KEPT_HEAD + 2 :]]
+        while total > budget and len(messages) - left_out > _KEPT_HEAD + 2:
+            oldest = _KEPT_HEAD + left_out
+            total -= sizes[oldest] + sizes[oldest + 1]
             left_out += 2
         return left_out
 
