@@ -16,7 +16,7 @@ from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.measurement.stored_leaves import iter_questionnaire_answers
 from corix.scenarios import builtin_pack_dir, load_pack, pack_record, resolve_pack
 from corix.storage import Database, Repository
-from corix.storage.run_packs import run_pack, run_packs
+from corix.storage._run_packs import run_pack, run_packs
 
 OWN_WORDING = "The assistant told me what I asked about my own series."
 

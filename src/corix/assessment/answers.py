@@ -24,7 +24,7 @@ from corix.assessment.schema import (
     QuestionType,
 )
 from corix.errors import CorixError
-from corix.storage.records import StoredAnswer
+from corix.storage import StoredAnswer
 
 AnswerValue = str | float
 # Answers are keyed by question and turn; dialogue-level answers have no turn.

@@ -34,9 +34,7 @@ from corix.assessment.schema import AnnotationSchema, load_builtin_schema
 from corix.config import read_config_text
 from corix.config.json_inputs import jsonl_records
 from corix.errors import ConfigError, CorixError
-from corix.storage import Database, Repository
-from corix.storage.annotations import insert_passes, pass_keys, session_infos
-from corix.storage.records import NewPass
+from corix.storage import Database, NewPass, Repository, insert_passes, pass_keys, session_infos
 
 REQUIRED_COLUMNS = ("session_id", "category", "question_id", "annotator", "value")
 OPTIONAL_COLUMNS = ("turn_index", "reasoning", "pass_no")

@@ -20,9 +20,7 @@ from corix.cli.common import (
     print_json,
     wrapping_table,
 )
-from corix.storage import Repository
-from corix.storage.annotations import load_consensus, load_passes
-from corix.storage.records import StoredPass
+from corix.storage import Repository, StoredPass, load_consensus, load_passes
 
 annotations_app = typer.Typer(help="Inspect and import annotations.", no_args_is_help=True)
 

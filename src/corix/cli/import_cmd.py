@@ -12,8 +12,7 @@ from corix.cli.common import DbOption, console, database
 from corix.domain import EndReason, Provenance, SessionRecord, SessionSource, TurnRecord
 from corix.execution import new_run_id
 from corix.scenarios import pack_record, resolve_pack
-from corix.storage import Repository
-from corix.storage.imported_runs import store_imported_run
+from corix.storage import Repository, store_imported_run
 from corix.testing.imported import ImportedDialogue, read_dialogues
 
 NO_REPLY = "no reply was recorded"

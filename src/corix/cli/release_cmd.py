@@ -15,8 +15,7 @@ from corix.release.build import (
     finalize_release,
     review_folder,
 )
-from corix.storage import Repository
-from corix.storage.measured import series_runs
+from corix.storage import Repository, series_runs
 
 DETECTORS = ("regex", "presidio")
 

@@ -41,11 +41,15 @@ from corix.report.export_tables import TABLES, export_tables
 from corix.report.labels import annotator_label
 from corix.report.provenance import endpoint_text, repeats_text, targets_text
 from corix.report.transcripts import render_transcript
-from corix.storage import Database, Repository
-from corix.storage.annotation_jobs import annotation_jobs
-from corix.storage.measured import series_runs
-from corix.storage.records import AnnotationJobRecord
-from corix.storage.run_records import delete_run, set_run_status_if
+from corix.storage import (
+    AnnotationJobRecord,
+    Database,
+    Repository,
+    annotation_jobs,
+    delete_run,
+    series_runs,
+    set_run_status_if,
+)
 
 EXPORT_FORMATS = ("jsonl", "csv", "parquet", "hf")
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from corix.apps.base import Application
 from corix.registry import Registry
-from corix.storage.sinks import RecordSink
+from corix.storage import RecordSink
 
 if TYPE_CHECKING:
     from corix.execution.plan import LevelSettings, Plan

@@ -40,9 +40,7 @@ from corix.execution.work import WorkItem
 from corix.llm import LLMClient
 from corix.llm.rate_limit import shared_limits
 from corix.scenarios import ScenarioPack
-from corix.storage import Database, RecordWriter
-from corix.storage.sinks import CollectedRecords, RecordSink
-from corix.storage.writer import Rejected
+from corix.storage import CollectedRecords, Database, RecordSink, RecordWriter, Rejected
 
 __all__ = ["RayRunExecutor", "split_bound"]
 

@@ -30,10 +30,15 @@ from corix.execution.stopping import RunStopper
 from corix.execution.work import WorkItem
 from corix.llm import LLMClient, ResponseCache
 from corix.scenarios import ScenarioPack, pack_record
-from corix.storage import Database, RecordWriter, Repository
-from corix.storage.repository import web_conflict_message
-from corix.storage.run_packs import run_packs
-from corix.storage.run_records import finish_run, run_totals
+from corix.storage import (
+    Database,
+    RecordWriter,
+    Repository,
+    finish_run,
+    run_packs,
+    run_totals,
+    web_conflict_message,
+)
 
 __all__ = ["RunResult", "execute_plan"]
 

@@ -47,17 +47,18 @@ from corix.measurement.stored_leaves import (
     number_text,
 )
 from corix.measurement.tree_loading import read_tree_text
-from corix.storage import Database
-from corix.storage.annotations import load_passes, pass_annotators
-from corix.storage.measured import (
+from corix.storage import (
+    Database,
     MeasuredDialogue,
+    StoredPass,
     StoredResolution,
     iter_measured_dialogues,
+    load_passes,
     measured_dialogues,
+    pass_annotators,
     series_runs,
     stored_resolutions,
 )
-from corix.storage.records import StoredPass
 
 DEFAULT_RATE_GROUPING = ("harm", "application", "scenario", "level")
 

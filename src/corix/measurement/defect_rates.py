@@ -36,7 +36,7 @@ from corix.measurement.bootstrap import two_stage_resamples
 from corix.measurement.labels import RESOLVED, UNRESOLVED, Verdict
 from corix.measurement.settlement import not_measurable_reason
 from corix.measurement.spec import MeasurementSpec
-from corix.storage.measured import MeasuredDialogue
+from corix.storage import MeasuredDialogue
 
 RATE_COLUMNS = ("source", "annotator", "harm", "application", "scenario", "level")
 WILSON = "wilson"

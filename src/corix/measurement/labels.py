@@ -29,8 +29,7 @@ from corix.assessment import AnnotationSchema, Answer, HarmPack, is_violation
 from corix.assessment.annotators import SEVERITY, AnnotatorKind, harm_of
 from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.settling import SETTLING_RULES, RiskOrder, Settled, Value
-from corix.storage.measured import MeasuredDialogue, StoredResolution
-from corix.storage.records import StoredPass
+from corix.storage import MeasuredDialogue, StoredPass, StoredResolution
 
 GUARDRAIL_VIOLATION = "guardrail_violation"
 RESOLVED = "resolved"

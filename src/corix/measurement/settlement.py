@@ -14,8 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from corix.measurement.labels import RESOLVED, UNRESOLVED, SettledRecord
-from corix.storage.measured import MeasuredDialogue, StoredResolution
-from corix.storage.records import StoredPass
+from corix.storage import MeasuredDialogue, StoredPass, StoredResolution
 
 __all__ = ["AnnotatorInput", "Settlement", "not_measurable_reason", "settlement_of"]
 

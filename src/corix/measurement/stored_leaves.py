@@ -17,9 +17,7 @@ import numpy as np
 
 from corix.measurement.item_wording import item_wordings
 from corix.measurement.leaves import LeafSource, LeafTable
-from corix.storage import Database
-from corix.storage.questionnaires import iter_run_questionnaire_answers
-from corix.storage.run_packs import run_packs
+from corix.storage import Database, iter_run_questionnaire_answers, run_packs
 
 HARM_CATEGORY_PREFIX = "harm:"
 

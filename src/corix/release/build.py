@@ -32,8 +32,7 @@ from corix.release.review import Review, read_review, write_review
 from corix.release.scrub import Located, Scrubber
 from corix.report.dataset_card import write_dataset_card
 from corix.report.export_tables import TABLES, CsvTables, table_rows, write_measurement
-from corix.storage import Database, Repository
-from corix.storage.people import usernames
+from corix.storage import Database, Repository, usernames
 
 __all__ = [
     "REVIEW_FILE",

@@ -36,11 +36,15 @@ from corix.report.content import (
 from corix.report.history import history_tables, related_runs, run_label
 from corix.report.provenance import annotator_summaries
 from corix.report.sessions import NoteSettling, collect_sessions
-from corix.storage import Database, Repository
-from corix.storage.annotation_jobs import annotation_jobs
-from corix.storage.measured import series_runs
-from corix.storage.records import RunRecord
-from corix.storage.run_provenance import respondent_summaries, stability_summaries
+from corix.storage import (
+    Database,
+    Repository,
+    RunRecord,
+    annotation_jobs,
+    respondent_summaries,
+    series_runs,
+    stability_summaries,
+)
 
 
 def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportContent:

@@ -27,9 +27,7 @@ from corix.report.history import RunLabel
 from corix.report.labels import SOURCE_LABELS
 from corix.report.provenance import AnnotatorSummary
 from corix.report.sessions import SessionCatalog
-from corix.storage.measured import MeasuredDialogue
-from corix.storage.records import AnnotationJobRecord
-from corix.storage.run_provenance import RespondentSummary, StabilitySummary
+from corix.storage import AnnotationJobRecord, MeasuredDialogue, RespondentSummary, StabilitySummary
 
 DEFAULT_TREES = ("aria_pilot", "ai_rmf")
 

@@ -25,10 +25,14 @@ from typing import Any
 
 from corix.measurement.core import SettledChunk, SettledChunks
 from corix.report.export_parquet import ParquetTables
-from corix.storage import Repository
-from corix.storage.annotations import load_passes
-from corix.storage.measured import stored_resolutions
-from corix.storage.people import answers_by_session, session_testers, usernames
+from corix.storage import (
+    Repository,
+    answers_by_session,
+    load_passes,
+    session_testers,
+    stored_resolutions,
+    usernames,
+)
 
 _BATCH = 500
 

@@ -15,8 +15,7 @@ from corix.measurement import NodeResult, ScoreTable, TreeSpec, compare_runs, sc
 from corix.measurement.core import stored_leaves
 from corix.measurement.scoring import dimension_ids
 from corix.measurement.spec import MeasurementSpec
-from corix.storage import Database, Repository
-from corix.storage.records import RunRecord
+from corix.storage import Database, Repository, RunRecord
 
 
 @dataclass(frozen=True)

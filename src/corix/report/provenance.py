@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 
 from corix.domain import AnnotationJobSettings
 from corix.report.formatting import number, words
-from corix.storage import Database
-from corix.storage.run_provenance import iter_pass_provenance
+from corix.storage import Database, iter_pass_provenance
 
 
 @dataclass(frozen=True)

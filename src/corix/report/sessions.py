@@ -19,10 +19,14 @@ from corix.assessment.settling import RiskOrder, Value
 from corix.assessment.stability import consensus
 from corix.domain import Level, SessionRecord
 from corix.measurement.stored_leaves import answer_text, leaf_question, number_text
-from corix.storage import Database, Repository
-from corix.storage.annotations import load_passes
-from corix.storage.records import StoredPass
-from corix.storage.session_index import respondent_answers, session_index
+from corix.storage import (
+    Database,
+    Repository,
+    StoredPass,
+    load_passes,
+    respondent_answers,
+    session_index,
+)
 
 _QUERY_CHUNK = 500
 

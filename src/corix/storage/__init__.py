@@ -2,15 +2,132 @@
 
 # Both row modules load with the package, so ``Base.metadata`` always holds every table.
 from corix.storage import orm, orm_web  # noqa: F401
+from corix.storage._annotation_jobs import annotation_jobs, record_annotation_job
+from corix.storage._run_packs import run_pack, run_packs
+from corix.storage._session_index import iter_session_facts, respondent_answers, session_index
+from corix.storage.annotations import (
+    delete_consensus,
+    delete_failed_passes,
+    insert_passes,
+    load_consensus,
+    load_passes,
+    pass_annotators,
+    pass_keys,
+    session_infos,
+)
+from corix.storage.clock import as_utc, is_past, utcnow
 from corix.storage.database import Database, default_url, migrate
-from corix.storage.repository import NotFoundError, Repository
-from corix.storage.writer import RecordWriter
+from corix.storage.imported_runs import store_imported_run
+from corix.storage.locks import LockHeld, exclusive
+from corix.storage.measured import (
+    MeasuredDialogue,
+    StoredResolution,
+    evaluation_runs,
+    iter_measured_dialogues,
+    measured_dialogues,
+    series_runs,
+    stored_resolutions,
+)
+from corix.storage.people import answers_by_session, session_testers, usernames
+from corix.storage.questionnaires import iter_run_questionnaire_answers
+from corix.storage.records import (
+    AnnotationJobRecord,
+    NewPass,
+    NewQuestionnaireAnswer,
+    NewSession,
+    RunRecord,
+    StoredAnswer,
+    StoredConsensus,
+    StoredPass,
+    StoredValue,
+)
+from corix.storage.repository import (
+    NotFoundError,
+    Repository,
+    next_version_name,
+    web_conflict_message,
+)
+from corix.storage.run_provenance import (
+    RespondentSummary,
+    StabilitySummary,
+    iter_pass_provenance,
+    respondent_summaries,
+    stability_summaries,
+)
+from corix.storage.run_records import (
+    FAILED_END_REASONS,
+    delete_run,
+    finish_run,
+    run_totals,
+    set_run_status_if,
+)
+from corix.storage.sinks import AnnotationSink, CollectedRecords, RecordSink
+from corix.storage.text import storable_text
+from corix.storage.writer import RecordWriter, Rejected
 
 __all__ = [
+    "FAILED_END_REASONS",
+    "AnnotationJobRecord",
+    "AnnotationSink",
+    "CollectedRecords",
     "Database",
+    "LockHeld",
+    "MeasuredDialogue",
+    "NewPass",
+    "NewQuestionnaireAnswer",
+    "NewSession",
     "NotFoundError",
+    "RecordSink",
     "RecordWriter",
+    "Rejected",
     "Repository",
+    "RespondentSummary",
+    "RunRecord",
+    "StabilitySummary",
+    "StoredAnswer",
+    "StoredConsensus",
+    "StoredPass",
+    "StoredResolution",
+    "StoredValue",
+    "annotation_jobs",
+    "answers_by_session",
+    "as_utc",
     "default_url",
+    "delete_consensus",
+    "delete_failed_passes",
+    "delete_run",
+    "evaluation_runs",
+    "exclusive",
+    "finish_run",
+    "insert_passes",
+    "is_past",
+    "iter_measured_dialogues",
+    "iter_pass_provenance",
+    "iter_run_questionnaire_answers",
+    "iter_session_facts",
+    "load_consensus",
+    "load_passes",
+    "measured_dialogues",
     "migrate",
+    "next_version_name",
+    "pass_annotators",
+    "pass_keys",
+    "record_annotation_job",
+    "respondent_answers",
+    "respondent_summaries",
+    "run_pack",
+    "run_packs",
+    "run_totals",
+    "series_runs",
+    "session_index",
+    "session_infos",
+    "session_testers",
+    "set_run_status_if",
+    "stability_summaries",
+    "storable_text",
+    "store_imported_run",
+    "stored_resolutions",
+    "usernames",
+    "utcnow",
+    "web_conflict_message",
 ]

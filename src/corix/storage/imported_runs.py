@@ -7,10 +7,10 @@ from typing import Any
 
 from corix.domain import SessionRecord
 from corix.scenarios import PackRecord
+from corix.storage._run_packs import add_run_packs
 from corix.storage.clock import utcnow
 from corix.storage.database import Database
 from corix.storage.orm import RunRow, SessionRow, TurnRow
-from corix.storage.run_packs import add_run_packs
 
 __all__ = ["store_imported_run"]
 

@@ -21,6 +21,7 @@ from corix.domain import (
 )
 from corix.errors import CorixError
 from corix.scenarios import PackRecord
+from corix.storage._run_packs import add_run_packs
 from corix.storage.clock import utcnow
 from corix.storage.database import Database, scalar_chunks
 from corix.storage.orm import (
@@ -32,7 +33,6 @@ from corix.storage.orm import (
     TurnRow,
 )
 from corix.storage.records import ApplicationRecord, RunRecord
-from corix.storage.run_packs import add_run_packs
 from corix.storage.text import storable_text
 
 

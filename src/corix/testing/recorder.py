@@ -11,8 +11,7 @@ from corix.apps.base import AppReply, AppSession
 from corix.domain import EndReason, Provenance, SessionSource, TurnRecord
 from corix.execution.context import RunContext
 from corix.execution.work import WorkItem
-from corix.storage.records import NewQuestionnaireAnswer, NewSession
-from corix.storage.run_records import FAILED_END_REASONS
+from corix.storage import FAILED_END_REASONS, NewQuestionnaireAnswer, NewSession
 
 
 class SessionRecorder:

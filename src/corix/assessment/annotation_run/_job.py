@@ -16,10 +16,14 @@ from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.schema import AnnotationSchema
 from corix.errors import CorixError, unknown_name
 from corix.scenarios import ScenarioPack
-from corix.storage import Database
-from corix.storage.annotations import delete_failed_passes, load_consensus, load_passes
-from corix.storage.records import StoredPass
-from corix.storage.run_packs import run_pack
+from corix.storage import (
+    Database,
+    StoredPass,
+    delete_failed_passes,
+    load_consensus,
+    load_passes,
+    run_pack,
+)
 
 StoredRepeats = dict[int, StoredPass]
 """The stored runs of one (session, target, pass), by repeat number."""

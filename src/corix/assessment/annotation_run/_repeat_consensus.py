@@ -7,7 +7,7 @@ from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.schema import AnnotationSchema
 from corix.assessment.settling import DEFAULT_RULE, SETTLING_RULES, RiskOrder, Value
 from corix.assessment.stability import consensus
-from corix.storage.records import StoredConsensus, StoredPass
+from corix.storage import StoredConsensus, StoredPass
 
 Runs = list[tuple[Answer, ...]]
 """The answers of each successful run of one item."""

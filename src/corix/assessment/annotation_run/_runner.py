@@ -36,8 +36,7 @@ from corix.assessment.harms import builtin_harm_packs
 from corix.assessment.schema import load_builtin_schema
 from corix.errors import CorixError
 from corix.llm import EndpointConfig, LLMClient, ResponseCache
-from corix.storage import Database
-from corix.storage.locks import LockHeld, exclusive
+from corix.storage import Database, LockHeld, exclusive
 
 # The option and summary models live in their own modules; they are re-exported here
 # because they are the vocabulary of these entry points.

@@ -29,9 +29,7 @@ from corix.assessment.annotators import (
 from corix.assessment.answers import answer_records
 from corix.assessment.stability import is_settled
 from corix.domain import SessionRecord
-from corix.storage.annotations import delete_consensus
-from corix.storage.records import NewPass
-from corix.storage.sinks import AnnotationSink
+from corix.storage import AnnotationSink, NewPass, delete_consensus
 
 
 def derive_seed(base: int, pass_no: int, repeat_no: int) -> int:

@@ -14,10 +14,13 @@ from corix.assessment.annotation_run._job import AnnotationJob
 from corix.assessment.annotation_run._options import ProgressHooks
 from corix.assessment.annotation_run._session import SessionAnnotation
 from corix.domain import AnnotationJobSettings, SessionRecord
-from corix.storage import RecordWriter, Repository
-from corix.storage.annotation_jobs import record_annotation_job
-from corix.storage.annotations import session_infos
-from corix.storage.sinks import AnnotationSink
+from corix.storage import (
+    AnnotationSink,
+    RecordWriter,
+    Repository,
+    record_annotation_job,
+    session_infos,
+)
 
 _SESSION_CHUNK = 200
 

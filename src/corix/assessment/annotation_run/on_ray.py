@@ -35,10 +35,15 @@ from corix.execution.ray_dispatch import dispatch_chunks
 from corix.execution.ray_executor import split_bound
 from corix.llm import EndpointConfig, LLMClient
 from corix.llm.rate_limit import shared_limits
-from corix.storage import Database, RecordWriter, Repository
-from corix.storage.annotation_jobs import record_annotation_job
-from corix.storage.locks import LockHeld, exclusive
-from corix.storage.sinks import CollectedRecords
+from corix.storage import (
+    CollectedRecords,
+    Database,
+    LockHeld,
+    RecordWriter,
+    Repository,
+    exclusive,
+    record_annotation_job,
+)
 
 __all__ = ["annotate_run_on_ray"]
 

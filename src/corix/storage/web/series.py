@@ -10,10 +10,10 @@ from datetime import datetime
 from sqlalchemy import func, select, update
 
 from corix.scenarios import PackRecord
+from corix.storage._run_packs import add_run_packs
 from corix.storage.database import Database
 from corix.storage.orm import EvaluationRow, RunRow, SessionRow
 from corix.storage.orm_web import EvaluationSettingsRow
-from corix.storage.run_packs import add_run_packs
 from corix.storage.web.transactions import Transaction, transaction
 
 __all__ = [

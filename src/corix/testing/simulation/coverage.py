@@ -22,9 +22,7 @@ from pydantic import BaseModel, Field
 from corix.domain import EndReason, Level
 from corix.execution.plan import Plan
 from corix.scenarios import ScenarioPack, expand_personas
-from corix.storage import Database, Repository
-from corix.storage.run_packs import run_packs
-from corix.storage.session_index import iter_session_facts
+from corix.storage import Database, Repository, iter_session_facts, run_packs
 
 SIMULATED_LEVELS = (Level.RED_TEAMING, Level.FIELD_TESTING)
 

@@ -24,8 +24,7 @@ from corix.assessment import (
 from corix.measurement.core import Measurement, measure
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.report.labels import annotator_label
-from corix.storage import Database
-from corix.storage.measured import evaluation_runs
+from corix.storage import Database, evaluation_runs
 from corix.storage.web.passes import annotator_kinds
 
 HUMANS = "humans"

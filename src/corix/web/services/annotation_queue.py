@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 from corix.assessment import AnnotationSchema, Answer, Category
 from corix.assessment.annotators import HUMAN_ANNOTATOR_PREFIX
-from corix.storage import Database
-from corix.storage.records import NewPass, StoredAnswer
+from corix.storage import Database, NewPass, StoredAnswer
 from corix.storage.web import Transaction, transaction
 from corix.storage.web import queues as store
 from corix.storage.web.passes import HUMAN

@@ -19,8 +19,7 @@ import anyio
 
 from corix.apps.check import CheckReport, check_application
 from corix.errors import CorixError
-from corix.storage import Database
-from corix.storage.repository import next_version_name
+from corix.storage import Database, next_version_name
 from corix.storage.web import Duplicate, transaction
 from corix.storage.web import applications as store
 from corix.web.services.errors import Conflict, InputError, NotFound

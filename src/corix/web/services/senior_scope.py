@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from corix.assessment import AnnotationSchema, Category
-from corix.storage.records import StoredValue
+from corix.storage import StoredValue
 from corix.storage.web import Transaction, passes, queues
 from corix.storage.web.passes import HumanPass
 from corix.web.services.accounts import SignedInUser

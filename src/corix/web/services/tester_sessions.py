@@ -16,9 +16,7 @@ import anyio
 
 from corix.domain import Level, Provenance, SessionBrief, SessionSource, TurnRecord
 from corix.scenarios import QuestionnaireItem, ScenarioPack, resolve_pack
-from corix.storage import Database
-from corix.storage.records import NewQuestionnaireAnswer, NewSession
-from corix.storage.text import storable_text
+from corix.storage import Database, NewQuestionnaireAnswer, NewSession, storable_text
 from corix.storage.web import Duplicate, Transaction, transaction
 from corix.storage.web import assignments as store
 from corix.storage.web.assignments import AssignmentRecord
