@@ -26,7 +26,7 @@ from corix.cli.common import (
     wrapping_table,
 )
 from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
-from corix.measurement.core import measure
+from corix.measurement import measure
 from corix.storage import Repository
 
 

@@ -27,10 +27,15 @@ from corix.cli.measure_options import (
     SpecOption,
     measurement_spec,
 )
-from corix.measurement.core import DEFAULT_RATE_GROUPING, Measurement, measure, measure_series
-from corix.measurement.defect_rates import DefectRate
-from corix.measurement.judge_error import CorrectedRate
-from corix.measurement.spec import MeasurementSpec
+from corix.measurement import (
+    DEFAULT_RATE_GROUPING,
+    CorrectedRate,
+    DefectRate,
+    Measurement,
+    MeasurementSpec,
+    measure,
+    measure_series,
+)
 from corix.storage import Database, Repository
 
 _GROUPING_KEYS = ("harm", "application", "scenario", "level")

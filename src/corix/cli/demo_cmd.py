@@ -12,7 +12,7 @@ from corix.cli.common import DbOption, console, database
 from corix.cli.defects_cmds import print_defect_rates
 from corix.cli.runs import run_with_progress
 from corix.demo import DEMO_ANNOTATORS, demo_plan
-from corix.measurement.core import measure
+from corix.measurement import measure
 from corix.report import write_report
 
 DEMO_GROUPING = ("application", "harm")

@@ -12,8 +12,7 @@ from rich.text import Text
 from corix.cli.common import DbOption, JsonOption, RunArgument, console, database, fail, print_json
 from corix.cli.exit_codes import ExitCode
 from corix.cli.measure_options import SpecOption, measurement_spec
-from corix.measurement.core import measure
-from corix.measurement.gates import Estimate, GateResult, evaluate_gates
+from corix.measurement import Estimate, GateResult, evaluate_gates, measure
 from corix.storage import Repository
 
 

@@ -13,7 +13,7 @@ import typer
 
 from corix.assessment.settling import SETTLING_RULES
 from corix.cli.common import fail
-from corix.measurement.spec import AnnotatorSelector, MeasurementSpec, load_spec
+from corix.measurement import AnnotatorSelector, MeasurementSpec, load_spec
 
 SpecOption = Annotated[
     Path | None,

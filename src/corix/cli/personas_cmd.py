@@ -15,7 +15,7 @@ from corix.cli.measure_options import (
     SpecOption,
     measurement_spec,
 )
-from corix.measurement.core import measure
+from corix.measurement import measure
 from corix.storage import Repository
 from corix.testing.simulation import CoverageRow, PersonaCoverage, persona_coverage
 

@@ -21,10 +21,16 @@ from corix.cli.measure_options import (
     SpecOption,
     measurement_spec,
 )
-from corix.measurement import TreeSpec, load_tree, score_tree_cli_json
-from corix.measurement.core import measure, stored_answers
-from corix.measurement.filters import FILTER_COLUMNS, LeafFilter
-from corix.measurement.leaves import REQUIRED_COLUMNS
+from corix.measurement import (
+    FILTER_COLUMNS,
+    REQUIRED_COLUMNS,
+    LeafFilter,
+    TreeSpec,
+    load_tree,
+    measure,
+    score_tree_cli_json,
+    stored_answers,
+)
 from corix.report import DEFAULT_TREES, write_report
 from corix.report.formatting import interval, number
 from corix.storage import Repository

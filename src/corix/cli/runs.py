@@ -33,8 +33,7 @@ from corix.execution import PreflightError, RunResult, execute_plan, preflight
 from corix.execution.executor_settings import ExecutorSettings, build_executor
 from corix.execution.plan import Plan, PlanFile, load_plan_file
 from corix.execution.run_status import RunStatus
-from corix.measurement.core import measure, measure_in_chunks
-from corix.measurement.run_comparison import compare_rates, compare_trees
+from corix.measurement import compare_rates, compare_trees, measure, measure_in_chunks
 from corix.report.dataset_card import write_dataset_card
 from corix.report.export import export_jsonl
 from corix.report.export_tables import TABLES, export_tables

@@ -4,8 +4,29 @@ Load a tree (``load_tree("aria_pilot")`` or a YAML path), build a :class:`LeafTa
 answers, and ``score_tree`` it: one :class:`NodeResult` tree per application.
 """
 
+from corix.measurement._stored_leaves import (
+    HARM_CATEGORY_PREFIX,
+    answer_text,
+    leaf_question,
+    leaves_from_answers,
+    number_text,
+)
 from corix.measurement.bootstrap import Resample, two_stage_resamples
 from corix.measurement.comparison import ScoreTable, compare_applications, compare_runs
+from corix.measurement.core import (
+    DEFAULT_RATE_GROUPING,
+    Measurement,
+    SettledChunk,
+    SettledChunks,
+    measure,
+    measure_in_chunks,
+    measure_series,
+    stored_answers,
+    stored_leaves,
+)
+from corix.measurement.defect_rates import DefectRate
+from corix.measurement.filters import FILTER_COLUMNS, LeafFilter
+from corix.measurement.gates import Estimate, GateResult, evaluate_gates
 from corix.measurement.interdependency import (
     Correlation,
     CorrelationMatrix,
@@ -13,7 +34,11 @@ from corix.measurement.interdependency import (
     correlate_across_dialogues,
     spearman_matrix,
 )
+from corix.measurement.item_wording import item_wordings
+from corix.measurement.judge_error import CorrectedRate
+from corix.measurement.labels import GUARDRAIL_VIOLATION
 from corix.measurement.leaves import (
+    REQUIRED_COLUMNS,
     Categorical,
     LeafError,
     LeafSource,
@@ -31,30 +56,47 @@ from corix.measurement.questionnaire_stats import (
     questionnaire_items,
 )
 from corix.measurement.results import NodeProvenance, NodeResult, NodeValue
+from corix.measurement.run_comparison import compare_rates, compare_trees
 from corix.measurement.scoring import (
     DialogueScores,
     dialogues_under,
+    dimension_ids,
     score_by_dialogue,
     score_tree,
     score_tree_cli_json,
     score_tree_per_annotator_kind,
 )
+from corix.measurement.settlement import Settlement
+from corix.measurement.spec import AnnotatorSelector, MeasurementSpec, ResolvedSpec, load_spec
 from corix.measurement.summarizers import SUMMARIZERS, NumericSummarizer, Sample, Summarizer
 from corix.measurement.tree_loading import builtin_trees, load_tree, parse_tree
 from corix.measurement.tree_spec import NodeInstance, TreeSpec
 from corix.measurement.views import ViewGap, compare_views
 
 __all__ = [
+    "DEFAULT_RATE_GROUPING",
+    "FILTER_COLUMNS",
+    "GUARDRAIL_VIOLATION",
+    "HARM_CATEGORY_PREFIX",
+    "REQUIRED_COLUMNS",
     "SUMMARIZERS",
+    "AnnotatorSelector",
     "Categorical",
+    "CorrectedRate",
     "Correlation",
     "CorrelationMatrix",
+    "DefectRate",
     "DialogueScores",
+    "Estimate",
+    "GateResult",
     "GroupComparison",
     "ItemSummary",
     "LeafError",
+    "LeafFilter",
     "LeafSource",
     "LeafTable",
+    "Measurement",
+    "MeasurementSpec",
     "NodeInstance",
     "NodeProvenance",
     "NodeResult",
@@ -62,24 +104,41 @@ __all__ = [
     "NumericSummarizer",
     "PairwiseTest",
     "Resample",
+    "ResolvedSpec",
     "Sample",
     "ScoreTable",
+    "SettledChunk",
+    "SettledChunks",
+    "Settlement",
     "Summarizer",
     "TreeSpec",
     "ViewGap",
     "annotator_kind",
+    "answer_text",
     "builtin_trees",
     "compare_applications",
     "compare_groups",
+    "compare_rates",
     "compare_runs",
+    "compare_trees",
     "compare_views",
     "correlate_across_applications",
     "correlate_across_dialogues",
     "describe_items",
     "dialogues_under",
+    "dimension_ids",
+    "evaluate_gates",
     "holm_adjust",
     "item_key",
+    "item_wordings",
+    "leaf_question",
+    "leaves_from_answers",
+    "load_spec",
     "load_tree",
+    "measure",
+    "measure_in_chunks",
+    "measure_series",
+    "number_text",
     "parse_tree",
     "questionnaire_items",
     "score_by_dialogue",
@@ -87,5 +146,7 @@ __all__ = [
     "score_tree_cli_json",
     "score_tree_per_annotator_kind",
     "spearman_matrix",
+    "stored_answers",
+    "stored_leaves",
     "two_stage_resamples",
 ]

@@ -27,6 +27,13 @@ from corix.assessment import (
 from corix.assessment.annotators import harm_of
 from corix.assessment.settling import SETTLING_RULES, RiskOrder
 from corix.errors import CorixError, unknown_name
+from corix.measurement._stored_leaves import (
+    StoredAnswer,
+    iter_questionnaire_answers,
+    leaf_question,
+    leaves_from_answers,
+    number_text,
+)
 from corix.measurement.defect_rates import DefectRate, defect_rates, dialogue_value
 from corix.measurement.judge_error import CorrectedRate, corrected_rate
 from corix.measurement.labels import (
@@ -39,13 +46,6 @@ from corix.measurement.labels import (
 from corix.measurement.leaves import LeafSource, LeafTable
 from corix.measurement.settlement import Settlement, settlement_of
 from corix.measurement.spec import MeasurementSpec, ResolvedSpec, TreeRef, unknown_selector_error
-from corix.measurement.stored_leaves import (
-    StoredAnswer,
-    iter_questionnaire_answers,
-    leaf_question,
-    leaves_from_answers,
-    number_text,
-)
 from corix.measurement.tree_loading import read_tree_text
 from corix.storage import (
     Database,

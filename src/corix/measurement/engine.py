@@ -392,6 +392,7 @@ class TreeEvaluator:
         k = len(distinct)
         n_cells = len(labels)
         from scipy import sparse  # loaded on use: importing scipy costs about a second
+
         cells = _QuestionCells(
             labels=labels,
             dialogue=dialogue,

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from corix import __version__
 from corix.errors import CorixError
-from corix.measurement.core import Measurement, measure
+from corix.measurement import Measurement, measure
 from corix.release.datasheet import ReleaseStats, render_datasheet
 from corix.release.pii import PiiDetector, PresidioDetector
 from corix.release.pseudonyms import Pseudonymizer, new_salt, read_salt

@@ -13,7 +13,7 @@ from itertools import combinations
 
 from corix.assessment import AgreementReport
 from corix.assessment.schema import QuestionType
-from corix.measurement.core import Measurement
+from corix.measurement import Measurement
 
 
 @dataclass(frozen=True)

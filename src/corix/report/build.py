@@ -8,6 +8,7 @@ from corix.assessment.risk_orders import RiskOrders
 from corix.domain import Level
 from corix.errors import CorixError
 from corix.measurement import (
+    GUARDRAIL_VIOLATION,
     GroupComparison,
     LeafTable,
     TreeSpec,
@@ -17,14 +18,14 @@ from corix.measurement import (
     correlate_across_applications,
     correlate_across_dialogues,
     describe_items,
+    dimension_ids,
+    leaves_from_answers,
     load_tree,
+    measure,
     questionnaire_items,
     score_tree,
+    stored_answers,
 )
-from corix.measurement.core import measure, stored_answers
-from corix.measurement.labels import GUARDRAIL_VIOLATION
-from corix.measurement.scoring import dimension_ids
-from corix.measurement.stored_leaves import leaves_from_answers
 from corix.report.agreement import annotator_agreement
 from corix.report.content import (
     QuestionnaireSection,

@@ -12,16 +12,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from corix.assessment import AnnotationSchema, HarmPack
 from corix.measurement import (
     CorrelationMatrix,
+    DefectRate,
     GroupComparison,
     ItemSummary,
+    MeasurementSpec,
     NodeResult,
+    ResolvedSpec,
     ScoreTable,
+    Settlement,
     TreeSpec,
     ViewGap,
 )
-from corix.measurement.defect_rates import DefectRate
-from corix.measurement.settlement import Settlement
-from corix.measurement.spec import MeasurementSpec, ResolvedSpec
 from corix.report.agreement import PairAgreement
 from corix.report.history import RunLabel
 from corix.report.labels import SOURCE_LABELS

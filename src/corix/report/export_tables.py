@@ -23,7 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from corix.measurement.core import SettledChunk, SettledChunks
+from corix.measurement import SettledChunk, SettledChunks
 from corix.report.export_parquet import ParquetTables
 from corix.storage import (
     Repository,

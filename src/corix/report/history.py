@@ -11,10 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from corix.measurement import NodeResult, ScoreTable, TreeSpec, compare_runs, score_tree
-from corix.measurement.core import stored_leaves
-from corix.measurement.scoring import dimension_ids
-from corix.measurement.spec import MeasurementSpec
+from corix.measurement import (
+    MeasurementSpec,
+    NodeResult,
+    ScoreTable,
+    TreeSpec,
+    compare_runs,
+    dimension_ids,
+    score_tree,
+    stored_leaves,
+)
 from corix.storage import Database, Repository, RunRecord
 
 

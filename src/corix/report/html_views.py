@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from corix.measurement import CorrelationMatrix, NodeResult, TreeSpec
-from corix.measurement.defect_rates import DefectRate
+from corix.measurement import CorrelationMatrix, DefectRate, NodeResult, TreeSpec
 from corix.report.anchors import node_anchor, session_anchor
 from corix.report.colors import EMPTY_COLOUR, ink_on, risk_colour, series_colour
 from corix.report.content import TreeSection

@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from corix.measurement import CorrelationMatrix, ScoreTable
-from corix.measurement.defect_rates import DefectRate
+from corix.measurement import CorrelationMatrix, DefectRate, ScoreTable
 from corix.report.content import ReportContent, TreeSection
 
 FORMAT = "corix.report/1"

@@ -18,9 +18,7 @@ from corix.assessment.annotators import (
     AnnotatorKind,
 )
 from corix.assessment.harms import HarmPack
-from corix.measurement import NodeResult, TreeSpec
-from corix.measurement.item_wording import item_wordings
-from corix.measurement.stored_leaves import HARM_CATEGORY_PREFIX
+from corix.measurement import HARM_CATEGORY_PREFIX, NodeResult, TreeSpec, item_wordings
 from corix.report.formatting import words
 from corix.scenarios import PACK_FOLDERS, resolve_pack
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from corix.measurement import NodeResult
-from corix.measurement.defect_rates import DefectRate
+from corix.measurement import DefectRate, NodeResult
 from corix.report.content import ReportContent, TreeSection
 from corix.report.formatting import (
     EMPTY,

@@ -18,7 +18,7 @@ from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.settling import RiskOrder, Value
 from corix.assessment.stability import consensus
 from corix.domain import Level, SessionRecord
-from corix.measurement.stored_leaves import answer_text, leaf_question, number_text
+from corix.measurement import answer_text, leaf_question, number_text
 from corix.storage import (
     Database,
     Repository,

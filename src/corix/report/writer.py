@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from corix.measurement.spec import MeasurementSpec
+from corix.measurement import MeasurementSpec
 from corix.report.build import build_report, build_series_report
 from corix.report.content import DEFAULT_TREES, ReportSettings
 from corix.report.html import render_html

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from corix.domain import Level
 from corix.errors import ConfigError
-from corix.measurement.spec import MeasurementSpec
+from corix.measurement import MeasurementSpec
 from corix.report import ReportContent, ReportSettings, build_report, export_jsonl, render_html
 from corix.report.build import build_series_report
 from corix.report.json_doc import report_document

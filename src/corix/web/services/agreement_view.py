@@ -21,8 +21,7 @@ from corix.assessment import (
     krippendorff_alpha,
     pairwise_agreement,
 )
-from corix.measurement.core import Measurement, measure
-from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
+from corix.measurement import AnnotatorSelector, Measurement, MeasurementSpec, measure
 from corix.report.labels import annotator_label
 from corix.storage import Database, evaluation_runs
 from corix.storage.web.passes import annotator_kinds
