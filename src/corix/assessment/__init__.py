@@ -9,7 +9,8 @@
 
 The modules above are pure: values in, values out. Two parts read and write the record:
 :mod:`~corix.assessment.annotation_run` (annotating a stored run) and
-:mod:`~corix.assessment.importing` (human labels imported as passes).
+:mod:`~corix.assessment.importing` (human labels imported as passes). Other packages import
+names from here; ``annotation_run`` is the one subpackage with a public surface of its own.
 """
 
 from corix.assessment.agreement import (
@@ -18,13 +19,24 @@ from corix.assessment.agreement import (
     compare,
     compare_per_question,
     krippendorff_alpha,
+    numeric_questions,
     pairwise_agreement,
     read_labels,
 )
+from corix.assessment.annotators import (
+    ANNOTATORS,
+    HUMAN_ANNOTATOR_PREFIX,
+    LLM_ANNOTATOR_PREFIX,
+    SEVERITY,
+    AnnotatorKind,
+    harm_of,
+)
 from corix.assessment.answers import (
     Answer,
+    AnswerKey,
     AnswerProblem,
     AnswerValidationError,
+    AnswerValue,
     categories_for,
     is_shown,
     is_violation,
@@ -39,6 +51,8 @@ from corix.assessment.harms import (
     load_harm_pack,
     load_harm_pack_file,
 )
+from corix.assessment.importing import import_labels
+from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.schema import (
     AnnotationSchema,
     Category,
@@ -48,6 +62,7 @@ from corix.assessment.schema import (
     load_builtin_schema,
     load_schema,
 )
+from corix.assessment.settling import DEFAULT_RULE, SETTLING_RULES, RiskOrder, Settled, Value
 from corix.assessment.stability import (
     Consensus,
     StabilityReport,
@@ -57,11 +72,20 @@ from corix.assessment.stability import (
 )
 
 __all__ = [
+    "ANNOTATORS",
+    "DEFAULT_RULE",
+    "HUMAN_ANNOTATOR_PREFIX",
+    "LLM_ANNOTATOR_PREFIX",
+    "SETTLING_RULES",
+    "SEVERITY",
     "AgreementReport",
     "AnnotationSchema",
+    "AnnotatorKind",
     "Answer",
+    "AnswerKey",
     "AnswerProblem",
     "AnswerValidationError",
+    "AnswerValue",
     "Category",
     "Consensus",
     "DefectDirection",
@@ -70,13 +94,19 @@ __all__ = [
     "Question",
     "QuestionLevel",
     "QuestionType",
+    "RiskOrder",
+    "RiskOrders",
+    "Settled",
     "StabilityReport",
+    "Value",
     "builtin_harm_pack_names",
     "builtin_harm_packs",
     "categories_for",
     "compare",
     "compare_per_question",
     "consensus",
+    "harm_of",
+    "import_labels",
     "is_settled",
     "is_shown",
     "is_violation",
@@ -86,6 +116,7 @@ __all__ = [
     "load_harm_pack_file",
     "load_schema",
     "normalize_value",
+    "numeric_questions",
     "pairwise_agreement",
     "read_labels",
     "stability_report",

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from corix.assessment.agreement import (
+from corix.assessment import (
     AgreementReport,
     compare,
     compare_per_question,

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from corix.assessment.importing import import_labels
+from corix.assessment import import_labels
 from corix.cli.common import (
     DbOption,
     JsonOption,

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from corix.assessment.settling import SETTLING_RULES
+from corix.assessment import SETTLING_RULES
 from corix.cli.common import fail
 from corix.measurement import AnnotatorSelector, MeasurementSpec, load_spec
 

@@ -16,16 +16,17 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from corix.assessment import (
+    SETTLING_RULES,
     AgreementReport,
     AnnotationSchema,
     HarmPack,
     LabelRow,
+    RiskOrder,
     builtin_harm_packs,
     compare_per_question,
+    harm_of,
     load_builtin_schema,
 )
-from corix.assessment.annotators import harm_of
-from corix.assessment.settling import SETTLING_RULES, RiskOrder
 from corix.errors import CorixError, unknown_name
 from corix.measurement._stored_leaves import (
     StoredAnswer,

@@ -31,7 +31,7 @@ from statistics import NormalDist
 import numpy as np
 from pydantic import BaseModel
 
-from corix.assessment.settling import SETTLING_RULES, RiskOrder
+from corix.assessment import SETTLING_RULES, RiskOrder
 from corix.measurement.bootstrap import two_stage_resamples
 from corix.measurement.labels import RESOLVED, UNRESOLVED, Verdict
 from corix.measurement.settlement import not_measurable_reason

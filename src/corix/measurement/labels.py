@@ -25,10 +25,20 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from corix.assessment import AnnotationSchema, Answer, HarmPack, is_violation
-from corix.assessment.annotators import SEVERITY, AnnotatorKind, harm_of
-from corix.assessment.risk_orders import RiskOrders
-from corix.assessment.settling import SETTLING_RULES, RiskOrder, Settled, Value
+from corix.assessment import (
+    SETTLING_RULES,
+    SEVERITY,
+    AnnotationSchema,
+    AnnotatorKind,
+    Answer,
+    HarmPack,
+    RiskOrder,
+    RiskOrders,
+    Settled,
+    Value,
+    harm_of,
+    is_violation,
+)
 from corix.storage import MeasuredDialogue, StoredPass, StoredResolution
 
 GUARDRAIL_VIOLATION = "guardrail_violation"

@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from corix import __version__
-from corix.assessment.settling import DEFAULT_RULE, SETTLING_RULES
+from corix.assessment import DEFAULT_RULE, SETTLING_RULES
 from corix.config import load_yaml_model
 from corix.errors import ConfigError
 

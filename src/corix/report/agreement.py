@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
-from corix.assessment import AgreementReport
-from corix.assessment.schema import QuestionType
+from corix.assessment import AgreementReport, QuestionType
 from corix.measurement import Measurement
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from corix.assessment.risk_orders import RiskOrders
+from corix.assessment import RiskOrders
 from corix.domain import Level
 from corix.errors import CorixError
 from corix.measurement import (

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from corix.assessment import AnnotationSchema, QuestionType
-from corix.assessment.annotators import (
+from corix.assessment import (
     HUMAN_ANNOTATOR_PREFIX,
     LLM_ANNOTATOR_PREFIX,
+    AnnotationSchema,
     AnnotatorKind,
+    HarmPack,
+    QuestionType,
 )
-from corix.assessment.harms import HarmPack
 from corix.measurement import HARM_CATEGORY_PREFIX, NodeResult, TreeSpec, item_wordings
 from corix.report.formatting import words
 from corix.scenarios import PACK_FOLDERS, resolve_pack

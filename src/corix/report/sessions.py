@@ -14,9 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import groupby
 
-from corix.assessment.risk_orders import RiskOrders
-from corix.assessment.settling import RiskOrder, Value
-from corix.assessment.stability import consensus
+from corix.assessment import RiskOrder, RiskOrders, Value, consensus
 from corix.domain import Level, SessionRecord
 from corix.measurement import answer_text, leaf_question, number_text
 from corix.storage import (

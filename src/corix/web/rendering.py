@@ -11,8 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from corix.assessment import Question, QuestionType
-from corix.assessment.annotators import HUMAN_ANNOTATOR_PREFIX
+from corix.assessment import HUMAN_ANNOTATOR_PREFIX, Question, QuestionType
 from corix.scenarios import resolve_pack
 from corix.web.auth import csrf_token, issue_csrf_cookie
 from corix.web.roles import HOME_OF_ROLE, ROLE_LABELS

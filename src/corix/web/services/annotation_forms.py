@@ -9,14 +9,18 @@ import contextlib
 from collections.abc import Mapping
 
 from corix.assessment import (
+    AnnotationSchema,
     Answer,
+    AnswerKey,
     AnswerValidationError,
+    AnswerValue,
     Category,
+    Question,
     QuestionLevel,
+    is_shown,
+    normalize_value,
     validate_answers,
 )
-from corix.assessment.answers import AnswerKey, AnswerValue, is_shown, normalize_value
-from corix.assessment.schema import AnnotationSchema, Question
 from corix.web.services.errors import InputError
 
 MAX_NOTE_CHARS = 5000

@@ -14,8 +14,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from corix.assessment import AnnotationSchema, Answer, Category
-from corix.assessment.annotators import HUMAN_ANNOTATOR_PREFIX
+from corix.assessment import HUMAN_ANNOTATOR_PREFIX, AnnotationSchema, Answer, Category
 from corix.storage import Database, NewPass, StoredAnswer
 from corix.storage.web import Transaction, transaction
 from corix.storage.web import queues as store

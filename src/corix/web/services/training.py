@@ -14,8 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from corix.assessment import AnnotationSchema, Answer, QuestionLevel, normalize_value
-from corix.assessment.answers import is_shown
+from corix.assessment import AnnotationSchema, Answer, QuestionLevel, is_shown, normalize_value
 from corix.config import parse_yaml_model
 from corix.errors import ConfigError
 
