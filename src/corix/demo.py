@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from corix.domain import Level
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
+from corix.execution import ApplicationEntry, LevelSettings, Plan
 from corix.scenarios import list_builtin_packs
 
 # Simulated users per application × scenario at each simulated level: enough to compare the

@@ -29,10 +29,18 @@ from corix.cli.common import (
     wrapping_table,
 )
 from corix.cli.exit_codes import ExitCode
-from corix.execution import PreflightError, RunResult, execute_plan, preflight
-from corix.execution.executor_settings import ExecutorSettings, build_executor
-from corix.execution.plan import Plan, PlanFile, load_plan_file
-from corix.execution.run_status import RunStatus
+from corix.execution import (
+    ExecutorSettings,
+    Plan,
+    PlanFile,
+    PreflightError,
+    RunResult,
+    RunStatus,
+    build_executor,
+    execute_plan,
+    load_plan_file,
+    preflight,
+)
 from corix.measurement import compare_rates, compare_trees, measure, measure_in_chunks
 from corix.report.dataset_card import write_dataset_card
 from corix.report.export import export_jsonl

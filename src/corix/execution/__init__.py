@@ -8,6 +8,7 @@ registers corix's own (:mod:`corix.testing.plugin`). An executor other than the 
 can run the same items.
 """
 
+from corix.execution._preflight import CheckedPlan, PreflightError, Problem, preflight
 from corix.execution.context import (
     LEVEL_PLANNERS,
     WORK_HANDLERS,
@@ -16,6 +17,7 @@ from corix.execution.context import (
     RunContext,
     WorkHandler,
 )
+from corix.execution.executor_settings import ExecutorSettings, build_executor
 from corix.execution.local import LocalExecutor
 from corix.execution.plan import (
     ApplicationEntry,
@@ -25,7 +27,6 @@ from corix.execution.plan import (
     load_plan,
     load_plan_file,
 )
-from corix.execution.preflight import CheckedPlan, PreflightError, Problem, preflight
 from corix.execution.run_planning import auth_for, plan_work
 from corix.execution.run_status import RunStatus, finished_status
 from corix.execution.runner import RunResult, execute_plan, new_run_id
@@ -38,6 +39,7 @@ __all__ = [
     "WORK_HANDLERS",
     "ApplicationEntry",
     "CheckedPlan",
+    "ExecutorSettings",
     "LevelSettings",
     "LocalExecutor",
     "OpenedApplication",
@@ -53,6 +55,7 @@ __all__ = [
     "WorkHandler",
     "WorkItem",
     "auth_for",
+    "build_executor",
     "execute_plan",
     "finished_status",
     "load_plan",

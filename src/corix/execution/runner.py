@@ -19,10 +19,10 @@ from typing import Any
 
 from corix.apps import AdapterSpec, build_application
 from corix.errors import CorixError
+from corix.execution._preflight import PreflightError, Problem, preflight
 from corix.execution.context import OpenedApplication
 from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob, sum_usage
 from corix.execution.plan import Plan, PlanFile
-from corix.execution.preflight import PreflightError, Problem, preflight
 from corix.execution.run_planning import auth_for, plan_work
 from corix.execution.run_status import RunStatus, finished_status
 from corix.execution.simulators import open_simulators

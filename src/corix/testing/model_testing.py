@@ -9,9 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from corix.apps.base import ApplicationError, AppReply
 from corix.domain import EndReason, Level, Provenance, SessionBrief, SessionSource
-from corix.execution.context import RunContext
-from corix.execution.plan import LevelSettings, Plan
-from corix.execution.work import WorkItem
+from corix.execution import LevelSettings, Plan, RunContext, WorkItem
 from corix.scenarios import Probe, ScenarioPack, expand_model_tests
 from corix.testing.recorder import SessionRecorder
 

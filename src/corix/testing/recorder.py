@@ -9,8 +9,7 @@ from typing import Any
 
 from corix.apps.base import AppReply, AppSession
 from corix.domain import EndReason, Provenance, SessionSource, TurnRecord
-from corix.execution.context import RunContext
-from corix.execution.work import WorkItem
+from corix.execution import RunContext, WorkItem
 from corix.storage import FAILED_END_REASONS, NewQuestionnaireAnswer, NewSession
 
 

@@ -29,10 +29,8 @@ from corix.assessment.annotation_run._workers import annotate_these, sessions_to
 from corix.assessment.harms import builtin_harm_packs
 from corix.assessment.schema import load_builtin_schema
 from corix.errors import CorixError
-from corix.execution.executor_settings import ExecutorSettings
-from corix.execution.rate_broker import RateLimitBroker, brokered_limits
-from corix.execution.ray_dispatch import dispatch_chunks
-from corix.execution.ray_executor import split_bound
+from corix.execution import ExecutorSettings
+from corix.execution.on_ray import RateLimitBroker, brokered_limits, dispatch_chunks, split_bound
 from corix.llm import EndpointConfig, LLMClient
 from corix.llm.rate_limit import shared_limits
 from corix.storage import (

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from corix.domain import EndReason, Level
-from corix.execution.plan import Plan
+from corix.execution import Plan
 from corix.scenarios import ScenarioPack, expand_personas
 from corix.storage import Database, Repository, iter_session_facts, run_packs
 

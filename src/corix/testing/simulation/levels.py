@@ -18,9 +18,7 @@ from typing import TypeVar
 
 from corix.domain import Level, Provenance, SessionBrief, SessionSource
 from corix.errors import CorixError
-from corix.execution.context import RunContext
-from corix.execution.plan import LevelSettings, Plan
-from corix.execution.work import WorkItem
+from corix.execution import LevelSettings, Plan, RunContext, WorkItem
 from corix.scenarios import PersonaInstance, QuestionnaireItem, ScenarioPack, expand_personas
 from corix.testing.recorder import SessionRecorder
 from corix.testing.simulation.dialogue import run_dialogue

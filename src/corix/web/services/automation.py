@@ -16,9 +16,7 @@ from pydantic import ValidationError
 
 from corix.domain import Level
 from corix.errors import CorixError
-from corix.execution import execute_plan
-from corix.execution.context import LEVEL_PLANNERS
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
+from corix.execution import LEVEL_PLANNERS, ApplicationEntry, LevelSettings, Plan, execute_plan
 from corix.storage import Database
 from corix.storage.web.applications import ApplicationInfo, auth
 from corix.storage.web.series import link_run
