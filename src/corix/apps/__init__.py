@@ -4,14 +4,18 @@ Adapter kinds register in ``ADAPTERS`` (corix's own in :mod:`corix.apps.plugin`)
 """
 
 from corix.apps.base import Application, ApplicationError, AppReply, AppSession
+from corix.apps.check import DEFAULT_PROMPT, CheckReport, check_application
 from corix.apps.specs import ADAPTERS, AdapterSpec, build_application
 
 __all__ = [
     "ADAPTERS",
+    "DEFAULT_PROMPT",
     "AdapterSpec",
     "AppReply",
     "AppSession",
     "Application",
     "ApplicationError",
+    "CheckReport",
     "build_application",
+    "check_application",
 ]

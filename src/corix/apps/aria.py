@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from corix.apps import aria_base
 from corix.apps.base import Application, ApplicationError, AppReply, AppSession
 from corix.apps.specs import AdapterSpec
-from corix.config.json_inputs import json_object_from_env
+from corix.config import json_object_from_env
 from corix.errors import CorixError
 
 TEAM_MODULE = "aria_dialog_api_team.py"

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from corix.llm.usage import UsageSnapshot
+from corix.llm import UsageSnapshot
 
 
 class AppReply(BaseModel):

@@ -31,8 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from corix.assessment.settling import Value
 from corix.assessment.stability import consensus
-from corix.config import format_location, read_config_text
-from corix.config.json_inputs import jsonl_records
+from corix.config import format_location, jsonl_records, read_config_text
 from corix.errors import ConfigError, CorixError, unknown_name
 
 LABEL_COLUMNS = ("item_id", "annotator", "value")

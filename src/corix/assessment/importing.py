@@ -31,8 +31,7 @@ from corix.assessment.answers import (
 )
 from corix.assessment.harms import HarmPack, builtin_harm_packs
 from corix.assessment.schema import AnnotationSchema, load_builtin_schema
-from corix.config import read_config_text
-from corix.config.json_inputs import jsonl_records
+from corix.config import jsonl_records, read_config_text
 from corix.errors import ConfigError, CorixError
 from corix.storage import Database, NewPass, Repository, insert_passes, pass_keys, session_infos
 

@@ -31,9 +31,7 @@ from corix.cli.common import (
 )
 from corix.cli.exit_codes import ExitCode
 from corix.cli.runs import executor_settings
-from corix.llm import EndpointConfig, ResponseCache
-from corix.llm.endpoint import LOCAL_PREFIX, MOCK_BASE_URL
-from corix.llm.mock_model import MOCK_MODEL_NAME
+from corix.llm import LOCAL_PREFIX, MOCK_BASE_URL, MOCK_MODEL_NAME, EndpointConfig, ResponseCache
 
 
 def _endpoint(

@@ -10,8 +10,7 @@ import typer
 from pydantic import ValidationError
 from rich.text import Text
 
-from corix.apps import AdapterSpec
-from corix.apps.check import DEFAULT_PROMPT, check_application
+from corix.apps import DEFAULT_PROMPT, AdapterSpec, check_application
 from corix.cli.common import console, fail
 
 app_app = typer.Typer(help="Applications under test.", no_args_is_help=True)

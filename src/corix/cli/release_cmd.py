@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from corix.cli.common import DbOption, console, database, fail
-from corix.release.build import (
+from corix.release import (
     REVIEW_FILE,
     ReleaseSettings,
     draft_release,

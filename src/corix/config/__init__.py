@@ -1,5 +1,6 @@
 """Loading pydantic configuration models from YAML with errors that name file, field and line."""
 
+from corix.config.json_inputs import json_object_from_env, jsonl_records
 from corix.config.yaml_loader import (
     ALIAS_BUDGET,
     MAX_DEPTH,
@@ -20,6 +21,8 @@ __all__ = [
     "Location",
     "compose_yaml",
     "format_location",
+    "json_object_from_env",
+    "jsonl_records",
     "line_for",
     "load_yaml_model",
     "parse_yaml_document",

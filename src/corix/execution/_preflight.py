@@ -21,8 +21,7 @@ from corix.errors import CorixError
 from corix.execution.context import LEVEL_PLANNERS
 from corix.execution.plan import Plan, PlanFile
 from corix.execution.run_planning import auth_for, plan_work
-from corix.llm.local_model import resolve_model_file
-from corix.llm.local_transport import require_local_extra
+from corix.llm import require_local_extra, resolve_model_file
 from corix.scenarios import ScenarioPack, resolve_pack
 
 __all__ = ["CONNECT_TIMEOUT_S", "CheckedPlan", "PreflightError", "Problem", "preflight"]

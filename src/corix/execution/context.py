@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from corix.apps.base import Application
+from corix.apps import Application
 from corix.registry import Registry
 from corix.storage import RecordSink
 

@@ -13,8 +13,7 @@ from typing import Any
 
 from ray.actor import ActorHandle
 
-from corix.llm.endpoint import EndpointConfig
-from corix.llm.rate_limit import Limiter, LimiterFactory, RateLimiter
+from corix.llm import EndpointConfig, Limiter, LimiterFactory, RateLimiter
 
 __all__ = ["BrokeredLimiter", "RateLimitBroker", "brokered_limits", "endpoint_key"]
 

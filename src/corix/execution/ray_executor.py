@@ -37,8 +37,7 @@ from corix.execution.run_planning import auth_for
 from corix.execution.runner import model_call_totals
 from corix.execution.simulators import open_simulators
 from corix.execution.work import WorkItem
-from corix.llm import LLMClient
-from corix.llm.rate_limit import shared_limits
+from corix.llm import LLMClient, shared_limits
 from corix.scenarios import ScenarioPack
 from corix.storage import CollectedRecords, Database, RecordSink, RecordWriter, Rejected
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from corix.config.json_inputs import json_object_from_env
+from corix.config import json_object_from_env
 from corix.errors import CorixError
 from corix.execution.context import LEVEL_PLANNERS
 from corix.execution.plan import ApplicationEntry, Plan

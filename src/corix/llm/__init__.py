@@ -7,26 +7,35 @@ client.chat(ChatRequest(...))``. The mock OpenAI-compatible server lives in
 
 from corix.llm.cache import ResponseCache
 from corix.llm.client import LLMClient
-from corix.llm.endpoint import MOCK_BASE_URL, EndpointConfig
+from corix.llm.endpoint import LOCAL_PREFIX, MOCK_BASE_URL, EndpointConfig
 from corix.llm.errors import ModelCallError, TransportError
 from corix.llm.http_transport import OpenAIHTTPTransport
-from corix.llm.mock_model import MockModel, Script
+from corix.llm.local_model import resolve_model_file
+from corix.llm.local_transport import require_local_extra
+from corix.llm.mock_model import MOCK_MODEL_NAME, MockModel, Script
 from corix.llm.models import ChatMessage, ChatRequest, ChatResponse
+from corix.llm.rate_limit import Limiter, LimiterFactory, RateLimiter, shared_limits
 from corix.llm.scripted import ScriptedTransport
+from corix.llm.tokens import estimate_messages_tokens, estimate_tokens, usable_context
 from corix.llm.transport import RawCompletion, Transport
 from corix.llm.usage import EndpointUsage, UsageLedger, UsageSnapshot
 
 __all__ = [
+    "LOCAL_PREFIX",
     "MOCK_BASE_URL",
+    "MOCK_MODEL_NAME",
     "ChatMessage",
     "ChatRequest",
     "ChatResponse",
     "EndpointConfig",
     "EndpointUsage",
     "LLMClient",
+    "Limiter",
+    "LimiterFactory",
     "MockModel",
     "ModelCallError",
     "OpenAIHTTPTransport",
+    "RateLimiter",
     "RawCompletion",
     "ResponseCache",
     "Script",
@@ -35,4 +44,10 @@ __all__ = [
     "TransportError",
     "UsageLedger",
     "UsageSnapshot",
+    "estimate_messages_tokens",
+    "estimate_tokens",
+    "require_local_extra",
+    "resolve_model_file",
+    "shared_limits",
+    "usable_context",
 ]

@@ -9,7 +9,7 @@ from corix.scenarios.checks import (
     check_reply,
     checker_for,
 )
-from corix.scenarios.guardrails import is_prohibited, prohibiting_rules
+from corix.scenarios.guardrails import holds_for_all, is_prohibited, prohibiting_rules
 from corix.scenarios.loader import (
     PACK_FOLDERS,
     builtin_pack_dir,
@@ -42,7 +42,8 @@ from corix.scenarios.models import (
 )
 from corix.scenarios.personas import PERSONA_VARIABLES, PersonaInstance, expand_personas
 from corix.scenarios.records import PackRecord, pack_record
-from corix.scenarios.scripts import ScriptedTest, expand_model_tests
+from corix.scenarios.scripts import ScriptedTest, expand_model_tests, resolve_selector
+from corix.scenarios.text import PhraseIndex, tokenize
 
 __all__ = [
     "FIELD_TESTING_ITEM_IDS",
@@ -66,6 +67,7 @@ __all__ = [
     "ParameterSpace",
     "PersonaInstance",
     "PersonaTemplate",
+    "PhraseIndex",
     "Probe",
     "QuestionnaireItem",
     "RedTeamTarget",
@@ -79,11 +81,14 @@ __all__ = [
     "checker_for",
     "expand_model_tests",
     "expand_personas",
+    "holds_for_all",
     "is_prohibited",
     "list_builtin_packs",
     "load_pack",
     "pack_record",
     "prohibiting_rules",
     "resolve_pack",
+    "resolve_selector",
+    "tokenize",
     "validate_pack",
 ]

@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from corix.config.json_inputs import jsonl_records
-from corix.config.yaml_loader import read_config_text
+from corix.config import jsonl_records, read_config_text
 from corix.domain import Level
 from corix.errors import ConfigError
 from corix.scenarios import PACK_FOLDERS

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from corix.apps.base import ApplicationError, AppReply
+from corix.apps import ApplicationError, AppReply
 from corix.domain import EndReason, Level, Provenance, SessionBrief, SessionSource
 from corix.execution import LevelSettings, Plan, RunContext, WorkItem
 from corix.scenarios import Probe, ScenarioPack, expand_model_tests

@@ -7,7 +7,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from corix.apps.base import AppReply, AppSession
+from corix.apps import AppReply, AppSession
 from corix.domain import EndReason, Provenance, SessionSource, TurnRecord
 from corix.execution import RunContext, WorkItem
 from corix.storage import FAILED_END_REASONS, NewQuestionnaireAnswer, NewSession

@@ -10,8 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from corix.apps.demo.knowledge import MAX_STATEMENTS, Knowledge, Match, covers, top
-from corix.scenarios.guardrails import holds_for_all, prohibiting_rules
-from corix.scenarios.models import GuardrailRule, Statement
+from corix.scenarios import GuardrailRule, Statement, holds_for_all, prohibiting_rules
 
 _MIN_SUPPORT = 0.3  # a permitted statement offered instead must hold at least this share
 

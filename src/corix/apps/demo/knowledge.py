@@ -8,9 +8,7 @@ from dataclasses import dataclass
 
 from corix.apps.demo.reading import ContextReader
 from corix.apps.demo.words import content_terms, stem
-from corix.scenarios import ScenarioPack
-from corix.scenarios.models import Decoy, Statement
-from corix.scenarios.text import tokenize
+from corix.scenarios import Decoy, ScenarioPack, Statement, tokenize
 
 MAX_STATEMENTS = 3  # an answer quotes at most this many statements
 _RELATIVE_CUTOFF = 0.5  # an answer uses statements scoring at least this share of the best

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corix.apps.demo.words import number, stem, stems, word_set
-from corix.scenarios.models import GuardrailRule, TestPacket
-from corix.scenarios.text import PhraseIndex, tokenize
+from corix.scenarios import GuardrailRule, PhraseIndex, TestPacket, tokenize
 
 _PROGRESS_CUES = word_set("seen watched watching finished through caught completed reached on up")
 _WHOLE = word_set("whole entire all")

@@ -12,7 +12,7 @@ from corix.apps.demo.knowledge import Knowledge
 from corix.apps.demo.reading import as_list
 from corix.apps.demo.unguarded import unguarded_answer
 from corix.apps.demo.words import content_terms, stem
-from corix.scenarios.text import tokenize
+from corix.scenarios import tokenize
 
 _ROLE_PLAY = re.compile(
     r"\b(pretend|role ?play|roleplay|in character|act as|imagine you|you are now|"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from corix.scenarios.text import tokenize
+from corix.scenarios import tokenize
 
 
 def word_set(words: str) -> frozenset[str]:

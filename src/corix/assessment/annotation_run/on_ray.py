@@ -31,8 +31,7 @@ from corix.assessment.schema import load_builtin_schema
 from corix.errors import CorixError
 from corix.execution import ExecutorSettings
 from corix.execution.on_ray import RateLimitBroker, brokered_limits, dispatch_chunks, split_bound
-from corix.llm import EndpointConfig, LLMClient
-from corix.llm.rate_limit import shared_limits
+from corix.llm import EndpointConfig, LLMClient, shared_limits
 from corix.storage import (
     CollectedRecords,
     Database,

@@ -36,7 +36,7 @@ from corix.assessment.annotators.cues import Cue
 from corix.assessment.annotators.evidence import DialogueEvidence, TurnEvidence, quote
 from corix.assessment.answers import Answer
 from corix.assessment.schema import NO, YES
-from corix.scenarios.text import tokenize
+from corix.scenarios import tokenize
 
 RULES_VERSION: Final = "aria-reference-rules-1.0"
 

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from corix.assessment.annotators.view import AnnotatorView, ViewTurn
-from corix.llm import ChatMessage
-from corix.llm.tokens import estimate_tokens, usable_context
+from corix.llm import ChatMessage, estimate_tokens, usable_context
 
 REPLY_RESERVE = 512
 """Tokens kept for the judge's reply when the endpoint sets no ``max_tokens``."""

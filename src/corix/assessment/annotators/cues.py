@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 
-from corix.scenarios.text import PhraseIndex
+from corix.scenarios import PhraseIndex
 
 
 class Cue(StrEnum):

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 
 from corix.assessment.annotators.cues import CUES, Cue, content_words
 from corix.assessment.annotators.view import AnnotatorView
-from corix.scenarios import DialogueCheck, PacketCheck, TestPacket, checker_for
-from corix.scenarios.models import Decoy
-from corix.scenarios.text import tokenize
+from corix.scenarios import Decoy, DialogueCheck, PacketCheck, TestPacket, checker_for, tokenize
 
 QUOTE_CHARS = 90
 COMMON_SHARE = 0.2

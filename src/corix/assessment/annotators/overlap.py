@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from corix.scenarios.text import tokenize
+from corix.scenarios import tokenize
 
 
 @dataclass(frozen=True)

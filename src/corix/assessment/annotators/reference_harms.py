@@ -46,9 +46,7 @@ from corix.assessment.annotators.view import AnnotatorView
 from corix.assessment.answers import Answer
 from corix.assessment.harms import HarmPack
 from corix.errors import ConfigError
-from corix.scenarios import TestPacket, checker_for
-from corix.scenarios.models import Decoy
-from corix.scenarios.text import tokenize
+from corix.scenarios import Decoy, TestPacket, checker_for, tokenize
 
 HARM_RULES_VERSION: Final = "harm-reference-rules-1.0"
 REFERENCE_HARMS_VERSION: Final = "1.0"

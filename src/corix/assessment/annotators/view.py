@@ -22,8 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from corix.domain import Level, SessionRecord
-from corix.scenarios import ScenarioPack, TestPacket
-from corix.scenarios.scripts import resolve_selector
+from corix.scenarios import ScenarioPack, TestPacket, resolve_selector
 
 
 class ViewTurn(BaseModel):

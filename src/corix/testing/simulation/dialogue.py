@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from corix.apps.base import Application, ApplicationError, AppReply, AppSession
+from corix.apps import Application, ApplicationError, AppReply, AppSession
 from corix.domain import EndReason, TurnRecord
 from corix.testing.recorder import SessionRecorder
 from corix.testing.simulation.engine import Say, SimulatedUser, Stop

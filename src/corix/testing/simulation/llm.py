@@ -21,8 +21,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from corix.domain import EndReason, TurnRecord
-from corix.llm import ChatMessage, ChatRequest, ChatResponse, LLMClient, ModelCallError
-from corix.llm.tokens import estimate_messages_tokens, usable_context
+from corix.llm import (
+    ChatMessage,
+    ChatRequest,
+    ChatResponse,
+    LLMClient,
+    ModelCallError,
+    estimate_messages_tokens,
+    usable_context,
+)
 from corix.scenarios import QuestionnaireItem
 from corix.testing.simulation import prompts
 from corix.testing.simulation.character import break_character, strip_protocol_tags

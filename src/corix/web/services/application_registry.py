@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 
-from corix.apps.check import CheckReport, check_application
+from corix.apps import CheckReport, check_application
 from corix.errors import CorixError
 from corix.storage import Database, next_version_name
 from corix.storage.web import Duplicate, transaction

@@ -9,8 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from corix.apps import ADAPTERS, AdapterSpec
-from corix.apps.check import CheckReport
+from corix.apps import ADAPTERS, AdapterSpec, CheckReport
 from corix.domain import Level
 from corix.errors import CorixError
 from corix.scenarios import PACK_FOLDERS, pack_record, resolve_pack

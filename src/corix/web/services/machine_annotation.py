@@ -15,8 +15,7 @@ from enum import StrEnum
 from pydantic import ValidationError
 
 from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
-from corix.llm import EndpointConfig, LLMClient
-from corix.llm.mock_model import MOCK_MODEL_NAME
+from corix.llm import MOCK_MODEL_NAME, EndpointConfig, LLMClient
 from corix.storage import Database
 from corix.storage.web.series import run_ids
 from corix.web.services.background import BackgroundTasks
