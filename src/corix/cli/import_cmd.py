@@ -13,7 +13,7 @@ from corix.domain import EndReason, Provenance, SessionRecord, SessionSource, Tu
 from corix.execution import new_run_id
 from corix.scenarios import pack_record, resolve_pack
 from corix.storage import Repository, store_imported_run
-from corix.testing.imported import ImportedDialogue, read_dialogues
+from corix.testing import ImportedDialogue, read_dialogues
 
 NO_REPLY = "no reply was recorded"
 IMPORTED_SPEC = "imported"

@@ -17,7 +17,7 @@ from corix.cli.measure_options import (
 )
 from corix.measurement import measure
 from corix.storage import Repository
-from corix.testing.simulation import CoverageRow, PersonaCoverage, persona_coverage
+from corix.testing import CoverageRow, PersonaCoverage, persona_coverage
 
 _MAX_PARAMETER_CHARS = 48
 

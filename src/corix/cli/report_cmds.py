@@ -31,8 +31,7 @@ from corix.measurement import (
     score_tree_cli_json,
     stored_answers,
 )
-from corix.report import DEFAULT_TREES, write_report
-from corix.report.formatting import interval, number
+from corix.report import DEFAULT_TREES, interval, number, write_report
 from corix.storage import Repository
 
 tree_app = typer.Typer(help="CoRIx trees: show them, score leaves, export a run's leaves.")

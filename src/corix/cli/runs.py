@@ -42,12 +42,17 @@ from corix.execution import (
     preflight,
 )
 from corix.measurement import compare_rates, compare_trees, measure, measure_in_chunks
-from corix.report.dataset_card import write_dataset_card
-from corix.report.export import export_jsonl
-from corix.report.export_tables import TABLES, export_tables
-from corix.report.labels import annotator_label
-from corix.report.provenance import endpoint_text, repeats_text, targets_text
-from corix.report.transcripts import render_transcript
+from corix.report import (
+    TABLES,
+    annotator_label,
+    endpoint_text,
+    export_jsonl,
+    export_tables,
+    render_transcript,
+    repeats_text,
+    targets_text,
+    write_dataset_card,
+)
 from corix.storage import (
     AnnotationJobRecord,
     Database,

@@ -11,11 +11,7 @@ from sqlalchemy.engine import make_url
 
 from corix.cli.common import DbOption, console, database, fail
 from corix.storage import Database
-from corix.web.roles import Role
-from corix.web.services.accounts import Accounts
-from corix.web.services.errors import InputError, ServiceError
-from corix.web.settings import WebSettings
-from corix.web.state import accounts_for
+from corix.web import Accounts, InputError, Role, ServiceError, WebSettings, accounts_for
 
 users_app = typer.Typer(
     help="Manage the people who sign in to the web testbed.", no_args_is_help=True

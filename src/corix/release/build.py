@@ -30,8 +30,7 @@ from corix.release.pii import PiiDetector, PresidioDetector
 from corix.release.pseudonyms import Pseudonymizer, new_salt, read_salt
 from corix.release.review import Review, read_review, write_review
 from corix.release.scrub import Located, Scrubber
-from corix.report.dataset_card import write_dataset_card
-from corix.report.export_tables import TABLES, CsvTables, table_rows, write_measurement
+from corix.report import TABLES, CsvTables, table_rows, write_dataset_card, write_measurement
 from corix.storage import Database, Repository, usernames
 
 __all__ = [

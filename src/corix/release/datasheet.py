@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from corix.report.formatting import words
+from corix.report import words
 
 __all__ = ["ReleaseStats", "render_datasheet"]
 

@@ -6,25 +6,50 @@ statistics, agreement, trade-offs, and the sessions behind every number — and 
 as a self-contained HTML file, Markdown and JSON.
 """
 
-from corix.report.build import build_report
+from corix.report._export_tables import (
+    TABLES,
+    CsvTables,
+    export_tables,
+    table_rows,
+    write_measurement,
+)
+from corix.report.build import build_report, build_series_report
 from corix.report.content import DEFAULT_TREES, ReportContent, ReportSettings
+from corix.report.dataset_card import write_dataset_card
 from corix.report.export import export_jsonl
+from corix.report.formatting import interval, number, words
 from corix.report.html import render_html
 from corix.report.json_doc import report_document
+from corix.report.labels import annotator_label
 from corix.report.markdown import render_markdown
+from corix.report.provenance import endpoint_text, repeats_text, targets_text
 from corix.report.transcripts import render_transcript
 from corix.report.writer import ReportPaths, write_report
 
 __all__ = [
     "DEFAULT_TREES",
+    "TABLES",
+    "CsvTables",
     "ReportContent",
     "ReportPaths",
     "ReportSettings",
+    "annotator_label",
     "build_report",
+    "build_series_report",
+    "endpoint_text",
     "export_jsonl",
+    "export_tables",
+    "interval",
+    "number",
     "render_html",
     "render_markdown",
     "render_transcript",
+    "repeats_text",
     "report_document",
+    "table_rows",
+    "targets_text",
+    "words",
+    "write_dataset_card",
+    "write_measurement",
     "write_report",
 ]

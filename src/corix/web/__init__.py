@@ -7,6 +7,17 @@ storage as the command line.
 
 from corix.web.app import create_app
 from corix.web.roles import Role
+from corix.web.services.accounts import Accounts
+from corix.web.services.errors import InputError, ServiceError
 from corix.web.settings import WebSettings
+from corix.web.state import accounts_for
 
-__all__ = ["Role", "WebSettings", "create_app"]
+__all__ = [
+    "Accounts",
+    "InputError",
+    "Role",
+    "ServiceError",
+    "WebSettings",
+    "accounts_for",
+    "create_app",
+]

@@ -16,9 +16,15 @@ from pydantic import ValidationError
 from corix.domain import Level
 from corix.errors import ConfigError
 from corix.measurement import MeasurementSpec
-from corix.report import ReportContent, ReportSettings, build_report, export_jsonl, render_html
-from corix.report.build import build_series_report
-from corix.report.json_doc import report_document
+from corix.report import (
+    ReportContent,
+    ReportSettings,
+    build_report,
+    build_series_report,
+    export_jsonl,
+    render_html,
+    report_document,
+)
 from corix.scenarios import resolve_pack
 from corix.storage import Repository
 from corix.web.auth import Admin, only_admin

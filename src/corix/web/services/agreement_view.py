@@ -22,7 +22,7 @@ from corix.assessment import (
     pairwise_agreement,
 )
 from corix.measurement import AnnotatorSelector, Measurement, MeasurementSpec, measure
-from corix.report.labels import annotator_label
+from corix.report import annotator_label
 from corix.storage import Database, evaluation_runs
 from corix.storage.web.passes import annotator_kinds
 
