@@ -9,7 +9,7 @@ from corix.llm.cache import ResponseCache
 from corix.llm.client import LLMClient
 from corix.llm.endpoint import MOCK_BASE_URL, EndpointConfig
 from corix.llm.errors import ModelCallError, TransportError
-from corix.llm.http_transport import OpenAIHTTPTransport
+from corix.llm.http_transport import HTTPConnections, OpenAIHTTPTransport
 from corix.llm.mock_model import MockModel, Script
 from corix.llm.models import ChatMessage, ChatRequest, ChatResponse
 from corix.llm.scripted import ScriptedTransport
@@ -23,6 +23,7 @@ __all__ = [
     "ChatResponse",
     "EndpointConfig",
     "EndpointUsage",
+    "HTTPConnections",
     "LLMClient",
     "MockModel",
     "ModelCallError",
