@@ -433,6 +433,11 @@ def runs_show(
         "annotation_jobs": [
             {"started_at": job.started_at, **job.settings.model_dump(mode="json")} for job in jobs
         ],
+        "reports": [
+            {"report_id": report.report_id, "digest": report.digest}
+            | report.settings.model_dump(mode="json")
+            for report in reports
+        ],
         "plan": row.plan,
     }
     if as_json:
