@@ -1,3 +1,5 @@
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,3 +106,16 @@ def test_a_broken_plugin_is_named_in_a_clear_error(
     with pytest.raises(CorixError, match="plugin 'broken' of corix-plugin-broken") as info:
         refresh_plugins()
     assert "RuntimeError: no config" in str(info.value)
+
+
+def test_loading_every_plugin_leaves_the_statistics_libraries_unimported() -> None:
+    # A run loads the registries before its first model call; scipy and scikit-learn
+    # cost seconds to import and a run never uses them, so they load where used.
+    probe = (
+        "import sys; from corix.registry import load_plugins; load_plugins(); "
+        "print(sorted({'scipy', 'sklearn', 'pyarrow', 'plotly'} & set(sys.modules)))"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert shown.strip() == "[]"

@@ -14,15 +14,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 from corix.measurement.bootstrap import Resample
 from corix.measurement.filters import FILTER_COLUMNS
 from corix.measurement.leaves import IntArray, LeafError, LeafSource, LeafTable
 from corix.measurement.summarizers import FloatArray, NumericSummarizer, Sample
 from corix.measurement.tree_spec import NodeInstance, TreeSpec
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 
 @dataclass(frozen=True)
@@ -388,6 +391,7 @@ class TreeEvaluator:
         distinct, value_index = np.unique(value, return_inverse=True)
         k = len(distinct)
         n_cells = len(labels)
+        from scipy import sparse  # loaded on use: importing scipy costs about a second
         cells = _QuestionCells(
             labels=labels,
             dialogue=dialogue,

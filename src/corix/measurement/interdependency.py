@@ -12,7 +12,6 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from corix.measurement.leaves import IntArray, LeafTable
 from corix.measurement.results import NodeResult
@@ -64,6 +63,8 @@ def spearman_matrix(data: FloatArray, names: Sequence[str]) -> CorrelationMatrix
     Each pair uses the units where both are present (not NaN); fewer than three such
     units, or a constant column, leave the pair undefined (NaN).
     """
+    from scipy import stats  # loaded on use: importing scipy costs about a second
+
     k = data.shape[1]
     rho = np.full((k, k), np.nan)
     p_value = np.full((k, k), np.nan)

@@ -27,7 +27,6 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 from corix.measurement.leaves import (
     Categorical,
@@ -125,6 +124,8 @@ def _adjust(p_values: Sequence[float], correction: Correction) -> FloatArray:
     if correction == "holm":
         return holm_adjust(p_values)
     if correction == "bh":
+        from scipy import stats  # loaded on use: importing scipy costs about a second
+
         return np.asarray(stats.false_discovery_control(p_values, method="bh"), dtype=np.float64)
     return np.asarray(p_values, dtype=np.float64)
 
@@ -261,6 +262,8 @@ def compare_groups(
     applications within field testing. The tests run on tester means (see the module
     docstring); a tester who answered in two groups gives one mean to each.
     """
+    from scipy import stats  # loaded on use: importing scipy costs about a second
+
     answers = _Answers(leaves)
     where = dict(where or {})
     mask = answers.rows(item, where)
