@@ -39,6 +39,13 @@ def _app() -> typer.Typer:
     return app
 
 
+async def _small_run(db: Database, run_id: str) -> str:
+    """A labelled run whose session ids are its own, so several share one database."""
+    return await write_synthetic_run(
+        db, run_id=run_id, applications=("alpha", "beta"), sessions_per_cell=1
+    )
+
+
 def _settings(runs: tuple[str, ...], **changes: Any) -> WrittenReportSettings:
     fields: dict[str, Any] = {
         "runs": runs,
@@ -61,8 +68,8 @@ def _settings(runs: tuple[str, ...], **changes: Any) -> WrittenReportSettings:
 async def test_the_stored_settings_read_back_with_every_run_they_cover(
     any_db: Database,
 ) -> None:
-    first = await write_tiny_run(any_db, "run-one")
-    second = await write_tiny_run(any_db, "run-two")
+    first = await _small_run(any_db, "run-one")
+    second = await _small_run(any_db, "run-two")
     settings = _settings((first, second), series="pilot", compare_runs=("run-zero",))
     report_id = record_written_report(any_db, settings)
     stored = written_reports(any_db, [first, second])
@@ -87,8 +94,8 @@ def test_the_digest_follows_what_decides_the_content_not_when_or_where() -> None
 async def test_a_report_stores_exactly_the_settings_it_was_written_with(
     any_db: Database, tmp_path: Path
 ) -> None:
-    earlier = await write_synthetic_run(any_db, run_id="run-a", sessions_per_cell=1, seed=1)
-    run_id = await write_synthetic_run(any_db, run_id="run-b", sessions_per_cell=1, seed=2)
+    earlier = await _small_run(any_db, "run-a")
+    run_id = await _small_run(any_db, "run-b")
     tree_file = tmp_path / "my_tree.yaml"
     shutil.copy(SHIPPED_TREES / "aria_pilot.yaml", tree_file)
     measurement = MeasurementSpec(settling="median", group_annotators_by="annotator")
@@ -179,8 +186,8 @@ async def test_a_report_that_cannot_be_written_stores_nothing(
 async def test_a_series_report_is_stored_with_every_run_of_the_series(
     sqlite_db: Database, tmp_path: Path
 ) -> None:
-    runs = [await write_tiny_run(sqlite_db, name) for name in ("run-m", "run-r")]
-    other = await write_tiny_run(sqlite_db, "run-outside")
+    runs = [await _small_run(sqlite_db, name) for name in ("run-m", "run-r")]
+    other = await _small_run(sqlite_db, "run-outside")
     with sqlite_db.session() as s:
         s.add(EvaluationRow(id="ev-pilot", name="pilot"))
         s.flush()
@@ -251,3 +258,58 @@ async def test_a_database_from_the_previous_version_migrates(
     write_report(any_db, run_id, tmp_path, bootstrap=0, seed=8)
     (record,) = written_reports(any_db, [run_id])
     assert record.settings.seed == 8
+
+
+async def test_a_report_written_again_with_the_settings_of_a_stored_one_matches_it(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    earlier = await _small_run(sqlite_db, "run-earlier")
+    run_id = await _small_run(sqlite_db, "run-later")
+    tree_file = tmp_path / "tree.yaml"
+    shutil.copy(SHIPPED_TREES / "aria_pilot.yaml", tree_file)
+    first_args = ["report", run_id, "--out", str(tmp_path / "first"), "--tree", str(tree_file)]
+    first_args += ["--bootstrap", "15", "--seed", "6", "--settling", "majority"]
+    first_args += ["--compare-runs", earlier, "--db", sqlite_db.url]
+    assert runner.invoke(_app(), first_args).exit_code == 0
+    write_report(sqlite_db, run_id, tmp_path / "default", bootstrap=0)
+    first, default = written_reports(sqlite_db, [run_id])
+
+    again = ["report", run_id, "--out", str(tmp_path / "again"), "--db", sqlite_db.url]
+    latest = runner.invoke(_app(), [*again, "--settings-of", "latest"])
+    assert latest.exit_code == 0, latest.output
+    written = runner.invoke(_app(), [*again, "--settings-of", first.digest[:6]])
+    assert written.exit_code == 0, written.output
+    _, _, reused_latest, reused = written_reports(sqlite_db, [run_id])
+    assert reused.digest == first.digest and reused_latest.digest == default.digest
+    assert reused.settings.compared_runs == (earlier,)
+    assert reused.settings.measurement == first.settings.measurement
+    documents = [
+        json.loads((tmp_path / folder / "report.json").read_text(encoding="utf-8"))
+        for folder in ("first", "again")
+    ]
+    assert documents[0]["trees"] == documents[1]["trees"]
+
+
+async def test_settings_of_refuses_other_settings_unknown_digests_and_edited_trees(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    tree_file = tmp_path / "tree.yaml"
+    shutil.copy(SHIPPED_TREES / "aria_pilot.yaml", tree_file)
+    write_report(sqlite_db, run_id, tmp_path / "first", trees=(tree_file,), bootstrap=0)
+    (record,) = written_reports(sqlite_db, [run_id])
+    again = ["report", run_id, "--out", str(tmp_path / "again"), "--db", sqlite_db.url]
+
+    mixed = runner.invoke(_app(), [*again, "--settings-of", "latest", "--seed", "0"])
+    assert mixed.exit_code == 2
+    assert "--settings-of takes every setting from a stored report: drop --seed" in mixed.output
+    unknown = runner.invoke(_app(), [*again, "--settings-of", "ffffff"])
+    assert isinstance(unknown.exception, CorixError)
+    assert f"no report of run {run_id} has settings 'ffffff' (written: {record.digest})" in str(
+        unknown.exception
+    )
+    tree_file.write_text(tree_file.read_text(encoding="utf-8") + "\n# edited\n", "utf-8")
+    edited = runner.invoke(_app(), [*again, "--settings-of", "latest"])
+    assert isinstance(edited.exception, CorixError)
+    assert f"tree {tree_file} has changed since report {record.digest}" in str(edited.exception)
+    assert len(written_reports(sqlite_db, [run_id])) == 1

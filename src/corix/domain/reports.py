@@ -69,7 +69,8 @@ class WrittenReportSettings(BaseModel):
     @property
     def digest(self) -> str:
         """A short hash of what decides the report's content: not when or where it was
-        written, so two reports of the same record with one digest say the same."""
-        payload = self.model_dump(mode="json", exclude={"written_at", "outputs"})
+        written, nor how the compared runs were asked for (``compared_runs`` says which
+        they were), so two reports of the same record with one digest say the same."""
+        payload = self.model_dump(mode="json", exclude={"written_at", "outputs", "compare_runs"})
         text = json.dumps(payload, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -2,7 +2,8 @@
 
 ``write_report`` makes the record once, from the computed content and the files it writes;
 the report prints it, and storage keeps it with every run the report covers, so
-``corix runs show`` lists the reports made of a run with the same words.
+``corix runs show`` lists the reports made of a run with the same words, and
+``corix report --settings-of`` writes a report again with the settings of one of them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ from datetime import datetime
 from pathlib import Path
 
 from corix.domain import ReportFormat, ReportOutput, ReportTree, WrittenReportSettings
-from corix.report.content import ReportContent
+from corix.errors import CorixError
+from corix.measurement.core import resolve_spec
+from corix.measurement.spec import ResolvedSpec
+from corix.report.content import ReportContent, ReportSettings
+from corix.storage import Database
+from corix.storage.measured import series_runs
+from corix.storage.written_reports import written_reports
+
+LATEST = "latest"
 
 
 def written_settings(
@@ -76,3 +85,51 @@ def settings_line(settings: WrittenReportSettings) -> str:
     if settings.series is not None:
         line += f"; series {settings.series}, runs {', '.join(settings.runs)}"
     return line
+
+
+def stored_report(
+    db: Database, run_id: str | None, series: str | None, which: str
+) -> WrittenReportSettings:
+    """The settings of a report written of ``run_id`` (or of ``series``): the ``latest``,
+    or the latest whose settings digest starts with ``which``."""
+    run_ids = series_runs(db, series) if series is not None else [run_id or ""]
+    reports = {
+        report.report_id: report.settings
+        for report in written_reports(db, run_ids)
+        if report.settings.series == series
+    }
+    matching = [s for s in reports.values() if which == LATEST or s.digest.startswith(which)]
+    if not matching:
+        of = f"series {series}" if series is not None else f"run {run_id}"
+        known = ", ".join(dict.fromkeys(s.digest for s in reversed(reports.values()))) or "none"
+        raise CorixError(f"no report of {of} has settings '{which}' (written: {known})")
+    return matching[-1]
+
+
+def reused_settings(stored: WrittenReportSettings) -> ReportSettings:
+    """The settings to write ``stored``'s report again: the same trees, intervals, runs
+    compared (as resolved then) and measurement specification. A tree file edited since
+    would score differently, so it is refused rather than silently used."""
+    in_force = ResolvedSpec.model_validate(stored.measurement)
+    now = resolve_spec(in_force.spec)
+    changed = [
+        then.tree
+        for then, current in zip(in_force.trees, now.trees, strict=True)
+        if then.sha256 != current.sha256
+    ]
+    if changed:
+        raise CorixError(
+            f"tree {', '.join(changed)} has changed since report {stored.digest} was written "
+            "(its SHA-256 differs); restore it or give the settings as flags"
+        )
+    return ReportSettings(
+        trees=tuple(tree.tree for tree in stored.trees),
+        bootstrap=stored.bootstrap,
+        seed=stored.seed,
+        confidence=stored.confidence,
+        transcripts_per_group=stored.transcripts_per_group,
+        view_gap=stored.view_gap,
+        compare_runs=stored.compared_runs,
+        measurement=in_force.spec,
+        measurement_source=stored.measurement_source,
+    )
