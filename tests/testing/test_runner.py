@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import func, select
 
@@ -16,6 +17,7 @@ from corix.domain import EndReason, Level, SessionSource
 from corix.errors import ConfigError, CorixError
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_plan
+from corix.llm import EndpointConfig
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.scenarios import expand_model_tests, resolve_pack
 from corix.storage import Database, Repository
@@ -186,3 +188,35 @@ async def test_summary_counts_model_calls_and_retries(sqlite_db: Database) -> No
     # The system prompt is provenance (for guideline-leakage checks), stored with each session.
     session = next(Repository(sqlite_db).iter_sessions(result.run_id))
     assert session.provenance.system_prompt == "You are the Halloway Signal guide."
+
+
+async def test_a_dialogues_user_and_application_share_their_connections(
+    sqlite_db: Database,
+) -> None:
+    # Six simulated users talk to an application on the same server, one call of each
+    # dialogue in flight at a time: six connections carry everything, where a pool per
+    # client would open six for the users and six more for the application.
+    async with running_mock_server(MockServerConfig(latency_ms=50)) as base_url:
+        plan = Plan(
+            name="t",
+            seed=5,
+            applications=[
+                ApplicationEntry(name="m", spec=f"openai:{base_url}?model=corix-mock&concurrency=6")
+            ],
+            scenarios=["tv_spoilers"],
+            levels={
+                Level.RED_TEAMING: LevelSettings(
+                    sessions=6,
+                    max_turns=3,
+                    engine="llm",
+                    simulator=EndpointConfig(base_url=base_url, model="corix-mock"),
+                )
+            },
+            concurrency=6,
+        )
+        result = await execute_plan(plan, sqlite_db)
+        async with httpx.AsyncClient() as client:
+            stats = (await client.get(base_url.removesuffix("/v1") + "/mock/stats")).json()
+    assert result.stats["turns"] == 6 * 3 and result.stats["error_turns"] == 0
+    assert stats["requests"] >= 6 * (2 * 3)  # every turn is a user call and an application call
+    assert stats["connections"] <= 6

@@ -153,7 +153,7 @@ def _chat_application(
     seed = options.get("seed")
     return OpenAIChatApplication(
         endpoint,
-        client=LLMClient(endpoint, cache=spec.cache),
+        client=LLMClient(endpoint, cache=spec.cache, connections=spec.connections),
         model=model,
         system_prompt=options.get("system"),
         temperature=_optional_float(options.get("temperature")),

@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl
 
 from corix.apps.base import Application
 from corix.errors import CorixError
-from corix.llm import ResponseCache
+from corix.llm import HTTPConnections, ResponseCache
 from corix.registry import Registry
 
 
@@ -26,6 +26,8 @@ class AdapterSpec:
     options: dict[str, Any] = field(default_factory=dict)
     cache: ResponseCache | None = field(default=None, compare=False)
     """The response cache of the run, for adapters whose calls go through the client layer."""
+    connections: HTTPConnections | None = field(default=None, compare=False)
+    """The run's shared HTTP connections, for the same adapters."""
 
     @classmethod
     def parse(cls, spec: str, options: Mapping[str, Any] | None = None) -> AdapterSpec:
@@ -50,11 +52,16 @@ ADAPTERS: Registry[AdapterFactory] = Registry("adapter kind")
 
 
 def build_application(
-    spec: str, options: Mapping[str, Any] | None = None, *, cache: ResponseCache | None = None
+    spec: str,
+    options: Mapping[str, Any] | None = None,
+    *,
+    cache: ResponseCache | None = None,
+    connections: HTTPConnections | None = None,
 ) -> Application:
     """Make the application named by ``spec``; unknown kinds list the known ones.
 
-    ``cache`` belongs to the caller, who closes it after the application.
+    ``cache`` and ``connections`` belong to the caller, who closes them after the
+    application.
     """
-    parsed = replace(AdapterSpec.parse(spec, options), cache=cache)
+    parsed = replace(AdapterSpec.parse(spec, options), cache=cache, connections=connections)
     return ADAPTERS.get(parsed.kind)(parsed)

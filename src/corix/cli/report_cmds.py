@@ -31,8 +31,17 @@ from corix.measurement import (
     score_tree_cli_json,
     stored_answers,
 )
-from corix.report import DEFAULT_TREES, interval, number, write_report
-from corix.storage import Repository
+from corix.report import (
+    DEFAULT_TREES,
+    ReportPaths,
+    ReportSettings,
+    interval,
+    number,
+    reused_settings,
+    stored_report,
+    write_report,
+)
+from corix.storage import Database, Repository
 
 tree_app = typer.Typer(help="CoRIx trees: show them, score leaves, export a run's leaves.")
 
@@ -50,7 +59,23 @@ BootstrapOption = Annotated[
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")]
 
 
+# The options that make a report's settings, which ``--settings-of`` takes from a stored one.
+_SETTING_PARAMETERS = (
+    "tree",
+    "bootstrap",
+    "seed",
+    "transcripts",
+    "compare_runs",
+    "spec",
+    "settling",
+    "group_annotators_by",
+    "annotator",
+    "kind",
+)
+
+
 def report_command(
+    ctx: typer.Context,
     run: Annotated[str | None, typer.Argument(help="Run id (or --series NAME).")] = None,
     series: SeriesOption = None,
     out: Annotated[
@@ -81,33 +106,79 @@ def report_command(
     group_annotators_by: GroupByOption = None,
     annotator: AnnotatorsOption = None,
     kind: KindsOption = None,
+    settings_of: Annotated[
+        str | None,
+        typer.Option(
+            "--settings-of",
+            help="Write again with the settings of a report written before: its settings "
+            "digest as `corix runs show` lists it (a prefix will do), or 'latest'. It takes "
+            "every setting, so give no other.",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Write a run's (or a series') CoRIx report: self-contained HTML, Markdown and JSON."""
     if (run is None) == (series is None):
         raise fail("give a run id or --series NAME (one of them)")
     target = run if run is not None else f"series-{series}"
-    in_force, source = measurement_spec(
-        spec, settling=settling, group_by=group_annotators_by, annotators=annotator, kinds=kind
-    )
-    with database(db) as database_:
-        paths = write_report(
-            database_,
-            run or "",
-            out if out is not None else Path(".corix/reports") / target,
+    folder = out if out is not None else Path(".corix/reports") / target
+    if settings_of is not None:
+        given = [
+            f"--{name.replace('_', '-')}"
+            for name in _SETTING_PARAMETERS
+            if _given_on_command_line(ctx, name)
+        ]
+        if given:
+            raise fail(
+                f"--settings-of takes every setting from a stored report: drop {', '.join(given)}"
+            )
+        with database(db) as database_:
+            reused = reused_settings(stored_report(database_, run, series, settings_of))
+            paths = _write(database_, run, series, folder, reused)
+    else:
+        in_force, source = measurement_spec(
+            spec, settling=settling, group_by=group_annotators_by, annotators=annotator, kinds=kind
+        )
+        settings = ReportSettings(
             trees=tuple(tree) if tree else DEFAULT_TREES,
             bootstrap=bootstrap,
             seed=seed,
             transcripts_per_group=transcripts,
-            compare_runs=compare_runs,
+            compare_runs=tuple(compare_runs) if compare_runs is not None else None,
             measurement=in_force,
             measurement_source=source,
-            series=series,
         )
+        with database(db) as database_:
+            paths = _write(database_, run, series, folder, settings)
     # Soft wrap: a path must stay on one line to be copied or clicked.
     console.print(f"report: [bold]{paths.html.resolve()}[/]", soft_wrap=True)
     console.print(f"markdown: {paths.markdown.resolve()}", soft_wrap=True)
     console.print(f"json: {paths.json.resolve()}", soft_wrap=True)
+
+
+def _given_on_command_line(ctx: typer.Context, name: str) -> bool:
+    # By name: typer may bring its own copy of click, whose enum is not ``click``'s.
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
+def _write(
+    db: Database, run: str | None, series: str | None, out: Path, settings: ReportSettings
+) -> ReportPaths:
+    return write_report(
+        db,
+        run or "",
+        out,
+        trees=settings.trees,
+        bootstrap=settings.bootstrap,
+        seed=settings.seed,
+        confidence=settings.confidence,
+        transcripts_per_group=settings.transcripts_per_group,
+        compare_runs=settings.compare_runs,
+        measurement=settings.measurement,
+        measurement_source=settings.measurement_source,
+        series=series,
+    )
 
 
 @tree_app.command("score")

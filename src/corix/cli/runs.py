@@ -50,6 +50,7 @@ from corix.report import (
     export_tables,
     render_transcript,
     repeats_text,
+    settings_text,
     targets_text,
     write_dataset_card,
 )
@@ -57,10 +58,12 @@ from corix.storage import (
     AnnotationJobRecord,
     Database,
     Repository,
+    WrittenReportRecord,
     annotation_jobs,
     delete_run,
     series_runs,
     set_run_status_if,
+    written_reports,
 )
 
 EXPORT_FORMATS = ("jsonl", "csv", "parquet", "hf")
@@ -428,12 +431,13 @@ def runs_show(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """A run's plan, status and counts."""
+    """A run's plan, status and counts, its annotation jobs and the reports written of it."""
     with database(db) as database_:
         repo = Repository(database_)
         row = repo.get_run(run)
         counts = repo.run_counts(run)
         jobs = annotation_jobs(database_, [run])
+        reports = written_reports(database_, [run])
     info = {
         "id": row.id,
         "name": row.name,
@@ -446,6 +450,11 @@ def runs_show(
         "annotation_jobs": [
             {"started_at": job.started_at, **job.settings.model_dump(mode="json")} for job in jobs
         ],
+        "reports": [
+            {"report_id": report.report_id, "digest": report.digest}
+            | report.settings.model_dump(mode="json")
+            for report in reports
+        ],
         "plan": row.plan,
     }
     if as_json:
@@ -456,6 +465,7 @@ def runs_show(
     summary = {k: v for k, v in row.summary.items() if k != "invocations"}
     console.print("summary: " + ", ".join(f"{k} {v}" for k, v in summary.items()), markup=False)
     _print_annotation_jobs(jobs)
+    _print_reports(reports)
     console.print("plan:", markup=False)
     console.print(yaml.safe_dump(row.plan, sort_keys=False, allow_unicode=True), markup=False)
 
@@ -473,6 +483,30 @@ def _print_annotation_jobs(jobs: list[AnnotationJobRecord]) -> None:
             f"    asked: {repeats_text(settings)}\n"
             f"    targets: {targets_text(settings)}\n"
             f"    endpoint: {endpoint_text(settings)}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _print_reports(reports: list[WrittenReportRecord]) -> None:
+    if not reports:
+        console.print("reports: none", markup=False)
+        return
+    console.print("reports:", markup=False)
+    for report in reports:
+        settings = report.settings
+        written = settings.written_at.strftime("%Y-%m-%d %H:%M:%S")
+        series = f" of series {settings.series}" if settings.series is not None else ""
+        measurement = settings.measurement_digest
+        if settings.measurement_source is not None:
+            measurement += f" from {settings.measurement_source}"
+        console.print(
+            f"  {written} report settings {report.digest}{series} (corix "
+            f"{settings.corix_version})\n"
+            f"    settings: {settings_text(settings)}\n"
+            f"    measurement: {measurement}\n"
+            f"    written to: {', '.join(output.path for output in settings.outputs)}",
             markup=False,
             highlight=False,
             soft_wrap=True,

@@ -16,6 +16,7 @@ from corix.domain.records import (
     SessionStatus,
     TurnRecord,
 )
+from corix.domain.reports import ReportFormat, ReportOutput, ReportTree, WrittenReportSettings
 
 __all__ = [
     "AnnotationJobSettings",
@@ -24,10 +25,14 @@ __all__ = [
     "Level",
     "Provenance",
     "QuestionnaireAnswer",
+    "ReportFormat",
+    "ReportOutput",
+    "ReportTree",
     "SessionBrief",
     "SessionRecord",
     "SessionSource",
     "SessionStatus",
     "TurnRecord",
+    "WrittenReportSettings",
     "public_url",
 ]

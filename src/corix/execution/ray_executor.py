@@ -37,7 +37,7 @@ from corix.execution.run_planning import auth_for
 from corix.execution.runner import model_call_totals
 from corix.execution.simulators import open_simulators
 from corix.execution.work import WorkItem
-from corix.llm import LLMClient, shared_limits
+from corix.llm import HTTPConnections, LLMClient, shared_limits
 from corix.scenarios import ScenarioPack
 from corix.storage import CollectedRecords, Database, RecordSink, RecordWriter, Rejected
 
@@ -77,6 +77,7 @@ class SessionWorker:
         self._db: Database | None = None
         self._slots = asyncio.Semaphore(setup.concurrency)
         self._cpu_started = 0.0
+        self._connections = HTTPConnections()  # shared by the worker's clients, as in a run
 
     async def open(self) -> int:
         """Open the applications and simulators; return this worker's process id."""
@@ -84,13 +85,13 @@ class SessionWorker:
         setup = self._setup
         with shared_limits(brokered_limits(self._broker)):
             for entry in setup.plan.applications:
-                app = build_application(entry.spec, entry.options)
+                app = build_application(entry.spec, entry.options, connections=self._connections)
                 await app.open(auth_for(entry))
                 db_id, version = setup.applications[entry.name]
                 self._applications[entry.name] = OpenedApplication(
                     entry.name, entry.spec, app, version, db_id, app.declared_system_prompt()
                 )
-            self._simulators = open_simulators(setup.plan)
+            self._simulators = open_simulators(setup.plan, connections=self._connections)
         if setup.database_url is not None:
             self._db = Database(setup.database_url, run_migrations=False)
         return os.getpid()
@@ -129,6 +130,7 @@ class SessionWorker:
             await application.app.close()
         for client in self._simulators.values():
             await client.aclose()
+        await self._connections.aclose()
         if self._db is not None:
             self._db.dispose()
         cpu_s = round(time.process_time() - self._cpu_started, 3)

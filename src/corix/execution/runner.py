@@ -28,7 +28,7 @@ from corix.execution.run_status import RunStatus, finished_status
 from corix.execution.simulators import open_simulators
 from corix.execution.stopping import RunStopper
 from corix.execution.work import WorkItem
-from corix.llm import LLMClient, ResponseCache
+from corix.llm import HTTPConnections, LLMClient, ResponseCache
 from corix.scenarios import ScenarioPack, pack_record
 from corix.storage import (
     Database,
@@ -75,12 +75,15 @@ def new_run_id() -> str:
 
 
 async def open_applications(
-    plan: Plan, repo: Repository, cache: ResponseCache | None = None
+    plan: Plan,
+    repo: Repository,
+    cache: ResponseCache | None = None,
+    connections: HTTPConnections | None = None,
 ) -> dict[str, OpenedApplication]:
     opened: dict[str, OpenedApplication] = {}
     try:
         for entry in plan.applications:
-            app = build_application(entry.spec, entry.options, cache=cache)
+            app = build_application(entry.spec, entry.options, cache=cache, connections=connections)
             await app.open(auth_for(entry))
             version = await app.version()
             public_spec = AdapterSpec.parse(entry.spec).public()
@@ -225,7 +228,10 @@ async def execute_plan(
     started = time.perf_counter()
     given = dict(simulators or {})
     executor = executor or LocalRunExecutor()
-    opened = open_simulators(plan, skip=given, cache=cache)  # connect lazily: nothing to close
+    # One pool for every client of the run: a dialogue's simulated user and application
+    # take turns, so they reuse each other's connections (see HTTPConnections).
+    connections = HTTPConnections()
+    opened = open_simulators(plan, skip=given, cache=cache, connections=connections)
     applications: dict[str, OpenedApplication] = {}
     status = RunStatus.INTERRUPTED  # what the row says if even the cleanup is cut short
     error: str | None = None
@@ -239,7 +245,7 @@ async def execute_plan(
 
     async def open_and_run() -> None:
         # One stoppable unit: a signal while applications open stops the run as well.
-        applications.update(await open_applications(plan, repo, cache))
+        applications.update(await open_applications(plan, repo, cache, connections))
         job = RunJob(
             run_id=run_id,
             plan=plan,
@@ -270,6 +276,7 @@ async def execute_plan(
             await application.app.close()
         for client in opened.values():
             await client.aclose()
+        await connections.aclose()
         if cache is not None:
             cache.close()
         invocations.append(

@@ -6,7 +6,7 @@ from collections.abc import Container
 
 from corix.domain import Level
 from corix.execution.plan import Plan
-from corix.llm import EndpointConfig, LLMClient, ResponseCache
+from corix.llm import EndpointConfig, HTTPConnections, LLMClient, ResponseCache
 
 
 def simulator_endpoint(level: Level, endpoint: EndpointConfig) -> EndpointConfig:
@@ -19,14 +19,21 @@ def simulator_endpoint(level: Level, endpoint: EndpointConfig) -> EndpointConfig
 
 
 def open_simulators(
-    plan: Plan, *, skip: Container[str] = (), cache: ResponseCache | None = None
+    plan: Plan,
+    *,
+    skip: Container[str] = (),
+    cache: ResponseCache | None = None,
+    connections: HTTPConnections | None = None,
 ) -> dict[str, LLMClient]:
     """A client per level (keyed by its value) played by the LLM engine, except ``skip``.
 
-    The caller owns the clients and closes them with ``aclose()``, and ``cache`` after them.
+    The caller owns the clients and closes them with ``aclose()``, and ``cache`` and
+    ``connections`` after them.
     """
     return {
-        level.value: LLMClient(simulator_endpoint(level, settings.simulator), cache=cache)
+        level.value: LLMClient(
+            simulator_endpoint(level, settings.simulator), cache=cache, connections=connections
+        )
         for level, settings in plan.levels.items()
         if settings.engine == "llm" and settings.simulator is not None and level.value not in skip
     }

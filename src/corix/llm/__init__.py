@@ -9,7 +9,7 @@ from corix.llm.cache import ResponseCache
 from corix.llm.client import LLMClient
 from corix.llm.endpoint import LOCAL_PREFIX, MOCK_BASE_URL, EndpointConfig
 from corix.llm.errors import ModelCallError, TransportError
-from corix.llm.http_transport import OpenAIHTTPTransport
+from corix.llm.http_transport import HTTPConnections, OpenAIHTTPTransport
 from corix.llm.local_model import resolve_model_file
 from corix.llm.local_transport import require_local_extra
 from corix.llm.mock_model import MOCK_MODEL_NAME, MockModel, Script
@@ -29,6 +29,7 @@ __all__ = [
     "ChatResponse",
     "EndpointConfig",
     "EndpointUsage",
+    "HTTPConnections",
     "LLMClient",
     "Limiter",
     "LimiterFactory",

@@ -19,7 +19,7 @@ from corix.llm.concurrency import (
 )
 from corix.llm.endpoint import EndpointConfig
 from corix.llm.errors import ModelCallError, TransportError
-from corix.llm.http_transport import OpenAIHTTPTransport
+from corix.llm.http_transport import HTTPConnections, OpenAIHTTPTransport
 from corix.llm.local_transport import LocalTransport
 from corix.llm.models import ChatRequest, ChatResponse
 from corix.llm.rate_limit import limiter_for
@@ -50,8 +50,9 @@ class LLMClient:
     ``Retry-After``; other failures and exhausted retries raise :class:`ModelCallError`.
 
     Without ``transport`` the client builds one from ``endpoint.transport`` and closes
-    it in :meth:`aclose`; a transport, cache or ledger passed in belongs to the caller,
-    so several clients can share them.
+    it in :meth:`aclose`; for an HTTP endpoint it uses ``connections`` when given (see
+    :class:`HTTPConnections`). A transport, connections, cache or ledger passed in belongs
+    to the caller, so several clients can share them.
     """
 
     def __init__(
@@ -61,12 +62,15 @@ class LLMClient:
         transport: Transport | None = None,
         cache: ResponseCache | None = None,
         usage: UsageLedger | None = None,
+        connections: HTTPConnections | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.usage = usage if usage is not None else UsageLedger()
         self._cache = cache
         self._owns_transport = transport is None
-        self._transport = transport if transport is not None else _default_transport(endpoint)
+        self._transport = (
+            transport if transport is not None else _default_transport(endpoint, connections)
+        )
         self.concurrency = _concurrency_limit(endpoint)
         self._limiter = limiter_for(endpoint)
         self._rng = random.Random()
@@ -236,12 +240,12 @@ def _concurrency_limit(endpoint: EndpointConfig) -> ConcurrencyLimit:
     )
 
 
-def _default_transport(endpoint: EndpointConfig) -> Transport:
+def _default_transport(endpoint: EndpointConfig, connections: HTTPConnections | None) -> Transport:
     if endpoint.transport == "mock":
         return ScriptedTransport()
     if endpoint.transport == "local":
         return LocalTransport(endpoint)
-    return OpenAIHTTPTransport(max_connections=endpoint.max_concurrency)
+    return OpenAIHTTPTransport(max_connections=endpoint.max_concurrency, connections=connections)
 
 
 def _response(

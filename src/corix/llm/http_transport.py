@@ -3,13 +3,15 @@
 aiohttp rather than httpx or a provider SDK: on a 2-core machine at a few hundred
 concurrent calls, httpx's connection pool cost 14–22 ms of CPU per call against about
 0.5 ms for aiohttp. Each call does the minimum: one ``json.dumps``, one POST on a shared
-keep-alive session, one ``json.loads``.
+keep-alive session, one ``json.loads``; token counts are estimated only when the server
+reports none.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -25,21 +27,57 @@ _RETRY_AFTER_STATUSES = frozenset({429, 503})
 _ERROR_DETAIL_CHARS = 200
 
 
-class OpenAIHTTPTransport:
-    """POSTs to ``{base_url}/chat/completions`` over one shared keep-alive session.
+class HTTPConnections:
+    """Keep-alive connections (one aiohttp session) that several transports can share.
 
-    ``max_connections`` should match the caller's concurrency so that no call waits
-    for a socket while holding a concurrency slot.
+    A run opens one for every client it makes. A dialogue's simulated user and the
+    application under test call in turn, so when one server answers both, the second
+    call takes the connection the first released instead of opening its own: at 1,000
+    dialogues in flight that is 1,000 connections fewer to open, and no second wave of
+    connects stalls the run. Each client's concurrency slots bound its requests in
+    flight, so a shared pool sets no limit of its own (``max_connections`` 0).
+
+    Whoever makes it owns it and closes it after the transports that use it.
     """
 
-    def __init__(self, *, max_connections: int = 100) -> None:
+    def __init__(self, *, max_connections: int = 0) -> None:
         self._max_connections = max_connections
         self._session: aiohttp.ClientSession | None = None
+
+    def session(self) -> aiohttp.ClientSession:
+        # Opened on first use because aiohttp binds a session to the running event loop.
+        if self._session is None:
+            connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(
+                connector=connector, timeout=aiohttp.ClientTimeout(total=None)
+            )
+        return self._session
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+class OpenAIHTTPTransport:
+    """POSTs to ``{base_url}/chat/completions`` over keep-alive connections.
+
+    Without ``connections`` it keeps a pool of its own of at most ``max_connections``
+    (which should match the caller's concurrency, so that no call waits for a socket
+    while holding a concurrency slot) and closes it in :meth:`aclose`; shared
+    ``connections`` belong to the caller.
+    """
+
+    def __init__(
+        self, *, max_connections: int = 100, connections: HTTPConnections | None = None
+    ) -> None:
+        self._owns_connections = connections is None
+        self._connections = connections or HTTPConnections(max_connections=max_connections)
 
     async def send(
         self, request: ChatRequest, endpoint: EndpointConfig, timeout: float
     ) -> RawCompletion:
-        session = self._session or self._open_session()
+        session = self._connections.session()
         body = json.dumps(_payload(request, endpoint)).encode()
         try:
             async with session.post(
@@ -61,17 +99,8 @@ class OpenAIHTTPTransport:
         return _parse_completion(raw, request)
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-
-    def _open_session(self) -> aiohttp.ClientSession:
-        # Created lazily because aiohttp binds a session to the running event loop.
-        connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=300)
-        self._session = aiohttp.ClientSession(
-            connector=connector, timeout=aiohttp.ClientTimeout(total=None)
-        )
-        return self._session
+        if self._owns_connections:
+            await self._connections.aclose()
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -147,8 +176,10 @@ def _parse_completion(raw: bytes, request: ChatRequest) -> RawCompletion:
         return RawCompletion(
             text=text,
             model=str(data.get("model") or request.model),
-            prompt_tokens=_count(usage.get("prompt_tokens"), estimate_prompt_tokens(request)),
-            completion_tokens=_count(usage.get("completion_tokens"), estimate_tokens(text)),
+            prompt_tokens=_count(
+                usage.get("prompt_tokens"), lambda: estimate_prompt_tokens(request)
+            ),
+            completion_tokens=_count(usage.get("completion_tokens"), lambda: estimate_tokens(text)),
             finish_reason=finish_reason if isinstance(finish_reason, str) else None,
         )
     except (ValueError, LookupError, TypeError, AttributeError) as exc:
@@ -157,11 +188,11 @@ def _parse_completion(raw: bytes, request: ChatRequest) -> RawCompletion:
         raise TransportError("malformed response body: nested too deeply", retryable=True) from None
 
 
-def _count(reported: object, estimate: int) -> int:
-    """A token count as the server reported it, or ``estimate`` when it reported none or
+def _count(reported: object, estimate: Callable[[], int]) -> int:
+    """A token count as the server reported it, or ``estimate()`` when it reported none or
     nonsense (negative, fractional, NaN, Infinity, a string): accounting never crashes."""
     if isinstance(reported, int) and not isinstance(reported, bool) and reported >= 0:
         return reported
     if isinstance(reported, float) and reported.is_integer() and reported >= 0:
         return int(reported)
-    return estimate
+    return estimate()

@@ -2,9 +2,9 @@
 
 It answers ``POST /v1/chat/completions`` (and ``/chat/completions``) with usage counts,
 ``GET /v1/models``, and ``GET /mock/stats`` (requests seen, requests in flight and the
-most ever in flight, faults injected, requests per second) so that tests can observe the
-client from the server's side. It does the least work per request, since in benchmarks it shares the
-machine with the client it measures.
+most ever in flight, connections that carried them, faults injected, requests per second)
+so that tests can observe the client from the server's side. It does the least work per
+request, since in benchmarks it shares the machine with the client it measures.
 
 Faults are deterministic: request number ``n`` (from 0) gets the fault whose band of
 ``[0, 1)`` holds ``frac(n × golden ratio)``. This low-discrepancy sequence hits each rate
@@ -22,6 +22,7 @@ import contextlib
 import json
 import signal
 import time
+import weakref
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -120,6 +121,9 @@ class _ServerState:
     started: float = field(default_factory=time.monotonic)
     per_second: dict[int, int] = field(default_factory=dict)
     """Requests that arrived in each whole second since the server started."""
+    connections: int = 0
+    """Connections that have carried a chat request: keep-alive reuse keeps this low."""
+    seen_transports: weakref.WeakSet[asyncio.BaseTransport] = field(default_factory=weakref.WeakSet)
 
 
 _STATE = web.AppKey("state", _ServerState)
@@ -215,6 +219,9 @@ async def _chat_completions(request: web.Request) -> web.Response:
     state.requests += 1
     second = int(time.monotonic() - state.started)
     state.per_second[second] = state.per_second.get(second, 0) + 1
+    if request.transport is not None and request.transport not in state.seen_transports:
+        state.seen_transports.add(request.transport)
+        state.connections += 1
     state.in_flight += 1
     state.max_in_flight = max(state.max_in_flight, state.in_flight)
     try:
@@ -326,6 +333,7 @@ async def _stats(request: web.Request) -> web.Response:
             "requests": state.requests,
             "in_flight": state.in_flight,
             "max_in_flight": state.max_in_flight,
+            "connections": state.connections,
             "faults": state.injected,
             "per_second": state.per_second,
         }

@@ -21,6 +21,7 @@ from corix.measurement.core import (
     measure,
     measure_in_chunks,
     measure_series,
+    resolve_spec,
     stored_answers,
     stored_leaves,
 )
@@ -141,6 +142,7 @@ __all__ = [
     "number_text",
     "parse_tree",
     "questionnaire_items",
+    "resolve_spec",
     "score_by_dialogue",
     "score_tree",
     "score_tree_cli_json",

@@ -371,6 +371,8 @@ class TreeEvaluator:
         return weights
 
     def _question_cells(self, position: int) -> _QuestionCells:
+        from scipy import sparse  # loaded on use: importing scipy costs about a second
+
         if position in self._cells:
             return self._cells[position]
         prepared = self.prepared
@@ -391,8 +393,6 @@ class TreeEvaluator:
         distinct, value_index = np.unique(value, return_inverse=True)
         k = len(distinct)
         n_cells = len(labels)
-        from scipy import sparse  # loaded on use: importing scipy costs about a second
-
         cells = _QuestionCells(
             labels=labels,
             dialogue=dialogue,

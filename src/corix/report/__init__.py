@@ -25,6 +25,7 @@ from corix.report.markdown import render_markdown
 from corix.report.provenance import endpoint_text, repeats_text, targets_text
 from corix.report.transcripts import render_transcript
 from corix.report.writer import ReportPaths, write_report
+from corix.report.written import reused_settings, settings_text, stored_report
 
 __all__ = [
     "DEFAULT_TREES",
@@ -46,6 +47,9 @@ __all__ = [
     "render_transcript",
     "repeats_text",
     "report_document",
+    "reused_settings",
+    "settings_text",
+    "stored_report",
     "table_rows",
     "targets_text",
     "words",

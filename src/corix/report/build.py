@@ -60,7 +60,7 @@ def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportC
         finished_at=run.finished_at,
     )
     runs = related_runs(db, run_id, named=settings.compare_runs, limit=settings.history_limit)
-    return _build(db, info, [run_id], settings, runs if len(runs) > 1 else [])
+    return _build(db, info, [run_id], settings, runs if len(runs) > 1 else [], series=None)
 
 
 def build_series_report(db: Database, series: str, settings: ReportSettings) -> ReportContent:
@@ -80,7 +80,7 @@ def build_series_report(db: Database, series: str, settings: ReportSettings) -> 
         created_at=min(run.created_at for run in runs),
         finished_at=max(finished) if len(finished) == len(runs) else None,
     )
-    return _build(db, info, run_ids, settings, [])
+    return _build(db, info, run_ids, settings, [], series=series)
 
 
 def _build(
@@ -89,6 +89,8 @@ def _build(
     run_ids: Sequence[str],
     settings: ReportSettings,
     runs: Sequence[RunRecord],
+    *,
+    series: str | None,
 ) -> ReportContent:
     measurement = measure(
         db, run_ids, settings.measurement_spec(), source=settings.measurement_source
@@ -143,6 +145,8 @@ def _build(
         stability=tuple(stability_summaries(db, run_ids)),
         sessions=sessions,
         history_runs=tuple(run_label(r) for r in runs),
+        run_ids=tuple(run_ids),
+        series=series,
     )
 
 

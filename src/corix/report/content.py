@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from corix.assessment import AnnotationSchema, HarmPack
+from corix.domain import WrittenReportSettings
 from corix.measurement import (
     CorrelationMatrix,
     DefectRate,
@@ -148,6 +149,12 @@ class ReportContent:
     stability: tuple[StabilitySummary, ...]
     sessions: SessionCatalog
     history_runs: tuple[RunLabel, ...]
+    run_ids: tuple[str, ...]
+    """The runs measured: the report's run, or every run of its series."""
+    series: str | None = None
+    written: WrittenReportSettings | None = None
+    """The settings the report was written with, as stored with its runs (``None`` for
+    content shown without being written, e.g. in the web app)."""
 
     @property
     def headline(self) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from corix.report import anchors, colors, formatting, provenance
+from corix.report import anchors, colors, formatting, provenance, written
 from corix.report.content import ReportContent, TreeSection
 from corix.report.html_views import (
     ComparisonRow,
@@ -179,6 +179,7 @@ def _environment() -> Environment:
         job_repeats=provenance.repeats_text,
         job_targets=provenance.targets_text,
         job_endpoint=provenance.endpoint_text,
+        report_settings=written.settings_line,
     )
     env.globals.update(
         annotator_label=annotator_label,

@@ -17,6 +17,24 @@ from corix.report.content import ReportContent, TreeSection
 FORMAT = "corix.report/1"
 
 
+def _written(content: ReportContent) -> dict[str, Any]:
+    """What the settings block adds once the report is written: what it measured and
+    compared, its digest, when, by which corix, and where (as stored with its runs)."""
+    written = content.written
+    if written is None:
+        return {}
+    return {
+        "digest": written.digest,
+        "runs": list(written.runs),
+        "series": written.series,
+        "compare_runs": None if written.compare_runs is None else list(written.compare_runs),
+        "compared_runs": list(written.compared_runs),
+        "written_at": written.written_at.isoformat(),
+        "corix_version": written.corix_version,
+        "outputs": [output.model_dump(mode="json") for output in written.outputs],
+    }
+
+
 def report_document(content: ReportContent) -> dict[str, Any]:
     settings = content.settings
     return {
@@ -36,6 +54,7 @@ def report_document(content: ReportContent) -> dict[str, Any]:
             "confidence": settings.confidence,
             "transcripts_per_group": settings.transcripts_per_group,
             "view_gap": settings.view_gap,
+            **_written(content),
         },
         "measurement": {
             "digest": content.measurement.digest,

@@ -23,6 +23,7 @@ from corix.report.formatting import (
 )
 from corix.report.labels import annotator_label, item_label, node_label, question_texts
 from corix.report.provenance import endpoint_text, repeats_text, targets_text
+from corix.report.written import settings_line
 
 # Enough to keep text from becoming emphasis, code, links, HTML or table cells.
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
@@ -44,6 +45,7 @@ def render_markdown(content: ReportContent) -> str:
         "",
         md(content.measurement.headline(annotator_label)),
         "",
+        *([md(settings_line(content.written)), ""] if content.written else []),
         md(content.settlement.text(annotator_label)),
         "",
         f"Not measurable (no application reply, left out of every rate): "

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from corix.measurement import MeasurementSpec
@@ -13,7 +14,8 @@ from corix.report.content import DEFAULT_TREES, ReportSettings
 from corix.report.html import render_html
 from corix.report.json_doc import report_document
 from corix.report.markdown import render_markdown
-from corix.storage import Database
+from corix.report.written import written_settings
+from corix.storage import Database, record_written_report
 
 HTML_NAME = "report.html"
 MARKDOWN_NAME = "report.md"
@@ -50,6 +52,9 @@ def write_report(
     settle (its tree and interval fields are replaced by the arguments above);
     ``measurement_source`` names the file it was read from. With ``series``, the report
     covers every run of that evaluation series (``run_id`` is then ignored).
+
+    The report states the settings it was written with, and they are stored with every
+    run it covers (``corix runs show`` lists them) once its files are written.
     """
     settings = ReportSettings(
         trees=tuple(trees),
@@ -67,8 +72,15 @@ def write_report(
         content = build_report(db, run_id, settings)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = ReportPaths(out_dir / HTML_NAME, out_dir / MARKDOWN_NAME, out_dir / JSON_NAME)
+    written = written_settings(
+        content,
+        (("html", paths.html), ("markdown", paths.markdown), ("json", paths.json)),
+        written_at=datetime.now(UTC),
+    )
+    content = replace(content, written=written)
     paths.html.write_text(render_html(content), encoding="utf-8")
     paths.markdown.write_text(render_markdown(content), encoding="utf-8")
     document = report_document(content)
     paths.json.write_text(json.dumps(document, ensure_ascii=False, indent=1), encoding="utf-8")
+    record_written_report(db, written)
     return paths

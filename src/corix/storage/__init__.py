@@ -5,6 +5,7 @@ from corix.storage import orm, orm_web  # noqa: F401
 from corix.storage._annotation_jobs import annotation_jobs, record_annotation_job
 from corix.storage._run_packs import run_pack, run_packs
 from corix.storage._session_index import iter_session_facts, respondent_answers, session_index
+from corix.storage._written_reports import record_written_report, written_reports
 from corix.storage.annotations import (
     delete_consensus,
     delete_failed_passes,
@@ -40,6 +41,7 @@ from corix.storage.records import (
     StoredConsensus,
     StoredPass,
     StoredValue,
+    WrittenReportRecord,
 )
 from corix.storage.repository import (
     NotFoundError,
@@ -89,6 +91,7 @@ __all__ = [
     "StoredPass",
     "StoredResolution",
     "StoredValue",
+    "WrittenReportRecord",
     "annotation_jobs",
     "answers_by_session",
     "as_utc",
@@ -113,6 +116,7 @@ __all__ = [
     "pass_annotators",
     "pass_keys",
     "record_annotation_job",
+    "record_written_report",
     "respondent_answers",
     "respondent_summaries",
     "run_pack",
@@ -130,4 +134,5 @@ __all__ = [
     "usernames",
     "utcnow",
     "web_conflict_message",
+    "written_reports",
 ]

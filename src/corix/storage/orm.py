@@ -106,6 +106,21 @@ class AnnotationJobRow(Base):
     settings: Mapped[dict[str, Any]] = mapped_column()
 
 
+class WrittenReportRow(Base):
+    """The settings a report was written with: one row per run it covers (a series report
+    has one per run of the series, sharing ``report_id``)."""
+
+    __tablename__ = "written_reports"
+    __table_args__ = (Index("ix_written_reports_run", "run_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    report_id: Mapped[str] = mapped_column(String(32))
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    written_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    digest: Mapped[str] = mapped_column(String(64))
+    settings: Mapped[dict[str, Any]] = mapped_column()
+
+
 class SessionRow(Base):
     """A dialogue from any source: script, simulated user or person."""
 

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from corix.domain import AnnotationJobSettings, Level, Provenance, SessionSource, TurnRecord
+from corix.domain import (
+    AnnotationJobSettings,
+    Level,
+    Provenance,
+    SessionSource,
+    TurnRecord,
+    WrittenReportSettings,
+)
 from corix.storage.text import marked, storable_fields
 
 __all__ = [
@@ -28,6 +35,7 @@ __all__ = [
     "StoredConsensus",
     "StoredPass",
     "StoredValue",
+    "WrittenReportRecord",
 ]
 
 StoredValue = str | float
@@ -111,6 +119,18 @@ class AnnotationJobRecord:
     run_id: str
     started_at: datetime
     settings: AnnotationJobSettings
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenReportRecord:
+    """A report written of a run: its settings and their digest as the report states it.
+
+    A series report is stored with every run of the series under one ``report_id``."""
+
+    report_id: str
+    run_id: str
+    digest: str
+    settings: WrittenReportSettings
 
 
 @dataclass(frozen=True, slots=True)
