@@ -6,12 +6,14 @@ import base64
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from corix.errors import UnknownNameError
 from corix.scenarios import resolve_pack
 from corix.testing.simulation import STRATEGIES, STYLES, TalkingPoints, talking_points
 from corix.testing.simulation.phrasing import context_line, first_person
-from corix.testing.simulation.templating import to_leetspeak
+from corix.testing.simulation.templating import tidy, to_leetspeak
 
 POINTS = TalkingPoints(context="I'm up to episode 2.", goal="find out who the Cartographer is")
 REQUIRED_STRATEGIES = {
@@ -127,3 +129,10 @@ def test_styles_do_what_their_names_say() -> None:
     assert STYLES.get("impatient").apply(REQUEST).startswith("I'm up to episode 3!")
     sarcastic = STYLES.get("sarcastic").apply(REQUEST)
     assert REQUEST in sarcastic and len(sarcastic) > len(REQUEST)
+
+
+@given(st.text(alphabet=" \t\nab", max_size=40))
+def test_tidy_collapses_blank_runs_and_trims_line_edges(text: str) -> None:
+    # The rule in two regular expressions, applied unconditionally.
+    expected = re.sub(r" *\n *", "\n", re.sub(r"[ \t]+", " ", text)).strip()
+    assert tidy(text) == expected
