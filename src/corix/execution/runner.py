@@ -19,6 +19,7 @@ from typing import Any
 
 from corix.apps import AdapterSpec, build_application
 from corix.errors import CorixError
+from corix.execution._collector import collected_sparingly
 from corix.execution._preflight import PreflightError, Problem, preflight
 from corix.execution.context import OpenedApplication
 from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob, sum_usage
@@ -259,7 +260,8 @@ async def execute_plan(
         await executor.run(job, plan_work(plan, checked.packs, run_id, done))
 
     try:
-        await stopper.run(open_and_run())
+        with collected_sparingly():
+            await stopper.run(open_and_run())
         if stopper.reason is not None:
             status = stopper.reason
             error = stopper.detail
