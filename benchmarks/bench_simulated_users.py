@@ -12,7 +12,8 @@ packet's facts, so every session runs to the turn limit.
 
 Reports the wall time against two latency-bound ideals: the turns alone (sessions × turns
 × 2 calls × latency / concurrency: 20 s for 1,000 five-turn sessions) and the turns plus
-the questionnaire call; the CPU milliseconds per model call; and the peak memory.
+the questionnaire call; the CPU milliseconds per model call, corix's and the mock
+server's (which shares the machine's cores); and the peak memory.
 ``--scale`` first runs 10× fewer sessions and then 10× more, to show that memory stays flat
 as the run grows (peak RSS of the process so far: the larger runs must not raise it much).
 
@@ -33,7 +34,7 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from _bench_support import mock_server_process, run_sizes
+from _bench_support import mock_server_with_pid, process_cpu_s, run_sizes
 from corix.domain import EndReason, Level
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
@@ -102,14 +103,17 @@ def main() -> None:
     args = parser.parse_args()
     sizes = run_sizes(args.sessions, args.scale)
     latency_s = args.latency_ms / 1000
-    with mock_server_process(args.latency_ms) as base_url:
+    with mock_server_with_pid(args.latency_ms) as (base_url, server_pid):
         for sessions in sizes:
+            server_cpu0 = process_cpu_s(server_pid)
             with tempfile.TemporaryDirectory() as tmp:
                 figures = asyncio.run(
                     measure(
                         base_url, sessions, args.turns, args.concurrency, args.adaptive, Path(tmp)
                     )
                 )
+            calls = sessions * (args.turns * 2 + 1)
+            server_ms = (process_cpu_s(server_pid) - server_cpu0) * 1000 / calls
             turns_ideal = sessions * args.turns * 2 * latency_s / args.concurrency
             full_ideal = sessions * (args.turns * 2 + 1) * latency_s / args.concurrency
             print(
@@ -119,6 +123,7 @@ def main() -> None:
                 f"ideal(+questionnaire)={full_ideal:.2f}s "
                 f"ratio={figures['wall_s'] / full_ideal:.2f} "
                 f"cpu/call={figures['cpu_ms_per_call']:.2f}ms "
+                f"mock-server-cpu/call={server_ms:.2f}ms "
                 f"peak-rss={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}MiB"
             )
 

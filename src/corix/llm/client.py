@@ -80,12 +80,7 @@ class LLMClient:
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """Send ``request`` (an empty ``model`` means the endpoint's default model)."""
-        if not request.model:
-            request = request.model_copy(update={"model": self.endpoint.model})
-        if request.max_tokens is None and self.endpoint.max_tokens is not None:
-            request = request.model_copy(update={"max_tokens": self.endpoint.max_tokens})
-        if request.temperature is None and self.endpoint.temperature is not None:
-            request = request.model_copy(update={"temperature": self.endpoint.temperature})
+        request = _with_endpoint_defaults(request, self.endpoint)
         key = None
         if self._cache is not None:
             started = time.perf_counter()
@@ -207,6 +202,19 @@ class LLMClient:
             if failure.status in _OVERLOAD_STATUSES:
                 slot.overloaded()
             raise
+
+
+def _with_endpoint_defaults(request: ChatRequest, endpoint: EndpointConfig) -> ChatRequest:
+    """``request`` with the endpoint's model, ``max_tokens`` and temperature where it sets
+    none (one copy, made only when something is filled in)."""
+    defaults: dict[str, object] = {}
+    if not request.model:
+        defaults["model"] = endpoint.model
+    if request.max_tokens is None and endpoint.max_tokens is not None:
+        defaults["max_tokens"] = endpoint.max_tokens
+    if request.temperature is None and endpoint.temperature is not None:
+        defaults["temperature"] = endpoint.temperature
+    return request.model_copy(update=defaults) if defaults else request
 
 
 def _refuse_wait(
