@@ -229,3 +229,43 @@ def test_annotating_on_ray_stores_what_annotating_here_stores(
     assert spread.by_target == local.by_target
     assert _passes(any_db, run_id) == expected
     assert sorted(map(repr, load_consensus(any_db, run_id=run_id))) == consensus
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.timeout(240)
+async def test_the_deadline_stops_the_workers_and_resume_completes_the_run(
+    local_ray: None, sqlite_db: Database
+) -> None:
+    async with running_mock_server(MockServerConfig(latency_ms=300)) as base_url:
+        plan = _slow_plan(base_url).model_copy(update={"deadline_s": 4.0})
+        executor = RayRunExecutor(workers=WORKERS)
+        # 24 sessions of 4 calls at 0.3 s, 4 at a time: about 7 s of calls, past the deadline.
+        first = await execute_plan(plan, sqlite_db, executor=executor)
+        assert first.status is RunStatus.INTERRUPTED, first
+        assert executor.worker_pids, "the workers had opened"
+        for _ in range(50):  # stopping the driver stops the workers
+            if not any(_alive(pid) for pid in executor.worker_pids):
+                break
+            await asyncio.sleep(0.1)
+        assert not any(_alive(pid) for pid in executor.worker_pids)
+        stored = _work_keys(sqlite_db, first.run_id)
+        assert sum(n for (_, status), n in stored.items() if status == "complete") < 24
+
+        # The stored plan keeps its deadline: each resume (here on this machine, without
+        # Ray's start-up inside the deadline) gets it anew and goes on.
+        for _ in range(4):
+            resumed = await execute_plan(plan, sqlite_db, resume_run=first.run_id)
+            if resumed.status is not RunStatus.INTERRUPTED:
+                break
+    assert resumed.status is RunStatus.COMPLETE, resumed
+    final = _work_keys(sqlite_db, first.run_id)
+    keys = Counter(key for key, _ in final.elements())
+    assert all(status == "complete" for _, status in final)
+    assert len(keys) == 24 and set(keys.values()) == {1}  # no gaps, no duplicates

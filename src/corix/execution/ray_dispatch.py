@@ -53,18 +53,24 @@ async def dispatch_chunks(
     for index in range(len(chunk_sizes)):
         for _ in range(CHUNKS_IN_FLIGHT):
             submit(index)
-    while pending:
-        done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-        for future in done:
-            index, chunk = pending.pop(future)
-            try:
-                result = future.result()
-            except RayActorError as exc:
-                if index not in dead:
-                    logger.warning("Ray worker %d died: %s", index, exc)
-                dead.add(index)
-                lost += len(chunk)
-                continue
-            receive(chunk, result)
-            submit(index)
+    try:
+        while pending:
+            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for future in done:
+                index, chunk = pending.pop(future)
+                try:
+                    result = future.result()
+                except RayActorError as exc:
+                    if index not in dead:
+                        logger.warning("Ray worker %d died: %s", index, exc)
+                    dead.add(index)
+                    lost += len(chunk)
+                    continue
+                receive(chunk, result)
+                submit(index)
+    finally:
+        # A stopped run (deadline, Ctrl-C, cancel) leaves chunks in flight whose workers are
+        # killed next: nobody waits for their results, so none is reported as unretrieved.
+        for future in pending:
+            future.cancel()
     return Dispatched(dead_workers=len(dead), not_run=lost + sum(1 for _ in items))
