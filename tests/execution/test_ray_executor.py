@@ -269,3 +269,24 @@ async def test_the_deadline_stops_the_workers_and_resume_completes_the_run(
     keys = Counter(key for key, _ in final.elements())
     assert all(status == "complete" for _, status in final)
     assert len(keys) == 24 and set(keys.values()) == {1}  # no gaps, no duplicates
+
+
+@pytest.mark.timeout(240)
+async def test_an_endpoints_concurrency_bound_holds_across_workers(
+    local_ray: None, sqlite_db: Database
+) -> None:
+    async with running_mock_server(MockServerConfig(latency_ms=100)) as base_url:
+        app = f"openai:{base_url}?model=corix-mock&concurrency=2&fixed_concurrency=1"
+        plan = Plan(
+            name="bounded",
+            seed=1,
+            applications=[ApplicationEntry(name="a", spec=app)],
+            scenarios=["tv_spoilers"],
+            levels={Level.RED_TEAMING: LevelSettings(sessions=16, max_turns=2)},
+            concurrency=8,  # four sessions open on each worker, all wanting the application
+        )
+        result = await execute_plan(plan, sqlite_db, executor=RayRunExecutor(workers=WORKERS))
+        async with aiohttp.ClientSession() as http:
+            stats = await (await http.get(f"{base_url.removesuffix('/v1')}/mock/stats")).json()
+    assert result.status is RunStatus.COMPLETE and result.stats["turns"] == 32
+    assert stats["max_in_flight"] <= 2  # the endpoint's 2 in all, not 2 on each worker

@@ -7,7 +7,14 @@ from typing import Any
 import aiohttp
 import pytest
 
-from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ModelCallError
+from corix.llm import (
+    ChatMessage,
+    ChatRequest,
+    EndpointConfig,
+    LLMClient,
+    ModelCallError,
+    concurrency_share,
+)
 from corix.llm.concurrency import AdaptiveConcurrency, FixedConcurrency, Outcome
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 
@@ -138,3 +145,27 @@ async def _round(limit: AdaptiveConcurrency, *, latency_s: float, saturated: boo
     else:
         for _ in range(limit.limit):
             await one()
+
+
+def test_workers_of_a_cluster_share_an_endpoints_bound() -> None:
+    endpoint = EndpointConfig(
+        transport="mock", model="m", max_concurrency=5, adaptive_concurrency=False
+    )
+    limits = []
+    for worker in range(2):
+        with concurrency_share(worker, 2):
+            limits.append(LLMClient(endpoint).concurrency.limit)
+    assert limits == [3, 2]  # together the endpoint's 5, never 5 each
+    assert LLMClient(endpoint).concurrency.limit == 5  # one process holds it all
+    with concurrency_share(2, 3):
+        scarce = LLMClient(endpoint.model_copy(update={"max_concurrency": 2}))
+    assert scarce.concurrency.limit == 1  # a worker keeps one, or it could never call
+
+
+def test_an_adaptive_endpoint_grows_only_to_the_workers_share() -> None:
+    endpoint = EndpointConfig(transport="mock", model="m", max_concurrency=8, initial_concurrency=6)
+    with concurrency_share(0, 4):
+        client = LLMClient(endpoint)
+    limit = client.concurrency
+    assert isinstance(limit, AdaptiveConcurrency)
+    assert limit.limit == 2  # started at its share of 8, below the asked 6

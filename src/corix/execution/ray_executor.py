@@ -37,7 +37,7 @@ from corix.execution.run_planning import auth_for
 from corix.execution.runner import model_call_totals
 from corix.execution.simulators import open_simulators
 from corix.execution.work import WorkItem
-from corix.llm import HTTPConnections, LLMClient, shared_limits
+from corix.llm import HTTPConnections, LLMClient, concurrency_share, shared_limits
 from corix.scenarios import ScenarioPack
 from corix.storage import CollectedRecords, Database, RecordSink, RecordWriter, Rejected
 
@@ -56,6 +56,9 @@ class WorkerSetup:
     database_url: str | None
     """Where the worker writes; ``None`` sends its records back to the driver."""
     concurrency: int
+    worker: int
+    """This worker's place among ``workers``: which share of each endpoint's bound it holds."""
+    workers: int
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,10 @@ class SessionWorker:
         """Open the applications and simulators; return this worker's process id."""
         self._cpu_started = time.process_time()
         setup = self._setup
-        with shared_limits(brokered_limits(self._broker)):
+        with (
+            shared_limits(brokered_limits(self._broker)),
+            concurrency_share(setup.worker, setup.workers),
+        ):
             for entry in setup.plan.applications:
                 app = build_application(entry.spec, entry.options, connections=self._connections)
                 await app.open(auth_for(entry))
@@ -191,10 +197,12 @@ class RayRunExecutor:
                     },
                     database_url=url,
                     concurrency=share,
+                    worker=index,
+                    workers=len(shares),
                 ),
                 broker,
             )
-            for share in shares
+            for index, share in enumerate(shares)
         ]
         try:
             self.worker_pids = list(await asyncio.gather(*(w.open.remote() for w in workers)))

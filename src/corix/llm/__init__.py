@@ -7,6 +7,7 @@ client.chat(ChatRequest(...))``. The mock OpenAI-compatible server lives in
 
 from corix.llm.cache import ResponseCache
 from corix.llm.client import LLMClient
+from corix.llm.concurrency import concurrency_share
 from corix.llm.endpoint import LOCAL_PREFIX, MOCK_BASE_URL, EndpointConfig
 from corix.llm.errors import ModelCallError, TransportError
 from corix.llm.http_transport import HTTPConnections, OpenAIHTTPTransport
@@ -45,6 +46,7 @@ __all__ = [
     "TransportError",
     "UsageLedger",
     "UsageSnapshot",
+    "concurrency_share",
     "estimate_messages_tokens",
     "estimate_tokens",
     "require_local_extra",

@@ -16,6 +16,7 @@ from corix.llm.concurrency import (
     FixedConcurrency,
     Outcome,
     Slot,
+    shared_bound,
 )
 from corix.llm.endpoint import EndpointConfig
 from corix.llm.errors import ModelCallError, TransportError
@@ -241,10 +242,11 @@ def _concurrency_limit(endpoint: EndpointConfig) -> ConcurrencyLimit:
         # One model in one worker answers one request at a time: a second in flight would
         # only queue there, its timeout running while it waits.
         return FixedConcurrency(1)
+    bound = shared_bound(endpoint.max_concurrency)
     if not endpoint.adaptive_concurrency:
-        return FixedConcurrency(endpoint.max_concurrency)
+        return FixedConcurrency(bound)
     return AdaptiveConcurrency(
-        initial=endpoint.initial_concurrency, ceiling=endpoint.max_concurrency, name=endpoint.name
+        initial=min(endpoint.initial_concurrency, bound), ceiling=bound, name=endpoint.name
     )
 
 

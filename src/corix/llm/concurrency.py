@@ -17,8 +17,9 @@ models spend time) so that long replies are not mistaken for queueing. The limit
 only in rounds where callers actually waited for a slot, and at most one cut is made per
 round: many requests timing out together are one signal, not many.
 
-Both limits implement :class:`ConcurrencyLimit`, the one interface the client uses; a
-distributed executor can put its own behind it.
+Both limits implement :class:`ConcurrencyLimit`, the one interface the client uses. On a
+cluster, each worker's clients take their share of the endpoint's bound
+(:func:`concurrency_share`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import contextlib
 import logging
 import statistics
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -234,3 +236,32 @@ class AdaptiveConcurrency:
         self._round += 1
         self._round_samples = []
         self._round_waited = False
+
+
+_worker_share: ContextVar[tuple[int, int] | None] = ContextVar(
+    "corix_concurrency_share", default=None
+)
+
+
+@contextlib.contextmanager
+def concurrency_share(index: int, workers: int) -> Iterator[None]:
+    """Clients opened inside this block hold worker ``index``'s share (of ``workers``) of
+    their endpoint's ``max_concurrency``, so that workers of one cluster keep the
+    endpoint's bound together instead of each on its own (see :func:`shared_bound`)."""
+    token = _worker_share.set((index, workers))
+    try:
+        yield
+    finally:
+        _worker_share.reset(token)
+
+
+def shared_bound(bound: int) -> int:
+    """This process's part of an endpoint's concurrency ``bound``: all of it, or inside
+    :func:`concurrency_share` an even share (shares add up to ``bound`` and differ by at
+    most one). A worker keeps at least one, or its sessions could never call: a bound
+    smaller than the number of workers is exceeded by that much."""
+    share = _worker_share.get()
+    if share is None:
+        return bound
+    index, workers = share
+    return max(1, bound // workers + (1 if index < bound % workers else 0))

@@ -31,7 +31,7 @@ from corix.assessment.schema import load_builtin_schema
 from corix.errors import CorixError
 from corix.execution import ExecutorSettings
 from corix.execution.on_ray import RateLimitBroker, brokered_limits, dispatch_chunks, split_bound
-from corix.llm import EndpointConfig, LLMClient, shared_limits
+from corix.llm import EndpointConfig, LLMClient, concurrency_share, shared_limits
 from corix.storage import (
     CollectedRecords,
     Database,
@@ -59,6 +59,9 @@ class AnnotationSetup:
     database_url: str
     writes: bool
     """Whether the worker writes its passes itself (PostgreSQL) or sends them back."""
+    worker: int = 0
+    """This worker's place among ``workers``: which share of the judge's bound it holds."""
+    workers: int = 1
 
 
 class AnnotationWorker:
@@ -74,7 +77,10 @@ class AnnotationWorker:
     async def open(self) -> None:
         setup = self._setup
         if setup.endpoint is not None:
-            with shared_limits(brokered_limits(self._broker)):
+            with (
+                shared_limits(brokered_limits(self._broker)),
+                concurrency_share(setup.worker, setup.workers),
+            ):
                 self._client = LLMClient(setup.endpoint)
         self._job = _job(self._db, setup.run_id, setup.annotator, setup.options, self._client)
         await asyncio.to_thread(self._job.load_stored)
@@ -201,10 +207,15 @@ async def _annotate_on_cluster(
     remote_worker: Any = ray.remote(AnnotationWorker)
     workers = [
         remote_worker.options(num_cpus=0, max_restarts=0, max_task_retries=0).remote(
-            replace(setup, options=setup.options.model_copy(update={"concurrency": share})),
+            replace(
+                setup,
+                options=setup.options.model_copy(update={"concurrency": share}),
+                worker=index,
+                workers=len(shares),
+            ),
             broker,
         )
-        for share in shares
+        for index, share in enumerate(shares)
     ]
     try:
         await asyncio.gather(*(worker.open.remote() for worker in workers))
