@@ -37,7 +37,7 @@ from corix.execution.run_planning import auth_for
 from corix.execution.runner import model_call_totals
 from corix.execution.simulators import open_simulators
 from corix.execution.work import WorkItem
-from corix.llm import HTTPConnections, LLMClient, concurrency_share, shared_limits
+from corix.llm import HTTPConnections, LLMClient, concurrency_share, even_share, shared_limits
 from corix.scenarios import ScenarioPack
 from corix.storage import CollectedRecords, Database, RecordSink, RecordWriter, Rejected
 
@@ -147,7 +147,7 @@ def split_bound(bound: int, workers: int) -> list[int]:
     """Shares of a concurrency bound for ``workers`` workers: they add up to ``bound``, no
     share is empty (fewer workers when the bound is smaller) and they differ by at most 1."""
     count = max(1, min(bound, workers))
-    return [bound // count + (1 if index < bound % count else 0) for index in range(count)]
+    return [even_share(bound, index, count) for index in range(count)]
 
 
 class RayRunExecutor:

@@ -7,7 +7,7 @@ client.chat(ChatRequest(...))``. The mock OpenAI-compatible server lives in
 
 from corix.llm.cache import ResponseCache
 from corix.llm.client import LLMClient
-from corix.llm.concurrency import concurrency_share
+from corix.llm.concurrency import concurrency_share, even_share
 from corix.llm.endpoint import LOCAL_PREFIX, MOCK_BASE_URL, EndpointConfig
 from corix.llm.errors import ModelCallError, TransportError
 from corix.llm.http_transport import HTTPConnections, OpenAIHTTPTransport
@@ -49,6 +49,7 @@ __all__ = [
     "concurrency_share",
     "estimate_messages_tokens",
     "estimate_tokens",
+    "even_share",
     "require_local_extra",
     "resolve_model_file",
     "shared_limits",

@@ -264,4 +264,10 @@ def shared_bound(bound: int) -> int:
     if share is None:
         return bound
     index, workers = share
-    return max(1, bound // workers + (1 if index < bound % workers else 0))
+    return max(1, even_share(bound, index, workers))
+
+
+def even_share(bound: int, index: int, parts: int) -> int:
+    """Part ``index`` of ``bound`` split into ``parts``: parts add up to ``bound`` and differ
+    by at most one."""
+    return bound // parts + (1 if index < bound % parts else 0)
