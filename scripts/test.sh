@@ -21,7 +21,8 @@ fi
 .venv/bin/mypy
 .venv/bin/lint-imports
 mkdir -p test-artifacts
-.venv/bin/python -m pytest -rs --junitxml=test-artifacts/junit.xml "$@"
+# Two workers (this machine has two cores); the Ray tests stay on one of them.
+.venv/bin/python -m pytest -n 2 --dist loadgroup -rs --junitxml=test-artifacts/junit.xml "$@"
 # pytest fails when it collects nothing; a filtered run that ran no test fails here too.
 ran=$(grep -o 'tests="[0-9]*"' test-artifacts/junit.xml | head -1 | tr -dc '0-9')
 if [ -z "$ran" ] || [ "$ran" -eq 0 ]; then

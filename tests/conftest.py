@@ -31,6 +31,19 @@ def _postgres_available() -> str | None:
 
 _PG_UNAVAILABLE = _postgres_available()
 
+# Fixtures that start something heavy once per module (a Ray cluster): their tests run on
+# one pytest-xdist worker (`--dist loadgroup`), so two workers never start two of them at
+# once on a two-core machine.
+_SHARED_HEAVY_FIXTURES = {"local_ray": "ray"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture in getattr(item, "fixturenames", ()):
+            if fixture in _SHARED_HEAVY_FIXTURES:
+                item.add_marker(pytest.mark.xdist_group(_SHARED_HEAVY_FIXTURES[fixture]))
+                break
+
 
 @pytest.fixture
 def sqlite_db(tmp_path: Path) -> Iterator[Database]:

@@ -22,6 +22,9 @@ from corix.web.services.training import GoldDialogue
 from corix.web.state import WebState
 
 CHROMIUM = "/usr/bin/chromium"
+# Every wait in the browser tests is on a condition; this bounds it. It is long because a
+# loaded two-core machine (the suite runs on two workers) can take seconds per navigation.
+ACTION_TIMEOUT_MS = 30_000
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

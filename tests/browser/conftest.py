@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 import uvicorn
-from browser_support import CHROMIUM, CHROMIUM_ARGS, SETTINGS, LiveServer
+from browser_support import ACTION_TIMEOUT_MS, CHROMIUM, CHROMIUM_ARGS, SETTINGS, LiveServer
 from fastapi import FastAPI
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from corix.domain import Level
 from corix.storage import Database
@@ -39,7 +39,7 @@ class _Running:
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # a wait on a condition: long only when loaded
         while not self.server.started:
             assert time.monotonic() < deadline, "the server did not start"
             time.sleep(0.02)
@@ -94,7 +94,7 @@ def mock_endpoint() -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60  # a wait on a condition: long only when loaded
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
@@ -114,6 +114,7 @@ def chromium() -> Iterator[Browser]:
     # which must not outlive the browser tests (other tests call asyncio.run).
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)")
+    expect.set_options(timeout=ACTION_TIMEOUT_MS)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
@@ -127,7 +128,7 @@ def new_page(chromium: Browser) -> Iterator[Callable[[], Page]]:
 
     def make() -> Page:
         context = chromium.new_context(viewport={"width": 1280, "height": 900})
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(ACTION_TIMEOUT_MS)
         contexts.append(context)
         return context.new_page()
 

@@ -7,7 +7,7 @@ Screenshots are saved as test-artifacts/screenshots/phone-*.png.
 from __future__ import annotations
 
 import pytest
-from browser_support import LiveServer, populate_series, shot, sign_in
+from browser_support import ACTION_TIMEOUT_MS, LiveServer, populate_series, shot, sign_in
 from playwright.sync_api import Browser, Page, expect
 
 from corix.web import Role
@@ -18,7 +18,7 @@ PHONE = {"width": 390, "height": 844}
 
 def _phone_page(chromium: Browser) -> Page:
     context = chromium.new_context(viewport=PHONE, device_scale_factor=1, is_mobile=True)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(ACTION_TIMEOUT_MS)
     return context.new_page()
 
 
