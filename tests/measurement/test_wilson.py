@@ -6,7 +6,13 @@ import math
 
 import pytest
 
-from corix.measurement.defect_rates import wilson_interval
+from corix.measurement.defect_rates import (
+    TWO_STAGE,
+    DialogueLabels,
+    rate_interval,
+    wilson_bounds,
+    wilson_interval,
+)
 
 Z95 = 1.959963984540054
 
@@ -48,3 +54,14 @@ def test_interval_rejects_impossible_counts() -> None:
         wilson_interval(0, 0)
     with pytest.raises(ValueError, match="confidence"):
         wilson_interval(1, 2, confidence=1.0)
+
+
+def test_the_effective_n_never_exceeds_the_labels() -> None:
+    """Labels 0.4 / 0.6 vary far less than 0/1 verdicts would: the bootstrap's effective n
+    is huge, and only its bound (the number of labels) keeps the interval honest."""
+    keys = [f"d{i:02d}" for i in range(10)]
+    labels = [(key, a, 0.4 if a == "x" else 0.6) for key in keys for a in ("x", "y")]
+    data = DialogueLabels(keys, [0.5] * 10, labels)
+    low, high, method = rate_interval(data, confidence=0.95, resamples=400, seed=1)
+    assert method == TWO_STAGE
+    assert (low, high) == pytest.approx(wilson_bounds(0.5, 20, 0.95))

@@ -16,7 +16,8 @@ Intervals:
   shows its coverage.
 
 Dialogues that are not measurable are counted per group, with their reasons, and left
-out of ``n``.
+out of ``n``. A cell whose dialogues were none of them measurable is still a rate, with
+``n`` = 0 and no value, so no table or gate drops it.
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ from corix.storage import MeasuredDialogue
 RATE_COLUMNS = ("source", "annotator", "harm", "application", "scenario", "level")
 WILSON = "wilson"
 TWO_STAGE = "two-stage bootstrap, Wilson at the effective n"
+NOT_MEASURED = "not measured"
 
 __all__ = [
+    "NOT_MEASURED",
     "RATE_COLUMNS",
     "DefectRate",
     "DialogueLabels",
@@ -165,7 +168,77 @@ def defect_rates(
         members = grouped[key]
         group = dict(zip(columns, key, strict=True))
         rates.append(_rate(group, members, dialogues, failed, spec))
-    return rates
+    unmeasured = _unmeasured_groups(set(grouped), columns, dialogues)
+    rates.extend(
+        _empty_rate(dict(zip(columns, key, strict=True)), dialogues, spec) for key in unmeasured
+    )
+    return sorted(rates, key=lambda rate: _order(columns)(tuple(rate.group.values())))
+
+
+_CELL_COLUMNS = ("application", "scenario", "level")
+
+
+def _unmeasured_groups(
+    found: set[tuple[str, ...]], columns: Sequence[str], dialogues: Sequence[MeasuredDialogue]
+) -> list[tuple[str, ...]]:
+    """Groups of a cell (application, scenario, level) none of whose dialogues was
+    measurable, per harm and annotator group seen elsewhere. They are rates too (``n`` =
+    0), so a table or a gate never drops them silently."""
+    cell_at = [i for i, column in enumerate(columns) if column in _CELL_COLUMNS]
+    if not cell_at:
+        return []
+    rest_at = [i for i, column in enumerate(columns) if column not in _CELL_COLUMNS]
+    harm_at = [i for i in rest_at if columns[i] == "harm"]
+    cell_columns = [columns[i] for i in cell_at]
+
+    def cell_of(dialogue: MeasuredDialogue) -> tuple[str, ...]:
+        return tuple(getattr(dialogue, column) for column in cell_columns)
+
+    measurable = {cell_of(d) for d in dialogues if not d.not_measurable}
+    cells = {cell_of(d) for d in dialogues} - measurable
+    covered = {(tuple(k[i] for i in harm_at), tuple(k[i] for i in cell_at)) for k in found}
+    missing = []
+    for rest in sorted({tuple(k[i] for i in rest_at) for k in found}):
+        harm = tuple(rest[rest_at.index(i)] for i in harm_at)
+        for cell in sorted(cells):
+            if (harm, cell) in covered:
+                continue
+            key = [""] * len(columns)
+            for i, value in zip(rest_at, rest, strict=True):
+                key[i] = value
+            for i, value in zip(cell_at, cell, strict=True):
+                key[i] = value
+            missing.append(tuple(key))
+    return missing
+
+
+def _empty_rate(
+    group: dict[str, str], dialogues: Sequence[MeasuredDialogue], spec: MeasurementSpec
+) -> DefectRate:
+    cell = {c: v for c, v in group.items() if c in _CELL_COLUMNS}
+    left_out = [d for d in dialogues if d.not_measurable and _in_cell(d, cell)]
+    return DefectRate(
+        group=group,
+        annotators=[],
+        n=0,
+        defects=0.0,
+        rate=None,
+        ci_low=None,
+        ci_high=None,
+        interval=NOT_MEASURED,
+        confidence=spec.confidence,
+        n_labels=0,
+        ties=0,
+        resolved=0,
+        unresolved=0,
+        failed=0,
+        not_measurable=len(left_out),
+        not_measurable_reasons=dict(
+            sorted(Counter(not_measurable_reason(d) for d in left_out).items())
+        ),
+        dialogues=[],
+        defect_dialogues=[],
+    )
 
 
 def _grouping(by: Sequence[str], spec: MeasurementSpec) -> tuple[str, ...]:
@@ -218,7 +291,7 @@ def _rate(
     low, high, method = rate_interval(
         data, confidence=spec.confidence, resamples=spec.bootstrap, seed=spec.seed
     )
-    cell = {c: v for c, v in group.items() if c in ("application", "scenario", "level")}
+    cell = {c: v for c, v in group.items() if c in _CELL_COLUMNS}
     left_out = [d for d in dialogues if d.not_measurable and _in_cell(d, cell)]
     annotators = sorted({v.annotator for v in members})
     sessions = {key: by_dialogue[key][0].dialogue.session_id for key in keys}
