@@ -65,3 +65,15 @@ def test_the_effective_n_never_exceeds_the_labels() -> None:
     low, high, method = rate_interval(data, confidence=0.95, resamples=400, seed=1)
     assert method == TWO_STAGE
     assert (low, high) == pytest.approx(wilson_bounds(0.5, 20, 0.95))
+
+
+def test_settled_values_are_resampled_not_the_annotators() -> None:
+    """Under ``combine: settle`` each dialogue's settled verdict is its value: the interval
+    is Wilson's on the settled dialogues, however the annotators split."""
+    keys = [f"d{i:02d}" for i in range(20)]
+    votes = [(1.0, 1.0, 0.0) if i < 6 else (0.0, 0.0, 1.0) for i in range(20)]
+    labels = [(key, f"a{j}", v[j]) for key, v in zip(keys, votes, strict=True) for j in range(3)]
+    settled = [1.0 if sum(v) >= 2 else 0.0 for v in votes]
+    data = DialogueLabels(keys, settled, labels, settled=True)
+    low, high, _ = rate_interval(data, confidence=0.95, resamples=300, seed=0)
+    assert (low, high) == pytest.approx(wilson_interval(6, 20))

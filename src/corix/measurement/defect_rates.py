@@ -7,13 +7,18 @@ is the mean over dialogues and ``defects`` may be fractional when annotators dis
 
 Intervals:
 
-* one 0/1 verdict per dialogue — the **Wilson** score interval on ``defects`` of ``n``;
-* otherwise — a **two-stage bootstrap** (dialogues, then annotators within a dialogue,
-  drawn by stable dialogue keys so reruns give identical intervals) estimates the
-  variance of the rate; the interval is Wilson's at the *effective* sample size
-  ``rate·(1−rate)/variance``. Plain percentile intervals collapse to a point when few
-  or no defects are seen; Wilson's form does not, and the simulation in the test suite
-  shows its coverage.
+* one 0/1 verdict per dialogue, each from its own tester — the **Wilson** score interval
+  on ``defects`` of ``n``;
+* otherwise — a **multi-stage bootstrap** (testers when some produced several
+  dialogues, then dialogues within testers, then annotators within a dialogue, drawn
+  by stable keys so reruns give identical intervals) estimates the variance of the
+  rate; the interval is Wilson's at the *effective* sample size
+  ``rate·(1−rate)/variance``, never more than the number of labels. Plain percentile
+  intervals collapse to a point when few or no defects are seen; Wilson's form does
+  not. The interval's name says which stages were drawn. Under ``combine: settle`` the
+  settled values are what is resampled (annotators are not drawn again), so the
+  interval covers the expected settled rate and is never narrower than Wilson's on the
+  settled dialogues. ``benchmarks/coverage_study.py`` measures the coverage.
 
 Dialogues that are not measurable are counted per group, with their reasons, and left
 out of ``n``. A cell whose dialogues were none of them measurable is still a rate, with
@@ -33,7 +38,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from corix.assessment import SETTLING_RULES, RiskOrder
-from corix.measurement.bootstrap import two_stage_resamples
+from corix.measurement.bootstrap import resampled_stages, two_stage_resamples
 from corix.measurement.labels import RESOLVED, UNRESOLVED, Verdict
 from corix.measurement.settlement import not_measurable_reason
 from corix.measurement.spec import MeasurementSpec
@@ -41,14 +46,16 @@ from corix.storage import MeasuredDialogue
 
 RATE_COLUMNS = ("source", "annotator", "harm", "application", "scenario", "level")
 WILSON = "wilson"
-TWO_STAGE = "two-stage bootstrap, Wilson at the effective n"
 NOT_MEASURED = "not measured"
 
 __all__ = [
     "NOT_MEASURED",
     "RATE_COLUMNS",
+    "TWO_STAGE",
+    "WILSON",
     "DefectRate",
     "DialogueLabels",
+    "bootstrap_method",
     "defect_rates",
     "dialogue_value",
     "rate_interval",
@@ -117,11 +124,27 @@ def wilson_interval(defects: int, n: int, confidence: float = 0.95) -> tuple[flo
 
 @dataclass(frozen=True)
 class DialogueLabels:
-    """One group's dialogues (in key order) and its labels (dialogue key, annotator, value)."""
+    """One group's dialogues (in key order) and its labels (dialogue key, annotator, value).
+
+    ``testers`` names who produced each dialogue ("" when unknown: a tester of its own),
+    so dialogues of one tester are resampled together. ``settled``: each dialogue's value
+    is its annotators' settled verdict, not their mean, so the bootstrap resamples the
+    settled values rather than the annotators.
+    """
 
     keys: list[str]
     values: list[float]
     labels: list[tuple[str, str, float]]
+    testers: list[str] | None = None
+    settled: bool = False
+
+
+def bootstrap_method(stages: Sequence[str]) -> str:
+    """How an interval from a bootstrap over ``stages`` is named in outputs."""
+    return f"bootstrap over {' → '.join(stages)}, Wilson at the effective n"
+
+
+TWO_STAGE = bootstrap_method(resampled_stages(testers=False, annotators=True))
 
 
 def rate_interval(
@@ -130,21 +153,35 @@ def rate_interval(
     """The interval of the mean of ``data.values`` (see the module docstring)."""
     n = len(data.keys)
     rate = statistics.fmean(data.values)
-    single = len(data.labels) == n and all(v in (0.0, 1.0) for v in data.values)
-    if single or resamples == 0:
+    labels = data.labels
+    if data.settled:  # the settled values are the labels: one per dialogue
+        labels = [
+            (key, "settled", value) for key, value in zip(data.keys, data.values, strict=True)
+        ]
+    clustered = data.testers is not None and _shared(data.testers)
+    single = len(labels) == n and all(v in (0.0, 1.0) for v in data.values)
+    if (single and not clustered) or resamples == 0:
         low, high = wilson_bounds(rate, n, confidence)
         return low, high, WILSON
-    pairs = [(key, annotator) for key, annotator, _ in data.labels]
-    label_values = np.array([value for _, _, value in data.labels])
+    pairs = [(key, annotator) for key, annotator, _ in labels]
+    label_values = np.array([value for _, _, value in labels])
     replicates: list[np.ndarray] = []
-    for chunk in two_stage_resamples(data.keys, resamples, seed, labels=pairs):
+    testers = data.testers if clustered else None
+    for chunk in two_stage_resamples(data.keys, resamples, seed, labels=pairs, testers=testers):
         assert chunk.labels is not None  # labels were given
         totals = chunk.dialogues.sum(axis=0)
         replicates.append(label_values @ chunk.labels / totals)
     variance = float(np.var(np.concatenate(replicates), ddof=1))
     effective = n if variance <= 0 or rate in (0.0, 1.0) else rate * (1 - rate) / variance
-    low, high = wilson_bounds(rate, min(effective, float(len(data.labels))), confidence)
-    return low, high, TWO_STAGE
+    low, high = wilson_bounds(rate, min(effective, float(len(labels))), confidence)
+    stages = resampled_stages(testers=clustered, annotators=len(labels) > n)
+    return low, high, bootstrap_method(stages)
+
+
+def _shared(testers: Sequence[str]) -> bool:
+    """Whether some tester produced more than one of the dialogues."""
+    named = [tester for tester in testers if tester]
+    return len(set(named)) < len(named)
 
 
 def defect_rates(
@@ -287,7 +324,9 @@ def _rate(
     labels = [
         (key, verdict.annotator, verdict.value) for key in keys for verdict in by_dialogue[key]
     ]
-    data = DialogueLabels(keys, values, labels)
+    testers = [by_dialogue[key][0].dialogue.tester for key in keys]
+    settled = spec.combine == "settle"
+    data = DialogueLabels(keys, values, labels, testers=testers, settled=settled)
     low, high, method = rate_interval(
         data, confidence=spec.confidence, resamples=spec.bootstrap, seed=spec.seed
     )
