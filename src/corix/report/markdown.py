@@ -182,7 +182,9 @@ def _outline(
 def _value_with_interval(node: NodeResult) -> str:
     text = number(node.numeric_value)
     bounds = interval(node.ci_low, node.ci_high)
-    return f"{text} {bounds} n={node.n}".replace("  ", " ")
+    # Say how an interval was made when it is not the plain percentile bootstrap.
+    how = "" if not node.interval or node.interval.startswith("percentile") else node.interval
+    return f"{text} {bounds} n={node.n}{f' ({md(how)})' if how else ''}".replace("  ", " ")
 
 
 def _rates_section(content: ReportContent) -> list[str]:
