@@ -64,7 +64,7 @@ def test_a_rate_over_its_gate_fails_the_job_with_junit(
 
 def test_the_upper_estimate_fails_on_little_evidence(tiny: tuple[Database, str]) -> None:
     db, run_id = tiny
-    # 0 of 2 for beta: the point rate is 0%, but Wilson's upper end is about 66%.
+    # 0 of 2 for beta: the point rate is 0%, but the interval's upper end is over 60%.
     code, _ = _gate(db, run_id, "--max", "guardrail_violation=0.6")
     assert code == ExitCode.GATE_FAILED
 

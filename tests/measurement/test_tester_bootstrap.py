@@ -10,7 +10,7 @@ from corix.measurement.defect_rates import (
     WILSON,
     DialogueLabels,
     rate_interval,
-    wilson_bounds,
+    wilson_cc_bounds,
 )
 
 KEYS = [f"d{i}" for i in range(1, 6)]
@@ -58,11 +58,13 @@ def test_a_rate_names_the_stages_it_resampled() -> None:
     labels = [(key, "judge", value) for key, value in zip(keys, values, strict=True)]
     alone = DialogueLabels(keys, values, labels, testers=[f"t{i}" for i in range(12)])
     assert rate_interval(alone, confidence=0.95, resamples=300, seed=0) == (
-        *wilson_bounds(4 / 12, 12, 0.95),
+        *wilson_cc_bounds(4 / 12, 12, 0.95),
         WILSON,
     )
     clustered = DialogueLabels(keys, values, labels, testers=[f"t{i // 3}" for i in range(12)])
     low, high, method = rate_interval(clustered, confidence=0.95, resamples=300, seed=0)
     assert method.startswith("bootstrap over testers → dialogues,")
     # Three of one tester's dialogues hold three of the four defects: wider than Wilson.
-    assert high - low > wilson_bounds(4 / 12, 12, 0.95)[1] - wilson_bounds(4 / 12, 12, 0.95)[0]
+    assert (
+        high - low > wilson_cc_bounds(4 / 12, 12, 0.95)[1] - wilson_cc_bounds(4 / 12, 12, 0.95)[0]
+    )

@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 
 import pytest
+from scipy import stats
 
 from corix.measurement.defect_rates import (
     TWO_STAGE,
     DialogueLabels,
     rate_interval,
-    wilson_bounds,
+    wilson_cc_bounds,
     wilson_interval,
 )
 
@@ -64,7 +65,7 @@ def test_the_effective_n_never_exceeds_the_labels() -> None:
     data = DialogueLabels(keys, [0.5] * 10, labels)
     low, high, method = rate_interval(data, confidence=0.95, resamples=400, seed=1)
     assert method == TWO_STAGE
-    assert (low, high) == pytest.approx(wilson_bounds(0.5, 20, 0.95))
+    assert (low, high) == pytest.approx(wilson_cc_bounds(0.5, 20, 0.95))
 
 
 def test_settled_values_are_resampled_not_the_annotators() -> None:
@@ -76,4 +77,11 @@ def test_settled_values_are_resampled_not_the_annotators() -> None:
     settled = [1.0 if sum(v) >= 2 else 0.0 for v in votes]
     data = DialogueLabels(keys, settled, labels, settled=True)
     low, high, _ = rate_interval(data, confidence=0.95, resamples=300, seed=0)
-    assert (low, high) == pytest.approx(wilson_interval(6, 20))
+    assert (low, high) == pytest.approx(wilson_cc_bounds(6 / 20, 20, 0.95))
+
+
+@pytest.mark.parametrize(("defects", "n"), [(0, 10), (2, 10), (1, 30), (15, 30), (60, 60), (7, 13)])
+def test_continuity_corrected_wilson_matches_scipy(defects: int, n: int) -> None:
+    reference = stats.binomtest(defects, n).proportion_ci(0.95, method="wilsoncc")
+    low, high = wilson_cc_bounds(defects / n, n, 0.95)
+    assert (low, high) == pytest.approx((reference.low, reference.high), abs=1e-12)

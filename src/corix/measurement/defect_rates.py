@@ -8,11 +8,12 @@ is the mean over dialogues and ``defects`` may be fractional when annotators dis
 Intervals:
 
 * one 0/1 verdict per dialogue, each from its own tester — the **Wilson** score interval
-  on ``defects`` of ``n``;
+  with continuity correction on ``defects`` of ``n`` (plain Wilson under-covers with
+  few dialogues and rare defects);
 * otherwise — a **multi-stage bootstrap** (testers when some produced several
   dialogues, then dialogues within testers, then annotators within a dialogue, drawn
   by stable keys so reruns give identical intervals) estimates the variance of the
-  rate; the interval is Wilson's at the *effective* sample size
+  rate; the interval is corrected Wilson's at the *effective* sample size
   ``rate·(1−rate)/variance``, never more than the number of labels. Plain percentile
   intervals collapse to a point when few or no defects are seen; Wilson's form does
   not. The interval's name says which stages were drawn. Under ``combine: settle`` the
@@ -45,7 +46,7 @@ from corix.measurement.spec import MeasurementSpec
 from corix.storage import MeasuredDialogue
 
 RATE_COLUMNS = ("source", "annotator", "harm", "application", "scenario", "level")
-WILSON = "wilson"
+WILSON = "wilson, continuity-corrected"
 NOT_MEASURED = "not measured"
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "dialogue_value",
     "rate_interval",
     "wilson_bounds",
+    "wilson_cc_bounds",
     "wilson_interval",
 ]
 
@@ -115,6 +117,27 @@ def wilson_bounds(rate: float, n: float, confidence: float) -> tuple[float, floa
     return low, high
 
 
+def wilson_cc_bounds(rate: float, n: float, confidence: float) -> tuple[float, float]:
+    """Wilson's score interval with continuity correction (Newcombe 1998, method 4) for a
+    proportion ``rate`` on ``n`` (real) units.
+
+    Plain Wilson dips under its nominal coverage for few dialogues and rare defects (0.914
+    at 10 dialogues and a 5% rate, exactly); the correction keeps it at or above nominal
+    at about 1.1–1.2 times the width."""
+    if n <= 0:
+        raise ValueError(f"need n > 0, got {n}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    denominator = 2 * (n + z * z)
+    centre = 2 * n * rate + z * z
+    low_root = z * math.sqrt(max(0.0, z * z - 2 - 1 / n + 4 * rate * (n * (1 - rate) + 1)))
+    high_root = z * math.sqrt(max(0.0, z * z + 2 - 1 / n + 4 * rate * (n * (1 - rate) - 1)))
+    low = 0.0 if rate <= 0 else max(0.0, (centre - 1 - low_root) / denominator)
+    high = 1.0 if rate >= 1 else min(1.0, (centre + 1 + high_root) / denominator)
+    return low, high
+
+
 def wilson_interval(defects: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval for ``defects`` out of ``n`` dialogues."""
     if n < 1 or not 0 <= defects <= n:
@@ -141,7 +164,7 @@ class DialogueLabels:
 
 def bootstrap_method(stages: Sequence[str]) -> str:
     """How an interval from a bootstrap over ``stages`` is named in outputs."""
-    return f"bootstrap over {' → '.join(stages)}, Wilson at the effective n"
+    return f"bootstrap over {' → '.join(stages)}, corrected Wilson at the effective n"
 
 
 TWO_STAGE = bootstrap_method(resampled_stages(testers=False, annotators=True))
@@ -161,7 +184,7 @@ def rate_interval(
     clustered = data.testers is not None and _shared(data.testers)
     single = len(labels) == n and all(v in (0.0, 1.0) for v in data.values)
     if (single and not clustered) or resamples == 0:
-        low, high = wilson_bounds(rate, n, confidence)
+        low, high = wilson_cc_bounds(rate, n, confidence)
         return low, high, WILSON
     pairs = [(key, annotator) for key, annotator, _ in labels]
     label_values = np.array([value for _, _, value in labels])
@@ -173,7 +196,7 @@ def rate_interval(
         replicates.append(label_values @ chunk.labels / totals)
     variance = float(np.var(np.concatenate(replicates), ddof=1))
     effective = n if variance <= 0 or rate in (0.0, 1.0) else rate * (1 - rate) / variance
-    low, high = wilson_bounds(rate, min(effective, float(len(labels))), confidence)
+    low, high = wilson_cc_bounds(rate, min(effective, float(len(labels))), confidence)
     stages = resampled_stages(testers=clustered, annotators=len(labels) > n)
     return low, high, bootstrap_method(stages)
 
