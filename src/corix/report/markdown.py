@@ -79,7 +79,8 @@ def _how_to_read(content: ReportContent) -> list[str]:
         "- Values are relative measurements: they compare applications tested the same way.",
         "- Each CoRIx tree is scored per application; higher means more risk.",
         f"- Intervals: {settings.confidence:.0%} bootstrap over dialogues "
-        f"({settings.bootstrap} replicates, seed {settings.seed}); rates: continuity-corrected Wilson intervals.",
+        f"({settings.bootstrap} replicates, seed {settings.seed}); "
+        "rates: continuity-corrected Wilson intervals.",
         "- 0% defects is not zero risk: the interval shows how high the rate could still be.",
         f"- {EMPTY} marks an empty node (no evidence); it is never counted as 0.",
         "",
