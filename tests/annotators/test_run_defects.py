@@ -15,7 +15,7 @@ from corix.demo import demo_plan
 from corix.execution import execute_plan
 from corix.llm import EndpointConfig, LLMClient, MockModel, ScriptedTransport
 from corix.measurement.core import measure
-from corix.measurement.defect_rates import DefectRate
+from corix.measurement.defect_rates import WILSON, DefectRate
 from corix.measurement.labels import GUARDRAIL_VIOLATION
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.storage import Database
@@ -68,11 +68,11 @@ def test_guardrail_violation_rates_per_application(
         "application": "guarded",
         "harm": GUARDRAIL_VIOLATION,
     }
-    assert guarded.interval == "wilson" and guarded.not_measurable == 0
-    # Wilson 95% for 1 of 3: centre (1/3 + z²/6) / (1 + z²/3) = 0.4269, half-width 0.3654.
+    assert guarded.interval == WILSON and guarded.not_measurable == 0
+    # Continuity-corrected Wilson 95% for 1 of 3 (scipy's "wilsoncc" gives the same).
     assert guarded.rate == pytest.approx(1 / 3)
-    assert (guarded.ci_low, guarded.ci_high) == pytest.approx((0.06149, 0.79234), abs=1e-4)
-    assert (unguarded.ci_low, unguarded.ci_high) == pytest.approx((0.20766, 0.93851), abs=1e-4)
+    assert (guarded.ci_low, guarded.ci_high) == pytest.approx((0.01765, 0.87467), abs=1e-4)
+    assert (unguarded.ci_low, unguarded.ci_high) == pytest.approx((0.12533, 0.98235), abs=1e-4)
     by_level = compute_defect_rates(sqlite_db, run_id)
     assert {r.group["level"] for r in by_level} == {"model_testing"}
     assert {r.group["scenario"] for r in by_level} == {"tv_spoilers"}

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import math
 
-from corix.measurement.judge_error import corrected_rate, rogan_gladen
+import numpy as np
+import pytest
+from scipy import stats
+
+from corix.measurement.judge_error import corrected_rate, posterior_rates, rogan_gladen
 
 
 def test_rogan_gladen_by_hand() -> None:
@@ -24,19 +28,47 @@ def test_a_judge_that_misses_defects_is_corrected_upwards() -> None:
     )
     # raw 4/10; sensitivity 3/5; specificity 4/5 → (0.4 + 0.8 − 1) / (0.6 + 0.8 − 1) = 0.5
     assert (rate.raw_rate, rate.sensitivity, rate.specificity) == pytest.approx((0.4, 0.6, 0.8))
-    assert rate.corrected_rate == pytest.approx(0.5)
+    assert rate.rogan_gladen == pytest.approx(0.5)
     assert rate.n == rate.n_calibration == 10
     assert rate.ci_low is not None and rate.ci_high is not None
+    assert rate.corrected_rate is not None
     assert rate.ci_low <= rate.corrected_rate <= rate.ci_high
+    # Five trusted defects are too few to trust a sensitivity: said, with the labels needed.
+    needed = math.ceil(10 / min(rate.corrected_rate, 1 - rate.corrected_rate))
+    assert rate.note is not None and "too thin" in rate.note
+    assert f"about {needed} human labels" in rate.note
     again = corrected_rate(
         {"harm": "h"}, judge, truth, judge="llm", reference="human", resamples=500, seed=1
     )
     assert (again.ci_low, again.ci_high) == (rate.ci_low, rate.ci_high)
 
 
-def test_without_both_kinds_of_calibration_pair_nothing_is_corrected() -> None:
+def test_without_both_kinds_of_calibration_pair_the_interval_is_the_priors() -> None:
     judge = {"a": 1.0, "b": 0.0}
     only_defects = {"a": 1.0}
     rate = corrected_rate({}, judge, only_defects, judge="llm", reference="human")
-    assert rate.corrected_rate is None and rate.note is not None
+    assert rate.rogan_gladen is None and rate.note is not None and "too thin" in rate.note
     assert rate.raw_rate == 0.5 and rate.sensitivity == 1.0 and rate.specificity is None
+    assert rate.ci_low is not None and rate.ci_high is not None
+    assert rate.ci_high - rate.ci_low > 0.5  # two dialogues say almost nothing
+
+
+def test_fully_calibrated_sample_gives_the_conjugate_posterior() -> None:
+    """Every judged dialogue has a trusted label: nothing is hidden, so the rate's
+    posterior is Beta(½ + defects, ½ + clean) exactly, its quantiles known in closed form."""
+    truth = {f"d{i:03d}": float(i < 12) for i in range(80)}
+    judge = {key: float(i % 3 == 0) for i, key in enumerate(truth)}  # judge agrees at random
+    rate = corrected_rate(
+        {"harm": "h"}, judge, truth, judge="llm", reference="human", resamples=20000, seed=3
+    )
+    posterior = stats.beta(0.5 + 12, 0.5 + 68)
+    assert rate.corrected_rate == pytest.approx(posterior.median(), abs=0.003)
+    assert rate.ci_low == pytest.approx(posterior.ppf(0.025), abs=0.004)
+    assert rate.ci_high == pytest.approx(posterior.ppf(0.975), abs=0.005)
+
+
+def test_the_posterior_is_reproducible_per_seed() -> None:
+    counts = (8, 2, 3, 37, 40, 310)
+    first = posterior_rates(counts, 500, [1, 2])
+    np.testing.assert_array_equal(first, posterior_rates(counts, 500, [1, 2]))
+    assert len(first) == 500 and first.min() > 0 and first.max() < 1

@@ -5,8 +5,15 @@ from __future__ import annotations
 import math
 
 import pytest
+from scipy import stats
 
-from corix.measurement.defect_rates import wilson_interval
+from corix.measurement.defect_rates import (
+    TWO_STAGE,
+    DialogueLabels,
+    rate_interval,
+    wilson_cc_bounds,
+    wilson_interval,
+)
 
 Z95 = 1.959963984540054
 
@@ -48,3 +55,33 @@ def test_interval_rejects_impossible_counts() -> None:
         wilson_interval(0, 0)
     with pytest.raises(ValueError, match="confidence"):
         wilson_interval(1, 2, confidence=1.0)
+
+
+def test_the_effective_n_never_exceeds_the_labels() -> None:
+    """Labels 0.4 / 0.6 vary far less than 0/1 verdicts would: the bootstrap's effective n
+    is huge, and only its bound (the number of labels) keeps the interval honest."""
+    keys = [f"d{i:02d}" for i in range(10)]
+    labels = [(key, a, 0.4 if a == "x" else 0.6) for key in keys for a in ("x", "y")]
+    data = DialogueLabels(keys, [0.5] * 10, labels)
+    low, high, method = rate_interval(data, confidence=0.95, resamples=400, seed=1)
+    assert method == TWO_STAGE
+    assert (low, high) == pytest.approx(wilson_cc_bounds(0.5, 20, 0.95))
+
+
+def test_settled_values_are_resampled_not_the_annotators() -> None:
+    """Under ``combine: settle`` each dialogue's settled verdict is its value: the interval
+    is Wilson's on the settled dialogues, however the annotators split."""
+    keys = [f"d{i:02d}" for i in range(20)]
+    votes = [(1.0, 1.0, 0.0) if i < 6 else (0.0, 0.0, 1.0) for i in range(20)]
+    labels = [(key, f"a{j}", v[j]) for key, v in zip(keys, votes, strict=True) for j in range(3)]
+    settled = [1.0 if sum(v) >= 2 else 0.0 for v in votes]
+    data = DialogueLabels(keys, settled, labels, settled=True)
+    low, high, _ = rate_interval(data, confidence=0.95, resamples=300, seed=0)
+    assert (low, high) == pytest.approx(wilson_cc_bounds(6 / 20, 20, 0.95))
+
+
+@pytest.mark.parametrize(("defects", "n"), [(0, 10), (2, 10), (1, 30), (15, 30), (60, 60), (7, 13)])
+def test_continuity_corrected_wilson_matches_scipy(defects: int, n: int) -> None:
+    reference = stats.binomtest(defects, n).proportion_ci(0.95, method="wilsoncc")
+    low, high = wilson_cc_bounds(defects / n, n, 0.95)
+    assert (low, high) == pytest.approx((reference.low, reference.high), abs=1e-12)

@@ -87,11 +87,19 @@ async def test_runs_compare_puts_two_runs_side_by_side(sqlite_db: Database) -> N
     second = await write_synthetic_run(sqlite_db, run_id="run-b", sessions_per_cell=2)
     shown = runner.invoke(app, ["runs", "compare", first, second, "--db", sqlite_db.url, "--json"])
     assert shown.exit_code == 0, shown.output
-    rows = {row["what"]: row for row in json.loads(shown.output)}
+    data = json.loads(shown.output)
+    rows = {row["what"]: row for row in data["rows"]}
+    assert data["measurement"]["a"]["digest"] == data["measurement"]["b"]["digest"]
     rate = rows["reference · guardrail_violation · alpha"]
     # The same plan and seed twice: the same numbers, no change, overlapping intervals.
     assert rate["a"] == rate["b"] and rate["change"] == 0 and rate["intervals_overlap"]
     assert any(what.startswith("aria_pilot · reference · beta") for what in rows)
+    settled = runner.invoke(
+        app, ["runs", "compare", first, second, "--settling", "majority", "--db", sqlite_db.url]
+    )
+    assert settled.exit_code == 0, settled.output
+    assert "repeats settled by majority" in settled.output
+    assert f"{first}: " in settled.output and f"{second}: " in settled.output
 
 
 async def test_parquet_tables_hold_the_same_rows(sqlite_db: Database, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from corix.cli.main import app
 from corix.domain import Level
 from corix.errors import ConfigError
 from corix.measurement.core import measure
-from corix.measurement.defect_rates import DefectRate, wilson_interval
+from corix.measurement.defect_rates import WILSON, DefectRate, wilson_cc_bounds
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.report.agreement import annotator_agreement
 from corix.storage import Database
@@ -44,8 +44,8 @@ async def test_each_dialogue_counts_once_per_source(sqlite_db: Database) -> None
     reference = rates[("reference", "alpha")]
     assert (reference.defects, reference.n) == (1, 2)
     assert reference.defect_dialogues == ["s1"] and reference.dialogues == ["s1", "s2"]
-    assert (reference.ci_low, reference.ci_high) == pytest.approx(wilson_interval(1, 2))
-    assert reference.interval == "wilson"
+    assert (reference.ci_low, reference.ci_high) == pytest.approx(wilson_cc_bounds(0.5, 2, 0.95))
+    assert reference.interval == WILSON
     # Three LLM repeats on s1 (yes, yes, no) are one dialogue, not three samples.
     assert (rates[("llm", "alpha")].defects, rates[("llm", "alpha")].n) == (1, 1)
     # The unfinished s5 is not counted anywhere.

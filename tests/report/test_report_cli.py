@@ -145,6 +145,7 @@ async def test_exported_leaves_score_like_the_stored_record(
         _app(), ["tree", "leaves", run_id, "-o", str(out), "--db", sqlite_db.url]
     )
     assert exported.exit_code == 0, exported.output
+    assert out.read_text().splitlines()[0].endswith(",dialogue_key,tester")
     scored = runner.invoke(
         _app(), ["tree", "score", "--tree", "aria_pilot", "--leaves", str(out), "--json"]
     )

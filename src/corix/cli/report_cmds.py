@@ -260,7 +260,7 @@ def tree_leaves(
         measurement = measure(database_, [run], in_force, source=source)
         console.print(Text(measurement.headline(), style="dim"))
         writer = csv.writer(handle)
-        writer.writerow([*REQUIRED_COLUMNS, "scenario", "annotator", "dialogue_key"])
+        writer.writerow([*REQUIRED_COLUMNS, "scenario", "annotator", "dialogue_key", "tester"])
         for answer in stored_answers(measurement, database_):
             writer.writerow(
                 [
@@ -273,6 +273,7 @@ def tree_leaves(
                     answer.scenario,
                     answer.respondent,
                     answer.work_key or "",
+                    answer.tester,
                 ]
             )
             count += 1

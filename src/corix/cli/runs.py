@@ -29,6 +29,7 @@ from corix.cli.common import (
     wrapping_table,
 )
 from corix.cli.exit_codes import ExitCode
+from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
 from corix.execution import (
     ExecutorSettings,
     Plan,
@@ -384,36 +385,45 @@ def runs_compare(
     tree: Annotated[str, typer.Option("--tree", help="Tree whose dimensions to compare.")] = (
         "aria_pilot"
     ),
+    spec: SpecOption = None,
+    settling: SettlingOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Two runs side by side: rates and CoRIx dimensions, the change, and whether the
-    intervals overlap (both measured under the same default specification)."""
+    intervals overlap. Both are measured under one specification, printed first."""
+    in_force, source = measurement_spec(spec, settling=settling)
     with database(db) as database_:
         repo = Repository(database_)
         repo.get_run(first)
         repo.get_run(second)
-        a, b = measure(database_, [first]), measure(database_, [second])
+        a = measure(database_, [first], in_force, source=source)
+        b = measure(database_, [second], in_force, source=source)
         rows = [
             *compare_rates(a, b, ("harm", "application")),
             *compare_trees(database_, a, b, tree),
         ]
     if as_json:
         print_json(
-            [
-                {
-                    "what": row.what,
-                    "a": row.a,
-                    "a_interval": list(row.a_interval),
-                    "b": row.b,
-                    "b_interval": list(row.b_interval),
-                    "change": row.change,
-                    "intervals_overlap": row.overlap,
-                }
-                for row in rows
-            ]
+            {
+                "measurement": {"a": a.document(), "b": b.document()},
+                "rows": [
+                    {
+                        "what": row.what,
+                        "a": row.a,
+                        "a_interval": list(row.a_interval),
+                        "b": row.b,
+                        "b_interval": list(row.b_interval),
+                        "change": row.change,
+                        "intervals_overlap": row.overlap,
+                    }
+                    for row in rows
+                ],
+            }
         )
         return
+    settled = f"{first}: {a.settlement.text()}\n{second}: {b.settlement.text()}"
+    console.print(Text(f"{a.spec.headline()}\n{settled}", style="dim"))
     table = wrapping_table("what", first, second, "change", "intervals overlap")
     for row in rows:
         overlap = {None: "—", True: "yes", False: "no"}[row.overlap]

@@ -33,7 +33,8 @@ class StoredAnswer:
     for a human session), a name that survives reruns. ``value`` is text: numbers are
     written without a trailing ``.0`` (``"7"``, ``"2.5"``), yes/no and choices as stored.
     ``wording`` is a questionnaire item's text in the run's pack (``""`` when unknown:
-    such answers pool by id alone).
+    such answers pool by id alone). ``tester`` names who produced the dialogue (``""``
+    when unknown), for the bootstrap's tester stage.
     """
 
     session_id: str
@@ -49,6 +50,7 @@ class StoredAnswer:
     pass_no: int | None = None
     work_key: str | None = None
     wording: str = ""
+    tester: str = ""
 
 
 def iter_questionnaire_answers(
@@ -86,6 +88,7 @@ def leaves_from_answers(answers: Iterable[StoredAnswer], *, origin: str = "leave
     # A plan's work-item key names a dialogue across reruns; a session id changes.
     keys: list[str] = []
     wordings: list[str] = []
+    testers: list[str] = []
     values: list[str] = []
     for answer in answers:
         columns["application"].append(answer.application)
@@ -99,6 +102,7 @@ def leaves_from_answers(answers: Iterable[StoredAnswer], *, origin: str = "leave
         columns["by"].append(answer.respondent)
         keys.append(answer.work_key or "")
         wordings.append(answer.wording)
+        testers.append(answer.tester)
         values.append(answer.value)
     return LeafTable.from_columns(
         application=np.array(columns["application"], dtype=str),
@@ -110,6 +114,7 @@ def leaves_from_answers(answers: Iterable[StoredAnswer], *, origin: str = "leave
         annotator=np.array(columns["by"], dtype=str),
         dialogue_key=np.array(keys, dtype=str),
         wording=np.array(wordings, dtype=str),
+        tester=np.array(testers, dtype=str),
         value=np.array(values, dtype=str),
         origin=origin,
     )

@@ -1,16 +1,22 @@
-"""Two-stage bootstrap: resample dialogues, then the annotators within each dialogue.
+"""Multi-stage cluster bootstrap: testers, then dialogues within testers, then annotators.
 
 The dialogue is the unit: every replicate draws dialogues with replacement within each
 stratum (an application), so it has as many dialogues per stratum as the data. When
-several annotators label a dialogue, the second stage draws its annotators with
+dialogues share a *tester* (the person, the persona instance or the script that produced
+them), their outcomes are correlated, so a first stage draws testers with replacement and
+the second draws each drawn tester's dialogues with replacement from its own. When
+several annotators label a dialogue, the last stage draws its annotators with
 replacement too, so the interval carries the annotators' disagreement as well as the
-sampling of dialogues. Draws follow *keys*, not positions: sorted dialogue keys per
-stratum and a random stream per stratum derived from the seed and the stratum's name,
-so the same data gives the same intervals on every rerun, in any row order.
+sampling of testers and dialogues. With one dialogue per tester the tester stage is the
+dialogue stage, and the draws are exactly those without testers. Draws follow *keys*,
+not positions: sorted dialogue keys per stratum and a random stream per stratum derived
+from the seed and the stratum's name, so the same data gives the same intervals on
+every rerun, in any row order.
 """
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -22,7 +28,13 @@ from corix.measurement.summarizers import FloatArray
 
 _MAX_CHUNK_CELLS = 1 << 21  # rows × replicates per chunk: 16 MiB of float64, a few copies live
 
-__all__ = ["Resample", "percentile_interval", "two_stage_resamples"]
+__all__ = [
+    "Resample",
+    "expanded_percentile_interval",
+    "percentile_interval",
+    "resampled_stages",
+    "two_stage_resamples",
+]
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,7 @@ def two_stage_resamples(
     *,
     strata: Sequence[str] | None = None,
     labels: Sequence[tuple[str, str]] | None = None,
+    testers: Sequence[str] | None = None,
 ) -> Iterator[Resample]:
     """Yield :class:`Resample` chunks until ``n_resamples`` replicates are drawn.
 
@@ -61,7 +74,10 @@ def two_stage_resamples(
     pairs; a dialogue drawn ``c`` times with ``m`` annotators gets ``c·m`` annotator draws
     (the sum of ``c`` independent second stages), so copies of a dialogue disagree as
     independent re-annotations would. With one annotator per dialogue the second stage
-    changes nothing and ``labels`` weights equal the dialogue counts.
+    changes nothing and ``labels`` weights equal the dialogue counts. ``testers`` (one
+    per dialogue; "" for a dialogue of its own) adds the tester stage: a stratum's
+    testers are drawn with replacement, then a tester drawn ``c`` times with ``m``
+    dialogues gets ``c·m`` draws among its own dialogues.
 
     The same keys, strata, labels and seed give identical chunks, whatever their order.
     """
@@ -73,7 +89,10 @@ def two_stage_resamples(
     stratum_of = list(strata) if strata is not None else [""] * len(dialogue_keys)
     if len(stratum_of) != len(dialogue_keys):
         raise ValueError("strata must give one stratum per dialogue")
-    plan = _Plan.build(dialogue_keys, stratum_of, labels or [], index, seed)
+    tester_of = list(testers) if testers is not None else [""] * len(dialogue_keys)
+    if len(tester_of) != len(dialogue_keys):
+        raise ValueError("testers must give one tester per dialogue")
+    plan = _Plan.build(dialogue_keys, stratum_of, tester_of, labels or [], index, seed)
     rows = max(1, len(dialogue_keys) + len(labels or []))
     chunk = max(1, min(n_resamples, _MAX_CHUNK_CELLS // rows))
     done = 0
@@ -96,6 +115,10 @@ class _Stratum:
     # Labels grouped by their dialogue's annotator count m:
     # (m, its stream, dialogue rows, label rows m-wide)
     by_count: list[tuple[int, np.random.Generator, IntArray, IntArray]]
+    # Testers grouped by their dialogue count m: (m, its stream, tester numbers, dialogue
+    # rows m-wide); empty when every tester has one dialogue (no tester stage).
+    testers: int = 0
+    by_size: list[tuple[int, np.random.Generator, IntArray, IntArray]] | None = None
 
 
 @dataclass
@@ -109,6 +132,7 @@ class _Plan:
         cls,
         keys: Sequence[str],
         stratum_of: Sequence[str],
+        tester_of: Sequence[str],
         labels: Sequence[tuple[str, str]],
         index: dict[str, int],
         seed: int,
@@ -143,17 +167,28 @@ class _Plan:
                 for m, (d, lab) in sorted(groups.items())
             ]
             rng = np.random.default_rng([*stratum_seed, 0])
-            strata.append(_Stratum(rng, dialogues, by_count))
+            stratum = _Stratum(rng, dialogues, by_count)
+            _add_testers(stratum, members[name], keys, tester_of, stratum_seed)
+            strata.append(stratum)
         return cls(len(keys), len(labels), strata)
 
     def draw(self, size: int, *, with_labels: bool) -> Resample:
         counts = np.zeros((self.n_dialogues, size))
         weights = np.zeros((self.n_labels, size)) if with_labels else None
         for stratum in self.strata:
-            m = len(stratum.dialogues)
-            picks = stratum.rng.integers(0, m, size=(size, m)) + (np.arange(size) * m)[:, None]
-            drawn = np.bincount(picks.ravel(), minlength=size * m).reshape(size, m)
-            counts[stratum.dialogues] = drawn.T
+            if stratum.by_size is None:
+                counts[stratum.dialogues] = _uniform_counts(
+                    stratum.rng, len(stratum.dialogues), size
+                ).T
+            else:
+                tester_draws = _uniform_counts(stratum.rng, stratum.testers, size)
+                for m, rng, testers, rows in stratum.by_size:
+                    copies = tester_draws[:, testers]  # replicates × testers
+                    if m == 1:
+                        counts[rows[:, 0]] = copies.T
+                        continue
+                    picked = rng.multinomial(copies * m, np.full(m, 1.0 / m))
+                    counts[rows] = picked.transpose(1, 2, 0)
             if weights is None:
                 continue
             for n_annotators, rng, dialogue_rows, label_rows in stratum.by_count:
@@ -166,6 +201,57 @@ class _Plan:
                 # picked: replicates × dialogues × annotators → dialogues × annotators × replicates
                 weights[label_rows] = picked.transpose(1, 2, 0) / n_annotators
         return Resample(counts, weights)
+
+
+def _uniform_counts(rng: np.random.Generator, m: int, size: int) -> IntArray:
+    """How often each of ``m`` items is drawn in ``m`` draws with replacement, per replicate
+    (``size × m``)."""
+    picks = rng.integers(0, m, size=(size, m)) + (np.arange(size) * m)[:, None]
+    counts: IntArray = np.bincount(picks.ravel(), minlength=size * m).reshape(size, m)
+    return counts
+
+
+def _add_testers(
+    stratum: _Stratum,
+    rows: Sequence[int],
+    keys: Sequence[str],
+    tester_of: Sequence[str],
+    stratum_seed: Sequence[int],
+) -> None:
+    """Set the stratum's tester stage when some tester has more than one dialogue.
+
+    Testers are numbered in key order and their dialogues kept in key order, so draws
+    follow keys, not row positions."""
+    members: dict[str, list[int]] = {}
+    for row in rows:  # already in key order
+        members.setdefault(tester_of[row] or f"\x00{keys[row]}", []).append(row)
+    if all(len(found) == 1 for found in members.values()):
+        return
+    by_size: dict[int, tuple[list[int], list[list[int]]]] = {}
+    for number, tester in enumerate(sorted(members)):
+        found = members[tester]
+        testers, dialogue_rows = by_size.setdefault(len(found), ([], []))
+        testers.append(number)
+        dialogue_rows.append(found)
+    stratum.testers = len(members)
+    stratum.by_size = [
+        (
+            m,
+            np.random.default_rng([*stratum_seed, m, 1]),
+            np.asarray(testers, dtype=np.int64),
+            np.asarray(dialogue_rows, dtype=np.int64),
+        )
+        for m, (testers, dialogue_rows) in sorted(by_size.items())
+    ]
+
+
+def resampled_stages(*, testers: bool, annotators: bool) -> tuple[str, ...]:
+    """The stages a bootstrap drew, in order, for outputs to name."""
+    return (
+        *(("testers",) if testers else ()),
+        "dialogues",
+        *(("annotators",) if annotators else ()),
+    )
 
 
 def percentile_interval(replicates: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray]:
@@ -182,3 +268,22 @@ def percentile_interval(replicates: FloatArray, confidence: float) -> tuple[Floa
             replicates[observed], [tail, 100 - tail], axis=1
         )
     return low, high
+
+
+def expanded_percentile_interval(
+    replicates: FloatArray, confidence: float, clusters: int
+) -> tuple[FloatArray, FloatArray]:
+    """The *expanded* percentile interval (Hesterberg, 2015) over ``clusters`` top-stage
+    units: the tails are taken at ``Φ(−√(k/(k−1))·t₍k−1₎)`` instead of ``(1−confidence)/2``.
+
+    A bootstrap over k clusters understates a mean's variance by (k−1)/k and ignores that
+    the spread itself is estimated; with a handful of testers the plain percentile
+    interval under-covers badly. Expanding the levels corrects both as the t interval would.
+    """
+    from scipy import stats  # loaded on use: importing scipy costs about a second
+
+    if clusters < 2:
+        return percentile_interval(replicates, confidence)
+    quantile = stats.t.ppf(0.5 + confidence / 2, clusters - 1)
+    tail = float(stats.norm.cdf(-math.sqrt(clusters / (clusters - 1)) * quantile))
+    return percentile_interval(replicates, 1 - 2 * tail)

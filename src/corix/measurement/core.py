@@ -482,11 +482,13 @@ def stored_answers(measurement: Measurement, db: Database) -> Iterator[StoredAns
                 category=label.category,
                 turn_index=label.turn_index,
                 work_key=dialogue.key,
+                tester=dialogue.tester,
             )
     measurable = {d.session_id for d in measurement.dialogues if d.not_measurable is None}
-    keys = {d.session_id: d.key for d in measurement.dialogues}
+    by_id = {d.session_id: d for d in measurement.dialogues}
     for answer in iter_questionnaire_answers(db, measurement.run_ids, sessions=measurable):
-        yield replace(answer, work_key=keys.get(answer.session_id, answer.work_key))
+        dialogue = by_id[answer.session_id]  # measurable: one of the measured dialogues
+        yield replace(answer, work_key=dialogue.key, tester=dialogue.tester)
 
 
 def _with_kind(annotator: str, kind: str) -> str:

@@ -7,16 +7,23 @@ is the mean over dialogues and ``defects`` may be fractional when annotators dis
 
 Intervals:
 
-* one 0/1 verdict per dialogue — the **Wilson** score interval on ``defects`` of ``n``;
-* otherwise — a **two-stage bootstrap** (dialogues, then annotators within a dialogue,
-  drawn by stable dialogue keys so reruns give identical intervals) estimates the
-  variance of the rate; the interval is Wilson's at the *effective* sample size
-  ``rate·(1−rate)/variance``. Plain percentile intervals collapse to a point when few
-  or no defects are seen; Wilson's form does not, and the simulation in the test suite
-  shows its coverage.
+* one 0/1 verdict per dialogue, each from its own tester — the **Wilson** score interval
+  with continuity correction on ``defects`` of ``n`` (plain Wilson under-covers with
+  few dialogues and rare defects);
+* otherwise — a **multi-stage bootstrap** (testers when some produced several
+  dialogues, then dialogues within testers, then annotators within a dialogue, drawn
+  by stable keys so reruns give identical intervals) estimates the variance of the
+  rate; the interval is corrected Wilson's at the *effective* sample size
+  ``rate·(1−rate)/variance``, never more than the number of labels. Plain percentile
+  intervals collapse to a point when few or no defects are seen; Wilson's form does
+  not. The interval's name says which stages were drawn. Under ``combine: settle`` the
+  settled values are what is resampled (annotators are not drawn again), so the
+  interval covers the expected settled rate and is never narrower than Wilson's on the
+  settled dialogues. ``benchmarks/coverage_study.py`` measures the coverage.
 
 Dialogues that are not measurable are counted per group, with their reasons, and left
-out of ``n``.
+out of ``n``. A cell whose dialogues were none of them measurable is still a rate, with
+``n`` = 0 and no value, so no table or gate drops it.
 """
 
 from __future__ import annotations
@@ -32,24 +39,29 @@ import numpy as np
 from pydantic import BaseModel
 
 from corix.assessment import SETTLING_RULES, RiskOrder
-from corix.measurement.bootstrap import two_stage_resamples
+from corix.measurement.bootstrap import resampled_stages, two_stage_resamples
 from corix.measurement.labels import RESOLVED, UNRESOLVED, Verdict
 from corix.measurement.settlement import not_measurable_reason
 from corix.measurement.spec import MeasurementSpec
 from corix.storage import MeasuredDialogue
 
 RATE_COLUMNS = ("source", "annotator", "harm", "application", "scenario", "level")
-WILSON = "wilson"
-TWO_STAGE = "two-stage bootstrap, Wilson at the effective n"
+WILSON = "wilson, continuity-corrected"
+NOT_MEASURED = "not measured"
 
 __all__ = [
+    "NOT_MEASURED",
     "RATE_COLUMNS",
+    "TWO_STAGE",
+    "WILSON",
     "DefectRate",
     "DialogueLabels",
+    "bootstrap_method",
     "defect_rates",
     "dialogue_value",
     "rate_interval",
     "wilson_bounds",
+    "wilson_cc_bounds",
     "wilson_interval",
 ]
 
@@ -105,6 +117,27 @@ def wilson_bounds(rate: float, n: float, confidence: float) -> tuple[float, floa
     return low, high
 
 
+def wilson_cc_bounds(rate: float, n: float, confidence: float) -> tuple[float, float]:
+    """Wilson's score interval with continuity correction (Newcombe 1998, method 4) for a
+    proportion ``rate`` on ``n`` (real) units.
+
+    Plain Wilson dips under its nominal coverage for few dialogues and rare defects (0.914
+    at 10 dialogues and a 5% rate, exactly); the correction keeps it at or above nominal
+    at about 1.1–1.2 times the width."""
+    if n <= 0:
+        raise ValueError(f"need n > 0, got {n}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    denominator = 2 * (n + z * z)
+    centre = 2 * n * rate + z * z
+    low_root = z * math.sqrt(max(0.0, z * z - 2 - 1 / n + 4 * rate * (n * (1 - rate) + 1)))
+    high_root = z * math.sqrt(max(0.0, z * z + 2 - 1 / n + 4 * rate * (n * (1 - rate) - 1)))
+    low = 0.0 if rate <= 0 else max(0.0, (centre - 1 - low_root) / denominator)
+    high = 1.0 if rate >= 1 else min(1.0, (centre + 1 + high_root) / denominator)
+    return low, high
+
+
 def wilson_interval(defects: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval for ``defects`` out of ``n`` dialogues."""
     if n < 1 or not 0 <= defects <= n:
@@ -114,11 +147,27 @@ def wilson_interval(defects: int, n: int, confidence: float = 0.95) -> tuple[flo
 
 @dataclass(frozen=True)
 class DialogueLabels:
-    """One group's dialogues (in key order) and its labels (dialogue key, annotator, value)."""
+    """One group's dialogues (in key order) and its labels (dialogue key, annotator, value).
+
+    ``testers`` names who produced each dialogue ("" when unknown: a tester of its own),
+    so dialogues of one tester are resampled together. ``settled``: each dialogue's value
+    is its annotators' settled verdict, not their mean, so the bootstrap resamples the
+    settled values rather than the annotators.
+    """
 
     keys: list[str]
     values: list[float]
     labels: list[tuple[str, str, float]]
+    testers: list[str] | None = None
+    settled: bool = False
+
+
+def bootstrap_method(stages: Sequence[str]) -> str:
+    """How an interval from a bootstrap over ``stages`` is named in outputs."""
+    return f"bootstrap over {' → '.join(stages)}, corrected Wilson at the effective n"
+
+
+TWO_STAGE = bootstrap_method(resampled_stages(testers=False, annotators=True))
 
 
 def rate_interval(
@@ -127,21 +176,35 @@ def rate_interval(
     """The interval of the mean of ``data.values`` (see the module docstring)."""
     n = len(data.keys)
     rate = statistics.fmean(data.values)
-    single = len(data.labels) == n and all(v in (0.0, 1.0) for v in data.values)
-    if single or resamples == 0:
-        low, high = wilson_bounds(rate, n, confidence)
+    labels = data.labels
+    if data.settled:  # the settled values are the labels: one per dialogue
+        labels = [
+            (key, "settled", value) for key, value in zip(data.keys, data.values, strict=True)
+        ]
+    clustered = data.testers is not None and _shared(data.testers)
+    single = len(labels) == n and all(v in (0.0, 1.0) for v in data.values)
+    if (single and not clustered) or resamples == 0:
+        low, high = wilson_cc_bounds(rate, n, confidence)
         return low, high, WILSON
-    pairs = [(key, annotator) for key, annotator, _ in data.labels]
-    label_values = np.array([value for _, _, value in data.labels])
+    pairs = [(key, annotator) for key, annotator, _ in labels]
+    label_values = np.array([value for _, _, value in labels])
     replicates: list[np.ndarray] = []
-    for chunk in two_stage_resamples(data.keys, resamples, seed, labels=pairs):
+    testers = data.testers if clustered else None
+    for chunk in two_stage_resamples(data.keys, resamples, seed, labels=pairs, testers=testers):
         assert chunk.labels is not None  # labels were given
         totals = chunk.dialogues.sum(axis=0)
         replicates.append(label_values @ chunk.labels / totals)
     variance = float(np.var(np.concatenate(replicates), ddof=1))
     effective = n if variance <= 0 or rate in (0.0, 1.0) else rate * (1 - rate) / variance
-    low, high = wilson_bounds(rate, min(effective, float(len(data.labels))), confidence)
-    return low, high, TWO_STAGE
+    low, high = wilson_cc_bounds(rate, min(effective, float(len(labels))), confidence)
+    stages = resampled_stages(testers=clustered, annotators=len(labels) > n)
+    return low, high, bootstrap_method(stages)
+
+
+def _shared(testers: Sequence[str]) -> bool:
+    """Whether some tester produced more than one of the dialogues."""
+    named = [tester for tester in testers if tester]
+    return len(set(named)) < len(named)
 
 
 def defect_rates(
@@ -165,7 +228,77 @@ def defect_rates(
         members = grouped[key]
         group = dict(zip(columns, key, strict=True))
         rates.append(_rate(group, members, dialogues, failed, spec))
-    return rates
+    unmeasured = _unmeasured_groups(set(grouped), columns, dialogues)
+    rates.extend(
+        _empty_rate(dict(zip(columns, key, strict=True)), dialogues, spec) for key in unmeasured
+    )
+    return sorted(rates, key=lambda rate: _order(columns)(tuple(rate.group.values())))
+
+
+_CELL_COLUMNS = ("application", "scenario", "level")
+
+
+def _unmeasured_groups(
+    found: set[tuple[str, ...]], columns: Sequence[str], dialogues: Sequence[MeasuredDialogue]
+) -> list[tuple[str, ...]]:
+    """Groups of a cell (application, scenario, level) none of whose dialogues was
+    measurable, per harm and annotator group seen elsewhere. They are rates too (``n`` =
+    0), so a table or a gate never drops them silently."""
+    cell_at = [i for i, column in enumerate(columns) if column in _CELL_COLUMNS]
+    if not cell_at:
+        return []
+    rest_at = [i for i, column in enumerate(columns) if column not in _CELL_COLUMNS]
+    harm_at = [i for i in rest_at if columns[i] == "harm"]
+    cell_columns = [columns[i] for i in cell_at]
+
+    def cell_of(dialogue: MeasuredDialogue) -> tuple[str, ...]:
+        return tuple(getattr(dialogue, column) for column in cell_columns)
+
+    measurable = {cell_of(d) for d in dialogues if not d.not_measurable}
+    cells = {cell_of(d) for d in dialogues} - measurable
+    covered = {(tuple(k[i] for i in harm_at), tuple(k[i] for i in cell_at)) for k in found}
+    missing = []
+    for rest in sorted({tuple(k[i] for i in rest_at) for k in found}):
+        harm = tuple(rest[rest_at.index(i)] for i in harm_at)
+        for cell in sorted(cells):
+            if (harm, cell) in covered:
+                continue
+            key = [""] * len(columns)
+            for i, value in zip(rest_at, rest, strict=True):
+                key[i] = value
+            for i, value in zip(cell_at, cell, strict=True):
+                key[i] = value
+            missing.append(tuple(key))
+    return missing
+
+
+def _empty_rate(
+    group: dict[str, str], dialogues: Sequence[MeasuredDialogue], spec: MeasurementSpec
+) -> DefectRate:
+    cell = {c: v for c, v in group.items() if c in _CELL_COLUMNS}
+    left_out = [d for d in dialogues if d.not_measurable and _in_cell(d, cell)]
+    return DefectRate(
+        group=group,
+        annotators=[],
+        n=0,
+        defects=0.0,
+        rate=None,
+        ci_low=None,
+        ci_high=None,
+        interval=NOT_MEASURED,
+        confidence=spec.confidence,
+        n_labels=0,
+        ties=0,
+        resolved=0,
+        unresolved=0,
+        failed=0,
+        not_measurable=len(left_out),
+        not_measurable_reasons=dict(
+            sorted(Counter(not_measurable_reason(d) for d in left_out).items())
+        ),
+        dialogues=[],
+        defect_dialogues=[],
+    )
 
 
 def _grouping(by: Sequence[str], spec: MeasurementSpec) -> tuple[str, ...]:
@@ -214,11 +347,13 @@ def _rate(
     labels = [
         (key, verdict.annotator, verdict.value) for key in keys for verdict in by_dialogue[key]
     ]
-    data = DialogueLabels(keys, values, labels)
+    testers = [by_dialogue[key][0].dialogue.tester for key in keys]
+    settled = spec.combine == "settle"
+    data = DialogueLabels(keys, values, labels, testers=testers, settled=settled)
     low, high, method = rate_interval(
         data, confidence=spec.confidence, resamples=spec.bootstrap, seed=spec.seed
     )
-    cell = {c: v for c, v in group.items() if c in ("application", "scenario", "level")}
+    cell = {c: v for c, v in group.items() if c in _CELL_COLUMNS}
     left_out = [d for d in dialogues if d.not_measurable and _in_cell(d, cell)]
     annotators = sorted({v.annotator for v in members})
     sessions = {key: by_dialogue[key][0].dialogue.session_id for key in keys}

@@ -167,6 +167,15 @@ class PreparedLeaves:
         )
 
     @cached_property
+    def dialogue_testers(self) -> tuple[str, ...]:
+        """Per dialogue, who produced it (the leaves' ``tester``; the greatest among its
+        rows), ``""`` when unknown: such a dialogue is a tester of its own."""
+        tester = self.leaves.tester
+        code = np.zeros(self.n_dialogues, dtype=np.int64)
+        np.maximum.at(code, self.dialogue, tester.codes[self.rows])
+        return tuple(tester.categories[int(c)] for c in code)
+
+    @cached_property
     def _label_coding(self) -> tuple[IntArray, IntArray]:
         n_annotators = len(self.leaves.annotator.categories)
         pair = self.dialogue * n_annotators + self.leaves.annotator.codes[self.rows]
@@ -335,6 +344,23 @@ class TreeEvaluator:
             present = np.zeros(prepared.n_dialogues, dtype=bool)
             present[prepared.dialogue[prepared.positions(groups)]] = True
             counts.append(np.bincount(unit_of_dialogue[present], minlength=self.n_units))
+        return counts
+
+    def tester_counts(self) -> list[IntArray]:
+        """Per node, the testers feeding it per unit: the top stage's clusters (a dialogue
+        without a tester counts as one of its own)."""
+        prepared = self.prepared
+        unit_of_dialogue = np.zeros(prepared.n_dialogues, dtype=np.int64)
+        unit_of_dialogue[prepared.dialogue] = self.units
+        names = [tester or f"\x00{i}" for i, tester in enumerate(prepared.dialogue_testers)]
+        _, cluster = np.unique(np.asarray(names, dtype=str), return_inverse=True)
+        width = len(names) + 1
+        counts = []
+        for groups in self.node_groups:
+            present = np.zeros(prepared.n_dialogues, dtype=bool)
+            present[prepared.dialogue[prepared.positions(groups)]] = True
+            pairs = np.unique(unit_of_dialogue[present] * width + cluster[present])
+            counts.append(np.bincount(pairs // width, minlength=self.n_units))
         return counts
 
     def _responses(

@@ -3,8 +3,9 @@
 A gate ``harm ≤ max`` holds for a run when every annotator source's rate of that harm, per
 application, stays at or under ``max``. By default the *upper* end of the rate's interval
 is compared (the rate could plausibly be that high), which fails a gate on little
-evidence; ``point`` compares the rate itself. A gated harm the run never measured fails
-its gate: no evidence is not a pass.
+evidence; ``point`` compares the rate itself. A gated harm the run never measured, or a
+group (an application) with no measurable dialogue, fails its gate as "not measured":
+no evidence is not a pass.
 """
 
 from __future__ import annotations
@@ -49,14 +50,16 @@ def evaluate_gates(
                     estimate=estimate,
                     value=None,
                     passed=False,
-                    message=f"{harm} was not measured in this run",
+                    message=f"{harm}: not measured — no verdict in this run",
                 )
             )
         for rate in gated:
             value = rate.ci_high if estimate == "upper" else rate.rate
-            passed = value is not None and value <= threshold
             where = ", ".join(f"{k}={v}" for k, v in rate.group.items() if k != "harm")
-            shown = "—" if value is None else f"{value:.1%}"
+            if rate.n == 0 or value is None:
+                results.append(_not_measured(harm, rate, threshold, estimate, where))
+                continue
+            passed = value <= threshold
             results.append(
                 GateResult(
                     harm=harm,
@@ -65,9 +68,25 @@ def evaluate_gates(
                     estimate=estimate,
                     value=value,
                     passed=passed,
-                    message=f"{harm} ({where}): {estimate} {shown} "
+                    message=f"{harm} ({where}): {estimate} {value:.1%} "
                     f"{'≤' if passed else '>'} {threshold:.1%} "
                     f"({rate.defects:g} of {rate.n} dialogues)",
                 )
             )
     return results
+
+
+def _not_measured(
+    harm: str, rate: DefectRate, threshold: float, estimate: Estimate, where: str
+) -> GateResult:
+    reasons = "; ".join(f"{n} {reason}" for reason, n in rate.not_measurable_reasons.items())
+    return GateResult(
+        harm=harm,
+        group=dict(rate.group),
+        threshold=threshold,
+        estimate=estimate,
+        value=None,
+        passed=False,
+        message=f"{harm} ({where}): not measured — 0 measurable dialogues"
+        + (f" ({reasons})" if reasons else ""),
+    )

@@ -3,31 +3,62 @@
 Where trusted labels (people, by default) exist for a sample of the dialogues an LLM
 judge rated, the judge's **sensitivity** (defects it finds among the trusted defects) and
 **specificity** (non-defects it clears among the trusted non-defects) are estimated on
-that sample, and the judge's raw rate is corrected with the Rogan–Gladen estimator::
+that sample. The published point correction is Rogan–Gladen's::
 
     corrected = (raw + specificity − 1) / (sensitivity + specificity − 1)
 
-clipped to [0, 1]. Its interval is a percentile bootstrap that resamples both samples —
-the dialogues behind the raw rate and the calibration pairs — so it carries the judge's
-error as well as the sampling of dialogues. A judge no better than chance on the sample
-(sensitivity + specificity ≤ 1) cannot be corrected: the rate is then ``None``, said so.
+It is undefined for a judge no better than chance on the sample, and neither it nor a
+bootstrap of it covers at low prevalence, where a handful of trusted defects decides the
+sensitivity. So the rate and its interval come from the **posterior** of a latent-class
+model of the whole judged sample: each dialogue is a defect with probability π; the
+judge says "defect" with probability Se for a defect and 1 − Sp for a non-defect; on
+the calibration dialogues the truth is seen, on the others it is not. The calibration
+dialogues are part of the judged sample, counted once (not resampled as if they were
+a second, independent sample). Priors: Jeffreys Beta(½, ½) on π, uniform on Se and Sp.
+A Gibbs sampler (many short chains, vectorized) draws the posterior; the rate is its
+median and the interval its equal-tailed credible interval. Fewer than
+:data:`MIN_CALIBRATION` trusted defects (or non-defects) is said in ``note``, with
+about how many human labels would give that many.
 """
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 from pydantic import BaseModel
 
-METHOD = "Rogan–Gladen, percentile bootstrap over dialogues and calibration pairs"
+METHOD = (
+    "latent-class posterior over the judged sample with its calibration dialogues "
+    "(Jeffreys prior on the rate, uniform on sensitivity and specificity), median and "
+    "equal-tailed credible interval"
+)
+MIN_CALIBRATION = 10
+"""Trusted defects and non-defects each needed before a correction is more than its prior:
+with 10, a sensitivity near 0.8 is known to about ±0.13."""
 
-__all__ = ["METHOD", "CorrectedRate", "corrected_rate", "rogan_gladen"]
+_CHAINS = 200
+_BURN_IN = 60
+
+__all__ = [
+    "METHOD",
+    "MIN_CALIBRATION",
+    "CorrectedRate",
+    "corrected_rate",
+    "posterior_rates",
+    "rogan_gladen",
+]
 
 
 class CorrectedRate(BaseModel):
-    """A judge's defect rate beside its correction for the judge's measured error."""
+    """A judge's defect rate beside its correction for the judge's measured error.
+
+    ``corrected_rate`` is the posterior median, ``rogan_gladen`` the point correction by
+    the formula (``None`` where undefined); ``calibration_defects`` counts the trusted
+    defects among the calibration dialogues.
+    """
 
     group: dict[str, str]
     judge: str
@@ -35,8 +66,10 @@ class CorrectedRate(BaseModel):
     n: int
     raw_rate: float | None
     n_calibration: int
+    calibration_defects: int = 0
     sensitivity: float | None
     specificity: float | None
+    rogan_gladen: float | None = None
     corrected_rate: float | None
     ci_low: float | None
     ci_high: float | None
@@ -64,13 +97,17 @@ def corrected_rate(
     confidence: float = 0.95,
 ) -> CorrectedRate:
     """Correct ``judged`` (dialogue key → the judge's 0/1 verdict) with the calibration
-    pairs it shares with ``trusted`` (dialogue key → trusted 0/1 verdict)."""
+    dialogues it shares with ``trusted`` (dialogue key → trusted 0/1 verdict).
+
+    ``resamples`` posterior draws are kept (none: no rate and no interval)."""
     keys = sorted(judged)
     pairs = sorted(key for key in keys if key in trusted)
-    verdicts = np.array([judged[key] >= 0.5 for key in keys], dtype=float)
+    verdicts = np.array([judged[key] >= 0.5 for key in keys], dtype=bool)
     judge_on_pairs = np.array([judged[key] >= 0.5 for key in pairs], dtype=bool)
     truth_on_pairs = np.array([trusted[key] >= 0.5 for key in pairs], dtype=bool)
     raw = float(verdicts.mean()) if keys else None
+    sensitivity = _share(judge_on_pairs, truth_on_pairs)
+    specificity = _share(~judge_on_pairs, ~truth_on_pairs)
     base = CorrectedRate(
         group=dict(group),
         judge=judge,
@@ -78,23 +115,102 @@ def corrected_rate(
         n=len(keys),
         raw_rate=raw,
         n_calibration=len(pairs),
-        sensitivity=_share(judge_on_pairs, truth_on_pairs),
-        specificity=_share(~judge_on_pairs, ~truth_on_pairs),
+        calibration_defects=int(truth_on_pairs.sum()),
+        sensitivity=sensitivity,
+        specificity=specificity,
+        rogan_gladen=(
+            None
+            if raw is None or sensitivity is None or specificity is None
+            else rogan_gladen(raw, sensitivity, specificity)
+        ),
         corrected_rate=None,
         ci_low=None,
         ci_high=None,
     )
-    if raw is None or base.sensitivity is None or base.specificity is None:
-        return base.model_copy(
-            update={"note": "no calibration pairs with both defects and non-defects"}
-        )
-    corrected = rogan_gladen(raw, base.sensitivity, base.specificity)
-    if corrected is None:
-        return base.model_copy(update={"note": "the judge is no better than chance here"})
-    low, high = _bootstrap(
-        verdicts, judge_on_pairs, truth_on_pairs, resamples, _seed(seed, group), confidence
+    if raw is None or resamples <= 0:
+        return base
+    counts = _Counts.of(verdicts, judge_on_pairs, truth_on_pairs)
+    draws = posterior_rates(counts.as_tuple(), resamples, _seed(seed, group))
+    tail = (1 - confidence) / 2
+    low, median, high = np.quantile(draws, [tail, 0.5, 1 - tail])
+    return base.model_copy(
+        update={
+            "corrected_rate": float(median),
+            "ci_low": float(low),
+            "ci_high": float(high),
+            "note": _thin(counts, float(median)),
+        }
     )
-    return base.model_copy(update={"corrected_rate": corrected, "ci_low": low, "ci_high": high})
+
+
+class _Counts:
+    """The data the model sees: calibration cells (judge × truth) and the judge's verdicts
+    on the other dialogues."""
+
+    def __init__(self, cells: tuple[int, int, int, int], positives: int, negatives: int) -> None:
+        self.cells = cells  # judge yes & defect, judge no & defect, judge yes & clean, no & clean
+        self.positives = positives
+        self.negatives = negatives
+
+    @classmethod
+    def of(cls, verdicts: np.ndarray, judge: np.ndarray, truth: np.ndarray) -> _Counts:
+        cells = (
+            int((judge & truth).sum()),
+            int((~judge & truth).sum()),
+            int((judge & ~truth).sum()),
+            int((~judge & ~truth).sum()),
+        )
+        positives = int(verdicts.sum()) - cells[0] - cells[2]
+        negatives = len(verdicts) - int(verdicts.sum()) - cells[1] - cells[3]
+        return cls(cells, positives, negatives)
+
+    def as_tuple(self) -> tuple[int, int, int, int, int, int]:
+        return (*self.cells, self.positives, self.negatives)
+
+
+def posterior_rates(
+    counts: tuple[int, int, int, int, int, int], draws: int, seed: Sequence[int] | int
+) -> np.ndarray:
+    """``draws`` posterior draws of the defect rate π (see the module docstring).
+
+    ``counts``: calibration dialogues (judge yes & defect, judge no & defect, judge yes &
+    clean, judge no & clean), then the judge's yes and no on the other dialogues.
+    """
+    tp, fn, fp, tn, yes, no = counts
+    rng = np.random.default_rng(seed)
+    chains = min(_CHAINS, draws)
+    per_chain = math.ceil(draws / chains)
+    n_cal = tp + fn + fp + tn
+    # Start every chain at the calibration's estimates, shrunk off the edges.
+    se = np.full(chains, (tp + 1) / (tp + fn + 2))
+    sp = np.full(chains, (tn + 1) / (tn + fp + 2))
+    pi = np.full(chains, (tp + fn + 0.5) / (n_cal + 1))
+    kept = []
+    for step in range(_BURN_IN + per_chain):
+        flagged = pi * se
+        missed = pi * (1 - se)
+        hidden_yes = rng.binomial(yes, flagged / (flagged + (1 - pi) * (1 - sp)))
+        hidden_no = rng.binomial(no, missed / (missed + (1 - pi) * sp))
+        defects = tp + fn + hidden_yes + hidden_no
+        pi = rng.beta(0.5 + defects, 0.5 + n_cal + yes + no - defects)
+        se = rng.beta(1 + tp + hidden_yes, 1 + fn + hidden_no)
+        sp = rng.beta(1 + tn + no - hidden_no, 1 + fp + yes - hidden_yes)
+        if step >= _BURN_IN:
+            kept.append(pi)
+    return np.concatenate(kept)[:draws]
+
+
+def _thin(counts: _Counts, rate: float) -> str | None:
+    tp, fn, fp, tn = counts.cells
+    defects, clean = tp + fn, fp + tn
+    if defects >= MIN_CALIBRATION and clean >= MIN_CALIBRATION:
+        return None
+    rate = min(max(rate, 1e-3), 1 - 1e-3)
+    needed = math.ceil(max(MIN_CALIBRATION / rate, MIN_CALIBRATION / (1 - rate)))
+    return (
+        f"calibration too thin to correct: {defects} human-labelled defects and {clean} "
+        f"non-defects (need {MIN_CALIBRATION} of each: about {needed} human labels at this rate)"
+    )
 
 
 def _share(hits: np.ndarray, among: np.ndarray) -> float | None:
@@ -104,31 +220,3 @@ def _share(hits: np.ndarray, among: np.ndarray) -> float | None:
 def _seed(seed: int, group: Mapping[str, str]) -> list[int]:
     label = "|".join(f"{k}={v}" for k, v in sorted(group.items()))
     return [seed, zlib.crc32(label.encode())]
-
-
-def _bootstrap(
-    verdicts: np.ndarray,
-    judge: np.ndarray,
-    truth: np.ndarray,
-    resamples: int,
-    seed: Sequence[int],
-    confidence: float,
-) -> tuple[float | None, float | None]:
-    if resamples <= 0:
-        return None, None
-    rng = np.random.default_rng(list(seed))
-    raw = rng.binomial(len(verdicts), verdicts.mean(), size=resamples) / len(verdicts)
-    picks = rng.integers(0, len(truth), size=(resamples, len(truth)))
-    truth_r, judge_r = truth[picks], judge[picks]
-    positives, negatives = truth_r.sum(axis=1), (~truth_r).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sensitivity = (judge_r & truth_r).sum(axis=1) / positives
-        specificity = (~judge_r & ~truth_r).sum(axis=1) / negatives
-        informative = sensitivity + specificity - 1
-        corrected = np.clip((raw + specificity - 1) / informative, 0.0, 1.0)
-    usable = np.isfinite(corrected) & (informative > 0)
-    if not usable.any():
-        return None, None
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(corrected[usable], [tail, 100 - tail])
-    return float(low), float(high)

@@ -7,7 +7,9 @@ all answers about a dialogue count as one annotator's. The optional ``wording`` 
 holds a questionnaire item's text as asked, so differently worded items that share an id
 are never pooled. The optional ``dialogue_key`` names a dialogue stably across reruns (a
 plan's work-item key, where ``dialogue_id`` is a fresh session id), so bootstrap
-intervals repeat exactly.
+intervals repeat exactly. The optional ``tester`` names who produced the dialogue (the
+person, the persona instance, the script): the bootstrap resamples testers first, as
+one tester's dialogues are not independent of each other.
 Columns are integer-coded categories so that scoring can group a million rows with
 NumPy instead of Python loops.
 """
@@ -32,7 +34,7 @@ RawValue = str | float
 C = TypeVar("C", str, RawValue)
 
 REQUIRED_COLUMNS = ("application", "level", "source", "question", "dialogue_id", "value")
-OPTIONAL_COLUMNS = ("scenario", "annotator", "wording", "dialogue_key")
+OPTIONAL_COLUMNS = ("scenario", "annotator", "wording", "dialogue_key", "tester")
 
 
 class LeafSource(StrEnum):
@@ -124,6 +126,7 @@ class LeafTable:
     wording: Categorical[str]
     dialogue_key: Categorical[str]
     value: Categorical[RawValue]
+    tester: Categorical[str]
     origin: str = "leaves"
     first_line: int | None = None
     columns: frozenset[str] = frozenset((*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS))
@@ -138,7 +141,7 @@ class LeafTable:
             self.dialogue_id,
             self.scenario,
         )
-        optional = (self.annotator, self.wording, self.dialogue_key)
+        optional = (self.annotator, self.wording, self.dialogue_key, self.tester)
         lengths = {len(self.value)} | {len(column) for column in (*text_columns, *optional)}
         if len(lengths) != 1:
             raise LeafError(f"{self.origin}: columns have different lengths {sorted(lengths)}")
@@ -168,6 +171,7 @@ class LeafTable:
             wording=pick(self.wording),
             dialogue_key=pick(self.dialogue_key),
             value=pick(self.value),
+            tester=pick(self.tester),
             first_line=None,
         )
 
@@ -215,6 +219,7 @@ class LeafTable:
         annotator: ArrayLike | None = None,
         wording: ArrayLike | None = None,
         dialogue_key: ArrayLike | None = None,
+        tester: ArrayLike | None = None,
         origin: str = "leaves",
     ) -> LeafTable:
         """Build from equal-length arrays; numeric ``value`` arrays keep their numbers."""
@@ -224,6 +229,7 @@ class LeafTable:
             "annotator": annotator,
             "wording": wording,
             "dialogue_key": dialogue_key,
+            "tester": tester,
         }
         return cls(
             application=_text_column(application),
@@ -236,6 +242,7 @@ class LeafTable:
             wording=_text_column(np.full(n, "") if wording is None else wording),
             dialogue_key=_text_column(np.full(n, "") if dialogue_key is None else dialogue_key),
             value=Categorical.from_array(value),
+            tester=_text_column(np.full(n, "") if tester is None else tester),
             origin=origin,
             columns=frozenset(REQUIRED_COLUMNS).union(
                 name for name, given in optional.items() if given is not None
@@ -251,8 +258,8 @@ class LeafTable:
         first_line: int | None = None,
         header: Iterable[str] | None = None,
     ) -> LeafTable:
-        """Build from mappings with the leaf columns (``scenario``, ``annotator``, ``wording``
-        and ``dialogue_key`` optional).
+        """Build from mappings with the leaf columns (``scenario``, ``annotator``, ``wording``,
+        ``dialogue_key`` and ``tester`` optional).
 
         An optional column counts as present when ``header`` names it, or (without a
         header) when any row has it.
@@ -281,6 +288,7 @@ class LeafTable:
             wording=coded["wording"],
             dialogue_key=coded["dialogue_key"],
             value=Categorical(coded["value"].codes, raw_values),
+            tester=coded["tester"],
             origin=origin,
             first_line=first_line,
             columns=frozenset(present) & frozenset((*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS)),

@@ -27,7 +27,9 @@ class NodeResult:
 
     ``value`` is ``None`` when the node is empty (no leaves, or only empty children); it
     is never silently 0. ``n`` counts the dialogues under the node (the unit).
-    ``ci_low``/``ci_high`` are the bootstrap percentile interval when one was computed.
+    ``ci_low``/``ci_high`` are the bootstrap interval when one was computed, and
+    ``interval`` says how it was made (the stages resampled; a ``max``/``min`` node's
+    interval from its children's simultaneous intervals).
     ``context`` holds the split values on the way from the root (e.g.
     ``{"level": "field_testing"}``); ``dialogues`` the ids behind the node and
     ``provenance`` whose answers they are, when requested.
@@ -41,6 +43,7 @@ class NodeResult:
     n: int
     ci_low: float | None = None
     ci_high: float | None = None
+    interval: str | None = None
     children: tuple[NodeResult, ...] = ()
     context: Mapping[str, str] = field(default_factory=dict)
     dialogues: tuple[str, ...] | None = None
@@ -90,6 +93,8 @@ class NodeResult:
         }
         if self.ci_low is not None and self.ci_high is not None:
             data["ci_low"], data["ci_high"] = self.ci_low, self.ci_high
+            if self.interval is not None:
+                data["interval"] = self.interval
         if self.empty:
             data["empty"] = True
         if self.skipped:

@@ -8,16 +8,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from corix.measurement.bootstrap import percentile_interval, two_stage_resamples
+from corix.measurement.bootstrap import (
+    expanded_percentile_interval,
+    percentile_interval,
+    resampled_stages,
+    two_stage_resamples,
+)
 from corix.measurement.engine import PreparedLeaves, TreeEvaluator
 from corix.measurement.leaves import IntArray, LeafSource, LeafTable
 from corix.measurement.results import NodeProvenance, NodeResult, NodeValue
-from corix.measurement.summarizers import FloatArray
+from corix.measurement.summarizers import FloatArray, Max, Min
 from corix.measurement.tree_loading import load_tree
 from corix.measurement.tree_spec import TreeSpec
-
-Bounds = tuple[FloatArray, FloatArray]  # interval ends per unit
 
 
 def score_tree(
@@ -177,32 +181,126 @@ def score_tree_cli_json(
     }
 
 
+@dataclass(frozen=True)
+class _NodeBounds:
+    """A node's interval ends per unit and how each unit's interval was made."""
+
+    low: FloatArray
+    high: FloatArray
+    methods: tuple[str, ...]
+
+
 def _intervals(
     evaluator: TreeEvaluator,
     point: list[FloatArray | None],
     replicates: int,
     seed: int,
     confidence: float,
-) -> list[Bounds | None]:
+) -> list[_NodeBounds | None]:
     prepared = evaluator.prepared
     applications = prepared.leaves.application.categories
+    strata = [applications[int(a)] for a in prepared.dialogue_application]
+    clustered = _clustered_units(prepared.dialogue_testers, prepared.dialogue_application)
     resamples = two_stage_resamples(
         prepared.dialogue_keys,
         replicates,
         seed,
-        strata=[applications[int(a)] for a in prepared.dialogue_application],
+        strata=strata,
         labels=prepared.annotation_labels or None,
+        testers=prepared.dialogue_testers if clustered.any() else None,
     )
     chunks = [evaluator.evaluate(resample) for resample in resamples]
-    intervals: list[Bounds | None] = []
+    series: list[FloatArray | None] = []
     for position, observed in enumerate(point):
-        if observed is None:
-            intervals.append(None)
-            continue
         # A numeric node is numeric in every chunk; the filter only narrows the type.
-        series = [values for chunk in chunks if (values := chunk[position]) is not None]
-        intervals.append(percentile_interval(np.concatenate(series, axis=1), confidence))
-    return intervals
+        found = [values for chunk in chunks if (values := chunk[position]) is not None]
+        series.append(None if observed is None else np.concatenate(found, axis=1))
+    testers = evaluator.tester_counts() if clustered.any() else None
+    stages = resampled_stages(testers=False, annotators=bool(prepared.annotation_labels))
+    bounds = _Bounds(evaluator.spec, series, testers, clustered, stages)
+    return [
+        None if values is None else bounds.at(position, confidence)
+        for position, values in enumerate(series)
+    ]
+
+
+def _clustered_units(testers: Sequence[str], unit: IntArray) -> npt.NDArray[np.bool_]:
+    """Per unit (application): whether some tester produced several of its dialogues."""
+    n_units = int(unit.max()) + 1 if len(unit) else 0
+    clustered = np.zeros(n_units, dtype=bool)
+    seen: set[tuple[int, str]] = set()
+    for tester, code in zip(testers, unit, strict=True):
+        if tester and (int(code), tester) in seen:
+            clustered[int(code)] = True
+        seen.add((int(code), tester))
+    return clustered
+
+
+class _Bounds:
+    """Interval ends per node at any confidence, from the nodes' bootstrap replicates.
+
+    A ``max``/``min`` over children takes the max (min) of its children's bounds, each
+    child's at level ``1 − α/c`` (Bonferroni over its ``c`` children): when every
+    child's interval holds its true value, which happens with probability ≥ 1 − α, the
+    max of the lower ends is below the true max and the max of the upper ends above it.
+    A percentile bootstrap of the max itself is biased upwards when children are close
+    and under-covers. Every other node takes the percentile interval of its replicates,
+    expanded for the number of testers where testers were resampled.
+    """
+
+    def __init__(
+        self,
+        spec: TreeSpec,
+        series: list[FloatArray | None],
+        testers: list[IntArray] | None,
+        clustered: npt.NDArray[np.bool_],
+        stages: tuple[str, ...],
+    ) -> None:
+        self.spec = spec
+        self.series = series
+        self.testers = testers
+        self.clustered = clustered
+        self.stages = stages
+        self._memo: dict[tuple[int, float], _NodeBounds] = {}
+
+    def at(self, position: int, confidence: float) -> _NodeBounds:
+        key = (position, confidence)
+        if key not in self._memo:
+            self._memo[key] = self._compute(position, confidence)
+        return self._memo[key]
+
+    def _compute(self, position: int, confidence: float) -> _NodeBounds:
+        node = self.spec.nodes[position]
+        extreme = isinstance(node.summarizer, Max | Min) and node.question is None
+        children = [c for c in node.children if self.series[c] is not None]
+        if extreme and len(children) > 1:
+            level = 1 - (1 - confidence) / len(children)
+            parts = [self.at(child, level) for child in children]
+            pick = np.fmax if isinstance(node.summarizer, Max) else np.fmin
+            low, high = parts[0].low, parts[0].high
+            for part in parts[1:]:
+                low, high = pick(low, part.low), pick(high, part.high)
+            method = (
+                f"{node.summarizer_name} of the children's simultaneous intervals "
+                f"(Bonferroni, each at {level:.2%})"
+            )
+            return _NodeBounds(low, high, (method,) * len(low))
+        values = self.series[position]
+        assert values is not None  # only numeric nodes are asked for
+        low, high = percentile_interval(values, confidence)
+        methods = [f"percentile bootstrap over {' → '.join(self.stages)}"] * len(low)
+        if self.testers is not None:
+            with_testers = resampled_stages(testers=True, annotators=len(self.stages) > 1)
+            for unit in np.flatnonzero(self.clustered):
+                k = int(self.testers[position][unit])
+                unit_low, unit_high = expanded_percentile_interval(
+                    values[unit : unit + 1], confidence, k
+                )
+                low[unit], high[unit] = unit_low[0], unit_high[0]
+                methods[unit] = (
+                    f"expanded percentile bootstrap over {' → '.join(with_testers)} ({k} testers)"
+                )
+        return _NodeBounds(low, high, tuple(methods))
 
 
 def _dialogues_of(evaluator: TreeEvaluator, position: int) -> dict[int, tuple[str, ...]]:
@@ -249,7 +347,7 @@ def _assemble(
     unit: int,
     point: list[FloatArray | None],
     counts: list[IntArray],
-    intervals: list[Bounds | None] | None,
+    intervals: list[_NodeBounds | None] | None,
     dialogues: list[dict[int, tuple[str, ...]]] | None,
     provenance: list[dict[int, NodeProvenance]] | None = None,
 ) -> NodeResult:
@@ -270,8 +368,9 @@ def _assemble(
                 summarizer=node.summarizer_name,
                 value=value,
                 n=int(counts[position][unit]),
-                ci_low=_number(interval[0][unit]) if interval is not None else None,
-                ci_high=_number(interval[1][unit]) if interval is not None else None,
+                ci_low=_number(interval.low[unit]) if interval is not None else None,
+                ci_high=_number(interval.high[unit]) if interval is not None else None,
+                interval=_method(interval, unit),
                 children=children,
                 context=node.context,
                 dialogues=dialogues[position].get(unit, ()) if dialogues is not None else None,
@@ -283,6 +382,12 @@ def _assemble(
             )
         )
     return built[-1]
+
+
+def _method(interval: _NodeBounds | None, unit: int) -> str | None:
+    if interval is None or np.isnan(interval.low[unit]):
+        return None
+    return interval.methods[unit]
 
 
 def _number(value: np.floating[Any] | float) -> float | None:

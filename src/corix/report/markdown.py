@@ -79,7 +79,8 @@ def _how_to_read(content: ReportContent) -> list[str]:
         "- Values are relative measurements: they compare applications tested the same way.",
         "- Each CoRIx tree is scored per application; higher means more risk.",
         f"- Intervals: {settings.confidence:.0%} bootstrap over dialogues "
-        f"({settings.bootstrap} replicates, seed {settings.seed}); rates: Wilson intervals.",
+        f"({settings.bootstrap} replicates, seed {settings.seed}); "
+        "rates: continuity-corrected Wilson intervals.",
         "- 0% defects is not zero risk: the interval shows how high the rate could still be.",
         f"- {EMPTY} marks an empty node (no evidence); it is never counted as 0.",
         "",
@@ -182,7 +183,9 @@ def _outline(
 def _value_with_interval(node: NodeResult) -> str:
     text = number(node.numeric_value)
     bounds = interval(node.ci_low, node.ci_high)
-    return f"{text} {bounds} n={node.n}".replace("  ", " ")
+    # Say how an interval was made when it is not the plain percentile bootstrap.
+    how = "" if not node.interval or node.interval.startswith("percentile") else node.interval
+    return f"{text} {bounds} n={node.n}{f' ({md(how)})' if how else ''}".replace("  ", " ")
 
 
 def _rates_section(content: ReportContent) -> list[str]:

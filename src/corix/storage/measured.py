@@ -8,6 +8,7 @@ application's behaviour, so it is excluded from rates and reported with its reas
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,7 @@ __all__ = [
     "measured_dialogues",
     "series_runs",
     "stored_resolutions",
+    "tester_of",
 ]
 
 _IN_CHUNK = 500
@@ -47,7 +49,9 @@ class MeasuredDialogue:
     ``key`` names the dialogue across reruns of a plan (its work-item key; a person's
     session keeps its id), prefixed by the run's position when several runs are measured
     together.
-    ``not_measurable`` is the reason it is left out of rates, or ``None``.
+    ``not_measurable`` is the reason it is left out of rates, or ``None``. ``tester``
+    names who produced it, so the bootstrap can resample testers (see
+    :func:`tester_of`); ``""`` when unknown (the dialogue is a tester of its own).
     """
 
     session_id: str
@@ -59,6 +63,22 @@ class MeasuredDialogue:
     source: str
     tester_id: int | None
     not_measurable: str | None
+    tester: str = ""
+
+
+def tester_of(source: str, tester_id: int | None, provenance: dict[str, Any]) -> str:
+    """Who produced a dialogue: the person for a human session, the persona instance
+    (template × parameters × seed) for a simulated one, the script (template ×
+    parameters) for model testing; ``""`` when unknown (an imported dialogue)."""
+    if tester_id is not None:
+        return f"tester {tester_id}"
+    template = provenance.get("template")
+    if not template or source not in ("simulated", "scripted"):
+        return ""
+    parameters = json.dumps(provenance.get("parameters") or {}, sort_keys=True, default=str)
+    if source == "scripted":
+        return f"script {template} {parameters}"
+    return f"persona {template} {parameters} seed {provenance.get('seed')}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +149,7 @@ def _dialogue_query(run_ids: Sequence[str], turns: Subquery) -> Select[tuple[Any
             SessionRow.end_reason,
             func.coalesce(turns.c.answered, 0),
             turns.c.error,
+            SessionRow.provenance,
         )
         .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
         .outerjoin(turns, turns.c.session_id == SessionRow.id)
@@ -159,6 +180,7 @@ def _dialogues(
                 source=row[6],
                 tester_id=row[7],
                 not_measurable=None if row[9] else _reason(row[8], row[10]),
+                tester=tester_of(row[6], row[7], row[11] or {}),
             )
             for row in s.execute(query)
         ]

@@ -1,0 +1,365 @@
+"""Coverage of corix's intervals in the designs real evaluations use, by simulation.
+
+Every cell simulates many evaluations whose true value is known, computes the interval
+exactly as corix does, and counts how often it holds the truth (nominal 95%). Beside
+coverage stands the mean width, and where today's (earlier) method is cheap to rerun,
+its coverage and width, so a method cannot pass by being uselessly wide.
+
+    python benchmarks/coverage_study.py                 # 2,000 simulations a cell
+    python benchmarks/coverage_study.py --simulations 300 --no-write
+
+The full run writes its table into docs/measurement.md between the coverage-study
+markers. ``tests/measurement/test_coverage_study.py`` runs a fast subset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+from scipy.special import expit, logit
+
+from corix.measurement import LeafTable, parse_tree, score_tree
+from corix.measurement.bootstrap import percentile_interval, two_stage_resamples
+from corix.measurement.defect_rates import (
+    DialogueLabels,
+    rate_interval,
+    wilson_bounds,
+    wilson_cc_bounds,
+)
+from corix.measurement.engine import PreparedLeaves, TreeEvaluator
+from corix.measurement.judge_error import corrected_rate
+
+CONFIDENCE = 0.95
+RATE_RESAMPLES = 500
+TREE_REPLICATES = 999
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "measurement.md"
+START, END = "<!-- coverage-study:start -->", "<!-- coverage-study:end -->"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One design's result: coverage of the truth, mean width, and today's when known."""
+
+    design: str
+    setting: str
+    coverage: float
+    width: float
+    simulations: int  # 0: computed exactly
+    today: tuple[float, float] | None = None
+
+    @property
+    def mc_error(self) -> float:
+        """1.96 Monte Carlo standard errors of the coverage (0 when exact)."""
+        if not self.simulations:
+            return 0.0
+        return 1.96 * math.sqrt(max(self.coverage * (1 - self.coverage), 0.0025) / self.simulations)
+
+    def row(self) -> str:
+        error = "exact" if not self.simulations else f"±{self.mc_error:.3f}"
+        today = "—" if self.today is None else f"{self.today[0]:.3f} / {self.today[1]:.3f}"
+        return (
+            f"| {self.design} | {self.setting} | **{self.coverage:.3f}** {error} | "
+            f"{self.width:.3f} | {today} |"
+        )
+
+
+def _covered(lows: np.ndarray, highs: np.ndarray, truth: float | np.ndarray) -> float:
+    return float(np.mean((lows <= truth) & (truth <= highs)))
+
+
+# --- Defect rates -----------------------------------------------------------------------
+
+
+def single_label(n: int, p: float) -> Cell:
+    """One exact 0/1 label per dialogue: coverage by enumerating the binomial (exact)."""
+    x = np.arange(n + 1)
+    weight = stats.binom.pmf(x, n, p)
+
+    def exact(bounds: Callable[[float, float, float], tuple[float, float]]) -> tuple[float, float]:
+        ends = np.array([bounds(k / n, n, CONFIDENCE) for k in x])
+        hit = (ends[:, 0] <= p) & (p <= ends[:, 1])
+        return float(weight @ hit), float(weight @ (ends[:, 1] - ends[:, 0]))
+
+    coverage, width = exact(wilson_cc_bounds)
+    return Cell("one label per dialogue", f"n={n}, p={p}", coverage, width, 0, exact(wilson_bounds))
+
+
+def _rate_cell(
+    design: str,
+    setting: str,
+    simulations: int,
+    seed: int,
+    truth: float,
+    draw: Callable[[np.random.Generator], DialogueLabels],
+) -> Cell:
+    rng = np.random.default_rng(seed)
+    lows, highs = np.empty(simulations), np.empty(simulations)
+    for s in range(simulations):
+        lows[s], highs[s], _ = rate_interval(
+            draw(rng), confidence=CONFIDENCE, resamples=RATE_RESAMPLES, seed=s
+        )
+    return Cell(
+        design, setting, _covered(lows, highs, truth), float(np.mean(highs - lows)), simulations
+    )
+
+
+def annotators(p: float, combine: str, simulations: int, n: int = 30, eps: float = 0.15) -> Cell:
+    """Three annotators who each flip a true label with probability ``eps``. ``keep``
+    covers the expected annotator mean, ``settle`` the expected majority verdict."""
+    flip_majority = 3 * eps**2 * (1 - eps) + eps**3
+    keys = [f"d{i:03d}" for i in range(n)]
+
+    def draw(rng: np.random.Generator) -> DialogueLabels:
+        truth = rng.random(n) < p
+        votes = (truth[:, None] ^ (rng.random((n, 3)) < eps)).astype(float)
+        labels = [(key, f"a{j}", votes[i, j]) for i, key in enumerate(keys) for j in range(3)]
+        if combine == "keep":
+            return DialogueLabels(keys, list(votes.mean(axis=1)), labels)
+        settled = list((votes.sum(axis=1) >= 2).astype(float))
+        return DialogueLabels(keys, settled, labels, settled=True)
+
+    if combine == "keep":
+        target = p * (1 - eps) + (1 - p) * eps
+    else:
+        target = p * (1 - flip_majority) + (1 - p) * flip_majority
+    seed = [int(p * 100), len(combine)]
+    return _rate_cell(
+        f"3 annotators, 15% flips, {combine}", f"n={n}, p={p}", simulations, seed, target, draw
+    )
+
+
+def _marginal(p0: float, sd: float) -> float:
+    """E[expit(logit p0 + u)], u ~ N(0, sd²), by Gauss–Hermite quadrature."""
+    nodes, weights = np.polynomial.hermite_e.hermegauss(80)
+    return float(weights @ expit(logit(p0) + sd * nodes) / math.sqrt(2 * math.pi))
+
+
+def rate_with_testers(k: int, m: int, sd: float, simulations: int, p0: float = 0.2) -> Cell:
+    """``k`` testers × ``m`` dialogues; a tester shifts the violation log-odds by N(0, sd²)."""
+    keys = [f"d{i:03d}" for i in range(k * m)]
+    testers = [f"t{i // m}" for i in range(k * m)]
+
+    def draw(rng: np.random.Generator) -> DialogueLabels:
+        shift = np.repeat(rng.normal(0, sd, k), m)
+        values = (rng.random(k * m) < expit(logit(p0) + shift)).astype(float)
+        labels = [(key, "judge", v) for key, v in zip(keys, values, strict=True)]
+        return DialogueLabels(keys, list(values), labels, testers=testers)
+
+    return _rate_cell(
+        "defect rate, testers",
+        f"{k}×{m}, SD {sd}",
+        simulations,
+        k * 100 + m,
+        _marginal(p0, sd),
+        draw,
+    )
+
+
+def judge(prevalence: float, human: int, simulations: int, n: int = 400) -> Cell:
+    """An LLM judge (sensitivity 0.80, specificity 0.95) rates ``n`` dialogues; people
+    label ``human`` of them."""
+    rng = np.random.default_rng([int(prevalence * 100), human])
+    keys = [f"d{i:04d}" for i in range(n)]
+    lows, highs = np.empty(simulations), np.empty(simulations)
+    for s in range(simulations):
+        truth = rng.random(n) < prevalence
+        verdict = np.where(truth, rng.random(n) < 0.80, rng.random(n) > 0.95)
+        calibrated = rng.choice(n, human, replace=False)
+        result = corrected_rate(
+            {"cell": "judge"},
+            dict(zip(keys, verdict.astype(float), strict=True)),
+            {keys[i]: float(truth[i]) for i in calibrated},
+            judge="llm",
+            reference="human",
+            resamples=1000,
+            seed=s,
+        )
+        lows[s] = np.nan if result.ci_low is None else result.ci_low
+        highs[s] = np.nan if result.ci_high is None else result.ci_high
+    return Cell(
+        "judge-corrected rate",
+        f"prevalence {prevalence}, {human} human labels",
+        _covered(lows, highs, prevalence),  # a missing interval counts as a miss
+        float(np.nanmean(highs - lows)),
+        simulations,
+    )
+
+
+# --- CoRIx trees ------------------------------------------------------------------------
+
+NODE = """
+name: node
+questions:
+  harm: {kind: yes_no, yes_means: risk}
+nodes:
+  root: {question: harm}
+"""
+
+MAX = """
+name: worst_level
+questions:
+  harm: {kind: yes_no, yes_means: risk}
+nodes:
+  root: {summarizer: max, children: [model, red, field]}
+  model: {summarizer: mean, where: {level: model_testing}, children: [{question: harm}]}
+  red: {summarizer: mean, where: {level: red_teaming}, children: [{question: harm}]}
+  field: {summarizer: mean, where: {level: field_testing}, children: [{question: harm}]}
+"""
+LEVELS = ("model_testing", "red_teaming", "field_testing")
+
+
+def _leaves(
+    rng: np.random.Generator, simulations: int, rates: tuple[float, ...], k: int, m: int, sd: float
+) -> LeafTable:
+    """One application per simulation; per level ``k`` testers × ``m`` dialogues, each
+    dialogue one yes/no label."""
+    columns: dict[str, list[np.ndarray]] = {
+        c: [] for c in ("app", "level", "dialogue", "tester", "yes")
+    }
+    per_level = k * m
+    app = np.repeat(np.arange(simulations), per_level)
+    for index, rate in enumerate(rates):
+        shift = np.repeat(rng.normal(0, sd, (simulations, k)), m, axis=1).ravel()
+        yes = rng.random(simulations * per_level) < expit(logit(rate) + shift)
+        local = np.tile(np.arange(per_level), simulations)
+        columns["app"].append(app)
+        columns["level"].append(np.full(len(app), LEVELS[index]))
+        columns["dialogue"].append(np.char.add(f"{index}-", local.astype(str)))
+        columns["tester"].append(np.char.add(f"{index}-", (local // m).astype(str)))
+        columns["yes"].append(yes)
+    joined = {name: np.concatenate(parts) for name, parts in columns.items()}
+    return LeafTable.from_columns(
+        application=np.char.add("sim", joined["app"].astype(str)),
+        level=joined["level"],
+        source=np.full(len(joined["yes"]), "annotation"),
+        question=np.full(len(joined["yes"]), "harm"),
+        dialogue_id=joined["dialogue"],
+        tester=joined["tester"] if m > 1 else None,
+        value=np.where(joined["yes"], "yes", "no"),
+    )
+
+
+def _roots(tree: str, leaves: LeafTable) -> tuple[np.ndarray, np.ndarray]:
+    results = score_tree(parse_tree(tree), leaves, bootstrap=TREE_REPLICATES, seed=1)
+    lows = np.array([root.ci_low for root in results.values()], dtype=float)
+    highs = np.array([root.ci_high for root in results.values()], dtype=float)
+    return lows, highs
+
+
+def _plain_percentile_roots(tree: str, leaves: LeafTable) -> tuple[np.ndarray, np.ndarray]:
+    """Today's interval of the root: a percentile bootstrap over dialogues (and nothing
+    else), as corix computed it before testers and simultaneous intervals."""
+    prepared = PreparedLeaves(parse_tree(tree), leaves)
+    applications = leaves.application.categories
+    evaluator = TreeEvaluator(prepared, prepared.application, len(applications))
+    strata = [applications[int(a)] for a in prepared.dialogue_application]
+    chunks = []
+    for resample in two_stage_resamples(prepared.dialogue_keys, TREE_REPLICATES, 1, strata=strata):
+        root = evaluator.evaluate(resample)[-1]
+        assert root is not None  # the root is numeric
+        chunks.append(root)
+    return percentile_interval(np.concatenate(chunks, axis=1), CONFIDENCE)
+
+
+def tree_node(k: int, m: int, sd: float, simulations: int, p0: float = 0.3) -> Cell:
+    """A CoRIx question node (0–10) over ``k`` testers × ``m`` dialogues."""
+    leaves = _leaves(np.random.default_rng([k, m, int(sd * 10)]), simulations, (p0,), k, m, sd)
+    truth = 10 * _marginal(p0, sd)
+    lows, highs = _roots(NODE, leaves)
+    old_lows, old_highs = _plain_percentile_roots(NODE, leaves)
+    return Cell(
+        "CoRIx node, testers",
+        f"{k}×{m}, SD {sd}",
+        _covered(lows, highs, truth),
+        float(np.mean(highs - lows)),
+        simulations,
+        (_covered(old_lows, old_highs, truth), float(np.mean(old_highs - old_lows))),
+    )
+
+
+def tree_max(rates: tuple[float, ...], k: int, m: int, sd: float, simulations: int) -> Cell:
+    """``max`` over three levels (how the shipped dimensions are built)."""
+    seed = [int(100 * r) for r in rates] + [k, m]
+    leaves = _leaves(np.random.default_rng(seed), simulations, rates, k, m, sd)
+    truth = 10 * max(_marginal(r, sd) for r in rates)
+    lows, highs = _roots(MAX, leaves)
+    old_lows, old_highs = _plain_percentile_roots(MAX, leaves)
+    levels = "equal" if len(set(rates)) == 1 else "unequal"
+    design = f"max over three {levels} levels ({', '.join(f'{r:g}' for r in rates)})"
+    setting = f"{k}×{m} per level, SD {sd}" if m > 1 else f"{k} dialogues per level"
+    return Cell(
+        design,
+        setting,
+        _covered(lows, highs, truth),
+        float(np.mean(highs - lows)),
+        simulations,
+        (_covered(old_lows, old_highs, truth), float(np.mean(old_highs - old_lows))),
+    )
+
+
+def cells(simulations: int) -> Iterator[Callable[[], Cell]]:
+    """Every cell of the study, as thunks (so a caller can time and print each)."""
+    for n in (10, 30, 60):
+        for p in (0.05, 0.2, 0.5):
+            yield lambda n=n, p=p: single_label(n, p)
+    for combine in ("keep", "settle"):
+        for p in (0.05, 0.2, 0.5):
+            yield lambda c=combine, p=p: annotators(p, c, simulations)
+    for k, m in ((6, 5), (10, 3), (12, 5)):
+        for sd in (0.5, 1.0):
+            yield lambda k=k, m=m, sd=sd: rate_with_testers(k, m, sd, simulations)
+            yield lambda k=k, m=m, sd=sd: tree_node(k, m, sd, simulations)
+    for rates in ((0.3, 0.3, 0.3), (0.2, 0.3, 0.4)):
+        yield lambda r=rates: tree_max(r, 30, 1, 0.0, simulations)
+        yield lambda r=rates: tree_max(r, 6, 5, 1.0, simulations)
+    for prevalence in (0.05, 0.3):
+        for human in (50, 200):
+            yield lambda q=prevalence, h=human: judge(q, h, simulations)
+
+
+def table(results: list[Cell], simulations: int, seconds: float) -> str:
+    lines = [
+        START,
+        f"Nominal 95%; {simulations:,} simulated evaluations a cell (the binomial cells are "
+        "exact); ± is 1.96 Monte Carlo standard errors. *Today* is the method before issue "
+        f"21 on the same simulated data. `python benchmarks/coverage_study.py` ({seconds / 60:.0f} "
+        "min on a shared 2-core machine) rewrites this table.",
+        "",
+        "| design | setting | coverage | mean width | today: coverage / width |",
+        "|---|---|---|---|---|",
+        *(cell.row() for cell in results),
+        END,
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--simulations", type=int, default=2000)
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    results = []
+    for thunk in cells(args.simulations):
+        cell = thunk()
+        print(cell.row(), flush=True)
+        results.append(cell)
+    text = table(results, args.simulations, time.perf_counter() - started)
+    if not args.no_write:
+        document = DOCS.read_text(encoding="utf-8")
+        pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.DOTALL)
+        DOCS.write_text(pattern.sub(lambda _: text, document), encoding="utf-8")
+    return 0 if all(cell.coverage >= 0.93 for cell in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
