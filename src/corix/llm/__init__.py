@@ -6,6 +6,7 @@ client.chat(ChatRequest(...))``. The mock OpenAI-compatible server lives in
 """
 
 from corix.llm.cache import ResponseCache
+from corix.llm.cancellation import raise_if_cancelling
 from corix.llm.client import LLMClient
 from corix.llm.concurrency import concurrency_share, even_share
 from corix.llm.endpoint import LOCAL_PREFIX, MOCK_BASE_URL, EndpointConfig
@@ -50,6 +51,7 @@ __all__ = [
     "estimate_messages_tokens",
     "estimate_tokens",
     "even_share",
+    "raise_if_cancelling",
     "require_local_extra",
     "resolve_model_file",
     "shared_limits",

@@ -10,6 +10,7 @@ from types import TracebackType
 
 from corix.llm.backoff import retry_delay
 from corix.llm.cache import ResponseCache, cache_key
+from corix.llm.cancellation import raise_if_cancelling
 from corix.llm.concurrency import (
     AdaptiveConcurrency,
     ConcurrencyLimit,
@@ -126,6 +127,7 @@ class LLMClient:
                         Outcome(latency_s, completion.prompt_tokens, completion.completion_tokens)
                     )
             except TransportError as failure:
+                raise_if_cancelling()  # a stop that surfaced as a failure is no failure
                 if self._step_down(request, mode, failure):
                     continue
                 if not failure.retryable or attempts > endpoint.max_retries:
