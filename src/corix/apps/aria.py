@@ -24,6 +24,7 @@ from corix.apps.base import Application, ApplicationError, AppReply, AppSession
 from corix.apps.specs import AdapterSpec
 from corix.config import json_object_from_env
 from corix.errors import CorixError
+from corix.llm import raise_if_cancelling
 
 TEAM_MODULE = "aria_dialog_api_team.py"
 TEAM_CLASS = "Team_ARIADialogAPI"
@@ -115,12 +116,14 @@ class AriaSession(AppSession):
         try:
             result = await self._worker.call(self._instance.GetResponse, text)
         except TimeoutError:
+            raise_if_cancelling()  # a stop is not the submission's error
             # The thread may still be stuck inside the submission: never reuse this instance.
             self._abandoned = (
                 f"session abandoned: an earlier GetResponse hung past {self._worker.timeout_s:g}s"
             )
             return AppReply(error=f"GetResponse timed out after {self._worker.timeout_s:g}s")
         except Exception as exc:
+            raise_if_cancelling()
             return AppReply(error=f"GetResponse raised {type(exc).__name__}: {exc}{self._hint}")
         reply = _parse_response(result)
         if reply.error is not None and self._hint:
@@ -190,10 +193,12 @@ class AriaSubmission(Application):
         except ApplicationError:
             raise
         except TimeoutError:
+            raise_if_cancelling()
             raise ApplicationError(
                 f"starting a session timed out after {self._worker.timeout_s:g}s"
             ) from None
         except Exception as exc:
+            raise_if_cancelling()
             raise ApplicationError(
                 f"starting a session raised {type(exc).__name__}: {exc}"
             ) from exc

@@ -30,6 +30,8 @@ from corix.llm import (
     RawCompletion,
     TransportError,
     UsageSnapshot,
+    read_reply,
+    reply_limits,
 )
 
 DEFAULT_BODY = '{"message": {{ text | tojson }}, "history": {{ history | tojson }}}'
@@ -73,7 +75,7 @@ class HttpJsonTransport:
                 headers={"Content-Type": "application/json", **self.headers},
                 timeout=aiohttp.ClientTimeout(total=timeout),
             ) as response:
-                raw = await response.read()
+                raw = await read_reply(response, endpoint.max_reply_bytes)
                 if response.status >= 400:
                     retry_after = response.headers.get("Retry-After")
                     raise TransportError.from_status(
@@ -166,7 +168,7 @@ def http_adapter(spec: AdapterSpec) -> Application:
         timeout_s=float(options.get("timeout", 60)),
         max_retries=int(options.get("retries", 3)),
         retry_after_max_s=float(options.get("retry_after_max", 120)),
-        call_deadline_s=float(deadline) if (deadline := options.get("call_deadline")) else None,
+        **reply_limits(options),
     )
     transport = HttpJsonTransport(
         spec.target, str(options.get("body", DEFAULT_BODY)), str(path), headers

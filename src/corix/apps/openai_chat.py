@@ -21,6 +21,7 @@ from corix.llm import (
     LLMClient,
     ModelCallError,
     UsageSnapshot,
+    reply_limits,
 )
 
 
@@ -141,7 +142,7 @@ def _chat_application(
         timeout_s=float(options.get("timeout", 60)),
         max_retries=int(options.get("retries", 4)),
         retry_after_max_s=float(options.get("retry_after_max", 120)),
-        call_deadline_s=_optional_float(options.get("call_deadline")),
+        **reply_limits(options),
         key_header=options.get("key_header"),
         requests_per_minute=_optional_float(options.get("rpm")),
         tokens_per_minute=_optional_float(options.get("tpm")),

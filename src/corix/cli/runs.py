@@ -62,8 +62,10 @@ from corix.storage import (
     WrittenReportRecord,
     annotation_jobs,
     delete_run,
+    is_stale,
     series_runs,
     set_run_status_if,
+    shown_status,
     written_reports,
 )
 
@@ -330,11 +332,14 @@ def runs_delete(
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Delete a run with its sessions and annotations (not one that is running)."""
+    """Delete a run with its sessions and annotations (not one a live process holds; a
+    ``stale`` run, whose process died, needs no cancel first)."""
     with database(db) as database_:
         row = Repository(database_).get_run(run)
-        if row.status == RunStatus.RUNNING:
-            raise fail(f"run '{run}' is running: `corix runs cancel {run}` first")
+        if row.lease_holder is not None and not is_stale(row.lease_holder, row.lease_heartbeat_at):
+            raise fail(
+                f"run '{run}' is held by {row.lease_holder}: `corix runs cancel {run}` first"
+            )
         if row.evaluation_id is not None:
             raise fail(
                 f"run '{run}' belongs to web evaluation '{row.evaluation_id}'; "
@@ -357,7 +362,7 @@ def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
                 {
                     "id": r.id,
                     "name": r.name,
-                    "status": r.status,
+                    "status": shown_status(r),
                     "created_at": r.created_at,
                     "summary": r.summary,
                 }
@@ -370,7 +375,7 @@ def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
         table.add_row(
             r.id,
             r.name,
-            r.status,
+            shown_status(r),
             str(r.summary.get("sessions", "")),
             str(r.summary.get("error_turns", "")),
             f"{r.created_at:%Y-%m-%d %H:%M}",
@@ -451,7 +456,8 @@ def runs_show(
     info = {
         "id": row.id,
         "name": row.name,
-        "status": row.status,
+        "status": shown_status(row),
+        "held_by": row.lease_holder,
         "seed": row.seed,
         "created_at": row.created_at,
         "finished_at": row.finished_at,
@@ -470,7 +476,9 @@ def runs_show(
     if as_json:
         print_json(info)
         return
-    console.print(f"[bold]{row.id}[/] {row.name} — {row.status}", soft_wrap=True)
+    console.print(f"[bold]{row.id}[/] {row.name} — {info['status']}", soft_wrap=True)
+    if row.lease_holder is not None:
+        console.print(f"held by {row.lease_holder}", markup=False)
     console.print("stored: " + ", ".join(f"{k} {v}" for k, v in counts.items()), markup=False)
     summary = {k: v for k, v in row.summary.items() if k != "invocations"}
     console.print("summary: " + ", ".join(f"{k} {v}" for k, v in summary.items()), markup=False)

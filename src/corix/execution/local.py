@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 
 from corix.execution.work import WorkItem
+from corix.llm import raise_if_cancelling
 
 Handler = Callable[[WorkItem], Awaitable[None]]
 
@@ -24,6 +25,7 @@ class LocalExecutor:
 
         async def worker() -> None:
             for item in iterator:  # shared iterator: each item is taken exactly once
+                raise_if_cancelling()  # a stopped run starts no new session
                 await handler(item)
                 # A handler that never waits (an in-process application) would otherwise
                 # run every item in one go, starving the writer of its turn to commit.

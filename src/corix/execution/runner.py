@@ -7,6 +7,7 @@ counted from the database for the whole run, resumes included.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import sqlite3
@@ -36,6 +37,7 @@ from corix.storage import (
     RecordWriter,
     Repository,
     finish_run,
+    holding_run,
     run_packs,
     run_totals,
     web_conflict_message,
@@ -181,6 +183,9 @@ async def execute_plan(
 ) -> RunResult:
     """Run ``plan`` (or finish run ``resume_run``) and return its summary.
 
+    The run's lease is held throughout (``corix.storage.run_lease``): resuming a run that
+    a live process holds raises ``RunHeld`` naming it, before anything is changed.
+
     Preflight problems raise ``PreflightError`` before anything is stored. Resuming drops
     the sessions a stopped run left half-done and runs every work item whose session is not
     complete, so the finished run has each item exactly once. ``simulators`` (keyed by
@@ -189,6 +194,32 @@ async def execute_plan(
     into a clean stop with status ``interrupted``. ``executor`` runs the work items
     (default: on this event loop).
     """
+    with contextlib.ExitStack() as lease:
+        return await _execute_plan(
+            plan,
+            db,
+            lease,
+            resume_run=resume_run,
+            on_planned=on_planned,
+            on_session_done=on_session_done,
+            simulators=simulators,
+            handle_signals=handle_signals,
+            executor=executor,
+        )
+
+
+async def _execute_plan(
+    plan: Plan | PlanFile,
+    db: Database,
+    lease: contextlib.ExitStack,
+    *,
+    resume_run: str | None,
+    on_planned: Callable[[int], None] | None,
+    on_session_done: Callable[[WorkItem], None] | None,
+    simulators: Mapping[str, LLMClient] | None,
+    handle_signals: bool,
+    executor: RunExecutor | None,
+) -> RunResult:
     repo = Repository(db)
     source = plan if isinstance(plan, PlanFile) else PlanFile(plan)
     done: set[str] = set()
@@ -198,6 +229,7 @@ async def execute_plan(
         run = repo.get_run(resume_run)
         if run.status == RunStatus.CANCELLED:
             raise CorixError(f"run '{run.id}' was cancelled; it cannot be resumed")
+        lease.enter_context(holding_run(db, run.id, "corix run --resume"))
         source = PlanFile(Plan.model_validate(run.plan))
         run_id = run.id
         done = repo.completed_work_keys(run_id)
@@ -220,6 +252,7 @@ async def execute_plan(
             seed=plan.seed,
             packs=[pack_record(pack) for pack in checked.packs.values()],
         )
+        lease.enter_context(holding_run(db, run_id, "corix run"))
     else:
         discarded = repo.discard_incomplete_sessions(run_id)
         repo.set_run_status(run_id, RunStatus.RUNNING)

@@ -6,11 +6,12 @@ client.chat(ChatRequest(...))``. The mock OpenAI-compatible server lives in
 """
 
 from corix.llm.cache import ResponseCache
+from corix.llm.cancellation import raise_if_cancelling
 from corix.llm.client import LLMClient
 from corix.llm.concurrency import concurrency_share, even_share
-from corix.llm.endpoint import LOCAL_PREFIX, MOCK_BASE_URL, EndpointConfig
+from corix.llm.endpoint import LOCAL_PREFIX, MOCK_BASE_URL, EndpointConfig, reply_limits
 from corix.llm.errors import ModelCallError, TransportError
-from corix.llm.http_transport import HTTPConnections, OpenAIHTTPTransport
+from corix.llm.http_transport import HTTPConnections, OpenAIHTTPTransport, read_reply
 from corix.llm.local_model import resolve_model_file
 from corix.llm.local_transport import require_local_extra
 from corix.llm.mock_model import MOCK_MODEL_NAME, MockModel, Script
@@ -50,6 +51,9 @@ __all__ = [
     "estimate_messages_tokens",
     "estimate_tokens",
     "even_share",
+    "raise_if_cancelling",
+    "read_reply",
+    "reply_limits",
     "require_local_extra",
     "resolve_model_file",
     "shared_limits",

@@ -10,6 +10,7 @@ from types import TracebackType
 
 from corix.llm.backoff import retry_delay
 from corix.llm.cache import ResponseCache, cache_key
+from corix.llm.cancellation import raise_if_cancelling
 from corix.llm.concurrency import (
     AdaptiveConcurrency,
     ConcurrencyLimit,
@@ -112,20 +113,25 @@ class LLMClient:
         endpoint = self.endpoint
         estimate = estimate_request_tokens(request)
         attempts = 0
-        started_call = time.monotonic()
+        first_sent: float | None = None  # the call's total time counts from here
         while True:
             attempts += 1
             await self._limiter.acquire(estimate)
             mode = self.structured_mode
             try:
                 async with self.concurrency.slot() as slot:
+                    if first_sent is None:
+                        first_sent = time.monotonic()
                     started = time.perf_counter()
-                    completion = await self._attempt(adapt_request(request, mode), slot)
+                    completion = await self._attempt(
+                        adapt_request(request, mode), slot, time.monotonic() - first_sent
+                    )
                     latency_s = time.perf_counter() - started
                     slot.succeeded(
                         Outcome(latency_s, completion.prompt_tokens, completion.completion_tokens)
                     )
             except TransportError as failure:
+                raise_if_cancelling()  # a stop that surfaced as a failure is no failure
                 if self._step_down(request, mode, failure):
                     continue
                 if not failure.retryable or attempts > endpoint.max_retries:
@@ -140,7 +146,8 @@ class LLMClient:
                     retry_after_s=failure.retry_after_s,
                     rng=self._rng,
                 )
-                refusal = _refuse_wait(endpoint, failure, delay, time.monotonic() - started_call)
+                elapsed = time.monotonic() - (first_sent or time.monotonic())
+                refusal = _refuse_wait(endpoint, failure, delay, elapsed)
                 if refusal is not None:
                     self.usage.record_failure(endpoint, retries=attempts - 1)
                     raise ModelCallError(
@@ -192,11 +199,21 @@ class LLMClient:
             self.structured_mode = weaker
         return True
 
-    async def _attempt(self, request: ChatRequest, slot: Slot) -> RawCompletion:
+    async def _attempt(self, request: ChatRequest, slot: Slot, elapsed: float) -> RawCompletion:
+        """One attempt, its timeout cut to what is left of the call's deadline."""
         timeout = self.endpoint.timeout_s
+        deadline = self.endpoint.call_deadline_s
+        last = deadline is not None and deadline - elapsed < timeout
+        if deadline is not None and last:
+            timeout = max(deadline - elapsed, 0.001)
         try:
             return await self._transport.send(request, self.endpoint, timeout)
         except TimeoutError:
+            if last:
+                raise TransportError(
+                    f"no reply within the call deadline of {deadline:g} s (call_deadline_s)",
+                    retryable=False,
+                ) from None
             slot.overloaded()
             raise TransportError(f"no reply within {timeout:g} s", retryable=True) from None
         except TransportError as failure:
@@ -230,7 +247,10 @@ def _refuse_wait(
         )
     deadline = endpoint.call_deadline_s
     if deadline is not None and elapsed + delay > deadline:
-        return f"{failure.reason}; no reply within the call deadline of {deadline:g} s"
+        return (
+            f"{failure.reason}; no reply within the call deadline of {deadline:g} s "
+            "(call_deadline_s)"
+        )
     return None
 
 

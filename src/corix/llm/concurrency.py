@@ -94,7 +94,7 @@ class _Gate:
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled():
                 self.release()  # granted just as it was cancelled: give it back
-            else:
+            elif waiter in self._waiters:  # wake() drops cancelled waiters itself
                 self._waiters.remove(waiter)
             raise
         return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -11,6 +12,10 @@ MOCK_BASE_URL = "mock"
 """``base_url: mock`` is short for ``transport: mock`` (how plans name the offline model)."""
 LOCAL_PREFIX = "local:"
 """``base_url: local:<gguf file or package>`` is short for ``transport: local``."""
+DEFAULT_CALL_DEADLINE_S = 180.0
+"""Three default attempt timeouts: a slow or dribbling server cannot hold a call longer."""
+DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
+"""Far above any chat reply (a 100k-token reply is well under 1 MiB of JSON)."""
 
 
 class EndpointConfig(BaseModel):
@@ -60,8 +65,11 @@ class EndpointConfig(BaseModel):
     retry_after_max_s: float = Field(default=120.0, ge=0)
     """The longest ``Retry-After`` honoured; a server asking for more fails the call at once
     (waiting an hour would freeze a run) with the wait it asked for as the reason."""
-    call_deadline_s: float | None = Field(default=None, gt=0)
-    """Give up on a call, retries included, once this much time has passed."""
+    call_deadline_s: float | None = Field(default=DEFAULT_CALL_DEADLINE_S, gt=0)
+    """The total time one call may take from its first attempt, retries and their waits
+    included: each attempt's timeout is cut to what is left (``None``: no total limit)."""
+    max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1024)
+    """The largest reply body read; a longer one fails the call at once, read no further."""
     price_per_1k_prompt: float | None = Field(default=None, ge=0)
     price_per_1k_completion: float | None = Field(default=None, ge=0)
     headers: dict[str, str] = Field(default_factory=dict)
@@ -101,3 +109,16 @@ class EndpointConfig(BaseModel):
         prompt_price = self.price_per_1k_prompt or 0.0
         completion_price = self.price_per_1k_completion or 0.0
         return (prompt_tokens * prompt_price + completion_tokens * completion_price) / 1000.0
+
+
+def reply_limits(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``call_deadline`` (seconds, or ``none``) and ``max_reply_bytes`` an adapter spec's
+    options give, as :class:`EndpointConfig` fields; those not given keep their defaults."""
+    limits: dict[str, Any] = {}
+    deadline = options.get("call_deadline")
+    if deadline not in (None, ""):
+        limits["call_deadline_s"] = None if str(deadline).lower() == "none" else float(deadline)
+    size = options.get("max_reply_bytes")
+    if size not in (None, ""):
+        limits["max_reply_bytes"] = int(size)
+    return limits

@@ -25,6 +25,7 @@ from corix.llm.transport import RawCompletion
 
 _RETRY_AFTER_STATUSES = frozenset({429, 503})
 _ERROR_DETAIL_CHARS = 200
+_READ_CHUNK = 64 * 1024
 
 
 class HTTPConnections:
@@ -86,7 +87,7 @@ class OpenAIHTTPTransport:
                 headers=request_headers(endpoint),
                 timeout=aiohttp.ClientTimeout(total=timeout),
             ) as response:
-                raw = await response.read()
+                raw = await read_reply(response, endpoint.max_reply_bytes)
                 status = response.status
                 retry_after = response.headers.get("Retry-After")
         except TimeoutError:
@@ -101,6 +102,27 @@ class OpenAIHTTPTransport:
     async def aclose(self) -> None:
         if self._owns_connections:
             await self._connections.aclose()
+
+
+async def read_reply(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The body of ``response``, read no further than ``limit`` bytes: a server that
+    streams without end fails the attempt (not retried: it would only stream again) and
+    memory stays bounded by the limit."""
+    declared = response.content_length
+    if declared is not None and declared > limit:
+        raise _too_large(limit, f"it declares {declared:,} bytes")
+    body = bytearray()
+    async for chunk in response.content.iter_chunked(_READ_CHUNK):
+        body += chunk
+        if len(body) > limit:
+            raise _too_large(limit, "it went on")
+    return bytes(body)
+
+
+def _too_large(limit: int, how: str) -> TransportError:
+    return TransportError(
+        f"reply larger than {limit:,} bytes (max_reply_bytes); {how}", retryable=False
+    )
 
 
 def parse_retry_after(value: str | None) -> float | None:

@@ -49,6 +49,7 @@ from corix.storage.repository import (
     next_version_name,
     web_conflict_message,
 )
+from corix.storage.run_lease import RunHeld, holding_run, is_stale, shown_status
 from corix.storage.run_provenance import (
     RespondentSummary,
     StabilitySummary,
@@ -84,6 +85,7 @@ __all__ = [
     "Rejected",
     "Repository",
     "RespondentSummary",
+    "RunHeld",
     "RunRecord",
     "StabilitySummary",
     "StoredAnswer",
@@ -102,8 +104,10 @@ __all__ = [
     "evaluation_runs",
     "exclusive",
     "finish_run",
+    "holding_run",
     "insert_passes",
     "is_past",
+    "is_stale",
     "iter_measured_dialogues",
     "iter_pass_provenance",
     "iter_run_questionnaire_answers",
@@ -127,6 +131,7 @@ __all__ = [
     "session_infos",
     "session_testers",
     "set_run_status_if",
+    "shown_status",
     "stability_summaries",
     "storable_text",
     "store_imported_run",

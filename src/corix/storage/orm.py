@@ -78,6 +78,11 @@ class RunRow(Base):
     summary: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    # The process holding the run (see corix.storage.run_lease).
+    lease_holder: Mapped[str | None] = mapped_column(String(300), default=None)
+    lease_heartbeat_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), default=None
+    )
 
 
 class RunPackRow(Base):

@@ -110,6 +110,10 @@ class RunRecord:
     summary: dict[str, Any]
     created_at: datetime
     finished_at: datetime | None
+    lease_holder: str | None = None
+    """The process that holds the run (running or annotating it), in words."""
+    lease_heartbeat_at: datetime | None = None
+    """When that process last said it is alive (see ``corix.storage.run_lease``)."""
 
 
 @dataclass(frozen=True, slots=True)

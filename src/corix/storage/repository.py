@@ -85,6 +85,8 @@ def run_record(row: RunRow) -> RunRecord:
         summary=row.summary,
         created_at=row.created_at,
         finished_at=row.finished_at,
+        lease_holder=row.lease_holder,
+        lease_heartbeat_at=row.lease_heartbeat_at,
     )
 
 

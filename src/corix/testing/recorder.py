@@ -10,6 +10,7 @@ from typing import Any
 from corix.apps import AppReply, AppSession
 from corix.domain import EndReason, Provenance, SessionSource, TurnRecord
 from corix.execution import RunContext, WorkItem
+from corix.llm import raise_if_cancelling
 from corix.storage import FAILED_END_REASONS, NewQuestionnaireAnswer, NewSession
 
 
@@ -52,6 +53,7 @@ class SessionRecorder:
         try:
             reply = await session.respond(text)
         except Exception as exc:  # an adapter that raises instead of returning an error
+            raise_if_cancelling()  # a stop is not the application's error: store nothing
             reply = AppReply(error=f"{type(exc).__name__}: {exc}")
         latency_ms = (time.perf_counter() - started) * 1000
         return self.record_turn(text, reply, latency_ms)

@@ -36,7 +36,7 @@ from corix.assessment.harms import builtin_harm_packs
 from corix.assessment.schema import load_builtin_schema
 from corix.errors import CorixError
 from corix.llm import EndpointConfig, LLMClient, ResponseCache
-from corix.storage import Database, LockHeld, exclusive
+from corix.storage import Database, LockHeld, exclusive, holding_run
 
 # The option and summary models live in their own modules; they are re-exported here
 # because they are the vocabulary of these entry points.
@@ -78,7 +78,10 @@ async def annotate_run_async(
     job = AnnotationJob(db, run_id, built, options, schema, packs)
     started = time.perf_counter()
     try:
-        with exclusive(db, f"annotate {run_id} as {built.name}"):
+        with (
+            holding_run(db, run_id, "corix annotate"),
+            exclusive(db, f"annotate {run_id} as {built.name}"),
+        ):
             endpoint = None if client is None else client.endpoint
             settings = job_settings(job, annotator, endpoint)
             await annotate_sessions(job, progress or ProgressHooks(), settings)

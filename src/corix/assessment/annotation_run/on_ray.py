@@ -39,6 +39,7 @@ from corix.storage import (
     RecordWriter,
     Repository,
     exclusive,
+    holding_run,
     record_annotation_job,
 )
 
@@ -144,7 +145,10 @@ def annotate_run_on_ray(
     if hooks.on_planned is not None:
         hooks.on_planned(len(session_ids))
     try:
-        with exclusive(db, f"annotate {run_id} as {checked.annotator.name}"):
+        with (
+            holding_run(db, run_id, "corix annotate"),
+            exclusive(db, f"annotate {run_id} as {checked.annotator.name}"),
+        ):
             record_annotation_job(db, run_id, job_settings(checked, annotator, endpoint))
             tallies = _annotate_on_ray(
                 db, run_id, annotator, options, endpoint, settings, session_ids, hooks

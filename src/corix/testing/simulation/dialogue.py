@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from corix.apps import Application, ApplicationError, AppReply, AppSession
 from corix.domain import EndReason, TurnRecord
+from corix.llm import raise_if_cancelling
 from corix.testing.recorder import SessionRecorder
 from corix.testing.simulation.engine import Say, SimulatedUser, Stop
 from corix.testing.simulation.progress import GoalTracker, TurnOutcome
@@ -42,6 +43,7 @@ async def run_dialogue(
         try:
             session = await app.start_session()
         except Exception as exc:  # adapters should raise ApplicationError; any is recorded
+            raise_if_cancelling()
             reason = (
                 str(exc) if isinstance(exc, ApplicationError) else f"{type(exc).__name__}: {exc}"
             )
@@ -86,6 +88,7 @@ async def _exchange(session: AppSession, move: Say, recorder: SessionRecorder) -
     try:
         reply = await session.respond(move.text)
     except Exception as exc:  # an adapter that raises instead of returning an error
+        raise_if_cancelling()  # a stop is not the application's error: store nothing
         reply = AppReply(error=f"{type(exc).__name__}: {exc}")
     latency_ms = (time.perf_counter() - started) * 1000
     return recorder.record_turn(move.text, reply, latency_ms, move.meta)
