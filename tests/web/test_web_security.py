@@ -10,10 +10,10 @@ from argon2 import PasswordHasher
 from sqlalchemy import select, update
 from web_support import PASSWORD, Browser, World
 
-from corix.cli.web_cmds import proxy_settings
 from corix.storage.orm_web import InvitationRow, LoginSessionRow, UserRow
 from corix.web.security import CsrfTokens, LoginThrottle, Passwords, new_token, token_digest
 from corix.web.services.clock import utcnow
+from corix.web.serving import proxy_settings
 from corix.web.settings import WebSettings
 
 MakeBrowser = Callable[[], Browser]
