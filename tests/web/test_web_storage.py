@@ -34,6 +34,7 @@ WEB_TABLES = {
     "web_annotation_tasks",
     "web_qualification_attempts",
     "web_pass_reviews",
+    "web_sign_in_throttle",
     "web_qualification_draws",
     "web_application_status",
 }

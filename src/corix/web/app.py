@@ -73,6 +73,7 @@ def create_app(
         await state.automation.close()
         await state.machine_annotation.close()
         await state.live.close()
+        state.accounts.close()
 
     app = FastAPI(
         title="corix",
