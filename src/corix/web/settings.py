@@ -40,6 +40,10 @@ class WebSettings(BaseModel):
     """Gold dialogues drawn at random for each attempt, from the pool in training/gold.yaml."""
     qualification_max_attempts: int = Field(default=3, ge=1)
     qualification_cooldown_minutes: float = Field(default=30.0, ge=0)
+    annotation_claim_minutes: float = Field(default=60.0, gt=0)
+    """How long a claimed dialogue waits for its annotator before others may take it."""
+    chat_reply_deadline_s: float = Field(default=60.0, gt=0)
+    """One total deadline for an application's reply to a tester, retries included."""
     application_check_timeout_s: float = Field(default=30.0, gt=0)
     """Registering an application runs `corix app check`'s check, bounded by this."""
     password_time_cost: int = Field(default=PASSWORD_TIME_COST, ge=1)

@@ -78,7 +78,7 @@ class WebState:
     ) -> WebState:
         """``rng`` draws the qualification dialogues (default: the system's random source)."""
         schema = load_builtin_schema()
-        live = LiveApplications(db)
+        live = LiveApplications(db, reply_deadline_s=settings.chat_reply_deadline_s)
         evaluations = Evaluations(db)
         qualification = Qualification(
             db,
@@ -120,7 +120,12 @@ class WebState:
                 max_text_answer_chars=settings.max_text_answer_chars,
             ),
             qualification=qualification,
-            queue=AnnotationQueue(db, schema, qualification),
+            queue=AnnotationQueue(
+                db,
+                schema,
+                qualification,
+                claim_ttl=timedelta(minutes=settings.annotation_claim_minutes),
+            ),
             review=Review(db, schema),
             consensus=Consensus(db, schema),
             automation=AutomatedRuns(db),

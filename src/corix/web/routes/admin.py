@@ -138,6 +138,8 @@ def _evaluation_page(
             "assignments": state.assigner.tester_assignments(evaluation_id),
             "queues": state.assigner.annotator_queues(evaluation_id),
             "progress": evaluation_progress(state.db, evaluation_id),
+            "claims": state.queue.open_claims(evaluation_id),
+            "claim_minutes": state.settings.annotation_claim_minutes,
             "automatable": automatable_levels(evaluation),
             "designs": list(AssignmentDesign),
             "selections": list(HumanAnnotation),
