@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -58,6 +59,42 @@ def parse_role(value: str) -> Role:
     except ValueError:
         known = ", ".join(role.value for role in Role)
         raise InputError(f"unknown role '{value}'; roles: {known}", {"role": "unknown"}) from None
+
+
+MAX_USERNAME_LIST = 200_000
+"""Characters of a pasted list of usernames (about 10,000 names)."""
+
+
+def chosen_people(
+    users: Iterable[UserSummary],
+    roles: Collection[Role],
+    ids: Iterable[int] | None,
+    *,
+    everyone: bool,
+    usernames: str,
+) -> list[int]:
+    """The users a form chose: ticked ids, every active user in ``roles``, or a pasted list
+    of usernames (separated by spaces, commas or new lines), all together and each once.
+
+    A series of thousands is chosen with one field, not a field per person. Unknown names
+    and names of another role are refused, listed."""
+    eligible = {user.username: user.id for user in users if user.active and user.role in roles}
+    chosen = set(eligible.values()) if everyone else set()
+    chosen.update(ids or ())  # ticked ids are checked where they are assigned
+    unknown = []
+    for name in re.split(r"[\s,;]+", usernames.strip().lower()) if usernames.strip() else []:
+        if name in eligible:
+            chosen.add(eligible[name])
+        else:
+            unknown.append(name)
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (
+            f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        )
+        raise InputError(
+            f"not an active account of this kind: {shown}", {"usernames": "unknown names"}
+        )
+    return sorted(chosen)
 
 
 class Accounts:
