@@ -19,7 +19,7 @@ from corix.storage.database import Database
 from corix.storage.orm_web import SignInThrottleRow
 from corix.storage.web.transactions import Transaction, transaction
 
-__all__ = ["Failures", "count_attempt", "discount", "forget"]
+__all__ = ["Failures", "count_attempt", "settle"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,18 +51,14 @@ def count_attempt(
         return wait
 
 
-def forget(db: Database, subject: str) -> None:
-    """Forget the subject's failures (a correct password for an account)."""
+def settle(db: Database, *, forget: str, discount: str) -> None:
+    """In one unit of work: forget the failures of ``forget`` (an account whose password was
+    right) and take one attempt off ``discount``'s count (it was no failure)."""
     with transaction(db) as tx:
-        tx.execute(delete(SignInThrottleRow).where(SignInThrottleRow.subject == subject))
-
-
-def discount(db: Database, subject: str) -> None:
-    """Take one attempt off the subject's count (it turned out to be no failure)."""
-    with transaction(db) as tx:
+        tx.execute(delete(SignInThrottleRow).where(SignInThrottleRow.subject == forget))
         tx.execute(
             update(SignInThrottleRow)
-            .where(SignInThrottleRow.subject == subject, SignInThrottleRow.failures > 0)
+            .where(SignInThrottleRow.subject == discount, SignInThrottleRow.failures > 0)
             .values(failures=SignInThrottleRow.failures - 1)
             .execution_options(synchronize_session=False)
         )

@@ -86,8 +86,7 @@ class SignInThrottle:
     def succeeded(self, account: str, address: str) -> None:
         """The password was right: forget the account's failures; the address's attempt
         was no failure either."""
-        store.forget(self._db, _account(account))
-        store.discount(self._db, _address(address))
+        store.settle(self._db, forget=_account(account), discount=_address(address))
 
 
 def _account(name: str) -> str:
