@@ -11,6 +11,7 @@ Unknown names get a "did you mean" (:func:`corix.errors.unknown_name`).
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import EntryPoint, entry_points
@@ -104,19 +105,39 @@ RegisterFunction = Callable[[Plugin], None]
 
 _loaded: set[tuple[str, str]] = set()
 _scanned = False
+_loading = False
+# Held while register functions run: another thread that reads a registry meanwhile waits
+# for every registration instead of seeing a half-filled registry. Re-entrant, because a
+# register function may itself read a registry (it then sees what is registered so far).
+_load_lock = threading.RLock()
 
 
 def load_plugins() -> None:
-    """Call every entry point's ``register`` once; later calls return at once."""
-    if not _scanned:
-        refresh_plugins()
+    """Call every entry point's ``register`` once; later calls return at once.
+
+    Atomic across threads: a registry is read by other threads only once every plugin has
+    registered."""
+    if _scanned:
+        return
+    with _load_lock:
+        if not _scanned and not _loading:
+            refresh_plugins()
 
 
 def refresh_plugins() -> None:
     """Look for entry points again and call the ones not called yet (a newly installed
     distribution's), so a running process picks them up."""
-    global _scanned
-    _scanned = True  # set first: a register function may read a registry
+    global _scanned, _loading
+    with _load_lock:
+        _loading = True
+        try:
+            _register_new()
+        finally:
+            _loading = False
+            _scanned = True
+
+
+def _register_new() -> None:
     found = list(entry_points(group=ENTRY_POINT_GROUP))
     if not any(_distribution(entry) == HOME_DISTRIBUTION for entry in found):
         raise CorixError(

@@ -119,3 +119,29 @@ def test_loading_every_plugin_leaves_the_statistics_libraries_unimported() -> No
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
     assert shown.strip() == "[]"
+
+
+COLD_START_READERS = """
+import threading
+from corix.scenarios import PACK_FOLDERS
+barrier = threading.Barrier(50)
+failures = []
+def read():
+    barrier.wait()
+    try:
+        PACK_FOLDERS.get("tv_spoilers")
+    except Exception as exc:
+        failures.append(repr(exc))
+threads = [threading.Thread(target=read) for _ in range(50)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(len(failures), failures[:1])
+"""
+
+
+def test_fifty_threads_reading_a_cold_registry_all_see_it_filled() -> None:
+    """The first reads of a fresh process race the loading: none may see it half-filled."""
+    done = subprocess.run(
+        [sys.executable, "-c", COLD_START_READERS], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.startswith("0 "), done.stdout + done.stderr

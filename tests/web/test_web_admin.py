@@ -229,7 +229,7 @@ async def test_people_are_invited_created_and_deactivated(
 
     ted = next(u for u in world.state.accounts.users() if u.username == "ted")
     await b.post(f"/admin/users/{ted.id}/active", {"active": "false"})
-    assert world.state.accounts.authenticate("ted", PASSWORD) is None
+    assert await world.state.accounts.authenticate("ted", PASSWORD) is None
     self_off = await b.post(f"/admin/users/{world.user('admin').id}/active", {"active": "false"})
     assert self_off.status_code == 409
     assert Role.ADMIN in {u.role for u in world.state.accounts.users() if u.active}

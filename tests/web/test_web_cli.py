@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -31,7 +32,9 @@ def test_users_add_invite_and_list(tmp_path: Path) -> None:
     assert "created admin 'root'" in added.output
     db = Database(url)
     try:
-        user = accounts_for(db, WebSettings()).authenticate("root", "a long admin passphrase")
+        user = asyncio.run(
+            accounts_for(db, WebSettings()).authenticate("root", "a long admin passphrase")
+        )
         assert user is not None and user.role == "admin"
 
         weak = runner.invoke(

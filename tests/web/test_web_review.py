@@ -266,3 +266,33 @@ async def test_concurrent_resolutions_and_reviews_leave_one_row_on_postgres(
         for each in made:
             await each.aclose()
         await world.state.live.close()
+
+
+async def test_a_senior_never_resolves_a_disagreement_they_took_part_in(
+    world: World, browser: MakeBrowser
+) -> None:
+    session = await complete_session(world, "felix", ["I'm on episode 2. Who is Vera?"])
+    world.add_user("sven", world.user("sena").role)
+    ids = [world.user(n).id for n in ("anna", "sena", "sven")]
+    world.state.assigner.assign_annotators(world.evaluation_id, ids, ["risk_assessment"])
+    passes = {}
+    for name, answers in (("anna", YES), ("sena", NO)):
+        b = browser()
+        await b.login(name)
+        await qualify(world, b)
+        token = await claim(b, "risk_assessment")
+        assert (await b.post(f"/annotate/tasks/{token}", answers)).status_code == 303
+        passes[name] = b
+    url = f"/senior/disagreements/{session}/risk_assessment"
+    field = "r:ra_prohibited_released"
+    sena = passes["sena"]
+    assert url not in (await sena.get("/senior/disagreements")).text
+    refused = await sena.post(url, {field: "no"})
+    assert refused.status_code == 403 and "another senior resolves it" in refused.text
+    sven = browser()
+    await sven.login("sven")
+    assert url in (await sven.get("/senior/disagreements")).text
+    assert (await sven.post(url, {field: "yes"})).status_code == 303
+    with world.state.db.session() as s:
+        (row,) = s.scalars(select(ResolutionRow)).all()
+    assert row.resolved_by == world.user("sven").id

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import func, inspect, select
+from sqlalchemy import func, inspect, select, update
 from web_support import (
     FIELD_TEST_ANSWERS,
     Browser,
@@ -21,7 +22,9 @@ from web_support import (
 
 from corix.storage import Database, Repository
 from corix.storage.orm import AnnotationPassRow, Base, TurnRow
-from corix.web.services import human_run_id
+from corix.storage.orm_web import AnnotationTaskRow
+from corix.web.services import Conflict, human_run_id
+from corix.web.services.clock import utcnow
 
 WEB_TABLES = {
     "web_users",
@@ -34,6 +37,7 @@ WEB_TABLES = {
     "web_annotation_tasks",
     "web_qualification_attempts",
     "web_pass_reviews",
+    "web_sign_in_throttle",
     "web_qualification_draws",
     "web_application_status",
 }
@@ -116,4 +120,40 @@ async def test_racing_annotators_never_exceed_k_passes(any_db: Database) -> None
         )
     )
     assert sum(token is not None for token in claims) == 2
+    await world.state.live.close()
+
+
+async def test_an_expired_claim_goes_back_to_the_queue(any_db: Database) -> None:
+    world = build_world(any_db, passes_per_item=1)
+    await complete_session(world, "felix", ["I'm on episode 2. Recap episode 1?"])
+    anna, otto = world.user("anna"), world.user("otto")
+    world.state.assigner.assign_annotators(
+        world.evaluation_id, [anna.id, otto.id], ["risk_assessment"]
+    )
+    for user in (anna, otto):
+        assert world.state.qualification.submit(
+            user, answer_key(world.state.qualification.draw(user))
+        ).passed
+    queue = world.state.queue
+    anna_token = queue.claim_next(anna, queue.queues(anna)[0].id)
+    otto_queue = queue.queues(otto)[0]
+    assert anna_token is not None and otto_queue.available == 0
+    assert queue.claim_next(otto, otto_queue.id) is None
+    assert queue.open_claims(world.evaluation_id) == (1, 0)
+
+    with any_db.session() as s:  # anna walks away for longer than a claim lasts
+        s.execute(
+            update(AnnotationTaskRow).values(
+                created_at=utcnow() - queue.claim_ttl - timedelta(seconds=1)
+            )
+        )
+    assert queue.open_claims(world.evaluation_id) == (1, 1)
+    assert queue.queues(otto)[0].available == 1
+    otto_token = queue.claim_next(otto, otto_queue.id)
+    assert otto_token is not None and otto_token != anna_token
+    with any_db.session() as s:
+        (task,) = s.scalars(select(AnnotationTaskRow)).all()
+    assert (task.user_id, task.pass_no) == (otto.id, 1)
+    with pytest.raises(Conflict, match="has gone back to the queue"):
+        queue.submit(anna, anna_token, [], flagged=False, note=None)
     await world.state.live.close()

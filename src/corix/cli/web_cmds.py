@@ -11,7 +11,16 @@ from sqlalchemy.engine import make_url
 
 from corix.cli.common import DbOption, console, database, fail
 from corix.storage import Database
-from corix.web import Accounts, InputError, Role, ServiceError, WebSettings, accounts_for
+from corix.web import (
+    Accounts,
+    InputError,
+    Role,
+    ServeConfig,
+    ServiceError,
+    WebSettings,
+    accounts_for,
+    serve,
+)
 
 users_app = typer.Typer(
     help="Manage the people who sign in to the web testbed.", no_args_is_help=True
@@ -64,42 +73,42 @@ def serve_command(
             "without it the header is ignored, so clients cannot choose their own address.",
         ),
     ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Server processes on this port; each serves any tester (nothing a request "
+            "needs lives in one process). One per core is a good start.",
+        ),
+    ] = 1,
 ) -> None:
     """Serve the human testbed: tester sessions, questionnaires, annotation, admin."""
-    import uvicorn
-
-    from corix.web import create_app
-
+    # One key for every process: a form rendered by one process is accepted by another.
     settings = WebSettings(
         qualification_pass_mark=pass_mark,
         qualification_max_attempts=attempts,
         qualification_cooldown_minutes=cooldown_minutes,
+        **({"secret_key": secret_key} if secret_key is not None else {}),
     )
-    with database(db) as database_:
-        app = create_app(database_, settings=settings, secret_key=secret_key)
-        if secret_key is None:
-            console.print(
-                "[yellow]No CORIX_SECRET_KEY set: forms left open expire when the server "
-                "restarts.[/]"
-            )
-        shown = make_url(database_.url).render_as_string(hide_password=True)
-        console.print(f"corix web testbed on http://{host}:{port}  (database: {shown})")
-        believe, proxies = proxy_settings(trusted_proxy)
-        uvicorn.run(
-            app,
-            host=host,
-            port=port,
-            log_level="warning",
-            proxy_headers=believe,
-            forwarded_allow_ips=proxies,
+    with database(db) as database_:  # migrated here, once, before any process starts
+        url = database_.url
+    if secret_key is None:
+        console.print(
+            "[yellow]No CORIX_SECRET_KEY set: forms left open expire when the server restarts.[/]"
         )
-
-
-def proxy_settings(trusted: list[str] | None) -> tuple[bool, str | None]:
-    """uvicorn's proxy options: forwarded headers only from the named proxies, or never."""
-    if not trusted:
-        return False, None
-    return True, ",".join(trusted)
+    shown = make_url(url).render_as_string(hide_password=True)
+    console.print(
+        f"corix web testbed on http://{host}:{port}  (database: {shown}; "
+        f"{workers} process{'es' if workers > 1 else ''})"
+    )
+    serve(
+        ServeConfig(database_url=url, settings=settings),
+        host=host,
+        port=port,
+        workers=workers,
+        trusted_proxies=trusted_proxy,
+    )
 
 
 @users_app.command("add")

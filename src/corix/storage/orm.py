@@ -48,10 +48,31 @@ class EvaluationRow(Base):
 
 
 class ApplicationRow(Base):
-    """An application under test. ``auth`` stays server-side and is never exported."""
+    """An application under test. ``auth`` stays server-side and is never exported.
+
+    A web evaluation series owns its applications' names: two series may each have an
+    "Assistant A". Names of applications outside any series (registered by plans) are
+    unique among themselves.
+    """
 
     __tablename__ = "applications"
-    __table_args__ = (UniqueConstraint("name", name="uq_application_name"),)
+    __table_args__ = (
+        Index(
+            "uq_application_name",
+            "name",
+            unique=True,
+            sqlite_where=text("evaluation_id IS NULL"),
+            postgresql_where=text("evaluation_id IS NULL"),
+        ),
+        Index(
+            "uq_series_application_name",
+            "evaluation_id",
+            "name",
+            unique=True,
+            sqlite_where=text("evaluation_id IS NOT NULL"),
+            postgresql_where=text("evaluation_id IS NOT NULL"),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     name: Mapped[str] = mapped_column(String(200))

@@ -244,3 +244,19 @@ class PassReviewRow(Base):
     verdict: Mapped[str] = mapped_column(String(32))
     note: Mapped[str | None] = mapped_column(UntrustedText, default=None)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class SignInThrottleRow(Base):
+    """Recent failed sign-ins of one subject (``account:NAME`` or ``address:IP``).
+
+    Kept in the database so that every server process, on every host, counts the same
+    failures; an attempt is counted when it starts, under the row's lock.
+    """
+
+    __tablename__ = "web_sign_in_throttle"
+
+    subject: Mapped[str] = mapped_column(String(320), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    first_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    """When the current window of failures began."""
+    last_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

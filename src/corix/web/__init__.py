@@ -9,6 +9,7 @@ from corix.web.app import create_app
 from corix.web.roles import Role
 from corix.web.services.accounts import Accounts
 from corix.web.services.errors import InputError, ServiceError
+from corix.web.serving import ServeConfig, serve
 from corix.web.settings import WebSettings
 from corix.web.state import accounts_for
 
@@ -16,8 +17,10 @@ __all__ = [
     "Accounts",
     "InputError",
     "Role",
+    "ServeConfig",
     "ServiceError",
     "WebSettings",
     "accounts_for",
     "create_app",
+    "serve",
 ]

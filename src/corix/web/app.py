@@ -16,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy.pool import QueuePool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from corix.registry import load_plugins
 from corix.storage import Database, NotFoundError
 from corix.web.auth import CsrfFailure, NotAllowed, NotSignedIn, verify_csrf
 from corix.web.middleware import BodyLimit, SecurityHeaders
@@ -58,6 +59,8 @@ def create_app(
     """The web app over ``db``. ``secret_key`` overrides the settings' key (which signs CSRF
     tokens); without either, a random key is made and open forms expire on restart.
     ``rng`` draws qualification dialogues (a seeded one makes draws reproducible)."""
+    # Every registry is filled before the first request: threads never race to load them.
+    load_plugins()
     settings = settings or WebSettings()
     if secret_key is not None:
         settings = settings.model_copy(update={"secret_key": secret_key})
@@ -70,6 +73,7 @@ def create_app(
         await state.automation.close()
         await state.machine_annotation.close()
         await state.live.close()
+        state.accounts.close()
 
     app = FastAPI(
         title="corix",

@@ -10,7 +10,7 @@ from fastapi import Request
 
 from corix.assessment import AnnotationSchema, load_builtin_schema
 from corix.storage import Database
-from corix.web.security import CsrfTokens, LoginThrottle, Passwords
+from corix.web.security import CsrfTokens, HashingPool, Passwords
 from corix.web.services import (
     Accounts,
     AnnotationQueue,
@@ -26,6 +26,7 @@ from corix.web.services import (
 from corix.web.services.application_registry import ApplicationRegistry
 from corix.web.services.machine_annotation import MachineAnnotations
 from corix.web.services.qualification import QualificationRules
+from corix.web.services.sign_in_throttle import SignInThrottle
 from corix.web.services.training import ExemplarSet, builtin_exemplars, builtin_gold
 from corix.web.settings import WebSettings
 
@@ -33,11 +34,17 @@ from corix.web.settings import WebSettings
 def accounts_for(db: Database, settings: WebSettings) -> Accounts:
     """Accounts with the settings' password hashing and lifetimes (also used by the CLI)."""
     passwords = Passwords(
-        time_cost=settings.password_time_cost, memory_kib=settings.password_memory_kib
+        time_cost=settings.password_time_cost,
+        memory_kib=settings.password_memory_kib,
+        lanes=settings.password_lanes,
+    )
+    hashing = HashingPool(
+        threads=settings.password_hash_threads, max_waiting=settings.password_queue
     )
     return Accounts(
         db,
         passwords,
+        hashing,
         session_ttl=timedelta(hours=settings.session_hours),
         invitation_ttl=timedelta(days=settings.invitation_days),
         min_password_chars=settings.min_password_chars,
@@ -51,7 +58,7 @@ class WebState:
     schema: AnnotationSchema
     exemplars: ExemplarSet
     csrf: CsrfTokens
-    throttle: LoginThrottle
+    throttle: SignInThrottle
     accounts: Accounts
     evaluations: Evaluations
     registry: ApplicationRegistry
@@ -71,7 +78,7 @@ class WebState:
     ) -> WebState:
         """``rng`` draws the qualification dialogues (default: the system's random source)."""
         schema = load_builtin_schema()
-        live = LiveApplications(db)
+        live = LiveApplications(db, reply_deadline_s=settings.chat_reply_deadline_s)
         evaluations = Evaluations(db)
         qualification = Qualification(
             db,
@@ -91,8 +98,13 @@ class WebState:
             schema=schema,
             exemplars=builtin_exemplars(schema),
             csrf=CsrfTokens(settings.secret_key),
-            throttle=LoginThrottle(
-                max_failures=settings.login_max_failures, window_s=settings.login_window_s
+            throttle=SignInThrottle(
+                db,
+                max_failures=settings.login_max_failures,
+                window=timedelta(seconds=settings.login_window_s),
+                max_delay=timedelta(seconds=settings.login_max_delay_s),
+                max_per_address=settings.login_max_per_address,
+                address_delay=timedelta(seconds=settings.login_address_delay_s),
             ),
             accounts=accounts_for(db, settings),
             evaluations=evaluations,
@@ -108,7 +120,12 @@ class WebState:
                 max_text_answer_chars=settings.max_text_answer_chars,
             ),
             qualification=qualification,
-            queue=AnnotationQueue(db, schema, qualification),
+            queue=AnnotationQueue(
+                db,
+                schema,
+                qualification,
+                claim_ttl=timedelta(minutes=settings.annotation_claim_minutes),
+            ),
             review=Review(db, schema),
             consensus=Consensus(db, schema),
             automation=AutomatedRuns(db),

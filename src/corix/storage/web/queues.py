@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy import and_, delete, exists, func, or_, select, update
 from sqlalchemy.sql.expression import Exists
 
 from corix.storage.annotations import add_pass
@@ -28,7 +28,7 @@ from corix.storage.orm_web import AnnotationTaskRow, AnnotatorQueueRow, UserRow
 from corix.storage.records import NewPass
 from corix.storage.web.passes import HUMAN
 from corix.storage.web.selection import for_humans
-from corix.storage.web.transactions import Transaction, transaction
+from corix.storage.web.transactions import Transaction, affected_rows, transaction
 
 __all__ = [
     "QueueRecord",
@@ -40,7 +40,9 @@ __all__ = [
     "candidates",
     "close_task",
     "done_count",
+    "drop_stale_claims",
     "next_pass_no",
+    "open_claims",
     "open_task_token",
     "pass_counts",
     "queue",
@@ -210,18 +212,30 @@ def candidates(
     *,
     passes: int,
     counted: Sequence[str],
+    claims: tuple[str, datetime],
     selection: str,
     sample_size: int,
     violation: Violation | None,
 ) -> list[tuple[str, int]]:
     """Complete sessions of the series the annotator may take in ``category``, with the
-    tasks each has in ``counted`` statuses: fewer than ``passes``, none of the annotator's
+    tasks each has in ``counted`` statuses or claimed (``claims``: the status of a claim and
+    the moment before which a claim has expired): fewer than ``passes``, none of the annotator's
     (skipped ones included), not tested by the annotator, chosen for humans (``selection``,
     see :func:`~corix.storage.web.selection.for_humans`) and, if ``violation`` is given,
     with a person's screening answer that records one."""
+    claimed, expired_before = claims
     counts = (
         select(AnnotationTaskRow.session_id, func.count().label("n"))
-        .where(AnnotationTaskRow.category == category, AnnotationTaskRow.status.in_(counted))
+        .where(
+            AnnotationTaskRow.category == category,
+            or_(
+                AnnotationTaskRow.status.in_(counted),
+                and_(
+                    AnnotationTaskRow.status == claimed,
+                    AnnotationTaskRow.created_at > expired_before,
+                ),
+            ),
+        )
         .group_by(AnnotationTaskRow.session_id)
         .subquery()
     )
@@ -266,13 +280,50 @@ def _has_violation(violation: Violation) -> Exists:
 
 
 def next_pass_no(tx: Transaction, session_id: str, category: str) -> int:
-    """The pass number the next task of the dialogue in ``category`` gets."""
-    last = tx.scalar(
-        select(func.max(AnnotationTaskRow.pass_no)).where(
-            AnnotationTaskRow.session_id == session_id, AnnotationTaskRow.category == category
+    """The pass number the next task of the dialogue in ``category`` gets: the lowest free
+    one, so a claim that expired leaves no gap."""
+    taken = set(
+        tx.scalars(
+            select(AnnotationTaskRow.pass_no).where(
+                AnnotationTaskRow.session_id == session_id, AnnotationTaskRow.category == category
+            )
         )
     )
-    return (last or 0) + 1
+    return next(n for n in range(1, len(taken) + 2) if n not in taken)
+
+
+def drop_stale_claims(
+    tx: Transaction, evaluation_id: str, category: str, *, status: str, before: datetime
+) -> int:
+    """Delete the series' claims (tasks in ``status``) in ``category`` made before
+    ``before``: their dialogues go back to the queue. Returns how many."""
+    result = tx.execute(
+        delete(AnnotationTaskRow)
+        .where(
+            AnnotationTaskRow.evaluation_id == evaluation_id,
+            AnnotationTaskRow.category == category,
+            AnnotationTaskRow.status == status,
+            AnnotationTaskRow.created_at <= before,
+            AnnotationTaskRow.pass_id.is_(None),
+        )
+        .execution_options(synchronize_session=False)
+    )
+    return affected_rows(result)
+
+
+def open_claims(
+    tx: Transaction, evaluation_id: str, *, status: str, before: datetime
+) -> tuple[int, int]:
+    """(claims in ``status`` of the series, how many of them were made before ``before``)."""
+    row = tx.execute(
+        select(
+            func.count(),
+            func.count().filter(AnnotationTaskRow.created_at <= before),
+        ).where(
+            AnnotationTaskRow.evaluation_id == evaluation_id, AnnotationTaskRow.status == status
+        )
+    ).one()
+    return int(row[0]), int(row[1])
 
 
 def add_task(

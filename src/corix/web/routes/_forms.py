@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
+from pydantic import Field
 
 
 async def form_values(request: Request) -> dict[str, str]:
@@ -26,3 +27,8 @@ def safe_next(target: str | None, default: str) -> str:
 
 RowId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 """A stored row's id in a URL: a number no database column can hold names no page (404)."""
+
+MAX_STORED_INT = 2**31 - 1
+"""The largest value an INTEGER column holds on PostgreSQL: no form field may pass it."""
+FormId = Annotated[int, Field(ge=1, le=MAX_STORED_INT)]
+"""A row's id chosen in a form (a checkbox's value): out of range is a 422, never a 500."""

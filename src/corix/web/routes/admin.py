@@ -30,9 +30,9 @@ from corix.storage import Repository
 from corix.web.auth import Admin, only_admin
 from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.roles import ANNOTATOR_ROLES, ROLES_BY_PRIVILEGE, TESTER_ROLES
-from corix.web.routes._forms import RowId
+from corix.web.routes._forms import MAX_STORED_INT, FormId, RowId
 from corix.web.services import Conflict, EvaluationSettings, InputError, agreement_by_question
-from corix.web.services.accounts import parse_role
+from corix.web.services.accounts import MAX_USERNAME_LIST, chosen_people, parse_role
 from corix.web.services.annotation_selection import HumanAnnotation
 from corix.web.services.assignments import DESIGN_COLUMNS
 from corix.web.services.automation import automatable_levels
@@ -90,9 +90,11 @@ def create_evaluation(
     description: Annotated[str, Form(max_length=5000)] = "",
     scenarios: Annotated[list[str] | None, Form()] = None,
     levels: Annotated[list[str] | None, Form()] = None,
-    passes_per_item: Annotated[int, Form()] = _DEFAULTS.passes_per_item,
-    review_rate: Annotated[float, Form()] = _DEFAULTS.review_rate,
-    max_turns: Annotated[int, Form()] = _DEFAULTS.max_turns,
+    passes_per_item: Annotated[
+        int, Form(ge=-MAX_STORED_INT, le=MAX_STORED_INT)
+    ] = _DEFAULTS.passes_per_item,
+    review_rate: Annotated[float, Form(allow_inf_nan=False)] = _DEFAULTS.review_rate,
+    max_turns: Annotated[int, Form(ge=-MAX_STORED_INT, le=MAX_STORED_INT)] = _DEFAULTS.max_turns,
 ) -> Response:
     try:
         evaluation_id = web_state(request).evaluations.create(
@@ -138,6 +140,8 @@ def _evaluation_page(
             "assignments": state.assigner.tester_assignments(evaluation_id),
             "queues": state.assigner.annotator_queues(evaluation_id),
             "progress": evaluation_progress(state.db, evaluation_id),
+            "claims": state.queue.open_claims(evaluation_id),
+            "claim_minutes": state.settings.annotation_claim_minutes,
             "automatable": automatable_levels(evaluation),
             "designs": list(AssignmentDesign),
             "selections": list(HumanAnnotation),
@@ -210,15 +214,21 @@ def assign_testers(
     request: Request,
     _user: Admin,
     evaluation_id: str,
-    testers: Annotated[list[int] | None, Form()] = None,
+    testers: Annotated[list[FormId] | None, Form()] = None,
+    everyone: Annotated[bool, Form()] = False,
+    usernames: Annotated[str, Form(max_length=MAX_USERNAME_LIST)] = "",
     per_tester: Annotated[int, Form(ge=1, le=100)] = 1,
-    seed: Annotated[int, Form()] = 0,
+    seed: Annotated[int, Form(ge=0, le=MAX_STORED_INT)] = 0,
     design: Annotated[str, Form(max_length=50)] = AssignmentDesign.COUNTERBALANCED,
 ) -> Response:
+    state = web_state(request)
     try:
-        web_state(request).assigner.assign_testers(
+        chosen = chosen_people(
+            state.accounts.users(), TESTER_ROLES, testers, everyone=everyone, usernames=usernames
+        )
+        state.assigner.assign_testers(
             evaluation_id,
-            testers or [],
+            chosen,
             per_tester=per_tester,
             seed=seed,
             design=_chosen_design(design),
@@ -233,7 +243,7 @@ def redraw_assignments(
     request: Request,
     _user: Admin,
     evaluation_id: str,
-    seed: Annotated[int, Form()] = 0,
+    seed: Annotated[int, Form(ge=0, le=MAX_STORED_INT)] = 0,
     design: Annotated[str, Form(max_length=50)] = AssignmentDesign.COUNTERBALANCED,
 ) -> Response:
     try:
@@ -275,13 +285,21 @@ def assign_annotators(
     request: Request,
     _user: Admin,
     evaluation_id: str,
-    annotators: Annotated[list[int] | None, Form()] = None,
+    annotators: Annotated[list[FormId] | None, Form()] = None,
+    everyone: Annotated[bool, Form()] = False,
+    usernames: Annotated[str, Form(max_length=MAX_USERNAME_LIST)] = "",
     categories: Annotated[list[str] | None, Form()] = None,
 ) -> Response:
+    state = web_state(request)
     try:
-        web_state(request).assigner.assign_annotators(
-            evaluation_id, annotators or [], categories or []
+        chosen = chosen_people(
+            state.accounts.users(),
+            ANNOTATOR_ROLES,
+            annotators,
+            everyone=everyone,
+            usernames=usernames,
         )
+        state.assigner.assign_annotators(evaluation_id, chosen, categories or [])
     except InputError as exc:
         return _evaluation_page(request, evaluation_id, RefusedForm.of(exc), section="annotators")
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="annotators_assigned")
@@ -313,8 +331,8 @@ async def start_run(
     _user: Admin,
     evaluation_id: str,
     levels: Annotated[list[str] | None, Form()] = None,
-    sessions: Annotated[int, Form()] = 2,
-    seed: Annotated[int, Form()] = 0,
+    sessions: Annotated[int, Form(ge=-MAX_STORED_INT, le=MAX_STORED_INT)] = 2,
+    seed: Annotated[int, Form(ge=0, le=MAX_STORED_INT)] = 0,
 ) -> Response:
     state = web_state(request)
     evaluation = await anyio.to_thread.run_sync(state.evaluations.get, evaluation_id)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Annotated
 
+import anyio
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import PlainTextResponse, Response
 
@@ -17,10 +19,13 @@ from corix.web.auth import (
 from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.roles import HOME_OF_ROLE
 from corix.web.routes._forms import safe_next
+from corix.web.security import HashingBusy
 from corix.web.services.errors import InputError
 from corix.web.state import web_state
 
 router = APIRouter()
+
+BUSY = "Many people are signing in at this moment. Please try again in a few seconds."
 
 
 @router.get("/")
@@ -45,27 +50,42 @@ def login_page(request: Request, next: str | None = None) -> Response:
 
 
 @router.post("/login")
-def login(
+async def login(
     request: Request,
     username: Annotated[str, Form(max_length=200)],
     password: Annotated[str, Form(max_length=1000)],
     next: Annotated[str, Form(max_length=500)] = "",
 ) -> Response:
+    """Async, so that a burst of sign-ins holds no request thread: the database work runs on
+    the request threads a moment at a time, the hashing in the hashing pool."""
     state = web_state(request)
     address = request.client.host if request.client else "unknown"
     account = username.strip().lower()
-    wait = state.throttle.attempt(account, address)
-    if wait > 0:
-        message = f"Too many failed attempts. Please wait {_duration(wait)} and try again."
-        refused = RefusedForm(message, 429, values={"username": username})
-        return render(request, "login.html", {"next": next}, refused=refused)
-    user = state.accounts.authenticate(username, password)
+
+    def refused(message: str, status_code: int) -> Response:
+        form = RefusedForm(message, status_code, values={"username": username})
+        return render(request, "login.html", {"next": next}, refused=form)
+
+    decision = await anyio.to_thread.run_sync(state.throttle.attempt, account, address)
+    if decision.wait_s > 0:
+        return refused(
+            f"Too many failed attempts. Please wait {_duration(decision.wait_s)} and try again.",
+            429,
+        )
+    if decision.slow_down_s > 0:
+        await asyncio.sleep(decision.slow_down_s)
+    try:
+        user = await state.accounts.authenticate(username, password)
+    except HashingBusy:
+        busy = refused(BUSY, 503)
+        busy.headers["retry-after"] = "5"
+        return busy
     if user is None:
-        refused = RefusedForm("Wrong username or password.", 401, values={"username": username})
-        return render(request, "login.html", {"next": next}, refused=refused)
-    state.throttle.succeeded(account, address)
+        return refused("Wrong username or password.", 401)
+    await anyio.to_thread.run_sync(state.throttle.succeeded, account, address)
+    token = await anyio.to_thread.run_sync(state.accounts.open_session, user.id)
     response = redirect(safe_next(next, HOME_OF_ROLE[user.role]))
-    set_session_cookie(request, response, state.accounts.open_session(user.id))
+    set_session_cookie(request, response, token)
     return response
 
 
@@ -93,7 +113,7 @@ def invitation_page(request: Request, token: str) -> Response:
 
 
 @router.post("/invite/{token}")
-def accept_invitation(
+async def accept_invitation(
     request: Request,
     token: str,
     username: Annotated[str, Form(max_length=200)],
@@ -101,14 +121,18 @@ def accept_invitation(
     password_again: Annotated[str, Form(max_length=1000)],
 ) -> Response:
     state = web_state(request)
-    role = state.accounts.invitation_role(token)
+    role = await anyio.to_thread.run_sync(state.accounts.invitation_role, token)
     try:
         if password != password_again:
             raise InputError("the two passwords differ", {"password_again": "does not match"})
-        user = state.accounts.accept_invitation(token, username, password)
+        user = await state.accounts.accept_invitation(token, username, password)
     except InputError as exc:
         refused = RefusedForm.of(exc, values={"username": username})
         return render(request, "invite.html", {"token": token, "role": role}, refused=refused)
+    except HashingBusy:
+        refused = RefusedForm(BUSY, 503, values={"username": username})
+        return render(request, "invite.html", {"token": token, "role": role}, refused=refused)
+    session = await anyio.to_thread.run_sync(state.accounts.open_session, user.id)
     response = redirect(HOME_OF_ROLE[user.role], notice="welcome")
-    set_session_cookie(request, response, state.accounts.open_session(user.id))
+    set_session_cookie(request, response, session)
     return response

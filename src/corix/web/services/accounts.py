@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+import anyio
 
 from corix.storage import Database
 from corix.storage.web import Duplicate, transaction
 from corix.storage.web import accounts as store
 from corix.storage.web.accounts import InvitationState, UserRecord
 from corix.web.roles import Role
-from corix.web.security import Passwords, new_token, token_digest
+from corix.web.security import HashingPool, Passwords, new_token, token_digest
 from corix.web.services.clock import utcnow
 from corix.web.services.errors import Gone, InputError, NotFound
 
@@ -58,6 +61,42 @@ def parse_role(value: str) -> Role:
         raise InputError(f"unknown role '{value}'; roles: {known}", {"role": "unknown"}) from None
 
 
+MAX_USERNAME_LIST = 200_000
+"""Characters of a pasted list of usernames (about 10,000 names)."""
+
+
+def chosen_people(
+    users: Iterable[UserSummary],
+    roles: Collection[Role],
+    ids: Iterable[int] | None,
+    *,
+    everyone: bool,
+    usernames: str,
+) -> list[int]:
+    """The users a form chose: ticked ids, every active user in ``roles``, or a pasted list
+    of usernames (separated by spaces, commas or new lines), all together and each once.
+
+    A series of thousands is chosen with one field, not a field per person. Unknown names
+    and names of another role are refused, listed."""
+    eligible = {user.username: user.id for user in users if user.active and user.role in roles}
+    chosen = set(eligible.values()) if everyone else set()
+    chosen.update(ids or ())  # ticked ids are checked where they are assigned
+    unknown = []
+    for name in re.split(r"[\s,;]+", usernames.strip().lower()) if usernames.strip() else []:
+        if name in eligible:
+            chosen.add(eligible[name])
+        else:
+            unknown.append(name)
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (
+            f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        )
+        raise InputError(
+            f"not an active account of this kind: {shown}", {"usernames": "unknown names"}
+        )
+    return sorted(chosen)
+
+
 class Accounts:
     """Creates users and checks who is signed in. Stores only digests of secret tokens."""
 
@@ -65,6 +104,7 @@ class Accounts:
         self,
         db: Database,
         passwords: Passwords,
+        hashing: HashingPool,
         *,
         session_ttl: timedelta,
         invitation_ttl: timedelta,
@@ -72,6 +112,7 @@ class Accounts:
     ) -> None:
         self._db = db
         self._passwords = passwords
+        self._hashing = hashing
         self._session_ttl = session_ttl
         self._invitation_ttl = invitation_ttl
         self._min_password_chars = min_password_chars
@@ -103,18 +144,23 @@ class Accounts:
         except Duplicate:
             raise _taken(name) from None
 
-    def authenticate(self, username: str, password: str) -> SignedInUser | None:
+    async def authenticate(self, username: str, password: str) -> SignedInUser | None:
+        """The user if the password is right. Hashing runs in the hashing pool (raising
+        :class:`~corix.web.security.HashingBusy` when its queue is full); the database is
+        read on the request threads."""
         name = username.strip().lower()
-        found = store.user_for_sign_in(self._db, name)
+        found = await anyio.to_thread.run_sync(store.user_for_sign_in, self._db, name)
         if found is None or not found[0].active or len(password) > MAX_PASSWORD_CHARS:
-            self._passwords.burn(password[:MAX_PASSWORD_CHARS])
+            await self._hashing.run(self._passwords.burn, password[:MAX_PASSWORD_CHARS])
             return None
         user, password_hash = found
-        check = self._passwords.check(password_hash, password)
+        check = await self._hashing.run(self._passwords.check, password_hash, password)
         if not check.ok:
             return None
         if check.new_hash is not None:
-            store.set_password_hash(self._db, user.id, check.new_hash)
+            await anyio.to_thread.run_sync(
+                store.set_password_hash, self._db, user.id, check.new_hash
+            )
         return SignedInUser.of(user)
 
     def users(self) -> list[UserSummary]:
@@ -163,17 +209,22 @@ class Accounts:
             raise _unusable(found)
         return Role(found.role)
 
-    def accept_invitation(self, token: str, username: str, password: str) -> SignedInUser:
+    async def accept_invitation(self, token: str, username: str, password: str) -> SignedInUser:
         """Create the invited account. A second submission of the same link is refused."""
         name = self.check_new_credentials(username, password)
-        password_hash = self._passwords.hash(password)
+        password_hash = await self._hashing.run(self._passwords.hash, password)
         try:
-            found = store.accept_invitation(self._db, token_digest(token), name, password_hash)
+            found = await anyio.to_thread.run_sync(
+                store.accept_invitation, self._db, token_digest(token), name, password_hash
+            )
         except Duplicate:
             raise _taken(name) from None
         if isinstance(found, InvitationState):
             raise _unusable(found)
         return SignedInUser.of(found)
+
+    def close(self) -> None:
+        self._hashing.close()
 
     def pending_invitations(self) -> list[PendingInvitation]:
         return [

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from corix.assessment import HUMAN_ANNOTATOR_PREFIX, AnnotationSchema, Answer, Category
 from corix.storage import Database, NewPass, StoredAnswer
@@ -36,7 +37,8 @@ class TaskStatus:
     SKIPPED = "skipped"
 
 
-COUNTED = (TaskStatus.OPEN, TaskStatus.DONE)
+COUNTED = (TaskStatus.DONE,)
+"""Tasks that hold one of a dialogue's K passes, besides claims that have not expired."""
 
 
 def annotator_name(user: SignedInUser) -> str:
@@ -63,12 +65,22 @@ class TaskView:
 
 
 class AnnotationQueue:
+    """``claim_ttl``: how long a claimed dialogue stays with its annotator unsubmitted; after
+    it, the next annotator to claim in that queue takes it back into the queue (the claim's
+    own submission then fails and says why)."""
+
     def __init__(
-        self, db: Database, schema: AnnotationSchema, qualification: Qualification
+        self,
+        db: Database,
+        schema: AnnotationSchema,
+        qualification: Qualification,
+        *,
+        claim_ttl: timedelta,
     ) -> None:
         self._db = db
         self._schema = schema
         self._qualification = qualification
+        self.claim_ttl = claim_ttl
 
     # -- queues --------------------------------------------------------------------------
     def queues(self, user: SignedInUser) -> list[QueueView]:
@@ -102,6 +114,9 @@ class AnnotationQueue:
             evaluation_id, category = queue.evaluation_id, queue.category
         with transaction(self._db) as tx:
             lock_series(tx, evaluation_id)
+            store.drop_stale_claims(
+                tx, evaluation_id, category, status=TaskStatus.OPEN, before=self._expired_before()
+            )
             open_token = _open_task(tx, user, evaluation_id, category)
             if open_token is not None:
                 return open_token
@@ -143,12 +158,23 @@ class AnnotationQueue:
             user.id,
             passes=settings.passes_per_item,
             counted=COUNTED,
+            claims=(TaskStatus.OPEN, self._expired_before()),
             selection=settings.human_annotation,
             sample_size=settings.annotation_sample_size,
             violation=self._violation(category),
         )
         found.sort(key=lambda row: (-row[1], _shuffle_key(user.id, row[0])))
         return [row[0] for row in found]
+
+    def _expired_before(self) -> datetime:
+        return utcnow() - self.claim_ttl
+
+    def open_claims(self, evaluation_id: str) -> tuple[int, int]:
+        """(dialogues claimed and not yet submitted in the series, how many past their time)."""
+        with transaction(self._db) as tx:
+            return store.open_claims(
+                tx, evaluation_id, status=TaskStatus.OPEN, before=self._expired_before()
+            )
 
     def _violation(self, category: str) -> Violation | None:
         """What a gated category waits for: a person's screening answer recording one."""
@@ -171,6 +197,13 @@ class AnnotationQueue:
                 status=task.status,
                 dialogue=blind_dialogue(tx, task.session_id),
             )
+
+    def _expired(self) -> str:
+        minutes = round(self.claim_ttl.total_seconds() / 60)
+        return (
+            f"this dialogue was held for you for {minutes} minutes and has gone back to the "
+            "queue; please take the next one"
+        )
 
     def skip(self, user: SignedInUser, token: str) -> None:
         """Give a task back. The dialogue is not offered to this annotator again."""
@@ -200,6 +233,8 @@ class AnnotationQueue:
         with transaction(self._db) as tx:
             closed = store.close_task(tx, token, user.id, claim=(TaskStatus.OPEN, TaskStatus.DONE))
             if closed is None:
+                if store.task(tx, token) is None:
+                    raise Conflict(self._expired())
                 _own_task(tx, user, token)  # raises if it is not this annotator's
                 raise Conflict("this dialogue has already been submitted; thank you")
             since_claim = (utcnow() - as_utc(closed.created_at)).total_seconds()

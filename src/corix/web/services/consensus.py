@@ -92,22 +92,27 @@ class Consensus:
         self._schema = schema
 
     def disagreements(self, user: SignedInUser) -> list[DisagreementItem]:
-        """The disagreements in the senior's categories."""
+        """The disagreements in the senior's categories, but those the senior took part in
+        (another senior resolves them)."""
         with transaction(self._db) as tx:
-            return self._items(tx, passes_in_scope(tx, senior_scope(tx, user)))
+            return self._items(
+                tx, passes_in_scope(tx, senior_scope(tx, user)), without_user=user.id
+            )
 
     def series_disagreements(self, evaluation_id: str) -> list[DisagreementItem]:
         """Every disagreement between the people annotating a series (the admin's view)."""
         with transaction(self._db) as tx:
             return self._items(tx, store.human_passes(tx, evaluation_id=evaluation_id))
 
-    def _items(self, tx: Transaction, rows: list[HumanPass]) -> list[DisagreementItem]:
+    def _items(
+        self, tx: Transaction, rows: list[HumanPass], *, without_user: int | None = None
+    ) -> list[DisagreementItem]:
         grouped: defaultdict[tuple[str, str], list[HumanPass]] = defaultdict(list)
         for row in rows:
             grouped[(row.session_id, row.category)].append(row)
         items = []
         for (session_id, category_id), passes in sorted(grouped.items()):
-            if len(passes) < 2:
+            if len(passes) < 2 or any(row.user_id == without_user for row in passes):
                 continue
             view = self._view(tx, session_id, category_id, passes)
             disagreeing = view.disagreements
@@ -219,6 +224,10 @@ class Consensus:
         form: Mapping[str, str],
     ) -> int:
         passes = self._item_passes(tx, user, session_id, category_id)
+        if any(row.user_id == user.id for row in passes):
+            raise Forbidden(
+                "you annotated this dialogue in this category: another senior resolves it"
+            )
         view = self._view(tx, session_id, category_id, passes)
         problems: dict[str, str] = {}
         chosen: list[NewResolution] = []

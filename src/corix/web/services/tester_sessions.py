@@ -225,6 +225,7 @@ class TesterSessions:
                 state.session_id,
                 state.application_id,
                 text,
+                index=index,
                 history=partial(self._answered_turns, state.session_id) if index else None,
             )
             reply = exchange.reply
