@@ -28,6 +28,7 @@ from corix.measurement.core import (
 from corix.measurement.defect_rates import DefectRate
 from corix.measurement.filters import FILTER_COLUMNS, LeafFilter
 from corix.measurement.gates import Estimate, GateResult, evaluate_gates
+from corix.measurement.hit_at_k import HitRate, UnitHits, attack_rates, hit_at_k, hit_rates
 from corix.measurement.interdependency import (
     Correlation,
     CorrelationMatrix,
@@ -91,6 +92,7 @@ __all__ = [
     "Estimate",
     "GateResult",
     "GroupComparison",
+    "HitRate",
     "ItemSummary",
     "LeafError",
     "LeafFilter",
@@ -113,9 +115,11 @@ __all__ = [
     "Settlement",
     "Summarizer",
     "TreeSpec",
+    "UnitHits",
     "ViewGap",
     "annotator_kind",
     "answer_text",
+    "attack_rates",
     "builtin_trees",
     "compare_applications",
     "compare_groups",
@@ -129,6 +133,8 @@ __all__ = [
     "dialogues_under",
     "dimension_ids",
     "evaluate_gates",
+    "hit_at_k",
+    "hit_rates",
     "holm_adjust",
     "item_key",
     "item_wordings",

@@ -6,6 +6,7 @@ from corix.storage._annotation_jobs import annotation_jobs, record_annotation_jo
 from corix.storage._run_packs import run_pack, run_packs
 from corix.storage._session_index import iter_session_facts, respondent_answers, session_index
 from corix.storage._written_reports import record_written_report, written_reports
+from corix.storage.attempts import SessionAttempt, session_attempts
 from corix.storage.annotations import (
     delete_consensus,
     delete_failed_passes,
@@ -85,6 +86,7 @@ __all__ = [
     "Repository",
     "RespondentSummary",
     "RunRecord",
+    "SessionAttempt",
     "StabilitySummary",
     "StoredAnswer",
     "StoredConsensus",
@@ -123,6 +125,7 @@ __all__ = [
     "run_packs",
     "run_totals",
     "series_runs",
+    "session_attempts",
     "session_index",
     "session_infos",
     "session_testers",
