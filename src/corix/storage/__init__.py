@@ -6,7 +6,6 @@ from corix.storage._annotation_jobs import annotation_jobs, record_annotation_jo
 from corix.storage._run_packs import run_pack, run_packs
 from corix.storage._session_index import iter_session_facts, respondent_answers, session_index
 from corix.storage._written_reports import record_written_report, written_reports
-from corix.storage.attempts import SessionAttempt, session_attempts
 from corix.storage.annotations import (
     delete_consensus,
     delete_failed_passes,
@@ -17,6 +16,7 @@ from corix.storage.annotations import (
     pass_keys,
     session_infos,
 )
+from corix.storage.attempts import SessionAttempt, session_attempts
 from corix.storage.clock import as_utc, is_past, utcnow
 from corix.storage.database import Database, default_url, migrate
 from corix.storage.imported_runs import store_imported_run
