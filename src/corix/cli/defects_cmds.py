@@ -31,8 +31,10 @@ from corix.measurement import (
     DEFAULT_RATE_GROUPING,
     CorrectedRate,
     DefectRate,
+    HitRate,
     Measurement,
     MeasurementSpec,
+    attack_rates,
     measure,
     measure_series,
 )
@@ -81,6 +83,19 @@ def defects_command(
     reference: Annotated[
         str, typer.Option("--reference", help="The trusted source for --correct-judge.")
     ] = "human",
+    hit_k: Annotated[
+        int | None,
+        typer.Option(
+            "--hit-k",
+            min=1,
+            help="Also show hit@k: the chance that at least one of k attempts of a persona "
+            "template (or prompt) succeeds, beside the pooled rate.",
+        ),
+    ] = None,
+    attempt_unit: Annotated[
+        str,
+        typer.Option("--attempt-unit", help="What hit@k groups attempts by: template or prompt."),
+    ] = "template",
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -99,8 +114,15 @@ def defects_command(
         seed=seed,
         confidence=confidence,
     )
+    if attempt_unit not in ("template", "prompt"):
+        raise fail(f"unknown attempt unit '{attempt_unit}'; choose from template, prompt")
     with database(db) as database_:
         measurement = _measure(database_, run, series, in_force, source)
+        hits = (
+            attack_rates(database_, measurement, k=hit_k, unit=attempt_unit)
+            if hit_k is not None
+            else []
+        )
     rates = measurement.rates(by=grouping)
     corrected = (
         measurement.judge_corrected(correct_judge, reference) if correct_judge is not None else []
@@ -109,6 +131,8 @@ def defects_command(
         document = rates_document(measurement, rates)
         if correct_judge is not None:
             document["judge_corrected"] = [c.model_dump(mode="json") for c in corrected]
+        if hit_k is not None:
+            document["hit_at_k"] = [h.model_dump(mode="json") for h in hits]
         print_json(document)
         return
     console.print(Text(measurement.headline(), style="dim"))
@@ -118,6 +142,52 @@ def defects_command(
     print_defect_rates(rates, grouping)
     if correct_judge is not None:
         print_corrected(corrected)
+    if hit_k is not None:
+        print_hit_rates(hits)
+
+
+def print_hit_rates(hits: Sequence[HitRate]) -> None:
+    """hit@k per annotator group × harm × application × level, beside the pooled rate."""
+    if not hits:
+        console.print("no attempts with a persona template or script to compute hit@k from")
+        return
+    k, unit, confidence = hits[0].k, hits[0].unit, hits[0].confidence
+    who = [c for c in ("source", "annotator") if c in hits[0].group]
+    table = wrapping_table(
+        *who,
+        "harm",
+        "application",
+        "level",
+        f"{unit}s (too few)",
+        "defects / attempts",
+        "pooled",
+        f"{confidence:.0%} CI",
+        f"hit@{k}",
+        f"{confidence:.0%} CI ",
+        title=f"attacker-style rates: hit@{k} per {unit}",
+    )
+    for h in hits:
+        table.add_row(
+            *[Text(h.group[c]) for c in (*who, "harm", "application", "level")],
+            f"{h.units} ({h.too_few})",
+            f"{h.defects} / {h.attempts}",
+            _percent(h.pooled_rate),
+            _interval(h.pooled_low, h.pooled_high),
+            _percent(h.hit_rate),
+            _interval(h.hit_low, h.hit_high),
+        )
+    console.print(table)
+    console.print(
+        Text(
+            f"hit@{k}: unbiased pass@k estimator per {unit}, averaged; intervals: "
+            f"{hits[0].interval}",
+            style="dim",
+        )
+    )
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "—" if low is None else f"{_percent(low)}–{_percent(high)}"
 
 
 def print_corrected(corrected: Sequence[CorrectedRate]) -> None:

@@ -71,6 +71,7 @@ _SETTING_PARAMETERS = (
     "group_annotators_by",
     "annotator",
     "kind",
+    "hit_k",
 )
 
 
@@ -106,6 +107,15 @@ def report_command(
     group_annotators_by: GroupByOption = None,
     annotator: AnnotatorsOption = None,
     kind: KindsOption = None,
+    hit_k: Annotated[
+        int | None,
+        typer.Option(
+            "--hit-k",
+            min=1,
+            help="Also report hit@k: the chance that one of k attempts of a persona template "
+            "succeeds, beside the pooled rate.",
+        ),
+    ] = None,
     settings_of: Annotated[
         str | None,
         typer.Option(
@@ -147,6 +157,7 @@ def report_command(
             compare_runs=tuple(compare_runs) if compare_runs is not None else None,
             measurement=in_force,
             measurement_source=source,
+            hit_k=hit_k,
         )
         with database(db) as database_:
             paths = _write(database_, run, series, folder, settings)
@@ -178,6 +189,7 @@ def _write(
         measurement=settings.measurement,
         measurement_source=settings.measurement_source,
         series=series,
+        hit_k=settings.hit_k,
     )
 
 

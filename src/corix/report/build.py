@@ -12,6 +12,7 @@ from corix.measurement import (
     GroupComparison,
     LeafTable,
     TreeSpec,
+    attack_rates,
     compare_applications,
     compare_groups,
     compare_views,
@@ -147,6 +148,11 @@ def _build(
         history_runs=tuple(run_label(r) for r in runs),
         run_ids=tuple(run_ids),
         series=series,
+        hit_rates=(
+            tuple(attack_rates(db, measurement, k=settings.hit_k))
+            if settings.hit_k is not None
+            else ()
+        ),
     )
 
 

@@ -15,6 +15,7 @@ from corix.measurement import (
     CorrelationMatrix,
     DefectRate,
     GroupComparison,
+    HitRate,
     ItemSummary,
     MeasurementSpec,
     NodeResult,
@@ -59,6 +60,8 @@ class ReportSettings(BaseModel):
     """Which annotators count and how they settle; its trees, bootstrap, seed and
     confidence are taken from the fields above, so the report states what it used."""
     measurement_source: str | None = None
+    hit_k: int | None = Field(default=None, ge=1)
+    """When set, attacker-style rates: hit@k per persona template × application."""
 
     def measurement_spec(self) -> MeasurementSpec:
         """The specification in force: ``measurement`` with this report's tree settings."""
@@ -152,6 +155,8 @@ class ReportContent:
     run_ids: tuple[str, ...]
     """The runs measured: the report's run, or every run of its series."""
     series: str | None = None
+    hit_rates: tuple[HitRate, ...] = ()
+    """hit@k per annotator source × harm × application × level (``settings.hit_k``)."""
     written: WrittenReportSettings | None = None
     """The settings the report was written with, as stored with its runs (``None`` for
     content shown without being written, e.g. in the web app)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from corix.measurement import DefectRate, NodeResult
+from corix.measurement import DefectRate, HitRate, NodeResult
 from corix.report.content import ReportContent, TreeSection
 from corix.report.formatting import (
     EMPTY,
@@ -194,7 +194,48 @@ def _rates_section(content: ReportContent) -> list[str]:
     for harm, pack in content.harm_packs.items():
         lines += [f"### {md(pack.title)}", ""]
         lines += _rate_table([r for r in content.defect_rates if r.group["harm"] == harm])
-    return lines
+    return lines + _hit_section(content.hit_rates)
+
+
+def _hit_section(hits: Sequence[HitRate]) -> list[str]:
+    if not hits:
+        return []
+    k = hits[0].k
+    lines = [
+        f"### Attacker-style rates (hit@{k})",
+        "",
+        f"The chance that at least one of {k} attempts of a persona template succeeds "
+        "(unbiased pass@k estimator, averaged over templates), beside the pooled rate; "
+        f"intervals: {hits[0].interval}.",
+        "",
+    ]
+    return lines + _table(
+        [
+            "Harm",
+            "Application",
+            "Level",
+            "Annotators",
+            "Templates",
+            "Pooled",
+            "Interval",
+            f"hit@{k}",
+            "Interval",
+        ],
+        [
+            [
+                md(words(hit.group["harm"])),
+                md(words(hit.group["application"])),
+                md(words(hit.group["level"])),
+                md(annotator_label(hit.group.get("source") or hit.group.get("annotator") or "all")),
+                f"{hit.units} (+{hit.too_few} with fewer than {k})",
+                percent(hit.pooled_rate, 1),
+                percent_interval(hit.pooled_low, hit.pooled_high),
+                percent(hit.hit_rate, 1),
+                percent_interval(hit.hit_low, hit.hit_high),
+            ]
+            for hit in hits
+        ],
+    )
 
 
 def _rate_table(rates: Sequence[DefectRate]) -> list[str]:

@@ -43,6 +43,7 @@ def write_report(
     measurement: MeasurementSpec | None = None,
     measurement_source: str | None = None,
     series: str | None = None,
+    hit_k: int | None = None,
 ) -> ReportPaths:
     """Compute the report of ``run_id`` and write it into ``out_dir`` (created if needed).
 
@@ -65,6 +66,7 @@ def write_report(
         compare_runs=tuple(compare_runs) if compare_runs is not None else None,
         measurement=measurement or MeasurementSpec(),
         measurement_source=measurement_source,
+        hit_k=hit_k,
     )
     if series is not None:
         content = build_series_report(db, series, settings)

@@ -16,6 +16,7 @@ from corix.storage.annotations import (
     pass_keys,
     session_infos,
 )
+from corix.storage.attempts import SessionAttempt, session_attempts
 from corix.storage.clock import as_utc, is_past, utcnow
 from corix.storage.database import Database, default_url, migrate
 from corix.storage.imported_runs import store_imported_run
@@ -87,6 +88,7 @@ __all__ = [
     "RespondentSummary",
     "RunHeld",
     "RunRecord",
+    "SessionAttempt",
     "StabilitySummary",
     "StoredAnswer",
     "StoredConsensus",
@@ -127,6 +129,7 @@ __all__ = [
     "run_packs",
     "run_totals",
     "series_runs",
+    "session_attempts",
     "session_index",
     "session_infos",
     "session_testers",

@@ -1,0 +1,180 @@
+"""`corix plan size PLAN`: how many dialogues each cell of a plan needs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import yaml
+from rich.text import Text
+
+from corix.cli.common import (
+    DbOption,
+    JsonOption,
+    console,
+    database,
+    fail,
+    print_json,
+    wrapping_table,
+)
+from corix.execution import Plan, load_plan_file
+from corix.measurement import (
+    CellSize,
+    SizeRequest,
+    earlier_run,
+    measure,
+    plan_with_sizes,
+    size_plan,
+)
+from corix.scenarios import expand_model_tests, resolve_pack
+from corix.storage import Repository
+
+plan_app = typer.Typer(help="Plans: how many dialogues a question needs.")
+
+
+@plan_app.command("size")
+def size_command(
+    plan: Annotated[Path, typer.Argument(help="Plan YAML file.")],
+    width: Annotated[
+        float | None,
+        typer.Option("--width", min=0.001, max=0.999, help="Interval width wanted per cell."),
+    ] = None,
+    difference: Annotated[
+        float | None,
+        typer.Option(
+            "--difference",
+            min=0.001,
+            max=0.999,
+            help="Difference in rate between two applications to detect.",
+        ),
+    ] = None,
+    power: Annotated[float, typer.Option("--power", min=0.01, max=0.99)] = 0.8,
+    alpha: Annotated[
+        float, typer.Option("--alpha", min=0.0001, max=0.5, help="Family-wise error (Holm).")
+    ] = 0.05,
+    confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999)] = 0.95,
+    rate: Annotated[
+        float | None,
+        typer.Option(
+            "--rate",
+            min=0.0,
+            max=1.0,
+            help="Assumed defect rate (default: the cell's rate in --from RUN, else 0.5).",
+        ),
+    ] = None,
+    icc: Annotated[
+        float | None,
+        typer.Option(
+            "--icc",
+            min=0.0,
+            max=1.0,
+            help="Intra-tester correlation of verdicts (default: from --from RUN, else 0).",
+        ),
+    ] = None,
+    per_tester: Annotated[
+        float | None,
+        typer.Option(
+            "--per-tester", min=1.0, help="Dialogues per tester (default: from --from RUN, else 1)."
+        ),
+    ] = None,
+    from_run: Annotated[
+        str | None,
+        typer.Option("--from", help="An earlier run to take rates and clustering from."),
+    ] = None,
+    write: Annotated[
+        Path | None,
+        typer.Option("--write", help="Write the plan with these counts to this YAML file."),
+    ] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Dialogues per cell (application × scenario × level × harm) for an interval width
+    and/or the power to tell two applications apart, with testers' design effect."""
+    if width is None and difference is None:
+        raise fail("give --width, --difference or both")
+    source = load_plan_file(plan)
+    request = SizeRequest(
+        width=width,
+        difference=difference,
+        power=power,
+        alpha=alpha,
+        confidence=confidence,
+        rate=rate,
+        icc=icc,
+        per_tester=per_tester,
+    )
+    earlier = None
+    if from_run is not None:
+        with database(db) as database_:
+            Repository(database_).get_run(from_run)
+            earlier = earlier_run(database_, measure(database_, [from_run]))
+    cells = size_plan(source.plan, request, earlier)
+    if write is not None:
+        sized = plan_with_sizes(source.plan, cells, _model_tests(source.plan))
+        write.write_text(_plan_yaml(sized, source.plan), encoding="utf-8")
+    if as_json:
+        print_json(
+            {"request": request.model_dump(mode="json"), "cells": [c.model_dump() for c in cells]}
+        )
+        return
+    _print_cells(cells, request)
+    if write is not None:
+        console.print(f"plan with these counts: {write}", soft_wrap=True)
+
+
+def _model_tests(plan: Plan) -> dict[str, int]:
+    """Scripted tests per scenario that a model-testing cell draws from."""
+    found = {}
+    settings = next((s for level, s in plan.levels.items() if level.value == "model_testing"), None)
+    if settings is None:
+        return {}
+    for scenario in plan.scenarios:
+        tests = len(expand_model_tests(resolve_pack(plan.resolve_scenario(scenario)), plan.seed))
+        found[scenario] = min(tests, settings.sessions) if settings.sessions else tests
+    return found
+
+
+def _plan_yaml(sized: Plan, original: Plan) -> str:
+    document = sized.model_dump(mode="json", exclude_defaults=True, exclude={"base_dir"})
+    # Scenario paths stay as the plan wrote them, relative to its own folder.
+    document["scenarios"] = list(original.scenarios)
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+
+
+def _print_cells(cells: list[CellSize], request: SizeRequest) -> None:
+    table = wrapping_table(
+        "application",
+        "scenario",
+        "level",
+        "harm",
+        "rate",
+        "design effect",
+        "n (width)",
+        "n (power)",
+        "n",
+        title="dialogues per cell",
+    )
+    for c in cells:
+        table.add_row(
+            Text(c.application),
+            Text(c.scenario),
+            Text(c.level),
+            Text(c.harm),
+            Text(f"{c.rate:.1%} ({c.rate_from})"),
+            f"{c.design_effect:.2f}",
+            "—" if c.n_width is None else str(c.n_width),
+            "—" if c.n_power is None else str(c.n_power),
+            str(c.n),
+        )
+    console.print(table)
+    first = cells[0]
+    notes = [f"design effect 1 + (m − 1)·ICC with m = {first.per_tester:g}, ICC = {first.icc:.3f}"]
+    if request.width is not None:
+        notes.append(f"width: expected {request.confidence:.0%} Wilson width ≤ {request.width:g}")
+    if request.difference is not None:
+        notes.append(
+            f"power: {request.power:.0%} to detect +{request.difference:g} per application pair, "
+            f"two-sided z-test at {request.alpha:g}/{first.comparisons} (Holm's first step)"
+        )
+    console.print(Text("; ".join(notes), style="dim"))

@@ -1,0 +1,41 @@
+"""Plan sizing from an earlier run: its cells' rates and its testers' clustering."""
+
+from __future__ import annotations
+
+import pytest
+
+from corix.assessment.annotation_run import annotate_run_async
+from corix.domain import Level
+from corix.execution import ApplicationEntry, LevelSettings, Plan, execute_plan
+from corix.measurement import SizeRequest, earlier_run, measure, size_plan
+from corix.measurement.sample_size import design_effect, n_for_width
+from corix.storage import Database, session_attempts
+
+
+async def test_sizes_from_an_earlier_run(sqlite_db: Database) -> None:
+    plan = Plan(
+        name="earlier",
+        seed=5,
+        applications=[
+            ApplicationEntry(name="g", spec="demo:guarded"),
+            ApplicationEntry(name="u", spec="demo:unguarded"),
+        ],
+        scenarios=["tv_spoilers"],
+        levels={Level.RED_TEAMING: LevelSettings(sessions=10, max_turns=3)},
+    )
+    run_id = (await execute_plan(plan, sqlite_db)).run_id
+    await annotate_run_async(sqlite_db, run_id)
+    measurement = measure(sqlite_db, [run_id])
+    earlier = earlier_run(sqlite_db, measurement)
+    rates = {r.group["application"]: r.rate for r in measurement.rates(by=("application",))}
+    assert earlier.rates[("g", "tv_spoilers", "red_teaming", "guardrail_violation")] == rates["g"]
+    # Simulated testers cluster by persona template, per application.
+    attempts = session_attempts(sqlite_db, [d.session_id for d in measurement.dialogues])
+    clusters = {(d.application, attempts[d.session_id].template) for d in measurement.dialogues}
+    assert earlier.per_tester == pytest.approx(len(measurement.dialogues) / len(clusters))
+    assert earlier.icc is not None and 0 <= earlier.icc <= 1
+    cells = size_plan(plan, SizeRequest(width=0.2), earlier)
+    guarded = cells[0]
+    assert guarded.rate_from == f"run {run_id}" and guarded.rate == rates["g"]
+    deff = design_effect(earlier.per_tester, earlier.icc)
+    assert guarded.n == n_for_width(rates["g"] or 0.0, 0.2, deff=deff)
