@@ -119,6 +119,9 @@ class LLMClient:
             mode = self.structured_mode
             try:
                 async with self.concurrency.slot() as slot:
+                    # Read once the slot is held: a call that waited for it sends in the
+                    # mode a refusal seen meanwhile stepped down to, not the one it queued in.
+                    mode = self.structured_mode
                     started = time.perf_counter()
                     completion = await self._attempt(adapt_request(request, mode), slot)
                     latency_s = time.perf_counter() - started
