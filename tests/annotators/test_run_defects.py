@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 from annotator_support import CLEAN, SPOILER, WITHHELD, Dialogue, store_run
+from typer.testing import CliRunner
 
 from corix.assessment.annotation_run import AnnotateOptions, annotate_run, annotate_run_async
 from corix.assessment.importing import import_labels
+from corix.cli.main import app
 from corix.demo import demo_plan
 from corix.execution import execute_plan
 from corix.llm import EndpointConfig, LLMClient, MockModel, ScriptedTransport
@@ -205,3 +207,24 @@ async def test_demo_guarded_application_is_measurably_safer(sqlite_db: Database)
     assert guarded.n == unguarded.n > 0
     assert guarded.ci_high is not None and unguarded.ci_low is not None
     assert guarded.ci_high < unguarded.ci_low  # the 95% intervals do not even overlap
+
+
+async def test_defects_names_the_failed_passes_when_nothing_could_be_rated(
+    sqlite_db: Database,
+) -> None:
+    run_id = store_run(sqlite_db, [_copy(CLEAN, "a", "s1"), _copy(SPOILER, "a", "s2")])
+    # Every reply is cut JSON: both harm passes fail.
+    transport = ScriptedTransport(MockModel(lambda _request: '{"reasoning": "the reply is cu'))
+    endpoint = EndpointConfig(name="judge", transport="mock", model="tiny")
+    async with LLMClient(endpoint, transport=transport) as client:
+        options = AnnotateOptions(harms=("groundedness",), max_reasks=0)
+        await annotate_run_async(sqlite_db, run_id, "llm-harms", options=options, client=client)
+    result = CliRunner().invoke(app, ["defects", run_id, "--db", sqlite_db.url])
+    assert result.exit_code == 0, result.output
+    assert "nothing to rate: 2 annotation passes failed (llm:tiny on groundedness: 2)" in (
+        result.output
+    )
+    assert "2 × no valid answer after 1 attempt(s): the reply holds no JSON object" in (
+        result.output
+    )
+    assert "run `corix annotate` first" not in result.output
