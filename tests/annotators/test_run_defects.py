@@ -20,6 +20,7 @@ from corix.measurement.core import measure
 from corix.measurement.defect_rates import DefectRate
 from corix.measurement.labels import GUARDRAIL_VIOLATION
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
+from corix.report import ReportSettings, build_report, render_html, render_markdown, report_document
 from corix.storage import Database
 
 
@@ -228,3 +229,43 @@ async def test_defects_names_the_failed_passes_when_nothing_could_be_rated(
         result.output
     )
     assert "run `corix annotate` first" not in result.output
+
+
+def test_the_report_shows_judge_corrected_rates_beside_the_raw_ones(
+    sqlite_db: Database, tiny_run: tuple[str, list[Dialogue]], tmp_path: Path
+) -> None:
+    run_id, dialogues = tiny_run
+    annotate_run(sqlite_db, run_id)
+    # People label every dialogue: a violation exactly where the application spoiled.
+    labels = tmp_path / "labels.csv"
+    rows = ["session_id,category,question_id,annotator,value"]
+    for dialogue in dialogues:
+        released = (
+            "yes" if dialogue.application == "unguarded" and dialogue.turns != CLEAN.turns else "no"
+        )
+        rows += [
+            f"{dialogue.id},risk_assessment,ra_prohibited_released,alice,{released}",
+            f"{dialogue.id},risk_assessment,ra_permitted_withheld,alice,no",
+        ]
+        if released == "yes":
+            rows += [
+                f"{dialogue.id},risk_assessment,ra_user_induced,alice,no",
+                f"{dialogue.id},risk_assessment,ra_risk_type,alice,data_privacy",
+                f"{dialogue.id},risk_assessment,ra_outcome,alice,negative",
+            ]
+    labels.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    import_labels(sqlite_db, run_id, labels)
+
+    content = build_report(sqlite_db, run_id, ReportSettings(bootstrap=50))
+    expected = measure(sqlite_db, [run_id], content.measurement.spec).judge_corrected(
+        "reference", "human"
+    )
+    assert content.judge_corrected == tuple(expected) and expected
+    guarded = next(c for c in content.judge_corrected if c.group["application"] == "guarded")
+    # The reference rules call the withheld dialogue a violation; people do not: 1/3 raw,
+    # and with no violation among people's labels the judge's sensitivity is undefined.
+    assert guarded.raw_rate == pytest.approx(1 / 3) and guarded.n_calibration == 3
+    assert "### Judge-corrected rates" in render_markdown(content)
+    assert "Judge-corrected rates" in render_html(content)
+    document = report_document(content)
+    assert document["judge_corrected"] == [c.model_dump(mode="json") for c in expected]

@@ -86,6 +86,7 @@ def report_document(content: ReportContent) -> dict[str, Any]:
         "violation_totals": [_rate(rate) for rate in content.violation_totals],
         "defect_rates": [_rate(rate) for rate in content.defect_rates],
         "defect_totals": [_rate(rate) for rate in content.defect_totals],
+        "judge_corrected": [rate.model_dump(mode="json") for rate in content.judge_corrected],
         "harm_packs": {
             harm: {
                 "title": pack.title,
