@@ -66,6 +66,11 @@ class ModelCallDetails(BaseModel):
     """How the dialogue was cut to fit the judge's context window (the rule and counts)."""
     last_reply: str | None = None
     """The start of the last reply, kept when the pass failed."""
+    max_tokens: int | None = None
+    """The reply length asked for last (sized from the answer schema, doubled once after
+    a reply was cut)."""
+    dropped_hidden: tuple[str, ...] = ()
+    """Answers to follow-ups the pass's own answers hide, dropped (``question (turn i)``)."""
 
 
 class AnnotatorProvenance(BaseModel):
