@@ -67,7 +67,7 @@ async def test_mock_model_answers_a_harm_with_full_provenance() -> None:
         "corix-mock",
         41,
     )
-    assert provenance.guideline_version == "groundedness-1.0/prompt-1"
+    assert provenance.guideline_version == "groundedness-1.0/prompt-2"
     assert provenance.details is not None and provenance.details.attempts == 1
     (request,) = transport.requests
     assert (request.seed, request.temperature) == (41, 0.7)

@@ -258,9 +258,7 @@ class LLMAnnotator(_LLMBase):
         output_schema = category_schema(category, n_turns)
         asked = await self._ask(
             view,
-            lambda fitted: self._prompts.category_messages(
-                self._schema, category, fitted, output_schema
-            ),
+            lambda fitted: self._prompts.category_messages(self._schema, category, fitted),
             output_schema,
             lambda text: read_category_reply(self._schema, category, n_turns, text),
             name=category.id,
@@ -306,7 +304,7 @@ class LLMHarmAnnotator(_LLMBase):
 
         asked = await self._ask(
             view,
-            lambda fitted: self._prompts.harm_messages(pack, fitted, output_schema),
+            lambda fitted: self._prompts.harm_messages(pack, fitted),
             output_schema,
             read,
             name=pack.id,
