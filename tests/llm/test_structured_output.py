@@ -18,9 +18,9 @@ from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ModelCallError
 from corix.llm.errors import TransportError, is_deterministic_refusal
-from corix.llm.http_transport import request_headers
+from corix.llm.http_transport import _parse_completion, request_headers
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.llm.transport import RawCompletion
+from corix.llm.transport import RawCompletion, cached_tokens
 from corix.storage import Database
 from corix.storage.annotations import load_passes
 from corix.storage.orm import TurnRow
@@ -223,3 +223,18 @@ async def test_json_object_carries_the_schema_for_servers_that_constrain_to_it()
     assert sent is not None and sent["type"] == "json_object"
     # Spelled as llama.cpp's grammar holds it: the 1..5 range as an enum.
     assert sent["schema"]["properties"]["severity"] == {"enum": [1, 2, 3, 4, 5]}
+
+
+def test_cached_prompt_tokens_are_read_where_a_server_reports_them() -> None:
+    body = {
+        "choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": 3000,
+            "completion_tokens": 2,
+            "prompt_tokens_details": {"cached_tokens": 2800},
+        },
+    }
+    request = _judge_request()
+    assert _parse_completion(json.dumps(body).encode(), request).cached_prompt_tokens == 2800
+    assert cached_tokens({"prompt_tokens_details": {"cached_tokens": True}}) is None
+    assert cached_tokens({"prompt_tokens": 5}) is None

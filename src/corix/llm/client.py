@@ -279,4 +279,5 @@ def _response(
         attempts=attempts,
         structured_output=structured_output,
         finish_reason=completion.finish_reason,
+        cached_prompt_tokens=completion.cached_prompt_tokens,
     )

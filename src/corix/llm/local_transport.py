@@ -32,7 +32,7 @@ from corix.llm.local_worker import Done, Failed, Job, Ready, serve
 from corix.llm.models import ChatRequest
 from corix.llm.structured import grammar_schema
 from corix.llm.tokens import estimate_prompt_tokens, estimate_tokens
-from corix.llm.transport import RawCompletion
+from corix.llm.transport import RawCompletion, cached_tokens
 
 DEFAULT_CONTEXT_WINDOW = 4096
 DEFAULT_MAX_TOKENS = 512
@@ -189,4 +189,5 @@ def _raw_completion(completion: dict[str, Any], request: ChatRequest) -> RawComp
         prompt_tokens=int(usage.get("prompt_tokens") or estimate_prompt_tokens(request)),
         completion_tokens=int(usage.get("completion_tokens") or estimate_tokens(text)),
         finish_reason=choice.get("finish_reason"),
+        cached_prompt_tokens=cached_tokens(usage),
     )

@@ -73,6 +73,7 @@ class Asked(Generic[T]):
     problems: list[str] = field(default_factory=list)
     context_cut: ContextCut | None = None
     """How the dialogue was cut to fit the judge's context window, if it was."""
+    cached_prompt_tokens: int | None = None
     max_tokens: int | None = None
     dropped_hidden: tuple[str, ...] = ()
 
@@ -87,6 +88,7 @@ class Asked(Generic[T]):
             finish_reason=self.finish_reason,
             context_cut=self.context_cut.record() if self.context_cut is not None else None,
             last_reply=failed_reply[:_KEPT_REPLY_CHARS] if failed_reply is not None else None,
+            cached_prompt_tokens=self.cached_prompt_tokens,
             max_tokens=self.max_tokens,
             dropped_hidden=self.dropped_hidden,
         )
@@ -129,6 +131,10 @@ async def ask_structured(
         asked.attempts += 1
         asked.prompt_tokens += response.prompt_tokens
         asked.completion_tokens += response.completion_tokens
+        if response.cached_prompt_tokens is not None:
+            asked.cached_prompt_tokens = (
+                asked.cached_prompt_tokens or 0
+            ) + response.cached_prompt_tokens
         asked.cached = asked.cached or response.cached
         asked.structured_output = response.structured_output
         asked.finish_reason = response.finish_reason
