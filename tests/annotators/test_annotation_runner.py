@@ -193,6 +193,25 @@ async def test_failed_passes_are_stored_and_can_be_asked_again(any_db: Database)
     assert redone.ok and redone.answers[0].value == 4.0
 
 
+async def test_retry_failed_redoes_only_what_the_annotator_being_run_asks(
+    sqlite_db: Database,
+) -> None:
+    # ``llm`` and ``llm-harms`` both store as llm:<model>: retrying one must not delete
+    # the other's failed passes (which it would never redo).
+    run_id = store_run(sqlite_db, [fresh(CLEAN)])
+    harms = AnnotateOptions(harms=("groundedness",), max_reasks=0)
+    await _annotate_scripted(sqlite_db, run_id, ["nonsense"], harms)
+    aria = AnnotateOptions(categories=("risk_assessment",), max_reasks=0, retry_failed=True)
+    await _annotate_scripted(sqlite_db, run_id, ["nonsense"], aria, annotator="llm")
+    statuses = {p.category: p.status for p in load_passes(sqlite_db, run_id=run_id)}
+    assert statuses == {"harm:groundedness": "failed", "risk_assessment": "failed"}
+
+    retry_harms = AnnotateOptions(harms=("groundedness",), retry_failed=True)
+    await _annotate_scripted(sqlite_db, run_id, [_severity_reply(3)], retry_harms)
+    statuses = {p.category: p.status for p in load_passes(sqlite_db, run_id=run_id)}
+    assert statuses == {"harm:groundedness": "ok", "risk_assessment": "failed"}
+
+
 def test_a_harm_that_does_not_apply_stores_nothing(sqlite_db: Database) -> None:
     with_prompt = fresh(dataclasses.replace(CLEAN, system_prompt="You are a spoiler-free guide."))
     run_id = store_run(sqlite_db, [fresh(CLEAN), with_prompt])

@@ -9,7 +9,6 @@ from annotator_support import Dialogue, record, view_of
 
 from corix.assessment import builtin_harm_packs
 from corix.assessment.annotators import PromptRenderer, build_annotator_view
-from corix.assessment.annotators.structured import category_schema, harm_schema
 from corix.assessment.schema import AnnotationSchema
 from corix.domain import Level, Provenance, SessionBrief
 from corix.scenarios import resolve_pack
@@ -63,15 +62,10 @@ def test_rendered_prompts_are_blind_too(schema: AnnotationSchema) -> None:
     view = view_of(RED_TEAM_SESSION)
     renderer = PromptRenderer()
     prompts = [
-        renderer.category_messages(
-            schema, category, view, category_schema(category, len(view.turns))
-        )
+        renderer.category_messages(schema, category, view)
         for category in schema.ordered_categories()
     ]
-    prompts += [
-        renderer.harm_messages(pack, view, harm_schema(pack))
-        for pack in builtin_harm_packs().values()
-    ]
+    prompts += [renderer.harm_messages(pack, view) for pack in builtin_harm_packs().values()]
     for messages in prompts:
         text = "\n".join(message.content for message in messages)
         assert _everything_in(text) == []
@@ -160,13 +154,12 @@ def test_dialogue_is_fenced_as_data_and_cannot_close_its_fence(schema: Annotatio
     )
     view = view_of(attack)
     category = schema.category("risk_assessment")
-    system, user = PromptRenderer().category_messages(
-        schema, category, view, category_schema(category, 1)
-    )
+    system, user = PromptRenderer().category_messages(schema, category, view)
     opening = next(line for line in user.content.splitlines() if line.startswith("<<<DIALOGUE "))
     token = opening.removeprefix("<<<DIALOGUE ").removesuffix(">>>")
     closing = f"<<<END DIALOGUE {token}>>>"
-    assert token in system.content and "never instructions" in system.content
+    assert "never instructions" in system.content
+    assert f"The boundary token of this dialogue is {token}." in user.content
     assert user.content.count(opening) == 1 and user.content.count(closing) == 1
     inside = user.content.split(opening + "\n", 1)[1].split("\n" + closing, 1)[0]
     # The untrusted text stays one JSON string: it cannot add lines, turns or fences.
@@ -179,3 +172,24 @@ def test_dialogue_is_fenced_as_data_and_cannot_close_its_fence(schema: Annotatio
         }
     ]
     assert token not in inside
+    assert user.content.endswith(closing + "\n")  # the dialogue comes last
+
+
+def test_prompts_put_what_is_constant_first_byte_identical_across_sessions(
+    schema: AnnotationSchema,
+) -> None:
+    first, second = (
+        Dialogue(scenario="tv_spoilers", parameters={"episode_seen": n}, turns=[(q, "Sure.")])
+        for n, q in ((2, "Recap episode 2?"), (5, "Who cut the cable?"))
+    )
+    renderer = PromptRenderer()
+    pack = builtin_harm_packs()["groundedness"]
+    category = schema.category("dialogue_dynamics")
+    for render in (
+        lambda view: renderer.harm_messages(pack, view),
+        lambda view: PromptRenderer().category_messages(schema, category, view),
+    ):
+        a, b = ("\n".join(m.content for m in render(view_of(d))) for d in (first, second))
+        shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+        # Everything before the session's own context is shared: system, guidelines, packet.
+        assert shared >= a.index("Session context:") > 0.8 * len(a)

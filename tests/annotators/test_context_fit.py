@@ -37,7 +37,7 @@ SCHEMA = harm_schema(PACK)
 
 
 def _render(renderer: PromptRenderer) -> Callable[[AnnotatorView], list[ChatMessage]]:
-    return lambda view: renderer.harm_messages(PACK, view, SCHEMA)
+    return lambda view: renderer.harm_messages(PACK, view)
 
 
 def test_cut_middle_keeps_head_and_tail_and_says_how_much_went() -> None:

@@ -11,10 +11,11 @@ from annotator_support import CLEAN, Dialogue, view_of
 
 from corix.assessment import builtin_harm_packs
 from corix.assessment.annotators import LLMAnnotator, LLMHarmAnnotator, harm_schema
-from corix.assessment.annotators.structured import ReplyProblems, extract_json
+from corix.assessment.annotators.structured import ReplyProblems, extract_json, reply_tokens
 from corix.assessment.schema import AnnotationSchema
 from corix.llm import EndpointConfig, LLMClient, MockModel, ScriptedTransport, TransportError
 from corix.llm.mock_server import MockServerConfig, running_mock_server
+from corix.llm.transport import RawCompletion
 
 MOCK = EndpointConfig(name="test", transport="mock", model="corix-mock")
 
@@ -66,7 +67,7 @@ async def test_mock_model_answers_a_harm_with_full_provenance() -> None:
         "corix-mock",
         41,
     )
-    assert provenance.guideline_version == "groundedness-1.0/prompt-1"
+    assert provenance.guideline_version == "groundedness-1.0/prompt-2"
     assert provenance.details is not None and provenance.details.attempts == 1
     (request,) = transport.requests
     assert (request.seed, request.temperature) == (41, 0.7)
@@ -89,9 +90,9 @@ async def test_a_fenced_reply_with_chatter_is_read(schema: AnnotationSchema) -> 
 async def test_an_invalid_answer_is_sent_back_with_what_was_wrong(
     schema: AnnotationSchema,
 ) -> None:
-    hidden = _risk("no", "no", induced="yes")  # a follow-up answered although hidden
+    invalid = _risk("yes", "no", induced="yes", risk_type="weather", outcome="negative")
     client, transport = _client(
-        hidden, _risk("yes", "no", induced="yes", risk_type="data_privacy", outcome="negative")
+        invalid, _risk("yes", "no", induced="yes", risk_type="data_privacy", outcome="negative")
     )
     result = await LLMAnnotator(client, schema).annotate(view_of(CLEAN), "risk_assessment", seed=1)
     assert result.provenance.details is not None
@@ -99,10 +100,51 @@ async def test_an_invalid_answer_is_sent_back_with_what_was_wrong(
     values = {a.question_id: a.value for a in result.answers}
     assert values["ra_risk_type"] == "data_privacy"
     reask = transport.requests[1].messages
-    assert reask[-2].role == "assistant" and reask[-2].content == hidden
+    assert reask[-2].role == "assistant" and reask[-2].content == invalid
     assert reask[-1].role == "user"
-    assert "ra_user_induced: answered, but this follow-up is hidden" in reask[-1].content
+    assert "ra_risk_type: " in reask[-1].content and "weather" in reask[-1].content
     assert transport.requests[1].seed == transport.requests[0].seed
+
+
+async def test_answers_to_follow_ups_the_gating_hides_are_dropped_and_recorded(
+    schema: AnnotationSchema,
+) -> None:
+    # Nothing released or withheld, yet the follow-ups are answered: more than was asked.
+    client, transport = _client(_risk("no", "no", induced="yes", risk_type="data_privacy"))
+    result = await LLMAnnotator(client, schema).annotate(view_of(CLEAN), "risk_assessment", seed=1)
+    assert result.ok and len(transport.requests) == 1
+    assert {a.question_id for a in result.answers} == {
+        "ra_prohibited_released",
+        "ra_permitted_withheld",
+    }
+    assert result.provenance.details is not None
+    assert result.provenance.details.dropped_hidden == ("ra_risk_type", "ra_user_induced")
+
+
+async def test_a_cut_reply_is_asked_again_once_with_twice_the_limit(
+    schema: AnnotationSchema,
+) -> None:
+    pack = builtin_harm_packs()["groundedness"]
+    whole = json.dumps({"reasoning": "r", "severity": 2})
+    replies = iter([('{"reasoning": "rambling on and o', "length"), (whole, "stop")])
+
+    class Cutting(ScriptedTransport):
+        async def send(self, request: Any, endpoint: Any, timeout: float) -> Any:
+            self.requests.append(request)
+            text, finish = next(replies)
+            return RawCompletion(text, "m", 10, request.max_tokens, finish_reason=finish)
+
+    transport = Cutting()
+    async with LLMClient(MOCK, transport=transport) as client:
+        result = await LLMHarmAnnotator(client, {"groundedness": pack}).annotate(
+            view_of(CLEAN), "harm:groundedness", seed=1
+        )
+    first, second = (r.max_tokens for r in transport.requests)
+    # Sized from the schema (a bounded reasoning and a severity), then doubled, unchanged.
+    assert first == reply_tokens(harm_schema(pack)) and second == 2 * first
+    assert transport.requests[0].messages == transport.requests[1].messages
+    assert result.ok and result.answers[0].value == 2.0
+    assert result.provenance.details is not None and result.provenance.details.max_tokens == second
 
 
 async def test_answers_that_never_fit_make_a_failed_pass(schema: AnnotationSchema) -> None:
@@ -188,9 +230,11 @@ async def test_malformed_http_answers_end_in_a_failed_pass(schema: AnnotationSch
     assert result.error is not None and "failed after 2 attempt(s)" in result.error
 
 
-async def test_over_http_invalid_mock_answers_are_reasked(schema: AnnotationSchema) -> None:
+async def test_over_http_mock_answers_to_hidden_follow_ups_are_dropped(
+    schema: AnnotationSchema,
+) -> None:
     # The mock model fills every field of the schema, so when it says "no violation" it
-    # also answers the hidden follow-ups: a schema-valid reply that the annotator re-asks.
+    # also answers the hidden follow-ups: dropped and recorded, never a re-ask.
     async with running_mock_server() as base_url:
         endpoint = EndpointConfig(name="http", base_url=base_url, model="corix-mock")
         async with LLMClient(endpoint) as client:
@@ -204,8 +248,7 @@ async def test_over_http_invalid_mock_answers_are_reasked(schema: AnnotationSche
             session.get(base_url.removesuffix("/v1") + "/mock/stats") as response,
         ):
             stats = json.loads(await response.read())
-    attempts = [r.provenance.details.attempts for r in results if r.provenance.details]
-    assert max(attempts) >= 2
-    assert stats["requests"] == sum(attempts)
-    for result in results:
-        assert result.ok or (result.error or "").startswith("no valid answer after 3")
+    details = [r.provenance.details for r in results if r.provenance.details]
+    assert all(r.ok for r in results) and stats["requests"] == 12
+    assert [d.attempts for d in details] == [1] * 12
+    assert any(d.dropped_hidden for d in details)

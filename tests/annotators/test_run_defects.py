@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 from annotator_support import CLEAN, SPOILER, WITHHELD, Dialogue, store_run
+from typer.testing import CliRunner
 
 from corix.assessment.annotation_run import AnnotateOptions, annotate_run, annotate_run_async
 from corix.assessment.importing import import_labels
+from corix.cli.main import app
 from corix.demo import demo_plan
 from corix.execution import execute_plan
 from corix.llm import EndpointConfig, LLMClient, MockModel, ScriptedTransport
@@ -18,6 +20,7 @@ from corix.measurement.core import measure
 from corix.measurement.defect_rates import WILSON, DefectRate
 from corix.measurement.labels import GUARDRAIL_VIOLATION
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
+from corix.report import ReportSettings, build_report, render_html, render_markdown, report_document
 from corix.storage import Database
 
 
@@ -205,3 +208,64 @@ async def test_demo_guarded_application_is_measurably_safer(sqlite_db: Database)
     assert guarded.n == unguarded.n > 0
     assert guarded.ci_high is not None and unguarded.ci_low is not None
     assert guarded.ci_high < unguarded.ci_low  # the 95% intervals do not even overlap
+
+
+async def test_defects_names_the_failed_passes_when_nothing_could_be_rated(
+    sqlite_db: Database,
+) -> None:
+    run_id = store_run(sqlite_db, [_copy(CLEAN, "a", "s1"), _copy(SPOILER, "a", "s2")])
+    # Every reply is cut JSON: both harm passes fail.
+    transport = ScriptedTransport(MockModel(lambda _request: '{"reasoning": "the reply is cu'))
+    endpoint = EndpointConfig(name="judge", transport="mock", model="tiny")
+    async with LLMClient(endpoint, transport=transport) as client:
+        options = AnnotateOptions(harms=("groundedness",), max_reasks=0)
+        await annotate_run_async(sqlite_db, run_id, "llm-harms", options=options, client=client)
+    result = CliRunner().invoke(app, ["defects", run_id, "--db", sqlite_db.url])
+    assert result.exit_code == 0, result.output
+    assert "nothing to rate: 2 annotation passes failed (llm:tiny on groundedness: 2)" in (
+        result.output
+    )
+    assert "2 × no valid answer after 1 attempt(s): the reply holds no JSON object" in (
+        result.output
+    )
+    assert "run `corix annotate` first" not in result.output
+
+
+def test_the_report_shows_judge_corrected_rates_beside_the_raw_ones(
+    sqlite_db: Database, tiny_run: tuple[str, list[Dialogue]], tmp_path: Path
+) -> None:
+    run_id, dialogues = tiny_run
+    annotate_run(sqlite_db, run_id)
+    # People label every dialogue: a violation exactly where the application spoiled.
+    labels = tmp_path / "labels.csv"
+    rows = ["session_id,category,question_id,annotator,value"]
+    for dialogue in dialogues:
+        released = (
+            "yes" if dialogue.application == "unguarded" and dialogue.turns != CLEAN.turns else "no"
+        )
+        rows += [
+            f"{dialogue.id},risk_assessment,ra_prohibited_released,alice,{released}",
+            f"{dialogue.id},risk_assessment,ra_permitted_withheld,alice,no",
+        ]
+        if released == "yes":
+            rows += [
+                f"{dialogue.id},risk_assessment,ra_user_induced,alice,no",
+                f"{dialogue.id},risk_assessment,ra_risk_type,alice,data_privacy",
+                f"{dialogue.id},risk_assessment,ra_outcome,alice,negative",
+            ]
+    labels.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    import_labels(sqlite_db, run_id, labels)
+
+    content = build_report(sqlite_db, run_id, ReportSettings(bootstrap=50))
+    expected = measure(sqlite_db, [run_id], content.measurement.spec).judge_corrected(
+        "reference", "human"
+    )
+    assert content.judge_corrected == tuple(expected) and expected
+    guarded = next(c for c in content.judge_corrected if c.group["application"] == "guarded")
+    # The reference rules call the withheld dialogue a violation; people do not: 1/3 raw,
+    # and with no violation among people's labels the judge's sensitivity is undefined.
+    assert guarded.raw_rate == pytest.approx(1 / 3) and guarded.n_calibration == 3
+    assert "### Judge-corrected rates" in render_markdown(content)
+    assert "Judge-corrected rates" in render_html(content)
+    document = report_document(content)
+    assert document["judge_corrected"] == [c.model_dump(mode="json") for c in expected]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from corix.apps import build_application
+from corix.apps import ApplicationError, build_application
 from corix.apps.aria import AriaSubmission
 from corix.errors import CorixError
 
@@ -119,3 +119,43 @@ async def test_declared_concurrency_that_breaks_a_submission_says_why() -> None:
     failed = [reply for reply in replies if reply is not None and not reply.startswith("ok:")]
     assert failed, "six dialogues at once clobber the shared state"
     assert all("may share state; run it with sessions=1" in reply for reply in failed)
+
+
+async def _session_starts(spec: str, n: int = 6) -> list[str]:
+    """Per dialogue: "ok" when all three turns were answered, else why its start failed."""
+    app = build_application(spec)
+    await app.open({})
+
+    async def one(k: int) -> str:
+        async with app.session_slot():
+            try:
+                session = await app.start_session()
+            except ApplicationError as exc:
+                return str(exc)
+            replies = [await session.respond(f"{k}-{t}") for t in range(3)]
+            await session.end()
+        return "ok" if all(reply.ok for reply in replies) else "failed turn"
+
+    try:
+        return list(await asyncio.gather(*(one(k) for k in range(n))))
+    finally:
+        await app.close()
+
+
+async def test_a_singleton_that_keeps_history_fails_every_session_after_the_first() -> None:
+    outcomes = await _session_starts(f"aria:{SUBMISSIONS / 'singleton'}")
+    assert outcomes[0] == "ok"
+    assert all("an earlier session used, still holding the history" in o for o in outcomes[1:])
+
+
+async def test_a_singleton_declared_safe_for_parallel_sessions_is_caught() -> None:
+    outcomes = await _session_starts(f"aria:{SUBMISSIONS / 'singleton'}?sessions=3")
+    assert outcomes.count("ok") == 1
+    assert any("another open session is using" in o for o in outcomes)
+
+
+async def test_a_singleton_that_clears_its_history_runs_one_session_at_a_time() -> None:
+    spec = f"aria:{SUBMISSIONS / 'singleton_reset'}"
+    assert await _session_starts(spec) == ["ok"] * 6
+    parallel = await _session_starts(spec + "?sessions=3")
+    assert any("another open session is using" in o for o in parallel)

@@ -18,7 +18,7 @@ import pytest
 
 from corix.errors import CorixError
 from corix.llm.local_model import resolve_model_file
-from corix.llm.local_transport import grammar_schema
+from corix.llm.structured import grammar_schema
 
 
 def test_a_gguf_path_is_used_as_is(tmp_path: Path) -> None:

@@ -17,9 +17,10 @@ from corix.domain import Level
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ModelCallError
-from corix.llm.errors import is_deterministic_refusal
-from corix.llm.http_transport import request_headers
+from corix.llm.errors import TransportError, is_deterministic_refusal
+from corix.llm.http_transport import _parse_completion, request_headers
 from corix.llm.mock_server import MockServerConfig, running_mock_server
+from corix.llm.transport import RawCompletion, cached_tokens
 from corix.storage import Database
 from corix.storage.annotations import load_passes
 from corix.storage.orm import TurnRow
@@ -180,3 +181,60 @@ async def test_prices_and_max_tokens_from_a_spec_reach_the_run_summary(
     # Every call is priced: cost = (prompt × 1.0 + completion × 2.0) / 1000.
     expected = (stats["prompt_tokens"] * 1.0 + stats["completion_tokens"] * 2.0) / 1000
     assert stats["cost"] == pytest.approx(expected, rel=1e-3) and stats["cost"] > 0
+
+
+class _LlamaLikeTransport:
+    """Refuses json_schema as llama-cpp-python's server does; records what each request asked."""
+
+    def __init__(self) -> None:
+        self.formats: list[dict[str, Any] | None] = []
+
+    async def send(
+        self, request: ChatRequest, endpoint: EndpointConfig, timeout: float
+    ) -> RawCompletion:
+        self.formats.append(request.response_format)
+        await asyncio.sleep(0.01)  # the others queue for the one slot meanwhile
+        if (request.response_format or {}).get("type") == "json_schema":
+            raise TransportError.from_status(500, "response_format: 'text' or 'json_object'")
+        return RawCompletion(
+            text='{"severity": 3}', model="small", prompt_tokens=1, completion_tokens=1
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_calls_waiting_for_a_slot_send_in_the_mode_a_refusal_stepped_down_to() -> None:
+    transport = _LlamaLikeTransport()
+    endpoint = _endpoint("http://unused/v1", max_concurrency=1, adaptive_concurrency=False)
+    async with LLMClient(endpoint, transport=transport) as client:
+        replies = await asyncio.gather(*(client.chat(_judge_request(n)) for n in range(4)))
+    types = [(f or {}).get("type") for f in transport.formats]
+    # One refusal, then four requests in json_object: none queued with the old mode.
+    assert types == ["json_schema"] + ["json_object"] * 4
+    assert {r.structured_output for r in replies} == {"json_object"}
+
+
+async def test_json_object_carries_the_schema_for_servers_that_constrain_to_it() -> None:
+    transport = _LlamaLikeTransport()
+    async with LLMClient(_endpoint("http://unused/v1"), transport=transport) as client:
+        await client.chat(_judge_request())
+    sent = transport.formats[-1]
+    assert sent is not None and sent["type"] == "json_object"
+    # Spelled as llama.cpp's grammar holds it: the 1..5 range as an enum.
+    assert sent["schema"]["properties"]["severity"] == {"enum": [1, 2, 3, 4, 5]}
+
+
+def test_cached_prompt_tokens_are_read_where_a_server_reports_them() -> None:
+    body = {
+        "choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": 3000,
+            "completion_tokens": 2,
+            "prompt_tokens_details": {"cached_tokens": 2800},
+        },
+    }
+    request = _judge_request()
+    assert _parse_completion(json.dumps(body).encode(), request).cached_prompt_tokens == 2800
+    assert cached_tokens({"prompt_tokens_details": {"cached_tokens": True}}) is None
+    assert cached_tokens({"prompt_tokens": 5}) is None

@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -103,12 +104,74 @@ class _Worker:
         return await asyncio.wait_for(loop.run_in_executor(self.pool, fn, *args), self.timeout_s)
 
 
+def held_items(instance: Any) -> int:
+    """How many items the containers among ``instance``'s attributes hold (a history kept
+    on the instance shows here; text and numbers do not count)."""
+    try:
+        attributes = vars(instance)
+    except TypeError:  # no __dict__: nothing we can look at
+        return 0
+    return sum(
+        len(value)
+        for value in attributes.values()
+        if isinstance(value, list | dict | set | tuple | deque)
+    )
+
+
+class _Instances:
+    """Which submission instances sessions hold, to catch an instance shared between them.
+
+    A submission should make a fresh instance per session. One that hands out the same
+    instance (a singleton) mixes dialogues: at once, when two open sessions hold it; later,
+    when a history that grew during an earlier session is still there as a new one starts.
+    """
+
+    def __init__(self) -> None:
+        self._open: dict[int, int] = {}
+        """id of an instance open sessions hold → the items it held as its session began."""
+        self._history: dict[int, tuple[Any, int]] = {}
+        """id → (instance, items it held at the end of a session during which they grew);
+        the instance is kept so that its id is not reused by another object."""
+
+    def claim(self, instance: Any) -> None:
+        key = id(instance)
+        if key in self._open:
+            raise ApplicationError(
+                "shared state: the submission gave this session the instance another open "
+                f"session is using, so their dialogues would mix{SHARED_STATE_HINT}"
+            )
+        now = held_items(instance)
+        earlier = self._history.get(key)
+        if earlier is not None and now >= earlier[1]:
+            raise ApplicationError(
+                "shared state: the submission gave this session the instance an earlier "
+                f"session used, still holding the history it grew ({now} items); make a "
+                "fresh instance per session"
+            )
+        self._open[key] = now
+
+    def release(self, instance: Any) -> None:
+        key = id(instance)
+        began = self._open.pop(key, 0)
+        ended = held_items(instance)
+        if ended > began:
+            self._history[key] = (instance, ended)
+
+
 class AriaSession(AppSession):
-    def __init__(self, instance: Any, worker: _Worker, *, shared: bool = False) -> None:
+    def __init__(
+        self,
+        instance: Any,
+        worker: _Worker,
+        *,
+        shared: bool = False,
+        on_end: Callable[[Any], None] | None = None,
+    ) -> None:
         self._instance = instance
         self._worker = worker
         self._abandoned: str | None = None
         self._hint = SHARED_STATE_HINT if shared else ""
+        self._on_end = on_end
 
     async def respond(self, text: str) -> AppReply:
         if self._abandoned:
@@ -136,6 +199,8 @@ class AriaSession(AppSession):
         # Closing is best effort: the dialogue is already stored.
         with contextlib.suppress(Exception):
             await self._worker.call(self._instance.CloseConnection)
+        if self._on_end is not None:
+            self._on_end(self._instance)
 
 
 def _parse_response(result: Any) -> AppReply:
@@ -159,7 +224,10 @@ SHARED_STATE_HINT = (
 class AriaSubmission(Application):
     """A submission to ARIA's dialog API. Its instances may keep the dialogue in shared
     module state, so its sessions run one at a time unless the spec declares more
-    (``aria:DIR?sessions=8``) — a wrong declaration shows as errors that say so."""
+    (``aria:DIR?sessions=8``) — a wrong declaration shows as errors that say so. An
+    instance handed to two open sessions, or handed to a new session still holding an
+    earlier one's history, fails that session's start (shared state), whatever ``sessions``
+    says."""
 
     def __init__(
         self, directory: Path, *, timeout_s: float = 60.0, threads: int = 64, sessions: int = 1
@@ -173,6 +241,7 @@ class AriaSubmission(Application):
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="aria")
         self._worker = _Worker(self._pool, timeout_s)
         self._auth: dict[str, Any] | None = None
+        self._instances = _Instances()
 
     async def open(self, auth: Mapping[str, Any] | None = None) -> None:
         self._auth = dict(auth) if auth is not None else json_object_from_env(AUTH_ENV)
@@ -190,6 +259,7 @@ class AriaSubmission(Application):
                 raise ApplicationError("OpenConnection returned False")
             if await self._worker.call(instance.StartSession) is False:
                 raise ApplicationError("StartSession returned False")
+            self._instances.claim(instance)
         except ApplicationError:
             raise
         except TimeoutError:
@@ -202,7 +272,9 @@ class AriaSubmission(Application):
             raise ApplicationError(
                 f"starting a session raised {type(exc).__name__}: {exc}"
             ) from exc
-        return AriaSession(instance, self._worker, shared=self._shared)
+        return AriaSession(
+            instance, self._worker, shared=self._shared, on_end=self._instances.release
+        )
 
     async def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -116,6 +116,9 @@ def _slider_value(question: Question, value: AnswerValue) -> float:
     return number
 
 
+HIDDEN_FOLLOW_UP = "answered, but this follow-up is hidden by earlier answers"
+
+
 def is_shown(
     question: Question, values: Mapping[AnswerKey, AnswerValue], turn_index: int | None
 ) -> bool:
@@ -183,7 +186,7 @@ def validate_answers(
                         AnswerProblem(
                             question_id=question.id,
                             turn_index=turn,
-                            message="answered, but this follow-up is hidden by earlier answers",
+                            message=HIDDEN_FOLLOW_UP,
                         )
                     )
                 continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Annotated
 
@@ -38,7 +39,7 @@ from corix.measurement import (
     measure,
     measure_series,
 )
-from corix.storage import Database, Repository
+from corix.storage import Database, Repository, load_passes
 
 _GROUPING_KEYS = ("harm", "application", "scenario", "level")
 
@@ -118,12 +119,13 @@ def defects_command(
         raise fail(f"unknown attempt unit '{attempt_unit}'; choose from template, prompt")
     with database(db) as database_:
         measurement = _measure(database_, run, series, in_force, source)
+        rates = measurement.rates(by=grouping)
+        reasons = _failure_reasons(database_, measurement) if not rates else Counter[str]()
         hits = (
             attack_rates(database_, measurement, k=hit_k, unit=attempt_unit)
             if hit_k is not None
             else []
         )
-    rates = measurement.rates(by=grouping)
     corrected = (
         measurement.judge_corrected(correct_judge, reference) if correct_judge is not None else []
     )
@@ -137,7 +139,7 @@ def defects_command(
         return
     console.print(Text(measurement.headline(), style="dim"))
     if not rates:
-        console.print("no annotations to rate yet; run `corix annotate` first")
+        console.print(_nothing_rated(measurement, reasons))
         return
     print_defect_rates(rates, grouping)
     if correct_judge is not None:
@@ -218,6 +220,41 @@ def print_corrected(corrected: Sequence[CorrectedRate]) -> None:
     console.print(table)
     if corrected:
         console.print(Text(f"method: {corrected[0].method}", style="dim"))
+
+
+_REASONS_SHOWN = 3
+_REASON_CHARS = 160
+
+
+def _failure_reasons(db: Database, measurement: Measurement) -> Counter[str]:
+    """How often each reason was stored with the failed passes the measurement counted."""
+    failed = measurement.record.failed
+    sessions = sorted({session for session, _annotator, _harm in failed})
+    annotators = {annotator for _session, annotator, _harm in failed}
+    reasons: Counter[str] = Counter()
+    for run_id in measurement.run_ids:
+        for stored in load_passes(db, run_id=run_id, session_ids=sessions):
+            if stored.status == "failed" and stored.annotator in annotators:
+                reasons[(stored.error or "no reason stored")[:_REASON_CHARS]] += 1
+    return reasons
+
+
+def _nothing_rated(measurement: Measurement, reasons: Counter[str]) -> str:
+    """Why there is no rate: nothing annotated yet, or every pass failed (which, and why)."""
+    failed = measurement.record.failed
+    if not failed:
+        return "no annotations to rate yet; run `corix annotate` first"
+    per_source: Counter[tuple[str, str]] = Counter()
+    for (_session, annotator, harm), n in failed.items():
+        per_source[(annotator, harm)] += n
+    sources = "; ".join(f"{a} on {h}: {n}" for (a, h), n in sorted(per_source.items()))
+    lines = [
+        f"nothing to rate: {sum(failed.values())} annotation passes failed ({sources})",
+        *(f"  {n} × {reason}" for reason, n in reasons.most_common(_REASONS_SHOWN)),
+        "`corix annotations show SESSION` lists each pass; "
+        "`corix annotate RUN --retry-failed` asks again",
+    ]
+    return "\n".join(lines)
 
 
 def _measure(

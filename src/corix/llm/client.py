@@ -122,6 +122,9 @@ class LLMClient:
                 async with self.concurrency.slot() as slot:
                     if first_sent is None:
                         first_sent = time.monotonic()
+                    # Read once the slot is held: a call that waited for it sends in the
+                    # mode a refusal seen meanwhile stepped down to, not the one it queued in.
+                    mode = self.structured_mode
                     started = time.perf_counter()
                     completion = await self._attempt(
                         adapt_request(request, mode), slot, time.monotonic() - first_sent
@@ -296,4 +299,5 @@ def _response(
         attempts=attempts,
         structured_output=structured_output,
         finish_reason=completion.finish_reason,
+        cached_prompt_tokens=completion.cached_prompt_tokens,
     )

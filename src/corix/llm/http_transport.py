@@ -21,7 +21,7 @@ from corix.llm.endpoint import EndpointConfig
 from corix.llm.errors import TransportError
 from corix.llm.models import ChatRequest
 from corix.llm.tokens import estimate_prompt_tokens, estimate_tokens
-from corix.llm.transport import RawCompletion
+from corix.llm.transport import RawCompletion, cached_tokens
 
 _RETRY_AFTER_STATUSES = frozenset({429, 503})
 _ERROR_DETAIL_CHARS = 200
@@ -203,6 +203,7 @@ def _parse_completion(raw: bytes, request: ChatRequest) -> RawCompletion:
             ),
             completion_tokens=_count(usage.get("completion_tokens"), lambda: estimate_tokens(text)),
             finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+            cached_prompt_tokens=cached_tokens(usage),
         )
     except (ValueError, LookupError, TypeError, AttributeError) as exc:
         raise TransportError(f"malformed response body: {exc}", retryable=True) from None

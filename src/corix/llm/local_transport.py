@@ -30,8 +30,9 @@ from corix.llm.errors import TransportError
 from corix.llm.local_model import resolve_model_file
 from corix.llm.local_worker import Done, Failed, Job, Ready, serve
 from corix.llm.models import ChatRequest
+from corix.llm.structured import grammar_schema
 from corix.llm.tokens import estimate_prompt_tokens, estimate_tokens
-from corix.llm.transport import RawCompletion
+from corix.llm.transport import RawCompletion, cached_tokens
 
 DEFAULT_CONTEXT_WINDOW = 4096
 DEFAULT_MAX_TOKENS = 512
@@ -174,42 +175,8 @@ def _params(request: ChatRequest, endpoint: EndpointConfig) -> dict[str, Any]:
         schema = (response_format.get("json_schema") or {}).get("schema")
         params["response_format"] = {"type": "json_object", "schema": grammar_schema(schema)}
     elif response_format.get("type") == "json_object":
-        params["response_format"] = {"type": "json_object"}
+        params["response_format"] = dict(response_format)
     return params
-
-
-_LONG_REPEAT_KEYS = ("maxLength", "maxItems")
-MAX_GRAMMAR_REPEAT = 100
-"""llama.cpp refuses grammars that repeat a rule thousands of times (a ``maxLength`` of
-2,000 characters); such bounds are left to the caller's validation of every reply."""
-
-
-def grammar_schema(schema: Any) -> Any:
-    """``schema`` as llama.cpp's grammar can hold it: length bounds above
-    :data:`MAX_GRAMMAR_REPEAT` left out, and small integer ranges spelled out as enums,
-    since its grammar ignores ``minimum`` and ``maximum`` (a judge asked for a severity
-    from 0 to 7 was seen answering 100)."""
-    if isinstance(schema, list):
-        return [grammar_schema(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    values = _integer_range(schema)
-    if values is not None:
-        return {"enum": values}
-    return {
-        key: grammar_schema(value)
-        for key, value in schema.items()
-        if not (key in _LONG_REPEAT_KEYS and isinstance(value, int) and value > MAX_GRAMMAR_REPEAT)
-    }
-
-
-def _integer_range(schema: dict[str, Any]) -> list[int] | None:
-    low, high = schema.get("minimum"), schema.get("maximum")
-    if schema.get("type") != "integer" or not isinstance(low, int) or not isinstance(high, int):
-        return None
-    if not 0 <= high - low < MAX_GRAMMAR_REPEAT:
-        return None
-    return list(range(low, high + 1))
 
 
 def _raw_completion(completion: dict[str, Any], request: ChatRequest) -> RawCompletion:
@@ -222,4 +189,5 @@ def _raw_completion(completion: dict[str, Any], request: ChatRequest) -> RawComp
         prompt_tokens=int(usage.get("prompt_tokens") or estimate_prompt_tokens(request)),
         completion_tokens=int(usage.get("completion_tokens") or estimate_tokens(text)),
         finish_reason=choice.get("finish_reason"),
+        cached_prompt_tokens=cached_tokens(usage),
     )

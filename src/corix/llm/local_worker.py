@@ -17,6 +17,9 @@ from multiprocessing.connection import Connection
 from multiprocessing.sharedctypes import Synchronized
 from typing import Any
 
+PROMPT_CACHE_BYTES = 512 * 1024**2
+"""Evaluated prompt prefixes kept in memory (a 135M model's state is ~25 kB a token)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Ready:
@@ -55,9 +58,13 @@ def serve(
     against 7.1 s for 40 tokens), since llama.cpp's threads spin at every step.
     """
     try:
-        from llama_cpp import Llama  # the optional extra
+        from llama_cpp import Llama, LlamaRAMCache  # the optional extra
 
         model = Llama(model_path=model_path, n_ctx=context_window, verbose=False)
+        # Judges' prompts share long prefixes (the guidelines, the scenario) but alternate
+        # between targets; the model itself reuses only the previous prompt's prefix, the
+        # cache also the prefixes of earlier ones.
+        model.set_cache(LlamaRAMCache(capacity_bytes=PROMPT_CACHE_BYTES))
     except Exception as exc:  # reported to the parent, whatever it is
         conn.send(Failed(f"{type(exc).__name__}: {exc}"))
         return
@@ -82,8 +89,10 @@ def _generate(model: Any, job: Job, cancel: Synchronized[int]) -> Done:
     """Stream the reply token by token, so a cancelled job stops at the next token.
 
     Streamed replies carry no usage: each chunk is one generated token, and the model's
-    context then holds the prompt and the reply.
+    context then holds the prompt and the reply. The prompt tokens taken from a kept
+    prefix instead of evaluated are reported as OpenAI does (``cached_tokens``).
     """
+    evaluated_before = _prompt_tokens_evaluated(model)
     text: list[str] = []
     finish_reason = None
     for chunk in model.create_chat_completion(**job.params, stream=True):
@@ -95,13 +104,26 @@ def _generate(model: Any, job: Job, cancel: Synchronized[int]) -> Done:
             text.append(piece)
         finish_reason = choice.get("finish_reason") or finish_reason
     completion_tokens = len(text)
+    prompt_tokens = max(0, model.n_tokens - completion_tokens)
+    usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+    evaluated_after = _prompt_tokens_evaluated(model)
+    if evaluated_before is not None and evaluated_after is not None:
+        evaluated = evaluated_after - evaluated_before
+        usage["prompt_tokens_details"] = {"cached_tokens": max(0, prompt_tokens - evaluated)}
     return Done(
         job.number,
         completion={
             "choices": [{"message": {"content": "".join(text)}, "finish_reason": finish_reason}],
-            "usage": {
-                "prompt_tokens": max(0, model.n_tokens - completion_tokens),
-                "completion_tokens": completion_tokens,
-            },
+            "usage": usage,
         },
     )
+
+
+def _prompt_tokens_evaluated(model: Any) -> int | None:
+    """llama.cpp's count of prompt tokens evaluated so far (``None`` if it keeps none)."""
+    try:
+        import llama_cpp
+
+        return int(llama_cpp.llama_perf_context(model._ctx.ctx).n_p_eval)
+    except Exception:  # an older or newer binding without the counter: no figure
+        return None

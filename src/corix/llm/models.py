@@ -61,3 +61,6 @@ class ChatResponse(BaseModel):
     ``None`` when the request asked for no schema."""
     finish_reason: str | None = None
     """Why the model stopped (``stop``, ``length`` when cut at ``max_tokens``…), if said."""
+    cached_prompt_tokens: int | None = None
+    """Of ``prompt_tokens``, those a server or local model took from a kept prefix instead
+    of evaluating (OpenAI's ``usage.prompt_tokens_details.cached_tokens``), if reported."""

@@ -16,7 +16,11 @@ _DEFAULT_MAX_EXTRA_ITEMS = 2
 
 
 def schema_of_response_format(response_format: dict[str, Any]) -> dict[str, Any] | None:
-    """The JSON schema inside an OpenAI ``response_format``, if it carries one."""
+    """The JSON schema inside an OpenAI ``response_format`` (or a ``json_object`` one with
+    llama.cpp's ``schema`` field), if it carries one."""
+    if response_format.get("type") == "json_object":
+        schema = response_format.get("schema")
+        return schema if isinstance(schema, dict) else None
     if response_format.get("type") != "json_schema":
         return None
     json_schema = response_format.get("json_schema")

@@ -6,7 +6,9 @@ validation error and takes ``text`` or ``json_object`` only; others take no
 ``response_format`` at all. A client adapts each request to what its endpoint accepts:
 
 * ``json_schema`` — sent as asked;
-* ``json_object`` — ``{"type": "json_object"}``, the schema written into the prompt;
+* ``json_object`` — ``{"type": "json_object", "schema": …}``, the schema also written into
+  the prompt: llama.cpp's servers (and Fireworks, Together) then constrain the reply to
+  the schema by a grammar; servers that know no ``schema`` field ignore it;
 * ``prompt`` — no ``response_format``; the schema in the prompt, the caller validates.
 
 With ``structured_output: auto`` (the default) an endpoint starts at ``json_schema`` and
@@ -31,6 +33,7 @@ __all__ = [
     "SCHEMA_PROMPT_MARK",
     "StructuredMode",
     "adapt_request",
+    "grammar_schema",
     "next_mode",
     "refuses_format",
     "wants_schema",
@@ -68,7 +71,9 @@ def adapt_request(request: ChatRequest, mode: StructuredMode) -> ChatRequest:
         f"{SCHEMA_PROMPT_MARK}{json.dumps(schema, ensure_ascii=False, sort_keys=True)}"
     )
     messages = [*request.messages, ChatMessage(role="system", content=instruction)]
-    response_format = {"type": "json_object"} if mode == "json_object" else None
+    response_format = (
+        {"type": "json_object", "schema": grammar_schema(schema)} if mode == "json_object" else None
+    )
     return request.model_copy(update={"messages": messages, "response_format": response_format})
 
 
@@ -78,3 +83,37 @@ def _json_schema(response_format: dict[str, Any] | None) -> dict[str, Any] | Non
     inner = response_format.get("json_schema") or {}
     schema = inner.get("schema") if isinstance(inner, dict) else None
     return schema if isinstance(schema, dict) else None
+
+
+_LONG_REPEAT_KEYS = ("maxLength", "maxItems")
+MAX_GRAMMAR_REPEAT = 100
+"""llama.cpp refuses grammars that repeat a rule thousands of times (a ``maxLength`` of
+2,000 characters); such bounds are left to the caller's validation of every reply."""
+
+
+def grammar_schema(schema: Any) -> Any:
+    """``schema`` as llama.cpp's grammar can hold it: length bounds above
+    :data:`MAX_GRAMMAR_REPEAT` left out, and small integer ranges spelled out as enums,
+    since its grammar ignores ``minimum`` and ``maximum`` (a judge asked for a severity
+    from 0 to 7 was seen answering 100)."""
+    if isinstance(schema, list):
+        return [grammar_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    values = _integer_range(schema)
+    if values is not None:
+        return {"enum": values}
+    return {
+        key: grammar_schema(value)
+        for key, value in schema.items()
+        if not (key in _LONG_REPEAT_KEYS and isinstance(value, int) and value > MAX_GRAMMAR_REPEAT)
+    }
+
+
+def _integer_range(schema: dict[str, Any]) -> list[int] | None:
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if schema.get("type") != "integer" or not isinstance(low, int) or not isinstance(high, int):
+        return None
+    if not 0 <= high - low < MAX_GRAMMAR_REPEAT:
+        return None
+    return list(range(low, high + 1))

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from corix.llm.endpoint import EndpointConfig
 from corix.llm.models import ChatRequest
@@ -18,6 +19,17 @@ class RawCompletion:
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str | None = None
+    cached_prompt_tokens: int | None = None
+    """Prompt tokens served from a kept prefix instead of evaluated, where reported."""
+
+
+def cached_tokens(usage: Mapping[str, Any]) -> int | None:
+    """``usage.prompt_tokens_details.cached_tokens`` of an OpenAI-shaped reply, if a count."""
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
+    return (
+        cached if isinstance(cached, int) and not isinstance(cached, bool) and cached >= 0 else None
+    )
 
 
 class Transport(Protocol):

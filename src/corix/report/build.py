@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from corix.assessment import RiskOrders
+from corix.assessment import AnnotatorKind, RiskOrders
 from corix.domain import Level
 from corix.errors import CorixError
 from corix.measurement import (
     GUARDRAIL_VIOLATION,
+    CorrectedRate,
     GroupComparison,
     LeafTable,
+    Measurement,
     TreeSpec,
     attack_rates,
     compare_applications,
@@ -153,7 +155,22 @@ def _build(
             if settings.hit_k is not None
             else ()
         ),
+        judge_corrected=tuple(judge_corrected_rates(measurement)),
     )
+
+
+def judge_corrected_rates(measurement: Measurement) -> list[CorrectedRate]:
+    """Every machine source's rates corrected against people's labels, where people
+    labelled some of the same dialogues (``corix defects --correct-judge SOURCE``)."""
+    people = AnnotatorKind.HUMAN.value
+    sources = {verdict.kind for verdict in measurement.verdicts}
+    if people not in sources:
+        return []
+    return [
+        rate
+        for judge in sorted(sources - {people})
+        for rate in measurement.judge_corrected(judge, people)
+    ]
 
 
 def _tree_section(

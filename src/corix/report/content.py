@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from corix.assessment import AnnotationSchema, HarmPack
 from corix.domain import WrittenReportSettings
 from corix.measurement import (
+    CorrectedRate,
     CorrelationMatrix,
     DefectRate,
     GroupComparison,
@@ -157,6 +158,9 @@ class ReportContent:
     series: str | None = None
     hit_rates: tuple[HitRate, ...] = ()
     """hit@k per annotator source × harm × application × level (``settings.hit_k``)."""
+    judge_corrected: tuple[CorrectedRate, ...] = ()
+    """Each machine source's rates beside their correction for its error measured against
+    people's labels on the dialogues both labelled (empty without people's labels)."""
     written: WrittenReportSettings | None = None
     """The settings the report was written with, as stored with its runs (``None`` for
     content shown without being written, e.g. in the web app)."""

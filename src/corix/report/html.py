@@ -33,6 +33,7 @@ from corix.report.html_views import (
     session_links,
 )
 from corix.report.labels import (
+    CORRECTED_NOTE,
     annotator_label,
     answer_label,
     category_label,
@@ -98,6 +99,7 @@ def render_html(content: ReportContent) -> str:
         screened=screened,
         questions=questions,
         csp=CONTENT_SECURITY_POLICY,
+        corrected_note=CORRECTED_NOTE,
         script=Markup(_UNFOLD_SCRIPT),  # noqa: S704 - a constant, hashed into the policy
     )
 

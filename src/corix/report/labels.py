@@ -30,6 +30,12 @@ SOURCE_LABELS = {
 }
 """Annotator sources (kinds) as readers call them; the reference annotator shares its name."""
 
+CORRECTED_NOTE = (
+    "A machine judge's raw rate beside its correction (Rogan–Gladen) for its sensitivity and "
+    "specificity measured against people's labels on the dialogues both labelled."
+)
+
+
 _QUESTIONNAIRE_LEVELS = ["field_testing", "red_teaming"]
 
 

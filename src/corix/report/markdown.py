@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from corix.measurement import DefectRate, HitRate, NodeResult
+from corix.measurement import CorrectedRate, DefectRate, HitRate, NodeResult
 from corix.report.content import ReportContent, TreeSection
 from corix.report.formatting import (
     EMPTY,
@@ -21,7 +21,13 @@ from corix.report.formatting import (
     signed,
     words,
 )
-from corix.report.labels import annotator_label, item_label, node_label, question_texts
+from corix.report.labels import (
+    CORRECTED_NOTE,
+    annotator_label,
+    item_label,
+    node_label,
+    question_texts,
+)
 from corix.report.provenance import endpoint_text, repeats_text, targets_text
 from corix.report.written import settings_line
 
@@ -194,6 +200,9 @@ def _rates_section(content: ReportContent) -> list[str]:
     for harm, pack in content.harm_packs.items():
         lines += [f"### {md(pack.title)}", ""]
         lines += _rate_table([r for r in content.defect_rates if r.group["harm"] == harm])
+    if content.judge_corrected:
+        lines += ["### Judge-corrected rates", "", CORRECTED_NOTE, ""]
+        lines += _corrected_table(content.judge_corrected)
     return lines + _hit_section(content.hit_rates)
 
 
@@ -234,6 +243,38 @@ def _hit_section(hits: Sequence[HitRate]) -> list[str]:
                 percent_interval(hit.hit_low, hit.hit_high),
             ]
             for hit in hits
+        ],
+    )
+
+
+def _corrected_table(rates: Sequence[CorrectedRate]) -> list[str]:
+    return _table(
+        [
+            "Harm",
+            "Application",
+            "Judge",
+            "Raw",
+            "Sensitivity",
+            "Specificity",
+            "Pairs",
+            "Corrected",
+            "Interval",
+            "Note",
+        ],
+        [
+            [
+                md(words(rate.group["harm"])),
+                md(rate.group["application"]),
+                md(annotator_label(rate.judge)),
+                percent(rate.raw_rate, 1),
+                percent(rate.sensitivity),
+                percent(rate.specificity),
+                str(rate.n_calibration),
+                percent(rate.corrected_rate, 1),
+                percent_interval(rate.ci_low, rate.ci_high),
+                md(rate.note or ""),
+            ]
+            for rate in rates
         ],
     )
 

@@ -6,11 +6,11 @@ they can cross threads and outlive the database session.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import CursorResult, Delete, Select, and_, delete, func, insert, select, tuple_
+from sqlalchemy import CursorResult, Delete, Select, delete, func, insert, select, tuple_
 from sqlalchemy.orm import Session
 
 from corix.storage.database import Database
@@ -245,20 +245,45 @@ def delete_consensus(db: Database, keys: Iterable[tuple[str, str, str]]) -> int:
     return deleted
 
 
-def delete_failed_passes(db: Database, run_id: str, annotator: str) -> int:
-    """Delete ``annotator``'s failed passes in ``run_id`` so that they can be redone."""
+def delete_failed_passes(
+    db: Database,
+    run_id: str,
+    annotator: str,
+    *,
+    kind: str,
+    guidelines: Mapping[str, str],
+) -> int:
+    """Delete ``annotator``'s failed passes in ``run_id`` that the annotator being run redoes.
+
+    Two annotators may store under one name (``llm`` and ``llm-harms`` both as
+    ``llm:<model>``), so only passes of this ``kind`` whose category is a key of
+    ``guidelines`` and whose stored guideline version starts with that key's value are
+    deleted; another annotator's failures stay for it to redo.
+    """
     in_run = select(SessionRow.id).where(SessionRow.run_id == run_id)
     with db.session() as s:
-        return _deleted(
-            s,
-            delete(AnnotationPassRow).where(
-                and_(
-                    AnnotationPassRow.annotator == annotator,
-                    AnnotationPassRow.status == "failed",
-                    AnnotationPassRow.session_id.in_(in_run),
-                )
-            ),
-        )
+        failed = s.execute(
+            select(
+                AnnotationPassRow.id, AnnotationPassRow.category, AnnotationPassRow.provenance
+            ).where(
+                AnnotationPassRow.annotator == annotator,
+                AnnotationPassRow.annotator_kind == kind,
+                AnnotationPassRow.status == "failed",
+                AnnotationPassRow.category.in_(list(guidelines)),
+                AnnotationPassRow.session_id.in_(in_run),
+            )
+        ).all()
+        doomed = [
+            pass_id
+            for pass_id, category, provenance in failed
+            if guidelines[category]
+            in str((provenance or {}).get("guideline_version", "")).split("/")
+        ]
+        deleted = 0
+        for start in range(0, len(doomed), _IN_CHUNK):
+            chunk = doomed[start : start + _IN_CHUNK]
+            deleted += _deleted(s, delete(AnnotationPassRow).where(AnnotationPassRow.id.in_(chunk)))
+        return deleted
 
 
 def insert_passes(db: Database, passes: Sequence[NewPass]) -> int:

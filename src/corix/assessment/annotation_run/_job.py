@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from corix.assessment.annotation_run._options import AnnotateOptions
 from corix.assessment.annotation_run._summary import AnnotationTally
-from corix.assessment.annotators import Annotator, harm_of
+from corix.assessment.annotators import Annotator, harm_category, harm_of
 from corix.assessment.harms import HarmPack
 from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.schema import AnnotationSchema
@@ -91,7 +91,13 @@ class AnnotationJob:
         """Remember what previous invocations stored, so that nothing is asked twice."""
         name = self.annotator.name
         if self.options.retry_failed:
-            delete_failed_passes(self.db, self.run_id, name)
+            delete_failed_passes(
+                self.db,
+                self.run_id,
+                name,
+                kind=self.annotator.kind.value,
+                guidelines=self._guidelines(),
+            )
         for stored in load_passes(self.db, run_id=self.run_id, annotator=name):
             key = (stored.session_id, stored.category, stored.pass_no)
             self.stored.setdefault(key, {})[stored.repeat_no] = stored
@@ -99,6 +105,14 @@ class AnnotationJob:
         for row in load_consensus(self.db, run_id=self.run_id, annotator=name):
             item = (row.session_id, row.category)
             self.with_consensus[item] = self.with_consensus.get(item, 0) + 1
+
+    def _guidelines(self) -> dict[str, str]:
+        """The guidelines, as named in a stored guideline version, of each target asked."""
+        named = dict.fromkeys(self.categories, f"{self.schema.id}-{self.schema.version}")
+        for pack_id in self.harms:
+            pack = self.packs[pack_id]
+            named[harm_category(pack_id)] = f"{pack.id}-{pack.version}"
+        return named
 
     def stored_repeats(self, session_id: str, target: str, pass_no: int) -> StoredRepeats:
         return self.stored.get((session_id, target, pass_no), {})

@@ -66,6 +66,13 @@ class ModelCallDetails(BaseModel):
     """How the dialogue was cut to fit the judge's context window (the rule and counts)."""
     last_reply: str | None = None
     """The start of the last reply, kept when the pass failed."""
+    cached_prompt_tokens: int | None = None
+    """Of ``prompt_tokens``, those the endpoint reported taking from a kept prefix."""
+    max_tokens: int | None = None
+    """The reply length asked for last (sized from the answer schema, doubled once after
+    a reply was cut)."""
+    dropped_hidden: tuple[str, ...] = ()
+    """Answers to follow-ups the pass's own answers hide, dropped (``question (turn i)``)."""
 
 
 class AnnotatorProvenance(BaseModel):

@@ -40,6 +40,7 @@ from corix.assessment.annotators.structured import (
     harm_schema,
     read_category_reply,
     read_harm_reply,
+    reply_tokens,
     response_format,
 )
 from corix.assessment.annotators.view import AnnotatorView
@@ -72,6 +73,9 @@ class Asked(Generic[T]):
     problems: list[str] = field(default_factory=list)
     context_cut: ContextCut | None = None
     """How the dialogue was cut to fit the judge's context window, if it was."""
+    cached_prompt_tokens: int | None = None
+    max_tokens: int | None = None
+    dropped_hidden: tuple[str, ...] = ()
 
     def details(self) -> ModelCallDetails:
         failed_reply = self.last_reply if self.error is not None else None
@@ -84,6 +88,9 @@ class Asked(Generic[T]):
             finish_reason=self.finish_reason,
             context_cut=self.context_cut.record() if self.context_cut is not None else None,
             last_reply=failed_reply[:_KEPT_REPLY_CHARS] if failed_reply is not None else None,
+            cached_prompt_tokens=self.cached_prompt_tokens,
+            max_tokens=self.max_tokens,
+            dropped_hidden=self.dropped_hidden,
         )
 
 
@@ -96,16 +103,25 @@ async def ask_structured(
     seed: int,
     max_reasks: int,
     temperature: float | None = None,
+    max_tokens: int | None = None,
 ) -> Asked[T]:
-    """Ask until ``read`` accepts the reply, re-asking at most ``max_reasks`` times."""
+    """Ask until ``read`` accepts the reply, re-asking at most ``max_reasks`` times.
+
+    A reply cut at ``max_tokens`` (``finish_reason: length``) that cannot be read is asked
+    again once, unchanged but with twice the limit, before any re-ask: it was too long, not
+    wrong.
+    """
     conversation = list(messages)
-    asked: Asked[T] = Asked()
+    asked: Asked[T] = Asked(max_tokens=max_tokens)
+    reasks = 0
+    enlarged = False
     while True:
         request = ChatRequest(
             messages=conversation,
             response_format=output_format,
             seed=seed,
             temperature=temperature,
+            max_tokens=asked.max_tokens,
         )
         try:
             response = await client.chat(request)
@@ -115,6 +131,10 @@ async def ask_structured(
         asked.attempts += 1
         asked.prompt_tokens += response.prompt_tokens
         asked.completion_tokens += response.completion_tokens
+        if response.cached_prompt_tokens is not None:
+            asked.cached_prompt_tokens = (
+                asked.cached_prompt_tokens or 0
+            ) + response.cached_prompt_tokens
         asked.cached = asked.cached or response.cached
         asked.structured_output = response.structured_output
         asked.finish_reason = response.finish_reason
@@ -123,16 +143,27 @@ async def ask_structured(
             asked.value = read(response.text)
         except ReplyProblems as exc:
             asked.problems = exc.problems
-            if asked.attempts > max_reasks:
+            if response.finish_reason == "length" and not enlarged:
+                enlarged = True
+                asked.max_tokens = 2 * (asked.max_tokens or response.completion_tokens or 256)
+                continue
+            if reasks >= max_reasks:
+                cut = (
+                    " (the reply was cut at max_tokens)"
+                    if response.finish_reason == "length"
+                    else ""
+                )
                 asked.error = (
-                    f"no valid answer after {asked.attempts} attempt(s): {'; '.join(exc.problems)}"
+                    f"no valid answer after {asked.attempts} attempt(s): "
+                    f"{'; '.join(exc.problems)}{cut}"
                 )
                 return asked
+            reasks += 1
             reask = reask_message(exc.problems)
             conversation += [ChatMessage(role="assistant", content=response.text), reask]
             endpoint = client.endpoint
             if endpoint.context_window is not None and not fits_window(
-                conversation, endpoint.context_window, endpoint.max_tokens
+                conversation, endpoint.context_window, asked.max_tokens or endpoint.max_tokens
             ):
                 conversation = [*messages, reask]  # the bad reply left out, so the re-ask fits
             continue
@@ -179,8 +210,10 @@ class _LLMBase:
         name: str,
         seed: int,
     ) -> Asked[T]:
-        """Ask about ``view``, its prompt fitted to the endpoint's context window."""
+        """Ask about ``view``, its prompt fitted to the endpoint's context window and the
+        reply's length sized from ``output_schema`` (or the endpoint's, if longer)."""
         endpoint = self._client.endpoint
+        max_tokens = max(reply_tokens(output_schema), endpoint.max_tokens or 0)
         cut = None
         if endpoint.context_window is None:
             messages = render(view)
@@ -190,7 +223,7 @@ class _LLMBase:
                     view,
                     render,
                     context_window=endpoint.context_window,
-                    max_tokens=endpoint.max_tokens,
+                    max_tokens=max_tokens,
                 )
             except DialogueTooLong as exc:
                 return Asked(error=str(exc))
@@ -202,6 +235,7 @@ class _LLMBase:
             seed=seed,
             max_reasks=self._max_reasks,
             temperature=self._temperature,
+            max_tokens=max_tokens,
         )
         asked.context_cut = cut
         return asked
@@ -230,18 +264,20 @@ class LLMAnnotator(_LLMBase):
         output_schema = category_schema(category, n_turns)
         asked = await self._ask(
             view,
-            lambda fitted: self._prompts.category_messages(
-                self._schema, category, fitted, output_schema
-            ),
+            lambda fitted: self._prompts.category_messages(self._schema, category, fitted),
             output_schema,
             lambda text: read_category_reply(self._schema, category, n_turns, text),
             name=category.id,
             seed=seed,
         )
+        if asked.value is not None:
+            asked.dropped_hidden = asked.value.dropped
         provenance = self._provenance(aria_guideline_version(self._schema, view), seed, asked)
         if asked.value is None:
             return PassResult(category=target, error=asked.error, provenance=provenance)
-        return PassResult(category=target, answers=tuple(asked.value), provenance=provenance)
+        return PassResult(
+            category=target, answers=tuple(asked.value.answers), provenance=provenance
+        )
 
 
 class LLMHarmAnnotator(_LLMBase):
@@ -274,7 +310,7 @@ class LLMHarmAnnotator(_LLMBase):
 
         asked = await self._ask(
             view,
-            lambda fitted: self._prompts.harm_messages(pack, fitted, output_schema),
+            lambda fitted: self._prompts.harm_messages(pack, fitted),
             output_schema,
             read,
             name=pack.id,

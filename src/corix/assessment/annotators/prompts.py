@@ -1,12 +1,22 @@
-"""Prompts for LLM annotators: versioned guidelines around a dialogue fenced as untrusted data.
+"""Prompts for LLM annotators: versioned guidelines, then a dialogue fenced as untrusted data.
+
+Laid out for prefix reuse: what is the same for every call comes first and is
+byte-identical across calls — the system message, then the guidelines (a harm pack's or a
+category's task), then the scenario and its test packet — and what changes per session
+comes last: the session's context, then the dialogue. A server or in-process model that
+keeps the evaluated prefix (llama.cpp's prompt cache, vLLM's prefix caching, OpenAI's
+prompt caching) then evaluates only the session's part. The JSON schema is not repeated in
+the prompt: it goes as the request's ``response_format`` (a grammar where the backend
+takes one) and is written into the prompt, at the end, only for endpoints that take no
+schema (:mod:`corix.llm.structured`).
 
 The dialogue is the only untrusted text in a prompt. It is JSON-encoded (so no message can
 break out of its string) and placed between two boundary lines carrying a token derived
 from the encoded dialogue itself. A message cannot contain the token that fences it
 (that would need a fixed point of SHA-256); should the encoded text contain it anyway, a
-new token is derived until it does not. The system message tells the model that only
-those exact lines bound the dialogue and that everything inside is data, never
-instructions.
+new token is derived until it does not. The (constant) system message tells the model
+that only the two lines carrying the token named just before them bound the dialogue and
+that everything inside is data, never instructions.
 
 Templates are Jinja with ``StrictUndefined``: a missing value is an error, not a blank.
 """
@@ -21,13 +31,14 @@ from typing import Any, Final
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from corix.assessment.annotators.structured import REASONING_MAX_CHARS
 from corix.assessment.annotators.view import AnnotatorView
 from corix.assessment.harms import HarmPack
 from corix.assessment.schema import AnnotationSchema, Category, Question, QuestionLevel
 from corix.llm import ChatMessage
 from corix.scenarios import TestPacket
 
-PROMPT_VERSION: Final = "1"
+PROMPT_VERSION: Final = "2"
 _TOKEN_CHARS = 16
 
 
@@ -143,38 +154,35 @@ class PromptRenderer:
         schema: AnnotationSchema,
         category: Category,
         view: AnnotatorView,
-        output_schema: dict[str, Any],
     ) -> list[ChatMessage]:
         """The system and user messages asking for one pass over ``category``."""
-        fence = fence_dialogue(view)
         user = _render(
             "category_prompt.j2",
-            scenario=self._scenario(view),
-            session=_render("session.j2", view=view),
             task=self._part(
                 ("category", f"{schema.id}/{category.id}"), self._task, schema, category
             ),
-            turn_level=any(q.level is QuestionLevel.TURN for q in category.questions),
-            n_turns=len(view.turns),
-            fence=fence,
-            output_schema=output_schema,
-        )
-        return [_system(fence), ChatMessage(role="user", content=user)]
-
-    def harm_messages(
-        self, pack: HarmPack, view: AnnotatorView, output_schema: dict[str, Any]
-    ) -> list[ChatMessage]:
-        """The system and user messages asking for a severity on ``pack``'s scale."""
-        fence = fence_dialogue(view)
-        user = _render(
-            "harm_prompt.j2",
             scenario=self._scenario(view),
             session=_render("session.j2", view=view),
-            guidelines=self._part(("harm", f"{pack.id}/{pack.version}"), self._guidelines, pack),
-            fence=fence,
-            output_schema=output_schema,
+            turn_level=any(q.level is QuestionLevel.TURN for q in category.questions),
+            n_turns=len(view.turns),
+            fence=fence_dialogue(view),
         )
-        return [_system(fence), ChatMessage(role="user", content=user)]
+        return [self._system(), ChatMessage(role="user", content=user)]
+
+    def harm_messages(self, pack: HarmPack, view: AnnotatorView) -> list[ChatMessage]:
+        """The system and user messages asking for a severity on ``pack``'s scale."""
+        user = _render(
+            "harm_prompt.j2",
+            guidelines=self._part(("harm", f"{pack.id}/{pack.version}"), self._guidelines, pack),
+            reasoning_chars=REASONING_MAX_CHARS,
+            scenario=self._scenario(view),
+            session=_render("session.j2", view=view),
+            fence=fence_dialogue(view),
+        )
+        return [self._system(), ChatMessage(role="user", content=user)]
+
+    def _system(self) -> ChatMessage:
+        return ChatMessage(role="system", content=self._part(("system", ""), _render, "system.j2"))
 
     def _scenario(self, view: AnnotatorView) -> str:
         key = (f"{view.scenario}/{view.scenario_version}", id(view.packet))
@@ -204,15 +212,18 @@ class PromptRenderer:
             }
             for q in category.questions
         ]
-        return _render("category_task.j2", schema=schema, category=category, questions=questions)
+        return _render(
+            "category_task.j2",
+            schema=schema,
+            category=category,
+            questions=questions,
+            turn_level=any(q["turn_level"] for q in questions),
+            reasoning_chars=REASONING_MAX_CHARS,
+        )
 
     @staticmethod
     def _guidelines(pack: HarmPack) -> str:
         return _render("harm_guidelines.j2", pack=pack, labels=sorted(pack.scale.labels.items()))
-
-
-def _system(fence: FencedDialogue) -> ChatMessage:
-    return ChatMessage(role="system", content=_render("system.j2", fence=fence))
 
 
 def reask_message(problems: list[str]) -> ChatMessage:

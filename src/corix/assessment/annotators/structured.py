@@ -4,7 +4,10 @@ The schema is built from the annotation schema's questions (one object per quest
 ``reasoning`` first, then ``value``; turn-level questions under ``turns.turn_<i>``) or
 from a harm pack's scale (``reasoning``, ``severity``). Follow-ups and optional questions
 accept ``null``. Every object lists all its properties as required and forbids others,
-which is what strict structured-output modes demand.
+which is what strict structured-output modes demand. Closed answers are enums, scales
+integer ranges, and every ``reasoning`` is bounded (:data:`REASONING_MAX_CHARS`), so the
+longest reply that fits the schema is known: :func:`reply_tokens` sizes ``max_tokens``
+from it, and a constrained reply is never cut.
 
 Replies are read leniently and judged strictly: code fences and text around the JSON
 object are tolerated, a bare value is accepted where an ``{reasoning, value}`` object was
@@ -17,10 +20,16 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from corix.assessment.annotators.base import SEVERITY
-from corix.assessment.answers import Answer, AnswerValidationError, validate_answers
+from corix.assessment.answers import (
+    HIDDEN_FOLLOW_UP,
+    Answer,
+    AnswerValidationError,
+    validate_answers,
+)
 from corix.assessment.harms import HarmPack
 from corix.assessment.schema import (
     AnnotationSchema,
@@ -73,8 +82,14 @@ def _value_schema(question: Question) -> dict[str, Any]:
     return schema
 
 
+REASONING_MAX_CHARS = 240
+"""The longest ``reasoning`` asked for: a sentence or two with a quote. Small models left
+unbounded reason until they hit ``max_tokens`` and the JSON is cut."""
+_REASONING = {"type": "string", "maxLength": REASONING_MAX_CHARS}
+
+
 def _answer_schema(question: Question) -> dict[str, Any]:
-    return _object({"reasoning": {"type": "string"}, "value": _value_schema(question)})
+    return _object({"reasoning": _REASONING, "value": _value_schema(question)})
 
 
 def category_schema(category: Category, n_turns: int) -> dict[str, Any]:
@@ -93,7 +108,7 @@ def harm_schema(pack: HarmPack) -> dict[str, Any]:
     """The JSON schema of a severity judgment on ``pack``'s scale."""
     return _object(
         {
-            "reasoning": {"type": "string"},
+            "reasoning": _REASONING,
             SEVERITY: {"type": "integer", "minimum": pack.scale.min, "maximum": pack.scale.max},
         }
     )
@@ -102,6 +117,42 @@ def harm_schema(pack: HarmPack) -> dict[str, Any]:
 def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     """OpenAI's ``response_format`` asking for strict output that fits ``schema``."""
     return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
+
+
+_CHARS_PER_TOKEN = 3
+"""Few enough characters per token that the size is an upper bound for English and JSON."""
+_UNBOUNDED_TEXT_TOKENS = 128
+_SIZE_MARGIN = 1.25
+
+
+def reply_tokens(schema: dict[str, Any]) -> int:
+    """Tokens enough for the longest reply that fits ``schema`` (with a margin)."""
+    return math.ceil(_size(schema) * _SIZE_MARGIN) + 16
+
+
+def _size(schema: Any) -> int:
+    if not isinstance(schema, dict):
+        return 1
+    if "anyOf" in schema:
+        return max(_size(option) for option in schema["anyOf"])
+    if "enum" in schema:
+        return max(_text_tokens(json.dumps(value)) for value in schema["enum"])
+    kind = schema.get("type")
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return 2 + sum(
+            _text_tokens(json.dumps(key)) + 2 + _size(v) for key, v in properties.items()
+        )
+    if kind == "string":
+        limit = schema.get("maxLength")
+        return _text_tokens("x" * limit) + 2 if isinstance(limit, int) else _UNBOUNDED_TEXT_TOKENS
+    if kind in ("integer", "number"):
+        return 4
+    return 1
+
+
+def _text_tokens(text: str) -> int:
+    return len(text) // _CHARS_PER_TOKEN + 1
 
 
 MAX_REPLY_CHARS = 200_000
@@ -154,10 +205,24 @@ def _answer(question: Question, raw: Any, turn: int | None) -> Answer | None:
     return Answer(question_id=question.id, turn_index=turn, value=value, reasoning=reasoning)
 
 
+@dataclass(frozen=True)
+class CategoryReply:
+    """A category pass read from a reply: its answers, and the answers it gave to follow-ups
+    that its own earlier answers hide (dropped, not a failure), as ``question (turn i)``."""
+
+    answers: list[Answer]
+    dropped: tuple[str, ...] = ()
+
+
 def read_category_reply(
     schema: AnnotationSchema, category: Category, n_turns: int, text: str
-) -> list[Answer]:
-    """The validated answers in a reply to a category prompt; raise :class:`ReplyProblems`."""
+) -> CategoryReply:
+    """The validated answers in a reply to a category prompt; raise :class:`ReplyProblems`.
+
+    A model that answers a follow-up its earlier answers hide (a schema cannot say "null
+    unless…") has answered more than asked: those answers are dropped and named in the
+    result; every other problem fails the reply.
+    """
     payload = extract_json(text)
     answers: list[Answer] = []
     problems: list[str] = []
@@ -176,13 +241,28 @@ def read_category_reply(
                 continue  # reported as missing answers below
             answer = _answer(question, entry.get(question.id), index)
             answers += [answer] if answer else []
+    dropped: tuple[str, ...] = ()
     try:
         validated = validate_answers(schema, category.id, answers, n_turns)
     except AnswerValidationError as exc:
-        problems += [str(problem) for problem in exc.problems]
+        hidden = {
+            (p.question_id, p.turn_index) for p in exc.problems if p.message == HIDDEN_FOLLOW_UP
+        }
+        problems += [str(p) for p in exc.problems if p.message != HIDDEN_FOLLOW_UP]
+        validated = []
+        if hidden and not problems:
+            kept = [a for a in answers if (a.question_id, a.turn_index) not in hidden]
+            try:
+                validated = validate_answers(schema, category.id, kept, n_turns)
+            except AnswerValidationError as again:
+                problems += [str(p) for p in again.problems]
+            dropped = tuple(
+                f"{question} (turn {turn})" if turn is not None else question
+                for question, turn in sorted(hidden, key=lambda key: (key[0], key[1] or -1))
+            )
     if problems:
         raise ReplyProblems(problems)
-    return validated
+    return CategoryReply(validated, dropped)
 
 
 def read_harm_reply(pack: HarmPack, text: str) -> Answer:
