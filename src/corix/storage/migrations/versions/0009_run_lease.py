@@ -1,6 +1,6 @@
 """A run's lease: which process holds it and when that process last said it is alive.
 
-Revision ID: i22_run_lease
+Revision ID: run_lease
 Revises: written_reports
 """
 
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "i22_run_lease"
+revision: str = "run_lease"
 down_revision: str | None = "written_reports"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -1,8 +1,8 @@
 """The web testbed at scale: sign-in throttling shared by every server process; a series
 owns its applications' names (two series may each have an "Assistant A").
 
-Revision ID: i23_web_scale
-Revises: written_reports
+Revision ID: web_scale
+Revises: run_lease
 """
 
 from collections.abc import Sequence
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "i23_web_scale"
-down_revision: str | None = "written_reports"
+revision: str = "web_scale"
+down_revision: str | None = "run_lease"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
