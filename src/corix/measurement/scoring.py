@@ -17,6 +17,7 @@ from corix.measurement.bootstrap import (
     two_stage_resamples,
 )
 from corix.measurement.engine import PreparedLeaves, TreeEvaluator
+from corix.measurement.gating_check import undeclared_gating
 from corix.measurement.leaves import IntArray, LeafSource, LeafTable
 from corix.measurement.results import NodeProvenance, NodeResult, NodeValue
 from corix.measurement.summarizers import FloatArray, Max, Min
@@ -152,12 +153,14 @@ def score_tree_cli_json(
     ``tree_path`` may also name a shipped tree (``aria_pilot``, ``ai_rmf``). With
     ``per_annotator_kind``, ``annotator_kinds`` maps each kind to its trees instead;
     without it, ``pooled_annotator_kinds`` lists the kinds whose labels share nodes, so
-    pooling is never silent.
+    pooling is never silent. ``warnings`` lists questions the leaves show are gated but
+    the tree does not declare so (see :mod:`corix.measurement.gating_check`).
     """
     spec = load_tree(tree_path)
     leaves = LeafTable.from_csv(leaves_csv)
     header: dict[str, Any] = {
         "tree": spec.name,
+        "warnings": [found.message for found in undeclared_gating(spec, leaves)],
         "title": spec.title,
         "scale": {"min": spec.scale.low, "max": spec.scale.high},
         "bootstrap": (
