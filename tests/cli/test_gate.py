@@ -98,3 +98,11 @@ async def test_an_application_that_never_answered_fails_its_gate(sqlite_db: Data
     rows = {r["group"]["application"]: r for r in json.loads(table.output)["rates"]}
     assert rows["gamma"]["n"] == 0 and rows["gamma"]["rate"] is None
     assert rows["gamma"]["not_measurable_reasons"] == {"no application reply": 1}
+    shown = runner.invoke(app, ["defects", run_id, "--db", sqlite_db.url])
+    assert shown.exit_code == 0 and "gamma" in shown.output, shown.output
+
+
+def test_the_gate_takes_a_settling_rule_and_prints_it(tiny: tuple[Database, str]) -> None:
+    db, run_id = tiny
+    code, output = _gate(db, run_id, "--max", "guardrail_violation=1", "--settling", "majority")
+    assert code == ExitCode.OK and "repeats settled by majority" in output

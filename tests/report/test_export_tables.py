@@ -73,6 +73,10 @@ async def test_sessions_list_filters_by_group_and_violation(sqlite_db: Database)
         ["sessions", "list", run_id, "--db", sqlite_db.url, "--json", "--application", "beta"],
     )
     assert {row["session"] for row in json.loads(beta.output)} == {"s3", "s4"}
+    shown = runner.invoke(
+        app, ["sessions", "list", run_id, "--settling", "majority", "--db", sqlite_db.url]
+    )
+    assert shown.exit_code == 0 and "repeats settled by majority" in shown.output
 
 
 async def test_runs_show_prints_the_plan_as_yaml(sqlite_db: Database) -> None:

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from corix.cli.common import DbOption, JsonOption, RunArgument, console, database, fail, print_json
 from corix.cli.exit_codes import ExitCode
-from corix.cli.measure_options import SpecOption, measurement_spec
+from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
 from corix.measurement import Estimate, GateResult, evaluate_gates, measure
 from corix.storage import Repository
 
@@ -45,6 +45,7 @@ def gate_command(
         Path | None, typer.Option("--junit", help="Write each gate as a JUnit XML test case.")
     ] = None,
     spec: SpecOption = None,
+    settling: SettlingOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -55,7 +56,7 @@ def gate_command(
     if estimate not in ("upper", "point"):
         raise fail(f"--estimate must be upper or point, not '{estimate}'")
     chosen: Estimate = "upper" if estimate == "upper" else "point"
-    in_force, source = measurement_spec(spec)
+    in_force, source = measurement_spec(spec, settling=settling)
     with database(db) as database_:
         stored = Repository(database_).get_run(run)
         thresholds = _thresholds(max_rate, stored.plan.get("gates"))

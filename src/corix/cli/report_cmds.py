@@ -11,7 +11,15 @@ from rich.markup import escape
 from rich.text import Text
 from rich.tree import Tree
 
-from corix.cli.common import DbOption, JsonOption, console, database, fail, print_json
+from corix.cli.common import (
+    DbOption,
+    JsonOption,
+    console,
+    database,
+    err_console,
+    fail,
+    print_json,
+)
 from corix.cli.measure_options import (
     AnnotatorsOption,
     GroupByOption,
@@ -230,6 +238,8 @@ def tree_score(
     if as_json:
         print_json(result)
         return
+    for warning in result["warnings"]:
+        err_console.print(Text(f"warning: {warning}", style="yellow"), soft_wrap=True)
     if per_annotator_kind:
         for kind, applications in result["annotator_kinds"].items():
             for application, root in applications.items():

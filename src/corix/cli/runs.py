@@ -543,13 +543,17 @@ def sessions_list(
     violation: Annotated[
         bool, typer.Option("--violation", help="Only dialogues some annotator source flags.")
     ] = False,
+    spec: SpecOption = None,
+    settling: SettlingOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """A run's sessions, filtered; violations are the measurement core's settled verdicts."""
+    """A run's sessions, filtered; violations are the measurement core's settled verdicts
+    under the specification in force (printed first)."""
+    in_force, source = measurement_spec(spec, settling=settling)
     with database(db) as database_:
         Repository(database_).get_run(run)
-        measurement = measure(database_, [run])
+        measurement = measure(database_, [run], in_force, source=source)
     flagged = measurement.dialogue_verdicts()
     chosen = [
         (dialogue, flagged.get(dialogue.session_id, {}))
@@ -575,6 +579,7 @@ def sessions_list(
             ]
         )
         return
+    console.print(Text(measurement.headline(), style="dim"))
     table = wrapping_table(
         "session", "application", "scenario", "level", "violation", "not measurable"
     )

@@ -17,6 +17,7 @@ from corix.measurement.bootstrap import (
     two_stage_resamples,
 )
 from corix.measurement.engine import PreparedLeaves, TreeEvaluator
+from corix.measurement.gating_check import undeclared_gating
 from corix.measurement.leaves import IntArray, LeafSource, LeafTable
 from corix.measurement.results import NodeProvenance, NodeResult, NodeValue
 from corix.measurement.summarizers import FloatArray, Max, Min
@@ -152,12 +153,14 @@ def score_tree_cli_json(
     ``tree_path`` may also name a shipped tree (``aria_pilot``, ``ai_rmf``). With
     ``per_annotator_kind``, ``annotator_kinds`` maps each kind to its trees instead;
     without it, ``pooled_annotator_kinds`` lists the kinds whose labels share nodes, so
-    pooling is never silent.
+    pooling is never silent. ``warnings`` lists questions the leaves show are gated but
+    the tree does not declare so (see :mod:`corix.measurement.gating_check`).
     """
     spec = load_tree(tree_path)
     leaves = LeafTable.from_csv(leaves_csv)
     header: dict[str, Any] = {
         "tree": spec.name,
+        "warnings": [found.message for found in undeclared_gating(spec, leaves)],
         "title": spec.title,
         "scale": {"min": spec.scale.low, "max": spec.scale.high},
         "bootstrap": (
@@ -245,7 +248,8 @@ class _Bounds:
     max of the lower ends is below the true max and the max of the upper ends above it.
     A percentile bootstrap of the max itself is biased upwards when children are close
     and under-covers. Every other node takes the percentile interval of its replicates,
-    expanded for the number of testers where testers were resampled.
+    expanded for the number of testers where testers were resampled (but not under a
+    ``max``/``min``, whose union bound already errs wide).
     """
 
     def __init__(
@@ -261,21 +265,23 @@ class _Bounds:
         self.testers = testers
         self.clustered = clustered
         self.stages = stages
-        self._memo: dict[tuple[int, float], _NodeBounds] = {}
+        self._memo: dict[tuple[int, float, bool], _NodeBounds] = {}
 
-    def at(self, position: int, confidence: float) -> _NodeBounds:
-        key = (position, confidence)
+    def at(self, position: int, confidence: float, *, expand: bool = True) -> _NodeBounds:
+        key = (position, confidence, expand)
         if key not in self._memo:
-            self._memo[key] = self._compute(position, confidence)
+            self._memo[key] = self._compute(position, confidence, expand=expand)
         return self._memo[key]
 
-    def _compute(self, position: int, confidence: float) -> _NodeBounds:
+    def _compute(self, position: int, confidence: float, *, expand: bool) -> _NodeBounds:
         node = self.spec.nodes[position]
         extreme = isinstance(node.summarizer, Max | Min) and node.question is None
         children = [c for c in node.children if self.series[c] is not None]
         if extreme and len(children) > 1:
             level = 1 - (1 - confidence) / len(children)
-            parts = [self.at(child, level) for child in children]
+            # The union bound is conservative enough that the children's plain percentile
+            # intervals cover; expanded ones at this level would span the replicates.
+            parts = [self.at(child, level, expand=False) for child in children]
             pick = np.fmax if isinstance(node.summarizer, Max) else np.fmin
             low, high = parts[0].low, parts[0].high
             for part in parts[1:]:
@@ -289,17 +295,19 @@ class _Bounds:
         assert values is not None  # only numeric nodes are asked for
         low, high = percentile_interval(values, confidence)
         methods = [f"percentile bootstrap over {' → '.join(self.stages)}"] * len(low)
-        if self.testers is not None:
-            with_testers = resampled_stages(testers=True, annotators=len(self.stages) > 1)
-            for unit in np.flatnonzero(self.clustered):
-                k = int(self.testers[position][unit])
-                unit_low, unit_high = expanded_percentile_interval(
-                    values[unit : unit + 1], confidence, k
-                )
-                low[unit], high[unit] = unit_low[0], unit_high[0]
-                methods[unit] = (
-                    f"expanded percentile bootstrap over {' → '.join(with_testers)} ({k} testers)"
-                )
+        if self.testers is None:
+            return _NodeBounds(low, high, tuple(methods))
+        tested = " → ".join(resampled_stages(testers=True, annotators=len(self.stages) > 1))
+        for unit in np.flatnonzero(self.clustered):
+            if not expand:
+                methods[unit] = f"percentile bootstrap over {tested}"
+                continue
+            k = int(self.testers[position][unit])
+            unit_low, unit_high = expanded_percentile_interval(
+                values[unit : unit + 1], confidence, k
+            )
+            low[unit], high[unit] = unit_low[0], unit_high[0]
+            methods[unit] = f"expanded percentile bootstrap over {tested} ({k} testers)"
         return _NodeBounds(low, high, tuple(methods))
 
 
