@@ -25,5 +25,8 @@ class ExitCode(IntEnum):
     """The run was cancelled by ``corix runs cancel``."""
     GATE_FAILED = 6
     """``corix gate``: a defect rate passed its threshold (or a gated harm was not measured)."""
+    STORAGE = 7
+    """The database stopped taking writes (full disk, read-only, locked, gone): the run
+    stopped (``interrupted``); ``corix run --resume RUN`` finishes it once it works."""
     INTERRUPTED = 130
     """Stopped by Ctrl-C or SIGTERM; ``corix run --resume RUN`` finishes it."""

@@ -59,6 +59,7 @@ from corix.storage import (
     AnnotationJobRecord,
     Database,
     Repository,
+    StorageUnavailable,
     WrittenReportRecord,
     annotation_jobs,
     delete_run,
@@ -179,7 +180,9 @@ def print_summary(result: RunResult) -> None:
         table.add_row("resumed: already complete", str(result.skipped))
         table.add_row("resumed: half-done, redone", str(result.discarded))
     console.print(table)
-    if result.error is not None:
+    if result.storage_error is not None:
+        print_error(f"run {result.run_id} stopped: {result.error}")
+    elif result.error is not None:
         print_error(f"run {result.run_id} failed: {result.error}")
     if stats.get("failed_sessions"):
         console.print(
@@ -278,6 +281,10 @@ def run_command(
         for problem in exc.problems:
             print_error(str(problem))
         raise typer.Exit(ExitCode.USAGE) from None
+    except StorageUnavailable as exc:
+        raise fail(f"the database takes no writes: {exc}", ExitCode.STORAGE) from None
+    if result.storage_error is not None:
+        raise typer.Exit(ExitCode.STORAGE)
     code = run_exit_code(result.status, allow_failures=allow_failures)
     if code is not ExitCode.OK:
         raise typer.Exit(code)

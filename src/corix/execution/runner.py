@@ -12,11 +12,13 @@ import logging
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
 
 from corix.apps import AdapterSpec, build_application
 from corix.errors import CorixError
@@ -36,10 +38,12 @@ from corix.storage import (
     Database,
     RecordWriter,
     Repository,
+    StorageUnavailable,
     finish_run,
     holding_run,
     run_packs,
     run_totals,
+    storage_trouble,
     web_conflict_message,
 )
 
@@ -70,6 +74,8 @@ class RunResult:
     skipped: int
     discarded: int
     error: str | None = None
+    storage_error: str | None = None
+    """Why the database stopped taking writes, when that stopped the run (``interrupted``)."""
 
 
 def new_run_id() -> str:
@@ -194,7 +200,7 @@ async def execute_plan(
     into a clean stop with status ``interrupted``. ``executor`` runs the work items
     (default: on this event loop).
     """
-    with contextlib.ExitStack() as lease:
+    with contextlib.ExitStack() as lease, _storage_stops_the_run():
         return await _execute_plan(
             plan,
             db,
@@ -269,12 +275,15 @@ async def _execute_plan(
     applications: dict[str, OpenedApplication] = {}
     status = RunStatus.INTERRUPTED  # what the row says if even the cleanup is cut short
     error: str | None = None
-    writer = RecordWriter(db)
     missing = 0  # work items that ran but whose session the database did not keep complete
     stopper = RunStopper(
         lambda: repo.get_run(run_id).status == RunStatus.CANCELLED,
         handle_signals=handle_signals,
         deadline_s=plan.deadline_s,
+    )
+    storage_error: str | None = None
+    writer = RecordWriter(
+        db, on_unavailable=lambda cause: stopper.stop(RunStatus.INTERRUPTED, storage_stop(cause))
     )
 
     async def open_and_run() -> None:
@@ -298,14 +307,18 @@ async def _execute_plan(
         if stopper.reason is not None:
             status = stopper.reason
             error = stopper.detail
+            storage_error = writer.unavailable
         else:
             totals = run_totals(db, run_id)
             missing = len(done) + checked.planned - len(repo.completed_work_keys(run_id))
             status = finished_status(totals["sessions"], totals["failed_sessions"], missing)
     except Exception as exc:  # the run stops; its row says why, the caller gets the result
         logger.debug("run %s failed", run_id, exc_info=True)
-        status = RunStatus.FAILED
-        error = describe_error(exc)
+        storage_error = storage_trouble(exc)
+        if storage_error is not None:
+            status, error = RunStatus.INTERRUPTED, storage_stop(storage_error)
+        else:
+            status, error = RunStatus.FAILED, describe_error(exc)
     finally:
         for application in applications.values():
             await application.app.close()
@@ -329,7 +342,36 @@ async def _execute_plan(
             summary["missing_sessions"] = missing
         if writer.rejected:
             summary["refused_records"] = [f"{r.record}: {r.reason}" for r in writer.rejected]
-        finish_run(db, run_id, status, summary)
+        try:
+            finish_run(db, run_id, status, summary)
+        except SQLAlchemyError as exc:  # the database takes no writes: the run shows stale
+            logger.warning("run %s: could not store its end: %s", run_id, exc)
     if status is not RunStatus.CANCELLED and repo.get_run(run_id).status == RunStatus.CANCELLED:
         status = RunStatus.CANCELLED  # cancelled while it was finishing
-    return RunResult(run_id, status, summary, skipped=len(done), discarded=discarded, error=error)
+    return RunResult(
+        run_id,
+        status,
+        summary,
+        skipped=len(done),
+        discarded=discarded,
+        error=error,
+        storage_error=storage_error,
+    )
+
+
+def storage_stop(cause: str) -> str:
+    """What stopped a run whose database took no more writes, in words."""
+    return f"the database stopped taking writes ({cause}); nothing committed is lost"
+
+
+@contextlib.contextmanager
+def _storage_stops_the_run() -> Iterator[None]:
+    """A database that takes no writes before the run starts (or as it ends) is a
+    :class:`StorageUnavailable` with its cause, not an internal error."""
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        cause = storage_trouble(exc)
+        if cause is None:
+            raise
+        raise StorageUnavailable(cause) from exc

@@ -43,11 +43,12 @@ class RunStopper:
         self._task: asyncio.Future[None] | None = None
         self.reason: RunStatus | None = None
         self.detail: str | None = None
-        """Why, in words, when the stop was not asked for (the deadline)."""
+        """Why, in words, when the stop was not asked for (the deadline, the database)."""
 
-    def stop(self, reason: RunStatus) -> None:
+    def stop(self, reason: RunStatus, detail: str | None = None) -> None:
         if self.reason is None and self._task is not None:
             self.reason = reason
+            self.detail = detail
             self._task.cancel()
 
     async def run(self, work: Awaitable[None]) -> None:
@@ -77,9 +78,9 @@ class RunStopper:
                     loop.remove_signal_handler(sig)
 
     def _reach_deadline(self) -> None:
-        if self.reason is None:
-            self.detail = f"the run's deadline of {self._deadline_s:g} s was reached"
-            self.stop(RunStatus.INTERRUPTED)
+        self.stop(
+            RunStatus.INTERRUPTED, f"the run's deadline of {self._deadline_s:g} s was reached"
+        )
 
     async def _watch(self) -> None:
         while True:

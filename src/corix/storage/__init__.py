@@ -67,6 +67,7 @@ from corix.storage.run_records import (
 )
 from corix.storage.sinks import AnnotationSink, CollectedRecords, RecordSink
 from corix.storage.text import storable_text
+from corix.storage.unavailable import StorageUnavailable, storage_trouble
 from corix.storage.writer import RecordWriter, Rejected
 
 __all__ = [
@@ -90,6 +91,7 @@ __all__ = [
     "RunRecord",
     "SessionAttempt",
     "StabilitySummary",
+    "StorageUnavailable",
     "StoredAnswer",
     "StoredConsensus",
     "StoredPass",
@@ -137,6 +139,7 @@ __all__ = [
     "shown_status",
     "stability_summaries",
     "storable_text",
+    "storage_trouble",
     "store_imported_run",
     "stored_resolutions",
     "usernames",

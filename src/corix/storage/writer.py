@@ -9,6 +9,12 @@ record by record, and a session that lost one of its records is accounted for as
 (end reason ``storage_error``, the refused record and the reason as its detail) when its
 end is written, which always follows its turns, so no session looks complete with a turn
 missing.
+
+A database that takes no writes at all (full disk, read-only, locked, gone) is another
+matter: the writer stops, tells ``on_unavailable`` at once (a run stops its work then),
+and leaving the ``async with`` raises :class:`StorageUnavailable` with the cause. What
+was committed before stays; the records of the failed batch are lost with the run's
+in-flight work, which ``--resume`` redoes.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -47,6 +53,7 @@ from corix.storage.records import (
     turn_columns,
 )
 from corix.storage.text import marked
+from corix.storage.unavailable import StorageUnavailable, storage_trouble
 
 logger = logging.getLogger(__name__)
 
@@ -108,8 +115,12 @@ class RecordWriter:
         max_batch: int = 500,
         max_delay_s: float = 0.05,
         max_backlog: int = 10_000,
+        on_unavailable: Callable[[str], None] | None = None,
     ) -> None:
         self._db = db
+        self._on_unavailable = on_unavailable
+        self.unavailable: str | None = None
+        """Why the database stopped taking writes, once it did."""
         self._max_batch = max_batch
         self._max_delay_s = max_delay_s
         self._max_backlog = max_backlog
@@ -133,6 +144,8 @@ class RecordWriter:
         self._wakeup.set()
         if self._task is not None:
             await self._task
+        if self.unavailable is not None:
+            raise StorageUnavailable(self.unavailable)
 
     # -- enqueue -------------------------------------------------------------------------
     def start_session(self, session: NewSession) -> None:
@@ -180,7 +193,9 @@ class RecordWriter:
     async def room(self) -> None:
         """Wait while more than ``max_backlog`` records wait for their commit: work that
         makes records faster than the database takes them must not fill the memory."""
-        while len(self._batch) >= self._max_backlog and not self._closed:
+        while (
+            len(self._batch) >= self._max_backlog and not self._closed and self.unavailable is None
+        ):
             self._committed.clear()
             self._wakeup.set()
             await self._committed.wait()
@@ -197,22 +212,35 @@ class RecordWriter:
             self._wakeup.clear()
             if len(self._batch):
                 batch, self._batch = self._batch, _Batch()
-                await asyncio.to_thread(self._commit, batch)
+                try:
+                    await asyncio.to_thread(self._commit, batch)
+                except StorageUnavailable as exc:
+                    self._stop(str(exc))
+                    return
                 self._committed.set()
             if self._closed and not len(self._batch):
                 return
 
+    def _stop(self, cause: str) -> None:
+        logger.error("the database stopped taking writes: %s", cause)
+        self.unavailable = cause
+        self._committed.set()  # wakes room(), which now lets everyone through
+        if self._on_unavailable is not None:
+            self._on_unavailable(cause)
+
     def _commit(self, batch: _Batch) -> None:
         try:
             self._commit_batch(batch)
-        except SQLAlchemyError:
+        except SQLAlchemyError as exc:
+            _raise_if_unavailable(exc)
             # One bad record must not take the batch, other runs' sessions included, with
             # it: commit each record on its own and keep the refusals with their reasons.
             for name, session_id, single in batch.singles():
                 try:
                     self._commit_batch(single)
-                except SQLAlchemyError as exc:
-                    self._refuse(name, session_id, exc)
+                except SQLAlchemyError as single_exc:
+                    _raise_if_unavailable(single_exc)
+                    self._refuse(name, session_id, single_exc)
 
     def _refuse(self, name: str, session_id: str | None, exc: SQLAlchemyError) -> None:
         reason = str(exc.orig if isinstance(exc, DBAPIError) else exc).splitlines()[0][:500]
@@ -258,3 +286,9 @@ class RecordWriter:
             if batch.consensus:
                 db.execute(insert(AnnotationConsensusRow), batch.consensus)
         self.committed_turns += len(batch.turns)
+
+
+def _raise_if_unavailable(exc: SQLAlchemyError) -> None:
+    cause = storage_trouble(exc)
+    if cause is not None:
+        raise StorageUnavailable(cause) from exc
