@@ -84,7 +84,9 @@ async def test_retiring_withdraws_unstarted_assignments_and_new_ones_skip_it(
             select(AssignmentRow.application_id).where(AssignmentRow.position == 1)
         ).one()
     b = await _admin(browser)
-    done = await b.post(f"/admin/applications/{retired}/retire")
+    unconfirmed = await b.post(f"/admin/applications/{retired}/retire")
+    assert unconfirmed.status_code == 422 and "to confirm" in unconfirmed.text
+    done = await b.post(f"/admin/applications/{retired}/retire", {"confirm": "yes"})
     assert done.headers["location"].endswith("notice=application_retired")
     world.assign_tester("fay", per_tester=1)
     with world.state.db.session() as s:
