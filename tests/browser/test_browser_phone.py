@@ -40,6 +40,18 @@ def _fits(page: Page, name: str) -> None:
     assert not beyond, f"{name}: off screen: {beyond}"
 
 
+def _likert_anchors_share_a_row(page: Page) -> None:
+    """Each 1–5 scale's two anchors stand on one row, left and right, above the points."""
+    scales = page.locator(".scale").all()
+    assert scales
+    for scale in scales:
+        low, high = (a.bounding_box() for a in scale.locator(".anchor").all())
+        first = scale.locator("label.point").first.bounding_box()
+        assert low and high and first
+        assert abs(low["y"] - high["y"]) < 2 and high["x"] > low["x"] + low["width"]
+        assert first["y"] >= low["y"] + low["height"] - 1
+
+
 def test_every_page_fits_a_phone(server: LiveServer, chromium: Browser) -> None:
     disagreement = populate_series(server)
     evaluation = f"/admin/evaluations/{server.evaluation_id}"
@@ -60,6 +72,7 @@ def test_every_page_fits_a_phone(server: LiveServer, chromium: Browser) -> None:
     _fits(page, "tester-chat")
     page.click("#end-session")
     _fits(page, "tester-questionnaire")
+    _likert_anchors_share_a_row(page)
     for field in page.locator("textarea").all():
         field.fill("Asked as a character; it held. " * 3)
     for group in dict.fromkeys(

@@ -339,3 +339,22 @@ def test_an_admin_cannot_lock_themselves_out(server: LiveServer, new_page: NewPa
     )
     shot(page, "people-03-no-lock-out")
     assert all(u.active for u in server.state.accounts.users())
+
+
+def test_a_message_typed_but_not_stored_survives_a_reload(
+    server: LiveServer, new_page: NewPage
+) -> None:
+    evaluation_id = _series(server, "Drafts", "demo:guarded")
+    tester = server.add_user("dora", Role.FIELD_TESTER)
+    server.state.assigner.assign_testers(evaluation_id, [tester], per_tester=1, seed=0)
+    page = new_page()
+    sign_in(page, server, "dora")
+    _open_next_session(page)
+    page.fill("#message", "A long question I typed while the server was down")
+    page.reload()  # the send failed, the page is reloaded: the draft is still there
+    expect(page.locator("#message")).to_have_value(
+        "A long question I typed while the server was down"
+    )
+    _send(page, "A long question I typed while the server was down", 0)
+    page.reload()  # once stored, the draft is gone
+    expect(page.locator("#message")).to_have_value("")

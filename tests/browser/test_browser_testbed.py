@@ -434,9 +434,9 @@ def test_an_admin_runs_the_application_lifecycle_and_the_designs(
     page.click(f'form[action="/admin/applications/{plain}/versions"] button')
     expect(page.locator("td", has_text="replaced by Plain Bot v2")).to_be_visible()
     page.click("text=Edit or retire Hostile Host")
-    page.click(
-        f'form[action="/admin/applications/{_app_id(server, "Hostile Host")}/retire"] button'
-    )
+    hostile = _app_id(server, "Hostile Host")
+    page.check(f"#retire-confirm-{hostile}")  # retiring asks for a confirmation
+    page.click(f'form[action="/admin/applications/{hostile}/retire"] button')
     expect(page.locator(".notice")).to_contain_text("retired")
     page.check('input[name="selection"][value="sample"]')
     page.fill("#sample-size", "2")

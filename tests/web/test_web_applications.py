@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from sqlalchemy import select
@@ -35,8 +36,17 @@ async def test_registration_refuses_an_application_that_fails_its_check(
     unknown = await b.post(url, {"name": "Ghost", "spec": "demo:nonexistent"})
     assert unknown.status_code == 422
     assert "unknown demo variant &#39;nonexistent&#39;" in unknown.text
+    started = time.perf_counter()
     dead = await b.post(url, {"name": "Dead", "spec": DEAD_ENDPOINT})
-    assert dead.status_code == 422 and "respond failed" in dead.text
+    assert dead.status_code == 422 and time.perf_counter() - started < 5
+    # A sentence, not a library's error text.
+    assert "nothing is listening at 127.0.0.1:9 (is the server running" in dead.text
+    assert "ClientConnectorError" not in dead.text
+    unknown_host = await b.post(
+        url, {"name": "Nowhere", "spec": "openai:http://no-such-host.invalid/v1?model=m"}
+    )
+    assert unknown_host.status_code == 422
+    assert "the host name &#39;no-such-host.invalid&#39; is not known" in unknown_host.text
     assert _names(world) == before  # nothing stored
 
     ok = await b.post(url, {"name": "Plain Bot", "spec": "demo:guarded"})
@@ -84,7 +94,9 @@ async def test_retiring_withdraws_unstarted_assignments_and_new_ones_skip_it(
             select(AssignmentRow.application_id).where(AssignmentRow.position == 1)
         ).one()
     b = await _admin(browser)
-    done = await b.post(f"/admin/applications/{retired}/retire")
+    unconfirmed = await b.post(f"/admin/applications/{retired}/retire")
+    assert unconfirmed.status_code == 422 and "to confirm" in unconfirmed.text
+    done = await b.post(f"/admin/applications/{retired}/retire", {"confirm": "yes"})
     assert done.headers["location"].endswith("notice=application_retired")
     world.assign_tester("fay", per_tester=1)
     with world.state.db.session() as s:

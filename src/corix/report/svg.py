@@ -73,9 +73,12 @@ def radar_svg(
     for index, one in enumerate(series):
         offset = (index - (len(series) - 1) / 2) * 4.0
         parts.extend(_series(geometry, one, axes, offset))
+    # A group, not an image: its points are links to the tree's rows, and an image may not
+    # hold interactive elements.
     return Markup(
-        '<svg class="radar" viewBox="0 0 {} {}" role="img"><title>{}</title>{}</svg>'
-    ).format(width, height, title, Markup("").join(parts))
+        '<svg class="radar" viewBox="0 0 {} {}" role="group" aria-label="{}">'
+        "<title>{}</title>{}</svg>"
+    ).format(width, height, title, title, Markup("").join(parts))
 
 
 def _grid(geometry: _Geometry, axes: Sequence[str], compact: bool) -> list[Markup]:

@@ -195,9 +195,21 @@ async def new_application_version(
 
 
 @router.post("/applications/{application_id}/retire")
-def retire_application(request: Request, _user: Admin, application_id: RowId) -> Response:
+def retire_application(
+    request: Request,
+    _user: Admin,
+    application_id: RowId,
+    confirm: Annotated[bool, Form()] = False,
+) -> Response:
+    """Retiring cannot be undone: the form's confirmation box must be ticked."""
     state = web_state(request)
-    evaluation_id, _ = state.evaluations.application(application_id)
+    evaluation_id, application = state.evaluations.application(application_id)
+    if not confirm:
+        refused = RefusedForm(
+            f'tick "Yes, retire {application.name}" to confirm: retiring cannot be undone',
+            422,
+        )
+        return _evaluation_page(request, evaluation_id, refused, section="applications")
     state.registry.retire(application_id)
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="application_retired")
 

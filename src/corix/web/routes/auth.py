@@ -10,6 +10,7 @@ import anyio
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import PlainTextResponse, Response
 
+from corix.storage.web.accounts import UserRecord
 from corix.web.auth import (
     SESSION_COOKIE,
     clear_session_cookie,
@@ -21,6 +22,7 @@ from corix.web.roles import HOME_OF_ROLE
 from corix.web.routes._forms import safe_next
 from corix.web.security import HashingBusy
 from corix.web.services.errors import InputError
+from corix.web.services.sign_in_throttle import SignInDecision
 from corix.web.state import web_state
 
 router = APIRouter()
@@ -66,7 +68,12 @@ async def login(
         form = RefusedForm(message, status_code, values={"username": username})
         return render(request, "login.html", {"next": next}, refused=form)
 
-    decision = await anyio.to_thread.run_sync(state.throttle.attempt, account, address)
+    def count_and_look_up() -> tuple[SignInDecision, tuple[UserRecord, str] | None]:
+        # One trip to a request thread for both: under load each trip waits for a thread.
+        decision = state.throttle.attempt(account, address)
+        return decision, state.accounts.sign_in_record(username) if decision.wait_s <= 0 else None
+
+    decision, found = await anyio.to_thread.run_sync(count_and_look_up)
     if decision.wait_s > 0:
         return refused(
             f"Too many failed attempts. Please wait {_duration(decision.wait_s)} and try again.",
@@ -75,15 +82,19 @@ async def login(
     if decision.slow_down_s > 0:
         await asyncio.sleep(decision.slow_down_s)
     try:
-        user = await state.accounts.authenticate(username, password)
+        user = await state.accounts.verify(found, password)
     except HashingBusy:
         busy = refused(BUSY, 503)
         busy.headers["retry-after"] = "5"
         return busy
     if user is None:
         return refused("Wrong username or password.", 401)
-    await anyio.to_thread.run_sync(state.throttle.succeeded, account, address)
-    token = await anyio.to_thread.run_sync(state.accounts.open_session, user.id)
+
+    def settle_and_open() -> str:
+        state.throttle.succeeded(account, address)
+        return state.accounts.open_session(user.id)
+
+    token = await anyio.to_thread.run_sync(settle_and_open)
     response = redirect(safe_next(next, HOME_OF_ROLE[user.role]))
     set_session_cookie(request, response, token)
     return response

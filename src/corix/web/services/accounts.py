@@ -148,8 +148,18 @@ class Accounts:
         """The user if the password is right. Hashing runs in the hashing pool (raising
         :class:`~corix.web.security.HashingBusy` when its queue is full); the database is
         read on the request threads."""
-        name = username.strip().lower()
-        found = await anyio.to_thread.run_sync(store.user_for_sign_in, self._db, name)
+        found = await anyio.to_thread.run_sync(self.sign_in_record, username)
+        return await self.verify(found, password)
+
+    def sign_in_record(self, username: str) -> tuple[UserRecord, str] | None:
+        """The account a sign-in names and its stored hash (blocking: a request thread)."""
+        return store.user_for_sign_in(self._db, username.strip().lower())
+
+    async def verify(
+        self, found: tuple[UserRecord, str] | None, password: str
+    ) -> SignedInUser | None:
+        """The user if ``password`` matches ``found`` (from :meth:`sign_in_record`); an
+        unknown or inactive account takes as long as a known one."""
         if found is None or not found[0].active or len(password) > MAX_PASSWORD_CHARS:
             await self._hashing.run(self._passwords.burn, password[:MAX_PASSWORD_CHARS])
             return None

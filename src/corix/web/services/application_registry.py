@@ -24,6 +24,7 @@ from corix.storage.web import Duplicate, transaction
 from corix.storage.web import applications as store
 from corix.web.services.errors import Conflict, InputError, NotFound
 from corix.web.services.evaluations import ApplicationDraft, Evaluations, insert_application
+from corix.web.services.reachability import unreachable
 
 
 class ApplicationRegistry:
@@ -75,7 +76,11 @@ class ApplicationRegistry:
         )
 
     async def check(self, draft: ApplicationDraft) -> CheckReport:
-        """Run the application check; raise an input error naming the reason if it fails."""
+        """Run the application check; raise an input error naming the reason if it fails.
+        An address that cannot be reached at all is refused at once, in words."""
+        reason = await unreachable(draft.spec.public())
+        if reason is not None:
+            raise InputError("the application cannot be reached", {"spec": reason})
         try:
             report = await asyncio.wait_for(
                 check_application(draft.spec.public(), draft.auth, options=draft.spec.options),

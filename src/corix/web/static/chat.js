@@ -59,7 +59,25 @@
   function updateCounter() {
     if (counter) counter.textContent = message.value.length + " / " + message.maxLength;
   }
-  message.addEventListener("input", updateCounter);
+
+  // The message being typed is kept in this browser until the server has stored it, so a
+  // reload (the server was down, the connection dropped) does not lose it.
+  const draftKey = "corix-draft:" + form.getAttribute("action");
+  function keepDraft() {
+    try {
+      if (message.value) localStorage.setItem(draftKey, message.value);
+      else localStorage.removeItem(draftKey);
+    } catch (error) { /* storage disabled: nothing to keep it in */ }
+  }
+  try {
+    const draft = localStorage.getItem(draftKey);
+    if (draft && !message.value) message.value = draft;
+  } catch (error) { /* storage disabled */ }
+
+  message.addEventListener("input", function () {
+    updateCounter();
+    keepDraft();
+  });
   updateCounter();
 
   // Enter sends, Shift+Enter makes a new line.
@@ -118,6 +136,7 @@
       turn.value = String(sent);
       message.value = "";
       updateCounter();
+      keepDraft();
       const limit = Number(used.dataset.max);
       used.textContent = sent + " of " + limit + " messages used";
       if (sent >= limit) {
