@@ -75,6 +75,8 @@ def release_command(
 
     Then --finalize --reviewed-by NAME writes the release to OUT (see docs/formats.md).
     """
+    if out.exists() and not out.is_dir():
+        raise fail(f"--out '{out}' is a file: a release is written to a folder")
     review_dir = review if review is not None else review_folder(out)
     if finalize:
         if not reviewed_by:

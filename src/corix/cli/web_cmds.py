@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 from typing import Annotated
 
@@ -9,12 +10,14 @@ import typer
 from rich.table import Table
 from sqlalchemy.engine import make_url
 
-from corix.cli.common import DbOption, console, database, fail
+from corix.cli.common import DbOption, console, database, fail, require_terminal
 from corix.storage import Database
 from corix.web import Accounts, InputError, Role, ServiceError, WebSettings, accounts_for
 
 users_app = typer.Typer(
-    help="Manage the people who sign in to the web testbed.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Manage the people who sign in to the web testbed.",
+    no_args_is_help=True,
 )
 
 RoleOption = Annotated[
@@ -35,7 +38,9 @@ _DEFAULTS = WebSettings()  # the option defaults shown by --help (its random key
 def serve_command(
     db: DbOption = None,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
+    port: Annotated[
+        int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")
+    ] = 8000,
     secret_key: Annotated[
         str | None,
         typer.Option(
@@ -75,7 +80,8 @@ def serve_command(
         qualification_max_attempts=attempts,
         qualification_cooldown_minutes=cooldown_minutes,
     )
-    with database(db) as database_:
+    ensure_can_listen(host, port)
+    with database(db, create=True) as database_:
         app = create_app(database_, settings=settings, secret_key=secret_key)
         if secret_key is None:
             console.print(
@@ -93,6 +99,15 @@ def serve_command(
             proxy_headers=believe,
             forwarded_allow_ips=proxies,
         )
+
+
+def ensure_can_listen(host: str, port: int) -> None:
+    """Fail before announcing the server when its address is taken or not this machine's."""
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        socket.create_server((host, port), family=family).close()
+    except OSError as exc:
+        raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def proxy_settings(trusted: list[str] | None) -> tuple[bool, str | None]:
@@ -115,8 +130,9 @@ def users_add(
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
     else:
+        require_terminal("a password prompt", "--password-stdin")
         password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
-    with database(db) as database_:
+    with database(db, create=True) as database_:
         accounts = _accounts(database_)
         try:
             user = accounts.create_user(username, password, role)
@@ -137,7 +153,7 @@ def users_invite(
     db: DbOption = None,
 ) -> None:
     """Print a single-use invitation link for a new account with ROLE."""
-    with database(db) as database_:
+    with database(db, create=True) as database_:
         token = _accounts(database_).invite(role, created_by=None)
     typer.echo(f"{base_url.rstrip('/')}/invite/{token}")
 

@@ -17,7 +17,7 @@ from corix.storage.annotations import (
     session_infos,
 )
 from corix.storage.clock import as_utc, is_past, utcnow
-from corix.storage.database import Database, default_url, migrate
+from corix.storage.database import Database, DatabaseMissingError, default_url, migrate
 from corix.storage.imported_runs import store_imported_run
 from corix.storage.locks import LockHeld, exclusive
 from corix.storage.measured import (
@@ -73,6 +73,7 @@ __all__ = [
     "AnnotationSink",
     "CollectedRecords",
     "Database",
+    "DatabaseMissingError",
     "LockHeld",
     "MeasuredDialogue",
     "NewPass",
