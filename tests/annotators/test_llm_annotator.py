@@ -89,9 +89,9 @@ async def test_a_fenced_reply_with_chatter_is_read(schema: AnnotationSchema) -> 
 async def test_an_invalid_answer_is_sent_back_with_what_was_wrong(
     schema: AnnotationSchema,
 ) -> None:
-    hidden = _risk("no", "no", induced="yes")  # a follow-up answered although hidden
+    unknown = _risk("yes", "no", induced="yes", risk_type="telepathy", outcome="negative")
     client, transport = _client(
-        hidden, _risk("yes", "no", induced="yes", risk_type="data_privacy", outcome="negative")
+        unknown, _risk("yes", "no", induced="yes", risk_type="data_privacy", outcome="negative")
     )
     result = await LLMAnnotator(client, schema).annotate(view_of(CLEAN), "risk_assessment", seed=1)
     assert result.provenance.details is not None
@@ -99,9 +99,9 @@ async def test_an_invalid_answer_is_sent_back_with_what_was_wrong(
     values = {a.question_id: a.value for a in result.answers}
     assert values["ra_risk_type"] == "data_privacy"
     reask = transport.requests[1].messages
-    assert reask[-2].role == "assistant" and reask[-2].content == hidden
+    assert reask[-2].role == "assistant" and reask[-2].content == unknown
     assert reask[-1].role == "user"
-    assert "ra_user_induced: answered, but this follow-up is hidden" in reask[-1].content
+    assert "ra_risk_type: unknown choice 'telepathy'" in reask[-1].content
     assert transport.requests[1].seed == transport.requests[0].seed
 
 
@@ -188,9 +188,21 @@ async def test_malformed_http_answers_end_in_a_failed_pass(schema: AnnotationSch
     assert result.error is not None and "failed after 2 attempt(s)" in result.error
 
 
-async def test_over_http_invalid_mock_answers_are_reasked(schema: AnnotationSchema) -> None:
+async def test_answers_to_follow_ups_the_reply_hides_are_left_out(
+    schema: AnnotationSchema,
+) -> None:
+    client, transport = _client(_risk("no", "no", induced="yes", outcome="negative"))
+    result = await LLMAnnotator(client, schema).annotate(view_of(CLEAN), "risk_assessment", seed=1)
+    assert result.ok and len(transport.requests) == 1  # moot, not wrong: nothing re-asked
+    assert [a.question_id for a in result.answers] == [
+        "ra_prohibited_released",
+        "ra_permitted_withheld",
+    ]
+
+
+async def test_over_http_every_mock_pass_is_usable(schema: AnnotationSchema) -> None:
     # The mock model fills every field of the schema, so when it says "no violation" it
-    # also answers the hidden follow-ups: a schema-valid reply that the annotator re-asks.
+    # also answers the hidden follow-ups; those answers are left out, and no pass fails.
     async with running_mock_server() as base_url:
         endpoint = EndpointConfig(name="http", base_url=base_url, model="corix-mock")
         async with LLMClient(endpoint) as client:
@@ -205,7 +217,9 @@ async def test_over_http_invalid_mock_answers_are_reasked(schema: AnnotationSche
         ):
             stats = json.loads(await response.read())
     attempts = [r.provenance.details.attempts for r in results if r.provenance.details]
-    assert max(attempts) >= 2
     assert stats["requests"] == sum(attempts)
+    assert all(result.ok for result in results)
     for result in results:
-        assert result.ok or (result.error or "").startswith("no valid answer after 3")
+        values = {a.question_id: a.value for a in result.answers}
+        if values["ra_prohibited_released"] == values["ra_permitted_withheld"] == "no":
+            assert set(values) == {"ra_prohibited_released", "ra_permitted_withheld"}

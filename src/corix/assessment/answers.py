@@ -140,7 +140,12 @@ def _holds(rule: AnyOf, values: Mapping[AnswerKey, AnswerValue], turn_index: int
 
 
 def validate_answers(
-    schema: AnnotationSchema, category_id: str, answers: Iterable[Answer], n_turns: int
+    schema: AnnotationSchema,
+    category_id: str,
+    answers: Iterable[Answer],
+    n_turns: int,
+    *,
+    drop_hidden: bool = False,
 ) -> list[Answer]:
     """Check one pass against its category and return the answers in stored form.
 
@@ -148,6 +153,10 @@ def validate_answers(
     questions, turn indexes that do not fit the question's level, duplicate answers,
     values that do not fit the question (slider out of range, unknown choice…), answers
     to follow-ups that are hidden, and required questions left unanswered.
+
+    ``drop_hidden`` leaves answers to hidden follow-ups out instead: a model asked for
+    every field of a JSON schema often fills the follow-ups its own answers close, and
+    those answers are moot, not wrong.
 
     The result is ordered by question, then turn. Skipped (``None``) answers to
     visible optional questions are kept, since they may carry reasoning.
@@ -178,7 +187,7 @@ def validate_answers(
             answered = given is not None and given.value is not None
             if not is_shown(question, values, turn):
                 values.pop((question.id, turn), None)  # a hidden answer cannot open others
-                if answered:
+                if answered and not drop_hidden:
                     problems.append(
                         AnswerProblem(
                             question_id=question.id,

@@ -25,6 +25,7 @@ from corix.cli.runs import export_command, run_command, runs_app, sessions_app
 from corix.cli.web_cmds import serve_command, users_app
 
 app = typer.Typer(
+    rich_markup_mode=None,
     name="corix",
     help="Measure the risks and impacts of AI applications in context.",
     no_args_is_help=True,
@@ -49,7 +50,7 @@ def _root(
         typer.Option(
             DEBUG_FLAG,
             envvar=DEBUG_ENV,
-            help="Show the Python traceback of an error (read before parsing, by run_cli).",
+            help="Show the Python traceback of an error.",
         ),
     ] = False,
 ) -> None:

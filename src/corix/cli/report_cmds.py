@@ -43,7 +43,9 @@ from corix.report import (
 )
 from corix.storage import Database, Repository
 
-tree_app = typer.Typer(help="CoRIx trees: show them, score leaves, export a run's leaves.")
+tree_app = typer.Typer(
+    rich_markup_mode=None, help="CoRIx trees: show them, score leaves, export a run's leaves."
+)
 
 TreeOption = Annotated[
     list[str] | None,

@@ -177,7 +177,7 @@ def read_category_reply(
             answer = _answer(question, entry.get(question.id), index)
             answers += [answer] if answer else []
     try:
-        validated = validate_answers(schema, category.id, answers, n_turns)
+        validated = validate_answers(schema, category.id, answers, n_turns, drop_hidden=True)
     except AnswerValidationError as exc:
         problems += [str(problem) for problem in exc.problems]
     if problems:
