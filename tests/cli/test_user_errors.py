@@ -8,17 +8,16 @@ every case here is the user's input, files, machine or network.
 
 from __future__ import annotations
 
-import io
+import json
 import socket
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from cli_support import invoke
 
 from corix.cli.exit_codes import ExitCode
-from corix.cli.main import main
 
 PLAN = """\
 name: small
@@ -51,28 +50,9 @@ class Workspace:
     busy_port: int
 
 
-def invoke(*argv: str) -> tuple[int, str, str]:
-    """Run ``corix ARGV`` as the console script does; its exit code, stdout and stderr."""
-    saved_argv, saved_stdin = sys.argv, sys.stdin
-    out, err = io.StringIO(), io.StringIO()
-    saved_out, saved_err = sys.stdout, sys.stderr
-    sys.argv, sys.stdin, sys.stdout, sys.stderr = ["corix", *argv], io.StringIO(""), out, err
-    try:
-        main()
-    except SystemExit as exc:
-        code = int(exc.code or 0) if not isinstance(exc.code, str) else 1
-    else:
-        code = 0
-    finally:
-        sys.argv, sys.stdin, sys.stdout, sys.stderr = saved_argv, saved_stdin, saved_out, saved_err
-    return code, out.getvalue(), err.getvalue()
-
-
 def _last_run(folder: Path) -> str:
     code, out, err = invoke("runs", "list", "--json")
     assert code == 0, err
-    import json
-
     return str(json.loads(out)[-1]["id"])
 
 

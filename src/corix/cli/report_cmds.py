@@ -21,6 +21,7 @@ from corix.cli.measure_options import (
     SpecOption,
     measurement_spec,
 )
+from corix.cli.progress import step
 from corix.measurement import (
     FILTER_COLUMNS,
     REQUIRED_COLUMNS,
@@ -136,6 +137,7 @@ def report_command(
             )
         with database(db) as database_:
             reused = reused_settings(stored_report(database_, run, series, settings_of))
+            step(console, f"report: measuring and writing {run or f'series {series}'}")
             paths = _write(database_, run, series, folder, reused)
     else:
         in_force, source = measurement_spec(
@@ -151,6 +153,7 @@ def report_command(
             measurement_source=source,
         )
         with database(db) as database_:
+            step(console, f"report: measuring and writing {run or f'series {series}'}")
             paths = _write(database_, run, series, folder, settings)
     # Soft wrap: a path must stay on one line to be copied or clicked.
     console.print(f"report: [bold]{paths.html.resolve()}[/]", soft_wrap=True)

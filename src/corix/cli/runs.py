@@ -32,7 +32,7 @@ from corix.cli.common import (
     wrapping_table,
 )
 from corix.cli.exit_codes import ExitCode
-from corix.cli.progress import progress_for
+from corix.cli.progress import progress_for, step
 from corix.domain import Level
 from corix.errors import unknown_name
 from corix.execution import (
@@ -625,6 +625,7 @@ def export_command(
             raise fail(f"no evaluation series named '{series}' with runs")
         if fmt != "jsonl":
             assert output is not None  # checked above
+            step(console, f"export: measuring {len(run_ids)} run(s), then writing {output}")
             measurement = measure_in_chunks(database_, run_ids)
             counts = export_tables(repo, measurement, output, parquet=fmt == "parquet")
             if fmt == "hf":
@@ -643,6 +644,7 @@ def export_command(
             for line in lines:
                 typer.echo(line)
             return
+        step(console, f"export: writing {output}")
         with output.open("w", encoding="utf-8") as handle:
             count = 0
             for line in lines:
