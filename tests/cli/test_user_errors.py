@@ -176,6 +176,9 @@ CASES = [
     case("negative mock latency", "mock-server", "--latency-ms", "-1",
          says="Invalid value for '--latency-ms'"),
     case("cancel a finished run", "runs", "cancel", "{run}", says="only a running"),
+    case("a judge URL that is not one", "annotate", "{run}", "--annotator", "llm",
+         "--endpoint-url", "URL", "--model", "M",
+         says="--endpoint-url 'URL' is not an http(s) URL"),
 ]  # fmt: skip
 
 

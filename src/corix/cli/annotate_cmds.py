@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import typer
 from rich.text import Text
@@ -58,6 +59,9 @@ def _endpoint(
     elif url is not None:
         if model is None:
             raise fail("--endpoint-url needs --model")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise fail(f"--endpoint-url '{url}' is not an http(s) URL, e.g. http://host:8000/v1")
         base_url, default_model, name = url, model, "annotator"
     else:
         return None
