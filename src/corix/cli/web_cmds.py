@@ -7,10 +7,17 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.text import Text
 from sqlalchemy.engine import make_url
 
-from corix.cli.common import DbOption, console, database, fail, require_terminal
+from corix.cli.common import (
+    DbOption,
+    console,
+    database,
+    fail,
+    require_terminal,
+    wrapping_table,
+)
 from corix.storage import Database
 from corix.web import Accounts, InputError, Role, ServiceError, WebSettings, accounts_for
 
@@ -163,13 +170,13 @@ def users_list(db: DbOption = None) -> None:
     """Every account with its role."""
     with database(db) as database_:
         users = _accounts(database_).users()
-    table = Table("username", "role", "active", "created")
+    table = wrapping_table("username", "role", "active", "created")
     for user in users:
         table.add_row(
-            user.username,
-            user.role.value,
-            "yes" if user.active else "no",
-            f"{user.created_at:%Y-%m-%d %H:%M}",
+            Text(user.username),
+            Text(user.role.value),
+            Text("yes" if user.active else "no"),
+            Text(f"{user.created_at:%Y-%m-%d %H:%M}"),
         )
     console.print(table)
 
