@@ -52,6 +52,7 @@ def test_help_fits_80_columns_and_explains_every_option(
     assert all(len(line) <= 80 for line in out.splitlines()), out
     assert "<bool>" not in out  # a flag takes no value
     assert "``" not in out  # no reStructuredText in what people read
+    assert "..." not in out.replace("[ARGS]...", "")  # no summary cut short
     metavars = re.findall(r"<(?!=)[^<>=\s]*$", out, flags=re.MULTILINE)
     assert not metavars, f"a metavar broken across lines: {metavars}"
     for param in _command(path).params:
