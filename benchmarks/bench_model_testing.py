@@ -62,7 +62,7 @@ async def measure(
         applications=[
             ApplicationEntry(
                 name="mock-app",
-                spec=f"openai:{base_url}?model=corix-mock&concurrency={concurrency}&retries=0",
+                spec=f"openai:{base_url}?model=corix-mock&max_concurrency={concurrency}&max_retries=0",
             )
         ],
         scenarios=[str(pack)],

@@ -51,7 +51,7 @@ def bench_plan(base_url: str, sessions: int, turns: int, concurrency: int) -> Pl
         applications=[
             ApplicationEntry(
                 name="mock-app",
-                spec=f"openai:{base_url}?model=corix-mock&concurrency={concurrency}&retries=0",
+                spec=f"openai:{base_url}?model=corix-mock&max_concurrency={concurrency}&max_retries=0",
             )
         ],
         scenarios=["tv_spoilers"],

@@ -62,8 +62,8 @@ async def measure(
         applications=[
             ApplicationEntry(
                 name="mock-app",
-                spec=f"openai:{base_url}?model=corix-mock&concurrency={concurrency}&retries=0"
-                + ("" if adaptive else "&fixed_concurrency=1"),
+                spec=f"openai:{base_url}?model=corix-mock&max_concurrency={concurrency}&max_retries=0"
+                + ("" if adaptive else "&adaptive_concurrency=false"),
             )
         ],
         scenarios=["tv_spoilers"],

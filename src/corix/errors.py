@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 
@@ -33,6 +33,23 @@ class ConfigError(CorixError):
             where.append(f"field '{field}'")
         prefix = ", ".join(where)
         super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class ConfigErrors(ConfigError):
+    """Every problem found in one configuration file, each with its own line.
+
+    Reads as its first problem (``path``, ``field``, ``line``) for code that wants one;
+    ``problems`` holds them all, and the command line prints one line each.
+    """
+
+    def __init__(self, problems: Sequence[ConfigError]) -> None:
+        first = problems[0]
+        super().__init__(first.reason, path=first.path, field=first.field, line=first.line)
+        self.problems = list(problems)
+        self.args = ("; ".join(map(str, problems)),)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class UnknownNameError(CorixError, KeyError):

@@ -35,7 +35,7 @@ async def test_openai_application_keeps_the_dialogue_history() -> None:
 async def test_openai_application_records_failures_as_errors() -> None:
     config = MockServerConfig(fail_500=1.0)
     async with running_mock_server(config) as base_url:
-        app = build_application(f"openai:{base_url}?model=m&retries=1")
+        app = build_application(f"openai:{base_url}?model=m&max_retries=1")
         session = await app.start_session()
         reply = await session.respond("hi")
         await app.close()
@@ -97,7 +97,7 @@ async def test_http_json_application_survives_hostile_and_broken_replies(
     json_endpoint: tuple[str, list[dict[str, object]]],
 ) -> None:
     url, seen = json_endpoint
-    app = build_application(f"http:{url}?path=data.choices.0.reply&retries=0")
+    app = build_application(f"http:{url}?path=data.choices.0.reply&max_retries=0")
     session = await app.start_session()
     hostile = await session.respond("hostile")
     after = await session.respond("more")  # the hostile reply goes back as history
@@ -121,7 +121,9 @@ async def test_retry_limits_are_options_of_the_spec() -> None:
     # at once with the reason instead of freezing the dialogue.
     config = MockServerConfig(fail_429=1.0, retry_after_s=30)
     async with running_mock_server(config) as base_url:
-        app = build_application(f"openai:{base_url}?model=m&retry_after_max=0.2&call_deadline=5")
+        app = build_application(
+            f"openai:{base_url}?model=m&retry_after_max_s=0.2&call_deadline_s=5"
+        )
         session = await app.start_session()
         started = time.perf_counter()
         reply = await session.respond("hi")

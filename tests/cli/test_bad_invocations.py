@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from corix.cli.exit_codes import ExitCode
+from corix.storage import Database
 
 CORIX = Path(sys.executable).with_name("corix")
 
@@ -59,6 +60,12 @@ def _write(name: str, content: bytes) -> Callable[[Path], str]:
     return make
 
 
+def _database(directory: Path) -> str:
+    url = f"sqlite:///{directory / 'corix.db'}"
+    Database(url).dispose()
+    return url
+
+
 @dataclass(frozen=True)
 class Case:
     id: str
@@ -86,7 +93,8 @@ CASES = [
     Case(
         "openai spec without model",
         ("run", _write("plan.yaml", PLAN_WITHOUT_MODEL.encode())),
-        "plan.yaml:4: application 'chat': model",
+        "plan.yaml:4: application 'chat': the spec 'openai:http://127.0.0.1:9/v1' is not "
+        "valid: model",
     ),
     Case(
         "app check of an openai spec without model",
@@ -114,7 +122,7 @@ CASES = [
         ("runs", "list", "--db", "postgresql+pg8000://postgres@127.0.0.1/corix"),
         "driver 'pg8000' is not installed",
     ),
-    Case("unknown run", ("runs", "show", "run-nope"), "no run 'run-nope'"),
+    Case("unknown run", ("runs", "show", "run-nope", "--db", _database), "no run 'run-nope'"),
     Case("port out of range", ("mock-server", "--port", "70000"), "less than or equal to 65535"),
     Case(
         "fault rates above one",

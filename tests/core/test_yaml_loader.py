@@ -2,10 +2,10 @@ import time
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from corix.config import MAX_DEPTH, load_yaml_model, parse_yaml_model
-from corix.errors import ConfigError
+from corix.errors import ConfigError, ConfigErrors
 
 
 class Item(BaseModel):
@@ -114,3 +114,40 @@ def test_a_non_utf8_file_names_its_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not UTF-8 text") as info:
         load_yaml_model(path, Doc)
     assert info.value.line == 3
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str
+    items: list[Item]
+    settings: dict[str, Item] = {}
+
+
+class StrictItem(Item):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Nested(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    entries: list[StrictItem]
+
+
+def test_every_problem_is_reported_each_with_its_line() -> None:
+    text = "title: t\ntitel: x\nitems:\n  - name: a\n    weight: -1\n  - weight: 2\n"
+    with pytest.raises(ConfigErrors) as info:
+        parse_yaml_model(text, Strict, source="d.yaml")
+    found = [(p.line, p.field) for p in info.value.problems]
+    assert found == [(2, "titel"), (5, "items.0.weight"), (6, "items.1.name")]
+    assert str(info.value.problems[0]) == (
+        "d.yaml:2, field 'titel': unknown field 'titel'; did you mean 'title'?"
+    )
+    assert (info.value.line, info.value.field) == (2, "titel")  # reads as its first problem
+
+
+def test_an_unknown_field_deep_inside_gets_its_own_models_names() -> None:
+    with pytest.raises(ConfigErrors) as info:
+        parse_yaml_model("entries:\n  - name: a\n    wieght: 1\n", Nested, source="n.yaml")
+    assert [str(p) for p in info.value.problems] == [
+        "n.yaml:2, field 'entries.0.weight': Field required",
+        "n.yaml:3, field 'entries.0.wieght': unknown field 'wieght'; did you mean 'weight'?",
+    ]

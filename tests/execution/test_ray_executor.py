@@ -114,7 +114,7 @@ def _slow_plan(base_url: str) -> Plan:
         name="killed",
         seed=2,
         applications=[
-            ApplicationEntry(name="slow", spec=f"openai:{base_url}?model=corix-mock&retries=0")
+            ApplicationEntry(name="slow", spec=f"openai:{base_url}?model=corix-mock&max_retries=0")
         ],
         scenarios=["tv_spoilers"],
         levels={Level.RED_TEAMING: LevelSettings(sessions=24, max_turns=4)},
@@ -172,7 +172,7 @@ async def test_a_killed_worker_loses_only_its_sessions_and_resume_completes_the_
 async def test_rate_limits_hold_across_workers(local_ray: None, sqlite_db: Database) -> None:
     rpm = 600.0  # 10 requests a second; two workers each on their own would make 20
     async with running_mock_server() as base_url:
-        app = f"openai:{base_url}?model=corix-mock&rpm={rpm:g}&name=limited"
+        app = f"openai:{base_url}?model=corix-mock&requests_per_minute={rpm:g}&name=limited"
         plan = Plan(
             name="limited",
             seed=1,
@@ -276,7 +276,7 @@ async def test_an_endpoints_concurrency_bound_holds_across_workers(
     local_ray: None, sqlite_db: Database
 ) -> None:
     async with running_mock_server(MockServerConfig(latency_ms=100)) as base_url:
-        app = f"openai:{base_url}?model=corix-mock&concurrency=2&fixed_concurrency=1"
+        app = f"openai:{base_url}?model=corix-mock&max_concurrency=2&adaptive_concurrency=false"
         plan = Plan(
             name="bounded",
             seed=1,

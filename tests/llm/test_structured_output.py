@@ -167,7 +167,7 @@ async def test_prices_and_max_tokens_from_a_spec_reach_the_run_summary(
     async with running_mock_server() as base_url:
         spec = (
             f"openai:{base_url}?model=small&max_tokens=50"
-            "&price_prompt=1.0&price_completion=2.0&rpm=6000"
+            "&price_per_1k_prompt=1.0&price_per_1k_completion=2.0&requests_per_minute=6000"
         )
         plan = Plan(
             name="priced",

@@ -46,7 +46,7 @@ async def test_a_cached_rerun_asks_no_model(sqlite_db: Database, tmp_path: Path)
         plan = Plan(
             name="cached",
             applications=[
-                ApplicationEntry(name="m", spec=f"openai:{base_url}?model=corix-mock&timeout=5")
+                ApplicationEntry(name="m", spec=f"openai:{base_url}?model=corix-mock&timeout_s=5")
             ],
             scenarios=["tv_spoilers"],
             levels={Level.MODEL_TESTING: LevelSettings(repeats=1)},
@@ -90,7 +90,7 @@ PLAN = """\
 name: cached-cli
 applications:
   - name: m
-    spec: "openai:{base_url}?model=corix-mock&timeout=5"
+    spec: "openai:{base_url}?model=corix-mock&timeout_s=5"
 scenarios: [pathfinder]
 levels:
   model_testing: {{repeats: 1}}

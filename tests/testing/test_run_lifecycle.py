@@ -109,7 +109,7 @@ BROKEN_PLAN = """\
 name: broken
 applications:
   - name: slow
-    spec: "openai:http://127.0.0.1:9/v1?model=m&timeout=notanumber"
+    spec: "openai:http://127.0.0.1:9/v1?model=m&timeout_s=notanumber"
   - name: keyed
     spec: "openai:http://127.0.0.1:{port}/v1?model=m&key_env=CORIX_TEST_UNSET_KEY"
   - name: signed
@@ -333,7 +333,7 @@ async def test_the_summary_after_resume_covers_the_whole_run(any_db: Database) -
         plan = Plan(
             name="resume-summary",
             applications=[
-                ApplicationEntry(name="m", spec=f"openai:{base_url}?model=corix-mock&timeout=5")
+                ApplicationEntry(name="m", spec=f"openai:{base_url}?model=corix-mock&timeout_s=5")
             ],
             scenarios=["tv_spoilers"],
             levels={Level.MODEL_TESTING: LevelSettings(repeats=2)},

@@ -173,7 +173,7 @@ async def test_summary_counts_model_calls_and_retries(sqlite_db: Database) -> No
         plan = _plan(
             ApplicationEntry(
                 name="m",
-                spec=f"openai:{base_url}?model=corix-mock&retries=3&timeout=5",
+                spec=f"openai:{base_url}?model=corix-mock&max_retries=3&timeout_s=5",
                 options={"system": "You are the Halloway Signal guide."},
             ),
             sessions=4,
@@ -201,7 +201,9 @@ async def test_a_dialogues_user_and_application_share_their_connections(
             name="t",
             seed=5,
             applications=[
-                ApplicationEntry(name="m", spec=f"openai:{base_url}?model=corix-mock&concurrency=6")
+                ApplicationEntry(
+                    name="m", spec=f"openai:{base_url}?model=corix-mock&max_concurrency=6"
+                )
             ],
             scenarios=["tv_spoilers"],
             levels={

@@ -13,7 +13,7 @@ from corix.storage.orm_web import ApplicationStatusRow, AssignmentRow
 from corix.web.services.application_registry import next_version_name
 
 MakeBrowser = Callable[[], Browser]
-DEAD_ENDPOINT = "openai:http://127.0.0.1:9/v1?model=zz-hidden-model&retries=0&timeout=2"
+DEAD_ENDPOINT = "openai:http://127.0.0.1:9/v1?model=zz-hidden-model&max_retries=0&timeout_s=2"
 
 
 async def _admin(browser: MakeBrowser) -> Browser:

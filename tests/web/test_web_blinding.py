@@ -26,7 +26,7 @@ from corix.storage.orm import ApplicationRow, SessionRow
 from corix.storage.orm_web import AssignmentRow
 
 MakeBrowser = Callable[[], Browser]
-BROKEN = "openai:http://127.0.0.1:9/v1?model=zz-hidden-model&retries=0&timeout=2"
+BROKEN = "openai:http://127.0.0.1:9/v1?model=zz-hidden-model&max_retries=0&timeout_s=2"
 LEVEL_WORDS = re.compile(
     r"red[ _-]?team|field[ _-]?test|model[ _-]?test|simulated|scripted", re.IGNORECASE
 )

@@ -134,7 +134,7 @@ async def test_an_application_error_is_recorded_and_shown_politely(
     world.state.evaluations.register_application(
         world.evaluation_id,
         name="Broken Endpoint",
-        spec="openai:http://127.0.0.1:9/v1?model=zz-hidden-model&retries=0&timeout=2",
+        spec="openai:http://127.0.0.1:9/v1?model=zz-hidden-model&max_retries=0&timeout_s=2",
         credentials_json="",
     )
     broken = world.state.evaluations.applications(world.evaluation_id)

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from corix.apps import aria_base
 from corix.apps.base import Application, ApplicationError, AppReply, AppSession
+from corix.apps.options import checked_options
 from corix.apps.specs import AdapterSpec
 from corix.config import json_object_from_env
 from corix.errors import CorixError
@@ -281,9 +282,10 @@ class AriaSubmission(Application):
 
 
 def aria_adapter(spec: AdapterSpec) -> Application:
+    options = checked_options(spec, ("timeout_s", "threads", "sessions"), {"timeout": "timeout_s"})
     return AriaSubmission(
         Path(spec.target),
-        timeout_s=float(spec.options.get("timeout", 60)),
-        threads=int(spec.options.get("threads", 64)),
-        sessions=int(spec.options.get("sessions", 1)),
+        timeout_s=float(options.get("timeout_s", 60)),
+        threads=int(options.get("threads", 64)),
+        sessions=int(options.get("sessions", 1)),
     )

@@ -19,6 +19,7 @@ from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from corix.apps.base import Application, AppReply, AppSession
+from corix.apps.options import endpoint_config, endpoint_options
 from corix.apps.specs import AdapterSpec
 from corix.errors import CorixError
 from corix.llm import (
@@ -30,8 +31,6 @@ from corix.llm import (
     RawCompletion,
     TransportError,
     UsageSnapshot,
-    read_reply,
-    reply_limits,
 )
 
 DEFAULT_BODY = '{"message": {{ text | tojson }}, "history": {{ history | tojson }}}'
@@ -75,7 +74,7 @@ class HttpJsonTransport:
                 headers={"Content-Type": "application/json", **self.headers},
                 timeout=aiohttp.ClientTimeout(total=timeout),
             ) as response:
-                raw = await read_reply(response, endpoint.max_reply_bytes)
+                raw = await response.read()
                 if response.status >= 400:
                     retry_after = response.headers.get("Retry-After")
                     raise TransportError.from_status(
@@ -148,30 +147,35 @@ class HttpJsonApplication(Application):
         return self._client.usage.snapshot()
 
 
+_OWN_OPTIONS = ("path", "body")
+
+
 def http_adapter(spec: AdapterSpec) -> Application:
-    options = spec.options
-    path = options.get("path")
+    settings, own = endpoint_options(spec, _OWN_OPTIONS)
+    path = own.get("path")
     if not path:
         raise CorixError("http adapter needs the 'path' option: where the reply text sits")
-    headers: dict[str, str] = {}
-    key_env = options.get("key_env")
+    headers = dict(settings.pop("headers", None) or {})
+    key_env = settings.pop("key_env", None)
+    key_header = settings.pop("key_header", None)
     if key_env:
         key = os.environ.get(key_env)
         if key is None:
             raise CorixError(f"http adapter: ${key_env} is unset")
-        headers[str(options.get("key_header", "Authorization"))] = key
-    endpoint = EndpointConfig(
-        name=str(options.get("name", spec.target)),
-        base_url=spec.target,
-        model="http",
-        max_concurrency=int(options.get("concurrency", 64)),
-        timeout_s=float(options.get("timeout", 60)),
-        max_retries=int(options.get("retries", 3)),
-        retry_after_max_s=float(options.get("retry_after_max", 120)),
-        **reply_limits(options),
+        headers[str(key_header or "Authorization")] = key
+    endpoint = endpoint_config(
+        spec,
+        {
+            "name": spec.target,
+            "max_concurrency": 64,
+            "max_retries": 3,
+            "model": "http",
+            **settings,
+            "base_url": spec.target,
+        },
     )
     transport = HttpJsonTransport(
-        spec.target, str(options.get("body", DEFAULT_BODY)), str(path), headers
+        spec.target, str(own.get("body", DEFAULT_BODY)), str(path), headers
     )
     client = LLMClient(endpoint, transport=transport, cache=spec.cache)
     return HttpJsonApplication(client, spec.target)

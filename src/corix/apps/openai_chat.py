@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from corix.apps.base import Application, AppReply, AppSession
+from corix.apps.options import endpoint_config, endpoint_options
 from corix.apps.specs import AdapterSpec
-from corix.errors import CorixError
 from corix.llm import (
     ChatMessage,
     ChatRequest,
@@ -21,7 +21,6 @@ from corix.llm import (
     LLMClient,
     ModelCallError,
     UsageSnapshot,
-    reply_limits,
 )
 
 
@@ -100,71 +99,41 @@ class OpenAIChatApplication(Application):
         return self.client.usage.snapshot()
 
 
-def _optional_float(value: Any) -> float | None:
-    return None if value in (None, "") else float(value)
-
-
-def _headers(value: Any) -> dict[str, str]:
-    """Extra request headers from a plan's ``options: {headers: {Name: value}}``."""
-    if value in (None, ""):
-        return {}
-    if not isinstance(value, dict):
-        raise CorixError("option 'headers' must map header names to values")
-    return {str(name): str(text) for name, text in value.items()}
-
-
 def openai_adapter(spec: AdapterSpec) -> Application:
-    return _chat_application(spec, transport="openai", model=str(spec.options.get("model", "")))
+    return _chat_application(spec, transport="openai", default_model="")
 
 
 def local_adapter(spec: AdapterSpec) -> Application:
     """``local:<gguf file or package>``: the model run in-process (the ``local`` extra)."""
     default_name = Path(spec.target).stem if spec.target.endswith(".gguf") else spec.target
-    return _chat_application(
-        spec, transport="local", model=str(spec.options.get("model") or default_name)
-    )
+    return _chat_application(spec, transport="local", default_model=default_name)
+
+
+_OWN_OPTIONS = ("system", "seed")
 
 
 def _chat_application(
-    spec: AdapterSpec, *, transport: Literal["openai", "local"], model: str
+    spec: AdapterSpec, *, transport: Literal["openai", "local"], default_model: str
 ) -> Application:
-    options = spec.options
-    context_window = options.get("context_window")
-    endpoint = EndpointConfig(
-        name=str(options.get("name", spec.target)),
-        transport=transport,
-        base_url=spec.target,
-        model=model,
-        key_env=options.get("key_env"),
-        max_concurrency=int(options.get("concurrency", 64)),
-        adaptive_concurrency=not _flag(options.get("fixed_concurrency")),
-        context_window=int(context_window) if context_window not in (None, "") else None,
-        timeout_s=float(options.get("timeout", 60)),
-        max_retries=int(options.get("retries", 4)),
-        retry_after_max_s=float(options.get("retry_after_max", 120)),
-        **reply_limits(options),
-        key_header=options.get("key_header"),
-        requests_per_minute=_optional_float(options.get("rpm")),
-        tokens_per_minute=_optional_float(options.get("tpm")),
-        price_per_1k_prompt=_optional_float(options.get("price_prompt")),
-        price_per_1k_completion=_optional_float(options.get("price_completion")),
-        headers=_headers(options.get("headers")),
+    settings, own = endpoint_options(spec, _OWN_OPTIONS)
+    endpoint = endpoint_config(
+        spec,
+        {
+            "name": spec.target,
+            "max_concurrency": 64,
+            "model": default_model,
+            **settings,
+            "transport": transport,
+            "base_url": spec.target,
+        },
     )
-    max_tokens = options.get("max_tokens")
-    seed = options.get("seed")
+    seed = own.get("seed")
     return OpenAIChatApplication(
         endpoint,
         client=LLMClient(endpoint, cache=spec.cache, connections=spec.connections),
-        model=model,
-        system_prompt=options.get("system"),
-        temperature=_optional_float(options.get("temperature")),
-        max_tokens=int(max_tokens) if max_tokens not in (None, "") else None,
+        model=endpoint.model,
+        system_prompt=own.get("system"),
+        temperature=endpoint.temperature,
+        max_tokens=endpoint.max_tokens,
         seed=int(seed) if seed not in (None, "") else None,
     )
-
-
-def _flag(value: Any) -> bool:
-    """An option given as a YAML boolean or as query text (``true``, ``1``, ``yes``)."""
-    if isinstance(value, bool):
-        return value
-    return str(value).strip().lower() in ("1", "true", "yes", "on")

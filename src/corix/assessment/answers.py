@@ -143,7 +143,10 @@ def _holds(rule: AnyOf, values: Mapping[AnswerKey, AnswerValue], turn_index: int
 
 
 def validate_answers(
-    schema: AnnotationSchema, category_id: str, answers: Iterable[Answer], n_turns: int
+    schema: AnnotationSchema,
+    category_id: str,
+    answers: Iterable[Answer],
+    n_turns: int,
 ) -> list[Answer]:
     """Check one pass against its category and return the answers in stored form.
 

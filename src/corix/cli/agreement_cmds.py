@@ -77,7 +77,7 @@ def agreement_command(
     """Agreement between two annotators or groups: exact/±1 ratio, confusion, κ, α.
 
     On a run, each side's labels are settled by the measurement specification in force
-    (``--spec``/``--settling``), which is printed first."""
+    (--spec/--settling), which is printed first."""
     if not a or not b:
         raise fail("give both sides: --a NAME --b NAME")
     if (labels is None) == (run is None):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.text import Text
 
 from corix.assessment.annotation_run import (
@@ -30,6 +30,7 @@ from corix.cli.common import (
     wrapping_table,
 )
 from corix.cli.exit_codes import ExitCode
+from corix.cli.progress import progress_for
 from corix.cli.runs import executor_settings
 from corix.llm import LOCAL_PREFIX, MOCK_BASE_URL, MOCK_MODEL_NAME, EndpointConfig, ResponseCache
 
@@ -58,6 +59,9 @@ def _endpoint(
     elif url is not None:
         if model is None:
             raise fail("--endpoint-url needs --model")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise fail(f"--endpoint-url '{url}' is not an http(s) URL, e.g. http://host:8000/v1")
         base_url, default_model, name = url, model, "annotator"
     else:
         return None
@@ -198,7 +202,7 @@ def annotate_command(
     """Annotate a run's sessions; what is already stored is skipped.
 
     Exits 3 when some passes failed (they are stored with their reason, and
-    ``--retry-failed`` asks again), unless ``--allow-failures``.
+    --retry-failed asks again), unless --allow-failures.
     """
     if structured_output not in (None, "auto", "json_schema", "json_object", "prompt"):
         raise fail("--structured-output must be auto, json_schema, json_object or prompt")
@@ -233,24 +237,10 @@ def annotate_command(
         max_reasks=max_reasks,
         temperature=temperature,
     )
-    progress = Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        disable=as_json,
-    )
-    task = progress.add_task("sessions", start=False)
-
-    def planned(total: int) -> None:
-        progress.update(task, total=total)
-        progress.start_task(task)
-        progress.start()
-
+    tracker = progress_for(console, "sessions", quiet=as_json)
     with database(db) as database_:
         response_cache = ResponseCache(cache) if cache is not None else None
-        hooks = ProgressHooks(on_planned=planned, on_session_done=lambda: progress.advance(task))
+        hooks = ProgressHooks(on_planned=tracker.planned, on_session_done=tracker.advance)
         try:
             if spread.kind == "ray":
                 from corix.assessment.annotation_run.on_ray import annotate_run_on_ray
@@ -275,8 +265,7 @@ def annotate_command(
                     progress=hooks,
                 )
         finally:
-            if progress.live.is_started:
-                progress.stop()
+            tracker.close()
             if response_cache is not None:
                 response_cache.close()
     if as_json:

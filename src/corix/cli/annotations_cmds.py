@@ -22,7 +22,9 @@ from corix.cli.common import (
 )
 from corix.storage import Repository, StoredPass, load_consensus, load_passes
 
-annotations_app = typer.Typer(help="Inspect and import annotations.", no_args_is_help=True)
+annotations_app = typer.Typer(
+    rich_markup_mode=None, help="Inspect and import annotations.", no_args_is_help=True
+)
 
 
 def _pass_label(stored: StoredPass) -> Text:

@@ -11,9 +11,9 @@ from pydantic import ValidationError
 from rich.text import Text
 
 from corix.apps import DEFAULT_PROMPT, AdapterSpec, check_application
-from corix.cli.common import console, fail
+from corix.cli.common import console, fail, validation_summary
 
-app_app = typer.Typer(help="Applications under test.", no_args_is_help=True)
+app_app = typer.Typer(rich_markup_mode=None, help="Applications under test.", no_args_is_help=True)
 
 
 @app_app.command("check")
@@ -40,16 +40,13 @@ def check(
     try:
         report = asyncio.run(check_application(spec, credentials, prompt))
     except ValidationError as exc:  # an option of the spec, e.g. openai: without ?model=
-        problems = "; ".join(
-            f"{'.'.join(map(str, error['loc'])) or 'value'}: {error['msg']}"
-            for error in exc.errors()
-        )
-        raise fail(f"the spec '{public}' is not valid: {problems}") from None
+        raise fail(f"the spec '{public}' is not valid: {validation_summary(exc)}") from None
     for step in report.steps:
         detail = step.detail if step.ok else f"ERROR: {step.detail}"
         console.print(
             f"  {step.name:<14} {step.elapsed_ms:8.1f} ms  {detail}", highlight=False, markup=False
         )
-    if not report.ok:
-        raise typer.Exit(1)
+    failed = next((step for step in report.steps if not step.ok), None)
+    if failed is not None:  # the application, its address or its credentials: bad input
+        raise fail(f"the application failed at '{failed.name}': {failed.detail}")
     console.print("[green]ok[/]")

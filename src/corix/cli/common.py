@@ -6,13 +6,16 @@ import json
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
+from rich.padding import Padding
 from rich.table import Column, Table
 from rich.text import Text
 
@@ -22,6 +25,7 @@ from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from corix.cli.database_errors import open_database
 from corix.cli.exit_codes import ExitCode
+from corix.cli.input_errors import describe_input_error
 from corix.errors import CorixError
 from corix.storage import Database, default_url
 
@@ -113,6 +117,18 @@ def wrapping_table(*headers: str, title: str | None = None) -> Table:
     return FittingTable(*columns, title=title, title_justify="left")
 
 
+def print_fields(heading: str, fields: Sequence[tuple[str, str]]) -> None:
+    """An indented heading, then ``label: value`` lines whose values wrap between words
+    under themselves (never inside a word, never past the width)."""
+    console.print(Padding(Text(heading), (0, 0, 0, 2), expand=False))
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    for label, value in fields:
+        grid.add_row(Text(f"{label}:"), Text(value))
+    console.print(Padding(grid, (0, 0, 0, 4), expand=False))
+
+
 def split_names(values: Sequence[str] | None) -> tuple[str, ...] | None:
     """Names given as repeated options and/or comma-separated lists."""
     if not values:
@@ -120,17 +136,31 @@ def split_names(values: Sequence[str] | None) -> tuple[str, ...] | None:
     return tuple(name.strip() for value in values for name in value.split(",") if name.strip())
 
 
-def open_db(url: str | None) -> Database:
-    return open_database(url or default_url())
+def open_db(url: str | None, *, create: bool = False) -> Database:
+    return open_database(url or default_url(), create=create)
 
 
 @contextmanager
-def database(url: str | None) -> Iterator[Database]:
-    db = open_db(url)
+def database(url: str | None, *, create: bool = False) -> Iterator[Database]:
+    """The database of ``--db``; only commands that make records may ``create`` it."""
+    db = open_db(url, create=create)
     try:
         yield db
     finally:
         db.dispose()
+
+
+def validation_summary(exc: ValidationError) -> str:
+    """Pydantic's errors as ``field: problem; …`` on one line, without its links."""
+    return "; ".join(
+        f"{'.'.join(map(str, error['loc'])) or 'value'}: {error['msg']}" for error in exc.errors()
+    )
+
+
+def require_terminal(what: str, flag: str) -> None:
+    """Fail fast, naming the flag to use, when ``what`` would wait on a missing terminal."""
+    if not sys.stdin.isatty():
+        raise fail(f"{what} needs a terminal, and standard input is not one: use {flag}")
 
 
 def print_json(value: Any) -> None:
@@ -185,7 +215,9 @@ def run_cli(app: typer.Typer, argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = debug_requested(args)
     try:
-        code = app(args=args, prog_name="corix", standalone_mode=False)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            code = app(args=args, prog_name="corix", standalone_mode=False)
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
     except (typer.Abort, KeyboardInterrupt):
@@ -194,8 +226,16 @@ def run_cli(app: typer.Typer, argv: Sequence[str] | None = None) -> None:
     except UsageError as exc:
         _report(exc, usage_message(exc), debug)
         raise SystemExit(ExitCode.USAGE) from None
-    except (typer.TyperException, CorixError) as exc:
-        _report(exc, str(exc) if isinstance(exc, CorixError) else exc.format_message(), debug)
+    except CorixError as exc:
+        # An error listing several problems (a plan, preflight) prints one line for each.
+        problems = getattr(exc, "problems", None) or [exc]
+        _report(exc, [str(problem) for problem in problems], debug)
+        raise SystemExit(ExitCode.USAGE) from None
+    except typer.TyperException as exc:
+        _report(exc, exc.format_message(), debug)
+        raise SystemExit(ExitCode.USAGE) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        _report(exc, describe_input_error(exc) or str(exc), debug)
         raise SystemExit(ExitCode.USAGE) from None
     except Exception as exc:
         _report(exc, f"internal error: {type(exc).__name__}: {exc}", debug, hint=True)
@@ -203,9 +243,29 @@ def run_cli(app: typer.Typer, argv: Sequence[str] | None = None) -> None:
     raise SystemExit(code if isinstance(code, int) else ExitCode.OK)
 
 
-def _report(exc: BaseException, message: str, debug: bool, *, hint: bool = False) -> None:
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A warning is one line saying what to change, not Python's file and source line."""
+    err_console.print(
+        Text.assemble(("warning:", "bold yellow"), " ", " ".join(str(message).split())),
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _report(
+    exc: BaseException, message: str | list[str], debug: bool, *, hint: bool = False
+) -> None:
+    lines = [message] if isinstance(message, str) else message
     if debug:
         traceback.print_exception(exc, file=sys.stderr)
     elif hint:
-        message += f" (rerun as 'corix {DEBUG_FLAG} …' for the traceback)"
-    print_error(message)
+        lines[-1] += f" (rerun as 'corix {DEBUG_FLAG} …' for the traceback)"
+    for line in lines:
+        print_error(line)

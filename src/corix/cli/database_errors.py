@@ -6,7 +6,7 @@ from alembic.util.exc import CommandError
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
 from corix.errors import CorixError
-from corix.storage import Database
+from corix.storage import Database, DatabaseMissingError
 
 __all__ = ["DatabaseUnavailableError", "open_database"]
 
@@ -17,10 +17,15 @@ class DatabaseUnavailableError(CorixError):
     """The ``--db`` URL is malformed, its driver is missing or its server cannot be used."""
 
 
-def open_database(url: str) -> Database:
-    """Open (and migrate) ``url``; every failure becomes a ``DatabaseUnavailableError``."""
+def open_database(url: str, *, create: bool = False) -> Database:
+    """Open (and migrate) ``url``; every failure becomes a ``DatabaseUnavailableError``.
+
+    Only commands that make records pass ``create=True``: reading never creates a database.
+    """
     try:
-        return Database(url)
+        return Database(url, create=create)
+    except DatabaseMissingError:
+        raise
     except ModuleNotFoundError as exc:
         hint = f"; {POSTGRES_HINT}" if url.startswith("postgres") else ""
         raise DatabaseUnavailableError(

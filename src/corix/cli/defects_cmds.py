@@ -72,7 +72,12 @@ def defects_command(
     annotator: AnnotatorsOption = None,
     kind: KindsOption = None,
     seed: SeedOption = None,
-    confidence: Annotated[float | None, typer.Option(min=0.5, max=0.999)] = None,
+    confidence: Annotated[
+        float | None,
+        typer.Option(
+            min=0.5, max=0.999, help="Interval coverage, e.g. 0.95 (default: the spec's)."
+        ),
+    ] = None,
     correct_judge: Annotated[
         str | None,
         typer.Option(

@@ -22,11 +22,11 @@ def demo_command(
     out: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path(
         ".corix/reports"
     ),
-    concurrency: Annotated[int, typer.Option(help="Sessions at once.")] = 16,
+    concurrency: Annotated[int, typer.Option(min=1, help="Sessions at once.")] = 16,
     db: DbOption = None,
 ) -> None:
     """Test, annotate and score both demo applications offline, then write the report."""
-    with database(db) as database_:
+    with database(db, create=True) as database_:
         result = run_with_progress(demo_plan(concurrency=concurrency), database_)
         for annotator in DEMO_ANNOTATORS:
             summary = annotate_run(database_, result.run_id, annotator)

@@ -49,7 +49,7 @@ def gate_command(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Check defect rates against thresholds (from --max and the plan's ``gates``).
+    """Check defect rates against thresholds (from --max and the plan's gates).
 
     Exits 0 when every gate holds and 6 when one does not (see README: exit codes).
     """

@@ -32,12 +32,12 @@ def import_command(
 ) -> None:
     """Import dialogues recorded elsewhere as a new run: all of them, or nothing.
 
-    Then ``corix annotate RUN``, ``corix defects RUN`` and ``corix report RUN`` as for any run.
+    Then 'corix annotate RUN', 'corix defects RUN' and 'corix report RUN' as for any run.
     """
     defaults = {"application": application, "scenario": scenario, "level": level}
     dialogues = read_dialogues(path, defaults)
     run_id = new_run_id()
-    with database(db) as database_:
+    with database(db, create=True) as database_:
         repo = Repository(database_)
         ids = {
             app: repo.ensure_application(app, IMPORTED_SPEC)

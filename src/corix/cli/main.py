@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Annotated
 
 import typer
@@ -26,6 +27,7 @@ from corix.cli.runs import export_command, run_command, runs_app, sessions_app
 from corix.cli.web_cmds import serve_command, users_app
 
 app = typer.Typer(
+    rich_markup_mode=None,
     name="corix",
     help="Measure the risks and impacts of AI applications in context.",
     no_args_is_help=True,
@@ -50,26 +52,31 @@ def _root(
         typer.Option(
             DEBUG_FLAG,
             envvar=DEBUG_ENV,
-            help="Show the Python traceback of an error (read before parsing, by run_cli).",
+            help="Show the Python traceback of an error.",
         ),
     ] = False,
 ) -> None:
     """corix: a testbed for AI applications (NIST ARIA levels, automated harm measurement)."""
 
 
-app.command("demo")(demo_command)
-app.command("run")(run_command)
-app.command("export")(export_command)
-app.command("import")(import_command)
-app.command("annotate")(annotate_command)
-app.command("defects")(defects_command)
-app.command("gate")(gate_command)
-app.command("agreement")(agreement_command)
-app.command("report")(report_command)
-app.command("release")(release_command)
-app.command("personas")(personas_command)
-app.command("serve")(serve_command)
-app.command("mock-server")(mock_server_command)
+# Short summaries for the command list: whole sentences that fit 80 columns.
+app.command("demo", short_help="Test, annotate, score and report the demo offline.")(demo_command)
+app.command("run", short_help="Execute a plan; a stopped run resumes.")(run_command)
+app.command("export", short_help="Sessions as JSON lines, or tables of everything.")(export_command)
+app.command("import", short_help="Dialogues recorded elsewhere become a run.")(import_command)
+app.command("annotate", short_help="Annotate a run's sessions.")(annotate_command)
+app.command("defects", short_help="Defect rates with intervals, per source and harm.")(
+    defects_command
+)
+app.command("gate", short_help="Check defect rates against thresholds (CI).")(gate_command)
+app.command("agreement", short_help="Agreement between two annotators or groups.")(
+    agreement_command
+)
+app.command("report", short_help="Write the HTML, Markdown and JSON report.")(report_command)
+app.command("release", short_help="Release a run as an anonymized dataset.")(release_command)
+app.command("personas", short_help="Persona coverage of a run.")(personas_command)
+app.command("serve", short_help="Serve the web testbed for people.")(serve_command)
+app.command("mock-server", short_help="A local OpenAI-compatible mock server.")(mock_server_command)
 app.add_typer(runs_app, name="runs")
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(app_app, name="app")
@@ -78,6 +85,24 @@ app.add_typer(annotations_app, name="annotations")
 app.add_typer(tree_app, name="tree")
 app.add_typer(plan_app, name="plan")
 app.add_typer(users_app, name="users")
+
+
+def _whole_summaries(typer_app: typer.Typer) -> None:
+    """Give every subcommand its docstring's first paragraph as its summary.
+
+    Without one, click cuts a command's summary to fit the listing and ends it with
+    "..."; a summary given is wrapped instead, whole.
+    """
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _whole_summaries(group.typer_instance)
+    for command in typer_app.registered_commands:
+        if command.short_help is None and command.callback is not None:
+            doc = inspect.getdoc(command.callback) or ""
+            command.short_help = " ".join(doc.split("\n\n")[0].split()) or None
+
+
+_whole_summaries(app)
 
 
 def main() -> None:

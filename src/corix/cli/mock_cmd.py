@@ -59,7 +59,9 @@ def mock_server_command(
         )
     except ValidationError as exc:
         raise fail("; ".join(error["msg"] for error in exc.errors())) from None
-    console.print(f"mock OpenAI-compatible server on http://{host}:{port}/v1 (Ctrl-C stops)")
+    # Port 0 is chosen by the system: the server prints the address it got once listening.
+    where = f" on http://{host}:{port}/v1" if port else ""
+    console.print(f"mock OpenAI-compatible server{where} (Ctrl-C stops)")
     try:
         run_mock_server(config)
     except OSError as exc:  # the port is taken, or the host is not an address of this machine

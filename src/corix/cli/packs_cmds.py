@@ -18,7 +18,7 @@ from corix.scenarios import (
 
 _SHOWN_TESTS = 10
 
-packs_app = typer.Typer(help="Scenario packs.", no_args_is_help=True)
+packs_app = typer.Typer(rich_markup_mode=None, help="Scenario packs.", no_args_is_help=True)
 
 
 @packs_app.command("list")

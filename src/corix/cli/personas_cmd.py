@@ -89,7 +89,8 @@ def _per_source(counts: dict[str, int] | dict[str, float]) -> str:
 
 def _parameters(parameters: dict[str, Any]) -> str:
     text = ", ".join(f"{name}={value}" for name, value in parameters.items())
-    if len(text) > _MAX_PARAMETER_CHARS:
+    # Shortened for a person at a terminal only; a pipe or a file gets every value whole.
+    if console.is_terminal and len(text) > _MAX_PARAMETER_CHARS:
         return text[: _MAX_PARAMETER_CHARS - 1] + "…"
     return text
 

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from corix.cli.common import DbOption, console, database, fail
+from corix.cli.progress import step
 from corix.release import (
     REVIEW_FILE,
     ReleaseSettings,
@@ -75,11 +76,14 @@ def release_command(
 
     Then --finalize --reviewed-by NAME writes the release to OUT (see docs/formats.md).
     """
+    if out.exists() and not out.is_dir():
+        raise fail(f"--out '{out}' is a file: a release is written to a folder")
     review_dir = review if review is not None else review_folder(out)
     if finalize:
         if not reviewed_by:
             raise fail("--finalize needs --reviewed-by NAME: who confirmed the review")
         with database(db) as database_:
+            step(console, f"release: writing {out} from the confirmed review")
             released = finalize_release(database_, out, review_dir, reviewed_by=reviewed_by)
         rows = ", ".join(f"{n} {table}" for table, n in released.rows.items())
         console.print(
@@ -107,6 +111,7 @@ def release_command(
             salt_file="",
             license=license_id,
         )
+        step(console, f"release: looking for personal information in {len(run_ids)} run(s)")
         found = draft_release(database_, settings, review_dir, salt_file=salt_file)
     console.print(
         f"{found} findings to review in {review_dir / REVIEW_FILE}; then "

@@ -29,6 +29,7 @@ from corix.cli.measure_options import (
     SpecOption,
     measurement_spec,
 )
+from corix.cli.progress import step
 from corix.measurement import (
     FILTER_COLUMNS,
     REQUIRED_COLUMNS,
@@ -51,7 +52,9 @@ from corix.report import (
 )
 from corix.storage import Database, Repository
 
-tree_app = typer.Typer(help="CoRIx trees: show them, score leaves, export a run's leaves.")
+tree_app = typer.Typer(
+    rich_markup_mode=None, help="CoRIx trees: show them, score leaves, export a run's leaves."
+)
 
 TreeOption = Annotated[
     list[str] | None,
@@ -152,6 +155,7 @@ def report_command(
             )
         with database(db) as database_:
             reused = reused_settings(stored_report(database_, run, series, settings_of))
+            step(console, f"report: measuring and writing {run or f'series {series}'}")
             paths = _write(database_, run, series, folder, reused)
     else:
         in_force, source = measurement_spec(
@@ -168,6 +172,7 @@ def report_command(
             hit_k=hit_k,
         )
         with database(db) as database_:
+            step(console, f"report: measuring and writing {run or f'series {series}'}")
             paths = _write(database_, run, series, folder, settings)
     # Soft wrap: a path must stay on one line to be copied or clicked.
     console.print(f"report: [bold]{paths.html.resolve()}[/]", soft_wrap=True)

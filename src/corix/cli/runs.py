@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib.util
-import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 import yaml
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+from pydantic import ValidationError
 from rich.table import Table
 from rich.text import Text
 
@@ -25,11 +25,17 @@ from corix.cli.common import (
     database,
     fail,
     print_error,
+    print_fields,
     print_json,
+    require_terminal,
+    validation_summary,
     wrapping_table,
 )
 from corix.cli.exit_codes import ExitCode
 from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
+from corix.cli.progress import progress_for, step
+from corix.domain import Level
+from corix.errors import unknown_name
 from corix.execution import (
     ExecutorSettings,
     Plan,
@@ -58,6 +64,7 @@ from corix.report import (
 from corix.storage import (
     AnnotationJobRecord,
     Database,
+    MeasuredDialogue,
     Repository,
     StorageUnavailable,
     WrittenReportRecord,
@@ -72,60 +79,8 @@ from corix.storage import (
 
 EXPORT_FORMATS = ("jsonl", "csv", "parquet", "hf")
 
-runs_app = typer.Typer(help="List and inspect runs.", no_args_is_help=True)
-sessions_app = typer.Typer(help="Inspect sessions.", no_args_is_help=True)
-
-
-class LineProgress:
-    """Progress as plain log lines, for output that is not a terminal (CI logs, files):
-    one line when the work is counted, then one per tenth of it done."""
-
-    def __init__(self) -> None:
-        self._total = 0
-        self._done = 0
-        self._started = time.monotonic()
-
-    def planned(self, total: int) -> None:
-        self._total = total
-        self._started = time.monotonic()
-        console.print(f"sessions: {total} to run", soft_wrap=True)
-
-    def advance(self) -> None:
-        self._done += 1
-        if self._total and self._done * 10 // self._total > (self._done - 1) * 10 // self._total:
-            elapsed = time.monotonic() - self._started
-            console.print(
-                f"sessions: {self._done}/{self._total} done after {elapsed:.0f} s", soft_wrap=True
-            )
-
-    def close(self) -> None:
-        """Nothing to tidy: every line is already written."""
-
-
-class BarProgress:
-    """A progress bar on a terminal, shown once preflight passed and the work is counted."""
-
-    def __init__(self) -> None:
-        self._progress = Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-        )
-        self._task = self._progress.add_task("sessions", start=False)
-
-    def planned(self, total: int) -> None:
-        self._progress.update(self._task, total=total)
-        self._progress.start_task(self._task)
-        self._progress.start()
-
-    def advance(self) -> None:
-        self._progress.advance(self._task)
-
-    def close(self) -> None:
-        if self._progress.live.is_started:
-            self._progress.stop()
+runs_app = typer.Typer(rich_markup_mode=None, help="List and inspect runs.", no_args_is_help=True)
+sessions_app = typer.Typer(rich_markup_mode=None, help="Inspect sessions.", no_args_is_help=True)
 
 
 def run_with_progress(
@@ -136,7 +91,7 @@ def run_with_progress(
     executor: ExecutorSettings | None = None,
 ) -> RunResult:
     """Run with a progress bar, or plain progress lines when not on a terminal."""
-    tracker = BarProgress() if console.is_terminal else LineProgress()
+    tracker = progress_for(console, "sessions")
     try:
         result = asyncio.run(
             execute_plan(
@@ -263,13 +218,13 @@ def run_command(
                 f"{len(checked.packs)} scenario(s)"
             )
             return
-        with database(db) as database_:
+        with database(db, create=resume is None) as database_:
             if source is not None:
                 _refuse_cache_on_ray(settings, source.plan)
                 result = run_with_progress(source, database_, executor=settings)
             else:
                 stored = Repository(database_).get_run(str(resume))
-                stored_plan = Plan.model_validate(stored.plan)
+                stored_plan = _resumable_plan(stored.id, stored.plan)
                 _refuse_cache_on_ray(settings, stored_plan)
                 result = run_with_progress(
                     PlanFile(stored_plan),
@@ -290,6 +245,18 @@ def run_command(
         raise typer.Exit(code)
 
 
+def _resumable_plan(run: str, stored: dict[str, Any]) -> Plan:
+    if stored.get("kind") == "imported":
+        raise fail(f"run '{run}' was imported, not made from a plan: there is nothing to resume")
+    try:
+        return Plan.model_validate(stored)
+    except ValidationError as exc:
+        problems = validation_summary(exc)
+        raise fail(
+            f"run '{run}' cannot be resumed: its stored plan is not valid ({problems})"
+        ) from None
+
+
 def _refuse_cache_on_ray(settings: ExecutorSettings, plan: Plan) -> None:
     # Ray workers open their own applications; a cache file on this machine is not theirs.
     if settings.kind == "ray" and plan.cache:
@@ -306,9 +273,21 @@ def executor_settings(
         raise fail("--ray-address and --ray-workers need --executor ray")
     if kind == "ray" and importlib.util.find_spec("ray") is None:
         raise fail("--executor ray needs Ray: pip install 'corix[ray]'")
+    if ray_address is not None and not _is_ray_address(ray_address):
+        raise fail(
+            f"--ray-address '{ray_address}' is not a Ray address: "
+            "give HOST:PORT, ray://HOST:PORT, auto or local"
+        )
     return ExecutorSettings.model_validate(
         {"kind": kind, "ray_address": ray_address, "ray_workers": ray_workers}
     )
+
+
+def _is_ray_address(address: str) -> bool:
+    if address in ("auto", "local"):
+        return True
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    return bool(sep and host and port.isdigit() and 0 < int(port) < 65536)
 
 
 @runs_app.command("cancel")
@@ -352,6 +331,8 @@ def runs_delete(
                 f"run '{run}' belongs to web evaluation '{row.evaluation_id}'; "
                 "it is managed in the web app"
             )
+        if not yes:
+            require_terminal("a confirmation", "--yes")
         if not yes and not typer.confirm(f"delete run {run} and everything stored for it?"):
             raise typer.Exit(ExitCode.USAGE)
         sessions = delete_run(database_, run)
@@ -503,14 +484,13 @@ def _print_annotation_jobs(jobs: list[AnnotationJobRecord]) -> None:
     for job in jobs:
         settings = job.settings
         started = job.started_at.strftime("%Y-%m-%d %H:%M:%S")
-        console.print(
-            f"  {started} {annotator_label(settings.stored_as)} ({settings.annotator})\n"
-            f"    asked: {repeats_text(settings)}\n"
-            f"    targets: {targets_text(settings)}\n"
-            f"    endpoint: {endpoint_text(settings)}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
+        print_fields(
+            f"{started} {annotator_label(settings.stored_as)} ({settings.annotator})",
+            [
+                ("asked", repeats_text(settings)),
+                ("targets", targets_text(settings)),
+                ("endpoint", endpoint_text(settings)),
+            ],
         )
 
 
@@ -526,15 +506,13 @@ def _print_reports(reports: list[WrittenReportRecord]) -> None:
         measurement = settings.measurement_digest
         if settings.measurement_source is not None:
             measurement += f" from {settings.measurement_source}"
-        console.print(
-            f"  {written} report settings {report.digest}{series} (corix "
-            f"{settings.corix_version})\n"
-            f"    settings: {settings_text(settings)}\n"
-            f"    measurement: {measurement}\n"
-            f"    written to: {', '.join(output.path for output in settings.outputs)}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
+        print_fields(
+            f"{written} report settings {report.digest}{series} (corix {settings.corix_version})",
+            [
+                ("settings", settings_text(settings)),
+                ("measurement", measurement),
+                ("written to", ", ".join(output.path for output in settings.outputs)),
+            ],
         )
 
 
@@ -561,6 +539,12 @@ def sessions_list(
     with database(db) as database_:
         Repository(database_).get_run(run)
         measurement = measure(database_, [run], in_force, source=source)
+    _check_filters(
+        measurement.dialogues,
+        application=application,
+        scenario=scenario,
+        level=level,
+    )
     flagged = measurement.dialogue_verdicts()
     chosen = [
         (dialogue, flagged.get(dialogue.session_id, {}))
@@ -602,6 +586,18 @@ def sessions_list(
         )
     console.print(table)
     console.print(f"{len(chosen)} of {len(measurement.dialogues)} sessions")
+
+
+def _check_filters(dialogues: Sequence[MeasuredDialogue], **given: str | None) -> None:
+    """A filter value the run cannot hold is a mistake, not an empty table."""
+    known = {
+        "application": {d.application for d in dialogues},
+        "scenario": {d.scenario for d in dialogues},
+        "level": {level.value for level in Level},
+    }
+    for name, value in given.items():
+        if value is not None and value not in known[name]:
+            raise unknown_name(name, value, known[name])
 
 
 @sessions_app.command("show")
@@ -659,6 +655,7 @@ def export_command(
             raise fail(f"no evaluation series named '{series}' with runs")
         if fmt != "jsonl":
             assert output is not None  # checked above
+            step(console, f"export: measuring {len(run_ids)} run(s), then writing {output}")
             measurement = measure_in_chunks(database_, run_ids)
             counts = export_tables(repo, measurement, output, parquet=fmt == "parquet")
             if fmt == "hf":
@@ -677,6 +674,7 @@ def export_command(
             for line in lines:
                 typer.echo(line)
             return
+        step(console, f"export: writing {output}")
         with output.open("w", encoding="utf-8") as handle:
             count = 0
             for line in lines:

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.text import Text
 from sqlalchemy.engine import make_url
 
-from corix.cli.common import DbOption, console, database, fail
+from corix.cli.common import (
+    DbOption,
+    console,
+    database,
+    fail,
+    require_terminal,
+    wrapping_table,
+)
 from corix.storage import Database
 from corix.web import (
     Accounts,
@@ -23,7 +31,9 @@ from corix.web import (
 )
 
 users_app = typer.Typer(
-    help="Manage the people who sign in to the web testbed.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Manage the people who sign in to the web testbed.",
+    no_args_is_help=True,
 )
 
 RoleOption = Annotated[
@@ -44,7 +54,9 @@ _DEFAULTS = WebSettings()  # the option defaults shown by --help (its random key
 def serve_command(
     db: DbOption = None,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
+    port: Annotated[
+        int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")
+    ] = 8000,
     secret_key: Annotated[
         str | None,
         typer.Option(
@@ -91,7 +103,8 @@ def serve_command(
         qualification_cooldown_minutes=cooldown_minutes,
         **({"secret_key": secret_key} if secret_key is not None else {}),
     )
-    with database(db) as database_:  # migrated here, once, before any process starts
+    ensure_can_listen(host, port)
+    with database(db, create=True) as database_:  # migrated here, once, before any process starts
         url = database_.url
     if secret_key is None:
         console.print(
@@ -111,6 +124,15 @@ def serve_command(
     )
 
 
+def ensure_can_listen(host: str, port: int) -> None:
+    """Fail before announcing the server when its address is taken or not this machine's."""
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        socket.create_server((host, port), family=family).close()
+    except OSError as exc:
+        raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
 @users_app.command("add")
 def users_add(
     username: Annotated[str, typer.Argument(help="Lower-case letters, digits, . - _")],
@@ -124,8 +146,9 @@ def users_add(
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
     else:
+        require_terminal("a password prompt", "--password-stdin")
         password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
-    with database(db) as database_:
+    with database(db, create=True) as database_:
         accounts = _accounts(database_)
         try:
             user = accounts.create_user(username, password, role)
@@ -146,7 +169,7 @@ def users_invite(
     db: DbOption = None,
 ) -> None:
     """Print a single-use invitation link for a new account with ROLE."""
-    with database(db) as database_:
+    with database(db, create=True) as database_:
         token = _accounts(database_).invite(role, created_by=None)
     typer.echo(f"{base_url.rstrip('/')}/invite/{token}")
 
@@ -156,13 +179,13 @@ def users_list(db: DbOption = None) -> None:
     """Every account with its role."""
     with database(db) as database_:
         users = _accounts(database_).users()
-    table = Table("username", "role", "active", "created")
+    table = wrapping_table("username", "role", "active", "created")
     for user in users:
         table.add_row(
-            user.username,
-            user.role.value,
-            "yes" if user.active else "no",
-            f"{user.created_at:%Y-%m-%d %H:%M}",
+            Text(user.username),
+            Text(user.role.value),
+            Text("yes" if user.active else "no"),
+            Text(f"{user.created_at:%Y-%m-%d %H:%M}"),
         )
     console.print(table)
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
-from corix.errors import ConfigError
+from corix.errors import ConfigError, ConfigErrors, closest_name
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 Location = tuple[str | int, ...]
@@ -136,14 +137,52 @@ def parse_yaml_document(
     try:
         return model.model_validate(data, context={"source": str(source)}), lines
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = tuple(first["loc"])
-        raise ConfigError(
-            first["msg"],
-            path=source,
-            field=format_location(loc),
-            line=line_for(loc, lines),
-        ) from None
+        problems = [
+            ConfigError(
+                _message(model, error),
+                path=source,
+                field=format_location(tuple(error["loc"])),
+                line=line_for(tuple(error["loc"]), lines),
+            )
+            for error in exc.errors()
+        ]
+        problems.sort(key=lambda problem: problem.line or 0)
+        raise ConfigErrors(problems) from None
+
+
+def _message(model: type[BaseModel], error: ErrorDetails) -> str:
+    """Pydantic's message; an unknown field gets the field it most likely meant."""
+    loc = tuple(error["loc"])
+    if error["type"] != "extra_forbidden" or not loc:
+        return error["msg"]
+    known = _fields_at(model, loc[:-1])
+    if not known:
+        return error["msg"]
+    close = closest_name(str(loc[-1]), known)
+    hint = f"; did you mean '{close}'?" if close else f"; known: {', '.join(sorted(known))}"
+    return f"unknown field '{loc[-1]}'{hint}"
+
+
+def _fields_at(model: type[BaseModel], loc: Location) -> list[str]:
+    """The field names of the model found at ``loc`` inside ``model``, if one is found."""
+    current: Any = model
+    for part in loc:
+        current = _model_in(current)
+        if current is None:
+            return []
+        if isinstance(part, int) or part not in current.model_fields:
+            continue  # a list index or a dict key: the item's type is already current
+        current = current.model_fields[part].annotation
+    found = _model_in(current)
+    return list(found.model_fields) if found is not None else []
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The one pydantic model an annotation holds (itself, or inside a list, dict, union)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    models = [m for arg in get_args(annotation) if (m := _model_in(arg)) is not None]
+    return models[0] if len(models) == 1 else None
 
 
 def load_yaml_model(path: Path, model: type[ModelT]) -> ModelT:

@@ -12,6 +12,7 @@ import asyncio
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
@@ -178,7 +179,15 @@ async def _connect(endpoint: _Endpoint) -> Problem | None:
 def _reason(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         return "; ".join(
-            f"{'.'.join(map(str, error['loc'])) or 'value'}: {error['msg']}"
+            f"{'.'.join(map(str, error['loc'])) or 'value'}: {error['msg']}{_given(error)}"
             for error in exc.errors()
         )
     return str(exc)
+
+
+def _given(error: Any) -> str:
+    """The value a user gave, when short enough to quote beside the problem."""
+    value = error.get("input")
+    if isinstance(value, str | int | float) and len(str(value)) <= 40:
+        return f" (got {value!r})"
+    return ""

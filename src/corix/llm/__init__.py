@@ -9,7 +9,7 @@ from corix.llm.cache import ResponseCache
 from corix.llm.cancellation import raise_if_cancelling
 from corix.llm.client import LLMClient
 from corix.llm.concurrency import concurrency_share, even_share
-from corix.llm.endpoint import LOCAL_PREFIX, MOCK_BASE_URL, EndpointConfig, reply_limits
+from corix.llm.endpoint import LOCAL_PREFIX, MOCK_BASE_URL, EndpointConfig
 from corix.llm.errors import ModelCallError, TransportError
 from corix.llm.http_transport import HTTPConnections, OpenAIHTTPTransport, read_reply
 from corix.llm.local_model import resolve_model_file
@@ -53,7 +53,6 @@ __all__ = [
     "even_share",
     "raise_if_cancelling",
     "read_reply",
-    "reply_limits",
     "require_local_extra",
     "resolve_model_file",
     "shared_limits",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -67,7 +66,8 @@ class EndpointConfig(BaseModel):
     (waiting an hour would freeze a run) with the wait it asked for as the reason."""
     call_deadline_s: float | None = Field(default=DEFAULT_CALL_DEADLINE_S, gt=0)
     """The total time one call may take from its first attempt, retries and their waits
-    included: each attempt's timeout is cut to what is left (``None``: no total limit)."""
+    included: each attempt's timeout is cut to what is left (``None``, or ``none`` in a
+    spec's options: no total limit)."""
     max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1024)
     """The largest reply body read; a longer one fails the call at once, read no further."""
     price_per_1k_prompt: float | None = Field(default=None, ge=0)
@@ -92,6 +92,11 @@ class EndpointConfig(BaseModel):
         # Paths are appended to the base URL; a trailing slash would double up.
         return base_url.rstrip("/")
 
+    @field_validator("call_deadline_s", mode="before")
+    @classmethod
+    def _no_deadline(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and value.strip().lower() == "none" else value
+
     @model_validator(mode="after")
     def _require_base_url(self) -> EndpointConfig:
         if self.transport != "mock" and not self.base_url:
@@ -109,16 +114,3 @@ class EndpointConfig(BaseModel):
         prompt_price = self.price_per_1k_prompt or 0.0
         completion_price = self.price_per_1k_completion or 0.0
         return (prompt_tokens * prompt_price + completion_tokens * completion_price) / 1000.0
-
-
-def reply_limits(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``call_deadline`` (seconds, or ``none``) and ``max_reply_bytes`` an adapter spec's
-    options give, as :class:`EndpointConfig` fields; those not given keep their defaults."""
-    limits: dict[str, Any] = {}
-    deadline = options.get("call_deadline")
-    if deadline not in (None, ""):
-        limits["call_deadline_s"] = None if str(deadline).lower() == "none" else float(deadline)
-    size = options.get("max_reply_bytes")
-    if size not in (None, ""):
-        limits["max_reply_bytes"] = int(size)
-    return limits

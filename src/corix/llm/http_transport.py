@@ -93,7 +93,8 @@ class OpenAIHTTPTransport:
         except TimeoutError:
             raise  # aiohttp's timeouts are also ClientErrors; the client reports them as such
         except aiohttp.ClientError as exc:
-            raise TransportError(f"connection error: {exc!r}", retryable=True) from exc
+            reason = str(exc) or type(exc).__name__  # its repr is a wall of internals
+            raise TransportError(f"connection error: {reason}", retryable=True) from exc
         if status != 200:
             wait = parse_retry_after(retry_after) if status in _RETRY_AFTER_STATUSES else None
             raise TransportError.from_status(status, _error_detail(raw), wait)

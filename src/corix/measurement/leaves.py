@@ -310,6 +310,10 @@ class LeafTable:
                 )
         except OSError as exc:
             raise LeafError(f"cannot read {path}: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            raise LeafError(f"{path} is not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+        except csv.Error as exc:  # e.g. a NUL byte, or a field beyond csv.field_size_limit()
+            raise LeafError(f"{path} is not a readable CSV file: {exc}") from None
 
 
 def _complete_rows(reader: csv.DictReader[str], path: Path) -> Iterable[Mapping[str, object]]:

@@ -18,7 +18,7 @@ from corix.storage.annotations import (
 )
 from corix.storage.attempts import SessionAttempt, session_attempts
 from corix.storage.clock import as_utc, is_past, utcnow
-from corix.storage.database import Database, default_url, migrate
+from corix.storage.database import Database, DatabaseMissingError, default_url, migrate
 from corix.storage.imported_runs import store_imported_run
 from corix.storage.locks import LockHeld, exclusive
 from corix.storage.measured import (
@@ -76,6 +76,7 @@ __all__ = [
     "AnnotationSink",
     "CollectedRecords",
     "Database",
+    "DatabaseMissingError",
     "LockHeld",
     "MeasuredDialogue",
     "NewPass",

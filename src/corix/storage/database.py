@@ -13,6 +13,7 @@ from sqlalchemy import Engine, Select, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from corix.errors import CorixError
 from corix.storage.text import storable_parameters
 
 DEFAULT_DB_DIR = Path(".corix")
@@ -42,11 +43,22 @@ def _storable_statement(
     return statement, storable_parameters(parameters)
 
 
-def create_db_engine(url: str) -> Engine:
+class DatabaseMissingError(CorixError):
+    """A command that only reads was pointed at a database that does not exist."""
+
+
+def create_db_engine(url: str, *, create: bool = True) -> Engine:
+    """An engine for ``url``; with ``create=False`` a SQLite file must exist already."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            path = Path(parsed.database)
+            if not create and not path.is_file():
+                raise DatabaseMissingError(
+                    f"no corix database at '{path}': `corix run`, `corix import` or "
+                    "`corix demo` makes one (or give --db / $CORIX_DB)"
+                )
+            path.parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, connect_args={"check_same_thread": False})
         event.listen(engine, "connect", _tune_sqlite)
     else:
@@ -75,9 +87,10 @@ def migrate(engine: Engine) -> None:
 class Database:
     """One database: an engine and a session factory. Passed in, never global."""
 
-    def __init__(self, url: str, *, run_migrations: bool = True) -> None:
+    def __init__(self, url: str, *, run_migrations: bool = True, create: bool = True) -> None:
+        """``create=False`` opens only a database that exists (what reading commands use)."""
         self.url = url
-        self.engine = create_db_engine(url)
+        self.engine = create_db_engine(url, create=create)
         if run_migrations:
             migrate(self.engine)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)

@@ -1,0 +1,123 @@
+"""Output that fits: help at 80 columns, every option explained, nothing cut off a terminal,
+and progress as plain lines when the output is a pipe."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import typer
+from cli_support import invoke
+from rich.console import Console
+from typer._click.core import Command  # typer vendors its own click
+from typer.core import TyperOption
+
+from corix.cli import personas_cmd
+from corix.cli.common import print_fields
+from corix.cli.main import app
+
+COMMAND = typer.main.get_command(app)
+
+
+def _subcommands(command: Command) -> dict[str, Command]:
+    found: dict[str, Command] = getattr(command, "commands", {})
+    return found
+
+
+def _commands(command: Command, path: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    yield path
+    for name, sub in _subcommands(command).items():
+        yield from _commands(sub, (*path, name))
+
+
+def _command(path: tuple[str, ...]) -> Command:
+    command = COMMAND
+    for name in path:
+        command = _subcommands(command)[name]
+    return command
+
+
+COMMANDS = list(_commands(COMMAND, ()))
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=[" ".join(p) or "corix" for p in COMMANDS])
+def test_help_fits_80_columns_and_explains_every_option(
+    path: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = invoke(*path, "--help")
+    assert code == 0, err
+    assert all(len(line) <= 80 for line in out.splitlines()), out
+    assert "<bool>" not in out  # a flag takes no value
+    assert "``" not in out  # no reStructuredText in what people read
+    assert "..." not in out.replace("[ARGS]...", "")  # no summary cut short
+    metavars = re.findall(r"<(?!=)[^<>=\s]*$", out, flags=re.MULTILINE)
+    assert not metavars, f"a metavar broken across lines: {metavars}"
+    for param in _command(path).params:
+        if isinstance(param, TyperOption) and param.name != "help":
+            assert (param.help or "").strip(), f"{' '.join(path)} {param.opts[0]} has no help"
+
+
+def test_persona_parameters_are_whole_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    long = {"name": "Sam", "household": "your daughter has a peanut allergy " * 4}
+    monkeypatch.setattr(personas_cmd, "console", Console(force_terminal=False, width=80))
+    assert personas_cmd._parameters(long).endswith("peanut allergy ")
+    monkeypatch.setattr(personas_cmd, "console", Console(force_terminal=True, width=80))
+    assert personas_cmd._parameters(long).endswith("…")
+
+
+def test_fields_wrap_between_words_under_their_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    narrow = Console(width=80, record=True, force_terminal=False)
+    monkeypatch.setattr("corix.cli.common.console", narrow)
+    value = "schema aria-1.0: risk assessment, content characterization, dialogue dynamics, " * 2
+    print_fields("2026-11-27 reference rules", [("targets", value), ("endpoint", "none")])
+    lines = narrow.export_text().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    words = " ".join(line.strip() for line in lines).split()
+    assert words == [
+        "2026-11-27",
+        "reference",
+        "rules",
+        "targets:",
+        *value.split(),
+        "endpoint:",
+        "none",
+    ]
+    assert lines[2].startswith(" " * 14)  # continued under the value, not under the label
+
+
+PLAN = """\
+name: small
+applications:
+  - {name: unguarded, spec: "demo:unguarded"}
+scenarios: [tv_spoilers]
+levels:
+  red_teaming: {sessions: 3, max_turns: 2}
+"""
+
+
+def test_annotate_off_a_terminal_prints_progress_lines_as_it_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "plan.yaml").write_text(PLAN, encoding="utf-8")
+    code, out, err = invoke("run", "plan.yaml")
+    assert code == 0, err
+    assert "sessions: 3 to do" in out and "sessions: 3/3 done after" in out
+    run = re.search(r"run-[0-9a-f-]+", out)
+    assert run is not None
+    code, out, err = invoke("annotate", run.group(0))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "sessions: 3 to do"
+    assert [line for line in lines if re.fullmatch(r"sessions: \d/3 done after \d+ s", line)]
+    for argv, first in [
+        (("report", run.group(0), "--bootstrap", "0"), "report: measuring and writing run-"),
+        (("export", run.group(0), "--format", "csv", "--output", "tables"), "export: measuring 1"),
+        (("release", run.group(0), "--out", "release"), "release: looking for personal"),
+    ]:
+        code, out, err = invoke(*argv)
+        assert code == 0, err
+        assert out.splitlines()[0].startswith(first), out
