@@ -29,6 +29,7 @@ from corix.cli.common import (
     wrapping_table,
 )
 from corix.cli.exit_codes import ExitCode
+from corix.cli.sequential_cmd import run_sequential
 from corix.execution import (
     ExecutorSettings,
     Plan,
@@ -206,6 +207,27 @@ def run_exit_code(status: RunStatus, *, allow_failures: bool) -> ExitCode:
     }.get(status, ExitCode.INTERRUPTED)
 
 
+UntilOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--until",
+        help="Run in waves and stop each cell when its confidence sequence is this narrow "
+        "(width=0.1) or its gate decision is settled (gate); both may be given.",
+    ),
+]
+WaveOption = Annotated[
+    int, typer.Option("--wave", min=1, help="With --until: dialogues per cell per wave.")
+]
+WaveAnnotatorOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--annotator",
+        help="With --until: the automated annotators that label each wave (repeat; "
+        "default: reference).",
+    ),
+]
+
+
 def run_command(
     plan: Annotated[Path | None, typer.Argument(help="Plan YAML file.")] = None,
     resume: Annotated[
@@ -234,6 +256,9 @@ def run_command(
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     ray_workers: RayWorkersOption = None,
+    until: UntilOption = None,
+    wave: WaveOption = 10,
+    annotator: WaveAnnotatorOption = None,
     db: DbOption = None,
 ) -> None:
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
@@ -258,7 +283,20 @@ def run_command(
             )
             return
         with database(db) as database_:
-            if source is not None:
+            if until or _was_sequential(database_, resume):
+                if source is not None:
+                    _refuse_cache_on_ray(settings, source.plan)
+                result = run_sequential(
+                    source,
+                    database_,
+                    until=until or [],
+                    wave=wave,
+                    annotators=annotator or [],
+                    resume_run=resume,
+                    executor=settings,
+                )
+                print_summary(result)
+            elif source is not None:
                 _refuse_cache_on_ray(settings, source.plan)
                 result = run_with_progress(source, database_, executor=settings)
             else:
@@ -278,6 +316,11 @@ def run_command(
     code = run_exit_code(result.status, allow_failures=allow_failures)
     if code is not ExitCode.OK:
         raise typer.Exit(code)
+
+
+def _was_sequential(db: Database, resume: str | None) -> bool:
+    """Whether ``resume`` names a run started with ``--until`` (it resumes in waves)."""
+    return resume is not None and "sequential" in Repository(db).get_run(resume).summary
 
 
 def _refuse_cache_on_ray(settings: ExecutorSettings, plan: Plan) -> None:
