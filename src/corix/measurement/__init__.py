@@ -12,6 +12,7 @@ from corix.measurement._stored_leaves import (
     number_text,
 )
 from corix.measurement.bootstrap import Resample, two_stage_resamples
+from corix.measurement.cell_cost import CellCost, cell_costs
 from corix.measurement.comparison import ScoreTable, compare_applications, compare_runs
 from corix.measurement.confidence_sequences import BETTING_CS, betting_confidence_sequence
 from corix.measurement.core import (
@@ -102,6 +103,7 @@ __all__ = [
     "SUMMARIZERS",
     "AnnotatorSelector",
     "Categorical",
+    "CellCost",
     "CellProgress",
     "CellSize",
     "CorrectedRate",
@@ -146,6 +148,7 @@ __all__ = [
     "attack_rates",
     "betting_confidence_sequence",
     "builtin_trees",
+    "cell_costs",
     "cell_harms",
     "cell_progress",
     "compare_applications",
