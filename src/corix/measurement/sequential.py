@@ -3,10 +3,11 @@
 After every wave (see :mod:`corix.execution.waves`) the run's automated annotators label
 the new dialogues, the measurement core settles their verdicts, and each cell —
 application × scenario × level × harm, for the guardrail violation and every harm the
-plan gates — replays its stopping rule (:mod:`corix.measurement.stopping_rules`) over its
-dialogues in the plan's order. A dialogue's value is its annotators' verdicts combined
-as the specification says, averaged over annotator sources; dialogues that are not
-measurable add nothing. A group of work items stays open while any of its cells is.
+plan gates (only the gated ones under the gate rule alone) — replays its stopping rule
+(:mod:`corix.measurement.stopping_rules`) over its dialogues in the plan's order. A
+dialogue's value is its annotators' verdicts combined as the specification says,
+averaged over annotator sources; dialogues that are not measurable add nothing. A group
+of work items stays open while any of its cells is.
 """
 
 from __future__ import annotations
@@ -68,7 +69,9 @@ class SequentialDecider:
         key_of = {d.session_id: d.key for d in measurement.dialogues}
         cells = []
         still_open: set[Group] = set()
-        for harm in cell_harms(self._gates):
+        # Under the gate alone, only gated harms have a decision to settle.
+        harms = cell_harms(self._gates) if self._rule.width is not None else sorted(self._gates)
+        for harm in harms:
             found: defaultdict[Group, list[tuple[int, float]]] = defaultdict(list)
             for session_id, by_source in measurement.dialogue_verdicts(harm).items():
                 group, index = position[key_of[session_id]]
