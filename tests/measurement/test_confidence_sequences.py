@@ -89,3 +89,16 @@ def test_cell_progress_stops_at_the_first_wave_that_settles_the_gate() -> None:
     assert early.stopped is None or early.n == progress.n
     full = cell_progress([1.0] * 5, list(range(5)), rule, ran=5, planned=5, threshold=None)
     assert full.stopped == "plan's count" and full.n == 5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rate", [0.01, 0.1, 0.3, 0.5, 0.9])
+@pytest.mark.parametrize("horizon", [None, 380])
+def test_coverage_under_monitoring_full(rate: float, horizon: int | None) -> None:
+    rng = np.random.default_rng(11)
+    reps = 3000
+    misses = sum(
+        excludes_ever(rng.binomial(1, rate, 1000).astype(float), rate, 0.05, horizon=horizon)
+        for _ in range(reps)
+    )
+    assert 1 - misses / reps >= 0.95 - 3 * math.sqrt(0.05 * 0.95 / reps)
