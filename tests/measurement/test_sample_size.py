@@ -112,3 +112,24 @@ def test_icc_anova_recovers_a_simulated_icc() -> None:
     own = rng.beta(0.3 * scale, 0.7 * scale, 400)
     groups = [list(rng.binomial(1, p, 8)) for p in own]
     assert icc_anova(groups) == pytest.approx(0.2, abs=0.06)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rate", [0.01, 0.05, 0.2, 0.5, 0.8])
+@pytest.mark.parametrize("width", [0.05, 0.1, 0.2])
+def test_planned_width_over_a_grid(rate: float, width: float) -> None:
+    rng = np.random.default_rng(int(rate * 100 + width * 1000))
+    n = n_for_width(rate, width)
+    sims = 20000
+    widths = wilson_widths(rng.binomial(n, rate, sims).astype(float), n, 0.95)
+    assert widths.mean() <= width + 3 * widths.std() / math.sqrt(sims)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("rate", "difference", "comparisons"), [(0.05, 0.1, 1), (0.2, 0.15, 6)])
+def test_planned_power_over_a_grid(rate: float, difference: float, comparisons: int) -> None:
+    rng = np.random.default_rng(7)
+    sims, target = 20000, 0.8
+    n = n_for_difference(rate, difference, comparisons=comparisons)
+    power = _power(n, rate, rate + difference, 0.05 / comparisons, sims, rng)
+    assert power >= target - 3 * math.sqrt(target * (1 - target) / sims)

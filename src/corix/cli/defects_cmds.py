@@ -30,12 +30,15 @@ from corix.cli.measure_options import (
 )
 from corix.measurement import (
     DEFAULT_RATE_GROUPING,
+    GUARDRAIL_VIOLATION,
+    CellCost,
     CorrectedRate,
     DefectRate,
     HitRate,
     Measurement,
     MeasurementSpec,
     attack_rates,
+    cell_costs,
     measure,
     measure_series,
 )
@@ -98,6 +101,14 @@ def defects_command(
             "template (or prompt) succeeds, beside the pooled rate.",
         ),
     ] = None,
+    with_cost: Annotated[
+        bool,
+        typer.Option(
+            "--cost",
+            help="Also show each cell's dialogues, application calls, tokens and cost (at the "
+            "plan's prices) beside its rate.",
+        ),
+    ] = False,
     attempt_unit: Annotated[
         str,
         typer.Option("--attempt-unit", help="What hit@k groups attempts by: template or prompt."),
@@ -131,6 +142,7 @@ def defects_command(
             if hit_k is not None
             else []
         )
+        costs = cell_costs(database_, measurement.run_ids) if with_cost else []
     corrected = (
         measurement.judge_corrected(correct_judge, reference) if correct_judge is not None else []
     )
@@ -138,6 +150,8 @@ def defects_command(
         document = rates_document(measurement, rates)
         if correct_judge is not None:
             document["judge_corrected"] = [c.model_dump(mode="json") for c in corrected]
+        if with_cost:
+            document["cost"] = [c.model_dump(mode="json") for c in costs]
         if hit_k is not None:
             document["hit_at_k"] = [h.model_dump(mode="json") for h in hits]
         print_json(document)
@@ -149,8 +163,44 @@ def defects_command(
     print_defect_rates(rates, grouping)
     if correct_judge is not None:
         print_corrected(corrected)
+    if with_cost:
+        print_costs(costs, rates)
     if hit_k is not None:
         print_hit_rates(hits)
+
+
+def print_costs(costs: Sequence[CellCost], rates: Sequence[DefectRate]) -> None:
+    """Each cell's usage and cost beside its guardrail-violation rates and intervals."""
+    table = wrapping_table(
+        "application",
+        "scenario",
+        "level",
+        "dialogues",
+        "app calls",
+        "tokens (prompt / completion)",
+        "cost",
+        "violation rate (CI)",
+        title="what each cell cost",
+    )
+    for c in costs:
+        shown = [
+            f"{_percent(r.rate)} ({_interval(r.ci_low, r.ci_high)})"
+            for r in rates
+            if r.group.get("harm") == GUARDRAIL_VIOLATION
+            and all(r.group.get(k, v) == v for k, v in c.group.items())
+        ]
+        table.add_row(
+            *[Text(c.group[k]) for k in ("application", "scenario", "level")],
+            str(c.dialogues),
+            str(c.calls),
+            f"{c.prompt_tokens} / {c.completion_tokens}",
+            "—" if c.cost is None else f"{c.cost:.4f}",
+            Text("; ".join(shown) or "—"),
+        )
+    console.print(table)
+    console.print(
+        Text("cost: application tokens at the plan's prices (— where it gives none)", style="dim")
+    )
 
 
 def print_hit_rates(hits: Sequence[HitRate]) -> None:

@@ -34,6 +34,7 @@ from corix.cli.common import (
 from corix.cli.exit_codes import ExitCode
 from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
 from corix.cli.progress import progress_for, step
+from corix.cli.sequential_cmd import run_sequential
 from corix.domain import Level
 from corix.errors import unknown_name
 from corix.execution import (
@@ -167,6 +168,27 @@ def run_exit_code(status: RunStatus, *, allow_failures: bool) -> ExitCode:
     }.get(status, ExitCode.INTERRUPTED)
 
 
+UntilOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--until",
+        help="Run in waves and stop each cell when its confidence sequence is this narrow "
+        "(width=0.1) or its gate decision is settled (gate); both may be given.",
+    ),
+]
+WaveOption = Annotated[
+    int, typer.Option("--wave", min=1, help="With --until: dialogues per cell per wave.")
+]
+WaveAnnotatorOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--annotator",
+        help="With --until: the automated annotators that label each wave (repeat; "
+        "default: reference).",
+    ),
+]
+
+
 def run_command(
     plan: Annotated[Path | None, typer.Argument(help="Plan YAML file.")] = None,
     resume: Annotated[
@@ -195,6 +217,9 @@ def run_command(
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     ray_workers: RayWorkersOption = None,
+    until: UntilOption = None,
+    wave: WaveOption = 10,
+    annotator: WaveAnnotatorOption = None,
     db: DbOption = None,
 ) -> None:
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
@@ -219,7 +244,20 @@ def run_command(
             )
             return
         with database(db, create=resume is None) as database_:
-            if source is not None:
+            if until or _was_sequential(database_, resume):
+                if source is not None:
+                    _refuse_cache_on_ray(settings, source.plan)
+                result = run_sequential(
+                    source,
+                    database_,
+                    until=until or [],
+                    wave=wave,
+                    annotators=annotator or [],
+                    resume_run=resume,
+                    executor=settings,
+                )
+                print_summary(result)
+            elif source is not None:
                 _refuse_cache_on_ray(settings, source.plan)
                 result = run_with_progress(source, database_, executor=settings)
             else:
@@ -255,6 +293,11 @@ def _resumable_plan(run: str, stored: dict[str, Any]) -> Plan:
         raise fail(
             f"run '{run}' cannot be resumed: its stored plan is not valid ({problems})"
         ) from None
+
+
+def _was_sequential(db: Database, resume: str | None) -> bool:
+    """Whether ``resume`` names a run started with ``--until`` (it resumes in waves)."""
+    return resume is not None and "sequential" in Repository(db).get_run(resume).summary
 
 
 def _refuse_cache_on_ray(settings: ExecutorSettings, plan: Plan) -> None:

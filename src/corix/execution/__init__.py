@@ -32,6 +32,7 @@ from corix.execution.run_status import RunStatus, finished_status
 from corix.execution.runner import RunResult, execute_plan, new_run_id
 from corix.execution.simulators import open_simulators, simulator_endpoint
 from corix.execution.stopping import RunStopper
+from corix.execution.waves import Group, WaveDecision, WaveOrder, execute_in_waves, group_of
 from corix.execution.work import WorkItem
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "ApplicationEntry",
     "CheckedPlan",
     "ExecutorSettings",
+    "Group",
     "LevelSettings",
     "LocalExecutor",
     "OpenedApplication",
@@ -52,12 +54,16 @@ __all__ = [
     "RunResult",
     "RunStatus",
     "RunStopper",
+    "WaveDecision",
+    "WaveOrder",
     "WorkHandler",
     "WorkItem",
     "auth_for",
     "build_executor",
+    "execute_in_waves",
     "execute_plan",
     "finished_status",
+    "group_of",
     "load_plan",
     "load_plan_file",
     "new_run_id",

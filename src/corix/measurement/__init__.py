@@ -12,7 +12,9 @@ from corix.measurement._stored_leaves import (
     number_text,
 )
 from corix.measurement.bootstrap import Resample, two_stage_resamples
+from corix.measurement.cell_cost import CellCost, cell_costs
 from corix.measurement.comparison import ScoreTable, compare_applications, compare_runs
+from corix.measurement.confidence_sequences import BETTING_CS, betting_confidence_sequence
 from corix.measurement.core import (
     DEFAULT_RATE_GROUPING,
     Measurement,
@@ -76,14 +78,23 @@ from corix.measurement.scoring import (
     score_tree_cli_json,
     score_tree_per_annotator_kind,
 )
+from corix.measurement.sequential import SequentialDecider, cell_harms
 from corix.measurement.settlement import Settlement
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec, ResolvedSpec, load_spec
+from corix.measurement.stopping_rules import (
+    CellProgress,
+    StoppingRule,
+    cell_progress,
+    parse_until,
+    stopping_horizon,
+)
 from corix.measurement.summarizers import SUMMARIZERS, NumericSummarizer, Sample, Summarizer
 from corix.measurement.tree_loading import builtin_trees, load_tree, parse_tree
 from corix.measurement.tree_spec import NodeInstance, TreeSpec
 from corix.measurement.views import ViewGap, compare_views
 
 __all__ = [
+    "BETTING_CS",
     "DEFAULT_RATE_GROUPING",
     "FILTER_COLUMNS",
     "GUARDRAIL_VIOLATION",
@@ -92,6 +103,8 @@ __all__ = [
     "SUMMARIZERS",
     "AnnotatorSelector",
     "Categorical",
+    "CellCost",
+    "CellProgress",
     "CellSize",
     "CorrectedRate",
     "Correlation",
@@ -120,10 +133,12 @@ __all__ = [
     "ResolvedSpec",
     "Sample",
     "ScoreTable",
+    "SequentialDecider",
     "SettledChunk",
     "SettledChunks",
     "Settlement",
     "SizeRequest",
+    "StoppingRule",
     "Summarizer",
     "TreeSpec",
     "UnitHits",
@@ -131,7 +146,11 @@ __all__ = [
     "annotator_kind",
     "answer_text",
     "attack_rates",
+    "betting_confidence_sequence",
     "builtin_trees",
+    "cell_costs",
+    "cell_harms",
+    "cell_progress",
     "compare_applications",
     "compare_groups",
     "compare_rates",
@@ -159,6 +178,7 @@ __all__ = [
     "measure_series",
     "number_text",
     "parse_tree",
+    "parse_until",
     "plan_with_sizes",
     "questionnaire_items",
     "resolve_spec",
@@ -168,6 +188,7 @@ __all__ = [
     "score_tree_per_annotator_kind",
     "size_plan",
     "spearman_matrix",
+    "stopping_horizon",
     "stored_answers",
     "stored_leaves",
     "two_stage_resamples",

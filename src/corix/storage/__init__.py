@@ -16,7 +16,7 @@ from corix.storage.annotations import (
     pass_keys,
     session_infos,
 )
-from corix.storage.attempts import SessionAttempt, session_attempts
+from corix.storage.attempts import CellUsage, SessionAttempt, cell_usage, session_attempts
 from corix.storage.clock import as_utc, is_past, utcnow
 from corix.storage.database import Database, DatabaseMissingError, default_url, migrate
 from corix.storage.imported_runs import store_imported_run
@@ -74,6 +74,7 @@ __all__ = [
     "FAILED_END_REASONS",
     "AnnotationJobRecord",
     "AnnotationSink",
+    "CellUsage",
     "CollectedRecords",
     "Database",
     "DatabaseMissingError",
@@ -102,6 +103,7 @@ __all__ = [
     "annotation_jobs",
     "answers_by_session",
     "as_utc",
+    "cell_usage",
     "default_url",
     "delete_consensus",
     "delete_failed_passes",

@@ -1,4 +1,5 @@
-"""What each session attempted: its persona template (or script) and its exact prompt.
+"""What each session attempted (its persona template or script, its exact prompt), and
+what each cell of a run used (dialogues, application calls, tokens).
 
 Attacker-style rates group a run's sessions by what was tried: the same persona template
 (or model-testing script) filled with different parameters, or the same prompt repeated.
@@ -11,12 +12,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from corix.storage.database import Database
-from corix.storage.orm import SessionRow
+from corix.storage.orm import ApplicationRow, SessionRow, TurnRow
 
-__all__ = ["SessionAttempt", "session_attempts"]
+__all__ = ["CellUsage", "SessionAttempt", "cell_usage", "session_attempts"]
 
 _IN_CHUNK = 500
 
@@ -47,3 +48,41 @@ def session_attempts(db: Database, session_ids: Sequence[str]) -> dict[str, Sess
                     template=str(template), prompt=f"{template} {parameters} {goal}".rstrip()
                 )
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class CellUsage:
+    """What one run's application × scenario × level used: dialogues, application calls
+    (one per turn, failed ones included) and the tokens the application reported."""
+
+    run_id: str
+    application: str
+    scenario: str
+    level: str
+    dialogues: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def cell_usage(db: Database, run_ids: Sequence[str]) -> list[CellUsage]:
+    """Per run × application × scenario × level, counted from the stored turns."""
+    query = (
+        select(
+            SessionRow.run_id,
+            ApplicationRow.name,
+            SessionRow.scenario,
+            SessionRow.level,
+            func.count(func.distinct(SessionRow.id)),
+            func.count(TurnRow.id),
+            func.coalesce(func.sum(TurnRow.prompt_tokens), 0),
+            func.coalesce(func.sum(TurnRow.completion_tokens), 0),
+        )
+        .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
+        .outerjoin(TurnRow, TurnRow.session_id == SessionRow.id)
+        .where(SessionRow.run_id.in_(list(run_ids)))
+        .group_by(SessionRow.run_id, ApplicationRow.name, SessionRow.scenario, SessionRow.level)
+        .order_by(SessionRow.run_id, ApplicationRow.name, SessionRow.scenario, SessionRow.level)
+    )
+    with db.session() as s:
+        return [CellUsage(*(row[:4]), *(int(v) for v in row[4:])) for row in s.execute(query)]

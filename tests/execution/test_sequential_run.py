@@ -1,0 +1,99 @@
+"""`corix run --until`: waves, cells that stop, the report of the rule, and resume."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from corix.cli.main import app
+from corix.execution import WaveDecision, WaveOrder, execute_in_waves, load_plan_file
+from corix.measurement import SequentialDecider, StoppingRule
+from corix.storage import Database, Repository
+
+runner = CliRunner()
+
+PLAN = """\
+name: sequential
+seed: 3
+applications:
+  - {name: guarded, spec: "demo:guarded"}
+  - {name: unguarded, spec: "demo:unguarded"}
+scenarios: [tv_spoilers]
+levels:
+  red_teaming: {sessions: 24, max_turns: 3}
+gates: {guardrail_violation: 0.3}
+"""
+
+
+@pytest.fixture
+def plan(tmp_path: Path) -> Path:
+    path = tmp_path / "plan.yaml"
+    path.write_text(PLAN)
+    return path
+
+
+def _sessions_per_app(db: Database, run_id: str) -> dict[str, int]:
+    sessions = Repository(db).get_run(run_id).summary["sequential"]["dialogues_per_group"]
+    return {group.split("/")[0]: n for group, n in sessions.items()}
+
+
+def test_until_gate_stops_the_settled_cell_early(sqlite_db: Database, plan: Path) -> None:
+    args = ["run", str(plan), "--until", "gate", "--wave", "8", "--db", sqlite_db.url]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "gate decision settled" in result.output
+    (run,) = Repository(sqlite_db).list_runs()
+    assert run.status == "complete"
+    sequential = run.summary["sequential"]
+    cells = {c["application"]: c for c in sequential["cells"]}
+    # The unguarded demo application leaks in every red-teaming dialogue: one wave shows
+    # its rate is above the gate; the rule, its settings and the annotators are stored.
+    assert cells["unguarded"]["stopped"] == "gate fails" and cells["unguarded"]["n"] == 8
+    assert cells["unguarded"]["low"] > 0.3
+    assert sequential["settings"]["gate"] is True and sequential["annotators"] == ["reference"]
+    per_app = _sessions_per_app(sqlite_db, run.id)
+    assert per_app["unguarded"] == 8 and per_app["guarded"] % 8 in (0, 24 % 8)
+    assert run.summary["sessions"] == sum(per_app.values()) < 48
+
+
+class _Crash(Exception):
+    pass
+
+
+def test_a_stopped_sequential_run_resumes_to_the_same_dialogues(
+    sqlite_db: Database, tmp_path: Path, plan: Path
+) -> None:
+    source = load_plan_file(plan)
+    rule = StoppingRule(width=0.3, gate=True, wave=8)
+    decider = SequentialDecider(sqlite_db, rule, annotators=["reference"], gates=source.plan.gates)
+    calls = 0
+
+    async def crash_after_two_waves(run_id: str, order: WaveOrder, ran: dict) -> WaveDecision:  # type: ignore[type-arg]
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise _Crash
+        return await decider(run_id, order, ran)
+
+    keep = {"settings": rule.model_dump(), "annotators": ["reference"]}
+    with pytest.raises(_Crash):
+        asyncio.run(execute_in_waves(source, sqlite_db, crash_after_two_waves, wave=8, keep=keep))
+    (run,) = Repository(sqlite_db).list_runs()
+    assert "sequential" in run.summary  # the rule is stored after the first wave
+    result = runner.invoke(app, ["run", "--resume", run.id, "--db", sqlite_db.url])
+    assert result.exit_code == 0, result.output
+    resumed = _sessions_per_app(sqlite_db, run.id)
+
+    fresh = Database(f"sqlite:///{tmp_path / 'fresh.db'}")
+    try:
+        fresh_decider = SequentialDecider(
+            fresh, rule, annotators=["reference"], gates=source.plan.gates
+        )
+        straight = asyncio.run(execute_in_waves(source, fresh, fresh_decider, wave=8))
+        assert _sessions_per_app(fresh, straight.run_id) == resumed
+        assert Repository(sqlite_db).get_run(run.id).status == "complete"
+    finally:
+        fresh.dispose()
