@@ -20,6 +20,7 @@ from corix.llm.scripted import ScriptedTransport
 from corix.llm.tokens import estimate_messages_tokens, estimate_tokens, usable_context
 from corix.llm.transport import RawCompletion, Transport
 from corix.llm.usage import EndpointUsage, UsageLedger, UsageSnapshot
+from corix.llm.window import window_in_refusal
 
 __all__ = [
     "LOCAL_PREFIX",
@@ -54,4 +55,5 @@ __all__ = [
     "resolve_model_file",
     "shared_limits",
     "usable_context",
+    "window_in_refusal",
 ]
