@@ -154,6 +154,34 @@ async def test_a_reply_out_of_character_is_asked_again_and_never_sent(
     assert reask.messages[-1].content.startswith("That cannot be sent to the assistant")
 
 
+async def test_a_message_copying_the_reply_is_repaired_or_asked_again_strictly(
+    sqlite_db: Database,
+) -> None:
+    def echoes(request: ChatRequest) -> str:
+        if request.response_format is not None:
+            return _valid_answers(request)
+        last = request.messages[-1].content
+        if last == prompts.COPY_REASK:
+            return "[GIVE UP]"
+        if _turn(request) == 0:
+            return OPENING
+        quoted = last.split("<assistant_reply>\n", 1)[-1].split("\n</assistant_reply>")[0]
+        if _turn(request) == 1:  # the reply echoed, then a question of its own: repaired
+            return f"{quoted} So who sent the distress call, then?"
+        return quoted  # only the echo: asked again, strictly
+
+    client, transport = _simulator(echoes)
+    result = await execute_plan(
+        _llm_plan(_recording("echo"), sessions=1), sqlite_db, simulators={"red_teaming": client}
+    )
+    (session,) = sessions(sqlite_db, result.run_id)
+    _first, second, *_ = session.turns
+    assert second.user_text == "So who sent the distress call, then?"
+    assert second.meta["copied_sentences_cut"] >= 1 and second.meta["reasks"] == 0
+    assert session.end_reason is EndReason.GAVE_UP
+    assert any(r.messages[-1].content == prompts.COPY_REASK for r in transport.requests)
+
+
 @pytest.mark.parametrize("garbage_from_turn", [0, 1])
 async def test_garbage_beyond_the_bound_ends_with_a_simulator_error(
     sqlite_db: Database, garbage_from_turn: int

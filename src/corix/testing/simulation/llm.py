@@ -5,7 +5,10 @@ prompt, and the application's replies as delimited data. It writes each next mes
 ends the dialogue with ``[DONE]`` or ``[GIVE UP]``; the brief alone sets how it writes. The
 application sees only the messages. A message that breaks character is not sent: the model
 is told why and asked again, at most ``max_reasks`` times, after which the session ends with
-``SIMULATOR_ERROR``. The same bound applies to its questionnaire answers.
+``SIMULATOR_ERROR``. The same bound applies to its questionnaire answers. Small models often
+copy the application's reply: the copied sentences are cut when what is left is a message
+of its own (counted in the turn's meta as ``copied_sentences_cut``), else the model is asked
+again with a shorter, stricter instruction and an example (:data:`prompts.COPY_REASK`).
 
 A message asks for the endpoint's ``max_tokens`` (else :data:`MAX_MESSAGE_TOKENS`). When
 the endpoint declares a ``context_window``, the prompt is fitted to it by one rule: the
@@ -32,7 +35,12 @@ from corix.llm import (
 )
 from corix.scenarios import QuestionnaireItem
 from corix.testing.simulation import prompts
-from corix.testing.simulation.character import break_character, strip_protocol_tags
+from corix.testing.simulation.character import (
+    COPIES_REPLY,
+    break_character,
+    strip_copied,
+    strip_protocol_tags,
+)
 from corix.testing.simulation.engine import Move, Say, SimulationSpec, Stop
 from corix.testing.simulation.phrasing import TalkingPoints
 from corix.testing.simulation.progress import TurnOutcome
@@ -76,6 +84,7 @@ class LLMUser:
         self._max_reasks = max_reasks
         self._max_tokens = client.endpoint.max_tokens or MAX_MESSAGE_TOKENS
         self._last_left_out = 0
+        self._copied_cut = 0
         self._meta: dict[str, Any] = {"engine": "llm"}
         strategy = STRATEGIES.get(spec.strategies[0]) if spec.strategies else None
         if strategy is not None:
@@ -126,18 +135,28 @@ class LLMUser:
                 problem = break_character(
                     text, self._persona, allowed=self._goal, last_reply=last_reply
                 )
+                if problem == COPIES_REPLY and last_reply is not None:
+                    text, problem = self._repair_copy(text, last_reply)
             if problem is None:
                 self._history.append(ChatMessage(role="assistant", content=text))
                 repairs: dict[str, Any] = {"reasks": len(problems), "problems": problems}
                 if stripped_tags:
                     repairs["stripped_tags"] = stripped_tags
+                if self._copied_cut:
+                    repairs["copied_sentences_cut"] = self._copied_cut
+                    self._copied_cut = 0
                 if self._last_left_out:
                     repairs["context_cut"] = {"messages_left_out": self._last_left_out}
                 return Say(text, {**self._meta, **repairs})
             problems.append(problem)
+            reask = (
+                prompts.COPY_REASK
+                if problem == COPIES_REPLY
+                else prompts.REASK.format(problem=problem)
+            )
             retry = [
                 ChatMessage(role="assistant", content=reply.text),
-                ChatMessage(role="user", content=prompts.REASK.format(problem=problem)),
+                ChatMessage(role="user", content=reask),
             ]
         return Stop(
             EndReason.SIMULATOR_ERROR,
@@ -173,6 +192,17 @@ class LLMUser:
                 ]
         logger.warning("simulated questionnaire not answered: no usable reply within the bound")
         return {}
+
+    def _repair_copy(self, text: str, last_reply: str) -> tuple[str, str | None]:
+        """``text`` with the sentences copying ``last_reply`` cut, and why it still cannot
+        be sent (``None``: it can); the cut is counted for the turn's meta."""
+        rest, cut = strip_copied(text, last_reply)
+        if not rest:
+            return text, COPIES_REPLY
+        problem = break_character(rest, self._persona, allowed=self._goal, last_reply=last_reply)
+        if problem is None:
+            self._copied_cut += cut
+        return rest, problem
 
     def _left_out(self, messages: Sequence[ChatMessage]) -> int:
         """How many messages fitting ``messages`` to the context window leaves out."""
