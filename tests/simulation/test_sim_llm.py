@@ -21,6 +21,7 @@ from corix.llm import (
     MockModel,
     ScriptedTransport,
     TransportError,
+    reply_tokens,
 )
 from corix.llm.mock_server import running_mock_server
 from corix.llm.tokens import estimate_messages_tokens, usable_context
@@ -127,6 +128,9 @@ async def test_the_questionnaire_is_answered_in_character(sqlite_db: Database) -
     assert len(asked) == 2
     assert "questionnaire" in asked[0].messages[-1].content
     assert asked[0].messages[0].role == "system"  # answered as the same person
+    # Sized from the answer schema, not the endpoint's (short) message length.
+    schema = asked[0].response_format["json_schema"]["schema"]  # type: ignore[index]
+    assert asked[0].max_tokens == reply_tokens(schema) > 1024
 
 
 async def test_a_reply_out_of_character_is_asked_again_and_never_sent(
@@ -334,7 +338,7 @@ async def test_a_declared_context_window_keeps_the_oldest_exchanges_out(
 
     budget = usable_context(window) - 64
     chats = [r for r in transport.requests if r.response_format is None]
-    assert all(r.max_tokens == 64 for r in transport.requests)  # the endpoint's, not 1,024
+    assert all(r.max_tokens == 64 for r in chats)  # the endpoint's, not 1,024
     assert all(estimate_messages_tokens(r.messages) <= budget for r in chats)
     for request in chats:  # the brief and the opening stay, and roles still alternate
         assert request.messages[0].role == "system"

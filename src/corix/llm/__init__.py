@@ -17,6 +17,7 @@ from corix.llm.mock_model import MOCK_MODEL_NAME, MockModel, Script
 from corix.llm.models import ChatMessage, ChatRequest, ChatResponse
 from corix.llm.rate_limit import Limiter, LimiterFactory, RateLimiter, shared_limits
 from corix.llm.scripted import ScriptedTransport
+from corix.llm.structured import reply_tokens
 from corix.llm.tokens import estimate_messages_tokens, estimate_tokens, usable_context
 from corix.llm.transport import RawCompletion, Transport
 from corix.llm.usage import EndpointUsage, UsageLedger, UsageSnapshot
@@ -51,6 +52,7 @@ __all__ = [
     "estimate_messages_tokens",
     "estimate_tokens",
     "even_share",
+    "reply_tokens",
     "require_local_extra",
     "resolve_model_file",
     "shared_limits",

@@ -42,7 +42,6 @@ from corix.assessment.annotators.structured import (
     harm_schema,
     read_category_reply,
     read_harm_reply,
-    reply_tokens,
     response_format,
 )
 from corix.assessment.annotators.view import AnnotatorView
@@ -56,6 +55,7 @@ from corix.llm import (
     LLMClient,
     ModelCallError,
     estimate_messages_tokens,
+    reply_tokens,
     window_in_refusal,
 )
 

@@ -31,6 +31,7 @@ from corix.llm import (
     LLMClient,
     ModelCallError,
     estimate_messages_tokens,
+    reply_tokens,
     usable_context,
 )
 from corix.scenarios import QuestionnaireItem
@@ -47,6 +48,7 @@ from corix.testing.simulation.progress import TurnOutcome
 from corix.testing.simulation.questionnaire import (
     AnswerProblems,
     QuestionnaireValue,
+    questionnaire_schema,
     read_answers,
     response_format,
 )
@@ -176,7 +178,11 @@ class LLMUser:
         retry: list[ChatMessage] = []
         for _ in range(self._max_reasks + 1):
             try:
-                reply = await self._chat(messages + retry, response_format=response_format(items))
+                reply = await self._chat(
+                    messages + retry,
+                    response_format=response_format(items),
+                    max_tokens=reply_tokens(questionnaire_schema(items)),
+                )
             except ModelCallError as exc:
                 logger.warning("simulated questionnaire not answered: %s", exc)
                 return {}
@@ -224,13 +230,17 @@ class LLMUser:
         return [*messages[:_KEPT_HEAD], *messages[_KEPT_HEAD + self._last_left_out :]]
 
     async def _chat(
-        self, messages: list[ChatMessage], *, response_format: dict[str, Any] | None = None
+        self,
+        messages: list[ChatMessage],
+        *,
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
     ) -> ChatResponse:
         return await self._client.chat(
             ChatRequest(
                 messages=self._fitted(messages),
                 temperature=self._temperature,
-                max_tokens=self._max_tokens,
+                max_tokens=max_tokens or self._max_tokens,
                 seed=self._seed,
                 response_format=response_format,
             )
