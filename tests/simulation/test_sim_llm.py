@@ -225,6 +225,24 @@ async def test_garbage_beyond_the_bound_ends_with_a_simulator_error(
     assert len(answered) == (3 if garbage_from_turn else 0)  # a dialogue to judge, or none
 
 
+async def test_where_the_plan_allows_it_the_scripted_engine_writes_a_failed_turn(
+    sqlite_db: Database,
+) -> None:
+    def breaks_down(request: ChatRequest) -> str:
+        return _valid_answers(request) if request.response_format is not None else "User: hi?"
+
+    client, _ = _simulator(breaks_down)
+    plan = _llm_plan(_recording("fallback"), sessions=2, max_turns=2, fallback="scripted")
+    result = await execute_plan(plan, sqlite_db, simulators={"red_teaming": client})
+    stored = sessions(sqlite_db, result.run_id)
+    assert stored and all(s.end_reason is not EndReason.SIMULATOR_ERROR for s in stored)
+    turns = [turn for session in stored for turn in session.turns]
+    assert turns and all(turn.meta["fallback"] == "scripted" for turn in turns)
+    assert all("speaker label" in turn.meta["problems"][0] for turn in turns)
+    received = [m for ms in sim_apps.RECEIVED["fallback"] for m in ms]
+    assert received and "User: hi?" not in received
+
+
 async def test_a_failing_simulator_endpoint_ends_the_session_not_the_run(
     sqlite_db: Database,
 ) -> None:

@@ -5,7 +5,9 @@ prompt, and the application's replies as delimited data. It writes each next mes
 ends the dialogue with ``[DONE]`` or ``[GIVE UP]``; the brief alone sets how it writes. The
 application sees only the messages. A message that breaks character is not sent: the model
 is told why and asked again, at most ``max_reasks`` times, after which the session ends with
-``SIMULATOR_ERROR``. The same bound applies to its questionnaire answers. Small models often
+``SIMULATOR_ERROR`` — unless the plan allows a scripted fallback (``fallback: scripted``),
+in which case the scripted engine writes that one message, marked ``fallback: scripted``
+on the turn. The same bound applies to its questionnaire answers. Small models often
 copy the application's reply: the copied sentences are cut when what is left is a message
 of its own (counted in the turn's meta as ``copied_sentences_cut``), else the model is asked
 again with a shorter, stricter instruction and an example (:data:`prompts.COPY_REASK`).
@@ -42,7 +44,7 @@ from corix.testing.simulation.character import (
     strip_copied,
     strip_protocol_tags,
 )
-from corix.testing.simulation.engine import Move, Say, SimulationSpec, Stop
+from corix.testing.simulation.engine import Move, Say, SimulatedUser, SimulationSpec, Stop
 from corix.testing.simulation.phrasing import TalkingPoints
 from corix.testing.simulation.progress import TurnOutcome
 from corix.testing.simulation.questionnaire import (
@@ -77,8 +79,10 @@ class LLMUser:
         seed: int,
         temperature: float | None = None,
         max_reasks: int = DEFAULT_MAX_REASKS,
+        fallback: SimulatedUser | None = None,
     ) -> None:
         self._client = client
+        self._fallback = fallback
         self._persona = spec.persona.text
         self._goal = (spec.persona.goal_description, *spec.persona.success_criteria)
         self._seed = seed
@@ -160,10 +164,24 @@ class LLMUser:
                 ChatMessage(role="assistant", content=reply.text),
                 ChatMessage(role="user", content=reask),
             ]
+        if self._fallback is not None:
+            return await self._fall_back(last_turn, outcome, problems)
         return Stop(
             EndReason.SIMULATOR_ERROR,
             f"{len(problems)} unusable messages from the simulator: {'; '.join(problems)}",
         )
+
+    async def _fall_back(
+        self, last_turn: TurnRecord | None, outcome: TurnOutcome | None, problems: list[str]
+    ) -> Move:
+        """The scripted engine's move for this turn only, marked as such on the turn."""
+        assert self._fallback is not None
+        move = await self._fallback.next_move(last_turn, outcome)
+        if isinstance(move, Say):
+            self._history.append(ChatMessage(role="assistant", content=move.text))
+            meta = {**self._meta, "fallback": "scripted", "problems": problems}
+            return Say(move.text, meta)
+        return move
 
     async def answer_questionnaire(
         self, items: Sequence[QuestionnaireItem], end_reason: EndReason
