@@ -181,7 +181,10 @@ async def pilot(args: argparse.Namespace, base_url: str | None, db: Database) ->
         judge = endpoint(base_url, max_tokens=None, window=None if base_url else judge_window)
         started = time.perf_counter()
         async with LLMClient(judge) as client:
-            options = AnnotateOptions(passes=args.passes, concurrency=2)
+            targets = {"harms": args.harms} if annotator == "llm-harms" else {}
+            if annotator == "llm" and args.categories:
+                targets = {"categories": args.categories}
+            options = AnnotateOptions(passes=args.passes, concurrency=2, **targets)
             await annotate_run_async(db, run_id, annotator, options=options, client=client)
         figures[f"{annotator}_s"] = round(time.perf_counter() - started, 1)
     for annotator in ("reference", "reference-harms"):
@@ -205,7 +208,11 @@ def main() -> None:
     parser.add_argument("--sim-tokens", type=int, default=48)
     parser.add_argument("--judge-window", type=int, default=4096)
     parser.add_argument("--server", action="store_true", help="through python -m llama_cpp.server")
+    parser.add_argument("--harms", nargs="*", default=None, help="harm packs (default: all)")
+    parser.add_argument("--categories", nargs="*", default=None, help="categories (default: all)")
     args = parser.parse_args()
+    args.harms = tuple(args.harms) if args.harms else None
+    args.categories = tuple(args.categories) if args.categories else None
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
         db = Database(f"sqlite:///{Path(scratch) / 'pilot.db'}")

@@ -88,7 +88,7 @@ def _json_schema(response_format: dict[str, Any] | None) -> dict[str, Any] | Non
 
 
 _LONG_REPEAT_KEYS = ("maxLength", "maxItems")
-MAX_GRAMMAR_REPEAT = 100
+MAX_GRAMMAR_REPEAT = 256
 """llama.cpp refuses grammars that repeat a rule thousands of times (a ``maxLength`` of
 2,000 characters); such bounds are left to the caller's validation of every reply."""
 
