@@ -85,7 +85,7 @@ class LLMClient:
         """The window prompts are fitted to: declared, the local model's, reported by the
         server (:meth:`known_context_window`) or named by a refusal, the smallest of them."""
         self._server_extra: dict[str, Any] = {}
-        self._asked_server = asyncio.Lock()
+        self._asking_server = asyncio.Lock()
         self._server_asked = False
 
     async def known_context_window(self) -> int | None:
@@ -94,7 +94,7 @@ class LLMClient:
         (``cache_prompt``) so that prompts sharing a prefix reuse its evaluation."""
         if self.endpoint.transport != "openai" or self._server_asked:
             return self.context_window
-        async with self._asked_server:
+        async with self._asking_server:
             if not self._server_asked:
                 facts = await ask_server(self.endpoint)
                 self._server_asked = True
