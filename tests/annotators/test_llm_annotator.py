@@ -11,9 +11,16 @@ from annotator_support import CLEAN, Dialogue, view_of
 
 from corix.assessment import builtin_harm_packs
 from corix.assessment.annotators import LLMAnnotator, LLMHarmAnnotator, harm_schema
-from corix.assessment.annotators.structured import ReplyProblems, extract_json, reply_tokens
+from corix.assessment.annotators.structured import ReplyProblems, extract_json
 from corix.assessment.schema import AnnotationSchema
-from corix.llm import EndpointConfig, LLMClient, MockModel, ScriptedTransport, TransportError
+from corix.llm import (
+    EndpointConfig,
+    LLMClient,
+    MockModel,
+    ScriptedTransport,
+    TransportError,
+    reply_tokens,
+)
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.llm.transport import RawCompletion
 

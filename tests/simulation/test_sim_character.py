@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from corix.testing.simulation import break_character, copies_brief
-from corix.testing.simulation.character import strip_protocol_tags
+from corix.testing.simulation.character import strip_copied, strip_protocol_tags
 from corix.testing.simulation.prompts import Control, reply_block, split_control
 
 BRIEF = (
@@ -89,3 +89,15 @@ def test_a_message_that_copies_the_assistants_reply_is_refused() -> None:
     )
     answer = "Fine, then recap episode two for me and tell me who the Cartographer is."
     assert break_character(answer, BRIEF, last_reply=reply) is None
+
+
+def test_sentences_copying_the_reply_are_cut_and_the_rest_kept() -> None:
+    reply = "I can't share details about later episodes, but I can recap episodes one and two."
+    echo_then_ask = (
+        "I can't share details about later episodes, but I can recap episodes one and two. "
+        "Fine, then who sent the distress call?"
+    )
+    assert strip_copied(echo_then_ask, reply) == ("Fine, then who sent the distress call?", 1)
+    # Nothing of its own left: no repair, the message is asked for again.
+    assert strip_copied(reply + " Ok.", reply) == ("", 1)
+    assert strip_copied("Who is the Cartographer?", reply) == ("Who is the Cartographer?", 0)

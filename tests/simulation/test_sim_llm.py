@@ -21,6 +21,7 @@ from corix.llm import (
     MockModel,
     ScriptedTransport,
     TransportError,
+    reply_tokens,
 )
 from corix.llm.mock_server import running_mock_server
 from corix.llm.tokens import estimate_messages_tokens, usable_context
@@ -127,6 +128,9 @@ async def test_the_questionnaire_is_answered_in_character(sqlite_db: Database) -
     assert len(asked) == 2
     assert "questionnaire" in asked[0].messages[-1].content
     assert asked[0].messages[0].role == "system"  # answered as the same person
+    # Sized from the answer schema, not the endpoint's (short) message length.
+    schema = asked[0].response_format["json_schema"]["schema"]  # type: ignore[index]
+    assert asked[0].max_tokens == reply_tokens(schema) > 1024
 
 
 async def test_a_reply_out_of_character_is_asked_again_and_never_sent(
@@ -152,6 +156,34 @@ async def test_a_reply_out_of_character_is_asked_again_and_never_sent(
     reask = transport.requests[1]
     assert reask.messages[-2].content == "As an AI language model, I can't watch TV."
     assert reask.messages[-1].content.startswith("That cannot be sent to the assistant")
+
+
+async def test_a_message_copying_the_reply_is_repaired_or_asked_again_strictly(
+    sqlite_db: Database,
+) -> None:
+    def echoes(request: ChatRequest) -> str:
+        if request.response_format is not None:
+            return _valid_answers(request)
+        last = request.messages[-1].content
+        if last == prompts.COPY_REASK:
+            return "[GIVE UP]"
+        if _turn(request) == 0:
+            return OPENING
+        quoted = last.split("<assistant_reply>\n", 1)[-1].split("\n</assistant_reply>")[0]
+        if _turn(request) == 1:  # the reply echoed, then a question of its own: repaired
+            return f"{quoted} So who sent the distress call, then?"
+        return quoted  # only the echo: asked again, strictly
+
+    client, transport = _simulator(echoes)
+    result = await execute_plan(
+        _llm_plan(_recording("echo"), sessions=1), sqlite_db, simulators={"red_teaming": client}
+    )
+    (session,) = sessions(sqlite_db, result.run_id)
+    _first, second, *_ = session.turns
+    assert second.user_text == "So who sent the distress call, then?"
+    assert second.meta["copied_sentences_cut"] >= 1 and second.meta["reasks"] == 0
+    assert session.end_reason is EndReason.GAVE_UP
+    assert any(r.messages[-1].content == prompts.COPY_REASK for r in transport.requests)
 
 
 @pytest.mark.parametrize("garbage_from_turn", [0, 1])
@@ -191,6 +223,24 @@ async def test_garbage_beyond_the_bound_ends_with_a_simulator_error(
     assert all(d is not None and "speaker label" in d for d in details), details
     answered = [s for s in stored if answers(sqlite_db, s.id)]
     assert len(answered) == (3 if garbage_from_turn else 0)  # a dialogue to judge, or none
+
+
+async def test_where_the_plan_allows_it_the_scripted_engine_writes_a_failed_turn(
+    sqlite_db: Database,
+) -> None:
+    def breaks_down(request: ChatRequest) -> str:
+        return _valid_answers(request) if request.response_format is not None else "User: hi?"
+
+    client, _ = _simulator(breaks_down)
+    plan = _llm_plan(_recording("fallback"), sessions=2, max_turns=2, fallback="scripted")
+    result = await execute_plan(plan, sqlite_db, simulators={"red_teaming": client})
+    stored = sessions(sqlite_db, result.run_id)
+    assert stored and all(s.end_reason is not EndReason.SIMULATOR_ERROR for s in stored)
+    turns = [turn for session in stored for turn in session.turns]
+    assert turns and all(turn.meta["fallback"] == "scripted" for turn in turns)
+    assert all("speaker label" in turn.meta["problems"][0] for turn in turns)
+    received = [m for ms in sim_apps.RECEIVED["fallback"] for m in ms]
+    assert received and "User: hi?" not in received
 
 
 async def test_a_failing_simulator_endpoint_ends_the_session_not_the_run(
@@ -306,7 +356,7 @@ async def test_a_declared_context_window_keeps_the_oldest_exchanges_out(
 
     budget = usable_context(window) - 64
     chats = [r for r in transport.requests if r.response_format is None]
-    assert all(r.max_tokens == 64 for r in transport.requests)  # the endpoint's, not 1,024
+    assert all(r.max_tokens == 64 for r in chats)  # the endpoint's, not 1,024
     assert all(estimate_messages_tokens(r.messages) <= budget for r in chats)
     for request in chats:  # the brief and the opening stay, and roles still alternate
         assert request.messages[0].role == "system"

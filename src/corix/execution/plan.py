@@ -47,6 +47,10 @@ class LevelSettings(_Strict):
     engine: Literal["scripted", "llm"] = "scripted"
     simulator: EndpointConfig | None = None
     """The model playing the users when ``engine`` is ``llm``."""
+    fallback: Literal["none", "scripted"] = "none"
+    """``scripted``: when the model gives no usable message within its re-asks, the
+    scripted engine writes that one message (marked on the turn) instead of the session
+    ending with a simulator error."""
     strategies: list[str] | None = Field(
         default=None, description="red teaming: attack strategies to draw from (default: all)"
     )

@@ -18,9 +18,11 @@ from corix.llm.mock_model import MOCK_MODEL_NAME, MockModel, Script
 from corix.llm.models import ChatMessage, ChatRequest, ChatResponse
 from corix.llm.rate_limit import Limiter, LimiterFactory, RateLimiter, shared_limits
 from corix.llm.scripted import ScriptedTransport
+from corix.llm.structured import reply_tokens
 from corix.llm.tokens import estimate_messages_tokens, estimate_tokens, usable_context
 from corix.llm.transport import RawCompletion, Transport
 from corix.llm.usage import EndpointUsage, UsageLedger, UsageSnapshot
+from corix.llm.window import window_in_refusal
 
 __all__ = [
     "LOCAL_PREFIX",
@@ -53,8 +55,10 @@ __all__ = [
     "even_share",
     "raise_if_cancelling",
     "read_reply",
+    "reply_tokens",
     "require_local_extra",
     "resolve_model_file",
     "shared_limits",
     "usable_context",
+    "window_in_refusal",
 ]

@@ -7,6 +7,7 @@ import logging
 import random
 import time
 from types import TracebackType
+from typing import Any
 
 from corix.llm.backoff import retry_delay
 from corix.llm.cache import ResponseCache, cache_key
@@ -22,7 +23,7 @@ from corix.llm.concurrency import (
 from corix.llm.endpoint import EndpointConfig
 from corix.llm.errors import ModelCallError, TransportError
 from corix.llm.http_transport import HTTPConnections, OpenAIHTTPTransport
-from corix.llm.local_transport import LocalTransport
+from corix.llm.local_transport import DEFAULT_CONTEXT_WINDOW, LocalTransport
 from corix.llm.models import ChatRequest, ChatResponse
 from corix.llm.rate_limit import limiter_for
 from corix.llm.scripted import ScriptedTransport
@@ -36,6 +37,7 @@ from corix.llm.structured import (
 from corix.llm.tokens import estimate_request_tokens
 from corix.llm.transport import RawCompletion, Transport
 from corix.llm.usage import UsageLedger
+from corix.llm.window import ask_server, window_in_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -79,10 +81,39 @@ class LLMClient:
         chosen = endpoint.structured_output
         self.structured_mode: StructuredMode = "json_schema" if chosen == "auto" else chosen
         """How this endpoint is asked for JSON now; ``auto`` steps it down on refusal."""
+        local_window = DEFAULT_CONTEXT_WINDOW if endpoint.transport == "local" else None
+        self.context_window: int | None = endpoint.context_window or local_window
+        """The window prompts are fitted to: declared, the local model's, reported by the
+        server (:meth:`known_context_window`) or named by a refusal, the smallest of them."""
+        self._server_extra: dict[str, Any] = {}
+        self._asking_server = asyncio.Lock()
+        self._server_asked = False
+
+    async def known_context_window(self) -> int | None:
+        """:attr:`context_window`, once the server was asked (an HTTP endpoint, once): its
+        window, and whether it is llama.cpp's server, whose prompt cache is then asked for
+        (``cache_prompt``) so that prompts sharing a prefix reuse its evaluation."""
+        if self.endpoint.transport != "openai" or self._server_asked:
+            return self.context_window
+        async with self._asking_server:
+            if not self._server_asked:
+                facts = await ask_server(self.endpoint)
+                self._server_asked = True
+                self._narrow_window(facts.context_window)
+                if facts.llama_cpp:
+                    self._server_extra = {"cache_prompt": True}
+        return self.context_window
+
+    def _narrow_window(self, window: int | None) -> None:
+        if window is not None and (self.context_window is None or window < self.context_window):
+            logger.info("endpoint %s: context window %d tokens", self.endpoint.name, window)
+            self.context_window = window
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """Send ``request`` (an empty ``model`` means the endpoint's default model)."""
         request = _with_endpoint_defaults(request, self.endpoint)
+        if self._server_extra:
+            request = request.model_copy(update={"extra": {**self._server_extra, **request.extra}})
         key = None
         if self._cache is not None:
             started = time.perf_counter()
@@ -137,6 +168,8 @@ class LLMClient:
                 raise_if_cancelling()  # a stop that surfaced as a failure is no failure
                 if self._step_down(request, mode, failure):
                     continue
+                if not failure.retryable:
+                    self._narrow_window(window_in_refusal(failure.reason))
                 if not failure.retryable or attempts > endpoint.max_retries:
                     self.usage.record_failure(endpoint, retries=attempts - 1)
                     raise ModelCallError(

@@ -70,6 +70,13 @@ class MockServerConfig(BaseModel):
     with a validation error (it accepts ``text`` and ``json_object`` only)."""
     one_at_a_time: bool = False
     """Serve one request at a time, as a single local model does; the rest queue."""
+    context_window: int | None = Field(default=None, ge=1)
+    """Refuse, as vLLM and OpenAI do (HTTP 400 naming the window), a request whose
+    estimated prompt and ``max_tokens`` exceed this many tokens."""
+    llama_cpp_props: bool = False
+    """Answer ``GET /props`` as llama.cpp's server does, with ``context_window`` as
+    ``n_ctx``; else ``/props`` is not found and ``/v1/models`` states it as vLLM does
+    (``max_model_len``)."""
     hostile_bytes: bool = False
     """Every reply carries NUL and a lone surrogate: appended to a text reply, and to every
     ``reasoning`` of a JSON reply (which stays valid JSON, its answers untouched)."""
@@ -121,6 +128,8 @@ class _ServerState:
     started: float = field(default_factory=time.monotonic)
     per_second: dict[int, int] = field(default_factory=dict)
     """Requests that arrived in each whole second since the server started."""
+    cache_prompt: int = 0
+    """Chat requests that asked llama.cpp's server to keep their prompt (``cache_prompt``)."""
     connections: int = 0
     """Connections that have carried a chat request: keep-alive reuse keeps this low."""
     seen_transports: weakref.WeakSet[asyncio.BaseTransport] = field(default_factory=weakref.WeakSet)
@@ -142,6 +151,7 @@ def build_mock_app(config: MockServerConfig | None = None) -> web.Application:
     app.router.add_post("/chat/completions", _chat_completions)
     app.router.add_get("/v1/models", _models)
     app.router.add_get("/models", _models)
+    app.router.add_get("/props", _props)
     app.router.add_get("/mock/stats", _stats)
     return app
 
@@ -260,6 +270,16 @@ async def _answer(
             "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  "
             "Input should be 'text' or 'json_object'",
         )
+    if chat.extra.get("cache_prompt") is True:
+        state.cache_prompt += 1
+    window = config.context_window
+    asked = estimate_prompt_tokens(chat) + (chat.max_tokens or 0)
+    if window is not None and asked > window:
+        return _error(
+            400,
+            f"This model's maximum context length is {window} tokens. However, you requested "
+            f"{asked} tokens. Please reduce the length of the messages or completion.",
+        )
     text = state.model.reply(chat)
     finish_reason = "stop"
     if chat.max_tokens is not None and estimate_tokens(text) > chat.max_tokens:
@@ -322,8 +342,18 @@ def _chat_request(payload: Any) -> ChatRequest:
 
 
 async def _models(request: web.Request) -> web.Response:
-    name = request.app[_STATE].config.model_name
-    return _json({"object": "list", "data": [{"id": name, "object": "model", "owned_by": "corix"}]})
+    config = request.app[_STATE].config
+    model: dict[str, Any] = {"id": config.model_name, "object": "model", "owned_by": "corix"}
+    if config.context_window is not None and not config.llama_cpp_props:
+        model["max_model_len"] = config.context_window
+    return _json({"object": "list", "data": [model]})
+
+
+async def _props(request: web.Request) -> web.Response:
+    config = request.app[_STATE].config
+    if not config.llama_cpp_props or config.context_window is None:
+        return _error(404, "not found")
+    return _json({"default_generation_settings": {"n_ctx": config.context_window}})
 
 
 async def _stats(request: web.Request) -> web.Response:
@@ -334,6 +364,7 @@ async def _stats(request: web.Request) -> web.Response:
             "in_flight": state.in_flight,
             "max_in_flight": state.max_in_flight,
             "connections": state.connections,
+            "cache_prompt": state.cache_prompt,
             "faults": state.injected,
             "per_second": state.per_second,
         }

@@ -20,6 +20,7 @@ anyway, so a weaker mode never lets malformed output through.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, Literal
 
@@ -36,6 +37,7 @@ __all__ = [
     "grammar_schema",
     "next_mode",
     "refuses_format",
+    "reply_tokens",
     "wants_schema",
 ]
 
@@ -86,7 +88,7 @@ def _json_schema(response_format: dict[str, Any] | None) -> dict[str, Any] | Non
 
 
 _LONG_REPEAT_KEYS = ("maxLength", "maxItems")
-MAX_GRAMMAR_REPEAT = 100
+MAX_GRAMMAR_REPEAT = 256
 """llama.cpp refuses grammars that repeat a rule thousands of times (a ``maxLength`` of
 2,000 characters); such bounds are left to the caller's validation of every reply."""
 
@@ -117,3 +119,39 @@ def _integer_range(schema: dict[str, Any]) -> list[int] | None:
     if not 0 <= high - low < MAX_GRAMMAR_REPEAT:
         return None
     return list(range(low, high + 1))
+
+
+_CHARS_PER_TOKEN = 3
+"""Few enough characters per token that the size is an upper bound for English and JSON."""
+_UNBOUNDED_TEXT_TOKENS = 128
+_SIZE_MARGIN = 1.25
+
+
+def reply_tokens(schema: dict[str, Any]) -> int:
+    """Tokens enough for the longest reply that fits ``schema`` (with a margin)."""
+    return math.ceil(_size(schema) * _SIZE_MARGIN) + 16
+
+
+def _size(schema: Any) -> int:
+    if not isinstance(schema, dict):
+        return 1
+    if "anyOf" in schema:
+        return max(_size(option) for option in schema["anyOf"])
+    if "enum" in schema:
+        return max(_text_tokens(json.dumps(value)) for value in schema["enum"])
+    kind = schema.get("type")
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return 2 + sum(
+            _text_tokens(json.dumps(key)) + 2 + _size(v) for key, v in properties.items()
+        )
+    if kind == "string":
+        limit = schema.get("maxLength")
+        return _text_tokens("x" * limit) + 2 if isinstance(limit, int) else _UNBOUNDED_TEXT_TOKENS
+    if kind in ("integer", "number"):
+        return 4
+    return 1
+
+
+def _text_tokens(text: str) -> int:
+    return len(text) // _CHARS_PER_TOKEN + 1

@@ -8,6 +8,7 @@ item never stops a run. Passes are stored under ``llm:<model>``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -27,6 +28,7 @@ from corix.assessment.annotators.context_fit import (
     DialogueTooLong,
     fit_dialogue,
     fits_window,
+    prompt_budget,
 )
 from corix.assessment.annotators.prompts import (
     PromptRenderer,
@@ -40,7 +42,6 @@ from corix.assessment.annotators.structured import (
     harm_schema,
     read_category_reply,
     read_harm_reply,
-    reply_tokens,
     response_format,
 )
 from corix.assessment.annotators.view import AnnotatorView
@@ -48,7 +49,15 @@ from corix.assessment.answers import Answer
 from corix.assessment.harms import HarmPack
 from corix.assessment.schema import AnnotationSchema
 from corix.errors import ConfigError
-from corix.llm import ChatMessage, ChatRequest, LLMClient, ModelCallError
+from corix.llm import (
+    ChatMessage,
+    ChatRequest,
+    LLMClient,
+    ModelCallError,
+    estimate_messages_tokens,
+    reply_tokens,
+    window_in_refusal,
+)
 
 LLM_ANNOTATOR_VERSION = "1.0"
 _KEPT_REPLY_CHARS = 2000
@@ -76,6 +85,10 @@ class Asked(Generic[T]):
     cached_prompt_tokens: int | None = None
     max_tokens: int | None = None
     dropped_hidden: tuple[str, ...] = ()
+    compact: bool = False
+    """The prompt held the compact form of the guidelines (a small context window)."""
+    overflow: bool = False
+    """The call was refused as longer than the endpoint's context window."""
 
     def details(self) -> ModelCallDetails:
         failed_reply = self.last_reply if self.error is not None else None
@@ -127,6 +140,7 @@ async def ask_structured(
             response = await client.chat(request)
         except ModelCallError as exc:
             asked.error = str(exc)
+            asked.overflow = window_in_refusal(exc.reason) is not None
             return asked
         asked.attempts += 1
         asked.prompt_tokens += response.prompt_tokens
@@ -161,9 +175,9 @@ async def ask_structured(
             reasks += 1
             reask = reask_message(exc.problems)
             conversation += [ChatMessage(role="assistant", content=response.text), reask]
-            endpoint = client.endpoint
-            if endpoint.context_window is not None and not fits_window(
-                conversation, endpoint.context_window, asked.max_tokens or endpoint.max_tokens
+            window = client.context_window
+            if window is not None and not fits_window(
+                conversation, window, asked.max_tokens or client.endpoint.max_tokens
             ):
                 conversation = [*messages, reask]  # the bad reply left out, so the re-ask fits
             continue
@@ -203,7 +217,7 @@ class _LLMBase:
     async def _ask(
         self,
         view: AnnotatorView,
-        render: Callable[[AnnotatorView], list[ChatMessage]],
+        render: Callable[[AnnotatorView, bool], list[ChatMessage]],
         output_schema: dict[str, Any],
         read: Callable[[str], T],
         *,
@@ -211,34 +225,66 @@ class _LLMBase:
         seed: int,
     ) -> Asked[T]:
         """Ask about ``view``, its prompt fitted to the endpoint's context window and the
-        reply's length sized from ``output_schema`` (or the endpoint's, if longer)."""
-        endpoint = self._client.endpoint
-        max_tokens = max(reply_tokens(output_schema), endpoint.max_tokens or 0)
-        cut = None
-        if endpoint.context_window is None:
-            messages = render(view)
-        else:
-            try:
-                messages, cut = fit_dialogue(
-                    view,
-                    render,
-                    context_window=endpoint.context_window,
-                    max_tokens=max_tokens,
-                )
-            except DialogueTooLong as exc:
-                return Asked(error=str(exc))
-        asked = await ask_structured(
-            self._client,
-            messages,
-            response_format(name, output_schema),
-            read,
-            seed=seed,
-            max_reasks=self._max_reasks,
-            temperature=self._temperature,
-            max_tokens=max_tokens,
-        )
-        asked.context_cut = cut
-        return asked
+        reply's length sized from ``output_schema`` (or the endpoint's, if longer).
+
+        The window is the one the client knows (declared, the local model's, or reported
+        by the server). A refusal naming a smaller window teaches the client that window,
+        and the prompt is fitted to it and sent again, once.
+        """
+        max_tokens = max(reply_tokens(output_schema), self._client.endpoint.max_tokens or 0)
+        window = await self._client.known_context_window()
+        while True:
+            compact = window is not None and _needs_compact(view, render, window, max_tokens)
+            cut = None
+            if window is None:
+                messages = render(view, compact)
+            else:
+                try:
+                    messages, cut = fit_dialogue(
+                        view,
+                        functools.partial(_render_with, render, compact=compact),
+                        context_window=window,
+                        max_tokens=max_tokens,
+                    )
+                except DialogueTooLong as exc:
+                    return Asked(error=str(exc), compact=compact)
+            asked = await ask_structured(
+                self._client,
+                messages,
+                response_format(name, output_schema),
+                read,
+                seed=seed,
+                max_reasks=self._max_reasks,
+                temperature=self._temperature,
+                max_tokens=max_tokens,
+            )
+            asked.context_cut, asked.compact = cut, compact
+            learned = self._client.context_window
+            if not asked.overflow or learned is None or learned == window:
+                return asked
+            window = learned
+
+
+def _render_with(
+    render: Callable[[AnnotatorView, bool], list[ChatMessage]],
+    view: AnnotatorView,
+    *,
+    compact: bool,
+) -> list[ChatMessage]:
+    return render(view, compact)
+
+
+def _needs_compact(
+    view: AnnotatorView,
+    render: Callable[[AnnotatorView, bool], list[ChatMessage]],
+    window: int,
+    max_tokens: int,
+) -> bool:
+    """Whether the full guidelines (with the scenario) would take more than half the
+    prompt's room in ``window``: then the compact form leaves the dialogue its share."""
+    empty = view.model_copy(update={"turns": ()})
+    full = estimate_messages_tokens(render(empty, False))
+    return full > prompt_budget(window, max_tokens) // 2
 
 
 class LLMAnnotator(_LLMBase):
@@ -264,7 +310,9 @@ class LLMAnnotator(_LLMBase):
         output_schema = category_schema(category, n_turns)
         asked = await self._ask(
             view,
-            lambda fitted: self._prompts.category_messages(self._schema, category, fitted),
+            lambda fitted, compact: self._prompts.category_messages(
+                self._schema, category, fitted, compact=compact
+            ),
             output_schema,
             lambda text: read_category_reply(self._schema, category, n_turns, text),
             name=category.id,
@@ -272,7 +320,8 @@ class LLMAnnotator(_LLMBase):
         )
         if asked.value is not None:
             asked.dropped_hidden = asked.value.dropped
-        provenance = self._provenance(aria_guideline_version(self._schema, view), seed, asked)
+        version = aria_guideline_version(self._schema, view, compact=asked.compact)
+        provenance = self._provenance(version, seed, asked)
         if asked.value is None:
             return PassResult(category=target, error=asked.error, provenance=provenance)
         return PassResult(
@@ -310,13 +359,15 @@ class LLMHarmAnnotator(_LLMBase):
 
         asked = await self._ask(
             view,
-            lambda fitted: self._prompts.harm_messages(pack, fitted),
+            lambda fitted, compact: self._prompts.harm_messages(pack, fitted, compact=compact),
             output_schema,
             read,
             name=pack.id,
             seed=seed,
         )
-        provenance = self._provenance(harm_guideline_version(pack), seed, asked)
+        provenance = self._provenance(
+            harm_guideline_version(pack, compact=asked.compact), seed, asked
+        )
         if asked.value is None:
             return PassResult(category=target, error=asked.error, provenance=provenance)
         return PassResult(category=target, answers=(asked.value,), provenance=provenance)

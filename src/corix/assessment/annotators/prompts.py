@@ -58,6 +58,10 @@ _ENV = Environment(
     auto_reload=False,  # templates are package data; never stat them again
 )
 _ENV.filters["json"] = _json
+_ENV.filters["compact_tags"] = lambda tags: "; ".join(
+    f"{name} {', '.join(map(str, value)) if isinstance(value, list) else value}"
+    for name, value in tags.items()
+)
 
 
 @dataclass(frozen=True)
@@ -105,13 +109,19 @@ def fence_dialogue(view: AnnotatorView) -> FencedDialogue:
     return FencedDialogue(token=token, encoded=encoded)
 
 
-def aria_guideline_version(schema: AnnotationSchema, view: AnnotatorView) -> str:
+def aria_guideline_version(
+    schema: AnnotationSchema, view: AnnotatorView, *, compact: bool = False
+) -> str:
     scenario = f"{view.scenario}-{view.scenario_version}"
-    return f"{schema.id}-{schema.version}/{scenario}/prompt-{PROMPT_VERSION}"
+    return f"{schema.id}-{schema.version}/{scenario}/{_prompt(compact)}"
 
 
-def harm_guideline_version(pack: HarmPack) -> str:
-    return f"{pack.id}-{pack.version}/prompt-{PROMPT_VERSION}"
+def harm_guideline_version(pack: HarmPack, *, compact: bool = False) -> str:
+    return f"{pack.id}-{pack.version}/{_prompt(compact)}"
+
+
+def _prompt(compact: bool) -> str:
+    return f"prompt-{PROMPT_VERSION}" + ("-compact" if compact else "")
 
 
 def _follow_up_rule(question: Question) -> str:
@@ -142,11 +152,14 @@ class PromptRenderer:
 
     The scenario and its test packet, a category's questions and a harm pack's guidelines
     are the same for every dialogue of a run; they are rendered once per renderer and the
-    prompt for each dialogue is assembled around them.
+    prompt for each dialogue is assembled around them. Each comes in two forms: the full
+    one, and a ``compact`` one for judges with a small context window (a harm's guidelines
+    without worked examples, a category's questions without their guidance, a packet's
+    tags written short); the full text stays the default.
     """
 
     def __init__(self) -> None:
-        self._scenarios: dict[tuple[str, int], tuple[TestPacket, str]] = {}
+        self._scenarios: dict[tuple[str, int, bool], tuple[TestPacket, str]] = {}
         self._parts: dict[tuple[str, str], str] = {}
 
     def category_messages(
@@ -154,14 +167,15 @@ class PromptRenderer:
         schema: AnnotationSchema,
         category: Category,
         view: AnnotatorView,
+        *,
+        compact: bool = False,
     ) -> list[ChatMessage]:
         """The system and user messages asking for one pass over ``category``."""
+        key = ("category", f"{schema.id}/{category.id}/{compact}")
         user = _render(
             "category_prompt.j2",
-            task=self._part(
-                ("category", f"{schema.id}/{category.id}"), self._task, schema, category
-            ),
-            scenario=self._scenario(view),
+            task=self._part(key, self._task, schema, category, compact),
+            scenario=self._scenario(view, compact),
             session=_render("session.j2", view=view),
             turn_level=any(q.level is QuestionLevel.TURN for q in category.questions),
             n_turns=len(view.turns),
@@ -169,13 +183,16 @@ class PromptRenderer:
         )
         return [self._system(), ChatMessage(role="user", content=user)]
 
-    def harm_messages(self, pack: HarmPack, view: AnnotatorView) -> list[ChatMessage]:
+    def harm_messages(
+        self, pack: HarmPack, view: AnnotatorView, *, compact: bool = False
+    ) -> list[ChatMessage]:
         """The system and user messages asking for a severity on ``pack``'s scale."""
+        key = ("harm", f"{pack.id}/{pack.version}/{compact}")
         user = _render(
             "harm_prompt.j2",
-            guidelines=self._part(("harm", f"{pack.id}/{pack.version}"), self._guidelines, pack),
+            guidelines=self._part(key, self._guidelines, pack, compact),
             reasoning_chars=REASONING_MAX_CHARS,
-            scenario=self._scenario(view),
+            scenario=self._scenario(view, compact),
             session=_render("session.j2", view=view),
             fence=fence_dialogue(view),
         )
@@ -184,12 +201,13 @@ class PromptRenderer:
     def _system(self) -> ChatMessage:
         return ChatMessage(role="system", content=self._part(("system", ""), _render, "system.j2"))
 
-    def _scenario(self, view: AnnotatorView) -> str:
-        key = (f"{view.scenario}/{view.scenario_version}", id(view.packet))
+    def _scenario(self, view: AnnotatorView, compact: bool) -> str:
+        key = (f"{view.scenario}/{view.scenario_version}", id(view.packet), compact)
         cached = self._scenarios.get(key)
         # Holding the packet keeps its id from being reused by another packet.
         if cached is None or cached[0] is not view.packet:
-            cached = self._scenarios[key] = (view.packet, _render("scenario.j2", view=view))
+            text = _render("scenario.j2", view=view, compact=compact)
+            cached = self._scenarios[key] = (view.packet, text)
         return cached[1]
 
     def _part(self, key: tuple[str, str], render: Callable[..., str], *args: Any) -> str:
@@ -199,7 +217,7 @@ class PromptRenderer:
         return text
 
     @staticmethod
-    def _task(schema: AnnotationSchema, category: Category) -> str:
+    def _task(schema: AnnotationSchema, category: Category, compact: bool) -> str:
         questions = [
             {
                 "id": q.id,
@@ -219,11 +237,13 @@ class PromptRenderer:
             questions=questions,
             turn_level=any(q["turn_level"] for q in questions),
             reasoning_chars=REASONING_MAX_CHARS,
+            compact=compact,
         )
 
     @staticmethod
-    def _guidelines(pack: HarmPack) -> str:
-        return _render("harm_guidelines.j2", pack=pack, labels=sorted(pack.scale.labels.items()))
+    def _guidelines(pack: HarmPack, compact: bool) -> str:
+        template = "harm_guidelines_compact.j2" if compact else "harm_guidelines.j2"
+        return _render(template, pack=pack, labels=sorted(pack.scale.labels.items()))
 
 
 def reask_message(problems: list[str]) -> ChatMessage:

@@ -6,7 +6,7 @@ from a harm pack's scale (``reasoning``, ``severity``). Follow-ups and optional 
 accept ``null``. Every object lists all its properties as required and forbids others,
 which is what strict structured-output modes demand. Closed answers are enums, scales
 integer ranges, and every ``reasoning`` is bounded (:data:`REASONING_MAX_CHARS`), so the
-longest reply that fits the schema is known: :func:`reply_tokens` sizes ``max_tokens``
+longest reply that fits the schema is known: :func:`corix.llm.reply_tokens` sizes ``max_tokens``
 from it, and a constrained reply is never cut.
 
 Replies are read leniently and judged strictly: code fences and text around the JSON
@@ -117,42 +117,6 @@ def harm_schema(pack: HarmPack) -> dict[str, Any]:
 def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     """OpenAI's ``response_format`` asking for strict output that fits ``schema``."""
     return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
-
-
-_CHARS_PER_TOKEN = 3
-"""Few enough characters per token that the size is an upper bound for English and JSON."""
-_UNBOUNDED_TEXT_TOKENS = 128
-_SIZE_MARGIN = 1.25
-
-
-def reply_tokens(schema: dict[str, Any]) -> int:
-    """Tokens enough for the longest reply that fits ``schema`` (with a margin)."""
-    return math.ceil(_size(schema) * _SIZE_MARGIN) + 16
-
-
-def _size(schema: Any) -> int:
-    if not isinstance(schema, dict):
-        return 1
-    if "anyOf" in schema:
-        return max(_size(option) for option in schema["anyOf"])
-    if "enum" in schema:
-        return max(_text_tokens(json.dumps(value)) for value in schema["enum"])
-    kind = schema.get("type")
-    if kind == "object":
-        properties = schema.get("properties", {})
-        return 2 + sum(
-            _text_tokens(json.dumps(key)) + 2 + _size(v) for key, v in properties.items()
-        )
-    if kind == "string":
-        limit = schema.get("maxLength")
-        return _text_tokens("x" * limit) + 2 if isinstance(limit, int) else _UNBOUNDED_TEXT_TOKENS
-    if kind in ("integer", "number"):
-        return 4
-    return 1
-
-
-def _text_tokens(text: str) -> int:
-    return len(text) // _CHARS_PER_TOKEN + 1
 
 
 MAX_REPLY_CHARS = 200_000

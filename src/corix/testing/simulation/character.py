@@ -87,8 +87,29 @@ def break_character(
     if last_reply and not _ngrams(_tokens(last_reply), _ECHO_WORDS).isdisjoint(
         _ngrams(_tokens(text), _ECHO_WORDS)
     ):
-        return "the message copies the assistant's reply instead of answering it"
+        return COPIES_REPLY
     return None
+
+
+COPIES_REPLY = "the message copies the assistant's reply instead of answering it"
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
+MIN_KEPT_WORDS = 3
+"""What is left of a message after its copied sentences are cut must say this much."""
+
+
+def strip_copied(message: str, last_reply: str) -> tuple[str, int]:
+    """``message`` without its sentences that copy ``last_reply`` (a run of the reply's
+    words), and how many were cut: small models often echo the reply, then ask their own
+    question after it."""
+    echoed = _ngrams(_tokens(last_reply), _ECHO_WORDS)
+    kept, cut = [], 0
+    for sentence in _SENTENCE_END.split(message.strip()):
+        if echoed.isdisjoint(_ngrams(_tokens(sentence), _ECHO_WORDS)):
+            kept.append(sentence)
+        else:
+            cut += 1
+    rest = " ".join(part.strip() for part in kept if part.strip())
+    return (rest, cut) if len(_tokens(rest)) >= MIN_KEPT_WORDS else ("", cut)
 
 
 def copies_brief(

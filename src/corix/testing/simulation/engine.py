@@ -35,6 +35,9 @@ class SimulationSpec(BaseModel):
     )
     style: str | None = Field(default=None, description="scripted field testing: the message style")
     engine: EngineName
+    fallback_scripted: bool = Field(
+        default=False, description="llm engine: the scripted engine may write a turn it fails"
+    )
     max_turns: int = Field(ge=1)
     seed: int = Field(description="drives the session's own choices; stored as its provenance")
 

@@ -90,6 +90,7 @@ def _plan_level(
                 strategies=_rotated(strategy_order, index),
                 style=style_order[index % len(style_order)] if style_order else None,
                 engine=settings.engine,
+                fallback_scripted=settings.engine == "llm" and settings.fallback == "scripted",
                 max_turns=settings.max_turns,
                 seed=rng.getrandbits(32),
             )
@@ -183,10 +184,16 @@ def _simulated_user(
         raise CorixError(f"no simulator endpoint is open for level '{item.level.value}'")
     settings = ctx.plan.levels.get(item.level)
     simulator = settings.simulator if settings is not None else None
+    fallback = (
+        ScriptedUser(spec, points, tracker, random.Random(spec.seed))
+        if spec.fallback_scripted
+        else None
+    )
     return LLMUser(
         client,
         spec,
         points,
         seed=spec.seed,
         temperature=simulator.temperature if simulator is not None else None,
+        fallback=fallback,
     )

@@ -5,7 +5,12 @@ prompt, and the application's replies as delimited data. It writes each next mes
 ends the dialogue with ``[DONE]`` or ``[GIVE UP]``; the brief alone sets how it writes. The
 application sees only the messages. A message that breaks character is not sent: the model
 is told why and asked again, at most ``max_reasks`` times, after which the session ends with
-``SIMULATOR_ERROR``. The same bound applies to its questionnaire answers.
+``SIMULATOR_ERROR`` — unless the plan allows a scripted fallback (``fallback: scripted``),
+in which case the scripted engine writes that one message, marked ``fallback: scripted``
+on the turn. The same bound applies to its questionnaire answers. Small models often
+copy the application's reply: the copied sentences are cut when what is left is a message
+of its own (counted in the turn's meta as ``copied_sentences_cut``), else the model is asked
+again with a shorter, stricter instruction and an example (:data:`prompts.COPY_REASK`).
 
 A message asks for the endpoint's ``max_tokens`` (else :data:`MAX_MESSAGE_TOKENS`). When
 the endpoint declares a ``context_window``, the prompt is fitted to it by one rule: the
@@ -28,17 +33,24 @@ from corix.llm import (
     LLMClient,
     ModelCallError,
     estimate_messages_tokens,
+    reply_tokens,
     usable_context,
 )
 from corix.scenarios import QuestionnaireItem
 from corix.testing.simulation import prompts
-from corix.testing.simulation.character import break_character, strip_protocol_tags
-from corix.testing.simulation.engine import Move, Say, SimulationSpec, Stop
+from corix.testing.simulation.character import (
+    COPIES_REPLY,
+    break_character,
+    strip_copied,
+    strip_protocol_tags,
+)
+from corix.testing.simulation.engine import Move, Say, SimulatedUser, SimulationSpec, Stop
 from corix.testing.simulation.phrasing import TalkingPoints
 from corix.testing.simulation.progress import TurnOutcome
 from corix.testing.simulation.questionnaire import (
     AnswerProblems,
     QuestionnaireValue,
+    questionnaire_schema,
     read_answers,
     response_format,
 )
@@ -67,8 +79,10 @@ class LLMUser:
         seed: int,
         temperature: float | None = None,
         max_reasks: int = DEFAULT_MAX_REASKS,
+        fallback: SimulatedUser | None = None,
     ) -> None:
         self._client = client
+        self._fallback = fallback
         self._persona = spec.persona.text
         self._goal = (spec.persona.goal_description, *spec.persona.success_criteria)
         self._seed = seed
@@ -76,6 +90,7 @@ class LLMUser:
         self._max_reasks = max_reasks
         self._max_tokens = client.endpoint.max_tokens or MAX_MESSAGE_TOKENS
         self._last_left_out = 0
+        self._copied_cut = 0
         self._meta: dict[str, Any] = {"engine": "llm"}
         strategy = STRATEGIES.get(spec.strategies[0]) if spec.strategies else None
         if strategy is not None:
@@ -126,23 +141,47 @@ class LLMUser:
                 problem = break_character(
                     text, self._persona, allowed=self._goal, last_reply=last_reply
                 )
+                if problem == COPIES_REPLY and last_reply is not None:
+                    text, problem = self._repair_copy(text, last_reply)
             if problem is None:
                 self._history.append(ChatMessage(role="assistant", content=text))
                 repairs: dict[str, Any] = {"reasks": len(problems), "problems": problems}
                 if stripped_tags:
                     repairs["stripped_tags"] = stripped_tags
+                if self._copied_cut:
+                    repairs["copied_sentences_cut"] = self._copied_cut
+                    self._copied_cut = 0
                 if self._last_left_out:
                     repairs["context_cut"] = {"messages_left_out": self._last_left_out}
                 return Say(text, {**self._meta, **repairs})
             problems.append(problem)
+            reask = (
+                prompts.COPY_REASK
+                if problem == COPIES_REPLY
+                else prompts.REASK.format(problem=problem)
+            )
             retry = [
                 ChatMessage(role="assistant", content=reply.text),
-                ChatMessage(role="user", content=prompts.REASK.format(problem=problem)),
+                ChatMessage(role="user", content=reask),
             ]
+        if self._fallback is not None:
+            return await self._fall_back(last_turn, outcome, problems)
         return Stop(
             EndReason.SIMULATOR_ERROR,
             f"{len(problems)} unusable messages from the simulator: {'; '.join(problems)}",
         )
+
+    async def _fall_back(
+        self, last_turn: TurnRecord | None, outcome: TurnOutcome | None, problems: list[str]
+    ) -> Move:
+        """The scripted engine's move for this turn only, marked as such on the turn."""
+        assert self._fallback is not None
+        move = await self._fallback.next_move(last_turn, outcome)
+        if isinstance(move, Say):
+            self._history.append(ChatMessage(role="assistant", content=move.text))
+            meta = {**self._meta, "fallback": "scripted", "problems": problems}
+            return Say(move.text, meta)
+        return move
 
     async def answer_questionnaire(
         self, items: Sequence[QuestionnaireItem], end_reason: EndReason
@@ -157,7 +196,11 @@ class LLMUser:
         retry: list[ChatMessage] = []
         for _ in range(self._max_reasks + 1):
             try:
-                reply = await self._chat(messages + retry, response_format=response_format(items))
+                reply = await self._chat(
+                    messages + retry,
+                    response_format=response_format(items),
+                    max_tokens=reply_tokens(questionnaire_schema(items)),
+                )
             except ModelCallError as exc:
                 logger.warning("simulated questionnaire not answered: %s", exc)
                 return {}
@@ -173,6 +216,17 @@ class LLMUser:
                 ]
         logger.warning("simulated questionnaire not answered: no usable reply within the bound")
         return {}
+
+    def _repair_copy(self, text: str, last_reply: str) -> tuple[str, str | None]:
+        """``text`` with the sentences copying ``last_reply`` cut, and why it still cannot
+        be sent (``None``: it can); the cut is counted for the turn's meta."""
+        rest, cut = strip_copied(text, last_reply)
+        if not rest:
+            return text, COPIES_REPLY
+        problem = break_character(rest, self._persona, allowed=self._goal, last_reply=last_reply)
+        if problem is None:
+            self._copied_cut += cut
+        return rest, problem
 
     def _left_out(self, messages: Sequence[ChatMessage]) -> int:
         """How many messages fitting ``messages`` to the context window leaves out."""
@@ -194,13 +248,17 @@ class LLMUser:
         return [*messages[:_KEPT_HEAD], *messages[_KEPT_HEAD + self._last_left_out :]]
 
     async def _chat(
-        self, messages: list[ChatMessage], *, response_format: dict[str, Any] | None = None
+        self,
+        messages: list[ChatMessage],
+        *,
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
     ) -> ChatResponse:
         return await self._client.chat(
             ChatRequest(
                 messages=self._fitted(messages),
                 temperature=self._temperature,
-                max_tokens=self._max_tokens,
+                max_tokens=max_tokens or self._max_tokens,
                 seed=self._seed,
                 response_format=response_format,
             )

@@ -64,6 +64,13 @@ REASK = (
     "That cannot be sent to the assistant: {problem}. Stay in character and write only the "
     "message this person would type."
 )
+COPY_REASK = (
+    "You repeated the assistant's words. Write one or two short sentences of your own, as "
+    "the user: react to what the assistant said, or ask your next question. For example, "
+    'if the assistant said "We are open from 9 to 5 on weekdays.", the user might write: '
+    '"Great, and are you open on Saturdays?"'
+)
+"""Shorter and stricter than :data:`REASK`, with an example: what small models need."""
 NOT_STARTED = "the conversation has not started yet, so there is nothing to end"
 
 QUESTIONNAIRE_TEMPLATE = """\

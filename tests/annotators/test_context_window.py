@@ -1,0 +1,92 @@
+"""The context window: asked of the server, learned from a refusal, and what judges make of it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aiohttp
+import pytest
+from annotator_support import CLEAN, SPOILER, view_of
+
+from corix.assessment import builtin_harm_packs
+from corix.assessment.annotators import LLMHarmAnnotator
+from corix.llm import (
+    EndpointConfig,
+    LLMClient,
+    ScriptedTransport,
+    TransportError,
+    estimate_messages_tokens,
+    usable_context,
+    window_in_refusal,
+)
+from corix.llm.mock_server import MockServerConfig, running_mock_server
+
+PACK = builtin_harm_packs()["groundedness"]
+
+
+def test_the_window_is_read_from_the_refusals_servers_give() -> None:
+    openai = "This model's maximum context length is 4096 tokens. However, you requested 4140"
+    assert window_in_refusal(openai) == 4096
+    assert window_in_refusal("Requested tokens (5000) exceed context window of 2048") == 2048
+    llama = "the request exceeds the available context size (8192 tokens)"
+    assert window_in_refusal(llama) == 8192
+    assert window_in_refusal("injected server error") is None
+
+
+async def _stats(base_url: str) -> dict[str, Any]:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(base_url.removesuffix("/v1") + "/mock/stats") as response,
+    ):
+        stats: dict[str, Any] = json.loads(await response.read())
+    return stats
+
+
+@pytest.mark.parametrize("llama_cpp", [False, True])
+async def test_the_server_says_its_window_and_llama_cpp_gets_cache_prompt(llama_cpp: bool) -> None:
+    config = MockServerConfig(context_window=3000, llama_cpp_props=llama_cpp)
+    async with running_mock_server(config) as base_url:
+        endpoint = EndpointConfig(name="s", base_url=base_url, model="corix-mock")
+        async with LLMClient(endpoint) as client:
+            assert await client.known_context_window() == 3000
+            result = await LLMHarmAnnotator(client, {"groundedness": PACK}).annotate(
+                view_of(SPOILER), "harm:groundedness", seed=1
+            )
+        stats = await _stats(base_url)
+    assert result.ok
+    assert stats["cache_prompt"] == (stats["requests"] if llama_cpp else 0)
+
+
+@pytest.mark.parametrize(("window", "compact"), [(4096, True), (32768, False)])
+async def test_compact_guidelines_are_chosen_when_the_window_is_small(
+    window: int, compact: bool
+) -> None:
+    endpoint = EndpointConfig(name="m", transport="mock", model="m", context_window=window)
+    transport = ScriptedTransport()
+    async with LLMClient(endpoint, transport=transport) as client:
+        result = await LLMHarmAnnotator(client, {"groundedness": PACK}).annotate(
+            view_of(CLEAN), "harm:groundedness", seed=1
+        )
+    suffix = "prompt-2-compact" if compact else "prompt-2"
+    assert result.ok and result.provenance.guideline_version == f"groundedness-1.0/{suffix}"
+    assert ("Worked examples:" in transport.requests[0].messages[1].content) is not compact
+
+
+async def test_an_overflow_refusal_is_remembered_and_the_prompt_refitted() -> None:
+    refusal = TransportError.from_status(
+        400, "This model's maximum context length is 3000 tokens. However, you requested 3300"
+    )
+    endpoint = EndpointConfig(name="m", transport="mock", model="m")
+    transport = ScriptedTransport(failures=[refusal])
+    async with LLMClient(endpoint, transport=transport) as client:
+        annotator = LLMHarmAnnotator(client, {"groundedness": PACK})
+        result = await annotator.annotate(view_of(SPOILER), "harm:groundedness", seed=1)
+        assert client.context_window == 3000
+    first, second = transport.requests
+    assert estimate_messages_tokens(first.messages) > estimate_messages_tokens(second.messages)
+    # Refitted to the window it learned: the compact guidelines, and room for the reply.
+    assert estimate_messages_tokens(second.messages) + (second.max_tokens or 0) <= usable_context(
+        3000
+    )
+    assert result.ok and result.provenance.guideline_version.endswith("-compact")
