@@ -28,6 +28,7 @@ from corix.measurement.core import (
 from corix.measurement.defect_rates import DefectRate
 from corix.measurement.filters import FILTER_COLUMNS, LeafFilter
 from corix.measurement.gates import Estimate, GateResult, evaluate_gates
+from corix.measurement.gating_check import UndeclaredGating, undeclared_gating
 from corix.measurement.interdependency import (
     Correlation,
     CorrelationMatrix,
@@ -113,6 +114,7 @@ __all__ = [
     "Settlement",
     "Summarizer",
     "TreeSpec",
+    "UndeclaredGating",
     "ViewGap",
     "annotator_kind",
     "answer_text",
@@ -151,4 +153,5 @@ __all__ = [
     "stored_answers",
     "stored_leaves",
     "two_stage_resamples",
+    "undeclared_gating",
 ]
