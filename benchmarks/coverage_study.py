@@ -291,7 +291,7 @@ def tree_node(k: int, m: int, sd: float, simulations: int, p0: float = 0.3) -> C
     lows, highs = _roots(NODE, leaves)
     return Cell(
         "CoRIx node, testers",
-        f"{k}×{m}, SD {sd}",
+        f"{k}×{m}, SD {sd}" + ("" if p0 == 0.3 else f", base rate {p0}"),
         _covered(lows, highs, truth),
         float(np.mean(highs - lows)),
         simulations,
@@ -337,6 +337,8 @@ def cells(simulations: int) -> Iterator[Callable[[], Cell]]:
         for sd in (0.5, 1.0):
             yield lambda k=k, m=m, sd=sd: rate_with_testers(k, m, sd, simulations)
             yield lambda k=k, m=m, sd=sd: tree_node(k, m, sd, simulations)
+    for k, m in ((6, 5), (10, 3)):  # rare risk: the plain percentile falls short here
+        yield lambda k=k, m=m: tree_node(k, m, 1.0, simulations, p0=0.1)
     for rates in ((0.3, 0.3, 0.3), (0.2, 0.3, 0.4)):
         yield lambda r=rates: tree_max(r, 30, 1, 0.0, simulations)
         yield lambda r=rates: tree_max(r, 6, 5, 1.0, simulations)

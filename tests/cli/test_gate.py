@@ -79,7 +79,9 @@ def test_an_unmeasured_harm_fails_and_bad_thresholds_are_usage_errors(
     assert _gate(db, run_id)[0] == ExitCode.USAGE  # no gates at all
 
 
-async def test_an_application_that_never_answered_fails_its_gate(sqlite_db: Database) -> None:
+async def test_an_application_that_never_answered_fails_its_gate(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
     """No evidence is not a pass: gamma's only dialogue got no reply, so its rate is
     "not measured" (n = 0) in the gate and in the defect table, never silently absent."""
     from report_support import RunBuilder
@@ -100,6 +102,9 @@ async def test_an_application_that_never_answered_fails_its_gate(sqlite_db: Data
     assert rows["gamma"]["not_measurable_reasons"] == {"no application reply": 1}
     shown = runner.invoke(app, ["defects", run_id, "--db", sqlite_db.url])
     assert shown.exit_code == 0 and "gamma" in shown.output, shown.output
+    report = runner.invoke(app, ["report", run_id, "--out", str(tmp_path), "--db", sqlite_db.url])
+    assert report.exit_code == 0, report.output
+    assert "gamma" in next(tmp_path.rglob("*.md")).read_text()
 
 
 def test_the_gate_takes_a_settling_rule_and_prints_it(tiny: tuple[Database, str]) -> None:

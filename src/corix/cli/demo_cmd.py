@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from corix.assessment.annotation_run import annotate_run
 from corix.cli.common import DbOption, console, database
@@ -35,6 +36,7 @@ def demo_command(
                 + (f", {summary.passes_failed} failed" if summary.passes_failed else "")
             )
         measurement = measure(database_, [result.run_id])
+        console.print(Text(measurement.headline(), style="dim"))
         rates = measurement.rates(by=DEMO_GROUPING)
         print_defect_rates(
             rates, DEMO_GROUPING, title="defect rates per demo application", compact=True

@@ -30,6 +30,7 @@ from corix.measurement.core import (
 from corix.measurement.defect_rates import DefectRate
 from corix.measurement.filters import FILTER_COLUMNS, LeafFilter
 from corix.measurement.gates import Estimate, GateResult, evaluate_gates
+from corix.measurement.gating_check import UndeclaredGating, undeclared_gating
 from corix.measurement.hit_at_k import HitRate, UnitHits, attack_rates, hit_at_k, hit_rates
 from corix.measurement.interdependency import (
     Correlation,
@@ -141,6 +142,7 @@ __all__ = [
     "StoppingRule",
     "Summarizer",
     "TreeSpec",
+    "UndeclaredGating",
     "UnitHits",
     "ViewGap",
     "annotator_kind",
@@ -192,4 +194,5 @@ __all__ = [
     "stored_answers",
     "stored_leaves",
     "two_stage_resamples",
+    "undeclared_gating",
 ]

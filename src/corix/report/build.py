@@ -28,6 +28,7 @@ from corix.measurement import (
     questionnaire_items,
     score_tree,
     stored_answers,
+    undeclared_gating,
 )
 from corix.report.agreement import annotator_agreement
 from corix.report.content import (
@@ -204,6 +205,7 @@ def _tree_section(
         application_correlations=correlate_across_applications(results, dimensions),
         history=history,
         source=source,
+        warnings=tuple(found.message for found in undeclared_gating(spec, leaves)),
     )
 
 

@@ -106,6 +106,8 @@ class TreeSection:
     source: str | None = None
     """The annotator source whose labels fill the tree (with every questionnaire answer);
     ``None`` when the run has no annotation labels."""
+    warnings: tuple[str, ...] = ()
+    """Questions the labels show are gated but the tree does not declare so."""
 
     @property
     def key(self) -> str:

@@ -135,6 +135,7 @@ def _tree(section: TreeSection) -> dict[str, Any]:
         "applications": {app: root.to_json() for app, root in section.results.items()},
         "comparison": section.comparison.to_json(),
         "views": [_clean(asdict(gap)) for gap in section.views],
+        "warnings": list(section.warnings),
         "correlations": {
             "dialogues": _matrix(section.dialogue_correlations),
             "applications": _matrix(section.application_correlations),

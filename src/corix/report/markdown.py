@@ -130,6 +130,7 @@ def _tree_section(section: TreeSection, questions: Mapping[str, str]) -> list[st
     spec = section.spec
     applications = list(section.results)
     lines = [f"## {md(section.title)}", ""]
+    lines += [f"> Warning: {md(warning)}\n" for warning in section.warnings]
     if section.dimensions and applications:
         rows = []
         for node_id in section.dimensions:
