@@ -624,6 +624,14 @@ def export_command(
             "loads with Hugging Face datasets).",
         ),
     ] = "jsonl",
+    escape_formulas: Annotated[
+        bool,
+        typer.Option(
+            "--formula-escape/--no-formula-escape",
+            help="CSV: prefix ' to cells a spreadsheet would evaluate (=, +, -, @); on by "
+            "default, since replies are untrusted.",
+        ),
+    ] = True,
     db: DbOption = None,
 ) -> None:
     """Export a run or a series: JSON lines of sessions with turns and provenance, or tables
@@ -645,7 +653,13 @@ def export_command(
         if fmt != "jsonl":
             assert output is not None  # checked above
             measurement = measure_in_chunks(database_, run_ids)
-            counts = export_tables(repo, measurement, output, parquet=fmt == "parquet")
+            counts = export_tables(
+                repo,
+                measurement,
+                output,
+                parquet=fmt == "parquet",
+                escape_formulas=escape_formulas,
+            )
             if fmt == "hf":
                 what = f"series {series}" if series else f"run {run}"
                 write_dataset_card(
