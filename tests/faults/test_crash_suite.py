@@ -78,7 +78,12 @@ async def _annotate(db_url: str, run_id: str, base_url: str) -> asyncio.subproce
         "--allow-failures",
         "--db",
         db_url,
-        env={**os.environ, "PYTHONPATH": str(TESTS_DIR)},
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(
+                [str(TESTS_DIR), *filter(None, [os.environ.get("PYTHONPATH")])]
+            ),
+        },
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )

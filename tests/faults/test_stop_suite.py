@@ -98,6 +98,7 @@ async def _stopped_run(
     await _stop(how, db)
     result = await asyncio.wait_for(running, timeout=60)
     took = time.monotonic() - clock
+    print(f"{how} at concurrency {concurrency}: stopped in {took:.2f} s")
     assert took < STOP_WITHIN_S, f"{how}: stopping took {took:.1f} s"
     assert result.status == (RunStatus.CANCELLED if how == "cancel" else RunStatus.INTERRUPTED)
     assert _error_turns(db) == []  # the mock never fails: an error turn would be made up

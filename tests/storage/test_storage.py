@@ -122,18 +122,33 @@ def test_unknown_run_lists_known(sqlite_db: Database) -> None:
         repo.get_run("run-y")
 
 
-def test_a_changed_spec_becomes_a_new_application_version(any_db: Database) -> None:
+def test_a_changed_spec_is_refused_unless_a_new_version_is_asked_for(any_db: Database) -> None:
     repo = Repository(any_db)
     first = repo.ensure_application("acme", "openai:http://a/v1?model=m1")
     assert repo.ensure_application("acme", "openai:http://a/v1?model=m1") == first
-    second = repo.ensure_application("acme", "openai:http://a/v1?model=m2")
-    third = repo.ensure_application("acme", "openai:http://a/v1?model=m3")
+    with pytest.raises(CorixError, match=r"'acme' is stored with another spec.*new_version"):
+        repo.ensure_application("acme", "openai:http://a/v1?model=m2")
+    second = repo.ensure_application("acme", "openai:http://a/v1?model=m2", new_version=True)
+    third = repo.ensure_application("acme", "openai:http://a/v1?model=m3", new_version=True)
     names = {row.id: (row.name, row.spec) for row in repo.applications()}
     # The stored application is never rewritten: its sessions keep what they talked to.
     assert names[first] == ("acme", "openai:http://a/v1?model=m1")
     assert names[second] == ("acme v2", "openai:http://a/v1?model=m2")
     assert names[third][0] == "acme v3"
-    assert repo.ensure_application("acme", "openai:http://a/v1?model=m2") == second
+    # Every version runs by its name; a new version of a spec stored already reuses it.
+    assert repo.ensure_application("acme v2", "openai:http://a/v1?model=m2") == second
+    assert repo.ensure_application("acme v3", "openai:http://a/v1?model=m3") == third
+    assert repo.ensure_application("acme", "openai:http://a/v1?model=m2", new_version=True) == (
+        second
+    )
+    with pytest.raises(CorixError, match="its version with this spec is 'acme v2'"):
+        repo.ensure_application("acme", "openai:http://a/v1?model=m2")
+    with pytest.raises(CorixError, match="'acme v2' is stored with another spec"):
+        repo.ensure_application("acme v2", "openai:http://a/v1?model=m3")
+    assert (
+        repo.application_conflict("acme v3", "openai:http://a/v1?model=m3", new_version=False)
+        is None
+    )
 
 
 def test_a_web_evaluations_application_is_never_rewritten_by_a_run(any_db: Database) -> None:

@@ -121,7 +121,13 @@ def test_kill_9_then_resume_gives_every_session_once(tmp_path: Path) -> None:
         "levels:\n  model_testing: {repeats: 2}\n",
         encoding="utf-8",
     )
-    env = {**os.environ, "PYTHONPATH": str(TESTS_DIR), "CORIX_DB": db_url}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(TESTS_DIR), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+        "CORIX_DB": db_url,
+    }
     process = _corix("run", str(plan_path), env=env)
     db = Database(db_url)
     deadline = time.monotonic() + 60

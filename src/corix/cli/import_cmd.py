@@ -40,7 +40,7 @@ def import_command(
     with database(db, create=True) as database_:
         repo = Repository(database_)
         ids = {
-            app: repo.ensure_application(app, IMPORTED_SPEC)
+            app: repo.ensure_application(app, IMPORTED_SPEC, new_version=True)
             for app in sorted({d.application for d in dialogues})
         }
         store_imported_run(

@@ -47,6 +47,7 @@ from corix.report import (
     interval,
     number,
     reused_settings,
+    safe_folder,
     stored_report,
     write_report,
 )
@@ -71,6 +72,8 @@ SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap."
 
 
 # The options that make a report's settings, which ``--settings-of`` takes from a stored one.
+REPORTS_ROOT = Path(".corix/reports")
+"""Where reports go by default, one folder per run or series, always under it."""
 _SETTING_PARAMETERS = (
     "tree",
     "bootstrap",
@@ -142,7 +145,7 @@ def report_command(
     if (run is None) == (series is None):
         raise fail("give a run id or --series NAME (one of them)")
     target = run if run is not None else f"series-{series}"
-    folder = out if out is not None else Path(".corix/reports") / target
+    folder = out if out is not None else safe_folder(REPORTS_ROOT, target)
     if settings_of is not None:
         given = [
             f"--{name.replace('_', '-')}"

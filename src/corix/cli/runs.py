@@ -678,6 +678,14 @@ def export_command(
             "loads with Hugging Face datasets).",
         ),
     ] = "jsonl",
+    escape_formulas: Annotated[
+        bool,
+        typer.Option(
+            "--formula-escape/--no-formula-escape",
+            help="CSV: prefix ' to cells a spreadsheet would evaluate (=, +, -, @); on by "
+            "default, since replies are untrusted.",
+        ),
+    ] = True,
     db: DbOption = None,
 ) -> None:
     """Export a run or a series: JSON lines of sessions with turns and provenance, or tables
@@ -700,7 +708,13 @@ def export_command(
             assert output is not None  # checked above
             step(console, f"export: measuring {len(run_ids)} run(s), then writing {output}")
             measurement = measure_in_chunks(database_, run_ids)
-            counts = export_tables(repo, measurement, output, parquet=fmt == "parquet")
+            counts = export_tables(
+                repo,
+                measurement,
+                output,
+                parquet=fmt == "parquet",
+                escape_formulas=escape_formulas,
+            )
             if fmt == "hf":
                 what = f"series {series}" if series else f"run {run}"
                 write_dataset_card(

@@ -101,7 +101,7 @@ def read_config_text(path: Path) -> str:
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror}", path=path) from None
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8-sig")  # a byte-order mark (Excel's CSV) is no content
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise ConfigError(

@@ -33,6 +33,10 @@ class ApplicationEntry(_Strict):
     auth_env: str | None = Field(
         default=None, description="environment variable holding the JSON credentials"
     )
+    new_version: bool = Field(
+        default=False,
+        description="register a changed spec as a new version (NAME v2…) instead of refusing it",
+    )
 
 
 class LevelSettings(_Strict):

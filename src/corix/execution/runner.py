@@ -44,7 +44,6 @@ from corix.storage import (
     run_packs,
     run_totals,
     storage_trouble,
-    web_conflict_message,
 )
 
 __all__ = ["RunResult", "execute_plan"]
@@ -96,7 +95,9 @@ async def open_applications(
             await app.open(auth_for(entry))
             version = await app.version()
             public_spec = AdapterSpec.parse(entry.spec).public()
-            db_id = repo.ensure_application(entry.name, public_spec, version=version)
+            db_id = repo.ensure_application(
+                entry.name, public_spec, version=version, new_version=entry.new_version
+            )
             opened[entry.name] = OpenedApplication(
                 entry.name, public_spec, app, version, db_id, app.declared_system_prompt()
             )
@@ -161,15 +162,18 @@ def run_summary(
     return summary
 
 
-def _refuse_web_applications(source: PlanFile, repo: Repository) -> None:
-    """Preflight against the database: no plan application may take the name of a web
-    evaluation's application with another spec (the run would stop at opening it)."""
+def _refuse_application_conflicts(source: PlanFile, repo: Repository) -> None:
+    """Preflight against the database: a plan application whose name is stored with
+    another spec is refused (unless it asks for a new version), and so is one taking the
+    name of a web evaluation's application (the run would stop at opening it)."""
     problems = [
-        Problem(
-            source.where("applications", index, "name"), web_conflict_message(entry.name, owner)
-        )
+        Problem(source.where("applications", index, "name"), conflict)
         for index, entry in enumerate(source.plan.applications)
-        if (owner := repo.web_evaluation_owning(entry.name, AdapterSpec.parse(entry.spec).public()))
+        if (
+            conflict := repo.application_conflict(
+                entry.name, AdapterSpec.parse(entry.spec).public(), new_version=entry.new_version
+            )
+        )
         is not None
     ]
     if problems:
@@ -247,7 +251,7 @@ async def _execute_plan(
         run_id = new_run_id()
     checked = await preflight(source, done=done, packs=stored_packs or None)
     plan = checked.plan
-    _refuse_web_applications(source, repo)
+    _refuse_application_conflicts(source, repo)
     cache = open_cache(plan)
     discarded = 0
     if resume_run is None:

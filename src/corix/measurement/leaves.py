@@ -299,7 +299,7 @@ class LeafTable:
         """Read a CSV file with a header naming the leaf columns; other columns are ignored."""
         path = Path(path)
         try:
-            with path.open(newline="", encoding="utf-8") as handle:
+            with path.open(newline="", encoding="utf-8-sig") as handle:  # BOM or not
                 reader = csv.DictReader(handle)
                 header = reader.fieldnames or []
                 missing = [c for c in REQUIRED_COLUMNS if c not in header]

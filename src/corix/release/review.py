@@ -68,7 +68,7 @@ def read_review(path: Path) -> Review:
     """Read a review file back; a bad row is named by its line and field."""
     review = Review()
     try:
-        handle = path.open(newline="", encoding="utf-8")
+        handle = path.open(newline="", encoding="utf-8-sig")  # a spreadsheet may add a BOM
     except OSError as exc:
         raise ConfigError(f"cannot read the review file: {exc.strerror}", path=path) from None
     with handle:

@@ -23,6 +23,7 @@ from corix.report.json_doc import report_document
 from corix.report.labels import annotator_label
 from corix.report.markdown import render_markdown
 from corix.report.provenance import endpoint_text, repeats_text, targets_text
+from corix.report.spreadsheet import safe_folder, spreadsheet_safe
 from corix.report.transcripts import render_transcript
 from corix.report.writer import ReportPaths, write_report
 from corix.report.written import reused_settings, settings_text, stored_report
@@ -48,7 +49,9 @@ __all__ = [
     "repeats_text",
     "report_document",
     "reused_settings",
+    "safe_folder",
     "settings_text",
+    "spreadsheet_safe",
     "stored_report",
     "table_rows",
     "targets_text",

@@ -25,6 +25,7 @@ from typing import Any
 
 from corix.measurement import SettledChunk, SettledChunks
 from corix.report.export_parquet import ParquetTables
+from corix.report.spreadsheet import spreadsheet_safe
 from corix.storage import (
     Repository,
     answers_by_session,
@@ -206,12 +207,14 @@ def _resolution_rows(repo: Repository, chunk: SettledChunk) -> Iterator[tuple[st
 class CsvTables:
     """One CSV file per table in a folder, opened together so interleaved rows stream.
 
-    Text is written as is: CSV quoting makes any reply safe to read back.
+    CSV quoting makes any reply safe to read back; a cell a spreadsheet would evaluate
+    gets a leading ``'`` unless ``escape_formulas`` is off (see ``spreadsheet_safe``).
     """
 
-    def __init__(self, out_dir: Path) -> None:
+    def __init__(self, out_dir: Path, *, escape_formulas: bool = True) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
         self.out_dir = out_dir
+        self._escape = escape_formulas
         self.counts = dict.fromkeys(TABLES, 0)
         self._handles = {
             name: (out_dir / f"{name}.csv").open(
@@ -227,6 +230,8 @@ class CsvTables:
             writer.writeheader()
 
     def write(self, table: str, row: Mapping[str, Any]) -> None:
+        if self._escape:
+            row = {key: spreadsheet_safe(value) for key, value in row.items()}
         self._writers[table].writerow(row)
         self.counts[table] += 1
 
@@ -255,12 +260,17 @@ def write_measurement(measurement: SettledChunks, out_dir: Path) -> Path:
 
 
 def export_tables(
-    repo: Repository, measurement: SettledChunks, out_dir: Path, *, parquet: bool = False
+    repo: Repository,
+    measurement: SettledChunks,
+    out_dir: Path,
+    *,
+    parquet: bool = False,
+    escape_formulas: bool = True,
 ) -> dict[str, int]:
-    """Write every table as CSV into ``out_dir`` (and as Parquet beside it when ``parquet``);
-    return the rows written per table."""
+    """Write every table as CSV into ``out_dir`` (and as Parquet beside it when ``parquet``,
+    never escaped); return the rows written per table."""
     with ExitStack() as stack:
-        tables = stack.enter_context(CsvTables(out_dir))
+        tables = stack.enter_context(CsvTables(out_dir, escape_formulas=escape_formulas))
         copies = stack.enter_context(ParquetTables(out_dir, TABLES)) if parquet else None
         for table, row in table_rows(repo, measurement):
             tables.write(table, row)

@@ -48,7 +48,6 @@ from corix.storage.repository import (
     NotFoundError,
     Repository,
     next_version_name,
-    web_conflict_message,
 )
 from corix.storage.run_lease import RunHeld, holding_run, is_stale, shown_status
 from corix.storage.run_provenance import (
@@ -147,6 +146,5 @@ __all__ = [
     "stored_resolutions",
     "usernames",
     "utcnow",
-    "web_conflict_message",
     "written_reports",
 ]

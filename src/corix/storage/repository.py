@@ -118,13 +118,23 @@ def web_conflict_message(name: str, evaluation: str) -> str:
 
 
 def _family(s: Session, name: str) -> list[ApplicationRow]:
-    """The application ``name`` and its versions (``name v2``, ``name v3``…)."""
+    """Every version of the application ``name`` names (``Acme``, ``Acme v2``…), whichever
+    of them it names."""
+    base = _version_base(name)
     named = s.scalars(
         select(ApplicationRow).where(
-            (ApplicationRow.name == name) | ApplicationRow.name.like(f"{name} v%")
+            (ApplicationRow.name == base) | ApplicationRow.name.like(f"{base} v%")
         )
     ).all()
-    return [row for row in named if _version_base(row.name) == name]
+    return [row for row in named if _version_base(row.name) == base]
+
+
+def spec_change_message(name: str, same_spec: str | None) -> str:
+    where = f"; its version with this spec is '{same_spec}': name that one" if same_spec else ""
+    return (
+        f"application '{name}' is stored with another spec{where}, or set "
+        "'new_version: true' on it in the plan to register this spec as a new version"
+    )
 
 
 def _web_owner(s: Session, application: ApplicationRow | None) -> str | None:
@@ -149,11 +159,14 @@ class Repository:
         *,
         version: str | None = None,
         auth: dict[str, Any] | None = None,
+        new_version: bool = False,
     ) -> int:
         """The id of the application ``name`` with ``spec``, registered if need be.
 
-        A stored application is never rewritten: one with the same name and another spec
-        gets a new version, registered as ``<name> v2`` (``v3``…), so sessions already
+        Any version runs by its name (``Acme v2``). A stored application is never
+        rewritten: the same name with another spec is refused (:class:`CorixError`) unless
+        ``new_version``, which registers the spec as the family's next version (``<name>
+        v2``, ``v3``…) or reuses the version that already has it, so sessions already
         stored keep the application they used. An application that belongs to a web
         evaluation is never reused with another spec either: that is an error naming both.
         """
@@ -161,7 +174,15 @@ class Repository:
             version = storable_text(version)[:VERSION_CHARS]
         with self.db.session() as s:
             family = _family(s, name)
+            current = next((row for row in family if row.name == name), None)
             same = [row for row in family if row.spec == spec]
+            if current is not None and current.spec != spec and not new_version:
+                owner = _web_owner(s, current)
+                if owner is not None:
+                    raise CorixError(web_conflict_message(name, owner))
+                raise CorixError(spec_change_message(name, same[-1].name if same else None))
+            if current is not None and current.spec == spec:
+                same = [current]
             if same:
                 row = max(same, key=lambda r: r.id)
                 if row.evaluation_id is None:
@@ -169,7 +190,6 @@ class Repository:
                     if auth is not None:
                         row.auth = auth
                 return row.id
-            current = next((row for row in family if row.name == name), None)
             owner = _web_owner(s, current)
             if owner is not None:
                 raise CorixError(web_conflict_message(name, owner))
@@ -180,14 +200,20 @@ class Repository:
             s.flush()
             return row.id
 
-    def web_evaluation_owning(self, name: str, spec: str) -> str | None:
-        """The web evaluation whose application ``name`` has another spec than ``spec``:
-        :meth:`ensure_application` would refuse it. ``None`` when it would not."""
+    def application_conflict(self, name: str, spec: str, *, new_version: bool) -> str | None:
+        """Why :meth:`ensure_application` would refuse ``name`` with ``spec``, or ``None``."""
         with self.db.session() as s:
             family = _family(s, name)
-            if any(row.spec == spec for row in family):
+            current = next((row for row in family if row.name == name), None)
+            if current is None or current.spec == spec:
                 return None
-            return _web_owner(s, next((row for row in family if row.name == name), None))
+            owner = _web_owner(s, current)
+            if owner is not None:
+                return web_conflict_message(name, owner)
+            if new_version:
+                return None
+            same = [row.name for row in family if row.spec == spec]
+            return spec_change_message(name, same[-1] if same else None)
 
     def applications(self) -> list[ApplicationRecord]:
         with self.db.session() as s:

@@ -24,6 +24,7 @@ from corix.report import (
     export_jsonl,
     render_html,
     report_document,
+    spreadsheet_safe,
 )
 from corix.scenarios import resolve_pack
 from corix.storage import Repository
@@ -274,7 +275,8 @@ def design_export(request: Request, _user: Admin, evaluation_id: str) -> Respons
     table.writerow(DESIGN_COLUMNS)
     for row in rows:
         table.writerow(
-            [
+            spreadsheet_safe(cell)
+            for cell in [
                 row.tester_id,
                 row.level.value,
                 row.position,

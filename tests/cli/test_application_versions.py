@@ -1,0 +1,53 @@
+"""Versions through the CLI: a plan runs any version by its name; a changed spec under a
+stored name is refused at preflight unless the plan asks for a new version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from corix.cli.common import run_cli
+from corix.cli.exit_codes import ExitCode
+from corix.cli.main import app
+from corix.storage import Database, Repository
+
+
+def _run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, db: Database, app_yaml: str
+) -> tuple[int, str]:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"name: versions\nseed: 1\napplications:\n  - {app_yaml}\n"
+        "scenarios: [tv_spoilers]\nlevels:\n  model_testing: {sessions: 1}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(SystemExit) as end:
+        run_cli(app, ["run", str(plan), "--db", db.url])
+    printed = capsys.readouterr()
+    return int(end.value.code or 0), printed.err
+
+
+def test_versions_run_by_name_and_a_changed_spec_needs_new_version(
+    any_db: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(capsys, tmp_path, any_db, "{name: acme, spec: 'demo:guarded'}")[0] == 0
+    code, err = _run(capsys, tmp_path, any_db, "{name: acme, spec: 'demo:unguarded'}")
+    assert code == ExitCode.USAGE
+    assert "plan.yaml:4" in err and "new_version: true" in err
+    assert len(Repository(any_db).list_runs()) == 1  # refused before anything was stored
+    changed = "{name: acme, spec: 'demo:unguarded', new_version: true}"
+    assert _run(capsys, tmp_path, any_db, changed)[0] == 0
+    by_name = "{name: acme v2, spec: 'demo:unguarded'}"  # the IntegrityError of old
+    assert _run(capsys, tmp_path, any_db, by_name)[0] == 0
+    code, err = _run(capsys, tmp_path, any_db, "{name: acme v2, spec: 'demo:guarded'}")
+    assert code == ExitCode.USAGE and "'acme v2' is stored with another spec" in err
+    stored = {a.name: a.spec for a in Repository(any_db).applications()}
+    assert stored == {"acme": "demo:guarded", "acme v2": "demo:unguarded"}
+    runs = Repository(any_db).list_runs()
+    assert [r.status for r in runs] == ["complete"] * 3
+    assert [Repository(any_db).run_applications(r.id) for r in runs] == [
+        {"acme"},
+        {"acme v2"},
+        {"acme v2"},
+    ]

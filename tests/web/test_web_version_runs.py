@@ -1,0 +1,45 @@
+"""An application's new version runs by its name from the web's "Start run"."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from sqlalchemy import select
+from web_support import Browser, World
+
+from corix.storage.orm import ApplicationRow, RunRow, SessionRow
+
+
+async def test_an_automated_run_of_an_edited_application_runs_its_new_version(
+    world: World, browser: Callable[[], Browser]
+) -> None:
+    b = browser()
+    await b.login("admin")
+    old_id = world.applications["Acme Sentinel"]
+    edited = await b.post(f"/admin/applications/{old_id}/versions", {"spec": "demo:unguarded"})
+    assert edited.headers["location"].endswith("notice=application_versioned")
+    url = f"/admin/evaluations/{world.evaluation_id}"
+    started = await b.post(f"{url}/runs", {"levels": ["model_testing"], "seed": "1"})
+    assert started.headers["location"] == f"{url}?notice=run_started"
+    for _ in range(600):
+        if world.state.automation.running == 0:
+            break
+        await asyncio.sleep(0.05)
+    with world.state.db.session() as s:
+        (run,) = s.scalars(
+            select(RunRow).where(
+                RunRow.evaluation_id == world.evaluation_id, RunRow.id.not_like("human-%")
+            )
+        ).all()
+        used = set(
+            s.scalars(
+                select(ApplicationRow.name)
+                .join(SessionRow, SessionRow.application_id == ApplicationRow.id)
+                .where(SessionRow.run_id == run.id)
+            )
+        )
+        names = s.scalars(select(ApplicationRow.name)).all()
+    assert run.status == "complete", run.summary.get("error")
+    assert "Acme Sentinel v2" in used and "Acme Sentinel" not in used
+    assert len(names) == len(set(names))  # no second row under a version's name
