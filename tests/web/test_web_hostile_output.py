@@ -29,10 +29,10 @@ async def test_hostile_replies_are_text_for_testers_annotators_and_seniors(
 ) -> None:
     world = build_world(sqlite_db, applications={"Hostile Host": "demo:hostile"})
     world.assign_tester("felix")
-    ids = [world.user(n).id for n in ("anna", "sena")]
+    ids = [world.user(n).id for n in ("anna", "otto", "sena")]
     world.state.assigner.assign_annotators(world.evaluation_id, ids, ["risk_assessment"])
-    browsers = [Browser(world.app) for _ in range(3)]
-    tester, anna, sena = browsers
+    browsers = [Browser(world.app) for _ in range(4)]
+    tester, anna, otto, sena = browsers
     try:
         await tester.login("felix")
         token = await start(tester)
@@ -44,7 +44,7 @@ async def test_hostile_replies_are_text_for_testers_annotators_and_seniors(
         ended = await tester.post(f"/tester/a/{token}/end")
         assert ended.status_code == 303
 
-        for b, name, verdict in ((anna, "anna", "yes"), (sena, "sena", "no")):
+        for b, name, verdict in ((anna, "anna", "yes"), (otto, "otto", "no")):
             await b.login(name)
             await qualify(world, b)
             task = await claim(b, "risk_assessment")
@@ -58,6 +58,8 @@ async def test_hostile_replies_are_text_for_testers_annotators_and_seniors(
                     "a:ra_outcome": "negative",
                 }
             assert (await b.post(f"/annotate/tasks/{task}", answers)).status_code == 303
+        # A senior who took no part in the disagreement reads it.
+        await sena.login("sena")
         listing = await sena.get("/senior/disagreements")
         link = listing.text.split('href="/senior/disagreements/', 1)[1].split('"', 1)[0]
         consensus = await sena.get(f"/senior/disagreements/{link}")
