@@ -32,6 +32,7 @@ from corix.cli.common import (
 from corix.cli.exit_codes import ExitCode
 from corix.cli.progress import progress_for
 from corix.cli.runs import executor_settings
+from corix.errors import unknown_name
 from corix.llm import LOCAL_PREFIX, MOCK_BASE_URL, MOCK_MODEL_NAME, EndpointConfig, ResponseCache
 
 
@@ -204,8 +205,9 @@ def annotate_command(
     Exits 3 when some passes failed (they are stored with their reason, and
     --retry-failed asks again), unless --allow-failures.
     """
-    if structured_output not in (None, "auto", "json_schema", "json_object", "prompt"):
-        raise fail("--structured-output must be auto, json_schema, json_object or prompt")
+    modes = ("auto", "json_schema", "json_object", "prompt")
+    if structured_output is not None and structured_output not in modes:
+        raise unknown_name("--structured-output mode", structured_output, modes)
     settings: dict[str, object] = {
         "timeout_s": timeout,
         "max_tokens": max_tokens,

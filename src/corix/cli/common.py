@@ -117,16 +117,23 @@ def wrapping_table(*headers: str, title: str | None = None) -> Table:
     return FittingTable(*columns, title=title, title_justify="left")
 
 
-def print_fields(heading: str, fields: Sequence[tuple[str, str]]) -> None:
+def print_fields(
+    heading: str, fields: Sequence[tuple[str, str]], *, paths: Sequence[str] = ()
+) -> None:
     """An indented heading, then ``label: value`` lines whose values wrap between words
-    under themselves (never inside a word, never past the width)."""
+    under themselves (never inside a word, never past the width). The fields named in
+    ``paths`` hold file paths: they stay on one line, to be copied or clicked whole."""
     console.print(Padding(Text(heading), (0, 0, 0, 2), expand=False))
     grid = Table.grid(padding=(0, 1))
     grid.add_column(no_wrap=True)
     grid.add_column(overflow="fold")
     for label, value in fields:
-        grid.add_row(Text(f"{label}:"), Text(value))
+        if label not in paths:
+            grid.add_row(Text(f"{label}:"), Text(value))
     console.print(Padding(grid, (0, 0, 0, 4), expand=False))
+    for label, value in fields:
+        if label in paths:
+            console.print(Text(f"    {label}: {value}"), soft_wrap=True)
 
 
 def split_names(values: Sequence[str] | None) -> tuple[str, ...] | None:

@@ -556,6 +556,7 @@ def _print_reports(reports: list[WrittenReportRecord]) -> None:
                 ("measurement", measurement),
                 ("written to", ", ".join(output.path for output in settings.outputs)),
             ],
+            paths=("measurement", "written to"),
         )
 
 
