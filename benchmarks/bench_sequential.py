@@ -70,7 +70,7 @@ def sequential_vs_fixed(reps: int, width: float, wave: int, seed: int, *, gate: 
     saved = 1 - total_seq / total_fixed
     print(
         f"dialogues (= model calls): fixed {total_fixed:.0f}, sequential {total_seq:.0f} "
-        f"({saved:.0%} fewer)"
+        f"({saved:.1%} fewer)"
     )
 
 
