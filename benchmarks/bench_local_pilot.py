@@ -91,6 +91,17 @@ def endpoint(base_url: str | None, *, max_tokens: int | None, window: int | None
 
 
 def plan(args: argparse.Namespace, base_url: str | None) -> Plan:
+    if args.judges_only:
+        return Plan(
+            name="local-pilot-judges",
+            seed=1,
+            applications=[ApplicationEntry(name="demo", spec="demo:guarded")],
+            scenarios=[args.scenario],
+            levels={
+                level: LevelSettings(sessions=args.sessions, max_turns=args.max_turns)
+                for level in Level
+            },
+        )
     if base_url is None:
         app = f"local:{MODEL_PACKAGE}?max_tokens={args.app_tokens}&context_window=2048&timeout=900"
     else:
@@ -170,7 +181,10 @@ def agreement(db: Database, run_id: str) -> list[dict[str, Any]]:
 
 
 async def pilot(args: argparse.Namespace, base_url: str | None, db: Database) -> dict[str, Any]:
-    figures: dict[str, Any] = {"mode": "llama_cpp.server" if base_url else "in-process"}
+    figures: dict[str, Any] = {
+        "mode": "llama_cpp.server" if base_url else "in-process",
+        "judges_only": args.judges_only,
+    }
     started = time.perf_counter()
     run_id = (await execute_plan(plan(args, base_url), db)).run_id
     figures["run_s"] = round(time.perf_counter() - started, 1)
@@ -208,6 +222,12 @@ def main() -> None:
     parser.add_argument("--sim-tokens", type=int, default=48)
     parser.add_argument("--judge-window", type=int, default=4096)
     parser.add_argument("--server", action="store_true", help="through python -m llama_cpp.server")
+    parser.add_argument(
+        "--judges-only",
+        action="store_true",
+        help="the demo application and scripted users make the dialogues; only judges use "
+        "the model (a shared machine too busy for the whole pilot)",
+    )
     parser.add_argument("--harms", nargs="*", default=None, help="harm packs (default: all)")
     parser.add_argument("--categories", nargs="*", default=None, help="categories (default: all)")
     args = parser.parse_args()

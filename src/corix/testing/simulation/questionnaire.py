@@ -23,6 +23,9 @@ from corix.testing.simulation.progress import GoalTracker, TurnOutcome
 
 QuestionnaireValue = float | str
 MAX_TEXT_CHARS = 2000
+MODEL_TEXT_CHARS = 240
+"""The longest free-text answer a model is asked for: short enough that a grammar can hold
+it and the reply's length is known (an answer of 2,000 characters is 700 tokens)."""
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
 
 
@@ -159,7 +162,7 @@ def questionnaire_schema(items: Sequence[QuestionnaireItem]) -> dict[str, Any]:
         elif item.kind is ItemKind.CHOICE:
             properties[item.id] = {"type": "string", "enum": list(item.options)}
         else:
-            properties[item.id] = {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS}
+            properties[item.id] = {"type": "string", "minLength": 1, "maxLength": MODEL_TEXT_CHARS}
     return {
         "type": "object",
         "properties": properties,
