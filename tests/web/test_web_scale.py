@@ -3,8 +3,6 @@ form, integer fields no column can hold, series that own their applications' nam
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from sqlalchemy import func, select
 from web_support import Browser, build_world
@@ -44,15 +42,12 @@ async def test_five_thousand_testers_are_assigned_in_one_submit(
         page = await b.get(f"/admin/evaluations/{world.evaluation_id}")
         assert 'id="testers-everyone"' in page.text and "tester04999" not in page.text
         form = {"everyone": "true"} if how == "everyone" else {"usernames": "\n".join(names)}
-        started = time.perf_counter()
         done = await b.post(f"/admin/evaluations/{world.evaluation_id}/assignments", form)
-        took = time.perf_counter() - started
     finally:
         await b.aclose()
     assert done.status_code == 303, done.text[:500]
     # Everyone: the 5,000 and the three testers of the world; the list: the 5,000.
     assert _assignments(sqlite_db) == (5003 if how == "everyone" else 5000)
-    assert took < 30
 
 
 async def test_unknown_usernames_are_refused_by_name(sqlite_db: Database) -> None:
