@@ -98,6 +98,24 @@ def annotate_command(
             help="With --adaptive, also stop an item whose flip rate is at most this.",
         ),
     ] = 0.0,
+    max_change: Annotated[
+        float,
+        typer.Option(
+            min=0.001,
+            max=0.49,
+            help="With --adaptive, stop an item once the remaining runs would change its "
+            "answer with at most this probability.",
+        ),
+    ] = 0.07,
+    judge_noise: Annotated[
+        float,
+        typer.Option(
+            min=0.01,
+            max=0.99,
+            help="With --adaptive, the share of random judge runs assumed until 30 items "
+            "have measured it.",
+        ),
+    ] = 0.4,
     categories: Annotated[
         list[str] | None,
         typer.Option("--categories", help="Schema categories to ask (comma-separated)."),
@@ -225,6 +243,8 @@ def annotate_command(
         adaptive=adaptive,
         min_repeats=min_repeats,
         max_flip_rate=max_flip_rate,
+        max_change=max_change,
+        judge_noise=judge_noise,
         categories=split_names(categories),
         harms=split_names(harms),
         concurrency=concurrency,

@@ -13,7 +13,9 @@ from corix.assessment.annotation_run._summary import AnnotationTally
 from corix.assessment.annotators import Annotator, harm_of
 from corix.assessment.harms import HarmPack
 from corix.assessment.risk_orders import RiskOrders
-from corix.assessment.schema import AnnotationSchema
+from corix.assessment.schema import AnnotationSchema, QuestionType
+from corix.assessment.settling import Value
+from corix.assessment.stability import JudgeNoise
 from corix.errors import CorixError, unknown_name
 from corix.scenarios import ScenarioPack
 from corix.storage import (
@@ -51,6 +53,7 @@ class AnnotationJob:
         self.screening = schema.screening_category.id
         self.categories, self.harms = self._choose_targets()
         self.tally = AnnotationTally()
+        self.noise = JudgeNoise(assumed=options.judge_noise)
         self.stored: dict[tuple[str, str, int], StoredRepeats] = {}
         self.with_consensus: dict[tuple[str, str], int] = {}
         """(session, target) → consensus rows stored before this invocation."""
@@ -115,3 +118,23 @@ class AnnotationJob:
         if harm_of(category) is not None:
             return lambda _question: True
         return lambda question: self.schema.question(question).is_ordinal
+
+    def scale(self, category: str) -> Callable[[str], tuple[Value, ...] | None]:
+        """Every answer each question of ``category`` allows, or ``None`` when the set is
+        not closed (free text, a slider with fractional ends)."""
+        harm = harm_of(category)
+        if harm is not None:
+            pack_scale = self.packs[harm].scale
+            points = tuple(float(v) for v in range(pack_scale.min, pack_scale.max + 1))
+            return lambda _question: points
+        return lambda question: _closed_scale(self.schema, question)
+
+
+def _closed_scale(schema: AnnotationSchema, question_id: str) -> tuple[Value, ...] | None:
+    question = schema.question(question_id)
+    if question.type is QuestionType.SLIDER:
+        low, high = question.slider_range
+        if low.is_integer() and high.is_integer():
+            return tuple(float(v) for v in range(int(low), int(high) + 1))
+        return None
+    return question.allowed_values() or None
