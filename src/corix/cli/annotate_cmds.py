@@ -17,6 +17,7 @@ from corix.assessment.annotation_run import (
 )
 from corix.cli.common import (
     DbOption,
+    DbPoolOption,
     ExecutorOption,
     JsonOption,
     RayAddressOption,
@@ -210,6 +211,7 @@ def annotate_command(
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     ray_workers: RayWorkersOption = None,
+    db_pool: DbPoolOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -232,7 +234,7 @@ def annotate_command(
         "adaptive_concurrency": False if fixed_concurrency else None,
     }
     config = _endpoint(endpoint, endpoint_url, model, key_env, concurrency, settings)
-    spread = executor_settings(executor, ray_address, ray_workers)
+    spread = executor_settings(executor, ray_address, ray_workers, db_pool)
     if spread.kind == "ray" and cache is not None:
         raise fail("--cache is a file of this machine: it cannot be shared by Ray workers")
     if config is not None and not annotator.startswith("llm"):

@@ -6,6 +6,7 @@ before any session is annotated.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 
 from corix.assessment.annotation_run._options import AnnotateOptions
@@ -58,6 +59,10 @@ class AnnotationJob:
         self.with_consensus: dict[tuple[str, str], int] = {}
         """(session, target) → consensus rows stored before this invocation."""
         self._scenario_packs: dict[str, ScenarioPack] = {}
+        self.reads = threading.Lock()
+        """Held while sessions are read: a read streams one query and loads what it names
+        through a second connection, so two at once could split a capped pool (a Ray
+        worker's) between them and wait for each other forever."""
 
     def _choose_targets(self) -> tuple[list[str], list[str]]:
         """Categories and harms to ask: all the annotator offers, or those named in options."""
@@ -100,6 +105,20 @@ class AnnotationJob:
             self.stored.setdefault(key, {})[stored.repeat_no] = stored
         self.with_consensus = {}
         for row in load_consensus(self.db, run_id=self.run_id, annotator=name):
+            item = (row.session_id, row.category)
+            self.with_consensus[item] = self.with_consensus.get(item, 0) + 1
+
+    def refresh_stored(self, session_ids: Sequence[str]) -> None:
+        """Load again what is stored for ``session_ids``: another process (a Ray worker
+        that died) may have stored passes since :meth:`load_stored`."""
+        name, wanted = self.annotator.name, set(session_ids)
+        self.stored = {k: v for k, v in self.stored.items() if k[0] not in wanted}
+        self.with_consensus = {k: n for k, n in self.with_consensus.items() if k[0] not in wanted}
+        ids = list(session_ids)
+        for stored in load_passes(self.db, run_id=self.run_id, session_ids=ids, annotator=name):
+            key = (stored.session_id, stored.category, stored.pass_no)
+            self.stored.setdefault(key, {})[stored.repeat_no] = stored
+        for row in load_consensus(self.db, run_id=self.run_id, session_ids=ids, annotator=name):
             item = (row.session_id, row.category)
             self.with_consensus[item] = self.with_consensus.get(item, 0) + 1
 
