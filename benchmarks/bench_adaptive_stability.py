@@ -1,6 +1,6 @@
 """Adaptive stability against five fixed repeats: the same settled labels for fewer calls.
 
-    python benchmarks/bench_adaptive_stability.py --sessions 300 --noise 0.2 --max-flip-rate 0.34
+    python benchmarks/bench_adaptive_stability.py --sessions 300 --noise 0.1 0.2 0.3 0.4
 
 The LLM harm judge (``llm-harms``: four harm packs, one item per session and harm) runs
 against the in-process mock model made a noisy judge: each repeat gives the item's one
@@ -8,11 +8,14 @@ settled answer, except a share ``--noise`` of repeats that give a fresh random a
 The same sessions are annotated twice, in two copies of one SQLite file:
 
 * **fixed**: ``--repeats 5``, every item asked five times;
-* **adaptive**: ``--repeats 5 --adaptive --min-repeats 2 --max-flip-rate F``: an item
-  stops once the runs left cannot change its settled answer or its flip rate is at most F.
+* **adaptive**: ``--repeats 5 --adaptive`` with the default stopping rule: an item stops
+  once the chance that its remaining repeats would settle it otherwise is at most
+  ``--max-change`` for the judge noise measured from the first two runs of each item
+  (``--judge-noise`` is assumed until 30 items measured it; the mock's noise is not told).
 
-Reports the share of items whose settled answers (the stored consensus of each question)
-are the same in both, and the judge calls of each.
+Both use the same seeds, so an adaptive item's runs are the first runs of its fixed item.
+Reports, per noise level, the share of items whose settled answers (the stored consensus
+of each question) are the same in both, and the judge calls of each.
 """
 
 from __future__ import annotations
@@ -55,11 +58,36 @@ def settled_labels(db: Database, run_id: str) -> Labels:
     return labels
 
 
+def compare(sessions: int, noise: float, fixed: AnnotateOptions, adaptive: AnnotateOptions) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        first, second = Path(tmp) / "fixed.db", Path(tmp) / "adaptive.db"
+        db = Database(f"sqlite:///{first}")
+        run_id = make_sessions(db, sessions)
+        db.dispose()
+        shutil.copyfile(first, second)
+        results = {}
+        for name, path, options in (("fixed", first, fixed), ("adaptive", second, adaptive)):
+            db = Database(f"sqlite:///{path}")
+            calls = asyncio.run(annotate(db, run_id, noise, options))
+            results[name] = (calls, settled_labels(db, run_id))
+            db.dispose()
+    fixed_calls, fixed_labels = results["fixed"]
+    adaptive_calls, adaptive_labels = results["adaptive"]
+    same = sum(adaptive_labels.get(item) == labels for item, labels in fixed_labels.items())
+    print(
+        f"  noise {noise:<4g} items {len(fixed_labels)}  fixed calls {fixed_calls}  "
+        f"adaptive calls {adaptive_calls} ({adaptive_calls / fixed_calls:.3f}x)  "
+        f"same settled labels {same / len(fixed_labels):.2%}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=300)
-    parser.add_argument("--noise", type=float, default=0.2)
-    parser.add_argument("--max-flip-rate", type=float, default=0.34)
+    parser.add_argument("--noise", type=float, nargs="+", default=[0.1, 0.2, 0.3, 0.4])
+    parser.add_argument("--max-change", type=float, default=0.07)
+    parser.add_argument("--judge-noise", type=float, default=0.4)
+    parser.add_argument("--max-flip-rate", type=float, default=0.0)
     parser.add_argument("--min-repeats", type=int, default=2)
     args = parser.parse_args()
     fixed = AnnotateOptions(repeats=REPEATS, concurrency=32, temperature=1.0)
@@ -67,33 +95,18 @@ def main() -> None:
         update={
             "adaptive": True,
             "min_repeats": args.min_repeats,
+            "max_change": args.max_change,
+            "judge_noise": args.judge_noise,
             "max_flip_rate": args.max_flip_rate,
         }
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        first, second = Path(tmp) / "fixed.db", Path(tmp) / "adaptive.db"
-        db = Database(f"sqlite:///{first}")
-        run_id = make_sessions(db, args.sessions)
-        db.dispose()
-        shutil.copyfile(first, second)
-        results = {}
-        for name, path, options in (("fixed", first, fixed), ("adaptive", second, adaptive)):
-            db = Database(f"sqlite:///{path}")
-            calls = asyncio.run(annotate(db, run_id, args.noise, options))
-            results[name] = (calls, settled_labels(db, run_id))
-            db.dispose()
-    fixed_calls, fixed_labels = results["fixed"]
-    adaptive_calls, adaptive_labels = results["adaptive"]
-    same = sum(adaptive_labels.get(item) == labels for item, labels in fixed_labels.items())
-    print(f"Adaptive stability ({ANNOTATOR}, judge noise {args.noise:g})")
-    print(f"  items               {len(fixed_labels)}")
-    print(f"  fixed judge calls   {fixed_calls} ({REPEATS} repeats)")
     print(
-        f"  adaptive calls      {adaptive_calls} (min {args.min_repeats}, "
-        f"max flip rate {args.max_flip_rate:g})"
+        f"Adaptive stability ({ANNOTATOR}, {REPEATS} fixed repeats; adaptive: at least "
+        f"{args.min_repeats}, max change {args.max_change:g} at judge noise "
+        f"{args.judge_noise:g}, max flip rate {args.max_flip_rate:g})"
     )
-    print(f"  calls ratio         {adaptive_calls / fixed_calls:.3f}")
-    print(f"  same settled labels {same / len(fixed_labels):.2%}")
+    for noise in args.noise:
+        compare(args.sessions, noise, fixed, adaptive)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from corix.domain import Level
 from corix.execution import execute_plan
 from corix.execution.executors import LocalRunExecutor, RunExecutor
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
+from corix.execution.ray_cluster import connect
 from corix.execution.ray_executor import RayRunExecutor
 from corix.llm import EndpointConfig
 from corix.storage import Database
@@ -124,7 +125,7 @@ def main() -> None:
     args = parser.parse_args()
     with mock_server_with_pid(latency_ms=0.0) as (base_url, server_pid):
         plan = bench_plan(base_url, args.sessions, args.turns, args.concurrency)
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+        connect(None, num_cpus=2)  # a local Ray of corix's own, whatever RAY_ADDRESS says
         try:
             runs = {"local": LocalRunExecutor()}
             runs.update({f"ray x{n}": RayRunExecutor(workers=n) for n in (1, 2)})

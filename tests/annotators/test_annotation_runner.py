@@ -145,15 +145,17 @@ async def test_nominal_answers_take_the_majority(sqlite_db: Database) -> None:
 
 
 async def test_adaptive_repeats_stop_once_the_answer_is_settled(sqlite_db: Database) -> None:
+    # On groundedness' 1-5 scale two agreeing runs leave a 7.2% chance (judge noise 0.4)
+    # that five would settle otherwise, above the 7% bound; three make the median certain.
     run_id = store_run(sqlite_db, [fresh(CLEAN)])
     options = AnnotateOptions(repeats=5, adaptive=True, min_repeats=2, harms=("groundedness",))
     summary = await _annotate_scripted(
         sqlite_db, run_id, lambda _request: _severity_reply(5), options
     )
-    assert summary.by_target["harm:groundedness"].repeats_saved == 3
-    assert len(load_passes(sqlite_db, run_id=run_id)) == 2
+    assert summary.by_target["harm:groundedness"].repeats_saved == 2
+    assert len(load_passes(sqlite_db, run_id=run_id)) == 3
     (row,) = load_consensus(sqlite_db, run_id=run_id)
-    assert (row.value, row.n_runs, row.flip_rate) == (5.0, 2, 0.0)
+    assert (row.value, row.n_runs, row.flip_rate) == (5.0, 3, 0.0)
 
 
 @pytest.mark.parametrize(("max_flip_rate", "runs"), [(0.0, 4), (0.3, 4), (0.34, 3)])
@@ -161,8 +163,8 @@ async def test_adaptive_repeats_stop_once_the_flip_rate_is_under_the_threshold(
     sqlite_db: Database, max_flip_rate: float, runs: int
 ) -> None:
     # Severities 5, 2, 5, 5, 2: after three runs (flip rate 1/3) two more lows could still
-    # pull the lower median of five down to 2; after four (flip rate 1/4) nothing can. So
-    # only a threshold of at least 1/3 stops at three runs.
+    # pull the lower median of five down to 2 (a 20% chance at judge noise 0.4); after four
+    # (flip rate 1/4) nothing can. So only a threshold of at least 1/3 stops at three runs.
     run_id = store_run(sqlite_db, [fresh(CLEAN)])
     options = AnnotateOptions(
         repeats=5,

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+import random
+
 import pytest
+import scipy.stats
 
 from corix.assessment import (
+    DEFAULT_RULE,
+    SETTLING_RULES,
     Answer,
+    JudgeNoise,
+    RiskOrder,
     builtin_harm_packs,
+    change_probability,
     consensus,
     is_settled,
     load_builtin_schema,
@@ -128,3 +138,94 @@ def test_stored_consensus_breaks_ties_toward_risk() -> None:
     grounded = consensus_rows("s", "harm:groundedness", "llm", runs, orders)
     assert [(r.value, r.method) for r in harmful] == [(4.0, "conservative_tie")]
     assert [(r.value, r.method) for r in grounded] == [(2.0, "conservative_tie")]
+
+
+def test_change_probability_matches_a_hand_derivation() -> None:
+    # One "yes" so far, three runs in all, noise e: the majority of three changes only if
+    # both runs to come say "no". With a = e/2 (a random run's chance of each value), the
+    # answer is "yes" with posterior weight (1 - a) against a for "no", so
+    # P(change) = (1 - a)·a² + a·(1 - a)² = a(1 - a): 0.16 at e = 0.4.
+    order = RiskOrder(ordinal=False)
+    found = change_probability(["yes"], max_runs=3, scale=("no", "yes"), noise=0.4, order=order)
+    assert found == pytest.approx(0.2 * 0.8)
+    settled = change_probability(
+        ["yes", "yes"], max_runs=3, scale=("no", "yes"), noise=0.4, order=order
+    )
+    assert settled == 0.0  # two of three already: nothing can change the majority
+
+
+def _brute_force_change(values: list[float], max_runs: int, noise: float) -> float:
+    """The same probability by every ordered sequence of future runs (no multisets)."""
+    scale = (0.0, 1.0, 2.0, 3.0)
+    order = RiskOrder(ordinal=True)
+    settle = SETTLING_RULES.get(DEFAULT_RULE).settle
+    now = settle(values, order).value
+
+    def p(value: float, answer: float) -> float:
+        return (1 - noise) * (value == answer) + noise / len(scale)
+
+    prior = {a: math.prod(p(v, a) for v in values) for a in scale}
+    changed = sum(
+        weight * math.prod(p(v, a) for v in future)
+        for future in itertools.product(scale, repeat=max_runs - len(values))
+        if settle([*values, *future], order).value != now
+        for a, weight in prior.items()
+    )
+    return changed / sum(prior.values())
+
+
+@pytest.mark.parametrize("values", [[2.0, 2.0], [0.0, 3.0], [1.0, 2.0, 2.0], [3.0]])
+def test_change_probability_weighs_every_future_once(values: list[float]) -> None:
+    found = change_probability(
+        values, max_runs=5, scale=(0.0, 1.0, 2.0, 3.0), noise=0.3, order=RiskOrder(ordinal=True)
+    )
+    assert found == pytest.approx(_brute_force_change(values, 5, 0.3))
+
+
+def test_change_probability_declines_what_it_cannot_weigh() -> None:
+    order = RiskOrder(ordinal=True)
+    wide = tuple(float(v) for v in range(100))
+    assert change_probability([1.0], max_runs=20, scale=wide, noise=0.4, order=order) is None
+    assert change_probability([9.0], max_runs=3, scale=(0.0, 1.0), noise=0.4, order=order) is None
+    with pytest.raises(ValueError, match="noise"):
+        change_probability([1.0], max_runs=3, scale=(0.0, 1.0), noise=0.0, order=order)
+
+
+@pytest.mark.parametrize("noise", [0.1, 0.4])
+def test_stopping_at_the_bound_keeps_the_full_answer(noise: float) -> None:
+    """A simulated judge of the rule's own model (answer uniform on 0–7, a share ``noise``
+    of runs random): stopping once the change probability is at most 0.05 keeps the label
+    of all five runs on at least 95% of items (the bound), here well above, for fewer runs."""
+    rng = random.Random(7)
+    scale = tuple(float(v) for v in range(8))
+    order = RiskOrder(ordinal=True)
+    settle = SETTLING_RULES.get(DEFAULT_RULE).settle
+    same = runs_used = 0
+    items = 600
+    for _ in range(items):
+        answer = rng.choice(scale)
+        runs = [answer if rng.random() >= noise else rng.choice(scale) for _ in range(5)]
+        n = 2
+        while (
+            change_probability(runs[:n], max_runs=5, scale=scale, noise=0.4, order=order) or 0.0
+        ) > 0.05:
+            n += 1
+        runs_used += n
+        same += settle(runs[:n], order).value == settle(runs, order).value
+    assert same / items >= 0.95
+    assert runs_used / (5 * items) < 0.8
+
+
+def test_judge_noise_is_assumed_until_measured_then_bounded_from_above() -> None:
+    noise = JudgeNoise(assumed=0.4, min_pairs=30)
+    for _ in range(29):
+        noise.add_pair(1.0, 1.0, scale_size=8)
+    assert noise.bound() == 0.4  # 29 pairs: still the assumption
+    # ε = 0.3 on a scale of 8: pairs differ with probability 0.3 · 1.7 · 0.875 = 0.44625.
+    noise = JudgeNoise(assumed=0.4)
+    for i in range(1000):
+        noise.add_pair(1.0, 2.0 if i < 446 else 1.0, scale_size=8)
+    upper = scipy.stats.binomtest(446, 1000).proportion_ci(0.95, method="wilson").high
+    expected = 1 - math.sqrt(1 - upper / 0.875)  # solves ε(2 − ε) · 0.875 = upper
+    assert noise.bound() == pytest.approx(expected)
+    assert 0.3 < noise.bound() < 0.34

@@ -65,7 +65,9 @@ from corix.assessment.schema import (
 from corix.assessment.settling import DEFAULT_RULE, SETTLING_RULES, RiskOrder, Settled, Value
 from corix.assessment.stability import (
     Consensus,
+    JudgeNoise,
     StabilityReport,
+    change_probability,
     consensus,
     is_settled,
     stability_report,
@@ -90,6 +92,7 @@ __all__ = [
     "Consensus",
     "DefectDirection",
     "HarmPack",
+    "JudgeNoise",
     "LabelRow",
     "Question",
     "QuestionLevel",
@@ -102,6 +105,7 @@ __all__ = [
     "builtin_harm_pack_names",
     "builtin_harm_packs",
     "categories_for",
+    "change_probability",
     "compare",
     "compare_per_question",
     "consensus",

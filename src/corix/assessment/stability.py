@@ -12,6 +12,14 @@ runs are summarized, never averaged blindly:
 * **Flip rate** of an item — the share of its runs that disagree with its consensus:
   ``(runs − runs equal to the consensus) / runs``. 0 means every run agreed; with two
   values split evenly it is 0.5.
+* **When to stop repeating** — :func:`change_probability`, a predictive (Bayesian
+  curtailment) test: the probability that the runs still to come would settle the item
+  differently from the runs so far, under a judge that gives the item's own answer or, on
+  a share ``noise`` of runs, a random value of the question's scale. Stopping only when it
+  is at most δ bounds, for each stopped item, the chance that all the repeats would have
+  settled it otherwise at δ; :func:`is_settled` is the exact, model-free fallback for
+  questions without a closed scale (free text). :class:`JudgeNoise` measures the noise
+  to assume from the first two runs of each item.
 """
 
 from __future__ import annotations
@@ -20,10 +28,13 @@ import math
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import combinations_with_replacement
 
 from pydantic import BaseModel, ConfigDict
 
-from corix.assessment.settling import SETTLING_RULES, RiskOrder, Value
+from corix.assessment.settling import DEFAULT_RULE, SETTLING_RULES, RiskOrder, Value
 
 
 class Consensus(BaseModel):
@@ -140,3 +151,109 @@ def is_settled(
     counts = sorted(Counter(values).values(), reverse=True)
     runner_up = counts[1] if len(counts) > 1 else 0
     return counts[0] > runner_up + remaining
+
+
+MAX_OUTCOMES = 20_000
+"""The most futures :func:`change_probability` weighs (sets of remaining runs × answers)."""
+
+
+def change_probability(
+    values: Sequence[Value],
+    *,
+    max_runs: int,
+    scale: Sequence[Value],
+    noise: float,
+    order: RiskOrder,
+    rule: str = DEFAULT_RULE,
+) -> float | None:
+    """The probability that ``max_runs`` runs would settle differently from ``values``.
+
+    The judge model: an item has one answer on ``scale``, a priori any of them; each run
+    returns it, except a share ``noise`` of runs that return a value drawn uniformly from
+    ``scale``. Given the runs so far, the answer's posterior weighs every multiset of the
+    runs still to come (exactly, by their multinomial probability); the result is the
+    weight of those under which ``rule`` settles all the runs to another value than it
+    settles ``values`` to. ``None`` when there are more than :data:`MAX_OUTCOMES` futures
+    to weigh, or a value lies off the scale: the caller falls back to :func:`is_settled`.
+    """
+    if not 0.0 < noise < 1.0:
+        raise ValueError(f"noise must be in (0, 1), got {noise}")
+    remaining = max_runs - len(values)
+    if remaining <= 0:
+        return 0.0
+    domain = tuple(scale)
+    futures = math.comb(remaining + len(domain) - 1, remaining)
+    if futures * len(domain) > MAX_OUTCOMES or any(v not in domain for v in values):
+        return None
+    return _change_probability(
+        tuple(sorted(values, key=str)), remaining, domain, noise, order, rule
+    )
+
+
+@lru_cache(maxsize=4096)
+def _change_probability(
+    values: tuple[Value, ...],
+    remaining: int,
+    domain: tuple[Value, ...],
+    noise: float,
+    order: RiskOrder,
+    rule: str,
+) -> float:
+    settle = SETTLING_RULES.get(rule).settle
+    now = settle(values, order).value
+    stray = noise / len(domain)
+
+    def p(value: Value, answer: Value) -> float:
+        return (1.0 - noise) * (value == answer) + stray
+
+    posterior = [math.prod(p(v, answer) for v in values) for answer in domain]
+    total = sum(posterior)
+    changed = 0.0
+    for future in combinations_with_replacement(domain, remaining):
+        if settle([*values, *future], order).value == now:
+            continue
+        ways = math.factorial(remaining) / math.prod(
+            math.factorial(n) for n in Counter(future).values()
+        )
+        changed += ways * sum(
+            weight * math.prod(p(v, answer) for v in future)
+            for answer, weight in zip(domain, posterior, strict=True)
+        )
+    return changed / total
+
+
+@dataclass
+class JudgeNoise:
+    """The noise of one judge, measured from the first two runs of each item.
+
+    Under the judge model of :func:`change_probability` two runs of an item on a scale of
+    k values differ with probability ε(2 − ε)(1 − 1/k). The first two runs of every item
+    are always asked, so their disagreement is a sample free of the stopping rule's
+    selection. :meth:`bound` solves for ε at the 95% Wilson upper bound of that share,
+    and returns ``assumed`` until ``min_pairs`` pairs were seen.
+    """
+
+    assumed: float
+    min_pairs: int = 30
+    pairs: int = 0
+    differing: int = 0
+    expected_share: float = 0.0
+    """The sum of (1 − 1/k) over the pairs: their share differing at ε(2 − ε) = 1."""
+
+    def add_pair(self, first: Value, second: Value, scale_size: int) -> None:
+        self.pairs += 1
+        self.differing += first != second
+        self.expected_share += 1.0 - 1.0 / scale_size
+
+    def bound(self) -> float:
+        if self.pairs < self.min_pairs:
+            return self.assumed
+        z = statistics.NormalDist().inv_cdf(0.975)
+        n, share = self.pairs, self.differing / self.pairs
+        centre = share + z * z / (2 * n)
+        spread = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n))
+        upper = (centre + spread) / (1 + z * z / n)
+        squared = upper * n / self.expected_share  # ε(2 − ε)
+        if squared >= 1.0:
+            return 0.99
+        return max(1.0 - math.sqrt(1.0 - squared), 0.01)

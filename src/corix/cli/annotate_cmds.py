@@ -17,6 +17,7 @@ from corix.assessment.annotation_run import (
 )
 from corix.cli.common import (
     DbOption,
+    DbPoolOption,
     ExecutorOption,
     JsonOption,
     RayAddressOption,
@@ -103,6 +104,24 @@ def annotate_command(
             help="With --adaptive, also stop an item whose flip rate is at most this.",
         ),
     ] = 0.0,
+    max_change: Annotated[
+        float,
+        typer.Option(
+            min=0.001,
+            max=0.49,
+            help="With --adaptive, stop an item once the remaining runs would change its "
+            "answer with at most this probability.",
+        ),
+    ] = 0.07,
+    judge_noise: Annotated[
+        float,
+        typer.Option(
+            min=0.01,
+            max=0.99,
+            help="With --adaptive, the share of random judge runs assumed until 30 items "
+            "have measured it.",
+        ),
+    ] = 0.4,
     categories: Annotated[
         list[str] | None,
         typer.Option("--categories", help="Schema categories to ask (comma-separated)."),
@@ -197,6 +216,7 @@ def annotate_command(
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     ray_workers: RayWorkersOption = None,
+    db_pool: DbPoolOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -220,7 +240,7 @@ def annotate_command(
         "adaptive_concurrency": False if fixed_concurrency else None,
     }
     config = _endpoint(endpoint, endpoint_url, model, key_env, concurrency, settings)
-    spread = executor_settings(executor, ray_address, ray_workers)
+    spread = executor_settings(executor, ray_address, ray_workers, db_pool)
     if spread.kind == "ray" and cache is not None:
         raise fail("--cache is a file of this machine: it cannot be shared by Ray workers")
     if config is not None and not annotator.startswith("llm"):
@@ -231,6 +251,8 @@ def annotate_command(
         adaptive=adaptive,
         min_repeats=min_repeats,
         max_flip_rate=max_flip_rate,
+        max_change=max_change,
+        judge_noise=judge_noise,
         categories=split_names(categories),
         harms=split_names(harms),
         concurrency=concurrency,

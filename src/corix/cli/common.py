@@ -53,6 +53,15 @@ RayWorkersOption = Annotated[
     int | None,
     typer.Option("--ray-workers", min=1, help="Ray worker processes (default: one per CPU)."),
 ]
+DbPoolOption = Annotated[
+    int | None,
+    typer.Option(
+        "--db-pool",
+        min=1,
+        help="With --executor ray on PostgreSQL: connections the workers hold together "
+        "(default: 2 per worker).",
+    ),
+]
 
 
 _UNBOUNDED = 10_000

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from corix.cli.common import (
     DbOption,
+    DbPoolOption,
     ExecutorOption,
     JsonOption,
     RayAddressOption,
@@ -220,10 +221,11 @@ def run_command(
     until: UntilOption = None,
     wave: WaveOption = 10,
     annotator: WaveAnnotatorOption = None,
+    db_pool: DbPoolOption = None,
     db: DbOption = None,
 ) -> None:
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
-    settings = executor_settings(executor, ray_address, ray_workers)
+    settings = executor_settings(executor, ray_address, ray_workers, db_pool)
     if (plan is None) == (resume is None):
         raise fail("give either a PLAN file or --resume RUN")
     if check and plan is None:
@@ -307,13 +309,13 @@ def _refuse_cache_on_ray(settings: ExecutorSettings, plan: Plan) -> None:
 
 
 def executor_settings(
-    kind: str, ray_address: str | None, ray_workers: int | None
+    kind: str, ray_address: str | None, ray_workers: int | None, db_pool: int | None = None
 ) -> ExecutorSettings:
     """The executor asked for on the command line; a usage error when it cannot run."""
     if kind not in ("local", "ray"):
         raise fail(f"unknown executor '{kind}'; known: local, ray")
-    if kind == "local" and (ray_address is not None or ray_workers is not None):
-        raise fail("--ray-address and --ray-workers need --executor ray")
+    if kind == "local" and (ray_address, ray_workers, db_pool) != (None, None, None):
+        raise fail("--ray-address, --ray-workers and --db-pool need --executor ray")
     if kind == "ray" and importlib.util.find_spec("ray") is None:
         raise fail("--executor ray needs Ray: pip install 'corix[ray]'")
     if ray_address is not None and not _is_ray_address(ray_address):
@@ -322,7 +324,7 @@ def executor_settings(
             "give HOST:PORT, ray://HOST:PORT, auto or local"
         )
     return ExecutorSettings.model_validate(
-        {"kind": kind, "ray_address": ray_address, "ray_workers": ray_workers}
+        {"kind": kind, "ray_address": ray_address, "ray_workers": ray_workers, "db_pool": db_pool}
     )
 
 

@@ -51,6 +51,12 @@ class AnnotationJobSettings(BaseModel):
     adaptive: bool
     min_repeats: int | None = Field(default=None, description="adaptive repeats only")
     max_flip_rate: float | None = Field(default=None, description="adaptive repeats only")
+    max_change: float | None = Field(
+        default=None, description="adaptive repeats only: the stopping rule's bound"
+    )
+    judge_noise: float | None = Field(
+        default=None, description="adaptive repeats only: the judge noise it guards against"
+    )
     categories: tuple[str, ...] = Field(description="annotation-schema categories asked")
     harms: tuple[str, ...] = Field(description="harm packs judged")
     schema_version: str = Field(description="the annotation schema, as id-version")

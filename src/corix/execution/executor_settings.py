@@ -21,13 +21,18 @@ class ExecutorSettings(BaseModel):
     """An existing Ray cluster (``ray://host:10001`` or ``auto``); none starts a local one."""
     ray_workers: int | None = Field(default=None, ge=1)
     """Worker processes; by default one per CPU of the cluster."""
+    db_pool: int | None = Field(default=None, ge=1)
+    """PostgreSQL connections the workers hold together (split evenly, at least one each);
+    by default ``DEFAULT_WORKER_POOL`` per worker."""
 
 
 def build_executor(settings: ExecutorSettings) -> RunExecutor:
     if settings.kind == "local":
-        if settings.ray_address is not None or settings.ray_workers is not None:
-            raise ValueError("the Ray address and workers are options of the 'ray' executor")
+        if (settings.ray_address, settings.ray_workers, settings.db_pool) != (None, None, None):
+            raise ValueError("the Ray address, workers and pool are options of the 'ray' executor")
         return LocalRunExecutor()
     from corix.execution.ray_executor import RayRunExecutor  # ray is an optional extra
 
-    return RayRunExecutor(address=settings.ray_address, workers=settings.ray_workers)
+    return RayRunExecutor(
+        address=settings.ray_address, workers=settings.ray_workers, db_pool=settings.db_pool
+    )

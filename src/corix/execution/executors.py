@@ -48,6 +48,10 @@ class RunJob:
 
 
 class RunExecutor(Protocol):
+    def prepare(self) -> None:
+        """Reach what the executor runs on (a cluster); called before the run is stored, so
+        that a failure here (a :class:`~corix.errors.CorixError`) leaves no run behind."""
+
     async def run(self, job: RunJob, work: Iterable[WorkItem]) -> None:
         """Run every item of ``work`` into ``job.db``; stopping it loses only what is in flight."""
 
@@ -57,6 +61,9 @@ class RunExecutor(Protocol):
 
 class LocalRunExecutor:
     """Every work item on this event loop, at most ``plan.concurrency`` sessions at once."""
+
+    def prepare(self) -> None:
+        """Nothing to reach: the work runs here."""
 
     async def run(self, job: RunJob, work: Iterable[WorkItem]) -> None:
         async with job.writer as writer:

@@ -1,17 +1,31 @@
 """What other layers need to run their own work on Ray: dispatching chunks to actors, the
-cluster-wide rate-limit broker and splitting a concurrency bound between workers.
+cluster-wide rate-limit broker, splitting a concurrency bound between workers and
+connecting to the cluster.
 
 A public surface of its own, apart from :mod:`corix.execution`: it imports Ray (an optional
 extra), so it is imported only where Ray runs.
 """
 
 from corix.execution.rate_broker import RateLimitBroker, brokered_limits
+from corix.execution.ray_cluster import ClusterUnavailable, connect
 from corix.execution.ray_dispatch import dispatch_chunks
-from corix.execution.ray_executor import split_bound
+from corix.execution.ray_executor import (
+    BROKER_CPUS,
+    WORKER_CONNECTION_NAME,
+    split_bound,
+    worker_cpus,
+    worker_pool,
+)
 
 __all__ = [
+    "BROKER_CPUS",
+    "WORKER_CONNECTION_NAME",
+    "ClusterUnavailable",
     "RateLimitBroker",
     "brokered_limits",
+    "connect",
     "dispatch_chunks",
     "split_bound",
+    "worker_cpus",
+    "worker_pool",
 ]

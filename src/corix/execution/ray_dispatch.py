@@ -1,15 +1,21 @@
-"""Handing chunks of work to Ray workers as they finish theirs, and losing only a dead one's.
+"""Handing small chunks of work to Ray workers, and sending a dead worker's chunks again.
 
-Each worker holds at most ``CHUNKS_IN_FLIGHT`` chunks: the next waits in its queue while
-the current one drains, so the worker never idles and a worker that dies takes only
-those chunks with it. The others go on with the rest.
+Each worker keeps a bounded queue: it holds at most its share of the bound plus one more
+chunk (chunks of a quarter of its share), so its slots never idle while the next chunk
+travels, and a slow session holds back only its own small chunk. A worker that dies
+takes only what it held: its items go back to the front of the queue, after ``redo``
+(which drops what the dead worker did store and returns what still needs running), and
+live workers run them; an item is sent at most ``max_attempts`` times. Only what is
+left when no worker is alive, or has used its attempts, is reported as not run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterator
+import math
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, TypeVar
@@ -17,60 +23,110 @@ from typing import Any, TypeVar
 import ray
 from ray.exceptions import RayActorError
 
-__all__ = ["CHUNKS_IN_FLIGHT", "Dispatched", "dispatch_chunks"]
+__all__ = ["MAX_ATTEMPTS", "Dispatched", "chunk_size", "dispatch_chunks"]
 
 logger = logging.getLogger(__name__)
 
-CHUNKS_IN_FLIGHT = 2
+MAX_ATTEMPTS = 3
+"""Times an item is sent at most: once, and again after each of two worker deaths."""
+
+CHUNKS_PER_SHARE = 4
 
 Item = TypeVar("Item")
 
 
+def chunk_size(share: int) -> int:
+    """Items per chunk for a worker holding ``share`` slots: a quarter of it, at least 1."""
+    return max(1, math.ceil(share / CHUNKS_PER_SHARE))
+
+
 @dataclass(frozen=True)
 class Dispatched:
-    dead_workers: int
+    dead: frozenset[int]
+    """The workers that died."""
     not_run: int
-    """Items lost with dead workers, plus those left when no worker was alive to take them."""
+    """Items left when no worker was alive to take them or after their last attempt."""
+    resent: int = 0
+    """Items sent again after their worker died."""
 
 
 async def dispatch_chunks(
     items: Iterator[Item],
-    chunk_sizes: list[int],
+    shares: list[int],
     send: Callable[[int, list[Item]], ray.ObjectRef[Any]],
-    receive: Callable[[list[Item], Any], None],
+    receive: Callable[[list[Item], Any], Awaitable[None]],
+    *,
+    redo: Callable[[list[Item]], Awaitable[list[Item]]] | None = None,
+    max_attempts: int = MAX_ATTEMPTS,
 ) -> Dispatched:
-    """Send chunks of ``items`` (worker ``i`` gets ``chunk_sizes[i]`` at a time) with
-    ``send(i, chunk)``; ``receive(chunk, result)`` gets each chunk a worker finished."""
-    pending: dict[asyncio.Future[Any], tuple[int, list[Item]]] = {}
+    """Run ``items`` on workers holding ``shares`` slots each: ``send(i, chunk)`` hands a
+    chunk to worker ``i``; ``await receive(chunk, result)`` takes each finished chunk (and
+    may wait, holding back further results, while the driver's writer catches up).
+
+    Without ``redo`` a dead worker's items are not sent again (nothing can tell which of
+    them it stored)."""
+    pending: dict[asyncio.Future[Any], tuple[int, list[tuple[Item, int]]]] = {}
+    held = [0] * len(shares)  # items each worker holds
+    sizes = [chunk_size(share) for share in shares]
+    again: deque[tuple[Item, int]] = deque()
     dead: set[int] = set()
-    lost = 0
+    given_up = resent = 0
 
-    def submit(index: int) -> None:
-        chunk = list(islice(items, chunk_sizes[index]))
-        if chunk:
-            pending[asyncio.ensure_future(send(index, chunk))] = (index, chunk)
+    def take(count: int) -> list[tuple[Item, int]]:
+        chunk = [again.popleft() for _ in range(min(count, len(again)))]
+        chunk.extend((item, 1) for item in islice(items, count - len(chunk)))
+        return chunk
 
-    for index in range(len(chunk_sizes)):
-        for _ in range(CHUNKS_IN_FLIGHT):
-            submit(index)
+    def fill(index: int) -> None:
+        while held[index] < shares[index] + sizes[index]:
+            chunk = take(sizes[index])
+            if not chunk:
+                return
+            pending[asyncio.ensure_future(send(index, [item for item, _ in chunk]))] = (
+                index,
+                chunk,
+            )
+            held[index] += len(chunk)
+
+    def fill_live() -> None:
+        for index in range(len(shares)):
+            if index not in dead:
+                fill(index)
+
+    async def requeue(chunk: list[tuple[Item, int]]) -> None:
+        nonlocal given_up, resent
+        if redo is None:
+            given_up += len(chunk)
+            return
+        attempts = {id(item): n for item, n in chunk}  # redo returns some of these objects
+        for item in await redo([item for item, _ in chunk]):
+            if attempts[id(item)] >= max_attempts:
+                given_up += 1
+            else:
+                again.append((item, attempts[id(item)] + 1))
+                resent += 1
+
+    fill_live()
     try:
         while pending:
             done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             for future in done:
                 index, chunk = pending.pop(future)
+                held[index] -= len(chunk)
                 try:
                     result = future.result()
                 except RayActorError as exc:
                     if index not in dead:
                         logger.warning("Ray worker %d died: %s", index, exc)
                     dead.add(index)
-                    lost += len(chunk)
+                    await requeue(chunk)
                     continue
-                receive(chunk, result)
-                submit(index)
+                await receive([item for item, _ in chunk], result)
+            fill_live()
     finally:
         # A stopped run (deadline, Ctrl-C, cancel) leaves chunks in flight whose workers are
         # killed next: nobody waits for their results, so none is reported as unretrieved.
         for future in pending:
             future.cancel()
-    return Dispatched(dead_workers=len(dead), not_run=lost + sum(1 for _ in items))
+    left = len(again) + sum(1 for _ in items)
+    return Dispatched(dead=frozenset(dead), not_run=given_up + left, resent=resent)

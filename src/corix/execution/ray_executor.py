@@ -8,15 +8,17 @@ open. Rate limits of an endpoint are shared through one broker actor (see
 
 Records reach the database through one path: a worker on PostgreSQL writes them itself
 through a group-committing writer; on SQLite (a file on the driver's disk) a worker sends
-each chunk's records back and the driver writes them. A worker that dies loses only the
-chunks it held — at most twice its share of the bound — and the run ends ``failed`` with
-the count; ``corix run --resume`` runs what is missing, once.
+each chunk's records back and the driver writes them, waiting while its writer's backlog
+is full. A worker that dies loses only what it held (its share and one small chunk): the
+driver drops the half-done sessions among them and sends the rest to live workers again
+(:mod:`corix.execution.ray_dispatch`); only if no worker is left, or an item's attempts
+are spent, does the run end ``failed`` with the count, and ``corix run --resume`` runs
+what is missing, once.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import time
 from collections.abc import Iterable
@@ -25,6 +27,7 @@ from typing import Any
 
 import ray
 from ray.actor import ActorHandle
+from ray.exceptions import RayActorError
 
 from corix.apps import build_application
 from corix.errors import CorixError
@@ -32,6 +35,7 @@ from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
 from corix.execution.executors import RunJob, UsageTotals
 from corix.execution.plan import Plan
 from corix.execution.rate_broker import RateLimitBroker, brokered_limits
+from corix.execution.ray_cluster import connect
 from corix.execution.ray_dispatch import dispatch_chunks
 from corix.execution.run_planning import auth_for
 from corix.execution.runner import model_call_totals
@@ -39,9 +43,16 @@ from corix.execution.simulators import open_simulators
 from corix.execution.work import WorkItem
 from corix.llm import HTTPConnections, LLMClient, concurrency_share, even_share, shared_limits
 from corix.scenarios import ScenarioPack
-from corix.storage import CollectedRecords, Database, RecordSink, RecordWriter, Rejected
+from corix.storage import (
+    CollectedRecords,
+    Database,
+    RecordSink,
+    RecordWriter,
+    Rejected,
+    Repository,
+)
 
-__all__ = ["RayRunExecutor", "split_bound"]
+__all__ = ["RayRunExecutor", "split_bound", "worker_cpus", "worker_pool"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +70,8 @@ class WorkerSetup:
     worker: int
     """This worker's place among ``workers``: which share of each endpoint's bound it holds."""
     workers: int
+    db_pool: int = 1
+    """The connections this worker's database pool may hold."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +100,9 @@ class SessionWorker:
         self._cpu_started = time.process_time()
         setup = self._setup
         with (
-            shared_limits(brokered_limits(self._broker)),
+            shared_limits(
+                brokered_limits(self._broker, worker=setup.worker, workers=setup.workers)
+            ),
             concurrency_share(setup.worker, setup.workers),
         ):
             for entry in setup.plan.applications:
@@ -99,7 +114,12 @@ class SessionWorker:
                 )
             self._simulators = open_simulators(setup.plan, connections=self._connections)
         if setup.database_url is not None:
-            self._db = Database(setup.database_url, run_migrations=False)
+            self._db = Database(
+                setup.database_url,
+                run_migrations=False,
+                pool_size=setup.db_pool,
+                name=WORKER_CONNECTION_NAME,
+            )
         return os.getpid()
 
     async def run_chunk(self, items: list[WorkItem]) -> ChunkDone:
@@ -130,6 +150,11 @@ class SessionWorker:
             for item in items:
                 group.create_task(one(item))
 
+    def usage(self) -> UsageTotals:
+        """The usage of this worker's clients so far, and its CPU."""
+        cpu_s = round(time.process_time() - self._cpu_started, 3)
+        return {**model_call_totals(self._applications, self._simulators), "worker_cpu_s": cpu_s}
+
     async def close(self) -> UsageTotals:
         """Close what was opened; return the usage of this worker's clients and its CPU."""
         for application in self._applications.values():
@@ -139,8 +164,64 @@ class SessionWorker:
         await self._connections.aclose()
         if self._db is not None:
             self._db.dispose()
-        cpu_s = round(time.process_time() - self._cpu_started, 3)
-        return {**model_call_totals(self._applications, self._simulators), "worker_cpu_s": cpu_s}
+        return self.usage()
+
+
+USAGE_TIMEOUT_S = 3.0
+
+
+def _usage_so_far(workers: list[Any]) -> list[UsageTotals]:
+    """The usage of the workers still alive, asked for before they are killed, so that a
+    stopped run counts the model calls it made."""
+    refs = [worker.usage.remote() for worker in workers]
+    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=USAGE_TIMEOUT_S)
+    usage: list[UsageTotals] = []
+    for ref in ready:
+        try:
+            usage.append(ray.get(ref))
+        except RayActorError:
+            continue  # a dead worker's usage is lost with it
+    return usage
+
+
+def _still_to_run(job: RunJob, items: list[WorkItem]) -> list[WorkItem]:
+    """Of a dead worker's items, those it did not store complete; its half-done sessions
+    among them are dropped, to be run again whole."""
+    repo = Repository(job.db)
+    keys = {item.key for item in items}
+    complete = repo.completed_work_keys(job.run_id) & keys
+    repo.discard_incomplete_sessions(job.run_id, keys - complete)
+    if job.on_session_done is not None:
+        for item in items:
+            if item.key in complete:
+                job.on_session_done(item)
+    return [item for item in items if item.key not in complete]
+
+
+DEFAULT_WORKER_POOL = 2
+"""PostgreSQL connections a worker holds unless ``--db-pool`` says otherwise: its writer's
+commits and a read (annotation workers load what is stored)."""
+
+WORKER_CONNECTION_NAME = "corix-worker"
+"""The ``application_name`` of the workers' connections, as the server lists them."""
+
+
+def worker_pool(budget: int | None, workers: int, *, least: int = 1) -> int:
+    """Connections per worker: an even share of ``budget`` but at least ``least`` (what
+    one worker cannot do without), or the default."""
+    if budget is None:
+        return max(least, DEFAULT_WORKER_POOL)
+    return max(least, budget // workers)
+
+
+BROKER_CPUS = 0.0
+"""The broker answers one small call per rate-limited model call: no CPU of its own."""
+
+
+def worker_cpus(cluster_cpus: float, workers: int) -> float:
+    """The CPUs each worker declares: one, or an even share when more workers are asked
+    for than the cluster has CPUs (so that every worker is placed)."""
+    return min(1.0, cluster_cpus / workers)
 
 
 def split_bound(bound: int, workers: int) -> list[int]:
@@ -151,42 +232,56 @@ def split_bound(bound: int, workers: int) -> list[int]:
 
 
 class RayRunExecutor:
-    """Runs work items on Ray workers; starts a local Ray when none is running.
+    """Runs work items on Ray workers: on the cluster at ``address``, or on a local Ray of
+    its own (see :mod:`corix.execution.ray_cluster`).
 
     Workers open their own applications and simulators from the plan: clients the driver
     holds (``RunJob.simulators``) stay unused.
     """
 
-    def __init__(self, *, address: str | None = None, workers: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        address: str | None = None,
+        workers: int | None = None,
+        db_pool: int | None = None,
+    ) -> None:
         self._address = address
         self._workers = workers
+        self._db_pool = db_pool
         self._usage: list[UsageTotals] = []
         self.worker_pids: list[int] = []
         """The workers' process ids once they are open (on this machine's local Ray)."""
+        self.broker_pid: int | None = None
+        self._started_ray = False
 
     def remote_usage(self) -> list[UsageTotals]:
         return list(self._usage)
 
+    def prepare(self) -> None:
+        if not ray.is_initialized():
+            self._started_ray = connect(self._address, num_cpus=self._workers)
+
     async def run(self, job: RunJob, work: Iterable[WorkItem]) -> None:
-        started_ray = not ray.is_initialized()
-        if started_ray:
-            ray.init(address=self._address, include_dashboard=False, logging_level=logging.WARNING)
+        self.prepare()
         try:
             await self._run_on_cluster(job, work)
         finally:
-            if started_ray:
+            if self._started_ray:
                 ray.shutdown()
+                self._started_ray = False
 
     async def _run_on_cluster(self, job: RunJob, work: Iterable[WorkItem]) -> None:
         resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
-        wanted = self._workers or max(1, int(resources.get("CPU", 1)))
-        shares = split_bound(job.plan.concurrency, wanted)
+        cpus = resources.get("CPU", 1.0)
+        shares = split_bound(job.plan.concurrency, self._workers or max(1, int(cpus)))
         remote_broker: Any = ray.remote(RateLimitBroker)
-        broker = remote_broker.options(num_cpus=0).remote()
+        broker = remote_broker.options(num_cpus=BROKER_CPUS).remote()
         remote_worker: Any = ray.remote(SessionWorker)
         url = None if job.db.dialect == "sqlite" else job.db.url
+        per_worker = worker_cpus(cpus, len(shares))
         workers = [
-            remote_worker.options(num_cpus=0, max_restarts=0, max_task_retries=0).remote(
+            remote_worker.options(num_cpus=per_worker, max_restarts=0, max_task_retries=0).remote(
                 WorkerSetup(
                     run_id=job.run_id,
                     plan=job.plan,
@@ -199,6 +294,7 @@ class RayRunExecutor:
                     concurrency=share,
                     worker=index,
                     workers=len(shares),
+                    db_pool=worker_pool(self._db_pool, len(shares)),
                 ),
                 broker,
             )
@@ -206,28 +302,37 @@ class RayRunExecutor:
         ]
         try:
             self.worker_pids = list(await asyncio.gather(*(w.open.remote() for w in workers)))
+            self.broker_pid = await broker.pid.remote()
             async with job.writer as writer:
 
-                def store(chunk: list[WorkItem], done: ChunkDone) -> None:
+                async def store(chunk: list[WorkItem], done: ChunkDone) -> None:
                     if done.records is not None:
                         done.records.replay(writer)
+                        await writer.room()  # the backlog bound holds as in a local run
                     writer.rejected.extend(done.refused)
                     if job.on_session_done is not None:
                         for item in chunk:
                             job.on_session_done(item)
+
+                async def redo(items: list[WorkItem]) -> list[WorkItem]:
+                    return await asyncio.to_thread(_still_to_run, job, items)
 
                 outcome = await dispatch_chunks(
                     iter(work),
                     shares,
                     lambda index, chunk: workers[index].run_chunk.remote(chunk),
                     store,
+                    redo=redo,
                 )
-            if outcome.dead_workers:
+            live = [w for index, w in enumerate(workers) if index not in outcome.dead]
+            self._usage = list(await asyncio.gather(*(w.close.remote() for w in live)))
+            if outcome.not_run:
                 raise CorixError(
-                    f"{outcome.dead_workers} Ray worker(s) died; {outcome.not_run} session(s) "
+                    f"{len(outcome.dead)} Ray worker(s) died; {outcome.not_run} session(s) "
                     f"were not run (`corix run --resume {job.run_id}` runs them)"
                 )
-            self._usage = list(await asyncio.gather(*(w.close.remote() for w in workers)))
         finally:
+            if not self._usage:  # stopped early (deadline, cancel, a failure): ask what ran
+                self._usage = _usage_so_far(workers)
             for actor in [*workers, broker]:
                 ray.kill(actor)  # a dead actor is killed quietly

@@ -253,6 +253,8 @@ async def _execute_plan(
     plan = checked.plan
     _refuse_application_conflicts(source, repo)
     cache = open_cache(plan)
+    executor = executor or LocalRunExecutor()
+    executor.prepare()  # a cluster that cannot be reached leaves no run row
     discarded = 0
     if resume_run is None:
         repo.create_run(
@@ -271,7 +273,6 @@ async def _execute_plan(
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.perf_counter()
     given = dict(simulators or {})
-    executor = executor or LocalRunExecutor()
     # One pool for every client of the run: a dialogue's simulated user and application
     # take turns, so they reuse each other's connections (see HTTPConnections).
     connections = HTTPConnections()

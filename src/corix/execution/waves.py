@@ -60,6 +60,9 @@ class _Selected:
         self._inner = inner
         self._keep = keep
 
+    def prepare(self) -> None:
+        self._inner.prepare()
+
     async def run(self, job: RunJob, work: Iterable[WorkItem]) -> None:
         await self._inner.run(job, (item for item in work if item.key in self._keep))
 

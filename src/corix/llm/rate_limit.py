@@ -27,15 +27,20 @@ BURST_SECONDS = 1.0
 
 
 class TokenBucket:
-    """Refills at ``rate_per_s`` up to ``capacity``; starts full."""
+    """Refills at ``rate_per_s`` up to ``capacity``; starts full, or empty."""
 
     def __init__(
-        self, rate_per_s: float, capacity: float, *, clock: Clock = time.monotonic
+        self,
+        rate_per_s: float,
+        capacity: float,
+        *,
+        clock: Clock = time.monotonic,
+        full: bool = True,
     ) -> None:
         self._rate = rate_per_s
         self._capacity = capacity
         self._clock = clock
-        self._level = capacity
+        self._level = capacity if full else 0.0
         self._updated = clock()
 
     @property
@@ -69,9 +74,12 @@ class RateLimiter:
         tokens_per_minute: float | None,
         *,
         clock: Clock = time.monotonic,
+        full: bool = True,
     ) -> None:
-        self._requests = _bucket_per_minute(requests_per_minute, clock, min_capacity=1.0)
-        self._tokens = _bucket_per_minute(tokens_per_minute, clock, min_capacity=0.0)
+        """``full=False`` starts with no burst allowance: a limiter that takes over a budget
+        another was spending (see :mod:`corix.execution.rate_broker`)."""
+        self._requests = _bucket_per_minute(requests_per_minute, clock, 1.0, full)
+        self._tokens = _bucket_per_minute(tokens_per_minute, clock, 0.0, full)
 
     def reserve(self, tokens: int) -> float:
         """Reserve one request of ``tokens`` estimated tokens; return the seconds to wait."""
@@ -107,12 +115,12 @@ class RateLimiter:
 
 
 def _bucket_per_minute(
-    per_minute: float | None, clock: Clock, *, min_capacity: float
+    per_minute: float | None, clock: Clock, min_capacity: float, full: bool
 ) -> TokenBucket | None:
     if per_minute is None:
         return None
     rate = per_minute / 60.0
-    return TokenBucket(rate, max(min_capacity, rate * BURST_SECONDS), clock=clock)
+    return TokenBucket(rate, max(min_capacity, rate * BURST_SECONDS), clock=clock, full=full)
 
 
 class Limiter(Protocol):

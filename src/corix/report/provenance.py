@@ -84,10 +84,16 @@ def repeats_text(settings: AnnotationJobSettings) -> str:
     repeats = f"{settings.repeats} run{'s' if settings.repeats != 1 else ''} each"
     text = f"{passes}, {repeats}"
     if settings.adaptive:
-        text += (
-            f" at most, adaptive (at least {settings.min_repeats}, stopping at a flip rate "
-            f"of {number(settings.max_flip_rate, 2)})"
-        )
+        text += f" at most, adaptive (at least {settings.min_repeats}"
+        if settings.max_change is not None:
+            text += (
+                f", stopping once the remaining runs change the answer with probability "
+                f"at most {number(settings.max_change, 2)}, for the judge noise measured "
+                f"(assumed {number(settings.judge_noise, 2)} until measured)"
+            )
+        if settings.max_flip_rate:
+            text += f", or at a flip rate of {number(settings.max_flip_rate, 2)}"
+        text += ")"
     text += f"; seed {settings.seed}"
     if settings.temperature is not None:
         text += f", temperature {settings.temperature:g}"

@@ -47,8 +47,12 @@ class DatabaseMissingError(CorixError):
     """A command that only reads was pointed at a database that does not exist."""
 
 
-def create_db_engine(url: str, *, create: bool = True) -> Engine:
-    """An engine for ``url``; with ``create=False`` a SQLite file must exist already."""
+def create_db_engine(
+    url: str, *, create: bool = True, pool_size: int | None = None, name: str | None = None
+) -> Engine:
+    """An engine for ``url``; with ``create=False`` a SQLite file must exist already. On a
+    server database ``pool_size`` caps its connections (no overflow; by default 10, and 20
+    more under load) and ``name`` is the ``application_name`` the server shows for them."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
@@ -67,7 +71,11 @@ def create_db_engine(url: str, *, create: bool = True) -> Engine:
             "psycopg2",
         ):
             parsed = parsed.set(drivername="postgresql+psycopg")
-        engine = create_engine(parsed, pool_pre_ping=True, pool_size=10, max_overflow=20)
+        sizes = {"pool_size": 10, "max_overflow": 20}
+        if pool_size is not None:
+            sizes = {"pool_size": pool_size, "max_overflow": 0}
+        connect_args = {"application_name": name} if name else {}
+        engine = create_engine(parsed, pool_pre_ping=True, connect_args=connect_args, **sizes)
     event.listen(engine, "before_cursor_execute", _storable_statement, retval=True)
     return engine
 
@@ -87,10 +95,18 @@ def migrate(engine: Engine) -> None:
 class Database:
     """One database: an engine and a session factory. Passed in, never global."""
 
-    def __init__(self, url: str, *, run_migrations: bool = True, create: bool = True) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        run_migrations: bool = True,
+        create: bool = True,
+        pool_size: int | None = None,
+        name: str | None = None,
+    ) -> None:
         """``create=False`` opens only a database that exists (what reading commands use)."""
         self.url = url
-        self.engine = create_db_engine(url, create=create)
+        self.engine = create_db_engine(url, create=create, pool_size=pool_size, name=name)
         if run_migrations:
             migrate(self.engine)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import delete, func, select
@@ -289,20 +289,22 @@ class Repository:
             )
             return {key for key in keys if key is not None}
 
-    def discard_incomplete_sessions(self, run_id: str) -> int:
-        """Delete sessions a killed run left half-done, so that a resume redoes them whole.
+    def discard_incomplete_sessions(
+        self, run_id: str, work_keys: Collection[str] | None = None
+    ) -> int:
+        """Delete sessions a killed run (or only the work items ``work_keys`` of a dead
+        worker) left half-done, so that they are redone whole.
 
         Applications keep dialogue state that cannot be rebuilt, so a half-finished dialogue
         is restarted from its first turn rather than continued.
         """
+        query = select(SessionRow.id).where(
+            SessionRow.run_id == run_id, SessionRow.status != "complete"
+        )
+        if work_keys is not None:
+            query = query.where(SessionRow.work_key.in_(list(work_keys)))
         with self.db.session() as s:
-            ids = list(
-                s.scalars(
-                    select(SessionRow.id).where(
-                        SessionRow.run_id == run_id, SessionRow.status != "complete"
-                    )
-                )
-            )
+            ids = list(s.scalars(query))
             if ids:
                 s.execute(delete(TurnRow).where(TurnRow.session_id.in_(ids)))
                 s.execute(

@@ -6,6 +6,7 @@ before any session is annotated.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 
 from corix.assessment.annotation_run._options import AnnotateOptions
@@ -13,7 +14,9 @@ from corix.assessment.annotation_run._summary import AnnotationTally
 from corix.assessment.annotators import Annotator, harm_category, harm_of
 from corix.assessment.harms import HarmPack
 from corix.assessment.risk_orders import RiskOrders
-from corix.assessment.schema import AnnotationSchema
+from corix.assessment.schema import AnnotationSchema, QuestionType
+from corix.assessment.settling import Value
+from corix.assessment.stability import JudgeNoise
 from corix.errors import CorixError, unknown_name
 from corix.scenarios import ScenarioPack
 from corix.storage import (
@@ -51,10 +54,15 @@ class AnnotationJob:
         self.screening = schema.screening_category.id
         self.categories, self.harms = self._choose_targets()
         self.tally = AnnotationTally()
+        self.noise = JudgeNoise(assumed=options.judge_noise)
         self.stored: dict[tuple[str, str, int], StoredRepeats] = {}
         self.with_consensus: dict[tuple[str, str], int] = {}
         """(session, target) → consensus rows stored before this invocation."""
         self._scenario_packs: dict[str, ScenarioPack] = {}
+        self.reads = threading.Lock()
+        """Held while sessions are read: a read streams one query and loads what it names
+        through a second connection, so two at once could split a capped pool (a Ray
+        worker's) between them and wait for each other forever."""
 
     def _choose_targets(self) -> tuple[list[str], list[str]]:
         """Categories and harms to ask: all the annotator offers, or those named in options."""
@@ -106,6 +114,20 @@ class AnnotationJob:
             item = (row.session_id, row.category)
             self.with_consensus[item] = self.with_consensus.get(item, 0) + 1
 
+    def refresh_stored(self, session_ids: Sequence[str]) -> None:
+        """Load again what is stored for ``session_ids``: another process (a Ray worker
+        that died) may have stored passes since :meth:`load_stored`."""
+        name, wanted = self.annotator.name, set(session_ids)
+        self.stored = {k: v for k, v in self.stored.items() if k[0] not in wanted}
+        self.with_consensus = {k: n for k, n in self.with_consensus.items() if k[0] not in wanted}
+        ids = list(session_ids)
+        for stored in load_passes(self.db, run_id=self.run_id, session_ids=ids, annotator=name):
+            key = (stored.session_id, stored.category, stored.pass_no)
+            self.stored.setdefault(key, {})[stored.repeat_no] = stored
+        for row in load_consensus(self.db, run_id=self.run_id, session_ids=ids, annotator=name):
+            item = (row.session_id, row.category)
+            self.with_consensus[item] = self.with_consensus.get(item, 0) + 1
+
     def _guidelines(self) -> dict[str, str]:
         """The guidelines, as named in a stored guideline version, of each target asked."""
         named = dict.fromkeys(self.categories, f"{self.schema.id}-{self.schema.version}")
@@ -129,3 +151,23 @@ class AnnotationJob:
         if harm_of(category) is not None:
             return lambda _question: True
         return lambda question: self.schema.question(question).is_ordinal
+
+    def scale(self, category: str) -> Callable[[str], tuple[Value, ...] | None]:
+        """Every answer each question of ``category`` allows, or ``None`` when the set is
+        not closed (free text, a slider with fractional ends)."""
+        harm = harm_of(category)
+        if harm is not None:
+            pack_scale = self.packs[harm].scale
+            points = tuple(float(v) for v in range(pack_scale.min, pack_scale.max + 1))
+            return lambda _question: points
+        return lambda question: _closed_scale(self.schema, question)
+
+
+def _closed_scale(schema: AnnotationSchema, question_id: str) -> tuple[Value, ...] | None:
+    question = schema.question(question_id)
+    if question.type is QuestionType.SLIDER:
+        low, high = question.slider_range
+        if low.is_integer() and high.is_integer():
+            return tuple(float(v) for v in range(int(low), int(high) + 1))
+        return None
+    return question.allowed_values() or None

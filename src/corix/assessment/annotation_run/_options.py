@@ -26,9 +26,15 @@ class AnnotateOptions(BaseModel):
     adaptive: bool = False
     min_repeats: int = Field(default=2, ge=1)
     """In adaptive mode, the runs every item gets before it may stop."""
+    max_change: float = Field(default=0.07, gt=0.0, lt=0.5)
+    """In adaptive mode, an item stops once the chance that its remaining repeats would
+    settle it differently is at most this (:func:`~corix.assessment.change_probability`)."""
+    judge_noise: float = Field(default=0.4, gt=0.0, lt=1.0)
+    """The share of random judge runs that chance assumes until the first two runs of 30
+    items have measured it (:class:`~corix.assessment.JudgeNoise`)."""
     max_flip_rate: float = Field(default=0.0, ge=0.0, lt=0.5)
-    """In adaptive mode, an item may also stop once its flip rate is at most this (0: only
-    when its runs are unanimous, or when the remaining runs cannot change the answer)."""
+    """In adaptive mode, an item may also stop once its flip rate is at most this (0: off;
+    a flip-rate stop carries no guarantee)."""
     categories: tuple[str, ...] | None = None
     """Schema categories to ask (default: all the annotator answers)."""
     harms: tuple[str, ...] | None = None

@@ -2,8 +2,14 @@
 
 Each (session, target, pass) is run ``repeats`` times with distinct seeds, so a response
 cache never collapses them. In adaptive mode an item stops repeating once every one of
-its answers is settled (:func:`~corix.assessment.stability.is_settled`): the remaining
-runs cannot change it, or its flip rate is at most ``max_flip_rate``.
+its answers is settled: the chance that the remaining runs would settle it otherwise is at
+most ``max_change`` for a judge of the noise its first two runs of each item show, or
+``judge_noise`` until 30 items have shown it
+(:func:`~corix.assessment.stability.change_probability`,
+:class:`~corix.assessment.stability.JudgeNoise`); answers without a closed scale
+(free text) stop once unanimous or when the remaining runs cannot change them
+(:func:`~corix.assessment.stability.is_settled`). With ``max_flip_rate`` > 0 an item also
+stops once its flip rate is at most that.
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ from corix.assessment.annotators import (
     harm_category,
 )
 from corix.assessment.answers import answer_records
-from corix.assessment.stability import is_settled
+from corix.assessment.settling import Value
+from corix.assessment.stability import change_probability, is_settled
 from corix.domain import SessionRecord
 from corix.storage import AnnotationSink, NewPass, delete_consensus
 
@@ -82,10 +89,14 @@ class SessionAnnotation:
         counts = job.tally.targets[target]
         stored = job.stored_repeats(self.session_id, target, pass_no)
         runs: Runs = [answers_of(p) for p in stored.values() if p.ok]
+        measured = False
         for repeat_no in range(options.repeats):
             if repeat_no in stored:
                 counts.already_stored += 1
                 continue
+            if options.adaptive and not measured and len(runs) >= 2:
+                self._measure_noise(target, runs)
+                measured = True
             if options.adaptive and self._settled(target, runs):
                 counts.repeats_saved += options.repeats - repeat_no
                 break
@@ -100,21 +111,49 @@ class SessionAnnotation:
         self.runs[target].extend(runs)
         return runs
 
+    def _measure_noise(self, target: str, runs: Runs) -> None:
+        """Add the first two runs' answers to the judge's noise measurement."""
+        first, second = ({a.key: a.value for a in run} for run in runs[:2])
+        scale = self.job.scale(target)
+        for key, value in first.items():
+            points = scale(key[0])
+            other = second.get(key)
+            if points is not None and value is not None and other is not None:
+                self.job.noise.add_pair(value, other, len(points))
+
     def _settled(self, target: str, runs: Runs) -> bool:
-        options = self.job.options
-        if len(runs) < options.min_repeats:
+        if len(runs) < self.job.options.min_repeats:
             return False
-        ordinal = self.job.ordinal(target)
         return all(
-            is_settled(
-                found,
-                min_runs=min(options.min_repeats, options.repeats),
-                max_runs=options.repeats,
-                agreement=1.0 - options.max_flip_rate,
-                ordinal=ordinal(question_id),
-            )
+            self._answer_settled(target, question_id, found)
             for (question_id, _turn), found in values_by_key(runs).items()
         )
+
+    def _answer_settled(self, target: str, question_id: str, found: list[Value]) -> bool:
+        job, options = self.job, self.job.options
+        max_runs = options.repeats
+        ordinal = job.ordinal(target)(question_id)
+        if options.max_flip_rate > 0 and is_settled(
+            found,
+            min_runs=min(options.min_repeats, max_runs),
+            max_runs=max_runs,
+            agreement=1.0 - options.max_flip_rate,
+            ordinal=ordinal,
+        ):
+            return True
+        scale = job.scale(target)(question_id)
+        change = None
+        if scale is not None:
+            change = change_probability(
+                found,
+                max_runs=max_runs,
+                scale=scale,
+                noise=job.noise.bound(),
+                order=job.risk_orders.of(target, question_id),
+            )
+        if change is not None:
+            return change <= options.max_change
+        return is_settled(found, min_runs=1, max_runs=max_runs, agreement=1.0, ordinal=ordinal)
 
     def _store(self, result: PassResult, pass_no: int, repeat_no: int) -> None:
         job = self.job

@@ -22,6 +22,8 @@ def job_settings(
         adaptive=options.adaptive,
         min_repeats=options.min_repeats if options.adaptive else None,
         max_flip_rate=options.max_flip_rate if options.adaptive else None,
+        max_change=options.max_change if options.adaptive else None,
+        judge_noise=options.judge_noise if options.adaptive else None,
         categories=tuple(job.categories),
         harms=tuple(job.harms),
         schema_version=f"{job.schema.id}-{job.schema.version}",

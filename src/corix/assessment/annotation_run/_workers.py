@@ -8,6 +8,7 @@ further bounded by the client's own concurrency limit.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 
 from corix.assessment.annotation_run._job import AnnotationJob
@@ -58,17 +59,21 @@ async def annotate_these(
     session_ids: list[str],
     sink: AnnotationSink,
     on_session_done: Callable[[], None] | None = None,
+    *,
+    slots: asyncio.Semaphore | None = None,
 ) -> None:
-    """Annotate ``session_ids`` (stored passes loaded) with ``concurrency`` workers."""
-    concurrency = job.options.concurrency
+    """Annotate ``session_ids`` (stored passes loaded) with ``concurrency`` workers;
+    ``slots``, shared by concurrent calls (a Ray worker's chunks), bounds the sessions in
+    flight across all of them."""
+    concurrency = min(job.options.concurrency, max(1, len(session_ids)))
     queue: SessionQueue = asyncio.Queue(concurrency * 2)
     async with asyncio.TaskGroup() as group:
-        group.create_task(_feed(job, queue, session_ids))
+        group.create_task(_feed(job, queue, session_ids, concurrency))
         for _ in range(concurrency):
-            group.create_task(_work(job, queue, sink, on_session_done))
+            group.create_task(_work(job, queue, sink, on_session_done, slots))
 
 
-async def _feed(job: AnnotationJob, queue: SessionQueue, ids: list[str]) -> None:
+async def _feed(job: AnnotationJob, queue: SessionQueue, ids: list[str], workers: int) -> None:
     chunks = [ids[i : i + _SESSION_CHUNK] for i in range(0, len(ids), _SESSION_CHUNK)]
     # Each chunk loads in a thread while the workers annotate the one before it.
     following: asyncio.Task[list[SessionRecord]] | None = None
@@ -77,7 +82,7 @@ async def _feed(job: AnnotationJob, queue: SessionQueue, ids: list[str]) -> None
         following = _loading(job, chunks[index + 1]) if index + 1 < len(chunks) else None
         for record in await current:
             await queue.put(record)
-    for _ in range(job.options.concurrency):
+    for _ in range(workers):
         await queue.put(None)
 
 
@@ -86,7 +91,8 @@ def _loading(job: AnnotationJob, session_ids: list[str]) -> asyncio.Task[list[Se
 
 
 def _load(job: AnnotationJob, session_ids: list[str]) -> list[SessionRecord]:
-    return list(Repository(job.db).iter_sessions(session_ids=session_ids))
+    with job.reads:
+        return list(Repository(job.db).iter_sessions(session_ids=session_ids))
 
 
 async def _work(
@@ -94,9 +100,11 @@ async def _work(
     queue: SessionQueue,
     writer: AnnotationSink,
     on_session_done: Callable[[], None] | None,
+    slots: asyncio.Semaphore | None,
 ) -> None:
     while (record := await queue.get()) is not None:
-        await SessionAnnotation(job, writer, record).run()
+        async with slots or contextlib.nullcontext():
+            await SessionAnnotation(job, writer, record).run()
         job.tally.sessions += 1
         if on_session_done is not None:
             on_session_done()

@@ -2,17 +2,18 @@
 
 Each worker opens the annotator (and its client, under the cluster-wide rate limits of
 :mod:`corix.execution.rate_broker`) once, loads what is already stored, and annotates the
-chunks of session ids the driver hands it with its share of ``--concurrency``. Workers
-read the database; passes reach it through one path, as for runs: a worker on PostgreSQL
-writes them itself, a worker on SQLite sends each chunk's passes back for the driver to
-write (SQLite workers must see the database file: a local Ray). What a dead worker held
-is not stored, and annotating the run again asks exactly that.
+small chunks of session ids the driver hands it, at most its share of ``--concurrency``
+sessions at once. Workers read the database; passes reach it through one path, as for
+runs: a worker on PostgreSQL writes them itself, a worker on SQLite sends each chunk's
+passes back for the driver to write (SQLite workers must see the database file: a local
+Ray). A dead worker's sessions go to live workers again, which first load what it did
+store, so no repeat is asked twice; only if none is left does the driver report them,
+and annotating the run again asks exactly those.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -30,7 +31,17 @@ from corix.assessment.harms import builtin_harm_packs
 from corix.assessment.schema import load_builtin_schema
 from corix.errors import CorixError
 from corix.execution import ExecutorSettings
-from corix.execution.on_ray import RateLimitBroker, brokered_limits, dispatch_chunks, split_bound
+from corix.execution.on_ray import (
+    BROKER_CPUS,
+    WORKER_CONNECTION_NAME,
+    RateLimitBroker,
+    brokered_limits,
+    connect,
+    dispatch_chunks,
+    split_bound,
+    worker_cpus,
+    worker_pool,
+)
 from corix.llm import EndpointConfig, LLMClient, concurrency_share, shared_limits
 from corix.storage import (
     CollectedRecords,
@@ -46,9 +57,9 @@ from corix.storage import (
 __all__ = ["annotate_run_on_ray"]
 
 
-CHUNK_SESSIONS = 4
-"""Sessions per chunk, per slot of a worker's share: small enough that a dead worker
-loses little, large enough that a chunk outlasts its round trip."""
+ANNOTATION_WORKER_POOL = 2
+"""Connections an annotation worker cannot do without: reading stored sessions streams
+one query while loading what it names through a second."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +74,8 @@ class AnnotationSetup:
     worker: int = 0
     """This worker's place among ``workers``: which share of the judge's bound it holds."""
     workers: int = 1
+    db_pool: int = ANNOTATION_WORKER_POOL
+    """The connections this worker's database pool may hold (PostgreSQL)."""
 
 
 class AnnotationWorker:
@@ -71,29 +84,44 @@ class AnnotationWorker:
     def __init__(self, setup: AnnotationSetup, broker: ActorHandle[Any]) -> None:
         self._setup = setup
         self._broker = broker
-        self._db = Database(setup.database_url, run_migrations=False)
+        self._db = Database(
+            setup.database_url,
+            run_migrations=False,
+            pool_size=setup.db_pool,
+            name=WORKER_CONNECTION_NAME,
+        )
         self._client: LLMClient | None = None
         self._job: AnnotationJob | None = None
+        self._slots = asyncio.Semaphore(setup.options.concurrency)
 
     async def open(self) -> None:
         setup = self._setup
         if setup.endpoint is not None:
             with (
-                shared_limits(brokered_limits(self._broker)),
+                shared_limits(
+                    brokered_limits(self._broker, worker=setup.worker, workers=setup.workers)
+                ),
                 concurrency_share(setup.worker, setup.workers),
             ):
                 self._client = LLMClient(setup.endpoint)
         self._job = _job(self._db, setup.run_id, setup.annotator, setup.options, self._client)
         await asyncio.to_thread(self._job.load_stored)
 
-    async def annotate(self, session_ids: list[str]) -> CollectedRecords | None:
-        assert self._job is not None
+    async def annotate(
+        self, session_ids: list[str], *, refresh: bool = False
+    ) -> CollectedRecords | None:
+        """Annotate one chunk; ``refresh`` first loads what is stored for it (a chunk a
+        dead worker held)."""
+        job = self._job
+        assert job is not None
+        if refresh:
+            await asyncio.to_thread(job.refresh_stored, session_ids)
         if self._setup.writes:
-            async with RecordWriter(self._db) as writer:
-                await annotate_these(self._job, session_ids, writer)
+            async with RecordWriter(self._db) as writer:  # committed before the chunk is done
+                await annotate_these(job, session_ids, writer, slots=self._slots)
             return None
         records = CollectedRecords()
-        await annotate_these(self._job, session_ids, records)
+        await annotate_these(job, session_ids, records, slots=self._slots)
         return records
 
     async def close(self) -> AnnotationTally:
@@ -144,6 +172,7 @@ def annotate_run_on_ray(
     hooks = progress or ProgressHooks()
     if hooks.on_planned is not None:
         hooks.on_planned(len(session_ids))
+    started_ray = connect(settings.ray_address, num_cpus=settings.ray_workers)
     try:
         with (
             holding_run(db, run_id, "corix annotate"),
@@ -158,6 +187,9 @@ def annotate_run_on_ray(
             f"run '{run_id}' is already being annotated as '{checked.annotator.name}' by "
             "another process; wait for it to finish (a rerun then adds only what is missing)"
         ) from None
+    finally:
+        if started_ray:
+            ray.shutdown()
     return _merged(tallies).summary(
         run_id=run_id,
         annotator=annotator,
@@ -176,24 +208,15 @@ def _annotate_on_ray(
     session_ids: list[str],
     hooks: ProgressHooks,
 ) -> list[AnnotationTally]:
-    started_ray = not ray.is_initialized()
-    if started_ray:
-        ray.init(
-            address=settings.ray_address, include_dashboard=False, logging_level=logging.WARNING
-        )
-    try:
-        setup = AnnotationSetup(
-            run_id=run_id,
-            annotator=annotator,
-            options=options,
-            endpoint=endpoint,
-            database_url=db.url,
-            writes=db.dialect != "sqlite",
-        )
-        return asyncio.run(_annotate_on_cluster(db, setup, settings, session_ids, hooks))
-    finally:
-        if started_ray:
-            ray.shutdown()
+    setup = AnnotationSetup(
+        run_id=run_id,
+        annotator=annotator,
+        options=options,
+        endpoint=endpoint,
+        database_url=db.url,
+        writes=db.dialect != "sqlite",
+    )
+    return asyncio.run(_annotate_on_cluster(db, setup, settings, session_ids, hooks))
 
 
 async def _annotate_on_cluster(
@@ -204,18 +227,20 @@ async def _annotate_on_cluster(
     hooks: ProgressHooks,
 ) -> list[AnnotationTally]:
     resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
-    wanted = settings.ray_workers or max(1, int(resources.get("CPU", 1)))
-    shares = split_bound(setup.options.concurrency, wanted)
+    cpus = resources.get("CPU", 1.0)
+    shares = split_bound(setup.options.concurrency, settings.ray_workers or max(1, int(cpus)))
     remote_broker: Any = ray.remote(RateLimitBroker)
-    broker = remote_broker.options(num_cpus=0).remote()
+    broker = remote_broker.options(num_cpus=BROKER_CPUS).remote()
     remote_worker: Any = ray.remote(AnnotationWorker)
+    per_worker = worker_cpus(cpus, len(shares))
     workers = [
-        remote_worker.options(num_cpus=0, max_restarts=0, max_task_retries=0).remote(
+        remote_worker.options(num_cpus=per_worker, max_restarts=0, max_task_retries=0).remote(
             replace(
                 setup,
                 options=setup.options.model_copy(update={"concurrency": share}),
                 worker=index,
                 workers=len(shares),
+                db_pool=worker_pool(settings.db_pool, len(shares), least=ANNOTATION_WORKER_POOL),
             ),
             broker,
         )
@@ -225,25 +250,33 @@ async def _annotate_on_cluster(
         await asyncio.gather(*(worker.open.remote() for worker in workers))
         async with RecordWriter(db) as writer:
 
-            def store(chunk: list[str], records: CollectedRecords | None) -> None:
+            async def store(chunk: list[str], records: CollectedRecords | None) -> None:
                 if records is not None:
                     records.replay(writer)
+                    await writer.room()  # the backlog bound holds as in a local run
                 if hooks.on_session_done is not None:
                     for _ in chunk:
                         hooks.on_session_done()
 
-            outcome = await dispatch_chunks(
-                iter(session_ids),
-                [share * CHUNK_SESSIONS for share in shares],
-                lambda index, chunk: workers[index].annotate.remote(chunk),
-                store,
-            )
-        if outcome.dead_workers:
+            resent: set[str] = set()
+
+            async def redo(chunk: list[str]) -> list[str]:
+                resent.update(chunk)  # stored passes are kept: the next worker loads them
+                return chunk
+
+            def send(index: int, chunk: list[str]) -> Any:
+                refresh = not resent.isdisjoint(chunk)
+                return workers[index].annotate.remote(chunk, refresh=refresh)
+
+            outcome = await dispatch_chunks(iter(session_ids), shares, send, store, redo=redo)
+        live = [w for index, w in enumerate(workers) if index not in outcome.dead]
+        tallies = list(await asyncio.gather(*(worker.close.remote() for worker in live)))
+        if outcome.not_run:
             raise CorixError(
-                f"{outcome.dead_workers} Ray worker(s) died; {outcome.not_run} session(s) were "
+                f"{len(outcome.dead)} Ray worker(s) died; {outcome.not_run} session(s) were "
                 f"not annotated (annotating run {setup.run_id} again asks them)"
             )
-        return list(await asyncio.gather(*(worker.close.remote() for worker in workers)))
+        return tallies
     finally:
         for actor in [*workers, broker]:
             ray.kill(actor)
