@@ -290,7 +290,7 @@ async def test_a_second_annotation_of_one_run_at_once_stops_with_a_message(
     )
     assert isinstance(first, AnnotationSummary) and first.sessions == 4
     assert isinstance(second, CorixError)
-    assert f"run '{run_id}' is already being annotated as 'reference' by another" in str(second)
+    assert f"run '{run_id}' is held by corix annotate" in str(second)
     passes = load_passes(any_db, run_id=run_id)
     keys = [(p.session_id, p.category, p.annotator, p.pass_no, p.repeat_no) for p in passes]
     assert len(keys) == len(set(keys)) == 17

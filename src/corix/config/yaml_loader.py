@@ -144,10 +144,21 @@ def parse_yaml_document(
                 field=format_location(tuple(error["loc"])),
                 line=line_for(tuple(error["loc"]), lines),
             )
-            for error in exc.errors()
+            for error in _causes(exc.errors())
         ]
         problems.sort(key=lambda problem: problem.line or 0)
         raise ConfigErrors(problems) from None
+
+
+def _causes(errors: list[ErrorDetails]) -> list[ErrorDetails]:
+    """The errors that are not mere consequences of another: a container reported empty or
+    invalid because an item inside it failed says nothing the item's own error does not."""
+    locations = [tuple(error["loc"]) for error in errors]
+    return [
+        error
+        for error, loc in zip(errors, locations, strict=True)
+        if not any(len(other) > len(loc) and other[: len(loc)] == loc for other in locations)
+    ]
 
 
 def _message(model: type[BaseModel], error: ErrorDetails) -> str:

@@ -24,7 +24,6 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy.stats import binom, norm
 
 __all__ = [
     "design_effect",
@@ -47,6 +46,8 @@ def design_effect(per_tester: float, icc: float) -> float:
 
 def wilson_widths(defects: np.ndarray, n: float, confidence: float) -> np.ndarray:
     """Widths of the Wilson intervals of ``defects`` (an array of counts) out of ``n``."""
+    from scipy.stats import norm  # scipy loads where used: a run never needs it
+
     z = float(norm.ppf(0.5 + confidence / 2))
     rate = defects / n
     denominator = 1 + z * z / n
@@ -59,6 +60,8 @@ def wilson_widths(defects: np.ndarray, n: float, confidence: float) -> np.ndarra
 
 def expected_wilson_width(n: int, rate: float, confidence: float = 0.95) -> float:
     """The mean width of the Wilson interval over Binomial(``n``, ``rate``) counts."""
+    from scipy.stats import binom
+
     counts = np.arange(n + 1)
     weights = binom.pmf(counts, n, rate)
     return float(weights @ wilson_widths(counts.astype(float), n, confidence))
@@ -91,6 +94,8 @@ def n_for_difference(
     p2 = rate + difference if rate + difference <= 1 else rate - difference
     if not 0 <= p2 <= 1:
         raise ValueError(f"cannot move rate {rate} by {difference} within [0, 1]")
+    from scipy.stats import norm
+
     z_alpha = float(norm.ppf(1 - alpha / comparisons / 2))
     z_beta = float(norm.ppf(power))
     mean = (p1 + p2) / 2
