@@ -49,11 +49,16 @@ def size_command(
             help="Difference in rate between two applications to detect.",
         ),
     ] = None,
-    power: Annotated[float, typer.Option("--power", min=0.01, max=0.99)] = 0.8,
+    power: Annotated[
+        float,
+        typer.Option("--power", min=0.01, max=0.99, help="Chance of detecting --difference."),
+    ] = 0.8,
     alpha: Annotated[
         float, typer.Option("--alpha", min=0.0001, max=0.5, help="Family-wise error (Holm).")
     ] = 0.05,
-    confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999)] = 0.95,
+    confidence: Annotated[
+        float, typer.Option("--confidence", min=0.5, max=0.999, help="The intervals' confidence.")
+    ] = 0.95,
     rate: Annotated[
         float | None,
         typer.Option(

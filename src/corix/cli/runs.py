@@ -364,7 +364,7 @@ def runs_delete(
     db: DbOption = None,
 ) -> None:
     """Delete a run with its sessions and annotations (not one a live process holds; a
-    ``stale`` run, whose process died, needs no cancel first)."""
+    stale run, whose process died, needs no cancel first)."""
     with database(db) as database_:
         row = Repository(database_).get_run(run)
         if row.lease_holder is not None and not is_stale(row.lease_holder, row.lease_heartbeat_at):
