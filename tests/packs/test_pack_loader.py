@@ -84,7 +84,9 @@ def test_missing_field_names_file_field_and_line(write_pack, mini_pack: str) -> 
 def test_misspelt_field_is_rejected_with_its_line(write_pack, mini_pack: str) -> None:
     misspelt = mini_pack.replace("format: 1\n", "format: 1\nkeywrds: [book]\n")
     root = write_pack(pack=misspelt)
-    with pytest.raises(ConfigError, match="unknown field 'keywrds'; did you mean 'keywords'") as caught:
+    with pytest.raises(
+        ConfigError, match="unknown field 'keywrds'; did you mean 'keywords'"
+    ) as caught:
         load_pack(root)
     assert caught.value.field == "keywrds"
     assert caught.value.line == line_of(misspelt, "keywrds:")
