@@ -139,7 +139,7 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout_s: float
 def _filled(command: str, workspace: Workspace, port: int) -> str:
     command = re.sub(r"\bRUN\b", workspace.run, command)
     command = command.replace("8000", str(port))
-    return command.replace("postgresql://127.0.0.1/corix", "sqlite:///web.db")
+    return re.sub(r"postgresql://\S+", "sqlite:///web.db", command)
 
 
 def test_the_documents_have_examples() -> None:
