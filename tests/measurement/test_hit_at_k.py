@@ -18,6 +18,7 @@ from corix.execution import ApplicationEntry, LevelSettings, Plan, execute_plan
 from corix.measurement import MeasurementSpec, attack_rates, hit_at_k, hit_rates, measure
 from corix.measurement.labels import GUARDRAIL_VIOLATION, Verdict
 from corix.report import write_report
+from corix.report.formatting import percent
 from corix.storage import Database, MeasuredDialogue
 
 
@@ -127,6 +128,9 @@ async def test_defects_hit_k_end_to_end(sqlite_db: Database, tmp_path: Path) -> 
         (h["group"], h["hit_rate"], h["per_unit"]) for h in shown
     ]
     assert "hit@3" in paths.markdown.read_text()
+    page = paths.html.read_text()
+    assert 'id="rates-hit-at-k"' in page and "hit@3" in page
+    assert f"<strong>{percent(hit.hit_rate, 1)}</strong>" in page
     bad = CliRunner().invoke(
         app, ["defects", run_id, "--db", sqlite_db.url, "--hit-k", "3", "--attempt-unit", "x"]
     )
