@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,8 @@ from typer.testing import CliRunner
 
 from corix.cli.main import app
 from corix.execution import WaveDecision, WaveOrder, execute_in_waves, load_plan_file
-from corix.measurement import SequentialDecider, StoppingRule
+from corix.measurement import SequentialDecider, StoppingRule, sequential_record
+from corix.report import write_report
 from corix.storage import Database, Repository
 
 runner = CliRunner()
@@ -97,3 +99,33 @@ def test_a_stopped_sequential_run_resumes_to_the_same_dialogues(
         assert Repository(sqlite_db).get_run(run.id).status == "complete"
     finally:
         fresh.dispose()
+
+
+def test_the_report_states_the_rule_and_each_cells_dialogues(
+    sqlite_db: Database, plan: Path, tmp_path: Path
+) -> None:
+    """The report formats the stored stopping record: JSON, Markdown and HTML carry the
+    rule and, per cell, the dialogues run and the interval the summary keeps."""
+    args = ["run", str(plan), "--until", "gate", "--wave", "8", "--db", sqlite_db.url]
+    assert runner.invoke(app, args).exit_code == 0
+    (run,) = Repository(sqlite_db).list_runs()
+    stored = run.summary["sequential"]
+    paths = write_report(sqlite_db, run.id, tmp_path / "report", bootstrap=0)
+    (record,) = json.loads(paths.json.read_text())["sequential"]
+    assert record["rule"] == stored["rule"] and record["run_id"] == run.id
+    per_app = _sessions_per_app(sqlite_db, run.id)
+    for cell, kept in zip(record["cells"], stored["cells"], strict=True):
+        assert {k: cell[k] for k in ("n", "low", "high", "stopped")} == {
+            k: kept[k] for k in ("n", "low", "high", "stopped")
+        }
+        assert cell["ran"] == per_app[cell["application"]]
+    unguarded = next(c for c in record["cells"] if c["application"] == "unguarded")
+    assert unguarded["stopped"] == "gate fails" and unguarded["ran"] == 8
+    markdown, page = paths.markdown.read_text(), paths.html.read_text()
+    assert "Sequential stopping" in markdown and "gate decision settled" in markdown
+    assert "| gate fails |" in markdown
+    assert f'id="rates-sequential-{run.id}"' in page and "gate fails" in page
+
+
+def test_a_fixed_run_has_no_stopping_record() -> None:
+    assert sequential_record("r", {"sessions": 3}) is None

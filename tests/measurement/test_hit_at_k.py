@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import itertools
 import json
 from math import comb
@@ -18,6 +19,7 @@ from corix.execution import ApplicationEntry, LevelSettings, Plan, execute_plan
 from corix.measurement import MeasurementSpec, attack_rates, hit_at_k, hit_rates, measure
 from corix.measurement.labels import GUARDRAIL_VIOLATION, Verdict
 from corix.report import write_report
+from corix.report.formatting import percent
 from corix.storage import Database, MeasuredDialogue
 
 
@@ -127,7 +129,40 @@ async def test_defects_hit_k_end_to_end(sqlite_db: Database, tmp_path: Path) -> 
         (h["group"], h["hit_rate"], h["per_unit"]) for h in shown
     ]
     assert "hit@3" in paths.markdown.read_text()
+    page = paths.html.read_text()
+    assert 'id="rates-hit-at-k"' in page and "hit@3" in page
+    assert f"<strong>{percent(hit.hit_rate, 1)}</strong>" in page
     bad = CliRunner().invoke(
         app, ["defects", run_id, "--db", sqlite_db.url, "--hit-k", "3", "--attempt-unit", "x"]
     )
     assert bad.exit_code == 2 and "unknown attempt unit" in bad.output
+
+
+async def test_export_writes_hit_at_k_tables(sqlite_db: Database, tmp_path: Path) -> None:
+    """`corix export --format csv --hit-k K`: the measurement core's hit@k per group and
+    per template as tables; without a table format the option is refused."""
+    plan = Plan(
+        name="hits",
+        seed=3,
+        applications=[ApplicationEntry(name="unguarded", spec="demo:unguarded")],
+        scenarios=["tv_spoilers"],
+        levels={Level.RED_TEAMING: LevelSettings(sessions=8, max_turns=2)},
+    )
+    run_id = (await execute_plan(plan, sqlite_db)).run_id
+    await annotate_run_async(sqlite_db, run_id)
+    core = attack_rates(sqlite_db, measure(sqlite_db, [run_id]), k=2)
+    out = tmp_path / "tables"
+    args = ["export", run_id, "--db", sqlite_db.url, "--format", "csv", "-o", str(out)]
+    result = CliRunner().invoke(app, [*args, "--hit-k", "2"])
+    assert result.exit_code == 0, result.output
+    with (out / "hit_at_k.csv").open(newline="") as handle:
+        groups = list(csv.DictReader(handle))
+    with (out / "hit_at_k_units.csv").open(newline="") as handle:
+        units = list(csv.DictReader(handle))
+    assert [(g["harm"], float(g["hit_rate"]), int(g["attempts"])) for g in groups] == [
+        (h.group["harm"], h.hit_rate, h.attempts) for h in core
+    ]
+    assert len(units) == sum(len(h.per_unit) for h in core)
+    assert sum(int(u["n"]) for u in units) == sum(h.attempts for h in core)
+    jsonl = CliRunner().invoke(app, ["export", run_id, "--db", sqlite_db.url, "--hit-k", "2"])
+    assert jsonl.exit_code == 2 and "--hit-k writes tables" in jsonl.output

@@ -50,11 +50,19 @@ from corix.execution import (
     load_plan_file,
     preflight,
 )
-from corix.measurement import compare_rates, compare_trees, measure, measure_in_chunks
+from corix.measurement import (
+    attack_rates,
+    compare_rates,
+    compare_trees,
+    measure,
+    measure_in_chunks,
+)
 from corix.report import (
+    HIT_TABLES,
     TABLES,
     annotator_label,
     endpoint_text,
+    export_hit_tables,
     export_jsonl,
     export_tables,
     render_transcript,
@@ -689,6 +697,15 @@ def export_command(
             "default, since replies are untrusted.",
         ),
     ] = True,
+    hit_k: Annotated[
+        int | None,
+        typer.Option(
+            "--hit-k",
+            min=1,
+            help="Tables only: also write hit_at_k and hit_at_k_units, the chance that one "
+            "of k attempts of a persona template succeeds, per template and per group.",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Export a run or a series: JSON lines of sessions with turns and provenance, or tables
@@ -700,6 +717,8 @@ def export_command(
         raise fail("give a run id or --series NAME (one of them)")
     if fmt != "jsonl" and output is None:
         raise fail(f"--format {fmt} writes a folder of tables: give --output DIR")
+    if fmt == "jsonl" and hit_k is not None:
+        raise fail("--hit-k writes tables: give --format csv, parquet or hf")
     with database(db) as database_:
         repo = Repository(database_)
         if run is not None:
@@ -718,10 +737,16 @@ def export_command(
                 parquet=fmt == "parquet",
                 escape_formulas=escape_formulas,
             )
+            if hit_k is not None:
+                hits = attack_rates(database_, measure(database_, run_ids), k=hit_k)
+                counts |= export_hit_tables(
+                    hits, output, parquet=fmt == "parquet", escape_formulas=escape_formulas
+                )
             if fmt == "hf":
                 what = f"series {series}" if series else f"run {run}"
+                tables = {**TABLES, **HIT_TABLES} if hit_k is not None else TABLES
                 write_dataset_card(
-                    output, TABLES, counts, f"# corix export of {what}\n", default="sessions"
+                    output, tables, counts, f"# corix export of {what}\n", default="sessions"
                 )
             console.print(
                 f"wrote {', '.join(f'{n} rows to {name}' for name, n in counts.items())} "

@@ -80,6 +80,13 @@ from corix.measurement.scoring import (
     score_tree_per_annotator_kind,
 )
 from corix.measurement.sequential import SequentialDecider, cell_harms
+from corix.measurement.sequential_record import (
+    GroupDialogues,
+    SequentialRecord,
+    StoppedCell,
+    sequential_record,
+    sequential_records,
+)
 from corix.measurement.settlement import Settlement
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec, ResolvedSpec, load_spec
 from corix.measurement.stopping_rules import (
@@ -116,6 +123,7 @@ __all__ = [
     "Estimate",
     "GateResult",
     "GroupComparison",
+    "GroupDialogues",
     "HitRate",
     "ItemSummary",
     "LeafError",
@@ -135,10 +143,12 @@ __all__ = [
     "Sample",
     "ScoreTable",
     "SequentialDecider",
+    "SequentialRecord",
     "SettledChunk",
     "SettledChunks",
     "Settlement",
     "SizeRequest",
+    "StoppedCell",
     "StoppingRule",
     "Summarizer",
     "TreeSpec",
@@ -188,6 +198,8 @@ __all__ = [
     "score_tree",
     "score_tree_cli_json",
     "score_tree_per_annotator_kind",
+    "sequential_record",
+    "sequential_records",
     "size_plan",
     "spearman_matrix",
     "stopping_horizon",

@@ -17,6 +17,7 @@ from corix.report.build import build_report, build_series_report
 from corix.report.content import DEFAULT_TREES, ReportContent, ReportSettings
 from corix.report.dataset_card import write_dataset_card
 from corix.report.export import export_jsonl
+from corix.report.export_hits import HIT_TABLES, export_hit_tables
 from corix.report.formatting import interval, number, words
 from corix.report.html import render_html
 from corix.report.json_doc import report_document
@@ -30,6 +31,7 @@ from corix.report.written import reused_settings, settings_text, stored_report
 
 __all__ = [
     "DEFAULT_TREES",
+    "HIT_TABLES",
     "TABLES",
     "CsvTables",
     "ReportContent",
@@ -39,6 +41,7 @@ __all__ = [
     "build_report",
     "build_series_report",
     "endpoint_text",
+    "export_hit_tables",
     "export_jsonl",
     "export_tables",
     "interval",

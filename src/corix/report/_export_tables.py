@@ -211,19 +211,26 @@ class CsvTables:
     gets a leading ``'`` unless ``escape_formulas`` is off (see ``spreadsheet_safe``).
     """
 
-    def __init__(self, out_dir: Path, *, escape_formulas: bool = True) -> None:
+    def __init__(
+        self,
+        out_dir: Path,
+        tables: Mapping[str, Sequence[str]] = TABLES,
+        *,
+        escape_formulas: bool = True,
+    ) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
         self.out_dir = out_dir
         self._escape = escape_formulas
-        self.counts = dict.fromkeys(TABLES, 0)
+        self._tables = dict(tables)
+        self.counts = dict.fromkeys(tables, 0)
         self._handles = {
             name: (out_dir / f"{name}.csv").open(
                 "w", newline="", encoding="utf-8", errors="replace"
             )
-            for name in TABLES
+            for name in tables
         }
         self._writers = {
-            name: csv.DictWriter(handle, TABLES[name], extrasaction="raise")
+            name: csv.DictWriter(handle, self._tables[name], extrasaction="raise")
             for name, handle in self._handles.items()
         }
         for writer in self._writers.values():
@@ -236,7 +243,7 @@ class CsvTables:
         self.counts[table] += 1
 
     def paths(self) -> list[Path]:
-        return [self.out_dir / f"{name}.csv" for name in TABLES]
+        return [self.out_dir / f"{name}.csv" for name in self._tables]
 
     def __enter__(self) -> CsvTables:
         return self

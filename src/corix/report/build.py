@@ -27,6 +27,7 @@ from corix.measurement import (
     measure,
     questionnaire_items,
     score_tree,
+    sequential_records,
     stored_answers,
     undeclared_gating,
 )
@@ -157,6 +158,7 @@ def _build(
             else ()
         ),
         judge_corrected=tuple(judge_corrected_rates(measurement)),
+        sequential=tuple(sequential_records(db, run_ids)),
     )
 
 

@@ -22,6 +22,7 @@ from corix.measurement import (
     NodeResult,
     ResolvedSpec,
     ScoreTable,
+    SequentialRecord,
     Settlement,
     TreeSpec,
     ViewGap,
@@ -160,6 +161,9 @@ class ReportContent:
     series: str | None = None
     hit_rates: tuple[HitRate, ...] = ()
     """hit@k per annotator source × harm × application × level (``settings.hit_k``)."""
+    sequential: tuple[SequentialRecord, ...] = ()
+    """Each measured run that ran in waves: its stopping rule and each cell's dialogues,
+    as its stored summary records them."""
     judge_corrected: tuple[CorrectedRate, ...] = ()
     """Each machine source's rates beside their correction for its error measured against
     people's labels on the dialogues both labelled (empty without people's labels)."""

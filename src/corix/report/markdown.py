@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from corix.measurement import CorrectedRate, DefectRate, HitRate, NodeResult
+from corix.measurement import CorrectedRate, DefectRate, HitRate, NodeResult, SequentialRecord
 from corix.report.content import ReportContent, TreeSection
 from corix.report.formatting import (
     EMPTY,
@@ -204,7 +204,37 @@ def _rates_section(content: ReportContent) -> list[str]:
     if content.judge_corrected:
         lines += ["### Judge-corrected rates", "", CORRECTED_NOTE, ""]
         lines += _corrected_table(content.judge_corrected)
-    return lines + _hit_section(content.hit_rates)
+    return lines + _hit_section(content.hit_rates) + _sequential_section(content.sequential)
+
+
+def _sequential_section(records: Sequence[SequentialRecord]) -> list[str]:
+    lines = []
+    for record in records:
+        lines += [
+            f"### Sequential stopping (run {record.run_id})",
+            "",
+            f"{md(record.rule)}; labels by {md(', '.join(record.annotated_as) or 'none')}. "
+            "Ran: the dialogues the cell's application × scenario × level ran; "
+            "n: those its interval rests on.",
+            "",
+        ]
+        lines += _table(
+            ["Application", "Scenario", "Level", "Harm", "Ran", "n", "Interval", "Stopped"],
+            [
+                [
+                    md(cell.application),
+                    md(words(cell.scenario)),
+                    md(words(cell.level)),
+                    md(words(cell.harm)),
+                    EMPTY if cell.ran is None else str(cell.ran),
+                    str(cell.n),
+                    percent_interval(cell.low, cell.high),
+                    md(cell.stopped or "open"),
+                ]
+                for cell in record.cells
+            ],
+        )
+    return lines
 
 
 def _hit_section(hits: Sequence[HitRate]) -> list[str]:
