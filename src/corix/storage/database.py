@@ -24,6 +24,15 @@ def default_url(directory: Path = DEFAULT_DB_DIR) -> str:
     return f"sqlite:///{directory / DEFAULT_DB_FILE}"
 
 
+SQLITE_BUSY_TIMEOUT_MS = 3000
+"""How long a SQLite write waits for another connection's write lock. corix's own writes
+(group commits, lease beats, web saves) hold it for milliseconds, and WAL readers never
+take it; a lock held for seconds is another process's long transaction. Waiting longer
+would keep a run calling models while nothing can be stored: it stops (exit 7, resumable)
+after this wait instead. Its end waits twice more (the run's status, its lease), so a
+locked database stops a run within about 10 s."""
+
+
 def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
     # WAL lets readers (the web app, `corix runs show`) work while a run writes;
     # NORMAL sync keeps group commits durable across a process kill.
@@ -31,7 +40,7 @@ def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     cursor.close()
 
 
