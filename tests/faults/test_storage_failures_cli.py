@@ -3,20 +3,32 @@ own meets a database that stops taking writes, stops within seconds with one lin
 the cause and exit code 7, and a separate ``corix run --resume RUN`` completes the run
 once the database works again (the dead process's lease is stale by then: nobody clears
 it by hand).
+
+The faults are real and come from outside the process: another connection's exclusive
+lock (SQLite); a file-size limit set on the running process (``prlimit``, what a full
+disk or a quota does to its writes: the file system refuses them; SQLite says "disk I/O
+error"); a database turned read-only by its server (PostgreSQL), whose existing
+connections are ended so the process reconnects to a read-only database.
+
+Each test starts two corix processes (seconds each on a shared machine), so they run with
+``-m slow``; tests/faults/test_storage_failures.py is the fast subset (the same faults in
+this process, and a database locked at start through the CLI).
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import sqlite3
 import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import create_engine, func, select, text
 
 from corix.cli.exit_codes import ExitCode
 from corix.storage import Database, Repository
@@ -97,7 +109,7 @@ def _stopped_with(process: subprocess.Popen[str], since: float, cause: str) -> N
     assert "the database stopped taking writes" in lines[0], err
 
 
-@pytest.mark.slow  # ~20 s: two corix processes and the lock's waits (fast: locked at start)
+@pytest.mark.slow  # ~20 s: two corix processes and the lock's waits
 def test_a_database_locked_during_a_run_stops_it_and_resume_completes_it(
     tmp_path: Path,
 ) -> None:
@@ -122,3 +134,69 @@ def test_a_database_locked_during_a_run_stops_it_and_resume_completes_it(
     assert _complete(db) >= committed  # nothing committed was lost
     _resume_completes(db, db_url)
     db.dispose()
+
+
+@pytest.mark.slow  # ~10 s: two corix processes
+def test_a_full_disk_during_a_run_stops_it_and_resume_completes_it(tmp_path: Path) -> None:
+    path = tmp_path / "corix.db"
+    db_url = f"sqlite:///{path}"
+    db = Database(db_url)
+    process = _corix(db_url, "run", str(_plan(tmp_path / "plan.yaml")))
+    try:
+        committed = _wait_for_sessions(db, process, 6)
+        # No write of the process goes past byte 0 of a file any more (pipes are not files).
+        resource.prlimit(process.pid, resource.RLIMIT_FSIZE, (0, 0))
+        _stopped_with(process, time.monotonic(), "disk I/O error")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert _complete(db) >= committed
+    _resume_completes(db, db_url)
+    db.dispose()
+
+
+def _end_writable_connections(admin: Any, name: str, since: float) -> int:
+    """End the idle connections to ``name`` opened before ``since`` (epoch s); how many
+    such connections are left."""
+    rows = admin.execute(
+        text(
+            "SELECT pid, state FROM pg_stat_activity WHERE datname = :name "
+            "AND pid <> pg_backend_pid() AND backend_start < to_timestamp(:since)"
+        ),
+        {"name": name, "since": since},
+    ).all()
+    for pid, state in rows:
+        if state == "idle":  # one in use is ended when it is back in its pool
+            admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+    return len(rows)
+
+
+@pytest.mark.slow  # ~11 s: two corix processes
+def test_a_read_only_database_during_a_run_stops_it_and_resume_completes_it(
+    postgres_db: Database, tmp_path: Path
+) -> None:
+    db_url = postgres_db.url
+    name = postgres_db.engine.url.database
+    admin_engine = create_engine(
+        postgres_db.engine.url.set(database="postgres"), isolation_level="AUTOCOMMIT"
+    )
+    process = _corix(db_url, "run", str(_plan(tmp_path / "plan.yaml")))
+    try:
+        with admin_engine.connect() as admin:
+            committed = _wait_for_sessions(postgres_db, process, 6)
+            admin.execute(text(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on'))
+            since = time.time()
+            faulted = time.monotonic()
+            while process.poll() is None and _end_writable_connections(admin, name, since):
+                time.sleep(0.01)
+            _stopped_with(process, faulted, "read-only")
+            admin.execute(text(f'ALTER DATABASE "{name}" SET default_transaction_read_only = off'))
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        admin_engine.dispose()
+    postgres_db.dispose()  # its connections from now on are writable again
+    assert _complete(postgres_db) >= committed
+    _resume_completes(postgres_db, db_url)
