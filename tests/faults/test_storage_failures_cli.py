@@ -37,7 +37,7 @@ from corix.storage.orm import SessionRow, TurnRow
 TESTS_DIR = Path(__file__).resolve().parents[1]
 STOPS_WITHIN_S = 15.0
 """The writer's wait for the lock, then the run's end and its lease each wait once more
-(``SQLITE_BUSY_TIMEOUT_MS`` each), with room for a shared machine."""
+(``LOCK_WAIT_MS`` each), with room for a shared machine."""
 
 
 def _plan(path: Path) -> Path:
@@ -200,3 +200,25 @@ def test_a_read_only_database_during_a_run_stops_it_and_resume_completes_it(
     postgres_db.dispose()  # its connections from now on are writable again
     assert _complete(postgres_db) >= committed
     _resume_completes(postgres_db, db_url)
+
+
+@pytest.mark.slow  # ~10 s: two corix processes
+def test_a_postgres_table_locked_during_a_run_stops_it_and_resume_completes_it(
+    postgres_db: Database, tmp_path: Path
+) -> None:
+    process = _corix(postgres_db.url, "run", str(_plan(tmp_path / "plan.yaml")))
+    other = postgres_db.engine.connect()
+    try:
+        committed = _wait_for_sessions(postgres_db, process, 6)
+        transaction = other.begin()
+        # Another process's lock: reads go on, every write to these tables waits.
+        other.execute(text("LOCK TABLE sessions, turns IN EXCLUSIVE MODE"))
+        _stopped_with(process, time.monotonic(), "lock timeout")
+        transaction.rollback()
+    finally:
+        other.close()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert _complete(postgres_db) >= committed
+    _resume_completes(postgres_db, postgres_db.url)
