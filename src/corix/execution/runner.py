@@ -350,7 +350,9 @@ async def _execute_plan(
         try:
             finish_run(db, run_id, status, summary)
         except SQLAlchemyError as exc:  # the database takes no writes: the run shows stale
-            logger.warning("run %s: could not store its end: %s", run_id, exc)
+            # Said once already when the database stopped the run (``storage_error``).
+            level = logging.INFO if storage_error is not None else logging.WARNING
+            logger.log(level, "run %s: could not store its end: %s", run_id, exc)
     if status is not RunStatus.CANCELLED and repo.get_run(run_id).status == RunStatus.CANCELLED:
         status = RunStatus.CANCELLED  # cancelled while it was finishing
     return RunResult(

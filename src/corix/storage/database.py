@@ -24,6 +24,16 @@ def default_url(directory: Path = DEFAULT_DB_DIR) -> str:
     return f"sqlite:///{directory / DEFAULT_DB_FILE}"
 
 
+LOCK_WAIT_MS = 3000
+"""How long a write waits for another connection's lock (SQLite's busy timeout,
+PostgreSQL's ``lock_timeout``). corix's own writes (group commits, lease beats, web saves)
+hold a lock for milliseconds, and readers never wait (WAL; MVCC); a lock held for seconds
+is another process's long transaction. Waiting longer would keep a run calling models
+while nothing can be stored: it stops (exit 7, resumable) after this wait instead. On
+SQLite its end waits twice more (the run's status, its lease), so a locked database stops
+a run within about 10 s; on PostgreSQL the run's row is rarely the one locked."""
+
+
 def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
     # WAL lets readers (the web app, `corix runs show`) work while a run writes;
     # NORMAL sync keeps group commits durable across a process kill.
@@ -31,7 +41,7 @@ def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute(f"PRAGMA busy_timeout={LOCK_WAIT_MS}")
     cursor.close()
 
 
@@ -74,7 +84,9 @@ def create_db_engine(
         sizes = {"pool_size": 10, "max_overflow": 20}
         if pool_size is not None:
             sizes = {"pool_size": pool_size, "max_overflow": 0}
-        connect_args = {"application_name": name} if name else {}
+        connect_args = {"options": f"-c lock_timeout={LOCK_WAIT_MS}"}
+        if name:
+            connect_args["application_name"] = name
         engine = create_engine(parsed, pool_pre_ping=True, connect_args=connect_args, **sizes)
     event.listen(engine, "before_cursor_execute", _storable_statement, retval=True)
     return engine

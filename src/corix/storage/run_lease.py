@@ -145,7 +145,7 @@ def _heartbeat(db: Database, run_id: str, holder: str, stop: threading.Event) ->
                 logger.warning("run %s: its lease was taken over by another process", run_id)
                 return
         except SQLAlchemyError as exc:  # the database's own trouble stops the run elsewhere
-            logger.warning("run %s: heartbeat failed: %s", run_id, exc)
+            logger.info("run %s: heartbeat failed: %s", run_id, exc)
 
 
 def _release(db: Database, run_id: str, holder: str) -> None:
@@ -158,7 +158,7 @@ def _release(db: Database, run_id: str, holder: str) -> None:
                 .execution_options(synchronize_session=False)
             )
     except SQLAlchemyError as exc:  # unreleased, it goes stale when this process ends
-        logger.warning("run %s: could not release its lease: %s", run_id, exc)
+        logger.info("run %s: could not release its lease: %s", run_id, exc)
 
 
 def _alive(pid: int) -> bool:

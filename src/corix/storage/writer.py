@@ -222,7 +222,8 @@ class RecordWriter:
                 return
 
     def _stop(self, cause: str) -> None:
-        logger.error("the database stopped taking writes: %s", cause)
+        # Info, not an error: the caller reports the stop in one line (the CLI, exit 7).
+        logger.info("the database stopped taking writes: %s", cause)
         self.unavailable = cause
         self._committed.set()  # wakes room(), which now lets everyone through
         if self._on_unavailable is not None:
