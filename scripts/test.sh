@@ -18,11 +18,20 @@ fi
 
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/ruff format --check src tests benchmarks
-.venv/bin/mypy
-.venv/bin/lint-imports
 mkdir -p test-artifacts
-# Two workers (this machine has two cores); the Ray tests stay on one of them.
-.venv/bin/python -m pytest -n 2 --dist loadgroup -rs --junitxml=test-artifacts/junit.xml "$@"
+# Types and layering are checked while the tests run (mostly one core, about 25 s); their
+# verdict is read once the tests are done.
+(.venv/bin/mypy && .venv/bin/lint-imports) > test-artifacts/static-checks.log 2>&1 &
+static_checks=$!
+# Three workers on two cores: many tests wait on subprocesses, servers and sleeps.
+# The Ray tests stay on one worker.
+.venv/bin/python -m pytest -n 3 --dist loadgroup -rs --junitxml=test-artifacts/junit.xml "$@"
+if ! wait "$static_checks"; then
+    cat test-artifacts/static-checks.log >&2
+    echo "error: mypy or lint-imports failed" >&2
+    exit 1
+fi
+tail -n 3 test-artifacts/static-checks.log
 # pytest fails when it collects nothing; a filtered run that ran no test fails here too.
 ran=$(grep -o 'tests="[0-9]*"' test-artifacts/junit.xml | head -1 | tr -dc '0-9')
 if [ -z "$ran" ] || [ "$ran" -eq 0 ]; then

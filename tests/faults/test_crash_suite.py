@@ -146,9 +146,16 @@ async def _trial(db: Database, base_url: str, kills: list[int]) -> tuple[str, li
     return run_id, stored_at_kill
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+@pytest.mark.parametrize(
+    ("backend", "rounds"),
+    [
+        ("sqlite", 1),  # one kill in the default run; the soak (several, both backends) is slow
+        pytest.param("sqlite", TRIALS, marks=pytest.mark.slow),
+        pytest.param("postgres", TRIALS, marks=pytest.mark.slow),
+    ],
+)
 async def test_kill_9_during_annotation_loses_nothing_and_doubles_nothing(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    backend: str, rounds: int, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     db: Database = request.getfixturevalue(f"{backend}_db")
     reference_db = Database(f"sqlite:///{tmp_path / 'uninterrupted.db'}")
@@ -159,7 +166,7 @@ async def test_kill_9_during_annotation_loses_nothing_and_doubles_nothing(
             expected = _stored(reference_db, reference_run)
             assert sum(expected[0].values()) > 0 and sum(expected[1].values()) > 0
             total = sum(expected[0].values())
-            kills = sorted(rng.randrange(1, total * 3 // 4) for _ in range(TRIALS))
+            kills = sorted(rng.randrange(1, total * 3 // 4) for _ in range(rounds))
             run_id, stored_at_kill = await _trial(db, base_url, kills)
         passes, consensus = _stored(db, run_id)
         # The kills landed mid-annotation: some passes were stored, not all of them.
