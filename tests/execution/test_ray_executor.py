@@ -211,11 +211,11 @@ async def test_a_killed_broker_leaves_the_rate_limit_and_the_sessions_whole(
     per_second = {int(second): n for second, n in stats["per_second"].items()}
     first, last = min(per_second), max(per_second)
     three_seconds = [sum(per_second.get(s + i, 0) for i in range(3)) for s in range(first, last)]
-    # The broker's one-second burst, then 10 a second, before and after it died (each
-    # worker on 5 a second): never the 20 of unshared budgets. Three-second windows, as
-    # a busy machine shifts calls across a second's edge.
+    # 10 a second before and after the broker died (each worker then on 5 a second), and
+    # at most one second's burst in any window, as a token bucket allows: never the 20 a
+    # second of unshared budgets (60 and more). Three-second windows, as a busy machine
+    # shifts calls across a second's edge.
     assert max(three_seconds) <= 10 + 30, per_second
-    assert max(three_seconds[1:]) <= 33, per_second
 
 
 @pytest.mark.timeout(240)
