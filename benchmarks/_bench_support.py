@@ -1,4 +1,5 @@
-"""Shared pieces of the benchmarks: the mock server process, its endpoint, run sizes.
+"""Shared pieces of the benchmarks: the mock server process, its endpoint, run sizes, a
+scratch database.
 
 The server gets its own process so that its CPU is not counted as the client's; the two
 still share the machine's cores.
@@ -9,10 +10,39 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
 
 from corix.llm import EndpointConfig
+
+PG_ADMIN_URL = os.environ.get(
+    "CORIX_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+
+
+@contextmanager
+def scratch_database_url(backend: str, label: str) -> Iterator[str]:
+    """A fresh database's URL: a SQLite file in a temporary folder, or a PostgreSQL
+    database on ``$CORIX_TEST_PG_URL``'s server, dropped afterwards."""
+    if backend == "sqlite":
+        with tempfile.TemporaryDirectory() as folder:
+            yield f"sqlite:///{Path(folder) / f'{label}.db'}"
+        return
+    name = f"corix_{label}_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield f"{PG_ADMIN_URL.rsplit('/', 1)[0]}/{name}"
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
 
 
 @contextmanager

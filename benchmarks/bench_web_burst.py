@@ -30,9 +30,7 @@ import re
 import socket
 import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,8 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
-from sqlalchemy import create_engine, func, select, text
+from sqlalchemy import func, select
 
+from _bench_support import scratch_database_url
 from corix.domain import Level
 from corix.storage import Database
 from corix.storage.orm import SessionRow, TurnRow
@@ -54,9 +53,6 @@ from corix.web.services import EvaluationSettings
 
 PASSWORD = "burst test passphrase"
 SETTINGS = WebSettings(secret_key="bench-web-burst")  # production hashing
-PG_ADMIN_URL = os.environ.get(
-    "CORIX_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-)
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 NEXT = re.compile(r'id="next-session" href="/tester/a/([^"/]+)')
 MESSAGES = ["Hi! I'm up to episode 3.", "Who is Maren Okafor?", "What did Tobias admit?"]
@@ -90,7 +86,7 @@ def main() -> None:
     parser.add_argument("--think", type=float, nargs=2, default=(2.0, 10.0))
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    with _database_url(args.backend) as url:
+    with scratch_database_url(args.backend, "burst") as url:
         _prepare(url, args.testers, args.turns)
         with _server(url, args.workers) as (base, server_pid):
             sampler = _Sampler(server_pid)
@@ -132,24 +128,6 @@ def _prepare(url: str, testers: int, turns: int) -> None:
 
 def _name(index: int) -> str:
     return f"tester{index:05d}"
-
-
-@contextmanager
-def _database_url(backend: str) -> Iterator[str]:
-    if backend == "sqlite":
-        with tempfile.TemporaryDirectory() as folder:
-            yield f"sqlite:///{Path(folder) / 'burst.db'}"
-        return
-    name = f"corix_burst_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield f"{PG_ADMIN_URL.rsplit('/', 1)[0]}/{name}"
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 @contextmanager

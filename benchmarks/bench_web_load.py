@@ -26,24 +26,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
 import re
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import aiohttp
-from sqlalchemy import create_engine, func, select, text
+from sqlalchemy import func, select
 
+from _bench_support import scratch_database_url
 from corix.domain import Level
 from corix.storage import Database
 from corix.storage.orm import SessionRow, TurnRow
@@ -55,9 +52,6 @@ PASSWORD = "load test passphrase"
 # Cheap password hashing: sign-in is not what is measured, and 100 Argon2 hashes at the
 # production cost would only slow the set-up down.
 SETTINGS = WebSettings(secret_key="bench-web-load", password_time_cost=1, password_memory_kib=1024)
-PG_ADMIN_URL = os.environ.get(
-    "CORIX_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-)
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 MESSAGES = [
     "Hi! I'm up to episode {n} of The Halloway Signal.",
@@ -96,7 +90,7 @@ def main() -> None:
         return
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
     for backend in backends:
-        with _database_url(backend) as url:
+        with scratch_database_url(backend, "load") as url:
             _run(backend, url, args)
 
 
@@ -137,24 +131,6 @@ def _server(url: str) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=30)
-
-
-@contextmanager
-def _database_url(backend: str) -> Iterator[str]:
-    if backend == "sqlite":
-        with tempfile.TemporaryDirectory() as folder:
-            yield f"sqlite:///{Path(folder) / 'load.db'}"
-        return
-    name = f"corix_load_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield f"{PG_ADMIN_URL.rsplit('/', 1)[0]}/{name}"
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 # -- set-up, load, checks ------------------------------------------------------------------
