@@ -14,10 +14,13 @@ sign-in page every 0.2 s: what the burst does to everyone else. The server is
 (``$CORIX_TEST_PG_URL``, default postgres@127.0.0.1:5432, a scratch database dropped
 afterwards), or SQLite with ``--backend sqlite``.
 
-Reported: p50 / p95 / p99 per request type (client round trips on loopback: the server's
-time plus the client's own scheduling; for chat turns also the server overhead, the round
-trip minus the application's time stored with the turn), failed requests, the server
-processes' CPU and peak memory (from /proc), and the record: every turn stored once.
+Reported: p50 / p95 / p99 per request type, twice: client round trips on loopback (the
+server's time plus the client's own scheduling: the client's thousand testers share this
+machine's two cores with the server), and the server's time from its ``Server-Timing``
+header (request reaching the app to response start), which is what the issue's targets for
+chat turns and pages measure; for chat turns also the server overhead, the round trip minus
+the application's time stored with the turn. Then failed requests, the server processes'
+CPU and peak memory (from /proc), and the record: every turn stored once.
 """
 
 from __future__ import annotations
@@ -57,12 +60,16 @@ CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 NEXT = re.compile(r'id="next-session" href="/tester/a/([^"/]+)')
 MESSAGES = ["Hi! I'm up to episode 3.", "Who is Maren Okafor?", "What did Tobias admit?"]
 BUSY_RETRIES = 5
-TARGETS_MS = {"sign-in": 3000, "sign-in page (others)": 300, "chat turn": 100, "page": 100}
+# Sign-ins are judged as people feel them (round trip); chat and pages by the server's time.
+ROUND_TRIP_TARGETS_MS = {"sign-in": 3000, "sign-in page (others)": 300}
+SERVER_TARGETS_MS = {"chat turn": 100, "page": 100}
+SERVER_TIMING = re.compile(r"app;dur=([0-9.]+)")
 
 
 @dataclass
 class Timings:
     by_kind: defaultdict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    server_by_kind: defaultdict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     overhead: list[float] = field(default_factory=list)
     turns: list[tuple[str, int, float]] = field(default_factory=list)
     errors: defaultdict[str, int] = field(default_factory=lambda: defaultdict(int))
@@ -247,6 +254,7 @@ async def _timed(timings: Timings, kind: str, request: object) -> tuple[int, str
         async with request as response:  # type: ignore[attr-defined]
             body = await response.text()
             status = response.status
+            server_timing = SERVER_TIMING.search(response.headers.get("server-timing", ""))
     except (aiohttp.ClientError, TimeoutError) as exc:
         timings.failed(kind, f"{type(exc).__name__}: {exc}")
         return None
@@ -255,6 +263,8 @@ async def _timed(timings: Timings, kind: str, request: object) -> tuple[int, str
         timings.failed(kind, f"{status}: {body[:200]}")
         return None
     timings.by_kind[kind].append(elapsed)
+    if server_timing is not None:
+        timings.server_by_kind[kind].append(float(server_timing.group(1)))
     return status, body
 
 
@@ -375,16 +385,9 @@ def _report(
         f"{args.think[0]:g}–{args.think[1]:g} s =="
     )
     print(f"wall {wall:.0f} s; server CPU {cpu_s:.0f} s; server peak RSS {peak_mib:.0f} MiB")
-    print(f"{'request':24} {'n':>6} {'p50':>8} {'p95':>8} {'p99':>8} {'max':>8}  target p95")
-    rows = [*timings.by_kind.items(), ("chat turn: overhead", overheads)]
-    for kind, values in sorted(rows):
-        if not values:
-            continue
-        target = TARGETS_MS.get(kind)
-        print(
-            f"{kind:24} {len(values):6} {_pct(values, 50):8.1f} {_pct(values, 95):8.1f} "
-            f"{_pct(values, 99):8.1f} {max(values):8.1f}  {f'< {target} ms' if target else ''}"
-        )
+    round_trips = [*timings.by_kind.items(), ("chat turn: overhead", overheads)]
+    _table("round trip, ms", round_trips, ROUND_TRIP_TARGETS_MS)
+    _table("server time, ms", list(timings.server_by_kind.items()), SERVER_TARGETS_MS)
     print(f"sign-ins answered busy and tried again: {timings.busy}")
     print(f"failed requests: {dict(timings.errors) or 0}")
     for sample in timings.error_samples:
@@ -393,6 +396,18 @@ def _report(
         f"turns: answered {len(timings.turns)}/{expected}, stored {total} "
         f"(distinct {len(stored)}), error turns {error_turns}"
     )
+
+
+def _table(title: str, rows: list[tuple[str, list[float]]], targets: dict[str, int]) -> None:
+    print(f"{title:24} {'n':>6} {'p50':>8} {'p95':>8} {'p99':>8} {'max':>8}  target p95")
+    for kind, values in sorted(rows):
+        if not values:
+            continue
+        target = targets.get(kind)
+        print(
+            f"  {kind:22} {len(values):6} {_pct(values, 50):8.1f} {_pct(values, 95):8.1f} "
+            f"{_pct(values, 99):8.1f} {max(values):8.1f}  {f'< {target} ms' if target else ''}"
+        )
 
 
 def _pct(values: list[float], percentile: int) -> float:

@@ -256,6 +256,15 @@ async def test_pages_carry_security_headers(world: World, browser: MakeBrowser) 
     assert page.headers["cache-control"] == "no-store"
 
 
+async def test_responses_state_the_servers_time(world: World, browser: MakeBrowser) -> None:
+    started = time.perf_counter()
+    page = await browser().get("/login")
+    round_trip_ms = (time.perf_counter() - started) * 1000
+    name, _, duration = page.headers["server-timing"].partition(";dur=")
+    assert name == "app"
+    assert 0 < float(duration) <= round_trip_ms
+
+
 def test_secrets_are_stored_as_digests(world: World) -> None:
     token = world.state.accounts.invite(world.user("admin").role, created_by=None)
     session = world.state.accounts.open_session(world.user("admin").id)

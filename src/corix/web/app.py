@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from corix.registry import load_plugins
 from corix.storage import Database, NotFoundError
 from corix.web.auth import CsrfFailure, NotAllowed, NotSignedIn, verify_csrf
-from corix.web.middleware import BodyLimit, SecurityHeaders
+from corix.web.middleware import BodyLimit, SecurityHeaders, ServerTiming
 from corix.web.rendering import redirect, render, wants_json
 from corix.web.routes import admin, annotator, auth, senior, tester
 from corix.web.schemas import ErrorOut
@@ -86,6 +86,8 @@ def create_app(
     app.state.corix = state
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.add_middleware(SecurityHeaders)
+    # Outermost: the time covers every other layer.
+    app.add_middleware(ServerTiming)
     static = resources.files("corix.web").joinpath("static")
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
     for module in (auth, admin, tester, annotator, senior):
