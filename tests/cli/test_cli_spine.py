@@ -13,6 +13,9 @@ from typer.testing import CliRunner
 
 from corix.cli.main import app
 
+# One worker builds the module's shared fixture once, instead of each worker building it.
+pytestmark = pytest.mark.xdist_group("test_cli_spine")
+
 runner = CliRunner()
 
 

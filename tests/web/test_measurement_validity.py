@@ -47,6 +47,9 @@ from corix.storage import Database
 from corix.storage.orm import EvaluationRow, RunRow, SessionRow
 from corix.web import Role, create_app
 
+# One worker builds the module's shared fixture once, instead of each worker building it.
+pytestmark = pytest.mark.xdist_group("test_measurement_validity")
+
 SERIES = "validity"
 EVALUATION_ID = "ev-validity"
 GUARDRAIL = "guardrail_violation"
