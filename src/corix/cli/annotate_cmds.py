@@ -49,6 +49,11 @@ def _endpoint(
     if endpoint is not None and url is not None:
         raise fail("give either --endpoint or --endpoint-url, not both")
     if endpoint is not None:
+        if "?" in endpoint:  # a spec's query options are not read here: each is a flag
+            raise fail(
+                f"--endpoint '{endpoint}' takes no options after '?': give them as flags "
+                "(--timeout, --max-tokens, --context-window, --rpm, …)"
+            )
         if endpoint != MOCK_BASE_URL and not endpoint.startswith(LOCAL_PREFIX):
             raise fail(
                 f"unknown endpoint '{endpoint}': 'mock' (the offline mock model) or "
