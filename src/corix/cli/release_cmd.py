@@ -9,14 +9,6 @@ import typer
 
 from corix.cli.common import DbOption, console, database, fail
 from corix.cli.progress import step
-from corix.release import (
-    REVIEW_FILE,
-    ReleaseSettings,
-    draft_release,
-    finalize_release,
-    review_folder,
-)
-from corix.storage import Repository, series_runs
 
 DETECTORS = ("regex", "presidio")
 
@@ -76,6 +68,15 @@ def release_command(
 
     Then --finalize --reviewed-by NAME writes the release to OUT (see docs/formats.md).
     """
+    from corix.release import (
+        REVIEW_FILE,
+        ReleaseSettings,
+        draft_release,
+        finalize_release,
+        review_folder,
+    )
+    from corix.storage import Repository, series_runs
+
     if out.exists() and not out.is_dir():
         raise fail(f"--out '{out}' is a file: a release is written to a folder")
     review_dir = review if review is not None else review_folder(out)

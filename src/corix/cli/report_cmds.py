@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -30,28 +30,12 @@ from corix.cli.measure_options import (
     measurement_spec,
 )
 from corix.cli.progress import step
-from corix.measurement import (
-    FILTER_COLUMNS,
-    REQUIRED_COLUMNS,
-    LeafFilter,
-    TreeSpec,
-    load_tree,
-    measure,
-    score_tree_cli_json,
-    stored_answers,
-)
-from corix.report import (
-    DEFAULT_TREES,
-    ReportPaths,
-    ReportSettings,
-    interval,
-    number,
-    reused_settings,
-    safe_folder,
-    stored_report,
-    write_report,
-)
-from corix.storage import Database, Repository
+
+if TYPE_CHECKING:
+    from corix.measurement import REQUIRED_COLUMNS, LeafFilter, TreeSpec
+    from corix.report import ReportPaths, ReportSettings
+    from corix.storage import Database
+
 
 tree_app = typer.Typer(
     rich_markup_mode=None, help="CoRIx trees: show them, score leaves, export a run's leaves."
@@ -62,7 +46,7 @@ TreeOption = Annotated[
     typer.Option(
         "--tree",
         help="A shipped tree (aria_pilot, ai_rmf) or a tree YAML file; repeat for several "
-        f"(default: {', '.join(DEFAULT_TREES)}).",
+        "(default: aria_pilot, ai_rmf).",
     ),
 ]
 BootstrapOption = Annotated[
@@ -142,6 +126,14 @@ def report_command(
     db: DbOption = None,
 ) -> None:
     """Write a run's (or a series') CoRIx report: self-contained HTML, Markdown and JSON."""
+    from corix.report import (
+        DEFAULT_TREES,
+        ReportSettings,
+        reused_settings,
+        safe_folder,
+        stored_report,
+    )
+
     if (run is None) == (series is None):
         raise fail("give a run id or --series NAME (one of them)")
     target = run if run is not None else f"series-{series}"
@@ -192,6 +184,8 @@ def _given_on_command_line(ctx: typer.Context, name: str) -> bool:
 def _write(
     db: Database, run: str | None, series: str | None, out: Path, settings: ReportSettings
 ) -> ReportPaths:
+    from corix.report import write_report
+
     return write_report(
         db,
         run or "",
@@ -235,6 +229,8 @@ def tree_score(
     as_json: JsonOption = False,
 ) -> None:
     """Score a tree on leaves: one tree of values per application."""
+    from corix.measurement import score_tree_cli_json
+
     result = score_tree_cli_json(
         tree,
         leaves,
@@ -268,6 +264,8 @@ def tree_show(
     tree: Annotated[str, typer.Argument(help="Shipped tree name or tree YAML file.")],
 ) -> None:
     """A tree's nodes as scored: summarizers, filters, questions and weights."""
+    from corix.measurement import load_tree
+
     console.print(_spec_tree(load_tree(tree)))
 
 
@@ -283,6 +281,9 @@ def tree_leaves(
 ) -> None:
     """Export a run's settled labels and questionnaire answers as a leaves CSV, ready for
     `corix tree score`; the measurement specification in force is printed first."""
+    from corix.measurement import REQUIRED_COLUMNS, measure, stored_answers
+    from corix.storage import Repository
+
     in_force, source = measurement_spec(spec, settling=settling, annotators=annotator, kinds=kind)
     count = 0
     with database(db) as database_, output.open("w", newline="", encoding="utf-8") as handle:
@@ -317,6 +318,8 @@ def _scored_tree(application: str, root: dict[str, Any]) -> Tree:
 
 
 def _add_scored(parent: Tree, node: dict[str, Any]) -> None:
+    from corix.report import interval, number
+
     value = node["value"]
     if isinstance(value, list):
         shown = "[dim]aggregation[/]"
@@ -332,6 +335,8 @@ def _add_scored(parent: Tree, node: dict[str, Any]) -> None:
 
 
 def _spec_tree(spec: TreeSpec) -> Tree:
+    from corix.measurement import LeafFilter
+
     title = f"[bold]{escape(spec.title)}[/] ({escape(spec.name)})"
     tree = Tree(f"{title}, scale {spec.scale.low:g}–{spec.scale.high:g}")
     _add_spec(tree, spec, len(spec.nodes) - 1, set(), 1.0, LeafFilter())
@@ -346,6 +351,8 @@ def _add_spec(
     weight: float,
     inherited: LeafFilter,
 ) -> None:
+    from corix.measurement import FILTER_COLUMNS
+
     node = spec.nodes[position]
     facts = [node.summarizer_name]
     if node.question:
