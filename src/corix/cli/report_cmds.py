@@ -29,10 +29,10 @@ from corix.cli.measure_options import (
     SpecOption,
     measurement_spec,
 )
-from corix.cli.progress import step
+from corix.cli.progress import progress_for
 
 if TYPE_CHECKING:
-    from corix.measurement import REQUIRED_COLUMNS, LeafFilter, TreeSpec
+    from corix.measurement import LeafFilter, TreeSpec
     from corix.report import ReportPaths, ReportSettings
     from corix.storage import Database
 
@@ -150,7 +150,6 @@ def report_command(
             )
         with database(db) as database_:
             reused = reused_settings(stored_report(database_, run, series, settings_of))
-            step(console, f"report: measuring and writing {run or f'series {series}'}")
             paths = _write(database_, run, series, folder, reused)
     else:
         in_force, source = measurement_spec(
@@ -167,7 +166,6 @@ def report_command(
             hit_k=hit_k,
         )
         with database(db) as database_:
-            step(console, f"report: measuring and writing {run or f'series {series}'}")
             paths = _write(database_, run, series, folder, settings)
     # Soft wrap: a path must stay on one line to be copied or clicked.
     console.print(f"report: [bold]{paths.html.resolve()}[/]", soft_wrap=True)
@@ -186,21 +184,26 @@ def _write(
 ) -> ReportPaths:
     from corix.report import write_report
 
-    return write_report(
-        db,
-        run or "",
-        out,
-        trees=settings.trees,
-        bootstrap=settings.bootstrap,
-        seed=settings.seed,
-        confidence=settings.confidence,
-        transcripts_per_group=settings.transcripts_per_group,
-        compare_runs=settings.compare_runs,
-        measurement=settings.measurement,
-        measurement_source=settings.measurement_source,
-        series=series,
-        hit_k=settings.hit_k,
-    )
+    tracker = progress_for(console, "report parts")
+    try:
+        return write_report(
+            db,
+            run or "",
+            out,
+            trees=settings.trees,
+            bootstrap=settings.bootstrap,
+            seed=settings.seed,
+            confidence=settings.confidence,
+            transcripts_per_group=settings.transcripts_per_group,
+            compare_runs=settings.compare_runs,
+            measurement=settings.measurement,
+            measurement_source=settings.measurement_source,
+            series=series,
+            hit_k=settings.hit_k,
+            progress=tracker,
+        )
+    finally:
+        tracker.close()
 
 
 @tree_app.command("score")
@@ -210,7 +213,8 @@ def tree_score(
         Path,
         typer.Option(
             "--leaves",
-            help=f"CSV file with the columns {', '.join(REQUIRED_COLUMNS)}[,scenario][,annotator].",
+            help="CSV file with the columns application, level, source, question, "
+            "dialogue_id, value[,scenario][,annotator].",
         ),
     ],
     bootstrap: BootstrapOption = 0,

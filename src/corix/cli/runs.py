@@ -34,7 +34,7 @@ from corix.cli.common import (
 )
 from corix.cli.exit_codes import ExitCode
 from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
-from corix.cli.progress import progress_for, step
+from corix.cli.progress import progress_for
 from corix.cli.sequential_cmd import run_sequential
 from corix.errors import unknown_name
 
@@ -733,15 +733,19 @@ def export_command(
             raise fail(f"no evaluation series named '{series}' with runs")
         if fmt != "jsonl":
             assert output is not None  # checked above
-            step(console, f"export: measuring {len(run_ids)} run(s), then writing {output}")
             measurement = measure_in_chunks(database_, run_ids)
-            counts = export_tables(
-                repo,
-                measurement,
-                output,
-                parquet=fmt == "parquet",
-                escape_formulas=escape_formulas,
-            )
+            tracker = progress_for(console, "exporting sessions")
+            try:
+                counts = export_tables(
+                    repo,
+                    measurement,
+                    output,
+                    parquet=fmt == "parquet",
+                    escape_formulas=escape_formulas,
+                    progress=tracker,
+                )
+            finally:
+                tracker.close()
             if hit_k is not None:
                 hits = attack_rates(database_, measure(database_, run_ids), k=hit_k)
                 counts |= export_hit_tables(
@@ -759,15 +763,19 @@ def export_command(
                 soft_wrap=True,
             )
             return
-        lines = (line for run_id in run_ids for line in export_jsonl(repo, run_id))
-        if output is None:
-            for line in lines:
-                typer.echo(line)
-            return
-        step(console, f"export: writing {output}")
-        with output.open("w", encoding="utf-8") as handle:
-            count = 0
-            for line in lines:
-                handle.write(line + "\n")
-                count += 1
+        # On standard output the lines are the output: no progress among them.
+        tracker = progress_for(console, "exporting sessions", quiet=output is None)
+        lines = export_jsonl(repo, *run_ids, progress=tracker)
+        try:
+            if output is None:
+                for line in lines:
+                    typer.echo(line)
+                return
+            with output.open("w", encoding="utf-8") as handle:
+                count = 0
+                for line in lines:
+                    handle.write(line + "\n")
+                    count += 1
+        finally:
+            tracker.close()
     console.print(f"wrote {count} sessions to {output}")
