@@ -137,6 +137,10 @@ def test_long_commands_off_a_terminal_print_counted_progress_lines(
         assert out.splitlines()[0] == f"{noun}: {total} to do", out
         done = [int(m.group(1)) for m in re.finditer(rf"{noun}: (\d+)/{total} done after", out)]
         assert done and done == sorted(done) and done[-1] == total, out
+    code, out, err = invoke("release", "--out", "release", "--finalize", "--reviewed-by", "me")
+    assert code == 0, err
+    assert out.splitlines()[0] == "releasing sessions: 3 to do", out
+    assert "releasing sessions: 3/3 done after" in out
     code, out, err = invoke("export", run)  # to standard output: the lines are the output
     assert code == 0, err
     assert [json.loads(line)["run_id"] for line in out.splitlines()] == [run] * 3
