@@ -40,11 +40,25 @@ def test_an_unknown_option_is_refused_with_what_it_may_mean() -> None:
         ("demo:guarded?sessions=2", "sessions"),
         ("http:http://127.0.0.1:9/chat?path=reply&pth=x", "pth"),
         ("local:model.gguf?n_ctx=4096", "n_ctx"),
+        ("python:support.apps:EchoApp?delay_ms=5&fail_onn=x", "fail_onn"),
     ],
 )
 def test_every_builtin_adapter_checks_its_options(spec: str, option: str) -> None:
     with pytest.raises(UnknownOptionError, match=f"unknown option '{option}'"):
         build_application(spec)
+
+
+def test_a_python_application_takes_its_constructors_parameters() -> None:
+    with pytest.raises(UnknownOptionError) as raised:
+        build_application("python:support.apps:EchoApp?delay_mz=5")
+    assert "Did you mean 'delay_ms'?" in str(raised.value)
+    assert "Known: delay_ms, fail_on." in str(raised.value)
+    app = build_application("python:support.apps:EchoApp?delay_ms=250&fail_on=boom")
+    assert (vars(app)["delay_s"], vars(app)["fail_on"]) == (0.25, "boom")
+    with pytest.raises(InvalidOptionError, match="needs option\\(s\\) greeting"):
+        build_application("python:support.apps:GreetingApp")
+    greeting = build_application("python:support.apps:GreetingApp?greeting=hi&tone=warm")
+    assert vars(greeting)["extra"] == {"tone": "warm"}
 
 
 def test_the_endpoint_models_names_are_the_specs_names() -> None:

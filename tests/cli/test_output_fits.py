@@ -3,6 +3,8 @@ and progress as plain lines when the output is a pipe."""
 
 from __future__ import annotations
 
+import io
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +16,7 @@ from rich.console import Console
 from typer._click.core import Command  # typer vendors its own click
 from typer.core import TyperOption
 
-from corix.cli import personas_cmd
+from corix.cli import personas_cmd, release_cmd, report_cmds, runs
 from corix.cli.common import print_fields
 from corix.cli.main import app
 
@@ -98,9 +100,7 @@ levels:
 """
 
 
-def test_annotate_off_a_terminal_prints_progress_lines_as_it_goes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _small_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "plan.yaml").write_text(PLAN, encoding="utf-8")
     code, out, err = invoke("run", "plan.yaml")
@@ -108,16 +108,54 @@ def test_annotate_off_a_terminal_prints_progress_lines_as_it_goes(
     assert "sessions: 3 to do" in out and "sessions: 3/3 done after" in out
     run = re.search(r"run-[0-9a-f-]+", out)
     assert run is not None
-    code, out, err = invoke("annotate", run.group(0))
+    return run.group(0)
+
+
+# What each long command counts, and how many of it the small run has: a report's parts
+# are its measurement, its two default trees and its three files.
+LONG_COMMANDS = [
+    (report_cmds, ("report", "{run}", "--bootstrap", "0", "--out", "report"), "report parts", 6),
+    (runs, ("export", "{run}", "--format", "csv", "--output", "tables"), "exporting sessions", 3),
+    (runs, ("export", "{run}", "--output", "sessions.jsonl"), "exporting sessions", 3),
+    (release_cmd, ("release", "{run}", "--out", "release"), "scanning sessions for personal "
+     "information", 3),
+]  # fmt: skip
+
+
+def test_long_commands_off_a_terminal_print_counted_progress_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _small_run(tmp_path, monkeypatch)
+    code, out, err = invoke("annotate", run)
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0] == "sessions: 3 to do"
     assert [line for line in lines if re.fullmatch(r"sessions: \d/3 done after \d+ s", line)]
-    for argv, first in [
-        (("report", run.group(0), "--bootstrap", "0"), "report: measuring and writing run-"),
-        (("export", run.group(0), "--format", "csv", "--output", "tables"), "export: measuring 1"),
-        (("release", run.group(0), "--out", "release"), "release: looking for personal"),
-    ]:
-        code, out, err = invoke(*argv)
+    for _, argv, noun, total in LONG_COMMANDS:
+        code, out, err = invoke(*(arg.format(run=run) for arg in argv))
         assert code == 0, err
-        assert out.splitlines()[0].startswith(first), out
+        assert out.splitlines()[0] == f"{noun}: {total} to do", out
+        done = [int(m.group(1)) for m in re.finditer(rf"{noun}: (\d+)/{total} done after", out)]
+        assert done and done == sorted(done) and done[-1] == total, out
+    code, out, err = invoke("release", "--out", "release", "--finalize", "--reviewed-by", "me")
+    assert code == 0, err
+    assert out.splitlines()[0] == "releasing sessions: 3 to do", out
+    assert "releasing sessions: 3/3 done after" in out
+    code, out, err = invoke("export", run)  # to standard output: the lines are the output
+    assert code == 0, err
+    assert [json.loads(line)["run_id"] for line in out.splitlines()] == [run] * 3
+
+
+def test_long_commands_on_a_terminal_draw_a_counted_bar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _small_run(tmp_path, monkeypatch)
+    for index, (module, argv, noun, total) in enumerate(LONG_COMMANDS):
+        screen = io.StringIO()
+        monkeypatch.setattr(module, "console", Console(file=screen, force_terminal=True, width=120))
+        args = [arg.format(run=run) for arg in argv]
+        code, _, err = invoke(*args[:-1], f"{args[-1]}{index}")
+        assert code == 0, err
+        drawn = screen.getvalue()
+        assert noun in drawn and f"{total}/{total}" in drawn, drawn
+        assert "to do" not in drawn and "done after" not in drawn

@@ -125,6 +125,8 @@ CASES = [
          says="the application failed at 'respond': model call to endpoint"),
     case("unknown adapter option", "app", "check", "openai:http://127.0.0.1:9/v1?model=mock&bogus_opt=1",
          says="unknown option 'bogus_opt' of the 'openai' adapter"),
+    case("unknown option of a python application", "app", "check",
+         "python:support.apps:EchoApp?delay_mz=5", says="Did you mean 'delay_ms'?"),
     case("serve on a busy port", "serve", "--port", "{port}",
          says="cannot listen on 127.0.0.1:{port}"),
     case("reading a missing database", "runs", "list", "--db", "sqlite:///{dir}/none/x.db",
@@ -182,6 +184,8 @@ CASES = [
     case("a judge URL that is not one", "annotate", "{run}", "--annotator", "llm",
          "--endpoint-url", "URL", "--model", "M",
          says="--endpoint-url 'URL' is not an http(s) URL"),
+    case("a judge endpoint with spec options", "annotate", "{run}", "--annotator", "llm",
+         "--endpoint", "local:m.gguf?n_ctx=4096", says="give them as flags"),
 ]  # fmt: skip
 
 

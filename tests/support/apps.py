@@ -61,3 +61,12 @@ class HostileApp(EchoApp):
 
     async def start_session(self) -> AppSession:
         return _HostileSession()
+
+
+class GreetingApp(EchoApp):
+    """Needs one option and takes any other: it checks its own."""
+
+    def __init__(self, greeting: str, **extra: str) -> None:
+        super().__init__()
+        self.greeting = greeting
+        self.extra = extra

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
 
-from corix.assessment import (
-    AgreementReport,
-    compare,
-    compare_per_question,
-    numeric_questions,
-    read_labels,
-)
 from corix.cli.common import (
     DbOption,
     JsonOption,
@@ -26,8 +19,9 @@ from corix.cli.common import (
     wrapping_table,
 )
 from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
-from corix.measurement import measure
-from corix.storage import Repository
+
+if TYPE_CHECKING:
+    from corix.assessment import AgreementReport
 
 
 def _groups(values: Sequence[str] | None) -> dict[str, list[str]]:
@@ -78,6 +72,10 @@ def agreement_command(
 
     On a run, each side's labels are settled by the measurement specification in force
     (--spec/--settling), which is printed first."""
+    from corix.assessment import compare, compare_per_question, numeric_questions, read_labels
+    from corix.measurement import measure
+    from corix.storage import Repository
+
     if not a or not b:
         raise fail("give both sides: --a NAME --b NAME")
     if (labels is None) == (run is None):

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
 import typer
 from rich.text import Text
 
-from corix.assessment.annotation_run import (
-    AnnotateOptions,
-    AnnotationSummary,
-    ProgressHooks,
-    annotate_run,
-)
 from corix.cli.common import (
     DbOption,
     DbPoolOption,
@@ -34,7 +28,10 @@ from corix.cli.exit_codes import ExitCode
 from corix.cli.progress import progress_for
 from corix.cli.runs import executor_settings
 from corix.errors import unknown_name
-from corix.llm import LOCAL_PREFIX, MOCK_BASE_URL, MOCK_MODEL_NAME, EndpointConfig, ResponseCache
+
+if TYPE_CHECKING:
+    from corix.assessment.annotation_run import AnnotationSummary
+    from corix.llm import EndpointConfig
 
 
 def _endpoint(
@@ -46,9 +43,16 @@ def _endpoint(
     settings: dict[str, object],
 ) -> EndpointConfig | None:
     """The judge's endpoint; ``settings`` are further EndpointConfig fields given as flags."""
+    from corix.llm import LOCAL_PREFIX, MOCK_BASE_URL, MOCK_MODEL_NAME, EndpointConfig
+
     if endpoint is not None and url is not None:
         raise fail("give either --endpoint or --endpoint-url, not both")
     if endpoint is not None:
+        if "?" in endpoint:  # a spec's query options are not read here: each is a flag
+            raise fail(
+                f"--endpoint '{endpoint}' takes no options after '?': give them as flags "
+                "(--timeout, --max-tokens, --context-window, --rpm, …)"
+            )
         if endpoint != MOCK_BASE_URL and not endpoint.startswith(LOCAL_PREFIX):
             raise fail(
                 f"unknown endpoint '{endpoint}': 'mock' (the offline mock model) or "
@@ -225,6 +229,9 @@ def annotate_command(
     Exits 3 when some passes failed (they are stored with their reason, and
     --retry-failed asks again), unless --allow-failures.
     """
+    from corix.assessment.annotation_run import AnnotateOptions, ProgressHooks, annotate_run
+    from corix.llm import ResponseCache
+
     modes = ("auto", "json_schema", "json_object", "prompt")
     if structured_output is not None and structured_output not in modes:
         raise unknown_name("--structured-output mode", structured_output, modes)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from corix.assessment import import_labels
 from corix.cli.common import (
     DbOption,
     JsonOption,
@@ -20,7 +19,9 @@ from corix.cli.common import (
     print_json,
     wrapping_table,
 )
-from corix.storage import Repository, StoredPass, load_consensus, load_passes
+
+if TYPE_CHECKING:
+    from corix.storage import StoredPass
 
 annotations_app = typer.Typer(
     rich_markup_mode=None, help="Inspect and import annotations.", no_args_is_help=True
@@ -81,6 +82,8 @@ def annotations_show(
     as_json: JsonOption = False,
 ) -> None:
     """Each turn with its annotations beside it, pass by pass, then the dialogue-level ones."""
+    from corix.storage import Repository, load_consensus, load_passes
+
     with database(db) as database_:
         record = Repository(database_).load_session(session)
         passes = load_passes(database_, session_ids=[session])
@@ -149,6 +152,8 @@ def annotations_import(
     as_json: JsonOption = False,
 ) -> None:
     """Import human labels as passes (all checked first; stored in one transaction)."""
+    from corix.assessment import import_labels
+
     with database(db) as database_:
         summary = import_labels(database_, run, labels)
     if as_json:

@@ -10,7 +10,6 @@ import typer
 from pydantic import ValidationError
 from rich.text import Text
 
-from corix.apps import DEFAULT_PROMPT, AdapterSpec, check_application
 from corix.cli.common import console, fail, validation_summary
 
 app_app = typer.Typer(rich_markup_mode=None, help="Applications under test.", no_args_is_help=True)
@@ -22,9 +21,13 @@ def check(
     auth: Annotated[
         str | None, typer.Option("--auth", help="Credentials as a JSON object.")
     ] = None,
-    prompt: Annotated[str, typer.Option("--prompt", help="The message to send.")] = DEFAULT_PROMPT,
+    prompt: Annotated[
+        str, typer.Option("--prompt", help="The message to send.")
+    ] = "Hello! What can you help me with?",  # corix.apps.DEFAULT_PROMPT
 ) -> None:
     """Open the application, start a session, send one prompt, print reply and timings."""
+    from corix.apps import AdapterSpec, check_application
+
     credentials: dict[str, Any] | None = None
     if auth is not None:
         try:

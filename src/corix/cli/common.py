@@ -9,7 +9,7 @@ import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Annotated, Any, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 from pydantic import ValidationError
@@ -23,11 +23,12 @@ from rich.text import Text
 # (pyproject pins typer to the series this import was written against).
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
-from corix.cli.database_errors import open_database
 from corix.cli.exit_codes import ExitCode
 from corix.cli.input_errors import describe_input_error
 from corix.errors import CorixError
-from corix.storage import Database, default_url
+
+if TYPE_CHECKING:  # opening a database loads SQLAlchemy and Alembic: only commands that do
+    from corix.storage import Database
 
 console = Console()
 err_console = Console(stderr=True)
@@ -153,6 +154,9 @@ def split_names(values: Sequence[str] | None) -> tuple[str, ...] | None:
 
 
 def open_db(url: str | None, *, create: bool = False) -> Database:
+    from corix.cli.database_errors import open_database
+    from corix.storage import default_url
+
     return open_database(url or default_url(), create=create)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
@@ -28,21 +28,18 @@ from corix.cli.measure_options import (
     SpecOption,
     measurement_spec,
 )
-from corix.measurement import (
-    DEFAULT_RATE_GROUPING,
-    GUARDRAIL_VIOLATION,
-    CellCost,
-    CorrectedRate,
-    DefectRate,
-    HitRate,
-    Measurement,
-    MeasurementSpec,
-    attack_rates,
-    cell_costs,
-    measure,
-    measure_series,
-)
-from corix.storage import Database, Repository, load_passes
+
+if TYPE_CHECKING:
+    from corix.measurement import (
+        CellCost,
+        CorrectedRate,
+        DefectRate,
+        HitRate,
+        Measurement,
+        MeasurementSpec,
+    )
+    from corix.storage import Database
+
 
 _GROUPING_KEYS = ("harm", "application", "scenario", "level")
 
@@ -68,7 +65,7 @@ def defects_command(
     series: SeriesOption = None,
     by: Annotated[
         str, typer.Option(help="Grouping keys: harm,application,scenario,level.")
-    ] = ",".join(DEFAULT_RATE_GROUPING),
+    ] = "harm,application,scenario,level",  # corix.measurement.DEFAULT_RATE_GROUPING
     spec: SpecOption = None,
     settling: SettlingOption = None,
     group_annotators_by: GroupByOption = None,
@@ -121,6 +118,8 @@ def defects_command(
     n counts dialogues; dialogues the application never answered are not measurable and
     are counted apart, with their reasons.
     """
+    from corix.measurement import attack_rates, cell_costs
+
     grouping = _grouping(by)
     in_force, source = measurement_spec(
         spec,
@@ -171,6 +170,8 @@ def defects_command(
 
 def print_costs(costs: Sequence[CellCost], rates: Sequence[DefectRate]) -> None:
     """Each cell's usage and cost beside its guardrail-violation rates and intervals."""
+    from corix.measurement import GUARDRAIL_VIOLATION
+
     table = wrapping_table(
         "application",
         "scenario",
@@ -283,6 +284,8 @@ _REASON_CHARS = 160
 
 def _failure_reasons(db: Database, measurement: Measurement) -> Counter[str]:
     """How often each reason was stored with the failed passes the measurement counted."""
+    from corix.storage import load_passes
+
     failed = measurement.record.failed
     sessions = sorted({session for session, _annotator, _harm in failed})
     annotators = {annotator for _session, annotator, _harm in failed}
@@ -315,6 +318,9 @@ def _nothing_rated(measurement: Measurement, reasons: Counter[str]) -> str:
 def _measure(
     db: Database, run: str | None, series: str | None, spec: MeasurementSpec, source: str | None
 ) -> Measurement:
+    from corix.measurement import measure, measure_series
+    from corix.storage import Repository
+
     if (run is None) == (series is None):
         raise fail("give a run id or --series NAME (one of them)")
     if series is not None:

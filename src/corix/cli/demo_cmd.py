@@ -8,13 +8,9 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from corix.assessment.annotation_run import annotate_run
 from corix.cli.common import DbOption, console, database
 from corix.cli.defects_cmds import print_defect_rates
 from corix.cli.runs import run_with_progress
-from corix.demo import DEMO_ANNOTATORS, demo_plan
-from corix.measurement import measure
-from corix.report import write_report
 
 DEMO_GROUPING = ("application", "harm")
 
@@ -27,6 +23,11 @@ def demo_command(
     db: DbOption = None,
 ) -> None:
     """Test, annotate and score both demo applications offline, then write the report."""
+    from corix.assessment.annotation_run import annotate_run
+    from corix.demo import DEMO_ANNOTATORS, demo_plan
+    from corix.measurement import measure
+    from corix.report import write_report
+
     with database(db, create=True) as database_:
         result = run_with_progress(demo_plan(concurrency=concurrency), database_)
         for annotator in DEMO_ANNOTATORS:

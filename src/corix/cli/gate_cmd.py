@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
@@ -12,8 +12,9 @@ from rich.text import Text
 from corix.cli.common import DbOption, JsonOption, RunArgument, console, database, fail, print_json
 from corix.cli.exit_codes import ExitCode
 from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
-from corix.measurement import Estimate, GateResult, evaluate_gates, measure
-from corix.storage import Repository
+
+if TYPE_CHECKING:
+    from corix.measurement import Estimate, GateResult
 
 
 def _thresholds(values: list[str] | None, planned: object) -> dict[str, float]:
@@ -53,6 +54,9 @@ def gate_command(
 
     Exits 0 when every gate holds and 6 when one does not (see README: exit codes).
     """
+    from corix.measurement import evaluate_gates, measure
+    from corix.storage import Repository
+
     if estimate not in ("upper", "point"):
         raise fail(f"--estimate must be upper or point, not '{estimate}'")
     chosen: Estimate = "upper" if estimate == "upper" else "point"

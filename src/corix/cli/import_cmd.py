@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from corix.cli.common import DbOption, console, database
-from corix.domain import EndReason, Provenance, SessionRecord, SessionSource, TurnRecord
-from corix.execution import new_run_id
-from corix.scenarios import pack_record, resolve_pack
-from corix.storage import Repository, store_imported_run
-from corix.testing import ImportedDialogue, read_dialogues
+
+if TYPE_CHECKING:
+    from corix.domain import SessionRecord
+    from corix.testing import ImportedDialogue
+
 
 NO_REPLY = "no reply was recorded"
 IMPORTED_SPEC = "imported"
@@ -34,6 +34,11 @@ def import_command(
 
     Then 'corix annotate RUN', 'corix defects RUN' and 'corix report RUN' as for any run.
     """
+    from corix.execution import new_run_id
+    from corix.scenarios import pack_record, resolve_pack
+    from corix.storage import Repository, store_imported_run
+    from corix.testing import read_dialogues
+
     defaults = {"application": application, "scenario": scenario, "level": level}
     dialogues = read_dialogues(path, defaults)
     run_id = new_run_id()
@@ -56,6 +61,8 @@ def import_command(
 
 
 def _session(dialogue: ImportedDialogue) -> SessionRecord:
+    from corix.domain import EndReason, Provenance, SessionRecord, SessionSource, TurnRecord
+
     turns = [
         TurnRecord(
             index=index,

@@ -7,13 +7,14 @@ force is printed at the top of the output.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from corix.assessment import SETTLING_RULES
 from corix.cli.common import fail
-from corix.measurement import AnnotatorSelector, MeasurementSpec, load_spec
+
+if TYPE_CHECKING:
+    from corix.measurement import MeasurementSpec
 
 SpecOption = Annotated[
     Path | None,
@@ -57,6 +58,9 @@ def measurement_spec(
     confidence: float | None = None,
 ) -> tuple[MeasurementSpec, str | None]:
     """The specification in force, and the file it came from (``None``: flags only)."""
+    from corix.assessment import SETTLING_RULES
+    from corix.measurement import AnnotatorSelector, MeasurementSpec, load_spec
+
     spec = load_spec(spec_file) if spec_file is not None else MeasurementSpec()
     if settling is not None and settling not in SETTLING_RULES:
         raise fail(SETTLING_RULES.unknown_message(settling))

@@ -8,7 +8,6 @@ import typer
 from pydantic import ValidationError
 
 from corix.cli.common import console, fail
-from corix.llm.mock_server import MockServerConfig, run_mock_server
 
 
 def mock_server_command(
@@ -45,6 +44,8 @@ def mock_server_command(
     ] = 1.0,
 ) -> None:
     """Serve /v1/chat/completions from the deterministic mock model, with injected faults."""
+    from corix.llm.mock_server import MockServerConfig, run_mock_server
+
     try:
         config = MockServerConfig(
             host=host,

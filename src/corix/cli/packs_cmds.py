@@ -8,13 +8,6 @@ from typing import Annotated
 import typer
 
 from corix.cli.common import JsonOption, console, print_json, wrapping_table
-from corix.scenarios import (
-    PACK_FOLDERS,
-    expand_model_tests,
-    load_pack,
-    resolve_pack,
-    validate_pack,
-)
 
 _SHOWN_TESTS = 10
 
@@ -24,6 +17,8 @@ packs_app = typer.Typer(rich_markup_mode=None, help="Scenario packs.", no_args_i
 @packs_app.command("list")
 def packs_list(as_json: JsonOption = False) -> None:
     """The registered scenario packs: corix's own and any plugin's."""
+    from corix.scenarios import PACK_FOLDERS, expand_model_tests, resolve_pack
+
     packs = [resolve_pack(name) for name in PACK_FOLDERS.names()]
     if as_json:
         print_json([{"name": p.name, "version": p.version, "title": p.title} for p in packs])
@@ -43,6 +38,8 @@ def packs_show(
     as_json: JsonOption = False,
 ) -> None:
     """A pack's guardrails, instructions, questionnaires, personas and scripted tests."""
+    from corix.scenarios import expand_model_tests, resolve_pack
+
     loaded = resolve_pack(pack)
     if as_json:
         print_json(loaded.model_dump(mode="json"))
@@ -85,6 +82,8 @@ def packs_validate(
     pack: Annotated[str, typer.Argument(help="A built-in pack name or a pack folder.")],
 ) -> None:
     """Check a pack; errors name the file, the field and the line."""
+    from corix.scenarios import PACK_FOLDERS, load_pack, validate_pack
+
     path = Path(PACK_FOLDERS.get(pack)) if pack in PACK_FOLDERS else Path(pack)
     warnings = validate_pack(path)
     for warning in warnings:

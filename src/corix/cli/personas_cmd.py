@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
@@ -15,9 +15,10 @@ from corix.cli.measure_options import (
     SpecOption,
     measurement_spec,
 )
-from corix.measurement import measure
-from corix.storage import Repository
-from corix.testing import CoverageRow, PersonaCoverage, persona_coverage
+
+if TYPE_CHECKING:
+    from corix.testing import CoverageRow, PersonaCoverage
+
 
 _MAX_PARAMETER_CHARS = 48
 
@@ -35,6 +36,10 @@ def personas_command(
 
     Violations are the measurement core's settled guardrail verdicts, per annotator source.
     """
+    from corix.measurement import measure
+    from corix.storage import Repository
+    from corix.testing import persona_coverage
+
     in_force, source = measurement_spec(spec, settling=settling, annotators=annotator, kinds=kind)
     with database(db) as database_:
         Repository(database_).get_run(run)

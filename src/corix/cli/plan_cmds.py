@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 import yaml
@@ -18,17 +18,11 @@ from corix.cli.common import (
     print_json,
     wrapping_table,
 )
-from corix.execution import Plan, load_plan_file
-from corix.measurement import (
-    CellSize,
-    SizeRequest,
-    earlier_run,
-    measure,
-    plan_with_sizes,
-    size_plan,
-)
-from corix.scenarios import expand_model_tests, resolve_pack
-from corix.storage import Repository
+
+if TYPE_CHECKING:
+    from corix.execution import Plan
+    from corix.measurement import CellSize, SizeRequest
+
 
 plan_app = typer.Typer(help="Plans: how many dialogues a question needs.")
 
@@ -96,6 +90,10 @@ def size_command(
 ) -> None:
     """Dialogues per cell (application × scenario × level × harm) for an interval width
     and/or the power to tell two applications apart, with testers' design effect."""
+    from corix.execution import load_plan_file
+    from corix.measurement import SizeRequest, earlier_run, measure, plan_with_sizes, size_plan
+    from corix.storage import Repository
+
     if width is None and difference is None:
         raise fail("give --width, --difference or both")
     source = load_plan_file(plan)
@@ -130,6 +128,8 @@ def size_command(
 
 def _model_tests(plan: Plan) -> dict[str, int]:
     """Scripted tests per scenario that a model-testing cell draws from."""
+    from corix.scenarios import expand_model_tests, resolve_pack
+
     found = {}
     settings = next((s for level, s in plan.levels.items() if level.value == "model_testing"), None)
     if settings is None:

@@ -12,7 +12,7 @@ from typing import Protocol
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-__all__ = ["BarProgress", "LineProgress", "Tracker", "progress_for", "step"]
+__all__ = ["BarProgress", "LineProgress", "Tracker", "progress_for"]
 
 
 class Tracker(Protocol):
@@ -95,9 +95,3 @@ def progress_for(console: Console, noun: str, *, quiet: bool = False) -> Tracker
     if console.is_terminal:
         return BarProgress(console, noun)
     return LineProgress(console, noun)
-
-
-def step(console: Console, text: str) -> None:
-    """One stage of a long command begins (``measuring 132 sessions``), dimmed on a terminal
-    and a plain line elsewhere, so a log shows where the time went."""
-    console.print(f"[dim]{text}…[/]" if console.is_terminal else f"{text}…", soft_wrap=True)

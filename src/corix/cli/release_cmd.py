@@ -8,15 +8,7 @@ from typing import Annotated
 import typer
 
 from corix.cli.common import DbOption, console, database, fail
-from corix.cli.progress import step
-from corix.release import (
-    REVIEW_FILE,
-    ReleaseSettings,
-    draft_release,
-    finalize_release,
-    review_folder,
-)
-from corix.storage import Repository, series_runs
+from corix.cli.progress import progress_for
 
 DETECTORS = ("regex", "presidio")
 
@@ -76,6 +68,15 @@ def release_command(
 
     Then --finalize --reviewed-by NAME writes the release to OUT (see docs/formats.md).
     """
+    from corix.release import (
+        REVIEW_FILE,
+        ReleaseSettings,
+        draft_release,
+        finalize_release,
+        review_folder,
+    )
+    from corix.storage import Repository, series_runs
+
     if out.exists() and not out.is_dir():
         raise fail(f"--out '{out}' is a file: a release is written to a folder")
     review_dir = review if review is not None else review_folder(out)
@@ -83,8 +84,13 @@ def release_command(
         if not reviewed_by:
             raise fail("--finalize needs --reviewed-by NAME: who confirmed the review")
         with database(db) as database_:
-            step(console, f"release: writing {out} from the confirmed review")
-            released = finalize_release(database_, out, review_dir, reviewed_by=reviewed_by)
+            tracker = progress_for(console, "releasing sessions")
+            try:
+                released = finalize_release(
+                    database_, out, review_dir, reviewed_by=reviewed_by, progress=tracker
+                )
+            finally:
+                tracker.close()
         rows = ", ".join(f"{n} {table}" for table, n in released.rows.items())
         console.print(
             f"release written to {released.out}: {rows}; {released.redactions} redactions, "
@@ -111,8 +117,13 @@ def release_command(
             salt_file="",
             license=license_id,
         )
-        step(console, f"release: looking for personal information in {len(run_ids)} run(s)")
-        found = draft_release(database_, settings, review_dir, salt_file=salt_file)
+        tracker = progress_for(console, "scanning sessions for personal information")
+        try:
+            found = draft_release(
+                database_, settings, review_dir, salt_file=salt_file, progress=tracker
+            )
+        finally:
+            tracker.close()
     console.print(
         f"{found} findings to review in {review_dir / REVIEW_FILE}; then "
         f"`corix release --out {out} --finalize --reviewed-by NAME`",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -29,29 +29,13 @@ from corix.cli.measure_options import (
     SpecOption,
     measurement_spec,
 )
-from corix.cli.progress import step
-from corix.measurement import (
-    FILTER_COLUMNS,
-    REQUIRED_COLUMNS,
-    LeafFilter,
-    TreeSpec,
-    load_tree,
-    measure,
-    score_tree_cli_json,
-    stored_answers,
-)
-from corix.report import (
-    DEFAULT_TREES,
-    ReportPaths,
-    ReportSettings,
-    interval,
-    number,
-    reused_settings,
-    safe_folder,
-    stored_report,
-    write_report,
-)
-from corix.storage import Database, Repository
+from corix.cli.progress import progress_for
+
+if TYPE_CHECKING:
+    from corix.measurement import LeafFilter, TreeSpec
+    from corix.report import ReportPaths, ReportSettings
+    from corix.storage import Database
+
 
 tree_app = typer.Typer(
     rich_markup_mode=None, help="CoRIx trees: show them, score leaves, export a run's leaves."
@@ -62,7 +46,7 @@ TreeOption = Annotated[
     typer.Option(
         "--tree",
         help="A shipped tree (aria_pilot, ai_rmf) or a tree YAML file; repeat for several "
-        f"(default: {', '.join(DEFAULT_TREES)}).",
+        "(default: aria_pilot, ai_rmf).",
     ),
 ]
 BootstrapOption = Annotated[
@@ -142,6 +126,14 @@ def report_command(
     db: DbOption = None,
 ) -> None:
     """Write a run's (or a series') CoRIx report: self-contained HTML, Markdown and JSON."""
+    from corix.report import (
+        DEFAULT_TREES,
+        ReportSettings,
+        reused_settings,
+        safe_folder,
+        stored_report,
+    )
+
     if (run is None) == (series is None):
         raise fail("give a run id or --series NAME (one of them)")
     target = run if run is not None else f"series-{series}"
@@ -158,7 +150,6 @@ def report_command(
             )
         with database(db) as database_:
             reused = reused_settings(stored_report(database_, run, series, settings_of))
-            step(console, f"report: measuring and writing {run or f'series {series}'}")
             paths = _write(database_, run, series, folder, reused)
     else:
         in_force, source = measurement_spec(
@@ -175,7 +166,6 @@ def report_command(
             hit_k=hit_k,
         )
         with database(db) as database_:
-            step(console, f"report: measuring and writing {run or f'series {series}'}")
             paths = _write(database_, run, series, folder, settings)
     # Soft wrap: a path must stay on one line to be copied or clicked.
     console.print(f"report: [bold]{paths.html.resolve()}[/]", soft_wrap=True)
@@ -192,21 +182,28 @@ def _given_on_command_line(ctx: typer.Context, name: str) -> bool:
 def _write(
     db: Database, run: str | None, series: str | None, out: Path, settings: ReportSettings
 ) -> ReportPaths:
-    return write_report(
-        db,
-        run or "",
-        out,
-        trees=settings.trees,
-        bootstrap=settings.bootstrap,
-        seed=settings.seed,
-        confidence=settings.confidence,
-        transcripts_per_group=settings.transcripts_per_group,
-        compare_runs=settings.compare_runs,
-        measurement=settings.measurement,
-        measurement_source=settings.measurement_source,
-        series=series,
-        hit_k=settings.hit_k,
-    )
+    from corix.report import write_report
+
+    tracker = progress_for(console, "report parts")
+    try:
+        return write_report(
+            db,
+            run or "",
+            out,
+            trees=settings.trees,
+            bootstrap=settings.bootstrap,
+            seed=settings.seed,
+            confidence=settings.confidence,
+            transcripts_per_group=settings.transcripts_per_group,
+            compare_runs=settings.compare_runs,
+            measurement=settings.measurement,
+            measurement_source=settings.measurement_source,
+            series=series,
+            hit_k=settings.hit_k,
+            progress=tracker,
+        )
+    finally:
+        tracker.close()
 
 
 @tree_app.command("score")
@@ -216,7 +213,8 @@ def tree_score(
         Path,
         typer.Option(
             "--leaves",
-            help=f"CSV file with the columns {', '.join(REQUIRED_COLUMNS)}[,scenario][,annotator].",
+            help="CSV file with the columns application, level, source, question, "
+            "dialogue_id, value[,scenario][,annotator].",
         ),
     ],
     bootstrap: BootstrapOption = 0,
@@ -235,6 +233,8 @@ def tree_score(
     as_json: JsonOption = False,
 ) -> None:
     """Score a tree on leaves: one tree of values per application."""
+    from corix.measurement import score_tree_cli_json
+
     result = score_tree_cli_json(
         tree,
         leaves,
@@ -268,6 +268,8 @@ def tree_show(
     tree: Annotated[str, typer.Argument(help="Shipped tree name or tree YAML file.")],
 ) -> None:
     """A tree's nodes as scored: summarizers, filters, questions and weights."""
+    from corix.measurement import load_tree
+
     console.print(_spec_tree(load_tree(tree)))
 
 
@@ -283,6 +285,9 @@ def tree_leaves(
 ) -> None:
     """Export a run's settled labels and questionnaire answers as a leaves CSV, ready for
     `corix tree score`; the measurement specification in force is printed first."""
+    from corix.measurement import REQUIRED_COLUMNS, measure, stored_answers
+    from corix.storage import Repository
+
     in_force, source = measurement_spec(spec, settling=settling, annotators=annotator, kinds=kind)
     count = 0
     with database(db) as database_, output.open("w", newline="", encoding="utf-8") as handle:
@@ -317,6 +322,8 @@ def _scored_tree(application: str, root: dict[str, Any]) -> Tree:
 
 
 def _add_scored(parent: Tree, node: dict[str, Any]) -> None:
+    from corix.report import interval, number
+
     value = node["value"]
     if isinstance(value, list):
         shown = "[dim]aggregation[/]"
@@ -332,6 +339,8 @@ def _add_scored(parent: Tree, node: dict[str, Any]) -> None:
 
 
 def _spec_tree(spec: TreeSpec) -> Tree:
+    from corix.measurement import LeafFilter
+
     title = f"[bold]{escape(spec.title)}[/] ({escape(spec.name)})"
     tree = Tree(f"{title}, scale {spec.scale.low:g}–{spec.scale.high:g}")
     _add_spec(tree, spec, len(spec.nodes) - 1, set(), 1.0, LeafFilter())
@@ -346,6 +355,8 @@ def _add_spec(
     weight: float,
     inherited: LeafFilter,
 ) -> None:
+    from corix.measurement import FILTER_COLUMNS
+
     node = spec.nodes[position]
     facts = [node.summarizer_name]
     if node.question:

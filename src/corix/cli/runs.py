@@ -7,7 +7,7 @@ import dataclasses
 import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import yaml
@@ -34,58 +34,13 @@ from corix.cli.common import (
 )
 from corix.cli.exit_codes import ExitCode
 from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
-from corix.cli.progress import progress_for, step
+from corix.cli.progress import progress_for
 from corix.cli.sequential_cmd import run_sequential
-from corix.domain import Level
 from corix.errors import unknown_name
-from corix.execution import (
-    ExecutorSettings,
-    Plan,
-    PlanFile,
-    PreflightError,
-    RunResult,
-    RunStatus,
-    build_executor,
-    execute_plan,
-    load_plan_file,
-    preflight,
-)
-from corix.measurement import (
-    attack_rates,
-    compare_rates,
-    compare_trees,
-    measure,
-    measure_in_chunks,
-)
-from corix.report import (
-    HIT_TABLES,
-    TABLES,
-    annotator_label,
-    endpoint_text,
-    export_hit_tables,
-    export_jsonl,
-    export_tables,
-    render_transcript,
-    repeats_text,
-    settings_text,
-    targets_text,
-    write_dataset_card,
-)
-from corix.storage import (
-    AnnotationJobRecord,
-    Database,
-    MeasuredDialogue,
-    Repository,
-    StorageUnavailable,
-    WrittenReportRecord,
-    annotation_jobs,
-    delete_run,
-    is_stale,
-    series_runs,
-    set_run_status_if,
-    shown_status,
-    written_reports,
-)
+
+if TYPE_CHECKING:
+    from corix.execution import ExecutorSettings, Plan, PlanFile, RunResult, RunStatus
+    from corix.storage import AnnotationJobRecord, Database, MeasuredDialogue, WrittenReportRecord
 
 EXPORT_FORMATS = ("jsonl", "csv", "parquet", "hf")
 
@@ -101,6 +56,8 @@ def run_with_progress(
     executor: ExecutorSettings | None = None,
 ) -> RunResult:
     """Run with a progress bar, or plain progress lines when not on a terminal."""
+    from corix.execution import ExecutorSettings, build_executor, execute_plan
+
     tracker = progress_for(console, "sessions")
     try:
         result = asyncio.run(
@@ -121,6 +78,8 @@ def run_with_progress(
 
 
 def print_summary(result: RunResult) -> None:
+    from corix.execution import RunStatus
+
     stats = result.stats
     table = Table(title=f"run {result.run_id}: {result.status}", show_header=False)
     for key in (
@@ -168,6 +127,8 @@ def print_summary(result: RunResult) -> None:
 
 def run_exit_code(status: RunStatus, *, allow_failures: bool) -> ExitCode:
     """The documented exit code of a run that ended with ``status``."""
+    from corix.execution import RunStatus
+
     if status is RunStatus.COMPLETE_WITH_FAILURES:
         return ExitCode.OK if allow_failures else ExitCode.FAILURES
     return {
@@ -233,6 +194,9 @@ def run_command(
     db: DbOption = None,
 ) -> None:
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
+    from corix.execution import PlanFile, PreflightError, load_plan_file, preflight
+    from corix.storage import Repository, StorageUnavailable
+
     settings = executor_settings(executor, ray_address, ray_workers, db_pool)
     if (plan is None) == (resume is None):
         raise fail("give either a PLAN file or --resume RUN")
@@ -294,6 +258,8 @@ def run_command(
 
 
 def _resumable_plan(run: str, stored: dict[str, Any]) -> Plan:
+    from corix.execution import Plan
+
     if stored.get("kind") == "imported":
         raise fail(f"run '{run}' was imported, not made from a plan: there is nothing to resume")
     try:
@@ -307,6 +273,8 @@ def _resumable_plan(run: str, stored: dict[str, Any]) -> Plan:
 
 def _was_sequential(db: Database, resume: str | None) -> bool:
     """Whether ``resume`` names a run started with ``--until`` (it resumes in waves)."""
+    from corix.storage import Repository
+
     return resume is not None and "sequential" in Repository(db).get_run(resume).summary
 
 
@@ -320,6 +288,8 @@ def executor_settings(
     kind: str, ray_address: str | None, ray_workers: int | None, db_pool: int | None = None
 ) -> ExecutorSettings:
     """The executor asked for on the command line; a usage error when it cannot run."""
+    from corix.execution import ExecutorSettings
+
     if kind not in ("local", "ray"):
         raise fail(f"unknown executor '{kind}'; known: local, ray")
     if kind == "local" and (ray_address, ray_workers, db_pool) != (None, None, None):
@@ -349,6 +319,9 @@ def runs_cancel(
     db: DbOption = None,
 ) -> None:
     """Stop a run for good: a running one stops within seconds and is never resumed."""
+    from corix.execution import RunStatus
+    from corix.storage import set_run_status_if
+
     stoppable = {
         RunStatus.RUNNING,
         RunStatus.INTERRUPTED,
@@ -373,6 +346,8 @@ def runs_delete(
 ) -> None:
     """Delete a run with its sessions and annotations (not one a live process holds; a
     stale run, whose process died, needs no cancel first)."""
+    from corix.storage import Repository, delete_run, is_stale
+
     with database(db) as database_:
         row = Repository(database_).get_run(run)
         if row.lease_holder is not None and not is_stale(row.lease_holder, row.lease_heartbeat_at):
@@ -395,6 +370,8 @@ def runs_delete(
 @runs_app.command("list")
 def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
     """All runs, oldest first."""
+    from corix.storage import Repository, shown_status
+
     with database(db) as database_:
         rows = Repository(database_).list_runs()
     if as_json:
@@ -438,6 +415,9 @@ def runs_compare(
 ) -> None:
     """Two runs side by side: rates and CoRIx dimensions, the change, and whether the
     intervals overlap. Both are measured under one specification, printed first."""
+    from corix.measurement import compare_rates, compare_trees, measure
+    from corix.storage import Repository
+
     in_force, source = measurement_spec(spec, settling=settling)
     with database(db) as database_:
         repo = Repository(database_)
@@ -488,6 +468,8 @@ def runs_show(
     as_json: JsonOption = False,
 ) -> None:
     """A run's plan, status and counts, its annotation jobs and the reports written of it."""
+    from corix.storage import Repository, annotation_jobs, shown_status, written_reports
+
     with database(db) as database_:
         repo = Repository(database_)
         row = repo.get_run(run)
@@ -530,6 +512,8 @@ def runs_show(
 
 
 def _print_annotation_jobs(jobs: list[AnnotationJobRecord]) -> None:
+    from corix.report import annotator_label, endpoint_text, repeats_text, targets_text
+
     if not jobs:
         console.print("annotation jobs: none", markup=False)
         return
@@ -548,6 +532,8 @@ def _print_annotation_jobs(jobs: list[AnnotationJobRecord]) -> None:
 
 
 def _print_reports(reports: list[WrittenReportRecord]) -> None:
+    from corix.report import settings_text
+
     if not reports:
         console.print("reports: none", markup=False)
         return
@@ -589,6 +575,9 @@ def sessions_list(
 ) -> None:
     """A run's sessions, filtered; violations are the measurement core's settled verdicts
     under the specification in force (printed first)."""
+    from corix.measurement import measure
+    from corix.storage import Repository
+
     in_force, source = measurement_spec(spec, settling=settling)
     with database(db) as database_:
         Repository(database_).get_run(run)
@@ -644,6 +633,8 @@ def sessions_list(
 
 def _check_filters(dialogues: Sequence[MeasuredDialogue], **given: str | None) -> None:
     """A filter value the run cannot hold is a mistake, not an empty table."""
+    from corix.domain import Level
+
     known = {
         "application": {d.application for d in dialogues},
         "scenario": {d.scenario for d in dialogues},
@@ -661,6 +652,9 @@ def sessions_show(
     as_json: JsonOption = False,
 ) -> None:
     """A readable transcript of one session."""
+    from corix.report import render_transcript
+    from corix.storage import Repository
+
     with database(db) as database_:
         repo = Repository(database_)
         record = repo.load_session(session)
@@ -711,6 +705,17 @@ def export_command(
     """Export a run or a series: JSON lines of sessions with turns and provenance, or tables
     of sessions, turns, questionnaire answers, annotation passes, settled labels (with their
     measurement specification) and resolutions."""
+    from corix.measurement import attack_rates, measure, measure_in_chunks
+    from corix.report import (
+        HIT_TABLES,
+        TABLES,
+        export_hit_tables,
+        export_jsonl,
+        export_tables,
+        write_dataset_card,
+    )
+    from corix.storage import Repository, series_runs
+
     if fmt not in EXPORT_FORMATS:
         raise fail(f"unknown format '{fmt}'; known: {', '.join(EXPORT_FORMATS)}")
     if (run is None) == (series is None):
@@ -728,15 +733,19 @@ def export_command(
             raise fail(f"no evaluation series named '{series}' with runs")
         if fmt != "jsonl":
             assert output is not None  # checked above
-            step(console, f"export: measuring {len(run_ids)} run(s), then writing {output}")
             measurement = measure_in_chunks(database_, run_ids)
-            counts = export_tables(
-                repo,
-                measurement,
-                output,
-                parquet=fmt == "parquet",
-                escape_formulas=escape_formulas,
-            )
+            tracker = progress_for(console, "exporting sessions")
+            try:
+                counts = export_tables(
+                    repo,
+                    measurement,
+                    output,
+                    parquet=fmt == "parquet",
+                    escape_formulas=escape_formulas,
+                    progress=tracker,
+                )
+            finally:
+                tracker.close()
             if hit_k is not None:
                 hits = attack_rates(database_, measure(database_, run_ids), k=hit_k)
                 counts |= export_hit_tables(
@@ -754,15 +763,19 @@ def export_command(
                 soft_wrap=True,
             )
             return
-        lines = (line for run_id in run_ids for line in export_jsonl(repo, run_id))
-        if output is None:
-            for line in lines:
-                typer.echo(line)
-            return
-        step(console, f"export: writing {output}")
-        with output.open("w", encoding="utf-8") as handle:
-            count = 0
-            for line in lines:
-                handle.write(line + "\n")
-                count += 1
+        # On standard output the lines are the output: no progress among them.
+        tracker = progress_for(console, "exporting sessions", quiet=output is None)
+        lines = export_jsonl(repo, *run_ids, progress=tracker)
+        try:
+            if output is None:
+                for line in lines:
+                    typer.echo(line)
+                return
+            with output.open("w", encoding="utf-8") as handle:
+                count = 0
+                for line in lines:
+                    handle.write(line + "\n")
+                    count += 1
+        finally:
+            tracker.close()
     console.print(f"wrote {count} sessions to {output}")

@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from corix.cli.common import console, fail, wrapping_table
-from corix.execution import (
-    ExecutorSettings,
-    Plan,
-    PlanFile,
-    RunResult,
-    WaveDecision,
-    build_executor,
-    execute_in_waves,
-)
-from corix.measurement import SequentialDecider, StoppingRule, parse_until, stopping_horizon
-from corix.storage import Database, Repository
+
+if TYPE_CHECKING:
+    from corix.execution import ExecutorSettings, PlanFile, RunResult, WaveDecision
+    from corix.measurement import StoppingRule
+    from corix.storage import Database
+
 
 __all__ = ["run_sequential"]
 
@@ -35,6 +31,10 @@ def run_sequential(
 ) -> RunResult:
     """Run (or resume) a plan in waves under the ``--until`` rule; a resumed sequential run
     without ``--until`` keeps the rule it started with."""
+    from corix.execution import Plan, PlanFile, build_executor, execute_in_waves
+    from corix.measurement import SequentialDecider, StoppingRule
+    from corix.storage import Repository
+
     stored_rule: StoppingRule | None = None
     gates = source.plan.gates if source is not None else {}
     if resume_run is not None:
@@ -75,6 +75,8 @@ def _rule(
     stored: StoppingRule | None,
     gates: dict[str, float],
 ) -> StoppingRule:
+    from corix.measurement import parse_until, stopping_horizon
+
     if not until:
         if stored is None:
             raise fail("this run was not sequential: resume it without --wave, or give --until")

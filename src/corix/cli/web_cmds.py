@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import socket
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
-from sqlalchemy.engine import make_url
 
 from corix.cli.common import (
     DbOption,
@@ -18,17 +17,11 @@ from corix.cli.common import (
     require_terminal,
     wrapping_table,
 )
-from corix.storage import Database
-from corix.web import (
-    Accounts,
-    InputError,
-    Role,
-    ServeConfig,
-    ServiceError,
-    WebSettings,
-    accounts_for,
-    serve,
-)
+from corix.web import Role, WebSettings
+
+if TYPE_CHECKING:
+    from corix.storage import Database
+    from corix.web import Accounts
 
 users_app = typer.Typer(
     rich_markup_mode=None,
@@ -97,6 +90,10 @@ def serve_command(
 ) -> None:
     """Serve the human testbed: tester sessions, questionnaires, annotation, admin."""
     # One key for every process: a form rendered by one process is accepted by another.
+    from sqlalchemy.engine import make_url
+
+    from corix.web import ServeConfig, WebSettings, serve
+
     settings = WebSettings(
         qualification_pass_mark=pass_mark,
         qualification_max_attempts=attempts,
@@ -143,6 +140,8 @@ def users_add(
     db: DbOption = None,
 ) -> None:
     """Create an account (for the first admin; invite everyone else)."""
+    from corix.web import InputError, ServiceError
+
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
     else:
@@ -191,4 +190,6 @@ def users_list(db: DbOption = None) -> None:
 
 
 def _accounts(database_: Database) -> Accounts:
+    from corix.web import WebSettings, accounts_for
+
     return accounts_for(database_, WebSettings())

@@ -30,7 +30,15 @@ from corix.release.pii import PiiDetector, PresidioDetector
 from corix.release.pseudonyms import Pseudonymizer, new_salt, read_salt
 from corix.release.review import Review, read_review, write_review
 from corix.release.scrub import Located, Scrubber
-from corix.report import TABLES, CsvTables, table_rows, write_dataset_card, write_measurement
+from corix.report import (
+    TABLES,
+    UNWATCHED,
+    CsvTables,
+    Progress,
+    table_rows,
+    write_dataset_card,
+    write_measurement,
+)
 from corix.storage import Database, Repository, usernames
 
 __all__ = [
@@ -73,7 +81,12 @@ def review_folder(out: Path) -> Path:
 
 
 def draft_release(
-    db: Database, settings: ReleaseSettings, review_dir: Path, *, salt_file: Path | None
+    db: Database,
+    settings: ReleaseSettings,
+    review_dir: Path,
+    *,
+    salt_file: Path | None,
+    progress: Progress = UNWATCHED,
 ) -> int:
     """Write the review of everything the release would redact; return how many findings."""
     review = review_dir / REVIEW_FILE
@@ -94,7 +107,7 @@ def draft_release(
     repo = Repository(db)
     found = (
         located
-        for table, row in table_rows(repo, measurement)
+        for table, row in table_rows(repo, measurement, progress)
         for located in scrubber.locate(table, row)
     )
     count = write_review(review, found)
@@ -109,7 +122,14 @@ def read_settings(review_dir: Path) -> ReleaseSettings:
     return ReleaseSettings.model_validate_json(path.read_text(encoding="utf-8"))
 
 
-def finalize_release(db: Database, out: Path, review_dir: Path, *, reviewed_by: str) -> Released:
+def finalize_release(
+    db: Database,
+    out: Path,
+    review_dir: Path,
+    *,
+    reviewed_by: str,
+    progress: Progress = UNWATCHED,
+) -> Released:
     """Write the release the reviewed findings describe, whole or not at all."""
     if out.exists() and any(out.iterdir()):
         raise CorixError(f"{out} already holds files: give an empty or new folder")
@@ -124,7 +144,7 @@ def finalize_release(db: Database, out: Path, review_dir: Path, *, reviewed_by: 
     stats = ReleaseStats()
     try:
         with CsvTables(partial) as tables:
-            for table, row in table_rows(Repository(db), measurement):
+            for table, row in table_rows(Repository(db), measurement, progress):
                 chosen = list(_reviewed(scrubber.locate(table, row), review))
                 stats.redactions.update(located.finding.entity for located in chosen)
                 released = scrubber.released(table, row, chosen)

@@ -23,6 +23,7 @@ from corix.report.html import render_html
 from corix.report.json_doc import report_document
 from corix.report.labels import annotator_label
 from corix.report.markdown import render_markdown
+from corix.report.progress import UNWATCHED, Progress
 from corix.report.provenance import endpoint_text, repeats_text, targets_text
 from corix.report.spreadsheet import safe_folder, spreadsheet_safe
 from corix.report.transcripts import render_transcript
@@ -33,7 +34,9 @@ __all__ = [
     "DEFAULT_TREES",
     "HIT_TABLES",
     "TABLES",
+    "UNWATCHED",
     "CsvTables",
+    "Progress",
     "ReportContent",
     "ReportPaths",
     "ReportSettings",

@@ -25,6 +25,7 @@ from typing import Any
 
 from corix.measurement import SettledChunk, SettledChunks
 from corix.report.export_parquet import ParquetTables
+from corix.report.progress import UNWATCHED, Progress
 from corix.report.spreadsheet import spreadsheet_safe
 from corix.storage import (
     Repository,
@@ -67,9 +68,13 @@ Row = dict[str, Any]
 __all__ = ["TABLES", "CsvTables", "Row", "export_tables", "table_rows", "write_measurement"]
 
 
-def table_rows(repo: Repository, measurement: SettledChunks) -> Iterator[tuple[str, Row]]:
-    """``(table, row)`` for every row of the measured runs, streamed."""
+def table_rows(
+    repo: Repository, measurement: SettledChunks, progress: Progress = UNWATCHED
+) -> Iterator[tuple[str, Row]]:
+    """``(table, row)`` for every row of the measured runs, streamed; ``progress`` counts
+    the complete sessions whose record rows are out (settled labels follow them)."""
     names = usernames(repo.db)
+    progress.planned(repo.complete_sessions(measurement.run_ids))
     for run_id in measurement.run_ids:
         records = repo.iter_sessions(run_id, batch_size=_BATCH)
         while batch := list(islice(records, _BATCH)):
@@ -126,6 +131,7 @@ def table_rows(repo: Repository, measurement: SettledChunks) -> Iterator[tuple[s
                             "text": answer.text,
                         },
                     )
+                progress.advance()
             yield from _pass_rows(repo, ids)
     rule, digest = measurement.spec.spec.settling, measurement.spec.digest
     for chunk in measurement.chunks():
@@ -273,13 +279,14 @@ def export_tables(
     *,
     parquet: bool = False,
     escape_formulas: bool = True,
+    progress: Progress = UNWATCHED,
 ) -> dict[str, int]:
     """Write every table as CSV into ``out_dir`` (and as Parquet beside it when ``parquet``,
     never escaped); return the rows written per table."""
     with ExitStack() as stack:
         tables = stack.enter_context(CsvTables(out_dir, escape_formulas=escape_formulas))
         copies = stack.enter_context(ParquetTables(out_dir, TABLES)) if parquet else None
-        for table, row in table_rows(repo, measurement):
+        for table, row in table_rows(repo, measurement, progress):
             tables.write(table, row)
             if copies is not None:
                 copies.write(table, row)

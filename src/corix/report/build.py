@@ -40,6 +40,7 @@ from corix.report.content import (
     TreeSection,
 )
 from corix.report.history import history_tables, related_runs, run_label
+from corix.report.progress import UNWATCHED, Progress
 from corix.report.provenance import annotator_summaries
 from corix.report.sessions import NoteSettling, collect_sessions
 from corix.storage import (
@@ -53,8 +54,11 @@ from corix.storage import (
 )
 
 
-def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportContent:
-    """Everything the report shows about ``run_id`` (which must exist)."""
+def build_report(
+    db: Database, run_id: str, settings: ReportSettings, progress: Progress = UNWATCHED
+) -> ReportContent:
+    """Everything the report shows about ``run_id`` (which must exist); ``progress`` is told
+    when the measurement, then each tree, is done."""
     run = Repository(db).get_run(run_id)
     info = RunInfo(
         id=run.id,
@@ -65,10 +69,13 @@ def build_report(db: Database, run_id: str, settings: ReportSettings) -> ReportC
         finished_at=run.finished_at,
     )
     runs = related_runs(db, run_id, named=settings.compare_runs, limit=settings.history_limit)
-    return _build(db, info, [run_id], settings, runs if len(runs) > 1 else [], series=None)
+    history = runs if len(runs) > 1 else []
+    return _build(db, info, [run_id], settings, history, series=None, progress=progress)
 
 
-def build_series_report(db: Database, series: str, settings: ReportSettings) -> ReportContent:
+def build_series_report(
+    db: Database, series: str, settings: ReportSettings, progress: Progress = UNWATCHED
+) -> ReportContent:
     """One report for an evaluation series: its automated runs and its human sessions,
     measured together (one tree and one defect table, annotator sources side by side)."""
     run_ids = series_runs(db, series)
@@ -85,7 +92,7 @@ def build_series_report(db: Database, series: str, settings: ReportSettings) -> 
         created_at=min(run.created_at for run in runs),
         finished_at=max(finished) if len(finished) == len(runs) else None,
     )
-    return _build(db, info, run_ids, settings, [], series=series)
+    return _build(db, info, run_ids, settings, [], series=series, progress=progress)
 
 
 def _build(
@@ -96,6 +103,7 @@ def _build(
     runs: Sequence[RunRecord],
     *,
     series: str | None,
+    progress: Progress,
 ) -> ReportContent:
     measurement = measure(
         db, run_ids, settings.measurement_spec(), source=settings.measurement_source
@@ -111,6 +119,7 @@ def _build(
             measurement.spec.spec.settling, RiskOrders(schema, measurement.packs)
         ),
     )
+    progress.advance()
 
     # Annotator sources side by side, never pooled: one tree per source, each with every
     # questionnaire answer (a run without labels gets one tree of questionnaires).
@@ -119,6 +128,7 @@ def _build(
     for spec in specs:
         for source in sources:
             trees.append(_tree_section(db, spec, leaves, source, runs, settings))
+        progress.advance()
     packs = measurement.packs
     by_cell = ("harm", "application", "scenario", "level")
     rates = measurement.rates(by=by_cell)

@@ -6,17 +6,22 @@ import json
 from collections.abc import Iterator
 from itertools import islice
 
+from corix.report.progress import UNWATCHED, Progress
 from corix.storage import Repository
 
 _BATCH = 500  # sessions per questionnaire query, well under every backend's parameter limit
 
 
-def export_jsonl(repo: Repository, run_id: str) -> Iterator[str]:
-    """Stream a run's sessions; memory stays flat however large the run is."""
-    sessions = repo.iter_sessions(run_id, batch_size=_BATCH)
-    while batch := list(islice(sessions, _BATCH)):
-        answers = repo.questionnaires([record.id for record in batch])
-        for record in batch:
-            document = record.model_dump(mode="json")
-            document["questionnaire"] = [a.model_dump() for a in answers.get(record.id, [])]
-            yield json.dumps(document, ensure_ascii=False, sort_keys=True)
+def export_jsonl(repo: Repository, *run_ids: str, progress: Progress = UNWATCHED) -> Iterator[str]:
+    """Stream the runs' complete sessions, a line each, counted by ``progress``; memory
+    stays flat however large the runs are."""
+    progress.planned(repo.complete_sessions(run_ids))
+    for run_id in run_ids:
+        sessions = repo.iter_sessions(run_id, batch_size=_BATCH)
+        while batch := list(islice(sessions, _BATCH)):
+            answers = repo.questionnaires([record.id for record in batch])
+            for record in batch:
+                document = record.model_dump(mode="json")
+                document["questionnaire"] = [a.model_dump() for a in answers.get(record.id, [])]
+                yield json.dumps(document, ensure_ascii=False, sort_keys=True)
+                progress.advance()

@@ -14,6 +14,7 @@ from corix.report.content import DEFAULT_TREES, ReportSettings
 from corix.report.html import render_html
 from corix.report.json_doc import report_document
 from corix.report.markdown import render_markdown
+from corix.report.progress import UNWATCHED, Progress
 from corix.report.written import written_settings
 from corix.storage import Database, record_written_report
 
@@ -44,6 +45,7 @@ def write_report(
     measurement_source: str | None = None,
     series: str | None = None,
     hit_k: int | None = None,
+    progress: Progress = UNWATCHED,
 ) -> ReportPaths:
     """Compute the report of ``run_id`` and write it into ``out_dir`` (created if needed).
 
@@ -56,6 +58,7 @@ def write_report(
 
     The report states the settings it was written with, and they are stored with every
     run it covers (``corix runs show`` lists them) once its files are written.
+    ``progress`` counts the report's parts: the measurement, each tree, each file.
     """
     settings = ReportSettings(
         trees=tuple(trees),
@@ -68,10 +71,11 @@ def write_report(
         measurement_source=measurement_source,
         hit_k=hit_k,
     )
+    progress.planned(1 + len(settings.trees) + 3)
     if series is not None:
-        content = build_series_report(db, series, settings)
+        content = build_series_report(db, series, settings, progress)
     else:
-        content = build_report(db, run_id, settings)
+        content = build_report(db, run_id, settings, progress)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = ReportPaths(out_dir / HTML_NAME, out_dir / MARKDOWN_NAME, out_dir / JSON_NAME)
     written = written_settings(
@@ -81,8 +85,11 @@ def write_report(
     )
     content = replace(content, written=written)
     paths.html.write_text(render_html(content), encoding="utf-8")
+    progress.advance()
     paths.markdown.write_text(render_markdown(content), encoding="utf-8")
+    progress.advance()
     document = report_document(content)
     paths.json.write_text(json.dumps(document, ensure_ascii=False, indent=1), encoding="utf-8")
+    progress.advance()
     record_written_report(db, written)
     return paths

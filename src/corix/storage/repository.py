@@ -346,6 +346,16 @@ class Repository:
                 raise NotFoundError(f"no session '{session_id}'")
             return _session_record(row)
 
+    def complete_sessions(self, run_ids: Sequence[str]) -> int:
+        """How many complete sessions ``run_ids`` hold: what an export walks."""
+        with self.db.session() as s:
+            count = s.scalar(
+                select(func.count())
+                .select_from(SessionRow)
+                .where(SessionRow.run_id.in_(list(run_ids)), SessionRow.status == "complete")
+            )
+            return count or 0
+
     def iter_sessions(
         self,
         run_id: str | None = None,

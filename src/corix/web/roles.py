@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from corix.domain import Level
-
 
 class Role(StrEnum):
     """Listed from the least to the most privileged (the order forms and the CLI show)."""
@@ -37,8 +35,6 @@ LEAST_PRIVILEGED = ROLES_BY_PRIVILEGE[0]
 TESTER_ROLES = (Role.RED_TEAMER, Role.FIELD_TESTER)
 # Senior annotators label dialogues too; they also review the passes of others.
 ANNOTATOR_ROLES = (Role.ANNOTATOR, Role.SENIOR_ANNOTATOR)
-
-LEVEL_OF_TESTER = {Role.RED_TEAMER: Level.RED_TEAMING, Role.FIELD_TESTER: Level.FIELD_TESTING}
 
 HOME_OF_ROLE = {
     Role.ADMIN: "/admin",

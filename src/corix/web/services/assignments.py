@@ -19,7 +19,7 @@ from corix.storage.web import series as series_store
 from corix.storage.web.accounts import UserRecord, users_by_id
 from corix.storage.web.assignments import NewAssignment
 from corix.storage.web.series import SeriesRecord
-from corix.web.roles import ANNOTATOR_ROLES, LEVEL_OF_TESTER, Role
+from corix.web.roles import ANNOTATOR_ROLES, Role
 from corix.web.security import new_token
 from corix.web.services.balancing import (
     AssignmentDesign,
@@ -28,6 +28,9 @@ from corix.web.services.balancing import (
 )
 from corix.web.services.briefings import draw_briefing
 from corix.web.services.errors import Conflict, InputError, NotFound
+
+LEVEL_OF_TESTER = {Role.RED_TEAMER: Level.RED_TEAMING, Role.FIELD_TESTER: Level.FIELD_TESTING}
+"""The level a tester's sessions belong to."""
 
 Slot = tuple[int, str]  # application id, scenario
 
