@@ -527,7 +527,11 @@ def runs_show(
         console.print(f"held by {row.lease_holder}", markup=False)
     console.print("stored: " + ", ".join(f"{k} {v}" for k, v in counts.items()), markup=False)
     summary = summary_rows(row.summary)
+    if row.summary.missing_sessions:
+        summary.append(("missing sessions", row.summary.missing_sessions))
     console.print("summary: " + ", ".join(f"{k} {v}" for k, v in summary), markup=False)
+    if row.summary.error is not None:
+        console.print(f"stopped by: {row.summary.error}", markup=False)
     _print_annotation_jobs(jobs)
     _print_reports(reports)
     console.print("plan:", markup=False)

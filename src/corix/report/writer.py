@@ -82,7 +82,7 @@ def write_report(
     content = replace(content, written=written)
     paths.html.write_text(render_html(content), encoding="utf-8")
     paths.markdown.write_text(render_markdown(content), encoding="utf-8")
-    document = report_document(content)
+    document = report_document(content).to_json()
     paths.json.write_text(json.dumps(document, ensure_ascii=False, indent=1), encoding="utf-8")
     record_written_report(db, written)
     return paths
