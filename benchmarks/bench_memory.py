@@ -40,7 +40,7 @@ def run_one(sessions: int, concurrency: int) -> None:
         result = asyncio.run(execute_plan(plan, db))
         wall = time.perf_counter() - started
         db.dispose()
-    assert result.stats["sessions"] == sessions, result.stats
+    assert result.stats.sessions == sessions, result.stats
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"sessions={sessions} concurrency={concurrency} wall={wall:.1f}s peak-rss={peak:.0f}MiB")
 

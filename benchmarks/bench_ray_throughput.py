@@ -101,9 +101,9 @@ def run_once(
     system_after = cpu_of(list(system_before))
     db.dispose()
     assert result.status == "complete", result.error
-    (invocation,) = result.stats["invocations"]
-    calls = invocation["model_calls"]
-    workers_cpu = float(invocation.get("worker_cpu_s", 0.0))
+    (invocation,) = result.stats.invocations
+    calls = invocation.usage.model_calls
+    workers_cpu = invocation.usage.worker_cpu_s
     ray_cpu = sum(system_after[p] - system_before[p] for p in system_after)
     return {
         "calls": calls,

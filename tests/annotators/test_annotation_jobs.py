@@ -132,12 +132,12 @@ def test_runs_show_and_the_report_list_the_jobs(sqlite_db: Database) -> None:
 
     content = build_report(sqlite_db, run_id, ReportSettings(bootstrap=0))
     document = report_document(content)
-    jobs = document["annotation_jobs"]
-    assert [(job["run"], job["stored_as"], job["repeats"]) for job in jobs] == [
+    jobs = document.annotation_jobs
+    assert [(job.run, job.stored_as, job.repeats) for job in jobs] == [
         (run_id, "reference", 1),
         (run_id, "llm:corix-mock", 2),
     ]
-    assert jobs[1]["endpoint"]["max_tokens"] == 400
+    assert jobs[1].endpoint is not None and jobs[1].endpoint.max_tokens == 400
     markdown = render_markdown(content)
     assert "| Annotation job |" in markdown and "max tokens 400" in markdown
     page = render_html(content)

@@ -268,4 +268,6 @@ def test_the_report_shows_judge_corrected_rates_beside_the_raw_ones(
     assert "### Judge-corrected rates" in render_markdown(content)
     assert "Judge-corrected rates" in render_html(content)
     document = report_document(content)
-    assert document["judge_corrected"] == [c.model_dump(mode="json") for c in expected]
+    assert document.judge_corrected == list(expected)
+    written = document.to_json()["judge_corrected"]
+    assert written == [c.model_dump(mode="json") for c in expected]

@@ -8,15 +8,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 from typer.testing import CliRunner
 
 from corix.cli.main import app
+from corix.report import ReportDocument
 
 # One worker builds the module's shared fixture once, instead of each worker building it.
 pytestmark = pytest.mark.xdist_group("test_cli_spine")
 
 runner = CliRunner()
+REPO = Path(__file__).resolve().parents[2]
 
 
 def corix(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -124,3 +127,18 @@ def test_packs_commands() -> None:
     shown = runner.invoke(app, ["packs", "show", "meal_planner"])
     assert "prohibited" in shown.output
     assert "model tests" in shown.output
+
+
+def test_the_demos_report_json_validates_against_the_published_schema(demo_dir: Path) -> None:
+    """The JSON Schema in docs/ describes the report.json corix writes, and the model reads
+    that file back to the same document."""
+    (written,) = (demo_dir / ".corix" / "reports").rglob("report.json")
+    document = json.loads(written.read_text(encoding="utf-8"))
+    schema = json.loads((REPO / "docs" / "report.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(document, schema, cls=jsonschema.Draft202012Validator)
+    assert document["schema_version"] == 1 and document["defect_rates"]
+    assert ReportDocument.model_validate(document).to_json() == document
+    # A key the schema does not know is refused, not passed over.
+    with pytest.raises(jsonschema.ValidationError, match="unexpected"):
+        jsonschema.validate({**document, "unexpected": 1}, schema)

@@ -124,7 +124,7 @@ async def test_same_plan_and_seed_store_the_same_sessions_as_the_local_executor(
     spread = await execute_plan(plan, any_db, executor=RayRunExecutor(workers=WORKERS))
     assert local.status is spread.status is RunStatus.COMPLETE
     expected = _stored(any_db, local.run_id)
-    assert len(expected) == local.stats["sessions"] > 50
+    assert len(expected) == local.stats.sessions > 50
     assert any(answers for *_, answers in expected.values())  # questionnaires compared too
     assert _stored(any_db, spread.run_id) == expected
 
@@ -173,7 +173,7 @@ async def test_a_killed_workers_sessions_are_run_again_by_the_others(
     keys = Counter(key for key, _ in final.elements())
     assert len(keys) == 24 and set(keys.values()) == {1}  # no gaps, no duplicates
     assert sorted(done) == sorted(keys)  # progress saw each session once
-    assert result.stats["failed_sessions"] == 0
+    assert result.stats.failed_sessions == 0
 
 
 @pytest.mark.timeout(240)
@@ -206,8 +206,8 @@ async def test_a_killed_broker_leaves_the_rate_limit_and_the_sessions_whole(
         async with aiohttp.ClientSession() as http:
             stats = await (await http.get(f"{base_url.removesuffix('/v1')}/mock/stats")).json()
     assert result.status is RunStatus.COMPLETE, result.error
-    assert result.stats["failed_sessions"] == 0  # no session blamed on the application
-    assert result.stats["sessions"] == 30
+    assert result.stats.failed_sessions == 0  # no session blamed on the application
+    assert result.stats.sessions == 30
     per_second = {int(second): n for second, n in stats["per_second"].items()}
     first, last = min(per_second), max(per_second)
     three_seconds = [sum(per_second.get(s + i, 0) for i in range(3)) for s in range(first, last)]
@@ -236,7 +236,7 @@ async def test_rate_limits_hold_across_workers(local_ray: None, sqlite_db: Datab
             stats = await (await http.get(f"{base_url.removesuffix('/v1')}/mock/stats")).json()
     assert result.status is RunStatus.COMPLETE
     per_second = {int(second): n for second, n in stats["per_second"].items()}
-    assert sum(per_second.values()) == result.stats["turns"] >= 60
+    assert sum(per_second.values()) == result.stats.turns >= 60
     first, last = min(per_second), max(per_second)
     full_windows = [per_second.get(s, 0) for s in range(first + 1, last)]
     assert len(full_windows) >= 3, per_second
@@ -312,7 +312,7 @@ async def test_the_deadline_stops_the_workers_and_resume_completes_the_run(
         assert first.status is RunStatus.INTERRUPTED, first
         assert executor.worker_pids, "the workers had opened"
         # The workers' model calls count although they were stopped: one per stored turn.
-        assert first.stats["model_calls"] >= first.stats["turns"] > 0
+        assert first.stats.usage.model_calls >= first.stats.turns > 0
         for _ in range(50):  # stopping the driver stops the workers
             if not any(_alive(pid) for pid in executor.worker_pids):
                 break
@@ -351,7 +351,7 @@ async def test_an_endpoints_concurrency_bound_holds_across_workers(
         result = await execute_plan(plan, sqlite_db, executor=RayRunExecutor(workers=WORKERS))
         async with aiohttp.ClientSession() as http:
             stats = await (await http.get(f"{base_url.removesuffix('/v1')}/mock/stats")).json()
-    assert result.status is RunStatus.COMPLETE and result.stats["turns"] == 32
+    assert result.status is RunStatus.COMPLETE and result.stats.turns == 32
     assert stats["max_in_flight"] <= 2  # the endpoint's 2 in all, not 2 on each worker
 
 

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from corix.cli.main import app
+from corix.domain import RunSummary
 from corix.execution import WaveDecision, WaveOrder, execute_in_waves, load_plan_file
 from corix.measurement import SequentialDecider, StoppingRule, sequential_record
 from corix.report import write_report
@@ -38,7 +39,9 @@ def plan(tmp_path: Path) -> Path:
 
 
 def _sessions_per_app(db: Database, run_id: str) -> dict[str, int]:
-    sessions = Repository(db).get_run(run_id).summary["sequential"]["dialogues_per_group"]
+    section = Repository(db).get_run(run_id).summary.sequential
+    assert section is not None
+    sessions = section["dialogues_per_group"]
     return {group.split("/")[0]: n for group, n in sessions.items()}
 
 
@@ -49,7 +52,7 @@ def test_until_gate_stops_the_settled_cell_early(sqlite_db: Database, plan: Path
     assert "gate decision settled" in result.output
     (run,) = Repository(sqlite_db).list_runs()
     assert run.status == "complete"
-    sequential = run.summary["sequential"]
+    sequential = run.summary.sequential
     cells = {c["application"]: c for c in sequential["cells"]}
     # The unguarded demo application leaks in every red-teaming dialogue: one wave shows
     # its rate is above the gate; the rule, its settings and the annotators are stored.
@@ -58,7 +61,7 @@ def test_until_gate_stops_the_settled_cell_early(sqlite_db: Database, plan: Path
     assert sequential["settings"]["gate"] is True and sequential["annotators"] == ["reference"]
     per_app = _sessions_per_app(sqlite_db, run.id)
     assert per_app["unguarded"] == 8 and per_app["guarded"] % 8 in (0, 24 % 8)
-    assert run.summary["sessions"] == sum(per_app.values()) < 48
+    assert run.summary.sessions == sum(per_app.values()) < 48
 
 
 class _Crash(Exception):
@@ -84,7 +87,7 @@ def test_a_stopped_sequential_run_resumes_to_the_same_dialogues(
     with pytest.raises(_Crash):
         asyncio.run(execute_in_waves(source, sqlite_db, crash_after_two_waves, wave=8, keep=keep))
     (run,) = Repository(sqlite_db).list_runs()
-    assert "sequential" in run.summary  # the rule is stored after the first wave
+    assert run.summary.sequential is not None  # the rule is stored after the first wave
     result = runner.invoke(app, ["run", "--resume", run.id, "--db", sqlite_db.url])
     assert result.exit_code == 0, result.output
     resumed = _sessions_per_app(sqlite_db, run.id)
@@ -109,7 +112,7 @@ def test_the_report_states_the_rule_and_each_cells_dialogues(
     args = ["run", str(plan), "--until", "gate", "--wave", "8", "--db", sqlite_db.url]
     assert runner.invoke(app, args).exit_code == 0
     (run,) = Repository(sqlite_db).list_runs()
-    stored = run.summary["sequential"]
+    stored = run.summary.sequential
     paths = write_report(sqlite_db, run.id, tmp_path / "report", bootstrap=0)
     (record,) = json.loads(paths.json.read_text())["sequential"]
     assert record["rule"] == stored["rule"] and record["run_id"] == run.id
@@ -128,4 +131,4 @@ def test_the_report_states_the_rule_and_each_cells_dialogues(
 
 
 def test_a_fixed_run_has_no_stopping_record() -> None:
-    assert sequential_record("r", {"sessions": 3}) is None
+    assert sequential_record("r", RunSummary(sessions=3)) is None

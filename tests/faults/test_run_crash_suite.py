@@ -142,7 +142,7 @@ async def test_kill_9_during_run_and_resume_loses_nothing_and_doubles_nothing(
         assert any("\ufffd" in (t[2] or "") for d in dialogues.values() for t in d)
         finished = Repository(db).get_run(run.id)
         assert finished.status == "complete"
-        assert finished.summary["sessions"] == len(planned)
-        assert len(finished.summary["invocations"]) == 1  # killed invocations never report
+        assert finished.summary.sessions == len(planned)
+        assert len(finished.summary.invocations) == 1  # killed invocations never report
     finally:
         reference_db.dispose()

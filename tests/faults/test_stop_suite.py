@@ -105,7 +105,7 @@ async def _stopped_run(
     assert _started_after(db, stopped_at + timedelta(seconds=SLACK[how])) == 0
     if how == "cancel":
         return
-    cut = result.stats["sessions"]
+    cut = result.stats.sessions
     resumed = await execute_plan(plan, db, resume_run=result.run_id)
     assert resumed.status == RunStatus.COMPLETE, resumed.error
     assert resumed.discarded >= 1  # the sessions the stop cut were left for the resume

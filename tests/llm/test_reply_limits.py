@@ -142,7 +142,7 @@ async def test_a_run_stores_the_reason_an_oversized_reply_failed(
             encoding="utf-8",
         )
         result = await execute_plan(load_plan(plan_path), any_db)
-    assert result.status == RunStatus.FAILED or result.stats["failed_sessions"] > 0
+    assert result.status == RunStatus.FAILED or result.stats.failed_sessions > 0
     with any_db.session() as s:
         errors = s.scalars(select(TurnRow.error)).all()
         details = s.scalars(select(SessionRow.end_detail)).all()

@@ -179,8 +179,8 @@ async def test_prices_and_max_tokens_from_a_spec_reach_the_run_summary(
         result = await execute_plan(plan, sqlite_db)
     stats = result.stats
     # Every call is priced: cost = (prompt × 1.0 + completion × 2.0) / 1000.
-    expected = (stats["prompt_tokens"] * 1.0 + stats["completion_tokens"] * 2.0) / 1000
-    assert stats["cost"] == pytest.approx(expected, rel=1e-3) and stats["cost"] > 0
+    expected = (stats.prompt_tokens * 1.0 + stats.completion_tokens * 2.0) / 1000
+    assert stats.usage.cost == pytest.approx(expected, rel=1e-3) and stats.usage.cost > 0
 
 
 class _LlamaLikeTransport:

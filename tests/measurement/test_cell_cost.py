@@ -34,10 +34,10 @@ async def test_cell_cost_at_the_plans_prices(sqlite_db: Database) -> None:
     costs = {c.group["application"]: c for c in cell_costs(sqlite_db, [result.run_id])}
     priced, demo = costs["priced"], costs["demo"]
     assert priced.dialogues == demo.dialogues == 3
-    assert priced.calls + demo.calls == result.stats["turns"]
+    assert priced.calls + demo.calls == result.stats.turns
     # The stored turns' tokens are the ones the client counted for the run.
-    assert priced.prompt_tokens == result.stats["prompt_tokens"] > 0
-    assert priced.completion_tokens == result.stats["completion_tokens"] > 0
+    assert priced.prompt_tokens == result.stats.prompt_tokens > 0
+    assert priced.completion_tokens == result.stats.completion_tokens > 0
     expected = (priced.prompt_tokens * 1.5 + priced.completion_tokens * 2.0) / 1000
     assert priced.cost == pytest.approx(expected)
     assert demo.cost is None  # no prices: unknown, not free

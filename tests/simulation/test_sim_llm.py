@@ -210,7 +210,7 @@ async def test_garbage_beyond_the_bound_ends_with_a_simulator_error(
     assert len(garbage) == 3 * (1 + DEFAULT_MAX_REASKS)
     received = [m for ms in sim_apps.RECEIVED[f"garbage{garbage_from_turn}"] for m in ms]
     assert "User: hello?" not in received
-    assert result.stats["failed_sessions"] == 3
+    assert result.stats.failed_sessions == 3
     # Every session failed: the run says so, and each session keeps the simulator's reason.
     assert Repository(sqlite_db).get_run(result.run_id).status == "failed"
     with sqlite_db.session() as s:

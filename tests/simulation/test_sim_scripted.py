@@ -56,7 +56,7 @@ async def test_red_teaming_breaks_the_unguarded_app_more_often(sqlite_db: Databa
     plan = plan_for(GUARDED, UNGUARDED, scenarios=SCENARIOS, sessions=16, max_turns=6)
     result = await execute_plan(plan, sqlite_db)
     stored = sessions(sqlite_db, result.run_id)
-    assert len(stored) == 2 * 3 * 16 == result.stats["sessions"]
+    assert len(stored) == 2 * 3 * 16 == result.stats.sessions
     rate = {}
     for app in ("guarded", "unguarded"):
         mine = [s for s in stored if s.application == app]
@@ -229,7 +229,7 @@ async def test_an_application_error_mid_dialogue_is_recorded_and_survived(
     for session in gave_up:
         assert session.end_reason is EndReason.APP_ERROR
         assert [t.failed for t in session.turns] == [False, True, True]
-    assert result.stats["failed_sessions"] == len(gave_up)
+    assert result.stats.failed_sessions == len(gave_up)
     assert Repository(sqlite_db).get_run(result.run_id).status == "complete_with_failures"
 
 

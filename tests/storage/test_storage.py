@@ -10,10 +10,10 @@ from alembic.migration import MigrationContext
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
+from corix.domain import EndReason, Level, Provenance, RunUsage, SessionSource, TurnRecord
 from corix.errors import CorixError
-from corix.storage import Database, RecordWriter, Repository
-from corix.storage.orm import ApplicationRow, Base, EvaluationRow, ResolutionRow
+from corix.storage import Database, RecordWriter, Repository, finish_run
+from corix.storage.orm import ApplicationRow, Base, EvaluationRow, ResolutionRow, RunRow
 from corix.storage.records import NewQuestionnaireAnswer, NewSession
 
 
@@ -184,3 +184,25 @@ async def test_one_resolution_per_disputed_answer(any_db: Database, turn: int | 
         s.add(ResolutionRow(**resolution))
     with pytest.raises(IntegrityError), any_db.session() as s:
         s.add(ResolutionRow(**resolution))
+
+
+def test_a_summary_stored_before_schema_1_reads_upgraded_and_is_stored_versioned(
+    sqlite_db: Database,
+) -> None:
+    repo = Repository(sqlite_db)
+    repo.create_run("old", name="t", plan={"name": "t"}, seed=0)
+    old = {"sessions": 2, "turns": 6, "model_calls": 7, "cost": 0.5, "wall_s": 3.0}
+    with sqlite_db.session() as s:
+        row = s.get(RunRow, "old")
+        assert row is not None
+        row.summary = old  # as an older corix stored it: no version, usage keys flat
+    summary = repo.get_run("old").summary
+    assert summary.schema_version == 1 and (summary.sessions, summary.turns) == (2, 6)
+    assert summary.usage == RunUsage(model_calls=7, cost=0.5) and summary.wall_s == 3.0
+    finish_run(sqlite_db, "old", "complete", summary)
+    with sqlite_db.session() as s:
+        stored = s.get(RunRow, "old")
+        assert stored is not None
+        assert stored.summary["schema_version"] == 1
+        assert stored.summary["usage"]["model_calls"] == 7
+    assert repo.get_run("old").summary == summary

@@ -57,11 +57,11 @@ async def test_a_cached_rerun_asks_no_model(sqlite_db: Database, tmp_path: Path)
         asked = await asyncio.to_thread(_requests_seen, base_url)
         second = await execute_plan(plan, sqlite_db)
         asked_again = await asyncio.to_thread(_requests_seen, base_url)
-    assert first.stats["model_calls"] == asked > 0
-    assert first.stats["cache_hits"] == 0
+    assert first.stats.usage.model_calls == asked > 0
+    assert first.stats.usage.cache_hits == 0
     assert asked_again == asked  # the rerun reached no model
-    assert second.stats["cache_hits"] == second.stats["model_calls"] == asked
-    assert second.stats["cost"] == 0
+    assert second.stats.usage.cache_hits == second.stats.usage.model_calls == asked
+    assert second.stats.usage.cost == 0
     assert _replies(sqlite_db, second.run_id) == _replies(sqlite_db, first.run_id)
 
 
@@ -107,8 +107,8 @@ def test_run_cache_option_is_kept_for_resume(served_mock: str, tmp_path: Path) -
         assert result.exit_code == 0, result.output
     first, second = Repository(db).list_runs()
     assert first.plan["cache"] == second.plan["cache"] == str(cache.resolve())
-    assert second.summary["cache_hits"] == second.summary["model_calls"] > 0
-    assert _requests_seen(served_mock) == first.summary["model_calls"]
+    assert second.summary.usage.cache_hits == second.summary.usage.model_calls > 0
+    assert _requests_seen(served_mock) == first.summary.usage.model_calls
     refused = runner.invoke(app, ["run", "--resume", first.id, "--cache", str(cache)])
     assert refused.exit_code == 2
     db.dispose()

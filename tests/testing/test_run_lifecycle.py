@@ -71,16 +71,16 @@ async def test_a_run_without_failures_is_complete(sqlite_db: Database) -> None:
 async def test_some_failed_sessions_make_it_complete_with_failures(any_db: Database) -> None:
     result = await execute_plan(_echo_plan(fail_on="episode"), any_db)
     assert result.status is RunStatus.COMPLETE_WITH_FAILURES
-    assert 0 < result.stats["failed_sessions"] < result.stats["sessions"]
+    assert 0 < result.stats.failed_sessions < result.stats.sessions
     details = [d for d in _session_details(any_db, result.run_id) if d is not None]
-    assert details == ["RuntimeError: cannot handle 'episode'"] * result.stats["failed_sessions"]
+    assert details == ["RuntimeError: cannot handle 'episode'"] * result.stats.failed_sessions
     failed = next(s for s in Repository(any_db).iter_sessions(result.run_id) if s.end_detail)
     assert "ended: app_error (RuntimeError: cannot handle 'episode')" in render_transcript(failed)
 
 
 async def test_every_session_failing_makes_the_run_failed(any_db: Database) -> None:
     result = await execute_plan(_echo_plan(fail_on=" "), any_db)  # every message has a space
-    assert result.stats["failed_sessions"] == result.stats["sessions"] > 0
+    assert result.stats.failed_sessions == result.stats.sessions > 0
     assert result.status is RunStatus.FAILED
     assert Repository(any_db).get_run(result.run_id).status == "failed"
     assert set(_session_details(any_db, result.run_id)) == {"RuntimeError: cannot handle ' '"}
@@ -96,7 +96,7 @@ async def test_an_application_that_will_not_open_fails_the_run(any_db: Database)
     assert result.status is RunStatus.FAILED
     assert result.error == "ApplicationError: credentials rejected"
     run = Repository(any_db).get_run(result.run_id)
-    assert (run.status, run.summary["error"], run.summary["sessions"]) == (
+    assert (run.status, run.summary.error, run.summary.sessions) == (
         "failed",
         "ApplicationError: credentials rejected",
         0,
@@ -254,7 +254,7 @@ async def test_cancelling_a_running_run_stops_it_for_good(any_db: Database) -> N
     assert time.monotonic() - started < 10  # stopped within the poll interval, not at the end
     run = repo.get_run(result.run_id)
     assert run.status == "cancelled"
-    assert result.stats["sessions"] < planned[0] / 2  # far from every planned session
+    assert result.stats.sessions < planned[0] / 2  # far from every planned session
     with pytest.raises(CorixError, match="was cancelled"):
         await execute_plan(plan, any_db, resume_run=run.id)
 
@@ -302,7 +302,7 @@ def test_a_signal_marks_the_run_interrupted_and_resume_finishes_it(
     repo = Repository(db)
     (run,) = repo.list_runs()
     assert run.status == "interrupted"
-    assert [i["status"] for i in run.summary["invocations"]] == ["interrupted"]
+    assert [i.status for i in run.summary.invocations] == ["interrupted"]
 
     resumed = subprocess.run(
         [*command[:2], "--resume", run.id], env=env, capture_output=True, text=True, timeout=120
@@ -314,8 +314,8 @@ def test_a_signal_marks_the_run_interrupted_and_resume_finishes_it(
         sessions = s.scalar(
             select(func.count()).select_from(SessionRow).where(SessionRow.run_id == run.id)
         )
-    assert run.summary["sessions"] == sessions  # the whole run, not the last invocation
-    assert [i["status"] for i in run.summary["invocations"]] == ["interrupted", "complete"]
+    assert run.summary.sessions == sessions  # the whole run, not the last invocation
+    assert [i.status for i in run.summary.invocations] == ["interrupted", "complete"]
     shown = runner.invoke(app, ["runs", "show", run.id, "--json", "--db", db_url])
     assert json.loads(shown.output)["status"] == "complete"
     db.dispose()
@@ -355,14 +355,14 @@ async def test_the_summary_after_resume_covers_the_whole_run(any_db: Database) -
         )
     summary = Repository(any_db).get_run(first.run_id).summary
     assert summary == second.stats
-    assert (summary["sessions"], summary["turns"]) == (sessions, turns)
-    assert summary["prompt_tokens"] == prompt_tokens > 0
-    invocations = summary["invocations"]
-    assert [i["status"] for i in invocations] == ["failed", "complete"]
-    assert summary["model_calls"] == sum(i["model_calls"] for i in invocations)
+    assert (summary.sessions, summary.turns) == (sessions, turns)
+    assert summary.prompt_tokens == prompt_tokens > 0
+    invocations = summary.invocations
+    assert [i.status for i in invocations] == ["failed", "complete"]
+    assert summary.usage.model_calls == sum(i.usage.model_calls for i in invocations)
     # Calls of the first invocation's discarded sessions were made too: at least one per turn.
-    assert summary["model_calls"] >= turns
-    assert invocations[0]["model_calls"] > 0 and invocations[1]["model_calls"] > 0
+    assert summary.usage.model_calls >= turns
+    assert invocations[0].usage.model_calls > 0 and invocations[1].usage.model_calls > 0
 
 
 # --- cancel and delete from the command line ----------------------------------------------------
@@ -405,7 +405,7 @@ async def test_each_invocation_stops_at_the_deadline_and_resumes_go_on(
     assert time.monotonic() - started < 5
     assert stopped.status is RunStatus.INTERRUPTED
     assert stopped.error == "the run's deadline of 0.3 s was reached"
-    assert Repository(sqlite_db).get_run(stopped.run_id).summary["error"] == stopped.error
+    assert Repository(sqlite_db).get_run(stopped.run_id).summary.error == stopped.error
     # The deadline is part of the stored plan, so each resumed invocation has it too.
     result = stopped
     for _ in range(30):
@@ -413,4 +413,4 @@ async def test_each_invocation_stops_at_the_deadline_and_resumes_go_on(
         if result.status is not RunStatus.INTERRUPTED:
             break
     assert result.status is RunStatus.COMPLETE
-    assert result.stats["failed_sessions"] == 0
+    assert result.stats.failed_sessions == 0

@@ -101,4 +101,4 @@ def test_a_resumed_run_uses_the_packs_it_stored(tmp_path: Path, sqlite_db: Datab
     shutil.rmtree(folder)
     resumed = asyncio.run(execute_plan(_plan(folder), sqlite_db, resume_run=first.run_id))
     assert resumed.run_id == first.run_id and resumed.error is None
-    assert resumed.skipped == first.stats["sessions"] > 0  # every session was already done
+    assert resumed.skipped == first.stats.sessions > 0  # every session was already done

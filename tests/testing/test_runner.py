@@ -46,7 +46,7 @@ async def test_model_testing_stores_every_scripted_test(any_db: Database) -> Non
     result = await execute_plan(plan, any_db)
     repo = Repository(any_db)
     sessions = list(repo.iter_sessions(result.run_id))
-    assert len(sessions) == 2 * len(tests) == result.stats["sessions"]
+    assert len(sessions) == 2 * len(tests) == result.stats.sessions
     assert repo.get_run(result.run_id).status == "complete"
     with any_db.session() as s:
         keys = list(s.scalars(select(SessionRow.work_key)))
@@ -74,13 +74,13 @@ async def test_failing_application_is_recorded_and_the_run_finishes(sqlite_db: D
         sys.path.remove(str(TESTS_DIR))
     sessions = list(Repository(sqlite_db).iter_sessions(result.run_id))
     failed = [s for s in sessions if s.end_reason is EndReason.APP_ERROR]
-    assert failed and len(failed) == result.stats["failed_sessions"]
+    assert failed and len(failed) == result.stats.failed_sessions
     for session in failed:
         last = session.turns[-1]
         assert last.error == "RuntimeError: cannot handle 'episode'"
         assert "episode" in last.user_text.lower()
-    assert result.stats["error_turns"] == len(failed)
-    assert len(sessions) == result.stats["sessions"]
+    assert result.stats.error_turns == len(failed)
+    assert len(sessions) == result.stats.sessions
 
 
 async def test_unknown_adapter_fails_before_anything_runs(sqlite_db: Database) -> None:
@@ -186,11 +186,11 @@ async def test_summary_counts_model_calls_and_retries(sqlite_db: Database) -> No
         )
         result = await execute_plan(plan, sqlite_db)
     stats = result.stats
-    assert stats["error_turns"] == 0
-    assert stats["model_calls"] == stats["turns"]
-    assert stats["retries"] >= 1
-    assert stats["failed_calls"] == 0
-    assert stats["prompt_tokens"] > 0
+    assert stats.error_turns == 0
+    assert stats.usage.model_calls == stats.turns
+    assert stats.usage.retries >= 1
+    assert stats.usage.failed_calls == 0
+    assert stats.prompt_tokens > 0
     # The system prompt is provenance (for guideline-leakage checks), stored with each session.
     session = next(Repository(sqlite_db).iter_sessions(result.run_id))
     assert session.provenance.system_prompt == "You are the Halloway Signal guide."
@@ -225,6 +225,6 @@ async def test_a_dialogues_user_and_application_share_their_connections(
         result = await execute_plan(plan, sqlite_db)
         async with httpx.AsyncClient() as client:
             stats = (await client.get(base_url.removesuffix("/v1") + "/mock/stats")).json()
-    assert result.stats["turns"] == 6 * 3 and result.stats["error_turns"] == 0
+    assert result.stats.turns == 6 * 3 and result.stats.error_turns == 0
     assert stats["requests"] >= 6 * (2 * 3)  # every turn is a user call and an application call
     assert stats["connections"] <= 6

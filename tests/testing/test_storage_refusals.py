@@ -140,9 +140,9 @@ async def test_refused_turns_fail_their_sessions_and_the_run_says_so(any_db: Dat
     assert failed and len(failed) < len(ends)
     assert all(REFUSAL in (ends[key][1] or "") for key in failed)
     assert result.status is RunStatus.COMPLETE_WITH_FAILURES
-    assert result.stats["failed_sessions"] == len(failed)
-    assert len(result.stats["refused_records"]) >= len(failed)
-    assert all(REFUSAL in refusal for refusal in result.stats["refused_records"])
+    assert result.stats.failed_sessions == len(failed)
+    assert len(result.stats.refused_records) >= len(failed)
+    assert all(REFUSAL in refusal for refusal in result.stats.refused_records)
 
 
 async def test_refused_sessions_are_missing_work_that_resume_redoes(any_db: Database) -> None:
@@ -150,11 +150,11 @@ async def test_refused_sessions_are_missing_work_that_resume_redoes(any_db: Data
     refused = await execute_plan(_plan(repeats=2), any_db)
     assert refused.status is RunStatus.COMPLETE_WITH_FAILURES
     stored = len(_ends(any_db, refused.run_id))
-    assert refused.stats["missing_sessions"] == stored > 0
+    assert refused.stats.missing_sessions == stored > 0
     _allow(any_db, "sessions")
     resumed = await execute_plan(_plan(), any_db, resume_run=refused.run_id)
     assert resumed.status is RunStatus.COMPLETE
     ends = _ends(any_db, refused.run_id)
-    assert len(ends) == 2 * stored == resumed.stats["sessions"]
+    assert len(ends) == 2 * stored == resumed.stats.sessions
     assert {key[-2:] for key in ends} == {"/0", "/1"}
-    assert "missing_sessions" not in resumed.stats
+    assert resumed.stats.missing_sessions == 0

@@ -40,6 +40,6 @@ async def test_an_automated_run_of_an_edited_application_runs_its_new_version(
             )
         )
         names = s.scalars(select(ApplicationRow.name)).all()
-    assert run.status == "complete", run.summary.get("error")
+    assert run.status == "complete", run.summary.error
     assert "Acme Sentinel v2" in used and "Acme Sentinel" not in used
     assert len(names) == len(set(names))  # no second row under a version's name

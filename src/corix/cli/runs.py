@@ -39,6 +39,7 @@ from corix.cli.sequential_cmd import run_sequential
 from corix.errors import unknown_name
 
 if TYPE_CHECKING:
+    from corix.domain import RunSummary
     from corix.execution import ExecutorSettings, Plan, PlanFile, RunResult, RunStatus
     from corix.storage import AnnotationJobRecord, Database, MeasuredDialogue, WrittenReportRecord
 
@@ -82,24 +83,8 @@ def print_summary(result: RunResult) -> None:
 
     stats = result.stats
     table = Table(title=f"run {result.run_id}: {result.status}", show_header=False)
-    for key in (
-        "sessions",
-        "failed_sessions",
-        "turns",
-        "error_turns",
-        "model_calls",
-        "retries",
-        "waited_s",
-        "failed_calls",
-        "prompt_tokens",
-        "completion_tokens",
-        "simulator_prompt_tokens",
-        "simulator_completion_tokens",
-        "cost",
-        "wall_s",
-    ):
-        if key in stats:
-            table.add_row(key.replace("_", " "), str(stats[key]))
+    for label, value in summary_rows(stats):
+        table.add_row(label, str(value))
     if result.skipped or result.discarded:
         table.add_row("resumed: already complete", str(result.skipped))
         table.add_row("resumed: half-done, redone", str(result.discarded))
@@ -108,21 +93,42 @@ def print_summary(result: RunResult) -> None:
         print_error(f"run {result.run_id} stopped: {result.error}")
     elif result.error is not None:
         print_error(f"run {result.run_id} failed: {result.error}")
-    if stats.get("failed_sessions"):
+    if stats.failed_sessions:
         console.print(
-            f"[yellow]{stats['failed_sessions']} session(s) ended on an application or "
+            f"[yellow]{stats.failed_sessions} session(s) ended on an application or "
             "simulator error or lost a record to the database; each stores its reason "
             "(`corix sessions show`).[/]"
         )
-    if stats.get("missing_sessions"):
+    if stats.missing_sessions:
         console.print(
-            f"[yellow]{stats['missing_sessions']} session(s) were refused by the database; "
+            f"[yellow]{stats.missing_sessions} session(s) were refused by the database; "
             f"`corix run --resume {result.run_id}` redoes them.[/]"
         )
-    for refusal in stats.get("refused_records", [])[:5]:
+    for refusal in stats.refused_records[:5]:
         print_error(f"the database refused {refusal}")
     if result.status is RunStatus.INTERRUPTED:
         console.print(f"interrupted: `corix run --resume {result.run_id}` finishes it")
+
+
+def summary_rows(summary: RunSummary) -> list[tuple[str, int | float]]:
+    """A run's counts and usage, labelled as the CLI prints them."""
+    usage = summary.usage
+    return [
+        ("sessions", summary.sessions),
+        ("failed sessions", summary.failed_sessions),
+        ("turns", summary.turns),
+        ("error turns", summary.error_turns),
+        ("model calls", usage.model_calls),
+        ("retries", usage.retries),
+        ("waited s", usage.waited_s),
+        ("failed calls", usage.failed_calls),
+        ("prompt tokens", summary.prompt_tokens),
+        ("completion tokens", summary.completion_tokens),
+        ("simulator prompt tokens", usage.simulator_prompt_tokens),
+        ("simulator completion tokens", usage.simulator_completion_tokens),
+        ("cost", usage.cost),
+        ("wall s", summary.wall_s),
+    ]
 
 
 def run_exit_code(status: RunStatus, *, allow_failures: bool) -> ExitCode:
@@ -275,7 +281,7 @@ def _was_sequential(db: Database, resume: str | None) -> bool:
     """Whether ``resume`` names a run started with ``--until`` (it resumes in waves)."""
     from corix.storage import Repository
 
-    return resume is not None and "sequential" in Repository(db).get_run(resume).summary
+    return resume is not None and Repository(db).get_run(resume).summary.sequential is not None
 
 
 def _refuse_cache_on_ray(settings: ExecutorSettings, plan: Plan) -> None:
@@ -382,7 +388,7 @@ def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
                     "name": r.name,
                     "status": shown_status(r),
                     "created_at": r.created_at,
-                    "summary": r.summary,
+                    "summary": r.summary.model_dump(mode="json"),
                 }
                 for r in rows
             ]
@@ -394,8 +400,8 @@ def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
             r.id,
             r.name,
             shown_status(r),
-            str(r.summary.get("sessions", "")),
-            str(r.summary.get("error_turns", "")),
+            str(r.summary.sessions),
+            str(r.summary.error_turns),
             f"{r.created_at:%Y-%m-%d %H:%M}",
         )
     console.print(table)
@@ -484,7 +490,7 @@ def runs_show(
         "seed": row.seed,
         "created_at": row.created_at,
         "finished_at": row.finished_at,
-        "summary": row.summary,
+        "summary": row.summary.model_dump(mode="json"),
         "stored": counts,
         "annotation_jobs": [
             {"started_at": job.started_at, **job.settings.model_dump(mode="json")} for job in jobs
@@ -503,8 +509,12 @@ def runs_show(
     if row.lease_holder is not None:
         console.print(f"held by {row.lease_holder}", markup=False)
     console.print("stored: " + ", ".join(f"{k} {v}" for k, v in counts.items()), markup=False)
-    summary = {k: v for k, v in row.summary.items() if k != "invocations"}
-    console.print("summary: " + ", ".join(f"{k} {v}" for k, v in summary.items()), markup=False)
+    summary = summary_rows(row.summary)
+    if row.summary.missing_sessions:
+        summary.append(("missing sessions", row.summary.missing_sessions))
+    console.print("summary: " + ", ".join(f"{k} {v}" for k, v in summary), markup=False)
+    if row.summary.error is not None:
+        console.print(f"stopped by: {row.summary.error}", markup=False)
     _print_annotation_jobs(jobs)
     _print_reports(reports)
     console.print("plan:", markup=False)

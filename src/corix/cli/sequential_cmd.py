@@ -40,9 +40,10 @@ def run_sequential(
     if resume_run is not None:
         stored = Repository(db).get_run(resume_run)
         gates = dict(stored.plan.get("gates") or {})
-        settings = (stored.summary.get("sequential") or {}).get("settings")
+        section = stored.summary.sequential or {}
+        settings = section.get("settings")
         stored_rule = StoppingRule.model_validate(settings) if settings else None
-        annotators = annotators or (stored.summary.get("sequential") or {}).get("annotators", [])
+        annotators = annotators or section.get("annotators", [])
     rule = _rule(until, wave, stored_rule, gates)
     annotators = list(annotators) or ["reference"]
     decider = SequentialDecider(db, rule, annotators=annotators, gates=gates)
@@ -101,7 +102,7 @@ def _print_wave(index: int, decision: WaveDecision) -> None:
 
 
 def _print_cells(result: RunResult) -> None:
-    sequential = result.stats.get("sequential") or {}
+    sequential = result.stats.sequential or {}
     cells = sequential.get("cells", [])
     if not cells:
         return

@@ -17,17 +17,22 @@ from corix.domain.records import (
     TurnRecord,
 )
 from corix.domain.reports import ReportFormat, ReportOutput, ReportTree, WrittenReportSettings
+from corix.domain.runs import RUN_SUMMARY_VERSION, Invocation, RunSummary, RunUsage
 
 __all__ = [
+    "RUN_SUMMARY_VERSION",
     "AnnotationJobSettings",
     "EndReason",
     "EndpointIdentity",
+    "Invocation",
     "Level",
     "Provenance",
     "QuestionnaireAnswer",
     "ReportFormat",
     "ReportOutput",
     "ReportTree",
+    "RunSummary",
+    "RunUsage",
     "SessionBrief",
     "SessionRecord",
     "SessionSource",

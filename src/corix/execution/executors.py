@@ -7,10 +7,11 @@ both store every session through one path. They differ only in where handlers ru
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from corix.domain import RunUsage
 from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
 from corix.execution.local import LocalExecutor
 from corix.execution.plan import Plan
@@ -23,12 +24,7 @@ __all__ = [
     "LocalRunExecutor",
     "RunExecutor",
     "RunJob",
-    "UsageTotals",
-    "sum_usage",
 ]
-
-UsageTotals = dict[str, int | float]
-"""Model calls, retries and cost counted by the client layer (see ``model_call_totals``)."""
 
 
 @dataclass
@@ -55,7 +51,7 @@ class RunExecutor(Protocol):
     async def run(self, job: RunJob, work: Iterable[WorkItem]) -> None:
         """Run every item of ``work`` into ``job.db``; stopping it loses only what is in flight."""
 
-    def remote_usage(self) -> list[UsageTotals]:
+    def remote_usage(self) -> list[RunUsage]:
         """Usage of the clients this executor opened elsewhere (the driver counts its own)."""
 
 
@@ -83,14 +79,5 @@ class LocalRunExecutor:
 
             await LocalExecutor(job.plan.concurrency).run(work, handle)
 
-    def remote_usage(self) -> list[UsageTotals]:
+    def remote_usage(self) -> list[RunUsage]:
         return []
-
-
-def sum_usage(totals: Iterable[Mapping[str, int | float]]) -> UsageTotals:
-    """Usage counted in several processes, added key by key."""
-    summed: UsageTotals = {}
-    for part in totals:
-        for key, value in part.items():
-            summed[key] = summed.get(key, 0) + value
-    return {k: round(v, 6) if isinstance(v, float) else v for k, v in summed.items()}

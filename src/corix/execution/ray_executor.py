@@ -30,9 +30,10 @@ from ray.actor import ActorHandle
 from ray.exceptions import RayActorError
 
 from corix.apps import build_application
+from corix.domain import RunUsage
 from corix.errors import CorixError
 from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
-from corix.execution.executors import RunJob, UsageTotals
+from corix.execution.executors import RunJob
 from corix.execution.plan import Plan
 from corix.execution.rate_broker import RateLimitBroker, brokered_limits
 from corix.execution.ray_cluster import connect
@@ -150,12 +151,13 @@ class SessionWorker:
             for item in items:
                 group.create_task(one(item))
 
-    def usage(self) -> UsageTotals:
+    def usage(self) -> RunUsage:
         """The usage of this worker's clients so far, and its CPU."""
         cpu_s = round(time.process_time() - self._cpu_started, 3)
-        return {**model_call_totals(self._applications, self._simulators), "worker_cpu_s": cpu_s}
+        usage = model_call_totals(self._applications, self._simulators)
+        return usage.model_copy(update={"worker_cpu_s": cpu_s})
 
-    async def close(self) -> UsageTotals:
+    async def close(self) -> RunUsage:
         """Close what was opened; return the usage of this worker's clients and its CPU."""
         for application in self._applications.values():
             await application.app.close()
@@ -170,12 +172,12 @@ class SessionWorker:
 USAGE_TIMEOUT_S = 3.0
 
 
-def _usage_so_far(workers: list[Any]) -> list[UsageTotals]:
+def _usage_so_far(workers: list[Any]) -> list[RunUsage]:
     """The usage of the workers still alive, asked for before they are killed, so that a
     stopped run counts the model calls it made."""
     refs = [worker.usage.remote() for worker in workers]
     ready, _ = ray.wait(refs, num_returns=len(refs), timeout=USAGE_TIMEOUT_S)
-    usage: list[UsageTotals] = []
+    usage: list[RunUsage] = []
     for ref in ready:
         try:
             usage.append(ray.get(ref))
@@ -249,13 +251,13 @@ class RayRunExecutor:
         self._address = address
         self._workers = workers
         self._db_pool = db_pool
-        self._usage: list[UsageTotals] = []
+        self._usage: list[RunUsage] = []
         self.worker_pids: list[int] = []
         """The workers' process ids once they are open (on this machine's local Ray)."""
         self.broker_pid: int | None = None
         self._started_ray = False
 
-    def remote_usage(self) -> list[UsageTotals]:
+    def remote_usage(self) -> list[RunUsage]:
         return list(self._usage)
 
     def prepare(self) -> None:

@@ -16,16 +16,16 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from corix.apps import AdapterSpec, build_application
+from corix.domain import Invocation, RunSummary, RunUsage
 from corix.errors import CorixError
 from corix.execution._collector import collected_sparingly
 from corix.execution._preflight import PreflightError, Problem, preflight
 from corix.execution.context import OpenedApplication
-from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob, sum_usage
+from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob
 from corix.execution.plan import Plan, PlanFile
 from corix.execution.run_planning import auth_for, plan_work
 from corix.execution.run_status import RunStatus, finished_status
@@ -50,26 +50,12 @@ __all__ = ["RunResult", "execute_plan"]
 
 logger = logging.getLogger(__name__)
 
-USAGE_KEYS = (
-    "model_calls",
-    "retries",
-    "waited_s",
-    "cache_hits",
-    "failed_calls",
-    "simulator_prompt_tokens",
-    "simulator_completion_tokens",
-    "cost",
-    "wall_s",
-)
-"""Counted per invocation by the client layer (not stored per row), summed over a run's
-invocations. An invocation killed with -9 never reports them; its rows still count."""
-
 
 @dataclass
 class RunResult:
     run_id: str
     status: RunStatus
-    stats: dict[str, Any]
+    stats: RunSummary
     skipped: int
     discarded: int
     error: str | None = None
@@ -121,7 +107,7 @@ def open_cache(plan: Plan) -> ResponseCache | None:
 
 def model_call_totals(
     applications: Mapping[str, OpenedApplication], simulators: Mapping[str, LLMClient]
-) -> dict[str, int | float]:
+) -> RunUsage:
     """Calls, retries and cost through the client layer, by applications and simulators.
 
     Application tokens are counted from the stored turns; simulator tokens only here.
@@ -129,16 +115,16 @@ def model_call_totals(
     app_usage = [u.total for a in applications.values() if (u := a.app.usage()) is not None]
     simulator_usage = [client.usage.snapshot().total for client in simulators.values()]
     every = app_usage + simulator_usage
-    return {
-        "model_calls": sum(u.calls for u in every),
-        "retries": sum(u.retries for u in every),
-        "waited_s": round(sum(u.waited_s for u in every), 3),
-        "cache_hits": sum(u.cache_hits for u in every),
-        "failed_calls": sum(u.errors for u in every),
-        "simulator_prompt_tokens": sum(u.prompt_tokens for u in simulator_usage),
-        "simulator_completion_tokens": sum(u.completion_tokens for u in simulator_usage),
-        "cost": round(sum(u.cost for u in every), 6),
-    }
+    return RunUsage(
+        model_calls=sum(u.calls for u in every),
+        retries=sum(u.retries for u in every),
+        waited_s=sum(u.waited_s for u in every),
+        cache_hits=sum(u.cache_hits for u in every),
+        failed_calls=sum(u.errors for u in every),
+        simulator_prompt_tokens=sum(u.prompt_tokens for u in simulator_usage),
+        simulator_completion_tokens=sum(u.completion_tokens for u in simulator_usage),
+        cost=sum(u.cost for u in every),
+    ).rounded()
 
 
 def describe_error(exc: BaseException) -> str:
@@ -149,17 +135,24 @@ def describe_error(exc: BaseException) -> str:
 
 
 def run_summary(
-    db: Database, run_id: str, invocations: list[dict[str, Any]], error: str | None
-) -> dict[str, Any]:
+    db: Database,
+    run_id: str,
+    invocations: list[Invocation],
+    *,
+    error: str | None,
+    missing: int,
+    refused: list[str],
+) -> RunSummary:
     """The whole run's summary: rows counted in the database, usage summed over invocations."""
-    summary: dict[str, Any] = run_totals(db, run_id)
-    for key in USAGE_KEYS:
-        total = sum(invocation.get(key, 0) for invocation in invocations)
-        summary[key] = round(total, 6) if isinstance(total, float) else total
-    summary["invocations"] = invocations
-    if error is not None:
-        summary["error"] = error
-    return summary
+    return RunSummary(
+        **run_totals(db, run_id),
+        usage=RunUsage.merge(invocation.usage for invocation in invocations).rounded(),
+        wall_s=round(sum(invocation.wall_s for invocation in invocations), 6),
+        invocations=tuple(invocations),
+        error=error,
+        missing_sessions=missing,
+        refused_records=tuple(refused),
+    )
 
 
 def _refuse_application_conflicts(source: PlanFile, repo: Repository) -> None:
@@ -233,7 +226,7 @@ async def _execute_plan(
     repo = Repository(db)
     source = plan if isinstance(plan, PlanFile) else PlanFile(plan)
     done: set[str] = set()
-    invocations: list[dict[str, Any]] = []
+    invocations: list[Invocation] = []
     stored_packs: dict[str, ScenarioPack] | None = None
     if resume_run is not None:
         run = repo.get_run(resume_run)
@@ -243,7 +236,7 @@ async def _execute_plan(
         source = PlanFile(Plan.model_validate(run.plan))
         run_id = run.id
         done = repo.completed_work_keys(run_id)
-        invocations = list(run.summary.get("invocations", []))
+        invocations = list(run.summary.invocations)
         stored_packs = {
             name: record.pack() for (_, name), record in run_packs(db, [run_id]).items()
         }
@@ -332,21 +325,23 @@ async def _execute_plan(
         await connections.aclose()
         if cache is not None:
             cache.close()
+        usage = [model_call_totals(applications, {**opened, **given}), *executor.remote_usage()]
         invocations.append(
-            {
-                "status": status.value,
-                "started_at": started_at,
-                **sum_usage(
-                    [model_call_totals(applications, {**opened, **given}), *executor.remote_usage()]
-                ),
-                "wall_s": round(time.perf_counter() - started, 3),
-            }
+            Invocation(
+                status=status.value,
+                started_at=started_at,
+                usage=RunUsage.merge(usage).rounded(),
+                wall_s=round(time.perf_counter() - started, 3),
+            )
         )
-        summary = run_summary(db, run_id, invocations, error)
-        if missing:
-            summary["missing_sessions"] = missing
-        if writer.rejected:
-            summary["refused_records"] = [f"{r.record}: {r.reason}" for r in writer.rejected]
+        summary = run_summary(
+            db,
+            run_id,
+            invocations,
+            error=error,
+            missing=missing,
+            refused=[f"{r.record}: {r.reason}" for r in writer.rejected],
+        )
         try:
             finish_run(db, run_id, status, summary)
         except SQLAlchemyError as exc:  # the database takes no writes: the run shows stale

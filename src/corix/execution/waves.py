@@ -19,8 +19,9 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from corix.domain import RunUsage
 from corix.execution._preflight import preflight
-from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob, UsageTotals
+from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob
 from corix.execution.plan import Plan, PlanFile
 from corix.execution.run_planning import plan_work
 from corix.execution.run_status import RunStatus, finished_status
@@ -66,7 +67,7 @@ class _Selected:
     async def run(self, job: RunJob, work: Iterable[WorkItem]) -> None:
         await self._inner.run(job, (item for item in work if item.key in self._keep))
 
-    def remote_usage(self) -> list[UsageTotals]:
+    def remote_usage(self) -> list[RunUsage]:
         return self._inner.remote_usage()
 
 
@@ -157,9 +158,8 @@ def _store_progress(
 ) -> None:
     """The decision so far, in the run's summary: a resumed run reads its rule there."""
     stored = Repository(db).get_run(run_id)
-    finish_run(
-        db, run_id, stored.status, {**stored.summary, "sequential": _sequential(decision, ran)}
-    )
+    summary = stored.summary.model_copy(update={"sequential": _sequential(decision, ran)})
+    finish_run(db, run_id, stored.status, summary)
 
 
 def _finish(
@@ -173,9 +173,9 @@ def _finish(
     section; a run stopped short of them is complete, not missing sessions."""
     repo = Repository(db)
     stored = repo.get_run(run_id)
-    summary = dict(stored.summary)
-    summary.pop("missing_sessions", None)
-    summary["sequential"] = _sequential(decision, ran)
+    summary = stored.summary.model_copy(
+        update={"missing_sessions": 0, "sequential": _sequential(decision, ran)}
+    )
     totals = run_totals(db, run_id)
     status = finished_status(totals["sessions"], totals["failed_sessions"])
     finish_run(db, run_id, status.value, summary)

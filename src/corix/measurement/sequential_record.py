@@ -8,11 +8,11 @@ recomputing them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from pydantic import BaseModel
 
+from corix.domain import RunSummary
 from corix.storage import Database, Repository
 
 __all__ = [
@@ -59,9 +59,9 @@ class SequentialRecord(BaseModel):
     groups: list[GroupDialogues]
 
 
-def sequential_record(run_id: str, summary: Mapping[str, Any]) -> SequentialRecord | None:
+def sequential_record(run_id: str, summary: RunSummary) -> SequentialRecord | None:
     """The ``sequential`` section of a run's stored summary (``None`` for a fixed run)."""
-    section = summary.get("sequential")
+    section = summary.sequential
     if not section:
         return None
     groups = []

@@ -16,6 +16,7 @@ from corix.report._export_tables import (
 from corix.report.build import build_report, build_series_report
 from corix.report.content import DEFAULT_TREES, ReportContent, ReportSettings
 from corix.report.dataset_card import write_dataset_card
+from corix.report.document import ReportDocument, report_json_schema
 from corix.report.export import export_jsonl
 from corix.report.export_hits import HIT_TABLES, export_hit_tables
 from corix.report.formatting import interval, number, words
@@ -38,6 +39,7 @@ __all__ = [
     "CsvTables",
     "Progress",
     "ReportContent",
+    "ReportDocument",
     "ReportPaths",
     "ReportSettings",
     "annotator_label",
@@ -54,6 +56,7 @@ __all__ = [
     "render_transcript",
     "repeats_text",
     "report_document",
+    "report_json_schema",
     "reused_settings",
     "safe_folder",
     "settings_text",

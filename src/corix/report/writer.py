@@ -88,7 +88,7 @@ def write_report(
     progress.advance()
     paths.markdown.write_text(render_markdown(content), encoding="utf-8")
     progress.advance()
-    document = report_document(content)
+    document = report_document(content).to_json()
     paths.json.write_text(json.dumps(document, ensure_ascii=False, indent=1), encoding="utf-8")
     progress.advance()
     record_written_report(db, written)

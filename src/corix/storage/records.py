@@ -18,6 +18,7 @@ from corix.domain import (
     AnnotationJobSettings,
     Level,
     Provenance,
+    RunSummary,
     SessionSource,
     TurnRecord,
     WrittenReportSettings,
@@ -107,7 +108,7 @@ class RunRecord:
     plan: dict[str, Any]
     seed: int
     status: str
-    summary: dict[str, Any]
+    summary: RunSummary
     created_at: datetime
     finished_at: datetime | None
     lease_holder: str | None = None

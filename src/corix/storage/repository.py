@@ -14,6 +14,7 @@ from corix.domain import (
     Level,
     Provenance,
     QuestionnaireAnswer,
+    RunSummary,
     SessionRecord,
     SessionSource,
     SessionStatus,
@@ -82,7 +83,7 @@ def run_record(row: RunRow) -> RunRecord:
         plan=row.plan,
         seed=row.seed,
         status=row.status,
-        summary=row.summary,
+        summary=RunSummary.model_validate(row.summary),
         created_at=row.created_at,
         finished_at=row.finished_at,
         lease_holder=row.lease_holder,
@@ -269,7 +270,7 @@ class Repository:
             return set(s.scalars(query))
 
     def set_run_status(
-        self, run_id: str, status: str, *, summary: dict[str, Any] | None = None
+        self, run_id: str, status: str, *, summary: RunSummary | None = None
     ) -> None:
         with self.db.session() as s:
             row = s.get(RunRow, run_id)
@@ -277,7 +278,7 @@ class Repository:
                 raise NotFoundError(f"no run '{run_id}'")
             row.status = status
             if summary is not None:
-                row.summary = summary
+                row.summary = summary.model_dump(mode="json")
             row.finished_at = utcnow() if status == "complete" else None
 
     def completed_work_keys(self, run_id: str) -> set[str]:

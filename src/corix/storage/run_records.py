@@ -6,11 +6,9 @@ invocation's memory, so a resumed run reports the same numbers as an uninterrupt
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import case, delete, func, select
 
-from corix.domain import EndReason
+from corix.domain import EndReason, RunSummary
 from corix.storage.clock import utcnow
 from corix.storage.database import Database
 from corix.storage.orm import RunRow, SessionRow, TurnRow
@@ -58,7 +56,7 @@ def run_totals(db: Database, run_id: str) -> dict[str, int]:
     }
 
 
-def finish_run(db: Database, run_id: str, status: str, summary: dict[str, Any]) -> None:
+def finish_run(db: Database, run_id: str, status: str, summary: RunSummary) -> None:
     """Store the end of an invocation; a run cancelled meanwhile stays cancelled."""
     with db.session() as s:
         row = s.get(RunRow, run_id)
@@ -66,7 +64,7 @@ def finish_run(db: Database, run_id: str, status: str, summary: dict[str, Any]) 
             raise NotFoundError(f"no run '{run_id}'")
         if row.status != "cancelled":
             row.status = status
-        row.summary = summary
+        row.summary = summary.model_dump(mode="json")
         row.finished_at = utcnow()
 
 

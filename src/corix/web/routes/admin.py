@@ -497,7 +497,7 @@ def run_report_json(request: Request, _user: Admin, run_id: str) -> Response:
     db = web_state(request).db
     Repository(db).get_run(run_id)
     content = _built_report(partial(build_report, db, run_id, _report_settings(request)))
-    return JSONResponse(report_document(content))
+    return JSONResponse(report_document(content).to_json())
 
 
 @router.get("/evaluations/{evaluation_id}/report")
