@@ -8,6 +8,7 @@ from corix.domain.annotation_jobs import AnnotationJobSettings, EndpointIdentity
 from corix.domain.records import (
     EndReason,
     Level,
+    ModelUsage,
     Provenance,
     QuestionnaireAnswer,
     SessionBrief,
@@ -23,6 +24,7 @@ __all__ = [
     "EndReason",
     "EndpointIdentity",
     "Level",
+    "ModelUsage",
     "Provenance",
     "QuestionnaireAnswer",
     "ReportFormat",

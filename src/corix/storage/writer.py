@@ -30,7 +30,7 @@ from typing import Any
 from sqlalchemy import insert, update
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from corix.domain import EndReason, TurnRecord
+from corix.domain import EndReason, ModelUsage, TurnRecord
 from corix.storage.clock import utcnow
 from corix.storage.database import Database
 from corix.storage.orm import (
@@ -50,6 +50,7 @@ from corix.storage.records import (
     pass_columns,
     questionnaire_columns,
     session_columns,
+    simulator_columns,
     turn_columns,
 )
 from corix.storage.text import marked
@@ -169,7 +170,10 @@ class RecordWriter:
         end_detail: str | None = None,
         first_success_turn: int | None = None,
         ended_at: datetime | None = None,
+        simulator: ModelUsage | None = None,
     ) -> None:
+        """End a session; ``simulator``: the simulated user's model calls (``None``: not
+        recorded)."""
         self._batch.finished.append(
             {
                 "id": session_id,
@@ -178,6 +182,7 @@ class RecordWriter:
                 "end_detail": end_detail,
                 "first_success_turn": first_success_turn,
                 "ended_at": ended_at or utcnow(),
+                **simulator_columns(simulator),
             }
         )
         self._poke()
