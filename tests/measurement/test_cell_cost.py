@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic import command
@@ -24,6 +26,7 @@ from corix.domain import (
 from corix.execution import ApplicationEntry, LevelSettings, Plan, execute_plan
 from corix.llm import EndpointConfig
 from corix.measurement import cell_costs
+from corix.report import write_report
 from corix.storage import (
     Database,
     NewPass,
@@ -198,7 +201,10 @@ async def test_the_migration_fills_what_the_record_tells(any_db: Database) -> No
     assert priced.application.calls == 3
 
 
-def test_a_mock_run_counts_every_source(sqlite_db: Database) -> None:
+def _mock_run(db: Database) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """A run on the mock model (a priced application and the demo one; scripted model
+    testing, and red teaming by an LLM simulated user), judged by the LLM annotator on
+    the mock: its id, the run's stats and the annotation summary."""
     simulator = EndpointConfig(
         base_url="mock", model="corix-mock", price_per_1k_prompt=0.5, price_per_1k_completion=1
     )
@@ -220,30 +226,29 @@ def test_a_mock_run_counts_every_source(sqlite_db: Database) -> None:
             Level.MODEL_TESTING: LevelSettings(sessions=2),
         },
     )
-    result = asyncio.run(execute_plan(plan, sqlite_db))
+    result = asyncio.run(execute_plan(plan, db))
     args = ["annotate", result.run_id, "--annotator", "llm", "--endpoint", "mock"]
     args += ["--categories", "risk_assessment", "--price-prompt", "3", "--price-completion", "4"]
-    annotated = CliRunner().invoke(app, [*args, "--db", sqlite_db.url, "--json"])
+    annotated = CliRunner().invoke(app, [*args, "--db", db.url, "--json"])
     assert annotated.exit_code == 0, annotated.output
-    judged = json.loads(annotated.output)
-    costs = cell_costs(sqlite_db, [result.run_id])
+    return result.run_id, result.stats, json.loads(annotated.output)
+
+
+def test_a_mock_run_counts_every_source(sqlite_db: Database) -> None:
+    run_id, stats, judged = _mock_run(sqlite_db)
+    costs = cell_costs(sqlite_db, [run_id])
     cells = {(c.group["application"], c.group["level"]): c for c in costs}
     priced = cells["priced", "model_testing"]
     assert priced.application.calls == priced.dialogues == 2  # one scripted turn each
-    expected = priced.application.prompt_tokens * 1.5 + priced.application.completion_tokens * 2
-    assert priced.application.cost == pytest.approx(expected / 1000)
+    tokens = (priced.application.prompt_tokens or 0, priced.application.completion_tokens or 0)
+    assert priced.application.cost == pytest.approx((tokens[0] * 1.5 + tokens[1] * 2) / 1000)
     assert priced.simulator.calls == 0 and cells["demo", "model_testing"].application.cost is None
     # The simulated users' tokens are the ones the client counted for the simulator.
     red = [c for c in costs if c.group["level"] == "red_teaming"]
-    assert (
-        sum(c.simulator.prompt_tokens or 0 for c in red)
-        == result.stats["simulator_prompt_tokens"]
-        > 0
-    )
-    assert (
-        sum(c.simulator.completion_tokens or 0 for c in red)
-        == result.stats["simulator_completion_tokens"]
-    )
+    simulated = sum(c.simulator.prompt_tokens or 0 for c in red)
+    assert simulated == stats["simulator_prompt_tokens"] > 0
+    simulated = sum(c.simulator.completion_tokens or 0 for c in red)
+    assert simulated == stats["simulator_completion_tokens"]
     for cell in red:  # a message per turn and the questionnaire, at least
         sim = cell.simulator
         assert sim.calls is not None and cell.application.calls is not None
@@ -255,11 +260,23 @@ def test_a_mock_run_counts_every_source(sqlite_db: Database) -> None:
     assert sum(c.judge.prompt_tokens or 0 for c in costs) == judged["prompt_tokens"]
     judge_cost = (judged["prompt_tokens"] * 3 + judged["completion_tokens"] * 4) / 1000
     assert sum(c.judge.cost or 0 for c in costs) == pytest.approx(judge_cost)
-    shown = CliRunner().invoke(
-        app, ["defects", result.run_id, "--db", sqlite_db.url, "--cost", "--json"]
-    )
+    shown = CliRunner().invoke(app, ["defects", run_id, "--db", sqlite_db.url, "--cost", "--json"])
     assert shown.exit_code == 0, shown.output
     document = json.loads(shown.output)["cost"]
-    assert [c["judge"]["calls"] for c in document] == [c.judge.calls for c in costs]
-    table = CliRunner().invoke(app, ["defects", result.run_id, "--db", sqlite_db.url, "--cost"])
+    assert document == [c.model_dump(mode="json") for c in costs]
+    table = CliRunner().invoke(app, ["defects", run_id, "--db", sqlite_db.url, "--cost"])
     assert table.exit_code == 0 and "simulator calls" in table.output
+
+
+@pytest.mark.slow
+def test_the_report_shows_each_cells_cost(sqlite_db: Database, tmp_path: Path) -> None:
+    run_id, _, _ = _mock_run(sqlite_db)
+    costs = cell_costs(sqlite_db, [run_id])
+    paths = write_report(sqlite_db, run_id, tmp_path, trees=(), bootstrap=0)
+    reported = json.loads(paths.json.read_text(encoding="utf-8"))["cell_costs"]
+    assert reported == [c.model_dump(mode="json") for c in costs]
+    judge = costs[0].judge
+    shown_judge = f"{judge.calls} · {judge.prompt_tokens} + {judge.completion_tokens}"
+    for path in (paths.markdown, paths.html):
+        text = path.read_text(encoding="utf-8")
+        assert "What each cell cost" in text and shown_judge in text

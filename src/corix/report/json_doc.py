@@ -88,6 +88,7 @@ def report_document(content: ReportContent) -> dict[str, Any]:
         "defect_totals": [_rate(rate) for rate in content.defect_totals],
         "hit_at_k": [hit.model_dump(mode="json") for hit in content.hit_rates],
         "sequential": [record.model_dump(mode="json") for record in content.sequential],
+        "cell_costs": [cost.model_dump(mode="json") for cost in content.cell_costs],
         "judge_corrected": [rate.model_dump(mode="json") for rate in content.judge_corrected],
         "harm_packs": {
             harm: {
