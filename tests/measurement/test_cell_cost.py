@@ -92,8 +92,12 @@ async def _store(db: Database) -> str:
                         completion_tokens=completion,
                     ),
                 )
+            # A script's session ends without a simulator's count: none was made.
+            simulated = source is SessionSource.SIMULATED
             usage = ModelUsage(calls=simulator_calls, prompt_tokens=50 * simulator_calls)
-            writer.finish_session(session_id, end_reason=None, simulator=usage)
+            writer.finish_session(
+                session_id, end_reason=None, simulator=usage if simulated else None
+            )
         for session_id, attempts in (("a", 1), ("b", 2), ("c", 1)):
             details = {"attempts": attempts, "prompt_tokens": 400, "completion_tokens": 40}
             writer.add_pass(_pass(session_id, "llm:j", "llm", {"details": details}))

@@ -172,8 +172,8 @@ class RecordWriter:
         ended_at: datetime | None = None,
         simulator: ModelUsage | None = None,
     ) -> None:
-        """End a session; ``simulator``: the simulated user's model calls (``None``: not
-        recorded)."""
+        """End a session; ``simulator``: the simulated user's model calls (``None``: keep
+        what its start stored: none for a script or a person, not recorded otherwise)."""
         self._batch.finished.append(
             {
                 "id": session_id,
@@ -182,7 +182,7 @@ class RecordWriter:
                 "end_detail": end_detail,
                 "first_success_turn": first_success_turn,
                 "ended_at": ended_at or utcnow(),
-                **simulator_columns(simulator),
+                **(simulator_columns(simulator) if simulator is not None else {}),
             }
         )
         self._poke()
@@ -272,8 +272,13 @@ class RecordWriter:
             if batch.answers:
                 db.execute(insert(QuestionnaireResponseRow), batch.answers)
             if batch.finished:
-                # ORM bulk UPDATE by primary key: one executemany, not one statement per row.
-                db.execute(update(SessionRow), [self._as_refused(row) for row in batch.finished])
+                # ORM bulk UPDATE by primary key: one executemany per set of columns (ends
+                # with and without the simulator's calls), not one statement per row.
+                ends: dict[frozenset[str], list[dict[str, Any]]] = {}
+                for row in batch.finished:
+                    ends.setdefault(frozenset(row), []).append(self._as_refused(row))
+                for rows in ends.values():
+                    db.execute(update(SessionRow), rows)
             if batch.passes:
                 # One multi-row INSERT … RETURNING for the whole batch, ids in input order.
                 pass_ids = db.scalars(
