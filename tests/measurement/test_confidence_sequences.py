@@ -28,6 +28,16 @@ def test_first_bets_by_hand() -> None:
     assert tuned[1] == pytest.approx(math.sqrt(2 * math.log(40) / (0.25 * 100)))
 
 
+def test_truncated_bets_by_hand() -> None:
+    # All zeros: the bets are large and truncated at c/(1 − m), c = 3/4, so the capital
+    # against m = 0.1 grows by 1 + 0.75 · 0.1/0.9 a dialogue; (1 − θ)K⁻ reaches 1/α = 20
+    # after ⌈log 40 / log(1 + 0.75 · 0.1/0.9)⌉ = 47 zeros.
+    needed = math.ceil(math.log(40) / math.log1p(0.75 * 0.1 / 0.9))
+    assert needed == 47
+    assert not excludes_ever(np.zeros(needed - 1), 0.1, 0.05)
+    assert excludes_ever(np.zeros(needed), 0.1, 0.05)
+
+
 def test_intervals_shrink_hold_the_mean_and_are_wider_than_wilson() -> None:
     values = np.random.default_rng(0).binomial(1, 0.2, 400).astype(float)
     sequence = betting_confidence_sequence(values, 0.05, checkpoints=[0, 50, 400])

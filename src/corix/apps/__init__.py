@@ -5,6 +5,7 @@ Adapter kinds register in ``ADAPTERS`` (corix's own in :mod:`corix.apps.plugin`)
 
 from corix.apps.base import Application, ApplicationError, AppReply, AppSession
 from corix.apps.check import DEFAULT_PROMPT, CheckReport, check_application
+from corix.apps.options import spec_prices
 from corix.apps.specs import ADAPTERS, AdapterSpec, build_application
 
 __all__ = [
@@ -18,4 +19,5 @@ __all__ = [
     "CheckReport",
     "build_application",
     "check_application",
+    "spec_prices",
 ]

@@ -26,6 +26,7 @@ __all__ = [
     "checked_options",
     "endpoint_config",
     "endpoint_options",
+    "spec_prices",
 ]
 
 
@@ -137,3 +138,20 @@ def _flag(value: Any) -> bool:
     if isinstance(value, bool):
         return value
     return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def spec_prices(spec: str, options: Mapping[str, Any] | None = None) -> tuple[float, float] | None:
+    """The (prompt, completion) prices per 1,000 tokens that an application's spec and
+    plan options give, under either name (a missing one is 0); ``None`` when neither is
+    given: the price is unknown."""
+    given = AdapterSpec.parse(spec, options).options
+    prices = [
+        given.get(current, given.get(old))
+        for old, current in (
+            ("price_prompt", "price_per_1k_prompt"),
+            ("price_completion", "price_per_1k_completion"),
+        )
+    ]
+    if all(price is None or price == "" for price in prices):
+        return None
+    return float(prices[0] or 0), float(prices[1] or 0)

@@ -214,6 +214,16 @@ def annotate_command(
         str | None,
         typer.Option("--key-header", help="Send the key in this header (Azure: api-key)."),
     ] = None,
+    price_prompt: Annotated[
+        float | None,
+        typer.Option(
+            "--price-prompt", min=0, help="Price per 1,000 prompt tokens (for per-cell cost)."
+        ),
+    ] = None,
+    price_completion: Annotated[
+        float | None,
+        typer.Option("--price-completion", min=0, help="Price per 1,000 completion tokens."),
+    ] = None,
     allow_failures: Annotated[
         bool, typer.Option("--allow-failures", help="Exit 0 even when some passes failed.")
     ] = False,
@@ -245,6 +255,8 @@ def annotate_command(
         "key_header": key_header,
         "context_window": context_window,
         "adaptive_concurrency": False if fixed_concurrency else None,
+        "price_per_1k_prompt": price_prompt,
+        "price_per_1k_completion": price_completion,
     }
     config = _endpoint(endpoint, endpoint_url, model, key_env, concurrency, settings)
     spread = executor_settings(executor, ray_address, ray_workers, db_pool)

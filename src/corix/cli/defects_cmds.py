@@ -37,9 +37,9 @@ if TYPE_CHECKING:
         HitRate,
         Measurement,
         MeasurementSpec,
+        SourceCost,
     )
     from corix.storage import Database
-
 
 _GROUPING_KEYS = ("harm", "application", "scenario", "level")
 
@@ -102,8 +102,8 @@ def defects_command(
         bool,
         typer.Option(
             "--cost",
-            help="Also show each cell's dialogues, application calls, tokens and cost (at the "
-            "plan's prices) beside its rate.",
+            help="Also show each cell's dialogues and its application, simulator and judge "
+            "calls, tokens and cost (at the plan's and annotation jobs' prices) beside its rate.",
         ),
     ] = False,
     attempt_unit: Annotated[
@@ -169,7 +169,7 @@ def defects_command(
 
 
 def print_costs(costs: Sequence[CellCost], rates: Sequence[DefectRate]) -> None:
-    """Each cell's usage and cost beside its guardrail-violation rates and intervals."""
+    """Each cell's calls, tokens and cost by source beside its guardrail-violation rates."""
     from corix.measurement import GUARDRAIL_VIOLATION
 
     table = wrapping_table(
@@ -177,11 +177,12 @@ def print_costs(costs: Sequence[CellCost], rates: Sequence[DefectRate]) -> None:
         "scenario",
         "level",
         "dialogues",
-        "app calls",
-        "tokens (prompt / completion)",
-        "cost",
+        "application calls",
+        "simulator calls",
+        "judge calls",
+        "total",
         "violation rate (CI)",
-        title="what each cell cost",
+        title="what each cell cost (calls, prompt + completion tokens, cost)",
     )
     for c in costs:
         shown = [
@@ -193,15 +194,24 @@ def print_costs(costs: Sequence[CellCost], rates: Sequence[DefectRate]) -> None:
         table.add_row(
             *[Text(c.group[k]) for k in ("application", "scenario", "level")],
             str(c.dialogues),
-            str(c.calls),
-            f"{c.prompt_tokens} / {c.completion_tokens}",
-            "—" if c.cost is None else f"{c.cost:.4f}",
+            *(_source(part) for part in (c.application, c.simulator, c.judge, c.total)),
             Text("; ".join(shown) or "—"),
         )
     console.print(table)
     console.print(
-        Text("cost: application tokens at the plan's prices (— where it gives none)", style="dim")
+        Text(
+            "cost at the prices of the run's plan (applications, simulators) and of the "
+            "annotation jobs (judges); — where a price or a count is unknown",
+            style="dim",
+        )
     )
+
+
+def _source(part: SourceCost) -> str:
+    if part.calls is None:
+        return "—"
+    cost = "—" if part.cost is None else f"{part.cost:.4f}"
+    return f"{part.calls}\n{part.prompt_tokens} + {part.completion_tokens}\n{cost}"
 
 
 def print_hit_rates(hits: Sequence[HitRate]) -> None:

@@ -8,6 +8,7 @@ from corix.domain.annotation_jobs import AnnotationJobSettings, EndpointIdentity
 from corix.domain.records import (
     EndReason,
     Level,
+    ModelUsage,
     Provenance,
     QuestionnaireAnswer,
     SessionBrief,
@@ -26,6 +27,7 @@ __all__ = [
     "EndpointIdentity",
     "Invocation",
     "Level",
+    "ModelUsage",
     "Provenance",
     "QuestionnaireAnswer",
     "ReportFormat",

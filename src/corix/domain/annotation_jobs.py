@@ -36,6 +36,10 @@ class EndpointIdentity(BaseModel):
     max_tokens: int | None = None
     temperature: float | None = None
     timeout_s: float
+    price_per_1k_prompt: float | None = None
+    """Prices as the endpoint was given them (``None``: unknown): what a cell's judge
+    calls cost (:mod:`corix.measurement.cell_cost`)."""
+    price_per_1k_completion: float | None = None
 
 
 class AnnotationJobSettings(BaseModel):

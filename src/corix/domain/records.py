@@ -148,6 +148,18 @@ class TurnRecord(BaseModel):
         return self.error is not None
 
 
+class ModelUsage(BaseModel):
+    """The model calls one party to a session made (the simulated user's, a judge's
+    pass's), and the tokens they took: only calls the model answered, none served from
+    a response cache (those cost nothing)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    calls: int = Field(default=0, ge=0)
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+
+
 class QuestionnaireAnswer(BaseModel):
     """One answer to one questionnaire item, numeric (Likert, slider) or text."""
 

@@ -12,7 +12,7 @@ from corix.measurement._stored_leaves import (
     number_text,
 )
 from corix.measurement.bootstrap import Resample, two_stage_resamples
-from corix.measurement.cell_cost import CellCost, cell_costs
+from corix.measurement.cell_cost import CellCost, SourceCost, cell_costs
 from corix.measurement.comparison import ScoreTable, compare_applications, compare_runs
 from corix.measurement.confidence_sequences import BETTING_CS, betting_confidence_sequence
 from corix.measurement.core import (
@@ -148,6 +148,7 @@ __all__ = [
     "SettledChunks",
     "Settlement",
     "SizeRequest",
+    "SourceCost",
     "StoppedCell",
     "StoppingRule",
     "Summarizer",

@@ -8,8 +8,8 @@ whenever it likes.
 corix uses the **hedged betting** confidence sequence for the mean of values in [0, 1]
 of Waudby-Smith & Ramdas (2024), "Estimating means of bounded random variables by
 betting", JRSS-B 86(1):1–27, arXiv 2010.09686, Theorem 3 with the predictable plug-in
-empirical-Bernstein bets of their §3.3 (``c = 1/2``, ``θ = 1/2``). For each candidate
-mean ``m`` two gamblers bet that the mean is above and below ``m``:
+empirical-Bernstein bets of their §3.3 (``θ = 1/2``, truncation ``c = 3/4``). For each
+candidate mean ``m`` two gamblers bet that the mean is above and below ``m``:
 
     K⁺_t(m) = Π_{i≤t} (1 + min(λ_i, c/m) (x_i − m)),
     K⁻_t(m) = Π_{i≤t} (1 − min(λ_i, c/(1 − m)) (x_i − m)),
@@ -41,7 +41,12 @@ __all__ = [
 BETTING_CS = "hedged betting confidence sequence (Waudby-Smith & Ramdas 2024)"
 
 _GRID = 1000
-_C = 0.5
+_C = 0.75
+"""The truncation of the bets, which keeps every factor of the capital at least ``1 − c``:
+any ``c < 1`` keeps the sequence valid (the bets stay predictable), and the paper
+recommends 1/2 or 3/4 (§3.3). The truncation binds where the bets are large, at rates
+near 0 or 1: there 3/4 settles a cell in about two thirds of the dialogues (47 zeros
+exclude 0.1, against 69 with 1/2); where it does not bind, nothing changes."""
 _THETA = 0.5
 
 

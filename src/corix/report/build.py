@@ -15,6 +15,7 @@ from corix.measurement import (
     Measurement,
     TreeSpec,
     attack_rates,
+    cell_costs,
     compare_applications,
     compare_groups,
     compare_views,
@@ -169,6 +170,7 @@ def _build(
         ),
         judge_corrected=tuple(judge_corrected_rates(measurement)),
         sequential=tuple(sequential_records(db, run_ids)),
+        cell_costs=tuple(cell_costs(db, run_ids)),
     )
 
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from corix.assessment import AnnotationSchema, HarmPack
 from corix.domain import WrittenReportSettings
 from corix.measurement import (
+    CellCost,
     CorrectedRate,
     CorrelationMatrix,
     DefectRate,
@@ -167,6 +168,8 @@ class ReportContent:
     judge_corrected: tuple[CorrectedRate, ...] = ()
     """Each machine source's rates beside their correction for its error measured against
     people's labels on the dialogues both labelled (empty without people's labels)."""
+    cell_costs: tuple[CellCost, ...] = ()
+    """Each application × scenario × level's calls, tokens and cost, by source."""
     written: WrittenReportSettings | None = None
     """The settings the report was written with, as stored with its runs (``None`` for
     content shown without being written, e.g. in the web app)."""
@@ -175,3 +178,11 @@ class ReportContent:
     def headline(self) -> str:
         """The specification in force and what settling did, as every output prints it."""
         return f"{self.measurement.headline()}\n{self.settlement.text()}"
+
+    def cell_violation_rates(self, cost: CellCost) -> list[DefectRate]:
+        """The guardrail-violation rates of ``cost``'s cell, to show beside its cost."""
+        return [
+            rate
+            for rate in self.violation_rates
+            if all(rate.group.get(key, value) == value for key, value in cost.group.items())
+        ]

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from corix.assessment import AgreementReport
 from corix.domain import AnnotationJobSettings, ReportOutput, ReportTree
 from corix.measurement import (
+    CellCost,
     CorrectedRate,
     DefectRate,
     HitRate,
@@ -199,6 +200,7 @@ class ReportDocument(_Part):
     defect_totals: list[DefectRate]
     hit_at_k: list[HitRate]
     sequential: list[SequentialRecord]
+    cell_costs: list[CellCost]
     judge_corrected: list[CorrectedRate]
     harm_packs: dict[str, HarmPackPart]
     questionnaire: QuestionnairePart

@@ -7,7 +7,16 @@ from __future__ import annotations
 
 import math
 
+from corix.measurement import CellCost, SourceCost
+
 EMPTY = "—"
+
+COST_COLUMNS = ("Application calls", "Simulator calls", "Judge calls", "Total")
+COST_NOTE = (
+    "Model calls, prompt + completion tokens and cost of each source, at the prices of the "
+    "run's plan (applications, simulated users) and of its annotation jobs (judges); "
+    f"{EMPTY} where a price or a count is unknown."
+)
 
 
 def number(value: float | None, digits: int = 1) -> str:
@@ -61,3 +70,16 @@ def words(identifier: str) -> str:
 def short_id(session_id: str) -> str:
     """The first eight characters: enough to tell a run's sessions apart when reading."""
     return session_id[:8]
+
+
+def cost_parts(cost: CellCost) -> tuple[SourceCost, SourceCost, SourceCost, SourceCost]:
+    """A cell's sources in the order of :data:`COST_COLUMNS`."""
+    return cost.application, cost.simulator, cost.judge, cost.total
+
+
+def source_usage(part: SourceCost) -> str:
+    """``calls · prompt + completion tokens · cost``, with an em dash for what is unknown."""
+    if part.calls is None:
+        return EMPTY
+    cost = EMPTY if part.cost is None else f"{part.cost:.4f}"
+    return f"{part.calls} · {part.prompt_tokens} + {part.completion_tokens} · {cost}"

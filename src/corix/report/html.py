@@ -177,6 +177,7 @@ def _environment() -> Environment:
         signed=formatting.signed,
         words=formatting.words,
         short_id=formatting.short_id,
+        source_usage=formatting.source_usage,
         annotator=annotator_label,
         job_repeats=provenance.repeats_text,
         job_targets=provenance.targets_text,
@@ -197,5 +198,8 @@ def _environment() -> Environment:
         ink_on=colors.ink_on,
         item_label=item_label,
         EMPTY=formatting.EMPTY,
+        COST_COLUMNS=formatting.COST_COLUMNS,
+        COST_NOTE=formatting.COST_NOTE,
+        cost_parts=formatting.cost_parts,
     )
     return env

@@ -104,6 +104,7 @@ def report_document(content: ReportContent) -> ReportDocument:
         defect_totals=list(content.defect_totals),
         hit_at_k=list(content.hit_rates),
         sequential=list(content.sequential),
+        cell_costs=list(content.cell_costs),
         judge_corrected=list(content.judge_corrected),
         harm_packs={
             harm: HarmPackPart(

@@ -12,13 +12,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from corix.measurement import CorrectedRate, DefectRate, HitRate, NodeResult, SequentialRecord
 from corix.report.content import ReportContent, TreeSection
 from corix.report.formatting import (
+    COST_COLUMNS,
+    COST_NOTE,
     EMPTY,
+    cost_parts,
     interval,
     number,
     p_value,
     percent,
     percent_interval,
     signed,
+    source_usage,
     words,
 )
 from corix.report.labels import (
@@ -204,7 +208,32 @@ def _rates_section(content: ReportContent) -> list[str]:
     if content.judge_corrected:
         lines += ["### Judge-corrected rates", "", CORRECTED_NOTE, ""]
         lines += _corrected_table(content.judge_corrected)
-    return lines + _hit_section(content.hit_rates) + _sequential_section(content.sequential)
+    lines += _hit_section(content.hit_rates) + _sequential_section(content.sequential)
+    return lines + _cost_section(content)
+
+
+def _cost_section(content: ReportContent) -> list[str]:
+    if not content.cell_costs:
+        return []
+    lines = ["### What each cell cost", "", COST_NOTE, ""]
+    return lines + _table(
+        ["Application", "Scenario", "Level", "Dialogues", "Violation rate", *COST_COLUMNS],
+        [
+            [
+                md(cost.group["application"]),
+                md(words(cost.group["scenario"])),
+                md(words(cost.group["level"])),
+                str(cost.dialogues),
+                "; ".join(
+                    f"{percent(r.rate, 1)} {percent_interval(r.ci_low, r.ci_high)}"
+                    for r in content.cell_violation_rates(cost)
+                )
+                or EMPTY,
+                *(source_usage(part) for part in cost_parts(cost)),
+            ]
+            for cost in content.cell_costs
+        ],
+    )
 
 
 def _sequential_section(records: Sequence[SequentialRecord]) -> list[str]:

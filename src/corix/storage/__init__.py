@@ -16,7 +16,13 @@ from corix.storage.annotations import (
     pass_keys,
     session_infos,
 )
-from corix.storage.attempts import CellUsage, SessionAttempt, cell_usage, session_attempts
+from corix.storage.attempts import (
+    CallCount,
+    CellUsage,
+    SessionAttempt,
+    cell_usage,
+    session_attempts,
+)
 from corix.storage.clock import as_utc, is_past, utcnow
 from corix.storage.database import Database, DatabaseMissingError, default_url, migrate
 from corix.storage.imported_runs import store_imported_run
@@ -73,6 +79,7 @@ __all__ = [
     "FAILED_END_REASONS",
     "AnnotationJobRecord",
     "AnnotationSink",
+    "CallCount",
     "CellUsage",
     "CollectedRecords",
     "Database",

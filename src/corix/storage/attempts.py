@@ -1,5 +1,5 @@
 """What each session attempted (its persona template or script, its exact prompt), and
-what each cell of a run used (dialogues, application calls, tokens).
+what each cell of a run used (dialogues; application, simulator and judge calls, tokens).
 
 Attacker-style rates group a run's sessions by what was tried: the same persona template
 (or model-testing script) filled with different parameters, or the same prompt repeated.
@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import func, select
 
 from corix.storage.database import Database
-from corix.storage.orm import ApplicationRow, SessionRow, TurnRow
+from corix.storage.orm import AnnotationPassRow, ApplicationRow, SessionRow, TurnRow
 
-__all__ = ["CellUsage", "SessionAttempt", "cell_usage", "session_attempts"]
+__all__ = ["CallCount", "CellUsage", "SessionAttempt", "cell_usage", "session_attempts"]
 
 _IN_CHUNK = 500
 
@@ -51,9 +52,20 @@ def session_attempts(db: Database, session_ids: Sequence[str]) -> dict[str, Sess
 
 
 @dataclass(frozen=True, slots=True)
+class CallCount:
+    """Model calls and the tokens they took."""
+
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
 class CellUsage:
-    """What one run's application × scenario × level used: dialogues, application calls
-    (one per turn, failed ones included) and the tokens the application reported."""
+    """What one run's application × scenario × level used: dialogues; application calls
+    (one per turn, failed ones included) and the tokens the application reported; the
+    simulated users' calls; and each LLM judge's calls on the cell's dialogues. ``None``:
+    not recorded for some of its sessions or passes (stored before corix recorded them)."""
 
     run_id: str
     application: str
@@ -63,16 +75,21 @@ class CellUsage:
     calls: int
     prompt_tokens: int
     completion_tokens: int
+    simulator: CallCount | None
+    judges: dict[str, CallCount | None]
+
+
+_Cell = tuple[str, str, str, str]
 
 
 def cell_usage(db: Database, run_ids: Sequence[str]) -> list[CellUsage]:
-    """Per run × application × scenario × level, counted from the stored turns."""
-    query = (
+    """Per run × application × scenario × level, counted from the stored turns, sessions
+    and annotation passes."""
+    runs = list(run_ids)
+    cell = (SessionRow.run_id, ApplicationRow.name, SessionRow.scenario, SessionRow.level)
+    applications = (
         select(
-            SessionRow.run_id,
-            ApplicationRow.name,
-            SessionRow.scenario,
-            SessionRow.level,
+            *cell,
             func.count(func.distinct(SessionRow.id)),
             func.count(TurnRow.id),
             func.coalesce(func.sum(TurnRow.prompt_tokens), 0),
@@ -80,9 +97,69 @@ def cell_usage(db: Database, run_ids: Sequence[str]) -> list[CellUsage]:
         )
         .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
         .outerjoin(TurnRow, TurnRow.session_id == SessionRow.id)
-        .where(SessionRow.run_id.in_(list(run_ids)))
-        .group_by(SessionRow.run_id, ApplicationRow.name, SessionRow.scenario, SessionRow.level)
-        .order_by(SessionRow.run_id, ApplicationRow.name, SessionRow.scenario, SessionRow.level)
+        .where(SessionRow.run_id.in_(runs))
+        .group_by(*cell)
+        .order_by(*cell)
+    )
+    simulators = (
+        select(
+            *cell,
+            func.count(SessionRow.id) - func.count(SessionRow.simulator_calls),
+            *_sums(
+                SessionRow.simulator_calls,
+                SessionRow.simulator_prompt_tokens,
+                SessionRow.simulator_completion_tokens,
+            ),
+        )
+        .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
+        .where(SessionRow.run_id.in_(runs))
+        .group_by(*cell)
+    )
+    judges = (
+        select(
+            *cell,
+            AnnotationPassRow.annotator,
+            func.count(AnnotationPassRow.id) - func.count(AnnotationPassRow.model_calls),
+            *_sums(
+                AnnotationPassRow.model_calls,
+                AnnotationPassRow.prompt_tokens,
+                AnnotationPassRow.completion_tokens,
+            ),
+        )
+        .join(SessionRow, SessionRow.id == AnnotationPassRow.session_id)
+        .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
+        .where(SessionRow.run_id.in_(runs), AnnotationPassRow.annotator_kind == "llm")
+        .group_by(*cell, AnnotationPassRow.annotator)
     )
     with db.session() as s:
-        return [CellUsage(*(row[:4]), *(int(v) for v in row[4:])) for row in s.execute(query)]
+        simulated = {tuple(row[:4]): _count(*row[4:]) for row in s.execute(simulators)}
+        judged: dict[_Cell, dict[str, CallCount | None]] = {}
+        for row in s.execute(judges):
+            judged.setdefault(tuple(row[:4]), {})[row[4]] = _count(*row[5:])
+        found = []
+        for run_id, application, scenario, level, *counts in s.execute(applications):
+            key = (run_id, application, scenario, level)
+            dialogues, calls, prompt, completion = (int(v) for v in counts)
+            found.append(
+                CellUsage(
+                    run_id,
+                    application,
+                    scenario,
+                    level,
+                    dialogues,
+                    calls,
+                    prompt,
+                    completion,
+                    simulator=simulated[key],
+                    judges=dict(sorted(judged.get(key, {}).items())),
+                )
+            )
+        return found
+
+
+def _sums(*columns: Any) -> list[Any]:
+    return [func.coalesce(func.sum(column), 0) for column in columns]
+
+
+def _count(unrecorded: int, calls: int, prompt: int, completion: int) -> CallCount | None:
+    return None if unrecorded else CallCount(int(calls), int(prompt), int(completion))

@@ -176,6 +176,11 @@ class SessionRow(Base):
     tester_id: Mapped[int | None] = mapped_column(Integer, default=None)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    # The simulated user's model calls (0 where no model played the user); NULL: not
+    # recorded (an imported session, or one stored before corix recorded them).
+    simulator_calls: Mapped[int | None] = mapped_column(Integer, default=None)
+    simulator_prompt_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
+    simulator_completion_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
 
     application: Mapped[ApplicationRow] = relationship(lazy="joined")
     turns: Mapped[list[TurnRow]] = relationship(
@@ -247,6 +252,10 @@ class AnnotationPassRow(Base):
     provenance: Mapped[dict[str, Any]] = mapped_column(default=dict)
     user_id: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # The judge's model calls for this pass (0 for rules and people); NULL: not recorded.
+    model_calls: Mapped[int | None] = mapped_column(Integer, default=None)
+    prompt_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
+    completion_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
 
     answers: Mapped[list[AnnotationAnswerRow]] = relationship(
         cascade="all, delete-orphan", passive_deletes=True

@@ -17,6 +17,7 @@ from typing import Any
 from corix.domain import (
     AnnotationJobSettings,
     Level,
+    ModelUsage,
     Provenance,
     RunSummary,
     SessionSource,
@@ -222,6 +223,20 @@ def session_columns(session: NewSession) -> dict[str, Any]:
         "strategy": session.strategy,
         "started_at": session.started_at,
         "tester_id": session.tester_id,
+        # A simulated session's calls are known when it finishes; an imported one's never.
+        **simulator_columns(None if session.source in _UNKNOWN_SIMULATOR else ModelUsage()),
+    }
+
+
+_UNKNOWN_SIMULATOR = (SessionSource.SIMULATED, SessionSource.IMPORTED)
+
+
+def simulator_columns(usage: ModelUsage | None) -> dict[str, int | None]:
+    """A session's simulator usage as columns (``None``: not recorded)."""
+    return {
+        "simulator_calls": None if usage is None else usage.calls,
+        "simulator_prompt_tokens": None if usage is None else usage.prompt_tokens,
+        "simulator_completion_tokens": None if usage is None else usage.completion_tokens,
     }
 
 
@@ -299,6 +314,26 @@ def _pass_columns(new: NewPass) -> dict[str, Any]:
         "note": new.note,
         "user_id": new.user_id,
         "provenance": new.provenance,
+        **pass_usage_columns(new.annotator_kind, new.provenance),
+    }
+
+
+_PASS_USAGE = ("model_calls", "prompt_tokens", "completion_tokens")
+
+
+def pass_usage_columns(kind: str, provenance: dict[str, Any]) -> dict[str, int | None]:
+    """A pass's model calls and tokens, from the model-call details in its provenance:
+    none for rules and people; a pass answered from the response cache spent nothing;
+    a model's pass without details (an imported one) is not recorded (``None``)."""
+    details = provenance.get("details")
+    if not isinstance(details, dict):
+        return dict.fromkeys(_PASS_USAGE, None if kind == "llm" else 0)
+    if details.get("cached"):
+        return dict.fromkeys(_PASS_USAGE, 0)
+    return {
+        "model_calls": int(details.get("attempts") or 0),
+        "prompt_tokens": int(details.get("prompt_tokens") or 0),
+        "completion_tokens": int(details.get("completion_tokens") or 0),
     }
 
 

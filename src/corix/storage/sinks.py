@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from corix.domain import EndReason, TurnRecord
+from corix.domain import EndReason, ModelUsage, TurnRecord
 from corix.storage.records import NewPass, NewQuestionnaireAnswer, NewSession, StoredConsensus
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ class RecordSink(Protocol):
         end_detail: str | None = None,
         first_success_turn: int | None = None,
         ended_at: datetime | None = None,
+        simulator: ModelUsage | None = None,
     ) -> None: ...
 
 
@@ -78,6 +79,7 @@ class CollectedRecords:
         end_detail: str | None = None,
         first_success_turn: int | None = None,
         ended_at: datetime | None = None,
+        simulator: ModelUsage | None = None,
     ) -> None:
         self.finished.append(
             {
@@ -86,6 +88,7 @@ class CollectedRecords:
                 "end_detail": end_detail,
                 "first_success_turn": first_success_turn,
                 "ended_at": ended_at,
+                "simulator": simulator,
             }
         )
 
@@ -110,6 +113,7 @@ class CollectedRecords:
                 end_detail=end["end_detail"],
                 first_success_turn=end["first_success_turn"],
                 ended_at=end["ended_at"],
+                simulator=end["simulator"],
             )
         for new in self.passes:
             sink.add_pass(new)

@@ -30,7 +30,7 @@ from typing import Any
 from sqlalchemy import insert, update
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from corix.domain import EndReason, TurnRecord
+from corix.domain import EndReason, ModelUsage, TurnRecord
 from corix.storage.clock import utcnow
 from corix.storage.database import Database
 from corix.storage.orm import (
@@ -50,6 +50,7 @@ from corix.storage.records import (
     pass_columns,
     questionnaire_columns,
     session_columns,
+    simulator_columns,
     turn_columns,
 )
 from corix.storage.text import marked
@@ -169,7 +170,10 @@ class RecordWriter:
         end_detail: str | None = None,
         first_success_turn: int | None = None,
         ended_at: datetime | None = None,
+        simulator: ModelUsage | None = None,
     ) -> None:
+        """End a session; ``simulator``: the simulated user's model calls (``None``: keep
+        what its start stored: none for a script or a person, not recorded otherwise)."""
         self._batch.finished.append(
             {
                 "id": session_id,
@@ -178,6 +182,7 @@ class RecordWriter:
                 "end_detail": end_detail,
                 "first_success_turn": first_success_turn,
                 "ended_at": ended_at or utcnow(),
+                **(simulator_columns(simulator) if simulator is not None else {}),
             }
         )
         self._poke()
@@ -267,8 +272,13 @@ class RecordWriter:
             if batch.answers:
                 db.execute(insert(QuestionnaireResponseRow), batch.answers)
             if batch.finished:
-                # ORM bulk UPDATE by primary key: one executemany, not one statement per row.
-                db.execute(update(SessionRow), [self._as_refused(row) for row in batch.finished])
+                # ORM bulk UPDATE by primary key: one executemany per set of columns (ends
+                # with and without the simulator's calls), not one statement per row.
+                ends: dict[frozenset[str], list[dict[str, Any]]] = {}
+                for row in batch.finished:
+                    ends.setdefault(frozenset(row), []).append(self._as_refused(row))
+                for rows in ends.values():
+                    db.execute(update(SessionRow), rows)
             if batch.passes:
                 # One multi-row INSERT … RETURNING for the whole batch, ids in input order.
                 pass_ids = db.scalars(

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from corix.apps import AppReply, AppSession
-from corix.domain import EndReason, Provenance, SessionSource, TurnRecord
+from corix.domain import EndReason, ModelUsage, Provenance, SessionSource, TurnRecord
 from corix.execution import RunContext, WorkItem
 from corix.llm import raise_if_cancelling
 from corix.storage import FAILED_END_REASONS, NewQuestionnaireAnswer, NewSession
@@ -104,9 +104,11 @@ class SessionRecorder:
         *,
         detail: str = "",
         first_success_turn: int | None = None,
+        simulator: ModelUsage | None = None,
     ) -> None:
         """End the session. A failed session always stores why: ``detail``, or else the
-        error of its last failed turn."""
+        error of its last failed turn. ``simulator``: the simulated user's model calls
+        (none when no model played the user)."""
         if end_reason in FAILED_END_REASONS and not detail:
             detail = next((turn.error for turn in reversed(self.turns) if turn.error), "")
         self.ctx.writer.finish_session(
@@ -114,6 +116,7 @@ class SessionRecorder:
             end_reason=end_reason,
             end_detail=detail or None,
             first_success_turn=first_success_turn,
+            simulator=simulator or ModelUsage(),
         )
         if self.ctx.on_session_done is not None:
             self.ctx.on_session_done(self.item)

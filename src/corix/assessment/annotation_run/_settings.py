@@ -47,4 +47,6 @@ def _identity(endpoint: EndpointConfig) -> EndpointIdentity:
         max_tokens=endpoint.max_tokens,
         temperature=endpoint.temperature,
         timeout_s=endpoint.timeout_s,
+        price_per_1k_prompt=endpoint.price_per_1k_prompt,
+        price_per_1k_completion=endpoint.price_per_1k_completion,
     )

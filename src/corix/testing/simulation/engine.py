@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from corix.domain import EndReason, TurnRecord
+from corix.domain import EndReason, ModelUsage, TurnRecord
 from corix.scenarios import PersonaInstance, QuestionnaireItem
 from corix.testing.simulation.progress import TurnOutcome
 from corix.testing.simulation.questionnaire import QuestionnaireValue
@@ -71,6 +71,10 @@ class SimulatedUser(Protocol):
     @property
     def model(self) -> str | None:
         """The model playing the user, if any (provenance)."""
+
+    @property
+    def usage(self) -> ModelUsage:
+        """The model calls made so far, stored with the session (none by rules)."""
 
     async def next_move(self, last_turn: TurnRecord | None, outcome: TurnOutcome | None) -> Move:
         """The opening move (``last_turn`` is ``None``) or the move after ``last_turn``."""

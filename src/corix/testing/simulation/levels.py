@@ -159,7 +159,12 @@ async def run_simulated_session(item: WorkItem, ctx: RunContext) -> None:
                 simulated=True,
                 provenance=answered,
             )
-    recorder.finish(end.reason, detail=end.detail, first_success_turn=tracker.first_success_turn)
+    recorder.finish(
+        end.reason,
+        detail=end.detail,
+        first_success_turn=tracker.first_success_turn,
+        simulator=user.usage,
+    )
 
 
 def _questionnaire(pack: ScenarioPack, level: Level) -> list[QuestionnaireItem]:

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from corix.domain import EndReason, TurnRecord
+from corix.domain import EndReason, ModelUsage, TurnRecord
 from corix.llm import (
     ChatMessage,
     ChatRequest,
@@ -92,6 +92,7 @@ class LLMUser:
         self._last_left_out = 0
         self._copied_cut = 0
         self._meta: dict[str, Any] = {"engine": "llm"}
+        self._usage = ModelUsage()
         strategy = STRATEGIES.get(spec.strategies[0]) if spec.strategies else None
         if strategy is not None:
             self._meta["strategy"] = strategy.name
@@ -108,6 +109,10 @@ class LLMUser:
     @property
     def model(self) -> str:
         return self._client.endpoint.model
+
+    @property
+    def usage(self) -> ModelUsage:
+        return self._usage
 
     async def next_move(self, last_turn: TurnRecord | None, outcome: TurnOutcome | None) -> Move:
         if last_turn is not None:
@@ -254,7 +259,7 @@ class LLMUser:
         response_format: dict[str, Any] | None = None,
         max_tokens: int | None = None,
     ) -> ChatResponse:
-        return await self._client.chat(
+        response = await self._client.chat(
             ChatRequest(
                 messages=self._fitted(messages),
                 temperature=self._temperature,
@@ -263,3 +268,10 @@ class LLMUser:
                 response_format=response_format,
             )
         )
+        if not response.cached:  # a reply from the cache cost nothing
+            self._usage = ModelUsage(
+                calls=self._usage.calls + 1,
+                prompt_tokens=self._usage.prompt_tokens + response.prompt_tokens,
+                completion_tokens=self._usage.completion_tokens + response.completion_tokens,
+            )
+        return response

@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from corix.domain import EndReason, Level, TurnRecord
+from corix.domain import EndReason, Level, ModelUsage, TurnRecord
 from corix.scenarios import QuestionnaireItem
 from corix.testing.simulation.engine import Move, Say, SimulationSpec, Stop
 from corix.testing.simulation.phrasing import TalkingPoints
@@ -59,6 +59,7 @@ class ScriptedUser:
 
     respondent = "simulated:scripted"
     model: str | None = None
+    usage = ModelUsage()
 
     def __init__(
         self,
