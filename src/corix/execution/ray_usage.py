@@ -1,0 +1,70 @@
+"""The model calls of Ray workers as they happen, so that a worker's death does not lose them.
+
+The driver keeps one call open per worker (``SessionWorker.usage_after``) that returns the
+worker's usage as soon as more model calls have finished than the driver last saw, and
+asks again. A worker that dies leaves its last report standing: the run's counts miss only
+the calls it finished in its last ``USAGE_STEP_S`` and those it had in flight (whose
+answers it never received), at most its share of the bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import ray
+from ray.exceptions import RayError
+
+from corix.execution.executors import UsageTotals
+
+__all__ = ["USAGE_STEP_S", "USAGE_TIMEOUT_S", "UsageWatch"]
+
+USAGE_STEP_S = 0.1
+"""How often a worker looks whether model calls finished, to tell the driver."""
+
+USAGE_TIMEOUT_S = 3.0
+"""How long a stopped run waits for its live workers' last reports."""
+
+
+class UsageWatch:
+    """The latest usage each worker reported, kept up to date while the run goes on."""
+
+    def __init__(self, workers: list[Any]) -> None:
+        self._workers = workers
+        self._latest: dict[int, UsageTotals] = {}
+        self._tasks = [
+            asyncio.ensure_future(self._follow(index, worker))
+            for index, worker in enumerate(workers)
+        ]
+
+    async def _follow(self, index: int, worker: Any) -> None:
+        calls = 0
+        while True:
+            try:
+                usage: UsageTotals = await worker.usage_after.remote(calls)
+            except RayError:
+                return  # the worker is gone: its last report stands
+            self._latest[index] = usage
+            calls = int(usage["model_calls"])
+
+    def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+
+    def final(self, index: int, usage: UsageTotals) -> None:
+        """A worker's closing report, which counts everything it did."""
+        self._latest[index] = usage
+
+    def ask_live(self, alive: list[int]) -> None:
+        """Ask the workers in ``alive`` for their usage now (a stopped run, before they are
+        killed), waiting at most ``USAGE_TIMEOUT_S``."""
+        refs = {self._workers[index].usage.remote(): index for index in alive}
+        ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=USAGE_TIMEOUT_S)
+        for ref in ready:
+            try:
+                self._latest[refs[ref]] = ray.get(ref)
+            except RayError:
+                continue  # died meanwhile: its last report stands
+
+    def totals(self) -> list[UsageTotals]:
+        return list(self._latest.values())
