@@ -182,9 +182,9 @@ async def test_a_killed_workers_sessions_are_run_again_by_the_others(
     assert sorted(done) == sorted(keys)  # progress saw each session once
     assert result.stats["failed_sessions"] == 0
     # The dead worker's calls count: only those it had in flight (its 2 slots) and those
-    # it finished in its last tenth of a second (at most 2 at 150 ms each) can be missing,
-    # not the dozen and more it made before it died.
-    assert received - 4 <= result.stats["model_calls"] <= received
+    # it finished since its last report (a tenth of a second, longer on a loaded machine;
+    # each call takes 150 ms) can be missing, not the 15 and more it made before it died.
+    assert received - 6 <= result.stats["model_calls"] <= received
 
 
 @pytest.mark.timeout(240)
