@@ -179,7 +179,7 @@ def main() -> None:
         )
         connect(None, num_cpus=2)  # a local Ray of corix's own, whatever RAY_ADDRESS says
         try:
-            runs = {"local": LocalRunExecutor()}
+            runs: dict[str, RunExecutor] = {"local": LocalRunExecutor()}
             runs.update({f"ray x{n}": RayRunExecutor(workers=n) for n in (1, 2)})
             with tempfile.TemporaryDirectory() as tmp:
                 local = (0.0, 0.0)
