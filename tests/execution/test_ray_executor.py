@@ -31,6 +31,7 @@ from corix.execution.ray_executor import (
     split_bound,
     worker_pool,
 )
+from corix.execution.ray_usage import usage_step
 from corix.execution.run_status import RunStatus
 from corix.llm import EndpointConfig
 from corix.llm.mock_server import MockServerConfig, running_mock_server
@@ -65,6 +66,11 @@ def test_the_bound_is_split_without_going_over() -> None:
     assert split_bound(8, 2) == [4, 4]
     assert split_bound(7, 3) == [3, 2, 2]
     assert split_bound(1, 4) == [1]  # never an empty share: fewer workers
+
+
+def test_workers_report_their_calls_less_often_the_more_there_are() -> None:
+    assert usage_step(2) == 0.1
+    assert usage_step(800) == 4.0  # the driver takes 200 reports a second in all
 
 
 def test_the_connection_budget_is_split_between_workers() -> None:

@@ -37,7 +37,7 @@ from corix.execution.plan import Plan
 from corix.execution.rate_broker import RateLimitBroker, brokered_limits
 from corix.execution.ray_cluster import connect
 from corix.execution.ray_dispatch import dispatch_chunks
-from corix.execution.ray_usage import USAGE_STEP_S, UsageWatch
+from corix.execution.ray_usage import UsageWatch
 from corix.execution.run_planning import auth_for
 from corix.execution.runner import model_call_totals
 from corix.execution.simulators import open_simulators
@@ -156,14 +156,14 @@ class SessionWorker:
         cpu_s = round(time.process_time() - self._cpu_started, 3)
         return {**model_call_totals(self._applications, self._simulators), "worker_cpu_s": cpu_s}
 
-    async def usage_after(self, calls: int) -> UsageTotals:
-        """The usage so far, once more than ``calls`` model calls have finished (see
-        :class:`~corix.execution.ray_usage.UsageWatch`)."""
+    async def usage_after(self, calls: int, step_s: float) -> UsageTotals:
+        """The usage so far, once more than ``calls`` model calls have finished, looking
+        every ``step_s`` seconds (see :class:`~corix.execution.ray_usage.UsageWatch`)."""
         while True:
             usage = self.usage()
             if usage["model_calls"] > calls:
                 return usage
-            await asyncio.sleep(USAGE_STEP_S)
+            await asyncio.sleep(step_s)
 
     async def close(self) -> UsageTotals:
         """Close what was opened; return the usage of this worker's clients and its CPU."""
