@@ -334,7 +334,7 @@ class RayRunExecutor:
             if watch is not None:
                 watch.stop()
                 if not closed:  # stopped early (deadline, cancel, a failure): ask what ran
-                    watch.ask_live(list(range(len(workers))))
+                    watch.ask_now()
                 self._usage = watch.totals()
             for actor in [*workers, broker]:
                 ray.kill(actor)  # a dead actor is killed quietly

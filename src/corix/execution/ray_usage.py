@@ -66,10 +66,10 @@ class UsageWatch:
         """A worker's closing report, which counts everything it did."""
         self._latest[index] = usage
 
-    def ask_live(self, alive: list[int]) -> None:
-        """Ask the workers in ``alive`` for their usage now (a stopped run, before they are
-        killed), waiting at most ``USAGE_TIMEOUT_S``."""
-        refs = {self._workers[index].usage.remote(): index for index in alive}
+    def ask_now(self) -> None:
+        """Ask every worker for its usage now (a stopped run, before they are killed),
+        waiting at most ``USAGE_TIMEOUT_S``; a dead one's last report stands."""
+        refs = {worker.usage.remote(): index for index, worker in enumerate(self._workers)}
         ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=USAGE_TIMEOUT_S)
         for ref in ready:
             try:
