@@ -1,6 +1,8 @@
-"""Throughput at zero latency (CPU-bound): the local executor against Ray with 1 and 2 workers.
+"""Throughput at zero latency (CPU-bound), or slots kept busy at a latency: the local
+executor against Ray with 1 and 2 workers.
 
     python benchmarks/bench_ray_throughput.py --sessions 1000 --turns 3 --concurrency 64
+    python benchmarks/bench_ray_throughput.py --sessions 300 --concurrency 32 --latency-ms 200
 
 The same plan as ``bench_simulated_users.py`` (red-teaming sessions played by the LLM
 engine; the simulated user and the application are both the mock server, in another
@@ -14,15 +16,24 @@ shared by corix and the mock server, so the figures split the CPU seconds of eac
 * the mock server.
 
 corix's own CPU per model call is the figure that must not grow with Ray.
+
+With ``--latency-ms`` (each endpoint then held at ``--concurrency``, not ramped up
+adaptively) the figure is how many of the plan's ``concurrency`` slots hold a request:
+each second's requests times the latency (Little's law) at the mock server, the median
+over the run's whole seconds but its first and last, and the mean over every second with
+a request (start and drain included). It equals the bound when no slot waits for work.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import statistics
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 import ray
@@ -38,21 +49,29 @@ from corix.llm import EndpointConfig
 from corix.storage import Database
 
 
-def bench_plan(base_url: str, sessions: int, turns: int, concurrency: int) -> Plan:
+def bench_plan(
+    base_url: str, sessions: int, turns: int, concurrency: int, *, fixed: bool = False
+) -> Plan:
+    """The plan; ``fixed`` holds each endpoint at ``concurrency`` (no adaptive ramp), so
+    that slots left empty are the executor's."""
     simulated = LevelSettings(
         sessions=sessions,
         max_turns=turns,
         engine="llm",
         simulator=EndpointConfig(
-            base_url=base_url, model="corix-mock", max_concurrency=concurrency
+            base_url=base_url,
+            model="corix-mock",
+            max_concurrency=concurrency,
+            adaptive_concurrency=not fixed,
         ),
     )
+    options = f"model=corix-mock&max_concurrency={concurrency}&max_retries=0"
     return Plan(
         name="bench-ray",
         applications=[
             ApplicationEntry(
                 name="mock-app",
-                spec=f"openai:{base_url}?model=corix-mock&max_concurrency={concurrency}&max_retries=0",
+                spec=f"openai:{base_url}?{options}&adaptive_concurrency={str(not fixed).lower()}",
             )
         ],
         scenarios=["tv_spoilers"],
@@ -88,10 +107,36 @@ def cpu_of(pids: list[int]) -> dict[int, float]:
     return seconds
 
 
+def requests_per_second(base_url: str) -> dict[int, int]:
+    """The mock server's requests by whole second since it started."""
+    with urllib.request.urlopen(f"{base_url.removesuffix('/v1')}/mock/stats") as response:
+        stats = json.load(response)
+    return {int(second): count for second, count in stats["per_second"].items()}
+
+
+def in_flight(
+    before: dict[int, int], after: dict[int, int], latency_s: float
+) -> tuple[float, float]:
+    """Requests in flight (each second's requests times the latency): the median over the
+    run's steady part (its whole seconds but the first and the last), and the mean over
+    every second with a request (start and drain included)."""
+    seconds = sorted(s for s in after if after[s] > before.get(s, 0))
+    load = {s: (after[s] - before.get(s, 0)) * latency_s for s in seconds}
+    interior = seconds[1:-1] or seconds
+    return statistics.median(load[s] for s in interior), statistics.fmean(load.values())
+
+
 def run_once(
-    name: str, executor: RunExecutor, plan: Plan, workdir: Path, server_pid: int
+    name: str,
+    executor: RunExecutor,
+    plan: Plan,
+    workdir: Path,
+    server: tuple[str, int],
+    latency_s: float,
 ) -> dict[str, float]:
+    base_url, server_pid = server
     db = Database(f"sqlite:///{workdir / f'{name}.db'}")
+    per_second = requests_per_second(base_url)
     system_before = cpu_of(ray_system_pids())
     server0, cpu0, wall0 = process_cpu_s(server_pid), time.process_time(), time.perf_counter()
     result = asyncio.run(execute_plan(plan, db, executor=executor))
@@ -99,6 +144,7 @@ def run_once(
     driver_cpu = time.process_time() - cpu0
     server_cpu = process_cpu_s(server_pid) - server0
     system_after = cpu_of(list(system_before))
+    steady, overall = in_flight(per_second, requests_per_second(base_url), latency_s)
     db.dispose()
     assert result.status == "complete", result.error
     (invocation,) = result.stats.invocations
@@ -114,6 +160,8 @@ def run_once(
         "workers_cpu_s": workers_cpu,
         "ray_cpu_s": ray_cpu,
         "server_cpu_s": server_cpu,
+        "in_flight": steady,
+        "in_flight_overall": overall,
     }
 
 
@@ -122,22 +170,37 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--latency-ms", type=float, default=0.0)
     args = parser.parse_args()
-    with mock_server_with_pid(latency_ms=0.0) as (base_url, server_pid):
-        plan = bench_plan(base_url, args.sessions, args.turns, args.concurrency)
+    latency_s = args.latency_ms / 1000
+    with mock_server_with_pid(latency_ms=args.latency_ms) as (base_url, server_pid):
+        plan = bench_plan(
+            base_url, args.sessions, args.turns, args.concurrency, fixed=latency_s > 0
+        )
         connect(None, num_cpus=2)  # a local Ray of corix's own, whatever RAY_ADDRESS says
         try:
-            runs = {"local": LocalRunExecutor()}
+            runs: dict[str, RunExecutor] = {"local": LocalRunExecutor()}
             runs.update({f"ray x{n}": RayRunExecutor(workers=n) for n in (1, 2)})
             with tempfile.TemporaryDirectory() as tmp:
+                local = (0.0, 0.0)
                 for name, executor in runs.items():
-                    f = run_once(name, executor, plan, Path(tmp), server_pid)
+                    server = (base_url, server_pid)
+                    f = run_once(name, executor, plan, Path(tmp), server, latency_s)
+                    local = local if local[0] else (f["in_flight"], f["in_flight_overall"])
+                    slots = (
+                        f" in flight={f['in_flight']:.1f} of {args.concurrency} "
+                        f"({f['in_flight'] / local[0]:.2f}x local), "
+                        f"{f['in_flight_overall']:.1f} counting start and drain "
+                        f"({f['in_flight_overall'] / local[1]:.2f}x local)"
+                        if latency_s
+                        else ""
+                    )
                     print(
                         f"{name:8} calls={f['calls']} wall={f['wall_s']:.2f}s "
                         f"throughput={f['calls_per_s']:.0f} calls/s "
                         f"corix cpu/call={f['corix_cpu_ms_per_call']:.2f}ms "
                         f"(driver {f['driver_cpu_s']:.1f}s + workers {f['workers_cpu_s']:.1f}s) "
-                        f"ray {f['ray_cpu_s']:.1f}s mock server {f['server_cpu_s']:.1f}s",
+                        f"ray {f['ray_cpu_s']:.1f}s mock server {f['server_cpu_s']:.1f}s{slots}",
                         flush=True,
                     )
         finally:

@@ -31,6 +31,7 @@ from corix.execution.ray_executor import (
     split_bound,
     worker_pool,
 )
+from corix.execution.ray_usage import usage_step
 from corix.execution.run_status import RunStatus
 from corix.llm import EndpointConfig
 from corix.llm.mock_server import MockServerConfig, running_mock_server
@@ -65,6 +66,11 @@ def test_the_bound_is_split_without_going_over() -> None:
     assert split_bound(8, 2) == [4, 4]
     assert split_bound(7, 3) == [3, 2, 2]
     assert split_bound(1, 4) == [1]  # never an empty share: fewer workers
+
+
+def test_workers_report_their_calls_less_often_the_more_there_are() -> None:
+    assert usage_step(2) == 0.1
+    assert usage_step(800) == 4.0  # the driver takes 200 reports a second in all
 
 
 def test_the_connection_budget_is_split_between_workers() -> None:
@@ -150,6 +156,12 @@ def _work_keys(db: Database, run_id: str) -> Counter[tuple[str, str]]:
         return Counter((key, status) for key, status in rows)
 
 
+async def _requests_seen(base_url: str) -> int:
+    async with aiohttp.ClientSession() as http:
+        stats = await (await http.get(f"{base_url.removesuffix('/v1')}/mock/stats")).json()
+    return int(stats["requests"])
+
+
 @pytest.mark.timeout(240)
 async def test_a_killed_workers_sessions_are_run_again_by_the_others(
     local_ray: None, any_db: Database
@@ -161,12 +173,13 @@ async def test_a_killed_workers_sessions_are_run_again_by_the_others(
 
         def kill_one_worker_after_a_few(item: Any) -> None:
             done.append(item.key)
-            if len(done) == 4:
+            if len(done) == 8:
                 os.kill(executor.worker_pids[0], signal.SIGKILL)
 
         result = await execute_plan(
             plan, any_db, executor=executor, on_session_done=kill_one_worker_after_a_few
         )
+        received = await _requests_seen(base_url)
     assert result.status is RunStatus.COMPLETE, result.error
     final = _work_keys(any_db, result.run_id)
     assert all(status == "complete" for _, status in final)
@@ -174,6 +187,10 @@ async def test_a_killed_workers_sessions_are_run_again_by_the_others(
     assert len(keys) == 24 and set(keys.values()) == {1}  # no gaps, no duplicates
     assert sorted(done) == sorted(keys)  # progress saw each session once
     assert result.stats.failed_sessions == 0
+    # The dead worker's calls count: only those it had in flight (its 2 slots) and those
+    # it finished since its last report (a tenth of a second, longer on a loaded machine;
+    # each call takes 150 ms) can be missing, not the 15 and more it made before it died.
+    assert received - 6 <= result.stats.usage.model_calls <= received
 
 
 @pytest.mark.timeout(240)

@@ -3,11 +3,12 @@
 * Without an address corix starts a local cluster of its own (``address="local"``),
   never the one ``RAY_ADDRESS`` or Ray's current-cluster file names: joining a cluster
   must be asked for, with ``--ray-address`` (``auto`` joins the one Ray finds).
-* With an address, its host and port are tried first (``PROBE_TIMEOUT_S``): a malformed,
-  closed or unreachable address raises :class:`ClusterUnavailable` (a
-  :class:`~corix.errors.CorixError`: one line, exit 2) at once, before a run row exists;
-  so does Ray's own failure to join (a port that answers but is no Ray head is left to
-  Ray's own timeouts).
+* With an address, its host and port are tried first (``PROBE_TIMEOUT_S``), then whether
+  they speak gRPC, as a Ray head (and Ray Client's server) does (``PROBE_TIMEOUT_S``
+  again): a malformed, closed, unreachable address, or one that answers but is no Ray,
+  raises :class:`ClusterUnavailable` (a :class:`~corix.errors.CorixError`: one line,
+  exit 2) within seconds, before a run row exists; so does Ray's own failure to join.
+  With TLS (``RAY_USE_TLS``) the gRPC check is left to Ray.
 * Token authentication (on by default since Ray 2.60): when ``RAY_AUTH_MODE`` is unset
   and a token is at hand (``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or
   ``~/.ray/auth_token``, where ``ray start --head`` writes it), corix connects in token
@@ -18,9 +19,11 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import socket
 from pathlib import Path
 
+import grpc
 import ray
 
 from corix.errors import CorixError
@@ -71,6 +74,34 @@ def _probe(address: str) -> None:
     except OSError as exc:
         reason = "timed out" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
         raise ClusterUnavailable(f"cannot reach the Ray cluster at {address}: {reason}") from None
+    if os.environ.get("RAY_USE_TLS", "0").lower() not in ("1", "true") and not _speaks_grpc(
+        host, port
+    ):
+        raise ClusterUnavailable(
+            f"cannot join the Ray cluster at {address}: it answers, but not as Ray does (gRPC)"
+        )
+
+
+def _speaks_grpc(host: str, port: int) -> bool:
+    """Whether ``host:port`` completes a gRPC (HTTP/2) handshake within ``PROBE_TIMEOUT_S``:
+    a plain TCP or HTTP/1 server never does; one that refuses says so at once."""
+    outcome: queue.Queue[bool] = queue.Queue()
+
+    def watch(state: grpc.ChannelConnectivity) -> None:
+        if state is grpc.ChannelConnectivity.READY:
+            outcome.put(True)
+        elif state is grpc.ChannelConnectivity.TRANSIENT_FAILURE:
+            outcome.put(False)
+
+    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    channel = grpc.insecure_channel(target)
+    try:
+        channel.subscribe(watch, try_to_connect=True)
+        return outcome.get(timeout=PROBE_TIMEOUT_S)
+    except queue.Empty:
+        return False
+    finally:
+        channel.close()
 
 
 def _init(**options: object) -> None:

@@ -13,7 +13,8 @@ is full. A worker that dies loses only what it held (its share and one small chu
 driver drops the half-done sessions among them and sends the rest to live workers again
 (:mod:`corix.execution.ray_dispatch`); only if no worker is left, or an item's attempts
 are spent, does the run end ``failed`` with the count, and ``corix run --resume`` runs
-what is missing, once.
+what is missing, once. Model calls are counted as they finish, a dead worker's too
+(:mod:`corix.execution.ray_usage`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from typing import Any
 
 import ray
 from ray.actor import ActorHandle
-from ray.exceptions import RayActorError
 
 from corix.apps import build_application
 from corix.domain import RunUsage
@@ -38,6 +38,7 @@ from corix.execution.plan import Plan
 from corix.execution.rate_broker import RateLimitBroker, brokered_limits
 from corix.execution.ray_cluster import connect
 from corix.execution.ray_dispatch import dispatch_chunks
+from corix.execution.ray_usage import UsageWatch
 from corix.execution.run_planning import auth_for
 from corix.execution.runner import model_call_totals
 from corix.execution.simulators import open_simulators
@@ -157,6 +158,15 @@ class SessionWorker:
         usage = model_call_totals(self._applications, self._simulators)
         return usage.model_copy(update={"worker_cpu_s": cpu_s})
 
+    async def usage_after(self, calls: int, step_s: float) -> RunUsage:
+        """The usage so far, once more than ``calls`` model calls have finished, looking
+        every ``step_s`` seconds (see :class:`~corix.execution.ray_usage.UsageWatch`)."""
+        while True:
+            usage = self.usage()
+            if usage.model_calls > calls:
+                return usage
+            await asyncio.sleep(step_s)
+
     async def close(self) -> RunUsage:
         """Close what was opened; return the usage of this worker's clients and its CPU."""
         for application in self._applications.values():
@@ -167,23 +177,6 @@ class SessionWorker:
         if self._db is not None:
             self._db.dispose()
         return self.usage()
-
-
-USAGE_TIMEOUT_S = 3.0
-
-
-def _usage_so_far(workers: list[Any]) -> list[RunUsage]:
-    """The usage of the workers still alive, asked for before they are killed, so that a
-    stopped run counts the model calls it made."""
-    refs = [worker.usage.remote() for worker in workers]
-    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=USAGE_TIMEOUT_S)
-    usage: list[RunUsage] = []
-    for ref in ready:
-        try:
-            usage.append(ray.get(ref))
-        except RayActorError:
-            continue  # a dead worker's usage is lost with it
-    return usage
 
 
 def _still_to_run(job: RunJob, items: list[WorkItem]) -> list[WorkItem]:
@@ -302,9 +295,12 @@ class RayRunExecutor:
             )
             for index, share in enumerate(shares)
         ]
+        watch: UsageWatch | None = None
+        closed = False
         try:
             self.worker_pids = list(await asyncio.gather(*(w.open.remote() for w in workers)))
             self.broker_pid = await broker.pid.remote()
+            watch = UsageWatch(workers)
             async with job.writer as writer:
 
                 async def store(chunk: list[WorkItem], done: ChunkDone) -> None:
@@ -326,15 +322,21 @@ class RayRunExecutor:
                     store,
                     redo=redo,
                 )
-            live = [w for index, w in enumerate(workers) if index not in outcome.dead]
-            self._usage = list(await asyncio.gather(*(w.close.remote() for w in live)))
+            live = [index for index in range(len(workers)) if index not in outcome.dead]
+            closing = await asyncio.gather(*(workers[index].close.remote() for index in live))
+            for index, usage in zip(live, closing, strict=True):
+                watch.final(index, usage)
+            closed = True
             if outcome.not_run:
                 raise CorixError(
                     f"{len(outcome.dead)} Ray worker(s) died; {outcome.not_run} session(s) "
                     f"were not run (`corix run --resume {job.run_id}` runs them)"
                 )
         finally:
-            if not self._usage:  # stopped early (deadline, cancel, a failure): ask what ran
-                self._usage = _usage_so_far(workers)
+            if watch is not None:
+                watch.stop()
+                if not closed:  # stopped early (deadline, cancel, a failure): ask what ran
+                    watch.ask_now()
+                self._usage = watch.totals()
             for actor in [*workers, broker]:
                 ray.kill(actor)  # a dead actor is killed quietly
