@@ -5,7 +5,8 @@ schemas (``corix.web``).
 """
 
 from corix.domain.annotation_jobs import AnnotationJobSettings, EndpointIdentity, public_url
-from corix.domain.records import (
+from corix.domain.reports import ReportFormat, ReportOutput, ReportTree, WrittenReportSettings
+from corix.domain.session_records import (
     EndReason,
     Level,
     Provenance,
@@ -16,7 +17,6 @@ from corix.domain.records import (
     SessionStatus,
     TurnRecord,
 )
-from corix.domain.reports import ReportFormat, ReportOutput, ReportTree, WrittenReportSettings
 
 __all__ = [
     "AnnotationJobSettings",
