@@ -8,7 +8,7 @@ storage as the command line.
 from corix.web.app import create_app
 from corix.web.roles import Role
 from corix.web.services.accounts import Accounts
-from corix.web.services.errors import InputError, ServiceError
+from corix.web.services.service_errors import InputError, ServiceError
 from corix.web.serving import ServeConfig, serve
 from corix.web.settings import WebSettings
 from corix.web.state import accounts_for

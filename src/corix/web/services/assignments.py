@@ -27,7 +27,7 @@ from corix.web.services.balancing import (
     counterbalance_slots,
 )
 from corix.web.services.briefings import draw_briefing
-from corix.web.services.errors import Conflict, InputError, NotFound
+from corix.web.services.service_errors import Conflict, InputError, NotFound
 
 Slot = tuple[int, str]  # application id, scenario
 
