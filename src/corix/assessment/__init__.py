@@ -62,7 +62,7 @@ from corix.assessment.schema import (
     load_builtin_schema,
     load_schema,
 )
-from corix.assessment.settling import DEFAULT_RULE, SETTLING_RULES, RiskOrder, Settled, Value
+from corix.assessment.settling_rules import DEFAULT_RULE, SETTLING_RULES, RiskOrder, Settled, Value
 from corix.assessment.stability import (
     Consensus,
     JudgeNoise,
