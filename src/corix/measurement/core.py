@@ -37,15 +37,15 @@ from corix.measurement._stored_leaves import (
 )
 from corix.measurement.defect_rates import DefectRate, defect_rates, dialogue_value
 from corix.measurement.judge_error import CorrectedRate, corrected_rate
-from corix.measurement.labels import (
+from corix.measurement.leaves import LeafSource, LeafTable
+from corix.measurement.settlement import Settlement, settlement_of
+from corix.measurement.settling import (
     GUARDRAIL_VIOLATION,
     Label,
     SettledRecord,
     Verdict,
     settle_labels,
 )
-from corix.measurement.leaves import LeafSource, LeafTable
-from corix.measurement.settlement import Settlement, settlement_of
 from corix.measurement.spec import MeasurementSpec, ResolvedSpec, TreeRef, unknown_selector_error
 from corix.measurement.tree_loading import read_tree_text
 from corix.storage import (

@@ -40,8 +40,8 @@ from pydantic import BaseModel
 
 from corix.assessment import SETTLING_RULES, RiskOrder
 from corix.measurement.bootstrap import resampled_stages, two_stage_resamples
-from corix.measurement.labels import RESOLVED, UNRESOLVED, Verdict
 from corix.measurement.settlement import not_measurable_reason
+from corix.measurement.settling import RESOLVED, UNRESOLVED, Verdict
 from corix.measurement.spec import MeasurementSpec
 from corix.storage import MeasuredDialogue
 
