@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
-from corix.execution.local import LocalExecutor
+from corix.execution.item_pool import WorkItemPool
 from corix.execution.plan import Plan
 from corix.execution.work import WorkItem
 from corix.llm import LLMClient
@@ -81,7 +81,7 @@ class LocalRunExecutor:
                 await writer.room()
                 await WORK_HANDLERS.get(item.kind)(item, ctx)
 
-            await LocalExecutor(job.plan.concurrency).run(work, handle)
+            await WorkItemPool(job.plan.concurrency).run(work, handle)
 
     def remote_usage(self) -> list[UsageTotals]:
         return []
