@@ -11,9 +11,9 @@ import typer
 from corix.cli.common import DbOption, console, database
 from corix.domain import EndReason, Provenance, SessionRecord, SessionSource, TurnRecord
 from corix.execution import new_run_id
+from corix.levels import ImportedDialogue, read_dialogues
 from corix.scenarios import pack_record, resolve_pack
 from corix.storage import Repository, store_imported_run
-from corix.testing import ImportedDialogue, read_dialogues
 
 NO_REPLY = "no reply was recorded"
 IMPORTED_SPEC = "imported"

@@ -15,9 +15,9 @@ from corix.cli.measure_options import (
     SpecOption,
     measurement_spec,
 )
+from corix.levels import CoverageRow, PersonaCoverage, persona_coverage
 from corix.measurement import measure
 from corix.storage import Repository
-from corix.testing import CoverageRow, PersonaCoverage, persona_coverage
 
 _MAX_PARAMETER_CHARS = 48
 

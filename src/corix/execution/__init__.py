@@ -4,8 +4,8 @@
 it into work items (``WorkItem``, plain data with stable keys) and runs them on an executor
 (``LocalRunExecutor`` in this process, ``RayRunExecutor`` on a cluster). Levels plug in by
 name: a planner (``LEVEL_PLANNERS``) makes a level's work items, a handler
-(``WORK_HANDLERS``) turns one into a stored session; the testing layer registers corix's own
-(:mod:`corix.testing.plugin`).
+(``WORK_HANDLERS``) turns one into a stored session; the levels layer registers corix's own
+(:mod:`corix.levels.plugin`).
 """
 
 from corix.execution._preflight import CheckedPlan, PreflightError, Problem, preflight
