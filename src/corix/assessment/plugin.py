@@ -1,5 +1,4 @@
-"""corix's own annotators and settling rules, registered through the ``corix.plugins``
-entry point ``assessment``."""
+"""corix's own annotators and settling rules (:data:`corix.registry.BUILTIN_PLUGINS`)."""
 
 from __future__ import annotations
 

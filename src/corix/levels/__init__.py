@@ -7,7 +7,9 @@ from corix.levels.imported import ImportedDialogue, read_dialogues
 from corix.levels.simulation import (
     STRATEGIES,
     STYLES,
+    AttackStrategy,
     CoverageRow,
+    MessageStyle,
     PersonaCoverage,
     persona_coverage,
 )
@@ -15,8 +17,10 @@ from corix.levels.simulation import (
 __all__ = [
     "STRATEGIES",
     "STYLES",
+    "AttackStrategy",
     "CoverageRow",
     "ImportedDialogue",
+    "MessageStyle",
     "PersonaCoverage",
     "persona_coverage",
     "read_dialogues",

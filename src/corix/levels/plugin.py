@@ -1,5 +1,5 @@
-"""corix's own testing levels, attack strategies and message styles, registered through
-the ``corix.plugins`` entry point ``levels``."""
+"""corix's own testing levels (how ``execute_plan`` plans and runs each level's work items),
+attack strategies and message styles (:data:`corix.registry.BUILTIN_PLUGINS`)."""
 
 from __future__ import annotations
 

@@ -37,6 +37,7 @@ class AttackStrategy(BaseModel):
         return self.message(0, points)
 
 
+# corix's own are added by corix.levels.plugin; corix.extension_points lists every registry.
 STRATEGIES: Registry[AttackStrategy] = Registry("attack strategy")
 
 
