@@ -185,22 +185,24 @@ def test_corix_own_components_register_without_installed_metadata() -> None:
 
 
 def _registries_defined_in_src() -> set[tuple[str, str]]:
-    """(name, module) of every module-level ``NAME: Registry[...] = Registry(...)``."""
+    """(name, module) of every module-level ``NAME = Registry(...)``, annotated or not."""
     found = set()
     for path in (SRC / "corix").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         if "Registry(" not in text:
             continue
+        module = ".".join(path.relative_to(SRC).with_suffix("").parts)
         for node in ast.parse(text).body:
+            targets = (
+                node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            )
+            value = getattr(node, "value", None)
             if (
-                isinstance(node, ast.AnnAssign)
-                and isinstance(node.target, ast.Name)
-                and isinstance(node.value, ast.Call)
-                and isinstance(node.value.func, ast.Name)
-                and node.value.func.id == "Registry"
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name)
+                and value.func.id == "Registry"
             ):
-                module = ".".join(path.relative_to(SRC).with_suffix("").parts)
-                found.add((node.target.id, module))
+                found.update((t.id, module) for t in targets if isinstance(t, ast.Name))
     return found
 
 
