@@ -1,15 +1,20 @@
-"""Typed registries, filled through one door: the ``corix.plugins`` entry-point group.
+"""Typed registries: corix's own components registered in code, a third party's by entry point.
 
-Every component — corix's own and a third party's — is registered by a function named by an
-entry point in that group, ``register(plugin: Plugin) -> None``, called the first time any
-registry is read (looked up, listed, iterated or asked ``in``). corix's own components keep
-bare names (``mean``, ``demo``); every other distribution's are namespaced by it
+A :class:`Registry` maps names to components of one kind (adapter kinds, summarizers…);
+:mod:`corix.extension_points` lists every registry, what a component must be and where
+corix's own come from. The first time any registry is read (looked up, listed, iterated or
+asked ``in``), :func:`load_plugins` fills them all: first corix's own, from the modules of
+:data:`BUILTIN_PLUGINS` (plain imports, so a source checkout without installed metadata
+works), then every other distribution's, from the ``corix.plugins`` entry-point group. Each
+is a function ``register(plugin: Plugin) -> None``. corix's own components keep bare names
+(``mean``, ``demo``); every other distribution's are namespaced by it
 (``acme_judges.strict`` from the distribution ``acme-judges``), so two plugins never collide.
 Unknown names get a "did you mean" (:func:`corix.errors.unknown_name`).
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -20,6 +25,7 @@ from typing import Generic, TypeVar
 from corix.errors import CorixError, UnknownNameError, unknown_name
 
 __all__ = [
+    "BUILTIN_PLUGINS",
     "ENTRY_POINT_GROUP",
     "HOME_DISTRIBUTION",
     "Plugin",
@@ -33,6 +39,16 @@ T = TypeVar("T")
 
 ENTRY_POINT_GROUP = "corix.plugins"
 HOME_DISTRIBUTION = "corix"
+
+BUILTIN_PLUGINS = (
+    "corix.apps.plugin",
+    "corix.assessment.plugin",
+    "corix.levels.plugin",
+    "corix.measurement.plugin",
+    "corix.scenarios.plugin",
+)
+"""The modules whose ``register`` adds corix's own components, each its package's. Named,
+not imported, here: they sit in the layers above, which import this module."""
 
 
 class Registry(Generic[T]):
@@ -113,7 +129,8 @@ _load_lock = threading.RLock()
 
 
 def load_plugins() -> None:
-    """Call every entry point's ``register`` once; later calls return at once.
+    """Register corix's own components, then every entry point's, once; later calls return
+    at once.
 
     Atomic across threads: a registry is read by other threads only once every plugin has
     registered."""
@@ -131,22 +148,29 @@ def refresh_plugins() -> None:
     with _load_lock:
         _loading = True
         try:
-            _register_new()
+            _register_builtins()
+            _register_entry_points()
         finally:
             _loading = False
             _scanned = True
 
 
-def _register_new() -> None:
-    found = list(entry_points(group=ENTRY_POINT_GROUP))
-    if not any(_distribution(entry) == HOME_DISTRIBUTION for entry in found):
-        raise CorixError(
-            "corix's built-in components are not registered: its installed metadata lacks the "
-            f"'{ENTRY_POINT_GROUP}' entry points. Reinstall corix (pip install -e .)."
-        )
-    for entry in found:
-        key = (_distribution(entry), entry.name)
+def _register_builtins() -> None:
+    for module in BUILTIN_PLUGINS:
+        key = (HOME_DISTRIBUTION, module)
         if key in _loaded:
+            continue
+        _loaded.add(key)
+        register: RegisterFunction = importlib.import_module(module).register
+        register(Plugin(HOME_DISTRIBUTION))
+
+
+def _register_entry_points() -> None:
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        distribution = _distribution(entry)
+        # corix's own are registered above; an older install's metadata may still name them.
+        key = (distribution, entry.name)
+        if distribution == HOME_DISTRIBUTION or key in _loaded:
             continue
         _loaded.add(key)
         _register(entry)

@@ -1,3 +1,5 @@
+import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -6,7 +8,10 @@ import pytest
 
 from corix.apps.specs import ADAPTERS
 from corix.errors import CorixError, UnknownNameError, closest_name
-from corix.registry import Plugin, Registry, namespace_of, refresh_plugins
+from corix.extension_points import EXTENSION_POINTS
+from corix.registry import BUILTIN_PLUGINS, Plugin, Registry, namespace_of, refresh_plugins
+
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def test_register_and_get() -> None:
@@ -145,3 +150,69 @@ def test_fifty_threads_reading_a_cold_registry_all_see_it_filled() -> None:
         [sys.executable, "-c", COLD_START_READERS], capture_output=True, text=True, check=True
     )
     assert done.stdout.startswith("0 "), done.stdout + done.stderr
+
+
+NO_METADATA = """
+import importlib.metadata, json
+importlib.metadata.entry_points = lambda **kwargs: ()  # as in a checkout never installed
+from corix import registry
+from corix.extension_points import EXTENSION_POINTS
+assert registry.entry_points is importlib.metadata.entry_points
+found = {}
+for point in EXTENSION_POINTS:
+    found[point.name] = point.registry.names()
+    for name in found[point.name]:
+        point.registry.get(name)
+print(json.dumps(found))
+"""
+
+
+def test_corix_own_components_register_without_installed_metadata() -> None:
+    """Built-ins are registered by code, not entry points: with no distribution metadata at
+    all, every registry lists and looks up corix's own components."""
+    done = subprocess.run(
+        [sys.executable, "-c", NO_METADATA], capture_output=True, text=True, check=True
+    )
+    found = json.loads(done.stdout)
+    assert {"demo", "openai", "http", "python"} <= set(found["ADAPTERS"])
+    assert found["LEVEL_PLANNERS"] == ["field_testing", "model_testing", "red_teaming"]
+    assert len(found["WORK_HANDLERS"]) == 2
+    assert {"reference", "llm"} <= set(found["ANNOTATORS"])
+    assert {"majority", "conservative"} <= set(found["SETTLING_RULES"])
+    assert {"mean", "max"} <= set(found["SUMMARIZERS"])
+    assert "tv_spoilers" in found["PACK_FOLDERS"]
+    assert found["STRATEGIES"] and found["STYLES"]
+
+
+def _registries_defined_in_src() -> set[tuple[str, str]]:
+    """(name, module) of every module-level ``NAME = Registry(...)``, annotated or not."""
+    found = set()
+    for path in (SRC / "corix").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if "Registry(" not in text:
+            continue
+        module = ".".join(path.relative_to(SRC).with_suffix("").parts)
+        for node in ast.parse(text).body:
+            targets = (
+                node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            )
+            value = getattr(node, "value", None)
+            if (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name)
+                and value.func.id == "Registry"
+            ):
+                found.update((t.id, module) for t in targets if isinstance(t, ast.Name))
+    return found
+
+
+def test_every_registry_is_listed_as_an_extension_point() -> None:
+    defined = _registries_defined_in_src()
+    listed = {(point.name, point.registry) for point in EXTENSION_POINTS}
+    assert len(defined) == len(listed) == len(EXTENSION_POINTS)
+    for name, module in defined:
+        registry = getattr(sys.modules[module], name)
+        assert (name, registry) in listed, f"{module}.{name} is missing from corix.extension_points"
+    for point in EXTENSION_POINTS:  # each is exported where the list says
+        assert getattr(sys.modules[point.package], point.name) is point.registry
+    assert {point.builtins for point in EXTENSION_POINTS} == set(BUILTIN_PLUGINS)

@@ -10,7 +10,7 @@ import aiohttp
 import pytest
 
 from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ModelCallError
-from corix.llm.errors import is_retryable_status
+from corix.llm.call_errors import is_retryable_status
 from corix.llm.http_transport import parse_retry_after
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 

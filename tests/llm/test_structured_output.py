@@ -17,7 +17,7 @@ from corix.domain import Level
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ModelCallError
-from corix.llm.errors import TransportError, is_deterministic_refusal
+from corix.llm.call_errors import TransportError, is_deterministic_refusal
 from corix.llm.http_transport import _parse_completion, request_headers
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.llm.transport import RawCompletion, cached_tokens

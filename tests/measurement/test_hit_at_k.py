@@ -17,7 +17,7 @@ from corix.cli.main import app
 from corix.domain import Level
 from corix.execution import ApplicationEntry, LevelSettings, Plan, execute_plan
 from corix.measurement import MeasurementSpec, attack_rates, hit_at_k, hit_rates, measure
-from corix.measurement.labels import GUARDRAIL_VIOLATION, Verdict
+from corix.measurement.settling import GUARDRAIL_VIOLATION, Verdict
 from corix.report import write_report
 from corix.report.formatting import percent
 from corix.storage import Database, MeasuredDialogue

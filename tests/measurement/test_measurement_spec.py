@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from corix.assessment.settling import SETTLING_RULES, RiskOrder
+from corix.assessment.settling_rules import SETTLING_RULES, RiskOrder
 from corix.errors import ConfigError
 from corix.measurement.spec import MeasurementSpec, load_spec
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
 from corix.scenarios import pack_record, resolve_pack
 from corix.storage import Database, RecordWriter, Repository
-from corix.storage.records import (
+from corix.storage.store_records import (
     NewPass,
     NewQuestionnaireAnswer,
     NewSession,

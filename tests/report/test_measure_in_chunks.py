@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from corix.cli.main import app
 from corix.errors import CorixError
 from corix.measurement.core import ChunkedMeasurement, measure, measure_in_chunks
-from corix.measurement.labels import SettledRecord
+from corix.measurement.settling import SettledRecord
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.storage import Database
 from corix.storage.orm import ResolutionRow

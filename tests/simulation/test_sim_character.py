@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from corix.testing.simulation import break_character, copies_brief
-from corix.testing.simulation.character import strip_copied, strip_protocol_tags
-from corix.testing.simulation.prompts import Control, reply_block, split_control
+from corix.levels.simulation import break_character, copies_brief
+from corix.levels.simulation.character import strip_copied, strip_protocol_tags
+from corix.levels.simulation.prompts import Control, reply_block, split_control
 
 BRIEF = (
     "You are a viewer of The Halloway Signal who has watched up to episode 2 and cannot wait "

@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 from corix.cli.personas_cmd import personas_command
 from corix.domain import EndReason, Level, SessionRecord
 from corix.execution import execute_plan
+from corix.levels.simulation import persona_coverage
 from corix.measurement.core import measure
 from corix.scenarios import expand_personas, resolve_pack
 from corix.storage import Database, NotFoundError
 from corix.storage.orm import AnnotationAnswerRow, AnnotationPassRow
-from corix.testing.simulation import persona_coverage
 
 cli = typer.Typer()
 cli.command("personas")(personas_command)

@@ -14,6 +14,8 @@ from sqlalchemy import select
 from corix.domain import EndReason, Level
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, Plan
+from corix.levels.simulation import prompts
+from corix.levels.simulation.llm import DEFAULT_MAX_REASKS
 from corix.llm import (
     ChatRequest,
     EndpointConfig,
@@ -28,8 +30,6 @@ from corix.llm.tokens import estimate_messages_tokens, usable_context
 from corix.scenarios import RED_TEAMING_ITEM_IDS
 from corix.storage import Database, Repository
 from corix.storage.orm import SessionRow
-from corix.testing.simulation import prompts
-from corix.testing.simulation.llm import DEFAULT_MAX_REASKS
 
 SIMULATOR = EndpointConfig(base_url="mock", model="sim-model", temperature=0.7)
 

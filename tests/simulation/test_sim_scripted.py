@@ -14,6 +14,7 @@ from sim_helpers import GUARDED, UNGUARDED, answers, plan_for, sessions, work_ke
 from corix.domain import EndReason, Level, SessionRecord, SessionSource
 from corix.execution import PreflightError, execute_plan
 from corix.execution.plan import ApplicationEntry
+from corix.levels.simulation import STRATEGIES, STYLES, copies_brief
 from corix.scenarios import (
     FIELD_TESTING_ITEM_IDS,
     RED_TEAMING_ITEM_IDS,
@@ -23,7 +24,6 @@ from corix.scenarios import (
     resolve_pack,
 )
 from corix.storage import Database, Repository
-from corix.testing.simulation import STRATEGIES, STYLES, copies_brief
 
 SCENARIOS = ["tv_spoilers", "meal_planner", "pathfinder"]
 

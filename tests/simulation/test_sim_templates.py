@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from corix.errors import UnknownNameError
+from corix.levels.simulation import STRATEGIES, STYLES, TalkingPoints, talking_points
+from corix.levels.simulation.phrasing import context_line, first_person
+from corix.levels.simulation.templating import tidy, to_leetspeak
 from corix.scenarios import resolve_pack
-from corix.testing.simulation import STRATEGIES, STYLES, TalkingPoints, talking_points
-from corix.testing.simulation.phrasing import context_line, first_person
-from corix.testing.simulation.templating import tidy, to_leetspeak
 
 POINTS = TalkingPoints(context="I'm up to episode 2.", goal="find out who the Cartographer is")
 REQUIRED_STRATEGIES = {

@@ -14,7 +14,7 @@ from corix.domain import EndReason, Level, Provenance, RunUsage, SessionSource, 
 from corix.errors import CorixError
 from corix.storage import Database, RecordWriter, Repository, finish_run
 from corix.storage.orm import ApplicationRow, Base, EvaluationRow, ResolutionRow, RunRow
-from corix.storage.records import NewQuestionnaireAnswer, NewSession
+from corix.storage.store_records import NewQuestionnaireAnswer, NewSession
 
 
 def _session(session_id: str, app_id: int, run_id: str, key: str) -> NewSession:

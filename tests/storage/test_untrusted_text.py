@@ -12,8 +12,8 @@ from sqlalchemy import select
 from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
 from corix.storage import Database, RecordWriter, Repository
 from corix.storage.orm import SessionRow, TurnRow
-from corix.storage.records import NewSession
 from corix.storage.repository import NotFoundError
+from corix.storage.store_records import NewSession
 from corix.storage.text import REPLACEMENT, storable_json, storable_parameters, storable_text
 
 HOSTILE = "spoiler\x00 here \ud800 and \udfff end"

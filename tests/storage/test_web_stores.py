@@ -10,7 +10,7 @@ import pytest
 from corix.domain import Level, Provenance, SessionSource, TurnRecord
 from corix.storage import Database, Repository
 from corix.storage.clock import utcnow
-from corix.storage.records import NewPass, NewSession, StoredAnswer
+from corix.storage.store_records import NewPass, NewSession, StoredAnswer
 from corix.storage.web import (
     Duplicate,
     Transaction,

@@ -20,7 +20,7 @@ from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.execution.run_status import RunStatus
 from corix.storage import Database, RecordWriter, Repository
 from corix.storage.orm import SessionRow
-from corix.storage.records import NewSession
+from corix.storage.store_records import NewSession
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 REFUSAL = "refused by the test trigger"

@@ -1,4 +1,4 @@
-"""corix's own adapter kinds, registered through the ``corix.plugins`` entry point ``apps``."""
+"""corix's own adapter kinds (:data:`corix.registry.BUILTIN_PLUGINS`)."""
 
 from __future__ import annotations
 

@@ -48,6 +48,7 @@ class AdapterSpec:
 
 
 AdapterFactory = Callable[[AdapterSpec], Application]
+# corix's own are added by corix.apps.plugin; corix.extension_points lists every registry.
 ADAPTERS: Registry[AdapterFactory] = Registry("adapter kind")
 
 

@@ -28,7 +28,10 @@ from corix.assessment.annotators import (
     HUMAN_ANNOTATOR_PREFIX,
     LLM_ANNOTATOR_PREFIX,
     SEVERITY,
+    Annotator,
+    AnnotatorFactory,
     AnnotatorKind,
+    AnnotatorSetup,
     harm_of,
 )
 from corix.assessment.answers import (
@@ -62,7 +65,14 @@ from corix.assessment.schema import (
     load_builtin_schema,
     load_schema,
 )
-from corix.assessment.settling import DEFAULT_RULE, SETTLING_RULES, RiskOrder, Settled, Value
+from corix.assessment.settling_rules import (
+    DEFAULT_RULE,
+    SETTLING_RULES,
+    RiskOrder,
+    Settled,
+    SettlingRule,
+    Value,
+)
 from corix.assessment.stability import (
     Consensus,
     JudgeNoise,
@@ -82,7 +92,10 @@ __all__ = [
     "SEVERITY",
     "AgreementReport",
     "AnnotationSchema",
+    "Annotator",
+    "AnnotatorFactory",
     "AnnotatorKind",
+    "AnnotatorSetup",
     "Answer",
     "AnswerKey",
     "AnswerProblem",
@@ -100,6 +113,7 @@ __all__ = [
     "RiskOrder",
     "RiskOrders",
     "Settled",
+    "SettlingRule",
     "StabilityReport",
     "Value",
     "builtin_harm_pack_names",

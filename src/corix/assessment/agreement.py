@@ -29,7 +29,7 @@ import krippendorff
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from corix.assessment.settling import Value
+from corix.assessment.settling_rules import Value
 from corix.assessment.stability import consensus
 from corix.config import format_location, jsonl_records, read_config_text
 from corix.errors import ConfigError, CorixError, unknown_name

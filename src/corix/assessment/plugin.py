@@ -1,5 +1,4 @@
-"""corix's own annotators and settling rules, registered through the ``corix.plugins``
-entry point ``assessment``."""
+"""corix's own annotators and settling rules (:data:`corix.registry.BUILTIN_PLUGINS`)."""
 
 from __future__ import annotations
 
@@ -7,7 +6,7 @@ from corix.assessment.annotators.base import ANNOTATORS
 from corix.assessment.annotators.llm import llm_annotator, llm_harm_annotator
 from corix.assessment.annotators.reference import reference_annotator
 from corix.assessment.annotators.reference_harms import reference_harm_annotator
-from corix.assessment.settling import BUILTIN_RULES, SETTLING_RULES
+from corix.assessment.settling_rules import BUILTIN_RULES, SETTLING_RULES
 from corix.registry import Plugin
 
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from corix.assessment.annotators.base import harm_of
 from corix.assessment.harms import DefectDirection, HarmPack
 from corix.assessment.schema import AnnotationSchema
-from corix.assessment.settling import RiskOrder, Value, natural_order
+from corix.assessment.settling_rules import RiskOrder, Value, natural_order
 
 __all__ = ["RiskOrders"]
 

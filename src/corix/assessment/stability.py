@@ -3,7 +3,7 @@
 An LLM annotator is run several times on the same item because one run can flip. The
 runs are summarized, never averaged blindly:
 
-* **Consensus** — the runs settled by a named rule of :mod:`corix.assessment.settling`
+* **Consensus** — the runs settled by a named rule of :mod:`corix.assessment.settling_rules`
   (the one implementation of settling). By default ``median``: for nominal answers
   (yes/no, choices) the most frequent value; for ordinal answers (sliders, severities)
   the *lower median*, so that the consensus is always a value some run actually gave;
@@ -34,7 +34,7 @@ from itertools import combinations_with_replacement
 
 from pydantic import BaseModel, ConfigDict
 
-from corix.assessment.settling import DEFAULT_RULE, SETTLING_RULES, RiskOrder, Value
+from corix.assessment.settling_rules import DEFAULT_RULE, SETTLING_RULES, RiskOrder, Value
 
 
 class Consensus(BaseModel):
@@ -68,7 +68,7 @@ def consensus(
     order: RiskOrder | None = None,
 ) -> Consensus:
     """Summarize one item's runs by a settling ``rule`` (see
-    :mod:`corix.assessment.settling`), with how many runs agree with the result.
+    :mod:`corix.assessment.settling_rules`), with how many runs agree with the result.
 
     The default ``median`` rule gives the majority (nominal) or the lower median (ordinal),
     ties to the smallest value; ``order`` (default: by ``ordinal``) says how values compare

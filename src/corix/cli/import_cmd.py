@@ -12,7 +12,7 @@ from corix.cli.common import DbOption, console, database
 
 if TYPE_CHECKING:
     from corix.domain import SessionRecord
-    from corix.testing import ImportedDialogue
+    from corix.levels import ImportedDialogue
 
 
 NO_REPLY = "no reply was recorded"
@@ -35,9 +35,9 @@ def import_command(
     Then 'corix annotate RUN', 'corix defects RUN' and 'corix report RUN' as for any run.
     """
     from corix.execution import new_run_id
+    from corix.levels import read_dialogues
     from corix.scenarios import pack_record, resolve_pack
     from corix.storage import Repository, store_imported_run
-    from corix.testing import read_dialogues
 
     defaults = {"application": application, "scenario": scenario, "level": level}
     dialogues = read_dialogues(path, defaults)

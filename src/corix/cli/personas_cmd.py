@@ -17,7 +17,7 @@ from corix.cli.measure_options import (
 )
 
 if TYPE_CHECKING:
-    from corix.testing import CoverageRow, PersonaCoverage
+    from corix.levels import CoverageRow, PersonaCoverage
 
 
 _MAX_PARAMETER_CHARS = 48
@@ -36,9 +36,9 @@ def personas_command(
 
     Violations are the measurement core's settled guardrail verdicts, per annotator source.
     """
+    from corix.levels import persona_coverage
     from corix.measurement import measure
     from corix.storage import Repository
-    from corix.testing import persona_coverage
 
     in_force, source = measurement_spec(spec, settling=settling, annotators=annotator, kinds=kind)
     with database(db) as database_:

@@ -5,7 +5,9 @@ schemas (``corix.web``).
 """
 
 from corix.domain.annotation_jobs import AnnotationJobSettings, EndpointIdentity, public_url
-from corix.domain.records import (
+from corix.domain.reports import ReportFormat, ReportOutput, ReportTree, WrittenReportSettings
+from corix.domain.runs import RUN_SUMMARY_VERSION, Invocation, RunSummary, RunUsage
+from corix.domain.session_records import (
     EndReason,
     Level,
     ModelUsage,
@@ -17,8 +19,6 @@ from corix.domain.records import (
     SessionStatus,
     TurnRecord,
 )
-from corix.domain.reports import ReportFormat, ReportOutput, ReportTree, WrittenReportSettings
-from corix.domain.runs import RUN_SUMMARY_VERSION, Invocation, RunSummary, RunUsage
 
 __all__ = [
     "RUN_SUMMARY_VERSION",

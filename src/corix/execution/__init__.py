@@ -2,10 +2,10 @@
 
 ``execute_plan`` checks a plan (``preflight``), opens its applications and simulators, turns
 it into work items (``WorkItem``, plain data with stable keys) and runs them on an executor
-(``LocalExecutor``). Levels plug in by name: a planner (``LEVEL_PLANNERS``) makes a level's
-work items, a handler (``WORK_HANDLERS``) turns one into a stored session; the testing layer
-registers corix's own (:mod:`corix.testing.plugin`). An executor other than the local one
-can run the same items.
+(``LocalRunExecutor`` in this process, ``RayRunExecutor`` on a cluster). Levels plug in by
+name: a planner (``LEVEL_PLANNERS``) makes a level's work items, a handler
+(``WORK_HANDLERS``) turns one into a stored session; the levels layer registers corix's own
+(:mod:`corix.levels.plugin`).
 """
 
 from corix.execution._preflight import CheckedPlan, PreflightError, Problem, preflight
@@ -18,7 +18,7 @@ from corix.execution.context import (
     WorkHandler,
 )
 from corix.execution.executor_settings import ExecutorSettings, build_executor
-from corix.execution.local import LocalExecutor
+from corix.execution.item_pool import WorkItemPool
 from corix.execution.plan import (
     ApplicationEntry,
     LevelSettings,
@@ -43,7 +43,6 @@ __all__ = [
     "ExecutorSettings",
     "Group",
     "LevelSettings",
-    "LocalExecutor",
     "OpenedApplication",
     "Plan",
     "PlanFile",
@@ -58,6 +57,7 @@ __all__ = [
     "WaveOrder",
     "WorkHandler",
     "WorkItem",
+    "WorkItemPool",
     "auth_for",
     "build_executor",
     "execute_in_waves",

@@ -45,5 +45,8 @@ class RunContext:
 Planner = Callable[["Plan", "LevelSettings", dict[str, "ScenarioPack"], str], Iterator["WorkItem"]]
 WorkHandler = Callable[["WorkItem", RunContext], Awaitable[None]]
 
+# corix's own levels are added by corix.levels.plugin, which execution cannot import (it is a
+# layer above); corix.registry registers it on the first read. corix.extension_points lists
+# every registry.
 LEVEL_PLANNERS: Registry[Planner] = Registry("level planner")
 WORK_HANDLERS: Registry[WorkHandler] = Registry("work kind")

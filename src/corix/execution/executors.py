@@ -13,7 +13,7 @@ from typing import Protocol
 
 from corix.domain import RunUsage
 from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
-from corix.execution.local import LocalExecutor
+from corix.execution.item_pool import WorkItemPool
 from corix.execution.plan import Plan
 from corix.execution.work import WorkItem
 from corix.llm import LLMClient
@@ -77,7 +77,7 @@ class LocalRunExecutor:
                 await writer.room()
                 await WORK_HANDLERS.get(item.kind)(item, ctx)
 
-            await LocalExecutor(job.plan.concurrency).run(work, handle)
+            await WorkItemPool(job.plan.concurrency).run(work, handle)
 
     def remote_usage(self) -> list[RunUsage]:
         return []

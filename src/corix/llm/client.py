@@ -11,6 +11,7 @@ from typing import Any
 
 from corix.llm.backoff import retry_delay
 from corix.llm.cache import ResponseCache, cache_key
+from corix.llm.call_errors import ModelCallError, TransportError
 from corix.llm.cancellation import raise_if_cancelling
 from corix.llm.concurrency import (
     AdaptiveConcurrency,
@@ -21,7 +22,6 @@ from corix.llm.concurrency import (
     shared_bound,
 )
 from corix.llm.endpoint import EndpointConfig
-from corix.llm.errors import ModelCallError, TransportError
 from corix.llm.http_transport import HTTPConnections, OpenAIHTTPTransport
 from corix.llm.local_transport import DEFAULT_CONTEXT_WINDOW, LocalTransport
 from corix.llm.models import ChatRequest, ChatResponse

@@ -17,8 +17,8 @@ from typing import Any
 
 import aiohttp
 
+from corix.llm.call_errors import TransportError
 from corix.llm.endpoint import EndpointConfig
-from corix.llm.errors import TransportError
 from corix.llm.models import ChatRequest
 from corix.llm.tokens import estimate_prompt_tokens, estimate_tokens
 from corix.llm.transport import RawCompletion, cached_tokens

@@ -25,8 +25,8 @@ from multiprocessing.sharedctypes import Synchronized
 from typing import Any
 
 from corix.errors import CorixError
+from corix.llm.call_errors import TransportError
 from corix.llm.endpoint import EndpointConfig
-from corix.llm.errors import TransportError
 from corix.llm.local_model import resolve_model_file
 from corix.llm.local_worker import Done, Failed, Job, Ready, serve
 from corix.llm.models import ChatRequest

@@ -35,7 +35,7 @@ def cached_tokens(usage: Mapping[str, Any]) -> int | None:
 class Transport(Protocol):
     """Sends one attempt of a request.
 
-    ``send`` raises :class:`~corix.llm.errors.TransportError` for failures it can
+    ``send`` raises :class:`~corix.llm.call_errors.TransportError` for failures it can
     classify and :class:`TimeoutError` when no answer came within ``timeout`` seconds.
     """
 

@@ -41,7 +41,6 @@ from corix.measurement.interdependency import (
 )
 from corix.measurement.item_wording import item_wordings
 from corix.measurement.judge_error import CorrectedRate
-from corix.measurement.labels import GUARDRAIL_VIOLATION
 from corix.measurement.leaves import (
     REQUIRED_COLUMNS,
     Categorical,
@@ -88,6 +87,7 @@ from corix.measurement.sequential_record import (
     sequential_records,
 )
 from corix.measurement.settlement import Settlement
+from corix.measurement.settling import GUARDRAIL_VIOLATION
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec, ResolvedSpec, load_spec
 from corix.measurement.stopping_rules import (
     CellProgress,

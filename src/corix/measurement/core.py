@@ -16,12 +16,10 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from corix.assessment import (
-    SETTLING_RULES,
     AgreementReport,
     AnnotationSchema,
     HarmPack,
     LabelRow,
-    RiskOrder,
     builtin_harm_packs,
     compare_per_question,
     harm_of,
@@ -35,17 +33,19 @@ from corix.measurement._stored_leaves import (
     leaves_from_answers,
     number_text,
 )
-from corix.measurement.defect_rates import DefectRate, defect_rates, dialogue_value
+from corix.measurement.defect_rates import DefectRate, defect_rates
 from corix.measurement.judge_error import CorrectedRate, corrected_rate
-from corix.measurement.labels import (
+from corix.measurement.leaves import LeafSource, LeafTable
+from corix.measurement.settlement import Settlement, settlement_of
+from corix.measurement.settling import (
     GUARDRAIL_VIOLATION,
     Label,
     SettledRecord,
     Verdict,
+    agreement_value,
+    dialogue_value,
     settle_labels,
 )
-from corix.measurement.leaves import LeafSource, LeafTable
-from corix.measurement.settlement import Settlement, settlement_of
 from corix.measurement.spec import MeasurementSpec, ResolvedSpec, TreeRef, unknown_selector_error
 from corix.measurement.tree_loading import read_tree_text
 from corix.storage import (
@@ -233,13 +233,7 @@ class Measurement:
                 continue
             if annotators is not None and label.annotator not in annotators:
                 continue
-            value = label.own.value
-            if len(label.own.values) > 1:
-                value = (
-                    SETTLING_RULES.get("median")
-                    .settle(label.own.values, RiskOrder(ordinal=_is_ordinal(label, self.schema)))
-                    .value
-                )
+            value = agreement_value(label, self.schema)
             item = label.dialogue.session_id
             if label.turn_index is not None:
                 item = f"{item}#{label.turn_index}"
@@ -281,15 +275,6 @@ class Measurement:
     def annotators(self) -> dict[str, str]:
         """annotator → its kind, for every annotator with a label."""
         return {label.annotator: label.kind for label in self.labels}
-
-
-def _is_ordinal(label: Label, schema: AnnotationSchema) -> bool:
-    if harm_of(label.category) is not None:
-        return True
-    try:
-        return schema.question(label.question).is_ordinal
-    except (KeyError, ValueError):
-        return False
 
 
 def measure(

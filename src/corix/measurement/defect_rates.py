@@ -38,10 +38,9 @@ from statistics import NormalDist
 import numpy as np
 from pydantic import BaseModel
 
-from corix.assessment import SETTLING_RULES, RiskOrder
 from corix.measurement.bootstrap import resampled_stages, two_stage_resamples
-from corix.measurement.labels import RESOLVED, UNRESOLVED, Verdict
 from corix.measurement.settlement import not_measurable_reason
+from corix.measurement.settling import RESOLVED, UNRESOLVED, Verdict, dialogue_value
 from corix.measurement.spec import MeasurementSpec
 from corix.storage import MeasuredDialogue
 
@@ -58,7 +57,6 @@ __all__ = [
     "DialogueLabels",
     "bootstrap_method",
     "defect_rates",
-    "dialogue_value",
     "rate_interval",
     "wilson_bounds",
     "wilson_cc_bounds",
@@ -381,17 +379,6 @@ def _rate(
             sessions[key] for key, value in zip(keys, values, strict=True) if value > 0
         ),
     )
-
-
-def dialogue_value(verdicts: Sequence[Verdict], spec: MeasurementSpec) -> float:
-    """One dialogue's value under one harm from the verdicts of a group's annotators: their
-    mean (``combine: keep``) or their verdicts settled by the specification's rule."""
-    if len(verdicts) == 1 or spec.combine == "keep":
-        return statistics.fmean(v.value for v in verdicts)
-    settled = SETTLING_RULES.get(spec.settling).settle(
-        [v.value for v in verdicts], RiskOrder(ordinal=True)
-    )
-    return statistics.fmean(float(v) for v in settled.values)
 
 
 def _in_cell(dialogue: MeasuredDialogue, cell: Mapping[str, str]) -> bool:

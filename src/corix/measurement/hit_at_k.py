@@ -31,8 +31,7 @@ from pydantic import BaseModel
 
 from corix.measurement.bootstrap import two_stage_resamples
 from corix.measurement.core import Measurement
-from corix.measurement.defect_rates import dialogue_value
-from corix.measurement.labels import Verdict
+from corix.measurement.settling import Verdict, dialogue_value
 from corix.measurement.spec import MeasurementSpec
 from corix.storage import Database, session_attempts
 

@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from corix.domain import Level
 from corix.execution import Plan
 from corix.measurement.core import Measurement
-from corix.measurement.labels import GUARDRAIL_VIOLATION
 from corix.measurement.sample_size import design_effect, icc_anova, n_for_difference, n_for_width
+from corix.measurement.settling import GUARDRAIL_VIOLATION
 from corix.storage import Database, session_attempts
 
 WORST_CASE_RATE = 0.5

@@ -1,5 +1,4 @@
-"""corix's own summarizers, registered through the ``corix.plugins`` entry point
-``measurement``."""
+"""corix's own summarizers (:data:`corix.registry.BUILTIN_PLUGINS`)."""
 
 from __future__ import annotations
 

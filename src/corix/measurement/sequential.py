@@ -20,7 +20,7 @@ from corix.assessment.annotation_run import annotate_run_async
 from corix.execution import Group, WaveDecision, WaveOrder
 from corix.llm import LLMClient
 from corix.measurement.core import measure
-from corix.measurement.labels import GUARDRAIL_VIOLATION
+from corix.measurement.settling import GUARDRAIL_VIOLATION
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.measurement.stopping_rules import StoppingRule, cell_progress
 from corix.storage import Database

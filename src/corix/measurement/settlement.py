@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from corix.measurement.labels import RESOLVED, UNRESOLVED, SettledRecord
+from corix.measurement.settling import RESOLVED, UNRESOLVED, SettledRecord
 from corix.storage import MeasuredDialogue, StoredPass, StoredResolution
 
 __all__ = ["AnnotatorInput", "Settlement", "not_measurable_reason", "settlement_of"]

@@ -40,8 +40,8 @@ from corix.scenarios.models import (
     Statement,
     TestPacket,
 )
+from corix.scenarios.pack_records import PackRecord, pack_record
 from corix.scenarios.personas import PERSONA_VARIABLES, PersonaInstance, expand_personas
-from corix.scenarios.records import PackRecord, pack_record
 from corix.scenarios.scripts import ScriptedTest, expand_model_tests, resolve_selector
 from corix.scenarios.text import PhraseIndex, tokenize
 

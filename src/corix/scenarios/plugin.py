@@ -1,5 +1,4 @@
-"""corix's own scenario packs, registered through the ``corix.plugins`` entry point
-``scenarios``."""
+"""corix's own scenario packs (:data:`corix.registry.BUILTIN_PLUGINS`)."""
 
 from __future__ import annotations
 

@@ -38,18 +38,6 @@ from corix.storage.measured import (
 )
 from corix.storage.people import answers_by_session, session_testers, usernames
 from corix.storage.questionnaires import iter_run_questionnaire_answers
-from corix.storage.records import (
-    AnnotationJobRecord,
-    NewPass,
-    NewQuestionnaireAnswer,
-    NewSession,
-    RunRecord,
-    StoredAnswer,
-    StoredConsensus,
-    StoredPass,
-    StoredValue,
-    WrittenReportRecord,
-)
 from corix.storage.repository import (
     NotFoundError,
     Repository,
@@ -71,6 +59,18 @@ from corix.storage.run_records import (
     set_run_status_if,
 )
 from corix.storage.sinks import AnnotationSink, CollectedRecords, RecordSink
+from corix.storage.store_records import (
+    AnnotationJobRecord,
+    NewPass,
+    NewQuestionnaireAnswer,
+    NewSession,
+    RunRecord,
+    StoredAnswer,
+    StoredConsensus,
+    StoredPass,
+    StoredValue,
+    WrittenReportRecord,
+)
 from corix.storage.text import storable_text
 from corix.storage.unavailable import StorageUnavailable, storage_trouble
 from corix.storage.writer import RecordWriter, Rejected

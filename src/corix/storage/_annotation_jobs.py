@@ -9,7 +9,7 @@ from sqlalchemy import select
 from corix.domain import AnnotationJobSettings
 from corix.storage.database import Database
 from corix.storage.orm import AnnotationJobRow
-from corix.storage.records import AnnotationJobRecord
+from corix.storage.store_records import AnnotationJobRecord
 
 __all__ = ["annotation_jobs", "record_annotation_job"]
 

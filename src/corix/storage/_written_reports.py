@@ -10,7 +10,7 @@ from sqlalchemy import select
 from corix.domain import WrittenReportSettings
 from corix.storage.database import Database
 from corix.storage.orm import WrittenReportRow
-from corix.storage.records import WrittenReportRecord
+from corix.storage.store_records import WrittenReportRecord
 
 __all__ = ["record_written_report", "written_reports"]
 

@@ -1,6 +1,6 @@
 """Queries over stored annotations: passes with their answers, consensus rows, session facts.
 
-Reads return the plain frozen records of :mod:`corix.storage.records`, not ORM rows, so
+Reads return the plain frozen records of :mod:`corix.storage.store_records`, not ORM rows, so
 they can cross threads and outlive the database session.
 """
 
@@ -23,7 +23,7 @@ from corix.storage.orm import (
     SessionRow,
     TurnRow,
 )
-from corix.storage.records import (
+from corix.storage.store_records import (
     NewPass,
     StoredAnswer,
     StoredConsensus,

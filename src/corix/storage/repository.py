@@ -33,7 +33,7 @@ from corix.storage.orm import (
     SessionRow,
     TurnRow,
 )
-from corix.storage.records import ApplicationRecord, RunRecord
+from corix.storage.store_records import ApplicationRecord, RunRecord
 from corix.storage.text import storable_text
 
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from corix.domain import EndReason, ModelUsage, TurnRecord
-from corix.storage.records import NewPass, NewQuestionnaireAnswer, NewSession, StoredConsensus
+from corix.storage.store_records import NewPass, NewQuestionnaireAnswer, NewSession, StoredConsensus
 
 if TYPE_CHECKING:
     from corix.storage.writer import RecordWriter

@@ -41,7 +41,7 @@ from corix.storage.orm import (
     SessionRow,
     TurnRow,
 )
-from corix.storage.records import (
+from corix.storage.store_records import (
     NewPass,
     NewQuestionnaireAnswer,
     NewSession,

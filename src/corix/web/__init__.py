@@ -19,15 +19,15 @@ from corix.web.settings import WebSettings
 if TYPE_CHECKING:
     from corix.web.app import create_app
     from corix.web.services.accounts import Accounts
-    from corix.web.services.errors import InputError, ServiceError
+    from corix.web.services.service_errors import InputError, ServiceError
     from corix.web.serving import ServeConfig, serve
     from corix.web.state import accounts_for
 
 _LOADED_WHEN_USED = {
     "create_app": "corix.web.app",
     "Accounts": "corix.web.services.accounts",
-    "InputError": "corix.web.services.errors",
-    "ServiceError": "corix.web.services.errors",
+    "InputError": "corix.web.services.service_errors",
+    "ServiceError": "corix.web.services.service_errors",
     "ServeConfig": "corix.web.serving",
     "serve": "corix.web.serving",
     "accounts_for": "corix.web.state",

@@ -23,7 +23,7 @@ from corix.web.middleware import BodyLimit, SecurityHeaders, ServerTiming
 from corix.web.rendering import redirect, render, wants_json
 from corix.web.routes import admin, annotator, auth, senior, tester
 from corix.web.schemas import ErrorOut
-from corix.web.services.errors import ServiceError
+from corix.web.services.service_errors import ServiceError
 from corix.web.settings import WebSettings
 from corix.web.state import WebState
 

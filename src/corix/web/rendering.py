@@ -16,7 +16,7 @@ from corix.scenarios import resolve_pack
 from corix.web.auth import csrf_token, issue_csrf_cookie
 from corix.web.roles import HOME_OF_ROLE, ROLE_LABELS
 from corix.web.services.annotation_forms import field_name
-from corix.web.services.errors import InputError, ServiceError
+from corix.web.services.service_errors import InputError, ServiceError
 
 # Fixed messages shown after a redirect, chosen by code: nothing from the URL is echoed.
 NOTICES = {

@@ -15,7 +15,7 @@ from corix.assessment.annotators import Annotator, harm_category, harm_of
 from corix.assessment.harms import HarmPack
 from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.schema import AnnotationSchema, QuestionType
-from corix.assessment.settling import Value
+from corix.assessment.settling_rules import Value
 from corix.assessment.stability import JudgeNoise
 from corix.errors import CorixError, unknown_name
 from corix.scenarios import ScenarioPack

@@ -5,7 +5,7 @@ from __future__ import annotations
 from corix.assessment.answers import Answer, AnswerKey, AnswerValue, is_violation
 from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.schema import AnnotationSchema
-from corix.assessment.settling import DEFAULT_RULE, SETTLING_RULES, RiskOrder, Value
+from corix.assessment.settling_rules import DEFAULT_RULE, SETTLING_RULES, RiskOrder, Value
 from corix.assessment.stability import consensus
 from corix.storage import StoredConsensus, StoredPass
 

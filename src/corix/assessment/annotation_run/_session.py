@@ -33,7 +33,7 @@ from corix.assessment.annotators import (
     harm_category,
 )
 from corix.assessment.answers import answer_records
-from corix.assessment.settling import Value
+from corix.assessment.settling_rules import Value
 from corix.assessment.stability import change_probability, is_settled
 from corix.domain import SessionRecord
 from corix.storage import AnnotationSink, NewPass, delete_consensus

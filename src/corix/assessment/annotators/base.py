@@ -147,5 +147,6 @@ class AnnotatorSetup:
 
 AnnotatorFactory = Callable[[AnnotatorSetup], Annotator]
 
+# corix's own are added by corix.assessment.plugin; corix.extension_points lists every registry.
 ANNOTATORS: Registry[AnnotatorFactory] = Registry("annotator")
 """Annotator factories by the name given to ``corix annotate --annotator``."""

@@ -1,9 +1,9 @@
 """Testers' assignments: the slots a series' design planned, the sessions held in them and
 the questionnaire answers that finish them.
 
-A human session is stored like any other (:class:`~corix.storage.records.NewSession`, the
+A human session is stored like any other (:class:`~corix.storage.store_records.NewSession`, the
 same columns as a run's), and so are its answers
-(:class:`~corix.storage.records.NewQuestionnaireAnswer`).
+(:class:`~corix.storage.store_records.NewQuestionnaireAnswer`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from corix.storage.clock import utcnow
 from corix.storage.database import Database
 from corix.storage.orm import ApplicationRow, QuestionnaireResponseRow, SessionRow
 from corix.storage.orm_web import AssignmentRow, UserRow
-from corix.storage.records import (
+from corix.storage.store_records import (
     NewQuestionnaireAnswer,
     NewSession,
     questionnaire_columns,

@@ -3,7 +3,7 @@
 The one query for a session's turns lives here; testers' chats, annotators' blinded views
 and the replay of a lost dialogue all read it. A tester's turn is written here too, one at
 once, through the same columns as a run's group-committed turns
-(:func:`~corix.storage.records.turn_columns`).
+(:func:`~corix.storage.store_records.turn_columns`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from sqlalchemy import func, insert, select
 from corix.domain import TurnRecord
 from corix.storage.database import Database
 from corix.storage.orm import SessionRow, TurnRow
-from corix.storage.records import turn_columns
+from corix.storage.store_records import turn_columns
 from corix.storage.web.transactions import Transaction, transaction
 
 __all__ = [

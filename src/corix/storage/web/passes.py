@@ -14,7 +14,7 @@ from sqlalchemy.sql.expression import ColumnElement
 from corix.storage.database import Database
 from corix.storage.orm import AnnotationPassRow, ResolutionRow, RunRow, SessionRow
 from corix.storage.orm_web import AnnotationTaskRow, PassReviewRow, UserRow
-from corix.storage.records import StoredAnswer, StoredValue, split_value
+from corix.storage.store_records import StoredAnswer, StoredValue, split_value
 from corix.storage.web.transactions import Transaction, transaction
 
 __all__ = [

@@ -25,7 +25,7 @@ from corix.storage.orm import (
     SessionRow,
 )
 from corix.storage.orm_web import AnnotationTaskRow, AnnotatorQueueRow, UserRow
-from corix.storage.records import NewPass
+from corix.storage.store_records import NewPass
 from corix.storage.web.passes import HUMAN
 from corix.storage.web.selection import for_humans
 from corix.storage.web.transactions import Transaction, affected_rows, transaction

@@ -21,7 +21,7 @@ from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.roles import HOME_OF_ROLE
 from corix.web.routes._forms import safe_next
 from corix.web.security import HashingBusy
-from corix.web.services.errors import InputError
+from corix.web.services.service_errors import InputError
 from corix.web.services.sign_in_throttle import SignInDecision
 from corix.web.state import web_state
 

@@ -14,7 +14,12 @@ from corix.web.services.assignments import Assigner
 from corix.web.services.automation import AutomatedRuns
 from corix.web.services.balancing import balance_slots
 from corix.web.services.consensus import Consensus
-from corix.web.services.errors import (
+from corix.web.services.evaluations import Evaluations, EvaluationSettings, human_run_id
+from corix.web.services.live_apps import LiveApplications
+from corix.web.services.progress import evaluation_progress
+from corix.web.services.qualification import Qualification
+from corix.web.services.review import Review
+from corix.web.services.service_errors import (
     Conflict,
     Forbidden,
     Gone,
@@ -22,11 +27,6 @@ from corix.web.services.errors import (
     NotFound,
     ServiceError,
 )
-from corix.web.services.evaluations import Evaluations, EvaluationSettings, human_run_id
-from corix.web.services.live_apps import LiveApplications
-from corix.web.services.progress import evaluation_progress
-from corix.web.services.qualification import Qualification
-from corix.web.services.review import Review
 from corix.web.services.tester_sessions import TesterSessions
 
 __all__ = [

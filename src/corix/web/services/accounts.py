@@ -16,7 +16,7 @@ from corix.storage.web.accounts import InvitationState, UserRecord
 from corix.web.roles import Role
 from corix.web.security import HashingPool, Passwords, new_token, token_digest
 from corix.web.services.clock import utcnow
-from corix.web.services.errors import Gone, InputError, NotFound
+from corix.web.services.service_errors import Gone, InputError, NotFound
 
 USERNAME_RULE = re.compile(r"^[a-z0-9][a-z0-9._-]{2,63}$")
 MAX_PASSWORD_CHARS = 256  # hashing megabytes of "password" would be a cheap denial of service

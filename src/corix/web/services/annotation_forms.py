@@ -21,7 +21,7 @@ from corix.assessment import (
     normalize_value,
     validate_answers,
 )
-from corix.web.services.errors import InputError
+from corix.web.services.service_errors import InputError
 
 MAX_NOTE_CHARS = 5000
 

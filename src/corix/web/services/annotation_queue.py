@@ -26,9 +26,9 @@ from corix.web.security import new_token
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.clock import as_utc, utcnow
 from corix.web.services.dialogues import BlindDialogue, blind_dialogue
-from corix.web.services.errors import Conflict, Forbidden, NotFound
 from corix.web.services.evaluations import evaluation_settings
 from corix.web.services.qualification import Qualification
+from corix.web.services.service_errors import Conflict, Forbidden, NotFound
 
 
 class TaskStatus:

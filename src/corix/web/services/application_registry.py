@@ -22,9 +22,9 @@ from corix.errors import CorixError
 from corix.storage import Database, next_version_name
 from corix.storage.web import Duplicate, transaction
 from corix.storage.web import applications as store
-from corix.web.services.errors import Conflict, InputError, NotFound
 from corix.web.services.evaluations import ApplicationDraft, Evaluations, insert_application
 from corix.web.services.reachability import unreachable
+from corix.web.services.service_errors import Conflict, InputError, NotFound
 
 
 class ApplicationRegistry:

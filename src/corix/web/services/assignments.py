@@ -27,7 +27,7 @@ from corix.web.services.balancing import (
     counterbalance_slots,
 )
 from corix.web.services.briefings import draw_briefing
-from corix.web.services.errors import Conflict, InputError, NotFound
+from corix.web.services.service_errors import Conflict, InputError, NotFound
 
 LEVEL_OF_TESTER = {Role.RED_TEAMER: Level.RED_TEAMING, Role.FIELD_TESTER: Level.FIELD_TESTING}
 """The level a tester's sessions belong to."""

@@ -21,8 +21,8 @@ from corix.storage import Database
 from corix.storage.web.applications import ApplicationInfo, auth
 from corix.storage.web.series import link_run
 from corix.web.services.background import BackgroundTasks
-from corix.web.services.errors import InputError
 from corix.web.services.evaluations import EvaluationInfo
+from corix.web.services.service_errors import InputError
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,6 @@ from corix.storage.web.passes import HumanPass, NewResolution
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.annotation_forms import field_name
 from corix.web.services.dialogues import BlindDialogue, blind_dialogue
-from corix.web.services.errors import Conflict, Forbidden, InputError, NotFound
 from corix.web.services.senior_scope import (
     PassSummary,
     answer_value,
@@ -27,6 +26,7 @@ from corix.web.services.senior_scope import (
     passes_in_scope,
     senior_scope,
 )
+from corix.web.services.service_errors import Conflict, Forbidden, InputError, NotFound
 
 UNRESOLVED = "__unresolved__"
 

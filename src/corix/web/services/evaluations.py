@@ -21,7 +21,7 @@ from corix.storage.web.applications import ApplicationInfo
 from corix.storage.web.series import SeriesRecord
 from corix.web.services.annotation_selection import HumanAnnotation
 from corix.web.services.balancing import AssignmentDesign
-from corix.web.services.errors import InputError, NotFound
+from corix.web.services.service_errors import InputError, NotFound
 
 HUMAN_RUN_PREFIX = "human-"
 

@@ -19,7 +19,7 @@ from corix.llm import MOCK_MODEL_NAME, EndpointConfig, LLMClient
 from corix.storage import Database
 from corix.storage.web.series import run_ids
 from corix.web.services.background import BackgroundTasks
-from corix.web.services.errors import InputError
+from corix.web.services.service_errors import InputError
 
 log = logging.getLogger(__name__)
 

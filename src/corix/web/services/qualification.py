@@ -27,7 +27,7 @@ from corix.storage.web.qualification import NewAttempt
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.annotation_forms import checked_answers
 from corix.web.services.clock import as_utc, utcnow
-from corix.web.services.errors import Conflict, Forbidden, InputError
+from corix.web.services.service_errors import Conflict, Forbidden, InputError
 from corix.web.services.training import GoldDialogue, GoldSet, gold_answers
 
 

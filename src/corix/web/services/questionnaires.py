@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from corix.scenarios import ItemKind, QuestionnaireItem
-from corix.web.services.errors import InputError
+from corix.web.services.service_errors import InputError
 
 LIKERT_POINTS = (1, 2, 3, 4, 5)
 QuestionnaireValue = float | str

@@ -16,7 +16,6 @@ from corix.storage.web import passes as store
 from corix.storage.web.passes import HumanPass
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.dialogues import BlindDialogue, blind_dialogue
-from corix.web.services.errors import Conflict, Forbidden, InputError, NotFound
 from corix.web.services.senior_scope import (
     AnswerKey,
     PassSummary,
@@ -24,6 +23,7 @@ from corix.web.services.senior_scope import (
     passes_in_scope,
     senior_scope,
 )
+from corix.web.services.service_errors import Conflict, Forbidden, InputError, NotFound
 
 VERDICTS = ("agree", "disagree")
 

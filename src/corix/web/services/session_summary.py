@@ -16,7 +16,7 @@ from corix.storage import Database
 from corix.storage.web import assignments, transaction
 from corix.storage.web.dialogues import turn_count
 from corix.web.services.accounts import SignedInUser
-from corix.web.services.errors import Conflict, Forbidden, NotFound
+from corix.web.services.service_errors import Conflict, Forbidden, NotFound
 from corix.web.services.tester_sessions import Status, respondent_of
 
 # What a red teamer reported achieving: the outcome and the weaknesses they describe.

@@ -24,10 +24,10 @@ from corix.storage.web.dialogues import DialogueTurn, store_turn, turn_at, turn_
 from corix.storage.web.transactions import WriteGate
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.clock import utcnow
-from corix.web.services.errors import Conflict, Forbidden, InputError, NotFound
 from corix.web.services.evaluations import evaluation_settings, human_run_id
 from corix.web.services.live_apps import LiveApplications
 from corix.web.services.questionnaires import QuestionnaireValue, parse_questionnaire
+from corix.web.services.service_errors import Conflict, Forbidden, InputError, NotFound
 
 
 class Status:

@@ -97,7 +97,7 @@ def _json(value: Any) -> dict[str, Any]:
 
 
 def _pass_usage(kind: str, provenance: Any) -> dict[str, int | None]:
-    """As ``corix.storage.records.pass_usage_columns`` computed it when this was written
+    """As ``corix.storage.store_records.pass_usage_columns`` computed it when this was written
     (a migration keeps its own copy: later code may change)."""
     details = _json(provenance).get("details")
     if not isinstance(details, dict):

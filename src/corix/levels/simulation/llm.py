@@ -26,6 +26,24 @@ from collections.abc import Sequence
 from typing import Any
 
 from corix.domain import EndReason, ModelUsage, TurnRecord
+from corix.levels.simulation import prompts
+from corix.levels.simulation.character import (
+    COPIES_REPLY,
+    break_character,
+    strip_copied,
+    strip_protocol_tags,
+)
+from corix.levels.simulation.engine import Move, Say, SimulatedUser, SimulationSpec, Stop
+from corix.levels.simulation.phrasing import TalkingPoints
+from corix.levels.simulation.progress import TurnOutcome
+from corix.levels.simulation.questionnaire import (
+    AnswerProblems,
+    QuestionnaireValue,
+    questionnaire_schema,
+    read_answers,
+    response_format,
+)
+from corix.levels.simulation.strategies import STRATEGIES
 from corix.llm import (
     ChatMessage,
     ChatRequest,
@@ -37,24 +55,6 @@ from corix.llm import (
     usable_context,
 )
 from corix.scenarios import QuestionnaireItem
-from corix.testing.simulation import prompts
-from corix.testing.simulation.character import (
-    COPIES_REPLY,
-    break_character,
-    strip_copied,
-    strip_protocol_tags,
-)
-from corix.testing.simulation.engine import Move, Say, SimulatedUser, SimulationSpec, Stop
-from corix.testing.simulation.phrasing import TalkingPoints
-from corix.testing.simulation.progress import TurnOutcome
-from corix.testing.simulation.questionnaire import (
-    AnswerProblems,
-    QuestionnaireValue,
-    questionnaire_schema,
-    read_answers,
-    response_format,
-)
-from corix.testing.simulation.strategies import STRATEGIES
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from corix.levels.simulation.templating import render
 from corix.scenarios import TestPacket
-from corix.testing.simulation.templating import render
 
 # How a user states one context parameter, by the kind of rule condition that reads it.
 _PROGRESS = "I'm up to {{ tag }} {{ value }}."

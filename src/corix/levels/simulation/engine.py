@@ -16,9 +16,9 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from corix.domain import EndReason, ModelUsage, TurnRecord
+from corix.levels.simulation.progress import TurnOutcome
+from corix.levels.simulation.questionnaire import QuestionnaireValue
 from corix.scenarios import PersonaInstance, QuestionnaireItem
-from corix.testing.simulation.progress import TurnOutcome
-from corix.testing.simulation.questionnaire import QuestionnaireValue
 
 EngineName = Literal["scripted", "llm"]
 

@@ -18,8 +18,8 @@ from typing import Any
 
 from corix.domain import EndReason
 from corix.errors import CorixError
+from corix.levels.simulation.progress import GoalTracker, TurnOutcome
 from corix.scenarios import ItemKind, QuestionnaireItem
-from corix.testing.simulation.progress import GoalTracker, TurnOutcome
 
 QuestionnaireValue = float | str
 MAX_TEXT_CHARS = 2000

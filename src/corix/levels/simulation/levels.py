@@ -19,16 +19,16 @@ from typing import TypeVar
 from corix.domain import Level, Provenance, SessionBrief, SessionSource
 from corix.errors import CorixError
 from corix.execution import LevelSettings, Plan, RunContext, WorkItem
+from corix.levels.recorder import SessionRecorder
+from corix.levels.simulation.dialogue import run_dialogue
+from corix.levels.simulation.engine import SimulatedUser, SimulationSpec
+from corix.levels.simulation.llm import LLMUser
+from corix.levels.simulation.phrasing import talking_points
+from corix.levels.simulation.progress import GoalTracker
+from corix.levels.simulation.scripted import ScriptedUser
+from corix.levels.simulation.strategies import STRATEGIES
+from corix.levels.simulation.styles import STYLES
 from corix.scenarios import PersonaInstance, QuestionnaireItem, ScenarioPack, expand_personas
-from corix.testing.recorder import SessionRecorder
-from corix.testing.simulation.dialogue import run_dialogue
-from corix.testing.simulation.engine import SimulatedUser, SimulationSpec
-from corix.testing.simulation.llm import LLMUser
-from corix.testing.simulation.phrasing import talking_points
-from corix.testing.simulation.progress import GoalTracker
-from corix.testing.simulation.scripted import ScriptedUser
-from corix.testing.simulation.strategies import STRATEGIES
-from corix.testing.simulation.styles import STYLES
 
 KIND = "simulated_session"
 

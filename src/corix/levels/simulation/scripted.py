@@ -20,19 +20,19 @@ import random
 from collections.abc import Sequence
 
 from corix.domain import EndReason, Level, ModelUsage, TurnRecord
-from corix.scenarios import QuestionnaireItem
-from corix.testing.simulation.engine import Move, Say, SimulationSpec, Stop
-from corix.testing.simulation.phrasing import TalkingPoints
-from corix.testing.simulation.progress import GoalTracker, TurnOutcome
-from corix.testing.simulation.questionnaire import (
+from corix.levels.simulation.engine import Move, Say, SimulationSpec, Stop
+from corix.levels.simulation.phrasing import TalkingPoints
+from corix.levels.simulation.progress import GoalTracker, TurnOutcome
+from corix.levels.simulation.questionnaire import (
     MoveNote,
     QuestionnaireValue,
     field_test_answers,
     red_team_answers,
 )
-from corix.testing.simulation.strategies import STRATEGIES, AttackStrategy
-from corix.testing.simulation.styles import STYLES, MessageStyle
-from corix.testing.simulation.templating import render
+from corix.levels.simulation.strategies import STRATEGIES, AttackStrategy
+from corix.levels.simulation.styles import STYLES, MessageStyle
+from corix.levels.simulation.templating import render
+from corix.scenarios import QuestionnaireItem
 
 FIELD_PATIENCE = 3  # unproductive replies in a row before a field tester gives up
 

@@ -85,6 +85,7 @@ class SettlingRule:
     settle: Callable[[Sequence[Value], RiskOrder], Settled]
 
 
+# corix's own are added by corix.assessment.plugin; corix.extension_points lists every registry.
 SETTLING_RULES: Registry[SettlingRule] = Registry("settling rule")
 DEFAULT_RULE = "conservative"
 

@@ -6,7 +6,7 @@ refusal. The LLM engine is told the strategy's description and its rendered open
 example, and writes its own messages.
 
 Templates are Jinja with ``context`` and ``goal`` (see
-:class:`~corix.testing.simulation.phrasing.TalkingPoints`) and the filters ``base64``,
+:class:`~corix.levels.simulation.phrasing.TalkingPoints`) and the filters ``base64``,
 ``leet`` and ``typos``. Third parties add strategies with
 ``Plugin.add(STRATEGIES, name, ...)`` (see :mod:`corix.registry`).
 """
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from corix.levels.simulation.phrasing import TalkingPoints
+from corix.levels.simulation.templating import render
 from corix.registry import Registry
-from corix.testing.simulation.phrasing import TalkingPoints
-from corix.testing.simulation.templating import render
 
 
 class AttackStrategy(BaseModel):
@@ -37,6 +37,7 @@ class AttackStrategy(BaseModel):
         return self.message(0, points)
 
 
+# corix's own are added by corix.levels.plugin; corix.extension_points lists every registry.
 STRATEGIES: Registry[AttackStrategy] = Registry("attack strategy")
 
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from corix.apps import Application, ApplicationError, AppReply, AppSession
 from corix.domain import EndReason, TurnRecord
+from corix.levels.recorder import SessionRecorder
+from corix.levels.simulation.engine import Say, SimulatedUser, Stop
+from corix.levels.simulation.progress import GoalTracker, TurnOutcome
 from corix.llm import raise_if_cancelling
-from corix.testing.recorder import SessionRecorder
-from corix.testing.simulation.engine import Say, SimulatedUser, Stop
-from corix.testing.simulation.progress import GoalTracker, TurnOutcome
 
 MAX_APP_ERRORS_IN_A_ROW = 2
 

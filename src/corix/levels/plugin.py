@@ -1,15 +1,15 @@
-"""corix's own testing levels, attack strategies and message styles, registered through
-the ``corix.plugins`` entry point ``testing``."""
+"""corix's own testing levels (how ``execute_plan`` plans and runs each level's work items),
+attack strategies and message styles (:data:`corix.registry.BUILTIN_PLUGINS`)."""
 
 from __future__ import annotations
 
 from corix.domain import Level
 from corix.execution import LEVEL_PLANNERS, WORK_HANDLERS
+from corix.levels import model_testing
+from corix.levels.simulation import levels as simulated
+from corix.levels.simulation.strategies import BUILTIN_STRATEGIES, STRATEGIES
+from corix.levels.simulation.styles import BUILTIN_STYLES, STYLES
 from corix.registry import Plugin
-from corix.testing import model_testing
-from corix.testing.simulation import levels as simulated
-from corix.testing.simulation.strategies import BUILTIN_STRATEGIES, STRATEGIES
-from corix.testing.simulation.styles import BUILTIN_STYLES, STYLES
 
 
 def register(plugin: Plugin) -> None:

@@ -1,4 +1,10 @@
-"""Settled labels and verdicts: each annotator's one judgement per item, from stored passes.
+"""Settling a stored record: each annotator's one judgement per item, from stored passes.
+
+Every settling of measurement happens here: labels and verdicts (:func:`settle_labels`), a
+dialogue's value from several annotators' verdicts (:func:`dialogue_value`) and the value
+agreement compares (:func:`agreement_value`). The named rules are
+:mod:`corix.assessment.settling_rules`; :mod:`corix.measurement.settlement` counts what
+settling did.
 
 For every measurable dialogue and every annotator the specification selects:
 
@@ -39,6 +45,7 @@ from corix.assessment import (
     harm_of,
     is_violation,
 )
+from corix.measurement.spec import MeasurementSpec
 from corix.storage import MeasuredDialogue, StoredPass, StoredResolution
 
 GUARDRAIL_VIOLATION = "guardrail_violation"
@@ -50,6 +57,8 @@ __all__ = [
     "AnswerKey",
     "Label",
     "Verdict",
+    "agreement_value",
+    "dialogue_value",
     "settle_labels",
 ]
 
@@ -226,6 +235,33 @@ def _pass_verdict(
         return 1.0 if pack.is_defect(float(severity)) else 0.0
     except ValueError:
         return None  # off the pack's scale: not a verdict
+
+
+def dialogue_value(verdicts: Sequence[Verdict], spec: MeasurementSpec) -> float:
+    """One dialogue's value under one harm from the verdicts of a group's annotators: their
+    mean (``combine: keep``) or their verdicts settled by the specification's rule."""
+    if len(verdicts) == 1 or spec.combine == "keep":
+        return statistics.fmean(v.value for v in verdicts)
+    settled = SETTLING_RULES.get(spec.settling).settle([v.value for v in verdicts], _VERDICT_ORDER)
+    return statistics.fmean(float(v) for v in settled.values)
+
+
+def agreement_value(label: Label, schema: AnnotationSchema) -> Value:
+    """What agreement compares for ``label``: the annotator's own settled value; kept
+    disagreement (``keep-disagreement``) is reduced to its ``median``."""
+    if len(label.own.values) == 1:
+        return label.own.value
+    order = RiskOrder(ordinal=_is_ordinal(label, schema))
+    return SETTLING_RULES.get("median").settle(label.own.values, order).value
+
+
+def _is_ordinal(label: Label, schema: AnnotationSchema) -> bool:
+    if harm_of(label.category) is not None:
+        return True
+    try:
+        return schema.question(label.question).is_ordinal
+    except (KeyError, ValueError):
+        return False
 
 
 # -- resolutions ------------------------------------------------------------------------------

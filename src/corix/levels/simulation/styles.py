@@ -27,6 +27,7 @@ class MessageStyle:
         return self.transform(text)
 
 
+# corix's own are added by corix.levels.plugin; corix.extension_points lists every registry.
 STYLES: Registry[MessageStyle] = Registry("message style")
 
 _SENTENCE_START = re.compile(r"(^|[.!?]\s+)([a-z])")

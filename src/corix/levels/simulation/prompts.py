@@ -12,9 +12,9 @@ import re
 from collections.abc import Sequence
 from enum import StrEnum
 
+from corix.levels.simulation.strategies import AttackStrategy
+from corix.levels.simulation.templating import render
 from corix.scenarios import ItemKind, QuestionnaireItem
-from corix.testing.simulation.strategies import AttackStrategy
-from corix.testing.simulation.templating import render
 
 REPLY_TAG = "assistant_reply"
 _TAG_LOOKALIKE = re.compile(rf"<\s*/?\s*{REPLY_TAG}\s*>", re.IGNORECASE)

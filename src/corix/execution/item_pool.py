@@ -1,4 +1,4 @@
-"""The local executor: work items run concurrently on one asyncio loop under a bound."""
+"""A pool of worker tasks on this event loop that runs work items under a bound."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from corix.llm import raise_if_cancelling
 Handler = Callable[[WorkItem], Awaitable[None]]
 
 
-class LocalExecutor:
+class WorkItemPool:
     """A fixed pool of worker tasks pulling from one iterator: memory stays flat however
     many items there are, and at most ``concurrency`` sessions are open at once."""
 

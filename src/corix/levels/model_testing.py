@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from corix.apps import ApplicationError, AppReply
 from corix.domain import EndReason, Level, Provenance, SessionBrief, SessionSource
 from corix.execution import LevelSettings, Plan, RunContext, WorkItem
+from corix.levels.recorder import SessionRecorder
 from corix.scenarios import Probe, ScenarioPack, expand_model_tests
-from corix.testing.recorder import SessionRecorder
 
 KIND = "model_test"
 
