@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 import typer
 from alembic import command
-from report_support import write_synthetic_run, write_tiny_run
 from sqlalchemy import inspect, update
 from typer.testing import CliRunner
 
@@ -27,6 +26,7 @@ from corix.storage import Database
 from corix.storage._written_reports import record_written_report, written_reports
 from corix.storage.database import alembic_config
 from corix.storage.orm import EvaluationRow, RunRow
+from support.run_builder import write_synthetic_run, write_tiny_run
 
 SHIPPED_TREES = Path(corix.measurement.__file__).parent / "trees"
 runner = CliRunner()
