@@ -26,7 +26,7 @@ from corix.cli.common import (
 )
 from corix.cli.exit_codes import ExitCode
 from corix.cli.progress import progress_for
-from corix.cli.runs import executor_settings
+from corix.cli.run_cmd import executor_settings
 from corix.errors import unknown_name
 
 if TYPE_CHECKING:
