@@ -150,31 +150,38 @@ WaveAnnotatorOption = Annotated[
 ]
 
 
+PlanArgument = Annotated[Path | None, typer.Argument(help="Plan YAML file.")]
+ResumeOption = Annotated[
+    str | None, typer.Option("--resume", help="Finish an interrupted run by its id.")
+]
+CheckOption = Annotated[
+    bool,
+    typer.Option(
+        "--check", help="Only check the plan (specs, options, variables, packs, endpoints)."
+    ),
+]
+AllowFailuresOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-failures", help="Exit 0 even when some sessions failed (not when all did)."
+    ),
+]
+CacheOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache",
+        help="SQLite file caching model replies (applications and simulated users) "
+        "across runs; overrides the plan's cache.",
+    ),
+]
+
+
 def run_command(
-    plan: Annotated[Path | None, typer.Argument(help="Plan YAML file.")] = None,
-    resume: Annotated[
-        str | None, typer.Option("--resume", help="Finish an interrupted run by its id.")
-    ] = None,
-    check: Annotated[
-        bool,
-        typer.Option(
-            "--check", help="Only check the plan (specs, options, variables, packs, endpoints)."
-        ),
-    ] = False,
-    allow_failures: Annotated[
-        bool,
-        typer.Option(
-            "--allow-failures", help="Exit 0 even when some sessions failed (not when all did)."
-        ),
-    ] = False,
-    cache: Annotated[
-        Path | None,
-        typer.Option(
-            "--cache",
-            help="SQLite file caching model replies (applications and simulated users) "
-            "across runs; overrides the plan's cache.",
-        ),
-    ] = None,
+    plan: PlanArgument = None,
+    resume: ResumeOption = None,
+    check: CheckOption = False,
+    allow_failures: AllowFailuresOption = False,
+    cache: CacheOption = None,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     ray_workers: RayWorkersOption = None,
@@ -185,56 +192,18 @@ def run_command(
     db: DbOption = None,
 ) -> None:
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
-    from corix.execution import PlanFile, PreflightError, load_plan_file, preflight
-    from corix.storage import Repository, StorageUnavailable
+    from corix.execution import PreflightError
+    from corix.storage import StorageUnavailable
 
     settings = executor_settings(executor, ray_address, ray_workers, db_pool)
-    if (plan is None) == (resume is None):
-        raise fail("give either a PLAN file or --resume RUN")
-    if check and plan is None:
-        raise fail("--check needs a PLAN file")
-    if cache is not None and resume is not None:
-        raise fail("--resume uses the run's own cache; --cache goes with a PLAN file")
-    source = load_plan_file(plan) if plan is not None else None
-    if source is not None and cache is not None:
-        cached = source.plan.model_copy(update={"cache": str(cache.resolve())})
-        source = dataclasses.replace(source, plan=cached)
+    source = _plan_source(plan, resume, check=check, cache=cache)
+    waves = _Waves(until or [], wave, annotator or [])
     try:
         if check and source is not None:
-            checked = asyncio.run(preflight(source))
-            console.print(
-                f"plan '{checked.plan.name}' is ready: {checked.planned} sessions over "
-                f"{len(checked.plan.applications)} application(s) and "
-                f"{len(checked.packs)} scenario(s)"
-            )
+            _print_checked(source)
             return
         with database(db, create=resume is None) as database_:
-            if until or _was_sequential(database_, resume):
-                if source is not None:
-                    _refuse_cache_on_ray(settings, source.plan)
-                result = run_sequential(
-                    source,
-                    database_,
-                    until=until or [],
-                    wave=wave,
-                    annotators=annotator or [],
-                    resume_run=resume,
-                    executor=settings,
-                )
-                print_summary(result)
-            elif source is not None:
-                _refuse_cache_on_ray(settings, source.plan)
-                result = run_with_progress(source, database_, executor=settings)
-            else:
-                stored = Repository(database_).get_run(str(resume))
-                stored_plan = _resumable_plan(stored.id, stored.plan)
-                _refuse_cache_on_ray(settings, stored_plan)
-                result = run_with_progress(
-                    PlanFile(stored_plan),
-                    database_,
-                    resume_run=stored.id,
-                    executor=settings,
-                )
+            result = _execute(database_, source, resume, settings, waves)
     except PreflightError as exc:
         for problem in exc.problems:
             print_error(str(problem))
@@ -246,6 +215,79 @@ def run_command(
     code = run_exit_code(result.status, allow_failures=allow_failures)
     if code is not ExitCode.OK:
         raise typer.Exit(code)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Waves:
+    """``--until``, ``--wave`` and ``--annotator``: a run in waves when ``until`` is given."""
+
+    until: list[str]
+    wave: int
+    annotators: list[str]
+
+
+def _plan_source(
+    plan: Path | None, resume: str | None, *, check: bool, cache: Path | None
+) -> PlanFile | None:
+    """The plan file given (with ``--cache`` in force), or ``None`` when resuming."""
+    from corix.execution import load_plan_file
+
+    if (plan is None) == (resume is None):
+        raise fail("give either a PLAN file or --resume RUN")
+    if check and plan is None:
+        raise fail("--check needs a PLAN file")
+    if cache is not None and resume is not None:
+        raise fail("--resume uses the run's own cache; --cache goes with a PLAN file")
+    source = load_plan_file(plan) if plan is not None else None
+    if source is not None and cache is not None:
+        cached = source.plan.model_copy(update={"cache": str(cache.resolve())})
+        source = dataclasses.replace(source, plan=cached)
+    return source
+
+
+def _print_checked(source: PlanFile) -> None:
+    from corix.execution import preflight
+
+    checked = asyncio.run(preflight(source))
+    console.print(
+        f"plan '{checked.plan.name}' is ready: {checked.planned} sessions over "
+        f"{len(checked.plan.applications)} application(s) and "
+        f"{len(checked.packs)} scenario(s)"
+    )
+
+
+def _execute(
+    db: Database,
+    source: PlanFile | None,
+    resume: str | None,
+    settings: ExecutorSettings,
+    waves: _Waves,
+) -> RunResult:
+    """Run ``source``, or resume ``resume``: in waves when asked or when it began so."""
+    from corix.execution import PlanFile
+    from corix.storage import Repository
+
+    if waves.until or _was_sequential(db, resume):
+        if source is not None:
+            _refuse_cache_on_ray(settings, source.plan)
+        result = run_sequential(
+            source,
+            db,
+            until=waves.until,
+            wave=waves.wave,
+            annotators=waves.annotators,
+            resume_run=resume,
+            executor=settings,
+        )
+        print_summary(result)
+        return result
+    if source is not None:
+        _refuse_cache_on_ray(settings, source.plan)
+        return run_with_progress(source, db, executor=settings)
+    stored = Repository(db).get_run(str(resume))
+    stored_plan = _resumable_plan(stored.id, stored.plan)
+    _refuse_cache_on_ray(settings, stored_plan)
+    return run_with_progress(PlanFile(stored_plan), db, resume_run=stored.id, executor=settings)
 
 
 def _resumable_plan(run: str, stored: dict[str, Any]) -> Plan:
