@@ -27,6 +27,7 @@ from corix.measurement.core import (
     stored_answers,
     stored_leaves,
 )
+from corix.measurement.defect_figures import DefectFigures, DefectsQuery, defect_figures
 from corix.measurement.defect_rates import DefectRate
 from corix.measurement.filters import FILTER_COLUMNS, LeafFilter
 from corix.measurement.gates import Estimate, GateResult, evaluate_gates
@@ -117,7 +118,9 @@ __all__ = [
     "CorrectedRate",
     "Correlation",
     "CorrelationMatrix",
+    "DefectFigures",
     "DefectRate",
+    "DefectsQuery",
     "DialogueScores",
     "EarlierRun",
     "Estimate",
@@ -172,6 +175,7 @@ __all__ = [
     "compare_views",
     "correlate_across_applications",
     "correlate_across_dialogues",
+    "defect_figures",
     "describe_items",
     "dialogues_under",
     "dimension_ids",
