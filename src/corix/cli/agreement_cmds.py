@@ -72,7 +72,7 @@ def agreement_command(
 
     On a run, each side's labels are settled by the measurement specification in force
     (--spec/--settling), which is printed first."""
-    from corix.assessment import compare, compare_per_question, numeric_questions, read_labels
+    from corix.assessment import compare_labels, read_labels
     from corix.measurement import measure
     from corix.storage import Repository
 
@@ -84,16 +84,7 @@ def agreement_command(
     headline = None
     if labels is not None:
         rows = read_labels(labels)
-        if question is not None:
-            rows = [row for row in rows if row.question_id == question]
-        numeric = set() if nominal else numeric_questions(rows)
-        if any(row.question_id for row in rows):
-            ordinal_questions = {q for q in numeric if q is not None}
-            reports = compare_per_question(
-                rows, a, b, groups=groups, ordinal_questions=ordinal_questions
-            )
-        else:
-            reports = [compare(rows, a, b, groups=groups, ordinal=None in numeric)]
+        reports = compare_labels(rows, a, b, groups=groups, question=question, nominal=nominal)
     else:
         in_force, source = measurement_spec(spec, settling=settling)
         with database(db) as database_:
