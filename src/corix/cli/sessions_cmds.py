@@ -17,27 +17,33 @@ from corix.cli.common import (
     wrapping_table,
 )
 from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
-from corix.errors import unknown_name
 
 if TYPE_CHECKING:
-    from corix.storage import MeasuredDialogue
+    from corix.measurement import ListedDialogue, Measurement
 
 
 sessions_app = typer.Typer(rich_markup_mode=None, help="Inspect sessions.", no_args_is_help=True)
 
 
+ApplicationOption = Annotated[str | None, typer.Option(help="Only this application.")]
+ScenarioOption = Annotated[str | None, typer.Option(help="Only this scenario.")]
+LevelOption = Annotated[str | None, typer.Option(help="Only this level.")]
+FailedOption = Annotated[
+    bool, typer.Option("--failed", help="Only dialogues the application never answered.")
+]
+ViolationOption = Annotated[
+    bool, typer.Option("--violation", help="Only dialogues some annotator source flags.")
+]
+
+
 @sessions_app.command("list")
 def sessions_list(
     run: Annotated[str, typer.Argument(help="Run id.")],
-    application: Annotated[str | None, typer.Option(help="Only this application.")] = None,
-    scenario: Annotated[str | None, typer.Option(help="Only this scenario.")] = None,
-    level: Annotated[str | None, typer.Option(help="Only this level.")] = None,
-    failed: Annotated[
-        bool, typer.Option("--failed", help="Only dialogues the application never answered.")
-    ] = False,
-    violation: Annotated[
-        bool, typer.Option("--violation", help="Only dialogues some annotator source flags.")
-    ] = False,
+    application: ApplicationOption = None,
+    scenario: ScenarioOption = None,
+    level: LevelOption = None,
+    failed: FailedOption = False,
+    violation: ViolationOption = False,
     spec: SpecOption = None,
     settling: SettlingOption = None,
     db: DbOption = None,
@@ -45,50 +51,48 @@ def sessions_list(
 ) -> None:
     """A run's sessions, filtered; violations are the measurement core's settled verdicts
     under the specification in force (printed first)."""
-    from corix.measurement import measure
+    from corix.measurement import DialogueFilter, list_dialogues, measure
     from corix.storage import Repository
 
+    chosen = DialogueFilter(
+        application=application,
+        scenario=scenario,
+        level=level,
+        failed=failed,
+        violation=violation,
+    )
     in_force, source = measurement_spec(spec, settling=settling)
     with database(db) as database_:
         Repository(database_).get_run(run)
         measurement = measure(database_, [run], in_force, source=source)
-    _check_filters(
-        measurement.dialogues,
-        application=application,
-        scenario=scenario,
-        level=level,
-    )
-    flagged = measurement.dialogue_verdicts()
-    chosen = [
-        (dialogue, flagged.get(dialogue.session_id, {}))
-        for dialogue in measurement.dialogues
-        if (application is None or dialogue.application == application)
-        and (scenario is None or dialogue.scenario == scenario)
-        and (level is None or dialogue.level == level)
-        and (not failed or dialogue.not_measurable is not None)
-        and (not violation or any(v > 0 for v in flagged.get(dialogue.session_id, {}).values()))
-    ]
+    listed = list_dialogues(measurement, chosen)
     if as_json:
         print_json(
             [
                 {
-                    "session": dialogue.session_id,
-                    "application": dialogue.application,
-                    "scenario": dialogue.scenario,
-                    "level": dialogue.level,
-                    "not_measurable": dialogue.not_measurable,
-                    "violation": by_source,
+                    "session": item.dialogue.session_id,
+                    "application": item.dialogue.application,
+                    "scenario": item.dialogue.scenario,
+                    "level": item.dialogue.level,
+                    "not_measurable": item.dialogue.not_measurable,
+                    "violation": item.violation,
                 }
-                for dialogue, by_source in chosen
+                for item in listed
             ]
         )
         return
+    _print_sessions(measurement, listed)
+
+
+def _print_sessions(measurement: Measurement, listed: Sequence[ListedDialogue]) -> None:
+    """The listed sessions as a table, under the specification's headline."""
     console.print(Text(measurement.headline(), style="dim"))
     table = wrapping_table(
         "session", "application", "scenario", "level", "violation", "not measurable"
     )
-    for dialogue, by_source in chosen:
-        verdicts = ", ".join(f"{s} {v:g}" for s, v in sorted(by_source.items()))
+    for item in listed:
+        dialogue = item.dialogue
+        verdicts = ", ".join(f"{s} {v:g}" for s, v in sorted(item.violation.items()))
         table.add_row(
             Text(dialogue.session_id),
             Text(dialogue.application),
@@ -98,21 +102,7 @@ def sessions_list(
             Text(dialogue.not_measurable or ""),
         )
     console.print(table)
-    console.print(f"{len(chosen)} of {len(measurement.dialogues)} sessions")
-
-
-def _check_filters(dialogues: Sequence[MeasuredDialogue], **given: str | None) -> None:
-    """A filter value the run cannot hold is a mistake, not an empty table."""
-    from corix.domain import Level
-
-    known = {
-        "application": {d.application for d in dialogues},
-        "scenario": {d.scenario for d in dialogues},
-        "level": {level.value for level in Level},
-    }
-    for name, value in given.items():
-        if value is not None and value not in known[name]:
-            raise unknown_name(name, value, known[name])
+    console.print(f"{len(listed)} of {len(measurement.dialogues)} sessions")
 
 
 @sessions_app.command("show")

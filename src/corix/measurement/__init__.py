@@ -29,6 +29,7 @@ from corix.measurement.core import (
 )
 from corix.measurement.defect_figures import DefectFigures, DefectsQuery, defect_figures
 from corix.measurement.defect_rates import DefectRate
+from corix.measurement.dialogue_filter import DialogueFilter, ListedDialogue, list_dialogues
 from corix.measurement.filters import FILTER_COLUMNS, LeafFilter
 from corix.measurement.gates import Estimate, GateResult, evaluate_gates
 from corix.measurement.gating_check import UndeclaredGating, undeclared_gating
@@ -121,6 +122,7 @@ __all__ = [
     "DefectFigures",
     "DefectRate",
     "DefectsQuery",
+    "DialogueFilter",
     "DialogueScores",
     "EarlierRun",
     "Estimate",
@@ -133,6 +135,7 @@ __all__ = [
     "LeafFilter",
     "LeafSource",
     "LeafTable",
+    "ListedDialogue",
     "Measurement",
     "MeasurementSpec",
     "NodeInstance",
@@ -188,6 +191,7 @@ __all__ = [
     "item_wordings",
     "leaf_question",
     "leaves_from_answers",
+    "list_dialogues",
     "load_spec",
     "load_tree",
     "measure",
