@@ -27,8 +27,8 @@ from corix.measurement.core import (
     stored_answers,
     stored_leaves,
 )
-from corix.measurement.defect_figures import DefectFigures, DefectsQuery, defect_figures
 from corix.measurement.defect_rates import DefectRate
+from corix.measurement.defects_query import DefectFigures, DefectsQuery, defect_figures
 from corix.measurement.dialogue_filter import DialogueFilter, ListedDialogue, list_dialogues
 from corix.measurement.filters import FILTER_COLUMNS, LeafFilter
 from corix.measurement.gates import Estimate, GateResult, evaluate_gates
