@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from contextlib import closing
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -69,6 +68,7 @@ def export_command(
     """Export a run or a series: JSON lines of sessions with turns and provenance, or tables
     of sessions, turns, questionnaire answers, annotation passes, settled labels (with their
     measurement specification) and resolutions."""
+    from corix.report import TableExport, write_table_export
     from corix.storage import Repository, series_runs
 
     if fmt not in EXPORT_FORMATS:
@@ -89,60 +89,19 @@ def export_command(
             _export_jsonl(database_, run_ids, output)
             return
         assert output is not None  # checked above
-        what = f"series {series}" if series else f"run {run}"
-        tables = _TablesAsked(output, fmt, escape_formulas, hit_k, what)
-        counts = _export_tables(database_, run_ids, tables)
+        request = TableExport(
+            output=output,
+            format="csv" if fmt == "csv" else "parquet" if fmt == "parquet" else "hf",
+            escape_formulas=escape_formulas,
+            hit_k=hit_k,
+            title=f"series {series}" if series else f"run {run}",
+        )
+        with closing(progress_for(console, "exporting sessions")) as tracker:
+            counts = write_table_export(database_, run_ids, request, tracker)
     console.print(
         f"wrote {', '.join(f'{n} rows to {name}' for name, n in counts.items())} in {output}",
         soft_wrap=True,
     )
-
-
-@dataclass(frozen=True)
-class _TablesAsked:
-    """Where and how to write the tables, and what they are of (for the dataset card)."""
-
-    output: Path
-    fmt: str
-    escape_formulas: bool
-    hit_k: int | None
-    what: str
-
-
-def _export_tables(db: Database, run_ids: list[str], asked: _TablesAsked) -> dict[str, int]:
-    """Write the tables of ``run_ids``; the rows written per table."""
-    from corix.measurement import attack_rates, measure, measure_in_chunks
-    from corix.report import (
-        HIT_TABLES,
-        TABLES,
-        export_hit_tables,
-        export_tables,
-        write_dataset_card,
-    )
-    from corix.storage import Repository
-
-    parquet = asked.fmt == "parquet"
-    measurement = measure_in_chunks(db, run_ids)
-    tracker = progress_for(console, "exporting sessions")
-    with closing(tracker):
-        counts = export_tables(
-            Repository(db),
-            measurement,
-            asked.output,
-            parquet=parquet,
-            escape_formulas=asked.escape_formulas,
-            progress=tracker,
-        )
-    if asked.hit_k is not None:
-        hits = attack_rates(db, measure(db, run_ids), k=asked.hit_k)
-        counts |= export_hit_tables(
-            hits, asked.output, parquet=parquet, escape_formulas=asked.escape_formulas
-        )
-    if asked.fmt == "hf":
-        tables = {**TABLES, **HIT_TABLES} if asked.hit_k is not None else TABLES
-        heading = f"# corix export of {asked.what}\n"
-        write_dataset_card(asked.output, tables, counts, heading, default="sessions")
-    return counts
 
 
 def _export_jsonl(db: Database, run_ids: list[str], output: Path | None) -> None:
