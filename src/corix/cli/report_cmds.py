@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -195,28 +196,10 @@ def _given_on_command_line(ctx: typer.Context, name: str) -> bool:
 def _write(
     db: Database, run: str | None, series: str | None, out: Path, settings: ReportSettings
 ) -> ReportPaths:
-    from corix.report import write_report
+    from corix.report import write_report_with
 
-    tracker = progress_for(console, "report parts")
-    try:
-        return write_report(
-            db,
-            run or "",
-            out,
-            trees=settings.trees,
-            bootstrap=settings.bootstrap,
-            seed=settings.seed,
-            confidence=settings.confidence,
-            transcripts_per_group=settings.transcripts_per_group,
-            compare_runs=settings.compare_runs,
-            measurement=settings.measurement,
-            measurement_source=settings.measurement_source,
-            series=series,
-            hit_k=settings.hit_k,
-            progress=tracker,
-        )
-    finally:
-        tracker.close()
+    with closing(progress_for(console, "report parts")) as tracker:
+        return write_report_with(db, run or "", out, settings, series=series, progress=tracker)
 
 
 @tree_app.command("score")

@@ -29,7 +29,7 @@ from corix.report.provenance import endpoint_text, repeats_text, targets_text
 from corix.report.spreadsheet import safe_folder, spreadsheet_safe
 from corix.report.table_export import TableExport, write_table_export
 from corix.report.transcripts import render_transcript
-from corix.report.writer import ReportPaths, write_report
+from corix.report.writer import ReportPaths, write_report, write_report_with
 from corix.report.written import reused_settings, settings_text, stored_report
 
 __all__ = [
@@ -70,5 +70,6 @@ __all__ = [
     "write_dataset_card",
     "write_measurement",
     "write_report",
+    "write_report_with",
     "write_table_export",
 ]
