@@ -39,30 +39,39 @@ def _score(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
+LabelsArgument = Annotated[
+    Path | None,
+    typer.Argument(help="CSV/JSONL of item_id,annotator,value[,question_id]."),
+]
+SideAOption = Annotated[str, typer.Option("--a", help="One side: an annotator or a group.")]
+SideBOption = Annotated[str, typer.Option("--b", help="The other side.")]
+RunOption = Annotated[
+    str | None, typer.Option(help="Compare a run's stored annotations instead of a file.")
+]
+QuestionOption = Annotated[
+    str | None, typer.Option(help="Only this question (harm severities: harm:<pack>).")
+]
+GroupOption = Annotated[
+    list[str] | None,
+    typer.Option("--group", help="NAME=annotator,annotator… (repeatable)."),
+]
+NominalOption = Annotated[
+    bool,
+    typer.Option(
+        help="Compare numeric labels as unordered categories (by default numbers are "
+        "ordinal: ±1 ratio, weighted κ, ordinal α)."
+    ),
+]
+
+
 def agreement_command(
-    labels: Annotated[
-        Path | None,
-        typer.Argument(help="CSV/JSONL of item_id,annotator,value[,question_id]."),
-    ] = None,
-    a: Annotated[str, typer.Option("--a", help="One side: an annotator or a group.")] = "",
-    b: Annotated[str, typer.Option("--b", help="The other side.")] = "",
-    run: Annotated[
-        str | None, typer.Option(help="Compare a run's stored annotations instead of a file.")
-    ] = None,
-    question: Annotated[
-        str | None, typer.Option(help="Only this question (harm severities: harm:<pack>).")
-    ] = None,
-    group: Annotated[
-        list[str] | None,
-        typer.Option("--group", help="NAME=annotator,annotator… (repeatable)."),
-    ] = None,
-    nominal: Annotated[
-        bool,
-        typer.Option(
-            help="Compare numeric labels as unordered categories (by default numbers are "
-            "ordinal: ±1 ratio, weighted κ, ordinal α)."
-        ),
-    ] = False,
+    labels: LabelsArgument = None,
+    a: SideAOption = "",
+    b: SideBOption = "",
+    run: RunOption = None,
+    question: QuestionOption = None,
+    group: GroupOption = None,
+    nominal: NominalOption = False,
     spec: SpecOption = None,
     settling: SettlingOption = None,
     db: DbOption = None,
