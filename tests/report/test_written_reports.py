@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 import corix.measurement
 from corix.cli.report_cmds import report_command
-from corix.cli.runs import runs_app
+from corix.cli.runs_cmds import runs_app
 from corix.domain import ReportOutput, ReportTree, WrittenReportSettings
 from corix.errors import CorixError
 from corix.measurement.spec import MeasurementSpec, ResolvedSpec
