@@ -104,6 +104,7 @@ def prompt_cache(capacity_bytes: int) -> Any:
             return sum(_state_bytes(state) for state in self.cache_state.values())
 
         def __setitem__(self, key: Any, state: Any) -> None:
+            # load_state broadcasts the one kept row over the rows it restores.
             trimmed = LlamaState(
                 input_ids=state.input_ids,
                 scores=state.scores[-_KEPT_LOGIT_ROWS:].copy(),
