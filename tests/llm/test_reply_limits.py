@@ -12,6 +12,7 @@ import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -19,7 +20,14 @@ from sqlalchemy import select
 
 from corix.execution import RunStatus, execute_plan
 from corix.execution.plan import load_plan
-from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ModelCallError
+from corix.llm import (
+    ChatMessage,
+    ChatRequest,
+    EndpointConfig,
+    LLMClient,
+    ModelCallError,
+    ScriptedTransport,
+)
 from corix.storage import Database
 from corix.storage.orm import SessionRow, TurnRow
 
@@ -125,6 +133,27 @@ def test_the_defaults_bound_every_call() -> None:
     endpoint = EndpointConfig(base_url="http://x", model="m")
     assert endpoint.call_deadline_s == 180.0
     assert endpoint.max_reply_bytes == 8 * 1024 * 1024
+
+
+async def test_a_declared_timeout_is_not_cut_to_a_deadline_nobody_set() -> None:
+    # The local pilot's judge through llama_cpp.server: timeout_s 900 for a model that takes
+    # minutes on a busy machine, yet every call failed at "the call deadline of 180 s".
+    seen: list[float] = []
+
+    class Recording(ScriptedTransport):
+        async def send(self, request: ChatRequest, endpoint: EndpointConfig, timeout: float) -> Any:
+            seen.append(timeout)
+            return await super().send(request, endpoint, timeout)
+
+    slow = EndpointConfig(base_url="http://x", model="m", timeout_s=900)
+    assert slow.call_deadline_s == 2700.0  # three timeouts, as the default is three of 60 s
+    async with LLMClient(slow, transport=Recording()) as client:
+        await client.chat(_request())
+    assert seen == [900.0]
+    declared = {"base_url": "http://x", "model": "m", "timeout_s": 900}
+    assert EndpointConfig(**declared, call_deadline_s=100).call_deadline_s == 100
+    assert EndpointConfig(**declared, call_deadline_s="none").call_deadline_s is None
+    assert EndpointConfig(base_url="http://x", model="m", timeout_s=30).call_deadline_s == 180
 
 
 async def test_a_run_stores_the_reason_an_oversized_reply_failed(

@@ -18,7 +18,7 @@ from corix.llm.mock_model import MOCK_MODEL_NAME, MockModel, Script
 from corix.llm.models import ChatMessage, ChatRequest, ChatResponse
 from corix.llm.rate_limit import Limiter, LimiterFactory, RateLimiter, shared_limits
 from corix.llm.scripted import ScriptedTransport
-from corix.llm.structured import reply_tokens
+from corix.llm.structured import most_reply_tokens, reply_tokens
 from corix.llm.tokens import estimate_messages_tokens, estimate_tokens, usable_context
 from corix.llm.transport import RawCompletion, Transport
 from corix.llm.usage import EndpointUsage, UsageLedger, UsageSnapshot
@@ -53,6 +53,7 @@ __all__ = [
     "estimate_messages_tokens",
     "estimate_tokens",
     "even_share",
+    "most_reply_tokens",
     "raise_if_cancelling",
     "read_reply",
     "reply_tokens",

@@ -13,6 +13,10 @@ LOCAL_PREFIX = "local:"
 """``base_url: local:<gguf file or package>`` is short for ``transport: local``."""
 DEFAULT_CALL_DEADLINE_S = 180.0
 """Three default attempt timeouts: a slow or dribbling server cannot hold a call longer."""
+DEADLINE_TIMEOUTS = 3
+"""Unless declared, the call deadline is this many attempt timeouts when they are longer
+than :data:`DEFAULT_CALL_DEADLINE_S`: a declared ``timeout_s`` of 900 s for a slow local
+model must not be cut to 180 s by a deadline nobody set."""
 DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
 """Far above any chat reply (a 100k-token reply is well under 1 MiB of JSON)."""
 
@@ -67,7 +71,8 @@ class EndpointConfig(BaseModel):
     call_deadline_s: float | None = Field(default=DEFAULT_CALL_DEADLINE_S, gt=0)
     """The total time one call may take from its first attempt, retries and their waits
     included: each attempt's timeout is cut to what is left (``None``, or ``none`` in a
-    spec's options: no total limit)."""
+    spec's options: no total limit). Unless declared, 180 s or three ``timeout_s``,
+    whichever is longer."""
     max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1024)
     """The largest reply body read; a longer one fails the call at once, read no further."""
     price_per_1k_prompt: float | None = Field(default=None, ge=0)
@@ -91,6 +96,19 @@ class EndpointConfig(BaseModel):
     def _strip_trailing_slash(cls, base_url: str) -> str:
         # Paths are appended to the base URL; a trailing slash would double up.
         return base_url.rstrip("/")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _deadline_follows_timeout(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "call_deadline_s" in data or "timeout_s" not in data:
+            return data
+        try:
+            timeout = float(data["timeout_s"])
+        except (TypeError, ValueError):
+            return data  # the field's own validation says what is wrong
+        if DEADLINE_TIMEOUTS * timeout <= DEFAULT_CALL_DEADLINE_S:
+            return data
+        return {**data, "call_deadline_s": DEADLINE_TIMEOUTS * timeout}
 
     @field_validator("call_deadline_s", mode="before")
     @classmethod

@@ -19,6 +19,7 @@ from typing import Any
 
 PROMPT_CACHE_BYTES = 512 * 1024**2
 """Evaluated prompt prefixes kept in memory (a 135M model's state is ~25 kB a token)."""
+_KEPT_LOGIT_ROWS = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +59,13 @@ def serve(
     against 7.1 s for 40 tokens), since llama.cpp's threads spin at every step.
     """
     try:
-        from llama_cpp import Llama, LlamaRAMCache  # the optional extra
+        from llama_cpp import Llama  # the optional extra
 
         model = Llama(model_path=model_path, n_ctx=context_window, verbose=False)
         # Judges' prompts share long prefixes (the guidelines, the scenario) but alternate
         # between targets; the model itself reuses only the previous prompt's prefix, the
         # cache also the prefixes of earlier ones.
-        model.set_cache(LlamaRAMCache(capacity_bytes=PROMPT_CACHE_BYTES))
+        model.set_cache(prompt_cache(PROMPT_CACHE_BYTES))
     except Exception as exc:  # reported to the parent, whatever it is
         conn.send(Failed(f"{type(exc).__name__}: {exc}"))
         return
@@ -83,6 +84,42 @@ def serve(
         except Exception as exc:  # one bad request must not end the worker
             done = Done(job.number, error=f"{type(exc).__name__}: {exc}")
         conn.send(done)
+
+
+def prompt_cache(capacity_bytes: int) -> Any:
+    """llama-cpp-python's RAM cache of evaluated prompts, held to ``capacity_bytes``.
+
+    Each state the library keeps carries, besides the model's own state, a copy of the
+    logits buffer (n_batch × vocabulary floats: 100 MB for SmolLM2's 49,152 tokens) that
+    its capacity does not count: a worker with a 512 MB cache grew to 3.8 GB. No reply
+    reads those old logits (a state taken from the cache evaluates at least one prompt
+    token again before sampling), so only the last row is kept, and the capacity counts
+    everything a state holds.
+    """
+    from llama_cpp import LlamaRAMCache, LlamaState
+
+    class PromptCache(LlamaRAMCache):  # type: ignore[misc]
+        @property
+        def cache_size(self) -> int:
+            return sum(_state_bytes(state) for state in self.cache_state.values())
+
+        def __setitem__(self, key: Any, state: Any) -> None:
+            # load_state broadcasts the one kept row over the rows it restores.
+            trimmed = LlamaState(
+                input_ids=state.input_ids,
+                scores=state.scores[-_KEPT_LOGIT_ROWS:].copy(),
+                n_tokens=state.n_tokens,
+                llama_state=state.llama_state,
+                llama_state_size=state.llama_state_size,
+                seed=state.seed,
+            )
+            super().__setitem__(key, trimmed)
+
+    return PromptCache(capacity_bytes=capacity_bytes)
+
+
+def _state_bytes(state: Any) -> int:
+    return int(state.llama_state_size + state.scores.nbytes + state.input_ids.nbytes)
 
 
 def _generate(model: Any, job: Job, cancel: Synchronized[int]) -> Done:

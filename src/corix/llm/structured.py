@@ -35,6 +35,7 @@ __all__ = [
     "StructuredMode",
     "adapt_request",
     "grammar_schema",
+    "most_reply_tokens",
     "next_mode",
     "refuses_format",
     "reply_tokens",
@@ -129,29 +130,39 @@ _SIZE_MARGIN = 1.25
 
 def reply_tokens(schema: dict[str, Any]) -> int:
     """Tokens enough for the longest reply that fits ``schema`` (with a margin)."""
-    return math.ceil(_size(schema) * _SIZE_MARGIN) + 16
+    return math.ceil(_size(schema, _CHARS_PER_TOKEN) * _SIZE_MARGIN) + 16
 
 
-def _size(schema: Any) -> int:
+def most_reply_tokens(schema: dict[str, Any]) -> int:
+    """Tokens no reply fitting ``schema`` exceeds even at one token per character: a small
+    model's degenerate text ("1.1.1.1…") comes close, and cuts a reply :func:`reply_tokens`
+    sized."""
+    return math.ceil(_size(schema, 1) * _SIZE_MARGIN) + 16
+
+
+def _size(schema: Any, chars_per_token: int) -> int:
     if not isinstance(schema, dict):
         return 1
     if "anyOf" in schema:
-        return max(_size(option) for option in schema["anyOf"])
+        return max(_size(option, chars_per_token) for option in schema["anyOf"])
     if "enum" in schema:
-        return max(_text_tokens(json.dumps(value)) for value in schema["enum"])
+        return max(_text_tokens(json.dumps(value), chars_per_token) for value in schema["enum"])
     kind = schema.get("type")
     if kind == "object":
         properties = schema.get("properties", {})
         return 2 + sum(
-            _text_tokens(json.dumps(key)) + 2 + _size(v) for key, v in properties.items()
+            _text_tokens(json.dumps(key), chars_per_token) + 2 + _size(v, chars_per_token)
+            for key, v in properties.items()
         )
     if kind == "string":
         limit = schema.get("maxLength")
-        return _text_tokens("x" * limit) + 2 if isinstance(limit, int) else _UNBOUNDED_TEXT_TOKENS
+        if not isinstance(limit, int):
+            return _UNBOUNDED_TEXT_TOKENS
+        return _text_tokens("x" * limit, chars_per_token) + 2
     if kind in ("integer", "number"):
         return 4
     return 1
 
 
-def _text_tokens(text: str) -> int:
-    return len(text) // _CHARS_PER_TOKEN + 1
+def _text_tokens(text: str, chars_per_token: int) -> int:
+    return len(text) // chars_per_token + 1

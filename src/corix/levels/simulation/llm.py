@@ -7,16 +7,18 @@ application sees only the messages. A message that breaks character is not sent:
 is told why and asked again, at most ``max_reasks`` times, after which the session ends with
 ``SIMULATOR_ERROR`` — unless the plan allows a scripted fallback (``fallback: scripted``),
 in which case the scripted engine writes that one message, marked ``fallback: scripted``
-on the turn. The same bound applies to its questionnaire answers. Small models often
+on the turn. The same bound applies to its questionnaire answers; a questionnaire reply cut
+at its token limit is first asked again once, unchanged, with room for any reply the
+answer schema allows (:func:`~corix.llm.most_reply_tokens`). Small models often
 copy the application's reply: the copied sentences are cut when what is left is a message
 of its own (counted in the turn's meta as ``copied_sentences_cut``), else the model is asked
 again with a shorter, stricter instruction and an example (:data:`prompts.COPY_REASK`).
 
 A message asks for the endpoint's ``max_tokens`` (else :data:`MAX_MESSAGE_TOKENS`). When
-the endpoint declares a ``context_window``, the prompt is fitted to it by one rule: the
-system prompt and the opening stay, and the oldest exchanges (a message of the simulated
-user and the reply it got) are left out until the rest fits; how many messages were left
-out is stored with the turn (``context_cut``).
+the endpoint declares a ``context_window``, the prompt (and the reply it asks for) is
+fitted to it by one rule: the system prompt and the opening stay, and the oldest exchanges
+(a message of the simulated user and the reply it got) are left out until the rest fits;
+how many messages were left out is stored with the turn (``context_cut``).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from corix.llm import (
     LLMClient,
     ModelCallError,
     estimate_messages_tokens,
+    most_reply_tokens,
     reply_tokens,
     usable_context,
 )
@@ -198,13 +201,16 @@ class LLMUser:
             *self._history,
             ChatMessage(role="user", content=prompts.questionnaire_prompt(items)),
         ]
+        schema = questionnaire_schema(items)
+        limit = reply_tokens(schema)
+        enlarged = False
         retry: list[ChatMessage] = []
-        for _ in range(self._max_reasks + 1):
+        attempts = 0
+        last: AnswerProblems | None = None
+        while attempts <= self._max_reasks:
             try:
                 reply = await self._chat(
-                    messages + retry,
-                    response_format=response_format(items),
-                    max_tokens=reply_tokens(questionnaire_schema(items)),
+                    messages + retry, response_format=response_format(items), max_tokens=limit
                 )
             except ModelCallError as exc:
                 logger.warning("simulated questionnaire not answered: %s", exc)
@@ -212,6 +218,12 @@ class LLMUser:
             try:
                 return read_answers(items, reply.text)
             except AnswerProblems as problems:
+                last = problems
+                if reply.finish_reason == "length" and not enlarged:
+                    # Cut, not wrong: asked again once, unchanged, with room for any reply.
+                    enlarged, limit = True, max(2 * limit, most_reply_tokens(schema))
+                    continue
+                attempts += 1
                 retry = [
                     ChatMessage(role="assistant", content=reply.text),
                     ChatMessage(
@@ -219,7 +231,9 @@ class LLMUser:
                         content=prompts.QUESTIONNAIRE_REASK.format(problems=problems),
                     ),
                 ]
-        logger.warning("simulated questionnaire not answered: no usable reply within the bound")
+        logger.warning(
+            "simulated questionnaire not answered: no usable reply within the bound (%s)", last
+        )
         return {}
 
     def _repair_copy(self, text: str, last_reply: str) -> tuple[str, str | None]:
@@ -233,12 +247,13 @@ class LLMUser:
             self._copied_cut += cut
         return rest, problem
 
-    def _left_out(self, messages: Sequence[ChatMessage]) -> int:
-        """How many messages fitting ``messages`` to the context window leaves out."""
+    def _left_out(self, messages: Sequence[ChatMessage], max_tokens: int) -> int:
+        """How many messages fitting ``messages`` and a reply of ``max_tokens`` to the
+        context window leaves out."""
         window = self._client.endpoint.context_window
         if window is None:
             return 0
-        budget = usable_context(window) - self._max_tokens
+        budget = usable_context(window) - max_tokens
         sizes = [estimate_messages_tokens([message]) for message in messages]
         total, left_out = sum(sizes), 0
         # Exchanges go in pairs, so user and assistant messages still alternate.
@@ -248,8 +263,8 @@ class LLMUser:
             left_out += 2
         return left_out
 
-    def _fitted(self, messages: list[ChatMessage]) -> list[ChatMessage]:
-        self._last_left_out = self._left_out(messages)
+    def _fitted(self, messages: list[ChatMessage], max_tokens: int) -> list[ChatMessage]:
+        self._last_left_out = self._left_out(messages, max_tokens)
         return [*messages[:_KEPT_HEAD], *messages[_KEPT_HEAD + self._last_left_out :]]
 
     async def _chat(
@@ -259,11 +274,12 @@ class LLMUser:
         response_format: dict[str, Any] | None = None,
         max_tokens: int | None = None,
     ) -> ChatResponse:
+        max_tokens = max_tokens or self._max_tokens
         response = await self._client.chat(
             ChatRequest(
-                messages=self._fitted(messages),
+                messages=self._fitted(messages, max_tokens),
                 temperature=self._temperature,
-                max_tokens=max_tokens or self._max_tokens,
+                max_tokens=max_tokens,
                 seed=self._seed,
                 response_format=response_format,
             )
