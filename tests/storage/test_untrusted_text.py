@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -10,9 +11,16 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 
 from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
-from corix.storage import Database, RecordWriter, Repository
+from corix.storage import (
+    Database,
+    NewRun,
+    NotFoundError,
+    RecordedSession,
+    RecordWriter,
+    Repository,
+    store_recorded_run,
+)
 from corix.storage.orm import SessionRow, TurnRow
-from corix.storage.repository import NotFoundError
 from corix.storage.store_records import NewSession
 from corix.storage.text import REPLACEMENT, storable_json, storable_parameters, storable_text
 
@@ -123,3 +131,48 @@ def test_storable_parameters_cleans_every_string_and_keeps_the_shape(
     assert type(cleaned) is type(parameters) and len(items) == len(values)
     for before, after in zip(values, items, strict=True):
         assert after == (storable_text(before) if isinstance(before, str) else before)
+
+
+async def test_an_imported_turn_is_stored_like_a_run_turn(any_db: Database) -> None:
+    """Both write paths go through one: the replacement note, latency and tokens alike."""
+    repo = Repository(any_db)
+    app_id = repo.ensure_application("app", "demo:guarded")
+    turn = TurnRecord(
+        index=0,
+        user_text="Who dies?\x00",
+        response_text=HOSTILE,
+        latency_ms=12.5,
+        prompt_tokens=7,
+        completion_tokens=11,
+        meta={"finish_reason": "stop"},
+    )
+    repo.create_run("run-1", name="t", plan={"name": "t"}, seed=1)
+    async with RecordWriter(any_db) as writer:
+        writer.start_session(_session("s1", app_id, "k1"))
+        writer.add_turn("s1", turn)
+        writer.finish_session("s1", end_reason=EndReason.SCRIPT_DONE)
+    imported = replace(_session("s2", app_id, "k2"), run_id="run-2", source=SessionSource.IMPORTED)
+    recorded = RecordedSession(imported, (turn,), EndReason.USER_ENDED)
+    store_recorded_run(any_db, NewRun("run-2", "imported", {"name": "i"}), [recorded])
+    columns = (
+        TurnRow.user_text,
+        TurnRow.response_text,
+        TurnRow.latency_ms,
+        TurnRow.prompt_tokens,
+        TurnRow.completion_tokens,
+        TurnRow.meta,
+    )
+    with any_db.session() as s:
+        rows = {
+            session_id: tuple(rest)
+            for session_id, *rest in s.execute(select(TurnRow.session_id, *columns))
+        }
+        ends = dict(s.execute(select(SessionRow.id, SessionRow.status)).tuples().all())
+    assert rows["s2"] == rows["s1"]
+    assert rows["s2"][2:] == (
+        12.5,
+        7,
+        11,
+        {"finish_reason": "stop", "replaced_unstorable": ["user_text", "response_text"]},
+    )
+    assert ends == {"s1": "complete", "s2": "complete"}

@@ -25,9 +25,8 @@ from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_pla
 from corix.execution.run_status import RunStatus
 from corix.llm.mock_server import running_mock_server
 from corix.report.transcripts import render_transcript
-from corix.storage import Database, Repository
+from corix.storage import Database, Repository, set_run_status_if
 from corix.storage.orm import ApplicationRow, EvaluationRow, SessionRow, TurnRow
-from corix.storage.run_records import set_run_status_if
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 runner = CliRunner()

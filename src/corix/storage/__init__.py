@@ -25,7 +25,6 @@ from corix.storage.attempts import (
 )
 from corix.storage.clock import as_utc, is_past, utcnow
 from corix.storage.database import Database, DatabaseMissingError, default_url, migrate
-from corix.storage.imported_runs import store_imported_run
 from corix.storage.locks import LockHeld, exclusive
 from corix.storage.measured import (
     MeasuredDialogue,
@@ -38,11 +37,7 @@ from corix.storage.measured import (
 )
 from corix.storage.people import answers_by_session, session_testers, usernames
 from corix.storage.questionnaires import iter_run_questionnaire_answers
-from corix.storage.repository import (
-    NotFoundError,
-    Repository,
-    next_version_name,
-)
+from corix.storage.repository import Repository, next_version_name
 from corix.storage.run_lease import RunHeld, holding_run, is_stale, shown_status
 from corix.storage.run_provenance import (
     RespondentSummary,
@@ -51,12 +46,15 @@ from corix.storage.run_provenance import (
     respondent_summaries,
     stability_summaries,
 )
-from corix.storage.run_records import (
+from corix.storage.runs import (
     FAILED_END_REASONS,
+    NewRun,
+    RecordedSession,
     delete_run,
     finish_run,
     run_totals,
     set_run_status_if,
+    store_recorded_run,
 )
 from corix.storage.sinks import AnnotationSink, CollectedRecords, RecordSink
 from corix.storage.store_records import (
@@ -72,6 +70,7 @@ from corix.storage.store_records import (
     WrittenReportRecord,
 )
 from corix.storage.text import storable_text
+from corix.storage.transactions import NotFoundError
 from corix.storage.unavailable import StorageUnavailable, storage_trouble
 from corix.storage.writer import RecordWriter, Rejected
 
@@ -88,10 +87,12 @@ __all__ = [
     "MeasuredDialogue",
     "NewPass",
     "NewQuestionnaireAnswer",
+    "NewRun",
     "NewSession",
     "NotFoundError",
     "RecordSink",
     "RecordWriter",
+    "RecordedSession",
     "Rejected",
     "Repository",
     "RespondentSummary",
@@ -149,7 +150,7 @@ __all__ = [
     "stability_summaries",
     "storable_text",
     "storage_trouble",
-    "store_imported_run",
+    "store_recorded_run",
     "stored_resolutions",
     "usernames",
     "utcnow",

@@ -22,7 +22,6 @@ from corix.domain import (
 )
 from corix.errors import CorixError
 from corix.scenarios import PackRecord
-from corix.storage._run_packs import add_run_packs
 from corix.storage.clock import utcnow
 from corix.storage.database import Database, scalar_chunks
 from corix.storage.orm import (
@@ -33,12 +32,10 @@ from corix.storage.orm import (
     SessionRow,
     TurnRow,
 )
+from corix.storage.runs import NewRun, create_run
 from corix.storage.store_records import ApplicationRecord, RunRecord
 from corix.storage.text import storable_text
-
-
-class NotFoundError(CorixError):
-    """A run, session or application id that is not in the database."""
+from corix.storage.transactions import NotFoundError
 
 
 def _session_record(row: SessionRow) -> SessionRecord:
@@ -238,9 +235,7 @@ class Repository:
     ) -> None:
         """Store a new run with the scenario packs it uses, in one transaction."""
         with self.db.session() as s:
-            s.add(RunRow(id=run_id, name=name, plan=plan, seed=seed, status="running"))
-            s.flush()
-            add_run_packs(s, run_id, packs)
+            create_run(s, NewRun(run_id, name, plan, seed=seed, packs=tuple(packs)))
 
     def get_run(self, run_id: str) -> RunRecord:
         with self.db.session() as s:

@@ -10,11 +10,11 @@ from datetime import datetime
 from sqlalchemy import func, select, update
 
 from corix.scenarios import PackRecord
-from corix.storage._run_packs import add_run_packs
 from corix.storage.database import Database
 from corix.storage.orm import EvaluationRow, RunRow, SessionRow
 from corix.storage.orm_web import EvaluationSettingsRow
-from corix.storage.web.transactions import Transaction, transaction
+from corix.storage.runs import NewRun, create_run
+from corix.storage.transactions import Transaction, transaction
 
 __all__ = [
     "SeriesRecord",
@@ -120,18 +120,14 @@ def create_series(
                 max_turns=max_turns,
             )
         )
-        run_id = human_run_id(evaluation_id)
-        tx.add(
-            RunRow(
-                id=run_id,
-                name=human_run_name,
-                evaluation_id=evaluation_id,
-                plan={"name": name, "kind": "human"},
-                status="running",
-            )
+        run = NewRun(
+            human_run_id(evaluation_id),
+            human_run_name,
+            {"name": name, "kind": "human"},
+            evaluation_id=evaluation_id,
+            packs=tuple(packs),
         )
-        tx.flush()
-        add_run_packs(tx, run_id, packs)
+        create_run(tx, run)
         return evaluation_id
 
 

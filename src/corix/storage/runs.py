@@ -1,4 +1,5 @@
-"""A run's lifecycle in the database: its totals, its end, cancelling and deleting it.
+"""A run's row, written here alone: its start (a run of corix's, one recorded elsewhere,
+a web series' run of people), its totals, its end, cancelling and deleting it.
 
 Totals are always counted from the stored rows of the whole run, never from one
 invocation's memory, so a resumed run reports the same numbers as an uninterrupted one.
@@ -6,20 +7,91 @@ invocation's memory, so a resumed run reports the same numbers as an uninterrupt
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
 from sqlalchemy import case, delete, func, select
 
-from corix.domain import EndReason, RunSummary
+from corix.domain import EndReason, RunSummary, TurnRecord
+from corix.scenarios import PackRecord
+from corix.storage._run_packs import add_run_packs
 from corix.storage.clock import utcnow
 from corix.storage.database import Database
 from corix.storage.orm import RunRow, SessionRow, TurnRow
-from corix.storage.repository import NotFoundError
+from corix.storage.sessions import SessionEnd, store_session
+from corix.storage.store_records import NewSession
+from corix.storage.transactions import NotFoundError, Transaction
 
-__all__ = ["FAILED_END_REASONS", "delete_run", "finish_run", "run_totals", "set_run_status_if"]
+__all__ = [
+    "FAILED_END_REASONS",
+    "NewRun",
+    "RecordedSession",
+    "create_run",
+    "delete_run",
+    "finish_run",
+    "run_totals",
+    "set_run_status_if",
+    "store_recorded_run",
+]
 
 FAILED_END_REASONS = frozenset(
     {EndReason.APP_ERROR.value, EndReason.SIMULATOR_ERROR.value, EndReason.STORAGE_ERROR.value}
 )
 """End reasons that make a session count as failed in a run's totals and status."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewRun:
+    """A run as it is stored first, with the scenario packs it uses."""
+
+    id: str
+    name: str
+    plan: dict[str, Any]
+    seed: int = 0
+    status: str = "running"
+    evaluation_id: str | None = None
+    """The web series the run belongs to (a series' run of people)."""
+    finished_at: datetime | None = None
+    packs: tuple[PackRecord, ...] = ()
+
+
+def create_run(tx: Transaction, new: NewRun) -> None:
+    """Store ``new`` and its packs."""
+    tx.add(
+        RunRow(
+            id=new.id,
+            name=new.name,
+            plan=new.plan,
+            seed=new.seed,
+            status=new.status,
+            evaluation_id=new.evaluation_id,
+            finished_at=new.finished_at,
+        )
+    )
+    tx.flush()
+    add_run_packs(tx, new.id, new.packs)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedSession:
+    """A whole session recorded elsewhere: its start, its turns and its end."""
+
+    session: NewSession
+    turns: tuple[TurnRecord, ...]
+    end_reason: EndReason | None
+    ended_at: datetime = field(default_factory=utcnow)
+
+
+def store_recorded_run(db: Database, new: NewRun, sessions: Sequence[RecordedSession]) -> None:
+    """A run recorded elsewhere with all its sessions, in one transaction: a failure leaves
+    no run, no session and no turn behind."""
+    with db.session() as tx:
+        create_run(tx, new)
+        for recorded in sessions:
+            end = SessionEnd(recorded.session.id, recorded.end_reason, ended_at=recorded.ended_at)
+            store_session(tx, recorded.session, recorded.turns, end)
 
 
 def run_totals(db: Database, run_id: str) -> dict[str, int]:
