@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from corix.cli.main import app
 from corix.errors import ConfigError
-from corix.storage import Database, Repository
+from corix.storage import Database, iter_sessions
 from corix.storage.orm import RunRow
 
 runner = CliRunner()
@@ -149,7 +149,7 @@ def test_inspect_ai_eval_log_becomes_a_run(sqlite_db: Database, tmp_path: Path) 
     code, output = _invoke(sqlite_db, "import", str(log))
     assert code == 0, output
     run_id = output.split("as run ")[1].split()[0]
-    sessions = list(Repository(sqlite_db).iter_sessions(run_id))
+    sessions = list(iter_sessions(sqlite_db, run_id))
     # One dialogue per sample and epoch; the system message left out; the model is the app.
     assert len(sessions) == 4
     assert {s.application for s in sessions} == {"openai/their-bot"}

@@ -17,7 +17,10 @@ from corix.storage import (
     NotFoundError,
     RecordedSession,
     RecordWriter,
-    Repository,
+    create_run,
+    ensure_application,
+    get_run,
+    list_applications,
     store_recorded_run,
 )
 from corix.storage.orm import SessionRow, TurnRow
@@ -49,9 +52,8 @@ def _turn(idx: int, reply: str) -> TurnRecord:
 
 
 async def test_nul_and_lone_surrogates_are_replaced_and_recorded(any_db: Database) -> None:
-    repo = Repository(any_db)
-    app_id = repo.ensure_application("app", "demo:guarded")
-    repo.create_run("run-1", name="t", plan={"name": "t"}, seed=1)
+    app_id = ensure_application(any_db, "app", "demo:guarded")
+    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=1)
     async with RecordWriter(any_db) as writer:
         writer.start_session(_session("s1", app_id, "k1"))
         writer.add_turn("s1", _turn(0, HOSTILE))
@@ -70,9 +72,8 @@ async def test_nul_and_lone_surrogates_are_replaced_and_recorded(any_db: Databas
 
 
 async def test_a_refused_row_does_not_take_its_batch(any_db: Database) -> None:
-    repo = Repository(any_db)
-    app_id = repo.ensure_application("app", "demo:guarded")
-    repo.create_run("run-1", name="t", plan={"name": "t"}, seed=1)
+    app_id = ensure_application(any_db, "app", "demo:guarded")
+    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=1)
     async with RecordWriter(any_db, max_batch=1000, max_delay_s=1.0) as writer:
         for n in range(3):
             writer.start_session(_session(f"s{n}", app_id, f"k{n}"))
@@ -107,18 +108,16 @@ def test_storable_json_cleans_every_string(value: object) -> None:
 
 
 def test_an_applications_own_version_is_made_storable_and_bounded(any_db: Database) -> None:
-    repo = Repository(any_db)
-    app_id = repo.ensure_application("app", "demo:guarded", version="v\x00\ud800" + "9" * 300)
-    (stored,) = [row.version for row in repo.applications() if row.id == app_id]
+    app_id = ensure_application(any_db, "app", "demo:guarded", version="v\x00\ud800" + "9" * 300)
+    (stored,) = [row.version for row in list_applications(any_db) if row.id == app_id]
     assert stored == f"v{REPLACEMENT}{REPLACEMENT}" + "9" * 197
 
 
 def test_every_statement_parameter_is_made_storable(any_db: Database) -> None:
-    repo = Repository(any_db)
     with pytest.raises(NotFoundError, match="no run"):
-        repo.get_run("run-\x00\ud800")  # a lookup, not a driver error
-    app_id = repo.ensure_application("na\x00me", "demo:guarded")
-    assert [a.name for a in repo.applications() if a.id == app_id] == [f"na{REPLACEMENT}me"]
+        get_run(any_db, "run-\x00\ud800")  # a lookup, not a driver error
+    app_id = ensure_application(any_db, "na\x00me", "demo:guarded")
+    assert [a.name for a in list_applications(any_db) if a.id == app_id] == [f"na{REPLACEMENT}me"]
 
 
 @given(st.lists(st.text() | st.integers() | st.none()), st.booleans())
@@ -135,8 +134,7 @@ def test_storable_parameters_cleans_every_string_and_keeps_the_shape(
 
 async def test_an_imported_turn_is_stored_like_a_run_turn(any_db: Database) -> None:
     """Both write paths go through one: the replacement note, latency and tokens alike."""
-    repo = Repository(any_db)
-    app_id = repo.ensure_application("app", "demo:guarded")
+    app_id = ensure_application(any_db, "app", "demo:guarded")
     turn = TurnRecord(
         index=0,
         user_text="Who dies?\x00",
@@ -146,7 +144,7 @@ async def test_an_imported_turn_is_stored_like_a_run_turn(any_db: Database) -> N
         completion_tokens=11,
         meta={"finish_reason": "stop"},
     )
-    repo.create_run("run-1", name="t", plan={"name": "t"}, seed=1)
+    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=1)
     async with RecordWriter(any_db) as writer:
         writer.start_session(_session("s1", app_id, "k1"))
         writer.add_turn("s1", turn)

@@ -75,7 +75,7 @@ def release_command(
         finalize_release,
         review_folder,
     )
-    from corix.storage import Repository, series_runs
+    from corix.storage import get_run, series_runs
 
     if out.exists() and not out.is_dir():
         raise fail(f"--out '{out}' is a file: a release is written to a folder")
@@ -104,7 +104,7 @@ def release_command(
         raise fail("give a run id or --series NAME (one of them)")
     with database(db) as database_:
         if run is not None:
-            Repository(database_).get_run(run)
+            get_run(database_, run)
         run_ids = [run] if run is not None else series_runs(database_, str(series))
         if not run_ids:
             raise fail(f"no evaluation series named '{series}' with runs")

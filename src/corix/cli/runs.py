@@ -201,7 +201,10 @@ def run_command(
 ) -> None:
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
     from corix.execution import PlanFile, PreflightError, load_plan_file, preflight
-    from corix.storage import Repository, StorageUnavailable
+    from corix.storage import (
+        StorageUnavailable,
+        get_run,
+    )
 
     settings = executor_settings(executor, ray_address, ray_workers, db_pool)
     if (plan is None) == (resume is None):
@@ -241,7 +244,7 @@ def run_command(
                 _refuse_cache_on_ray(settings, source.plan)
                 result = run_with_progress(source, database_, executor=settings)
             else:
-                stored = Repository(database_).get_run(str(resume))
+                stored = get_run(database_, str(resume))
                 stored_plan = _resumable_plan(stored.id, stored.plan)
                 _refuse_cache_on_ray(settings, stored_plan)
                 result = run_with_progress(
@@ -279,9 +282,9 @@ def _resumable_plan(run: str, stored: dict[str, Any]) -> Plan:
 
 def _was_sequential(db: Database, resume: str | None) -> bool:
     """Whether ``resume`` names a run started with ``--until`` (it resumes in waves)."""
-    from corix.storage import Repository
+    from corix.storage import get_run
 
-    return resume is not None and Repository(db).get_run(resume).summary.sequential is not None
+    return resume is not None and get_run(db, resume).summary.sequential is not None
 
 
 def _refuse_cache_on_ray(settings: ExecutorSettings, plan: Plan) -> None:
@@ -352,10 +355,14 @@ def runs_delete(
 ) -> None:
     """Delete a run with its sessions and annotations (not one a live process holds; a
     stale run, whose process died, needs no cancel first)."""
-    from corix.storage import Repository, delete_run, is_stale
+    from corix.storage import (
+        delete_run,
+        get_run,
+        is_stale,
+    )
 
     with database(db) as database_:
-        row = Repository(database_).get_run(run)
+        row = get_run(database_, run)
         if row.lease_holder is not None and not is_stale(row.lease_holder, row.lease_heartbeat_at):
             raise fail(
                 f"run '{run}' is held by {row.lease_holder}: `corix runs cancel {run}` first"
@@ -376,10 +383,13 @@ def runs_delete(
 @runs_app.command("list")
 def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
     """All runs, oldest first."""
-    from corix.storage import Repository, shown_status
+    from corix.storage import (
+        list_runs,
+        shown_status,
+    )
 
     with database(db) as database_:
-        rows = Repository(database_).list_runs()
+        rows = list_runs(database_)
     if as_json:
         print_json(
             [
@@ -422,13 +432,12 @@ def runs_compare(
     """Two runs side by side: rates and CoRIx dimensions, the change, and whether the
     intervals overlap. Both are measured under one specification, printed first."""
     from corix.measurement import compare_rates, compare_trees, measure
-    from corix.storage import Repository
+    from corix.storage import get_run
 
     in_force, source = measurement_spec(spec, settling=settling)
     with database(db) as database_:
-        repo = Repository(database_)
-        repo.get_run(first)
-        repo.get_run(second)
+        get_run(database_, first)
+        get_run(database_, second)
         a = measure(database_, [first], in_force, source=source)
         b = measure(database_, [second], in_force, source=source)
         rows = [
@@ -474,12 +483,17 @@ def runs_show(
     as_json: JsonOption = False,
 ) -> None:
     """A run's plan, status and counts, its annotation jobs and the reports written of it."""
-    from corix.storage import Repository, annotation_jobs, shown_status, written_reports
+    from corix.storage import (
+        annotation_jobs,
+        get_run,
+        run_counts,
+        shown_status,
+        written_reports,
+    )
 
     with database(db) as database_:
-        repo = Repository(database_)
-        row = repo.get_run(run)
-        counts = repo.run_counts(run)
+        row = get_run(database_, run)
+        counts = run_counts(database_, run)
         jobs = annotation_jobs(database_, [run])
         reports = written_reports(database_, [run])
     info = {
@@ -586,11 +600,11 @@ def sessions_list(
     """A run's sessions, filtered; violations are the measurement core's settled verdicts
     under the specification in force (printed first)."""
     from corix.measurement import measure
-    from corix.storage import Repository
+    from corix.storage import get_run
 
     in_force, source = measurement_spec(spec, settling=settling)
     with database(db) as database_:
-        Repository(database_).get_run(run)
+        get_run(database_, run)
         measurement = measure(database_, [run], in_force, source=source)
     _check_filters(
         measurement.dialogues,
@@ -663,12 +677,11 @@ def sessions_show(
 ) -> None:
     """A readable transcript of one session."""
     from corix.report import render_transcript
-    from corix.storage import Repository
+    from corix.storage import load_session, session_questionnaire
 
     with database(db) as database_:
-        repo = Repository(database_)
-        record = repo.load_session(session)
-        answers = repo.questionnaire(session)
+        record = load_session(database_, session)
+        answers = session_questionnaire(database_, session)
     if as_json:
         print_json(
             {**record.model_dump(mode="json"), "questionnaire": [a.model_dump() for a in answers]}
@@ -724,7 +737,10 @@ def export_command(
         export_tables,
         write_dataset_card,
     )
-    from corix.storage import Repository, series_runs
+    from corix.storage import (
+        get_run,
+        series_runs,
+    )
 
     if fmt not in EXPORT_FORMATS:
         raise fail(f"unknown format '{fmt}'; known: {', '.join(EXPORT_FORMATS)}")
@@ -735,9 +751,8 @@ def export_command(
     if fmt == "jsonl" and hit_k is not None:
         raise fail("--hit-k writes tables: give --format csv, parquet or hf")
     with database(db) as database_:
-        repo = Repository(database_)
         if run is not None:
-            repo.get_run(run)
+            get_run(database_, run)
         run_ids = [run] if run is not None else series_runs(database_, str(series))
         if not run_ids:
             raise fail(f"no evaluation series named '{series}' with runs")
@@ -747,7 +762,7 @@ def export_command(
             tracker = progress_for(console, "exporting sessions")
             try:
                 counts = export_tables(
-                    repo,
+                    database_,
                     measurement,
                     output,
                     parquet=fmt == "parquet",
@@ -775,7 +790,7 @@ def export_command(
             return
         # On standard output the lines are the output: no progress among them.
         tracker = progress_for(console, "exporting sessions", quiet=output is None)
-        lines = export_jsonl(repo, *run_ids, progress=tracker)
+        lines = export_jsonl(database_, *run_ids, progress=tracker)
         try:
             if output is None:
                 for line in lines:

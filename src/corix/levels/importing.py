@@ -17,7 +17,7 @@ from corix.storage import (
     NewRun,
     NewSession,
     RecordedSession,
-    Repository,
+    ensure_application,
     store_recorded_run,
 )
 
@@ -40,9 +40,8 @@ def import_dialogues(
     """Store the dialogues of ``path`` as a new run (``defaults``: application, scenario and
     level for dialogues that do not name them); a bad dialogue stores nothing."""
     dialogues = read_dialogues(path, defaults)
-    repo = Repository(db)
     application_ids = {
-        app: repo.ensure_application(app, IMPORTED_SPEC, new_version=True)
+        app: ensure_application(db, app, IMPORTED_SPEC, new_version=True)
         for app in sorted({d.application for d in dialogues})
     }
     run = NewRun(

@@ -7,21 +7,21 @@ invocation's memory, so a resumed run reports the same numbers as an uninterrupt
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, delete, func, select
+from sqlalchemy import case, delete, func, select, update
 
 from corix.domain import EndReason, RunSummary, TurnRecord
 from corix.scenarios import PackRecord
 from corix.storage._run_packs import add_run_packs
 from corix.storage.clock import utcnow
 from corix.storage.database import Database
-from corix.storage.orm import RunRow, SessionRow, TurnRow
+from corix.storage.orm import ApplicationRow, RunRow, SessionRow, TurnRow
 from corix.storage.sessions import SessionEnd, store_session
-from corix.storage.store_records import NewSession
+from corix.storage.store_records import NewSession, RunRecord
 from corix.storage.transactions import NotFoundError, Transaction
 
 __all__ = [
@@ -31,7 +31,12 @@ __all__ = [
     "create_run",
     "delete_run",
     "finish_run",
+    "get_run",
+    "list_runs",
+    "run_applications",
+    "run_counts",
     "run_totals",
+    "set_run_status",
     "set_run_status_if",
     "store_recorded_run",
 ]
@@ -57,7 +62,7 @@ class NewRun:
     packs: tuple[PackRecord, ...] = ()
 
 
-def create_run(tx: Transaction, new: NewRun) -> None:
+def insert_run(tx: Transaction, new: NewRun) -> None:
     """Store ``new`` and its packs."""
     tx.add(
         RunRow(
@@ -74,6 +79,16 @@ def create_run(tx: Transaction, new: NewRun) -> None:
     add_run_packs(tx, new.id, new.packs)
 
 
+def put_in_series(tx: Transaction, run_name: str, evaluation_id: str) -> None:
+    """Put the runs named ``run_name`` in the web series ``evaluation_id``."""
+    tx.execute(
+        update(RunRow)
+        .where(RunRow.name == run_name)
+        .values(evaluation_id=evaluation_id)
+        .execution_options(synchronize_session=False)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class RecordedSession:
     """A whole session recorded elsewhere: its start, its turns and its end."""
@@ -88,7 +103,7 @@ def store_recorded_run(db: Database, new: NewRun, sessions: Sequence[RecordedSes
     """A run recorded elsewhere with all its sessions, in one transaction: a failure leaves
     no run, no session and no turn behind."""
     with db.session() as tx:
-        create_run(tx, new)
+        insert_run(tx, new)
         for recorded in sessions:
             end = SessionEnd(recorded.session.id, recorded.end_reason, ended_at=recorded.ended_at)
             store_session(tx, recorded.session, recorded.turns, end)
@@ -164,3 +179,94 @@ def delete_run(db: Database, run_id: str) -> int:
         # Foreign keys cascade from the run to its sessions and from them to the rest.
         s.execute(delete(RunRow).where(RunRow.id == run_id))
         return int(sessions or 0)
+
+
+def create_run(
+    db: Database,
+    run_id: str,
+    *,
+    name: str,
+    plan: dict[str, Any],
+    seed: int,
+    packs: Iterable[PackRecord] = (),
+) -> None:
+    """Store a new run with the scenario packs it uses, in one transaction."""
+    with db.session() as s:
+        insert_run(s, NewRun(run_id, name, plan, seed=seed, packs=tuple(packs)))
+
+
+def get_run(db: Database, run_id: str) -> RunRecord:
+    with db.session() as s:
+        row = s.get(RunRow, run_id)
+        if row is None:
+            known = list(s.scalars(select(RunRow.id).order_by(RunRow.created_at)))
+            raise NotFoundError(
+                f"no run '{run_id}'. Known runs: {', '.join(known[-10:]) or 'none'}"
+            )
+        return _run_record(row)
+
+
+def list_runs(db: Database) -> list[RunRecord]:
+    with db.session() as s:
+        return [_run_record(row) for row in s.scalars(select(RunRow).order_by(RunRow.created_at))]
+
+
+def run_applications(db: Database, run_id: str) -> set[str]:
+    """The names of the applications the run's sessions talked to."""
+    query = (
+        select(ApplicationRow.name)
+        .join(SessionRow, SessionRow.application_id == ApplicationRow.id)
+        .where(SessionRow.run_id == run_id)
+        .distinct()
+    )
+    with db.session() as s:
+        return set(s.scalars(query))
+
+
+def set_run_status(
+    db: Database, run_id: str, status: str, *, summary: RunSummary | None = None
+) -> None:
+    with db.session() as s:
+        row = s.get(RunRow, run_id)
+        if row is None:
+            raise NotFoundError(f"no run '{run_id}'")
+        row.status = status
+        if summary is not None:
+            row.summary = summary.model_dump(mode="json")
+        row.finished_at = utcnow() if status == "complete" else None
+
+
+def run_counts(db: Database, run_id: str) -> dict[str, int]:
+    with db.session() as s:
+        sessions = s.scalar(
+            select(func.count()).select_from(SessionRow).where(SessionRow.run_id == run_id)
+        )
+        turns = s.scalar(
+            select(func.count())
+            .select_from(TurnRow)
+            .join(SessionRow, SessionRow.id == TurnRow.session_id)
+            .where(SessionRow.run_id == run_id)
+        )
+        errors = s.scalar(
+            select(func.count())
+            .select_from(TurnRow)
+            .join(SessionRow, SessionRow.id == TurnRow.session_id)
+            .where(SessionRow.run_id == run_id, TurnRow.error.is_not(None))
+        )
+        return {"sessions": sessions or 0, "turns": turns or 0, "error_turns": errors or 0}
+
+
+def _run_record(row: RunRow) -> RunRecord:
+    return RunRecord(
+        id=row.id,
+        name=row.name,
+        evaluation_id=row.evaluation_id,
+        plan=row.plan,
+        seed=row.seed,
+        status=row.status,
+        summary=RunSummary.model_validate(row.summary),
+        created_at=row.created_at,
+        finished_at=row.finished_at,
+        lease_holder=row.lease_holder,
+        lease_heartbeat_at=row.lease_heartbeat_at,
+    )

@@ -10,26 +10,45 @@ latency and tokens are stored the same way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, update
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.orm import selectinload
 
-from corix.domain import EndReason, ModelUsage, SessionSource, SessionStatus, TurnRecord
+from corix.domain import (
+    EndReason,
+    Level,
+    ModelUsage,
+    Provenance,
+    QuestionnaireAnswer,
+    SessionRecord,
+    SessionSource,
+    SessionStatus,
+    TurnRecord,
+)
 from corix.storage.clock import utcnow
+from corix.storage.database import Database, scalar_chunks
 from corix.storage.orm import QuestionnaireResponseRow, SessionRow, TurnRow
 from corix.storage.store_records import NewQuestionnaireAnswer, NewSession
 from corix.storage.text import marked
-from corix.storage.transactions import Transaction
+from corix.storage.transactions import NotFoundError, Transaction
 
 __all__ = [
     "NewTurn",
     "SessionEnd",
     "add_questionnaire_answers",
     "add_turns",
+    "completed_work_keys",
+    "count_complete_sessions",
+    "discard_incomplete_sessions",
     "finish_sessions",
+    "iter_sessions",
+    "load_session",
+    "session_questionnaire",
+    "session_questionnaires",
     "start_sessions",
     "store_session",
 ]
@@ -93,6 +112,148 @@ def store_session(
     start_sessions(tx, [session])
     add_turns(tx, [NewTurn(session.id, turn) for turn in turns])
     finish_sessions(tx, [end])
+
+
+# -- reads and clean-ups ----------------------------------------------------------------------
+
+
+def load_session(db: Database, session_id: str) -> SessionRecord:
+    with db.session() as s:
+        row = s.scalars(
+            select(SessionRow)
+            .where(SessionRow.id == session_id)
+            .options(selectinload(SessionRow.turns))
+        ).first()
+        if row is None:
+            raise NotFoundError(f"no session '{session_id}'")
+        return _session_record(row)
+
+
+def count_complete_sessions(db: Database, run_ids: Sequence[str]) -> int:
+    """How many complete sessions ``run_ids`` hold: what an export walks."""
+    with db.session() as s:
+        count = s.scalar(
+            select(func.count())
+            .select_from(SessionRow)
+            .where(SessionRow.run_id.in_(list(run_ids)), SessionRow.status == "complete")
+        )
+        return count or 0
+
+
+def iter_sessions(
+    db: Database,
+    run_id: str | None = None,
+    *,
+    session_ids: Sequence[str] | None = None,
+    batch_size: int = 500,
+) -> Iterator[SessionRecord]:
+    """Stream complete sessions in a stable order, a batch at a time (flat memory)."""
+    query = select(SessionRow.id).where(SessionRow.status == "complete")
+    if run_id is not None:
+        query = query.where(SessionRow.run_id == run_id)
+    if session_ids is not None:
+        query = query.where(SessionRow.id.in_(list(session_ids)))
+    for chunk in scalar_chunks(db, query.order_by(SessionRow.id), batch_size):
+        with db.session() as s:
+            rows = s.scalars(
+                select(SessionRow)
+                .where(SessionRow.id.in_(chunk))
+                .options(selectinload(SessionRow.turns))
+                .order_by(SessionRow.id)
+            )
+            records = [_session_record(row) for row in rows]
+        yield from records
+
+
+def session_questionnaire(db: Database, session_id: str) -> list[QuestionnaireAnswer]:
+    return session_questionnaires(db, [session_id]).get(session_id, [])
+
+
+def session_questionnaires(
+    db: Database, session_ids: Sequence[str]
+) -> dict[str, list[QuestionnaireAnswer]]:
+    """The questionnaire answers of several sessions in one query, keyed by session."""
+    found: dict[str, list[QuestionnaireAnswer]] = {}
+    with db.session() as s:
+        rows = s.scalars(
+            select(QuestionnaireResponseRow)
+            .where(QuestionnaireResponseRow.session_id.in_(list(session_ids)))
+            .order_by(QuestionnaireResponseRow.id)
+        )
+        for r in rows:
+            found.setdefault(r.session_id, []).append(
+                QuestionnaireAnswer(item_id=r.item_id, value=r.value_num, text=r.value_text)
+            )
+    return found
+
+
+def completed_work_keys(db: Database, run_id: str) -> set[str]:
+    with db.session() as s:
+        keys = s.scalars(
+            select(SessionRow.work_key).where(
+                SessionRow.run_id == run_id, SessionRow.status == "complete"
+            )
+        )
+        return {key for key in keys if key is not None}
+
+
+def discard_incomplete_sessions(
+    db: Database, run_id: str, work_keys: Collection[str] | None = None
+) -> int:
+    """Delete sessions a killed run (or only the work items ``work_keys`` of a dead
+    worker) left half-done, so that they are redone whole.
+
+    Applications keep dialogue state that cannot be rebuilt, so a half-finished dialogue
+    is restarted from its first turn rather than continued.
+    """
+    query = select(SessionRow.id).where(
+        SessionRow.run_id == run_id, SessionRow.status != "complete"
+    )
+    if work_keys is not None:
+        query = query.where(SessionRow.work_key.in_(list(work_keys)))
+    with db.session() as s:
+        ids = list(s.scalars(query))
+        if ids:
+            s.execute(delete(TurnRow).where(TurnRow.session_id.in_(ids)))
+            s.execute(
+                delete(QuestionnaireResponseRow).where(QuestionnaireResponseRow.session_id.in_(ids))
+            )
+            s.execute(delete(SessionRow).where(SessionRow.id.in_(ids)))
+        return len(ids)
+
+
+def _session_record(row: SessionRow) -> SessionRecord:
+    return SessionRecord(
+        id=row.id,
+        run_id=row.run_id,
+        application=row.application.name,
+        scenario=row.scenario,
+        level=Level(row.level),
+        source=SessionSource(row.source),
+        status=SessionStatus(row.status),
+        end_reason=EndReason(row.end_reason) if row.end_reason else None,
+        end_detail=row.end_detail,
+        provenance=Provenance.model_validate(row.provenance),
+        persona=row.persona,
+        strategy=row.strategy,
+        first_success_turn=row.first_success_turn,
+        started_at=row.started_at,
+        ended_at=row.ended_at,
+        turns=[
+            TurnRecord(
+                index=turn.idx,
+                user_text=turn.user_text,
+                response_text=turn.response_text,
+                error=turn.error,
+                latency_ms=turn.latency_ms,
+                prompt_tokens=turn.prompt_tokens,
+                completion_tokens=turn.completion_tokens,
+                created_at=turn.created_at,
+                meta=turn.meta,
+            )
+            for turn in row.turns
+        ],
+    )
 
 
 # -- records as columns --------------------------------------------------------------------

@@ -7,13 +7,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 
 from corix.scenarios import PackRecord
 from corix.storage.database import Database
 from corix.storage.orm import EvaluationRow, RunRow, SessionRow
 from corix.storage.orm_web import EvaluationSettingsRow
-from corix.storage.runs import NewRun, create_run
+from corix.storage.runs import NewRun, insert_run, put_in_series
 from corix.storage.transactions import Transaction, transaction
 
 __all__ = [
@@ -127,7 +127,7 @@ def create_series(
             evaluation_id=evaluation_id,
             packs=tuple(packs),
         )
-        create_run(tx, run)
+        insert_run(tx, run)
         return evaluation_id
 
 
@@ -189,12 +189,7 @@ def runs(tx: Transaction, evaluation_id: str) -> list[SeriesRun]:
 def link_run(db: Database, run_name: str, evaluation_id: str) -> None:
     """Put the run named ``run_name`` (an automated run started for it) in the series."""
     with transaction(db) as tx:
-        tx.execute(
-            update(RunRow)
-            .where(RunRow.name == run_name)
-            .values(evaluation_id=evaluation_id)
-            .execution_options(synchronize_session=False)
-        )
+        put_in_series(tx, run_name, evaluation_id)
 
 
 def complete_sessions_by_level(tx: Transaction, evaluation_id: str) -> dict[str, int]:
