@@ -25,15 +25,13 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import insert
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from corix.domain import EndReason, ModelUsage, TurnRecord
+from corix.storage.annotations import add_consensus, add_passes
 from corix.storage.clock import utcnow
 from corix.storage.database import Database
-from corix.storage.orm import AnnotationAnswerRow, AnnotationConsensusRow, AnnotationPassRow
 from corix.storage.sessions import (
     NewTurn,
     SessionEnd,
@@ -47,8 +45,6 @@ from corix.storage.store_records import (
     NewQuestionnaireAnswer,
     NewSession,
     StoredConsensus,
-    consensus_columns,
-    pass_columns,
 )
 from corix.storage.unavailable import StorageUnavailable, storage_trouble
 
@@ -70,8 +66,8 @@ class _Batch:
     turns: list[NewTurn] = field(default_factory=list)
     answers: list[NewQuestionnaireAnswer] = field(default_factory=list)
     finished: list[SessionEnd] = field(default_factory=list)
-    passes: list[tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=list)
-    consensus: list[dict[str, Any]] = field(default_factory=list)
+    passes: list[NewPass] = field(default_factory=list)
+    consensus: list[StoredConsensus] = field(default_factory=list)
 
     def singles(self) -> Iterator[tuple[str, str | None, _Batch]]:
         """Each record as a batch of its own, in commit order, with a name for errors and
@@ -85,11 +81,14 @@ class _Batch:
             yield f"answer of {answer.session_id}", answer.session_id, _Batch(answers=[answer])
         for end in self.finished:
             yield f"end of session {end.session_id}", end.session_id, _Batch(finished=[end])
-        for pair in self.passes:
-            name = f"pass {pair[0].get('annotator')} on {pair[0].get('session_id')}"
-            yield name, None, _Batch(passes=[pair])
+        for annotation in self.passes:
+            yield (
+                f"pass {annotation.annotator} on {annotation.session_id}",
+                None,
+                _Batch(passes=[annotation]),
+            )
         for row in self.consensus:
-            yield f"consensus of {row.get('session_id')}", None, _Batch(consensus=[row])
+            yield f"consensus of {row.session_id}", None, _Batch(consensus=[row])
 
     def __len__(self) -> int:
         return (
@@ -184,11 +183,11 @@ class RecordWriter:
         self._poke()
 
     def add_pass(self, new: NewPass) -> None:
-        self._batch.passes.append(pass_columns(new))
+        self._batch.passes.append(new)
         self._poke()
 
     def add_consensus(self, consensus: StoredConsensus) -> None:
-        self._batch.consensus.append(consensus_columns(consensus))
+        self._batch.consensus.append(consensus)
         self._poke()
 
     async def room(self) -> None:
@@ -265,23 +264,8 @@ class RecordWriter:
             add_turns(db, batch.turns)
             add_questionnaire_answers(db, batch.answers)
             finish_sessions(db, [self._as_refused(end) for end in batch.finished])
-            if batch.passes:
-                # One multi-row INSERT … RETURNING for the whole batch, ids in input order.
-                pass_ids = db.scalars(
-                    insert(AnnotationPassRow).returning(
-                        AnnotationPassRow.id, sort_by_parameter_order=True
-                    ),
-                    [pass_row for pass_row, _ in batch.passes],
-                ).all()
-                answer_rows = [
-                    {**answer, "pass_id": pass_id}
-                    for pass_id, (_, answers) in zip(pass_ids, batch.passes, strict=True)
-                    for answer in answers
-                ]
-                if answer_rows:
-                    db.execute(insert(AnnotationAnswerRow), answer_rows)
-            if batch.consensus:
-                db.execute(insert(AnnotationConsensusRow), batch.consensus)
+            add_passes(db, batch.passes)
+            add_consensus(db, batch.consensus)
         self.committed_turns += len(batch.turns)
 
 
