@@ -87,6 +87,21 @@ def test_csv_dialogues_with_their_own_context(sqlite_db: Database, tmp_path: Pat
     ]
 
 
+def test_an_imported_turn_notes_its_unstorable_text_like_a_run_turn(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    line = {"id": "c1", "messages": _messages(("Who dies?\x00", "Nobody \ud800 dies."))}
+    path = tmp_path / "dialogues.jsonl"
+    path.write_text(json.dumps(line), encoding="utf-8")  # JSON escapes keep them in the file
+    context = ["--application", "bot", "--scenario", "tv_spoilers", "--level", "field_testing"]
+    code, output = _invoke(sqlite_db, "import", str(path), *context)
+    assert code == 0, output
+    (session,) = iter_sessions(sqlite_db, output.split("as run ")[1].split()[0])
+    (turn,) = session.turns
+    assert (turn.user_text, turn.response_text) == ("Who dies?\ufffd", "Nobody \ufffd dies.")
+    assert turn.meta["replaced_unstorable"] == ["user_text", "response_text"]
+
+
 def test_a_bad_dialogue_names_file_line_and_field_and_stores_nothing(
     sqlite_db: Database, tmp_path: Path
 ) -> None:
