@@ -1,5 +1,6 @@
-"""A run's row, written here alone: its start (a run of corix's, one recorded elsewhere,
-a web series' run of people), its totals, its end, cancelling and deleting it.
+"""A run's row, written here alone (its lease aside: ``run_lease``): its start (a run of
+corix's, one recorded elsewhere, a web series' run of people), its totals, its end,
+cancelling and deleting it.
 
 Totals are always counted from the stored rows of the whole run, never from one
 invocation's memory, so a resumed run reports the same numbers as an uninterrupted one.
