@@ -37,12 +37,26 @@ _PG_UNAVAILABLE = _postgres_available()
 _SHARED_HEAVY_FIXTURES = {"local_ray": "ray"}
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         for fixture in getattr(item, "fixturenames", ()):
             if fixture in _SHARED_HEAVY_FIXTURES:
                 item.add_marker(pytest.mark.xdist_group(_SHARED_HEAVY_FIXTURES[fixture]))
                 break
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """On a `--dist loadgroup` worker, every grouped test must carry its group in its node
+    id (how pytest-xdist routes it); a pytest that drops the tag would split the groups."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    for item in session.items:
+        if item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
+            raise pytest.UsageError(
+                f"pytest-xdist did not tag {item.nodeid} with its xdist_group: this pytest "
+                "and pytest-xdist do not group tests (see the pin in pyproject.toml)"
+            )
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from corix.assessment import (
     AgreementReport,
     LabelRow,
     compare,
+    compare_labels,
     compare_per_question,
     krippendorff_alpha,
     read_labels,
@@ -144,6 +145,24 @@ def test_per_question_reports() -> None:
     ]
     with pytest.raises(CorixError, match="several questions"):
         compare(rows, "A", "B")
+
+
+def test_compare_labels_picks_the_question_and_the_scale() -> None:
+    # Unnamed questions: one report, numbers ordinal unless nominal.
+    rows = _rows("A", [1, 2, 3, 3]) + _rows("B", [1, 3, 3, 2])
+    (ordinal,) = compare_labels(rows, "A", "B")
+    assert ordinal.relaxed_agreement == 1.0  # every pair within ±1
+    assert ordinal.cohen_kappa == pytest.approx(0.2)  # as in the ordinal test above
+    (nominal,) = compare_labels(rows, "A", "B", nominal=True)
+    assert nominal.relaxed_agreement is None and nominal.alpha_ordinal is None
+    # Named questions: a report each, or only the one asked for.
+    named = _rows("A", [1, 2], "q1") + _rows("B", [1, 1], "q1")
+    named += _rows("A", ["x", "y"], "q2") + _rows("B", ["x", "y"], "q2")
+    q1, q2 = compare_labels(named, "A", "B")
+    assert (q1.question_id, q1.exact_agreement, q1.relaxed_agreement) == ("q1", 0.5, 1.0)
+    assert (q2.question_id, q2.exact_agreement, q2.relaxed_agreement) == ("q2", 1.0, None)
+    (only,) = compare_labels(named, "A", "B", question="q2")
+    assert only.question_id == "q2" and only.n_items == 2
 
 
 def test_sides_must_exist_and_not_overlap() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -13,9 +12,7 @@ from typer.testing import CliRunner
 from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
 from corix.storage import Database
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))
-from report_support import write_tiny_run
+from support.run_builder import write_tiny_run
 
 runner = CliRunner()
 
@@ -84,7 +81,7 @@ async def test_an_application_that_never_answered_fails_its_gate(
 ) -> None:
     """No evidence is not a pass: gamma's only dialogue got no reply, so its rate is
     "not measured" (n = 0) in the gate and in the defect table, never silently absent."""
-    from report_support import RunBuilder
+    from support.run_builder import RunBuilder
 
     run = RunBuilder("run-silent")
     run.session("a1", "alpha", "tv_spoilers", "model_testing", [("Who dies?", "No spoilers.")])

@@ -16,7 +16,7 @@ from rich.console import Console
 from typer._click.core import Command  # typer vendors its own click
 from typer.core import TyperOption
 
-from corix.cli import personas_cmd, release_cmd, report_cmds, runs
+from corix.cli import export_cmd, personas_cmd, release_cmd, report_cmds
 from corix.cli.common import print_fields
 from corix.cli.main import app
 
@@ -115,8 +115,9 @@ def _small_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 # are its measurement, its two default trees and its three files.
 LONG_COMMANDS = [
     (report_cmds, ("report", "{run}", "--bootstrap", "0", "--out", "report"), "report parts", 6),
-    (runs, ("export", "{run}", "--format", "csv", "--output", "tables"), "exporting sessions", 3),
-    (runs, ("export", "{run}", "--output", "sessions.jsonl"), "exporting sessions", 3),
+    (export_cmd, ("export", "{run}", "--format", "csv", "--output", "tables"), "exporting "
+     "sessions", 3),
+    (export_cmd, ("export", "{run}", "--output", "sessions.jsonl"), "exporting sessions", 3),
     (release_cmd, ("release", "{run}", "--out", "release"), "scanning sessions for personal "
      "information", 3),
 ]  # fmt: skip

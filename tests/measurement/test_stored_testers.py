@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
-from pathlib import Path
 
 from corix.measurement.core import measure, stored_leaves
 from corix.storage import Database
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))
-from report_support import RunBuilder
+from support.run_builder import RunBuilder
 
 
 async def test_a_persons_sessions_share_their_tester_in_rates(sqlite_db: Database) -> None:

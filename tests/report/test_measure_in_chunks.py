@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from report_support import RunBuilder
 from typer.testing import CliRunner
 
 from corix.cli.main import app
@@ -24,6 +23,7 @@ from corix.measurement.settling import SettledRecord
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.storage import Database
 from corix.storage.orm import ResolutionRow
+from support.run_builder import RunBuilder
 
 RA = "risk_assessment"
 RELEASED, WITHHELD = "ra_prohibited_released", "ra_permitted_withheld"

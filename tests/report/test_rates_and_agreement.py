@@ -1,6 +1,6 @@
 """The measurement core on a tiny run whose numbers are derived by hand.
 
-The tiny run (see ``report_support.write_tiny_run``): the reference annotator finds a
+The tiny run (see ``support.run_builder.write_tiny_run``): the reference annotator finds a
 violation in s1 only; the LLM's repeats on s1 say yes, yes, no and on s3 yes, no; a
 person's two passes on s3 say no, yes. Each dialogue counts once per annotator source.
 """
@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-from report_support import RunBuilder, write_tiny_run
 from sqlalchemy import select
 from typer.testing import CliRunner
 
@@ -26,6 +25,7 @@ from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.report.agreement import annotator_agreement
 from corix.storage import Database
 from corix.storage.orm import AnnotationPassRow, ResolutionRow
+from support.run_builder import RunBuilder, write_tiny_run
 
 
 def _violations(db: Database, run_id: str, **spec: object) -> dict[tuple[str, str], DefectRate]:

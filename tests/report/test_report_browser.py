@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from playwright.async_api import async_playwright
-from report_support import write_tiny_run
 
 from corix.report import write_report
 from corix.report.anchors import node_anchor, session_anchor
 from corix.storage import Database
+from support.run_builder import write_tiny_run
 
 CHROMIUM = shutil.which("chromium")
 CHROMIUM_ARGS = [

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import typer
-from report_support import write_tiny_run
 from typer.testing import CliRunner
 
 from corix.cli.report_cmds import report_command, tree_app
@@ -17,6 +16,7 @@ from corix.errors import UnknownNameError
 from corix.measurement import LeafError, load_tree, score_tree
 from corix.measurement.core import stored_leaves
 from corix.storage import Database
+from support.run_builder import write_tiny_run
 
 runner = CliRunner()
 

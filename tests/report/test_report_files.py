@@ -12,13 +12,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from report_support import (
-    HOSTILE_REASONING,
-    HOSTILE_REPLY,
-    RunBuilder,
-    write_synthetic_run,
-    write_tiny_run,
-)
 
 from corix.measurement import load_tree, score_tree
 from corix.measurement.core import stored_leaves
@@ -27,6 +20,13 @@ from corix.report import ReportPaths, write_report
 from corix.report.anchors import group_anchor, node_anchor, session_anchor
 from corix.report.formatting import interval, number
 from corix.storage import Database
+from support.run_builder import (
+    HOSTILE_REASONING,
+    HOSTILE_REPLY,
+    RunBuilder,
+    write_synthetic_run,
+    write_tiny_run,
+)
 
 
 class _Page(HTMLParser):

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from playwright.async_api import async_playwright
-from report_support import write_synthetic_run
 
 from corix.report import write_report
 from corix.report.anchors import rates_anchor
 from corix.storage import Database
+from support.run_builder import write_synthetic_run
 
 APPS = ("alpha", "beta", "gamma", "delta-assistant-with-a-long-name", "epsilon")
 CHROMIUM = shutil.which("chromium")

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from report_support import RunBuilder, write_tiny_run
 
 from corix.measurement import load_tree, score_tree
 from corix.measurement.core import measure, stored_answers, stored_leaves
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.storage import Database
+from support.run_builder import RunBuilder, write_tiny_run
 
 A, Q = "annotation", "questionnaire"
 MT, RT, FT = "model_testing", "red_teaming", "field_testing"

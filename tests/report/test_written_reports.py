@@ -12,13 +12,12 @@ from typing import Any
 import pytest
 import typer
 from alembic import command
-from report_support import write_synthetic_run, write_tiny_run
 from sqlalchemy import inspect, update
 from typer.testing import CliRunner
 
 import corix.measurement
 from corix.cli.report_cmds import report_command
-from corix.cli.runs import runs_app
+from corix.cli.runs_cmds import runs_app
 from corix.domain import ReportOutput, ReportTree, WrittenReportSettings
 from corix.errors import CorixError
 from corix.measurement.spec import MeasurementSpec, ResolvedSpec
@@ -27,6 +26,7 @@ from corix.storage import Database
 from corix.storage._written_reports import record_written_report, written_reports
 from corix.storage.database import alembic_config
 from corix.storage.orm import EvaluationRow, RunRow
+from support.run_builder import write_synthetic_run, write_tiny_run
 
 SHIPPED_TREES = Path(corix.measurement.__file__).parent / "trees"
 runner = CliRunner()

@@ -215,6 +215,28 @@ def compare_per_question(
     ]
 
 
+def compare_labels(
+    rows: Iterable[LabelRow],
+    a: str,
+    b: str,
+    *,
+    groups: Mapping[str, Sequence[str]] | None = None,
+    question: str | None = None,
+    nominal: bool = False,
+) -> list[AgreementReport]:
+    """Agreement of labels read from a file: of one ``question`` or of each, numbers
+    compared as ordinal unless ``nominal``.
+
+    Rows that name their questions get a report per question; rows that do not, one.
+    """
+    rows = [row for row in rows if question is None or row.question_id == question]
+    numeric = set() if nominal else numeric_questions(rows)
+    if any(row.question_id for row in rows):
+        ordinal_questions = {q for q in numeric if q is not None}
+        return compare_per_question(rows, a, b, groups=groups, ordinal_questions=ordinal_questions)
+    return [compare(rows, a, b, groups=groups, ordinal=None in numeric)]
+
+
 def krippendorff_alpha(
     rows: Iterable[LabelRow],
     *,

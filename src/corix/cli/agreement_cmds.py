@@ -39,30 +39,39 @@ def _score(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
+LabelsArgument = Annotated[
+    Path | None,
+    typer.Argument(help="CSV/JSONL of item_id,annotator,value[,question_id]."),
+]
+SideAOption = Annotated[str, typer.Option("--a", help="One side: an annotator or a group.")]
+SideBOption = Annotated[str, typer.Option("--b", help="The other side.")]
+RunOption = Annotated[
+    str | None, typer.Option(help="Compare a run's stored annotations instead of a file.")
+]
+QuestionOption = Annotated[
+    str | None, typer.Option(help="Only this question (harm severities: harm:<pack>).")
+]
+GroupOption = Annotated[
+    list[str] | None,
+    typer.Option("--group", help="NAME=annotator,annotator… (repeatable)."),
+]
+NominalOption = Annotated[
+    bool,
+    typer.Option(
+        help="Compare numeric labels as unordered categories (by default numbers are "
+        "ordinal: ±1 ratio, weighted κ, ordinal α)."
+    ),
+]
+
+
 def agreement_command(
-    labels: Annotated[
-        Path | None,
-        typer.Argument(help="CSV/JSONL of item_id,annotator,value[,question_id]."),
-    ] = None,
-    a: Annotated[str, typer.Option("--a", help="One side: an annotator or a group.")] = "",
-    b: Annotated[str, typer.Option("--b", help="The other side.")] = "",
-    run: Annotated[
-        str | None, typer.Option(help="Compare a run's stored annotations instead of a file.")
-    ] = None,
-    question: Annotated[
-        str | None, typer.Option(help="Only this question (harm severities: harm:<pack>).")
-    ] = None,
-    group: Annotated[
-        list[str] | None,
-        typer.Option("--group", help="NAME=annotator,annotator… (repeatable)."),
-    ] = None,
-    nominal: Annotated[
-        bool,
-        typer.Option(
-            help="Compare numeric labels as unordered categories (by default numbers are "
-            "ordinal: ±1 ratio, weighted κ, ordinal α)."
-        ),
-    ] = False,
+    labels: LabelsArgument = None,
+    a: SideAOption = "",
+    b: SideBOption = "",
+    run: RunOption = None,
+    question: QuestionOption = None,
+    group: GroupOption = None,
+    nominal: NominalOption = False,
     spec: SpecOption = None,
     settling: SettlingOption = None,
     db: DbOption = None,
@@ -72,7 +81,7 @@ def agreement_command(
 
     On a run, each side's labels are settled by the measurement specification in force
     (--spec/--settling), which is printed first."""
-    from corix.assessment import compare, compare_per_question, numeric_questions, read_labels
+    from corix.assessment import compare_labels, read_labels
     from corix.measurement import measure
     from corix.storage import get_run
 
@@ -84,16 +93,7 @@ def agreement_command(
     headline = None
     if labels is not None:
         rows = read_labels(labels)
-        if question is not None:
-            rows = [row for row in rows if row.question_id == question]
-        numeric = set() if nominal else numeric_questions(rows)
-        if any(row.question_id for row in rows):
-            ordinal_questions = {q for q in numeric if q is not None}
-            reports = compare_per_question(
-                rows, a, b, groups=groups, ordinal_questions=ordinal_questions
-            )
-        else:
-            reports = [compare(rows, a, b, groups=groups, ordinal=None in numeric)]
+        reports = compare_labels(rows, a, b, groups=groups, question=question, nominal=nominal)
     else:
         in_force, source = measurement_spec(spec, settling=settling)
         with database(db) as database_:

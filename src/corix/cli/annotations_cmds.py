@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -21,7 +22,7 @@ from corix.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from corix.storage import StoredPass
+    from corix.storage import StoredConsensus, StoredPass
 
 annotations_app = typer.Typer(
     rich_markup_mode=None, help="Inspect and import annotations.", no_args_is_help=True
@@ -119,29 +120,34 @@ def annotations_show(
     if not passes:
         console.print("no annotations yet")
     if consensus_rows:
-        table = wrapping_table(
-            "annotator",
-            "category",
-            "question",
-            "turn",
-            "consensus",
-            "method",
-            "runs",
-            "flip rate",
-            title="consensus of repeated runs",
+        _print_consensus(consensus_rows)
+
+
+def _print_consensus(consensus_rows: Sequence[StoredConsensus]) -> None:
+    """The consensus of repeated runs, one row per annotator, question and turn."""
+    table = wrapping_table(
+        "annotator",
+        "category",
+        "question",
+        "turn",
+        "consensus",
+        "method",
+        "runs",
+        "flip rate",
+        title="consensus of repeated runs",
+    )
+    for row in consensus_rows:
+        table.add_row(
+            Text(row.annotator),
+            Text(row.category),
+            Text(row.question_id),
+            "" if row.turn_index is None else str(row.turn_index),
+            Text(str(row.value)),
+            row.method,
+            str(row.n_runs),
+            f"{row.flip_rate:.2f}",
         )
-        for row in consensus_rows:
-            table.add_row(
-                Text(row.annotator),
-                Text(row.category),
-                Text(row.question_id),
-                "" if row.turn_index is None else str(row.turn_index),
-                Text(str(row.value)),
-                row.method,
-                str(row.n_runs),
-                f"{row.flip_rate:.2f}",
-            )
-        console.print(table)
+    console.print(table)
 
 
 @annotations_app.command("import")

@@ -33,7 +33,9 @@ if TYPE_CHECKING:
     from corix.measurement import (
         CellCost,
         CorrectedRate,
+        DefectFigures,
         DefectRate,
+        DefectsQuery,
         HitRate,
         Measurement,
         MeasurementSpec,
@@ -60,56 +62,61 @@ def _count(value: float) -> str:
     return f"{value:g}" if value.is_integer() else f"{value:.2f}"
 
 
+ByOption = Annotated[str, typer.Option(help="Grouping keys: harm,application,scenario,level.")]
+ConfidenceOption = Annotated[
+    float | None,
+    typer.Option(min=0.5, max=0.999, help="Interval coverage, e.g. 0.95 (default: the spec's)."),
+]
+CorrectJudgeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--correct-judge",
+        help="Also correct this annotator source's rates (e.g. llm) for its error "
+        "measured against --reference on the dialogues both labelled.",
+    ),
+]
+ReferenceOption = Annotated[
+    str, typer.Option("--reference", help="The trusted source for --correct-judge.")
+]
+HitKOption = Annotated[
+    int | None,
+    typer.Option(
+        "--hit-k",
+        min=1,
+        help="Also show hit@k: the chance that at least one of k attempts of a persona "
+        "template (or prompt) succeeds, beside the pooled rate.",
+    ),
+]
+CostOption = Annotated[
+    bool,
+    typer.Option(
+        "--cost",
+        help="Also show each cell's dialogues and its application, simulator and judge "
+        "calls, tokens and cost (at the plan's and annotation jobs' prices) beside its rate.",
+    ),
+]
+AttemptUnitOption = Annotated[
+    str,
+    typer.Option("--attempt-unit", help="What hit@k groups attempts by: template or prompt."),
+]
+
+
 def defects_command(
     run: Annotated[str | None, typer.Argument(help="Run id (or --series NAME).")] = None,
     series: SeriesOption = None,
-    by: Annotated[
-        str, typer.Option(help="Grouping keys: harm,application,scenario,level.")
-    ] = "harm,application,scenario,level",  # corix.measurement.DEFAULT_RATE_GROUPING
+    by: ByOption = "harm,application,scenario,level",  # corix.measurement.DEFAULT_RATE_GROUPING
     spec: SpecOption = None,
     settling: SettlingOption = None,
     group_annotators_by: GroupByOption = None,
     annotator: AnnotatorsOption = None,
     kind: KindsOption = None,
     seed: SeedOption = None,
-    confidence: Annotated[
-        float | None,
-        typer.Option(
-            min=0.5, max=0.999, help="Interval coverage, e.g. 0.95 (default: the spec's)."
-        ),
-    ] = None,
-    correct_judge: Annotated[
-        str | None,
-        typer.Option(
-            "--correct-judge",
-            help="Also correct this annotator source's rates (e.g. llm) for its error "
-            "measured against --reference on the dialogues both labelled.",
-        ),
-    ] = None,
-    reference: Annotated[
-        str, typer.Option("--reference", help="The trusted source for --correct-judge.")
-    ] = "human",
-    hit_k: Annotated[
-        int | None,
-        typer.Option(
-            "--hit-k",
-            min=1,
-            help="Also show hit@k: the chance that at least one of k attempts of a persona "
-            "template (or prompt) succeeds, beside the pooled rate.",
-        ),
-    ] = None,
-    with_cost: Annotated[
-        bool,
-        typer.Option(
-            "--cost",
-            help="Also show each cell's dialogues and its application, simulator and judge "
-            "calls, tokens and cost (at the plan's and annotation jobs' prices) beside its rate.",
-        ),
-    ] = False,
-    attempt_unit: Annotated[
-        str,
-        typer.Option("--attempt-unit", help="What hit@k groups attempts by: template or prompt."),
-    ] = "template",
+    confidence: ConfidenceOption = None,
+    correct_judge: CorrectJudgeOption = None,
+    reference: ReferenceOption = "human",
+    hit_k: HitKOption = None,
+    with_cost: CostOption = False,
+    attempt_unit: AttemptUnitOption = "template",
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -118,7 +125,7 @@ def defects_command(
     n counts dialogues; dialogues the application never answered are not measurable and
     are counted apart, with their reasons.
     """
-    from corix.measurement import attack_rates, cell_costs
+    from corix.measurement import DefectsQuery, defect_figures
 
     grouping = _grouping(by)
     in_force, source = measurement_spec(
@@ -132,40 +139,52 @@ def defects_command(
     )
     if attempt_unit not in ("template", "prompt"):
         raise fail(f"unknown attempt unit '{attempt_unit}'; choose from template, prompt")
+    query = DefectsQuery(
+        grouping=grouping,
+        hit_k=hit_k,
+        attempt_unit="prompt" if attempt_unit == "prompt" else "template",
+        cost=with_cost,
+        correct_judge=correct_judge,
+        reference=reference,
+    )
     with database(db) as database_:
         measurement = _measure(database_, run, series, in_force, source)
-        rates = measurement.rates(by=grouping)
-        reasons = _failure_reasons(database_, measurement) if not rates else Counter[str]()
-        hits = (
-            attack_rates(database_, measurement, k=hit_k, unit=attempt_unit)
-            if hit_k is not None
-            else []
-        )
-        costs = cell_costs(database_, measurement.run_ids) if with_cost else []
-    corrected = (
-        measurement.judge_corrected(correct_judge, reference) if correct_judge is not None else []
-    )
+        figures = defect_figures(database_, measurement, query)
+        no_rates = not figures.rates
+        reasons = _failure_reasons(database_, measurement) if no_rates else Counter[str]()
     if as_json:
-        document = rates_document(measurement, rates)
-        if correct_judge is not None:
-            document["judge_corrected"] = [c.model_dump(mode="json") for c in corrected]
-        if with_cost:
-            document["cost"] = [c.model_dump(mode="json") for c in costs]
-        if hit_k is not None:
-            document["hit_at_k"] = [h.model_dump(mode="json") for h in hits]
-        print_json(document)
+        print_json(defects_document(measurement, figures, query))
         return
     console.print(Text(measurement.headline(), style="dim"))
-    if not rates:
+    if no_rates:
         console.print(_nothing_rated(measurement, reasons))
         return
-    print_defect_rates(rates, grouping)
-    if correct_judge is not None:
-        print_corrected(corrected)
-    if with_cost:
-        print_costs(costs, rates)
-    if hit_k is not None:
-        print_hit_rates(hits)
+    print_defect_figures(figures, query)
+
+
+def defects_document(
+    measurement: Measurement, figures: DefectFigures, query: DefectsQuery
+) -> dict[str, object]:
+    """The figures as JSON: the rates, then each figure the query asked for."""
+    document = rates_document(measurement, figures.rates)
+    if query.correct_judge is not None:
+        document["judge_corrected"] = [c.model_dump(mode="json") for c in figures.corrected]
+    if query.cost:
+        document["cost"] = [c.model_dump(mode="json") for c in figures.costs]
+    if query.hit_k is not None:
+        document["hit_at_k"] = [h.model_dump(mode="json") for h in figures.hits]
+    return document
+
+
+def print_defect_figures(figures: DefectFigures, query: DefectsQuery) -> None:
+    """The rates as tables, then each figure the query asked for."""
+    print_defect_rates(figures.rates, query.grouping)
+    if query.correct_judge is not None:
+        print_corrected(figures.corrected)
+    if query.cost:
+        print_costs(figures.costs, figures.rates)
+    if query.hit_k is not None:
+        print_hit_rates(figures.hits)
 
 
 def print_costs(costs: Sequence[CellCost], rates: Sequence[DefectRate]) -> None:

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from corix.cli.common import DbOption, console, database
 from corix.cli.defects_cmds import print_defect_rates
-from corix.cli.runs import run_with_progress
+from corix.cli.run_cmd import run_with_progress
 
 DEMO_GROUPING = ("application", "harm")
 

@@ -15,6 +15,7 @@ from corix.cli.apps_cmds import app_app
 from corix.cli.common import DEBUG_ENV, DEBUG_FLAG, run_cli
 from corix.cli.defects_cmds import defects_command
 from corix.cli.demo_cmd import demo_command
+from corix.cli.export_cmd import export_command
 from corix.cli.gate_cmd import gate_command
 from corix.cli.import_cmd import import_command
 from corix.cli.mock_cmd import mock_server_command
@@ -23,7 +24,9 @@ from corix.cli.personas_cmd import personas_command
 from corix.cli.plan_cmds import plan_app
 from corix.cli.release_cmd import release_command
 from corix.cli.report_cmds import report_command, tree_app
-from corix.cli.runs import export_command, run_command, runs_app, sessions_app
+from corix.cli.run_cmd import run_command
+from corix.cli.runs_cmds import runs_app
+from corix.cli.sessions_cmds import sessions_app
 from corix.cli.web_cmds import serve_command, users_app
 
 app = typer.Typer(

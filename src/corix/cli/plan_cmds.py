@@ -27,64 +27,76 @@ if TYPE_CHECKING:
 plan_app = typer.Typer(help="Plans: how many dialogues a question needs.")
 
 
+WidthOption = Annotated[
+    float | None,
+    typer.Option("--width", min=0.001, max=0.999, help="Interval width wanted per cell."),
+]
+DifferenceOption = Annotated[
+    float | None,
+    typer.Option(
+        "--difference",
+        min=0.001,
+        max=0.999,
+        help="Difference in rate between two applications to detect.",
+    ),
+]
+PowerOption = Annotated[
+    float,
+    typer.Option("--power", min=0.01, max=0.99, help="Chance of detecting --difference."),
+]
+AlphaOption = Annotated[
+    float, typer.Option("--alpha", min=0.0001, max=0.5, help="Family-wise error (Holm).")
+]
+ConfidenceOption = Annotated[
+    float, typer.Option("--confidence", min=0.5, max=0.999, help="The intervals' confidence.")
+]
+RateOption = Annotated[
+    float | None,
+    typer.Option(
+        "--rate",
+        min=0.0,
+        max=1.0,
+        help="Assumed defect rate (default: the cell's rate in --from RUN, else 0.5).",
+    ),
+]
+IccOption = Annotated[
+    float | None,
+    typer.Option(
+        "--icc",
+        min=0.0,
+        max=1.0,
+        help="Intra-tester correlation of verdicts (default: from --from RUN, else 0).",
+    ),
+]
+PerTesterOption = Annotated[
+    float | None,
+    typer.Option(
+        "--per-tester", min=1.0, help="Dialogues per tester (default: from --from RUN, else 1)."
+    ),
+]
+FromRunOption = Annotated[
+    str | None,
+    typer.Option("--from", help="An earlier run to take rates and clustering from."),
+]
+WriteOption = Annotated[
+    Path | None,
+    typer.Option("--write", help="Write the plan with these counts to this YAML file."),
+]
+
+
 @plan_app.command("size")
 def size_command(
     plan: Annotated[Path, typer.Argument(help="Plan YAML file.")],
-    width: Annotated[
-        float | None,
-        typer.Option("--width", min=0.001, max=0.999, help="Interval width wanted per cell."),
-    ] = None,
-    difference: Annotated[
-        float | None,
-        typer.Option(
-            "--difference",
-            min=0.001,
-            max=0.999,
-            help="Difference in rate between two applications to detect.",
-        ),
-    ] = None,
-    power: Annotated[
-        float,
-        typer.Option("--power", min=0.01, max=0.99, help="Chance of detecting --difference."),
-    ] = 0.8,
-    alpha: Annotated[
-        float, typer.Option("--alpha", min=0.0001, max=0.5, help="Family-wise error (Holm).")
-    ] = 0.05,
-    confidence: Annotated[
-        float, typer.Option("--confidence", min=0.5, max=0.999, help="The intervals' confidence.")
-    ] = 0.95,
-    rate: Annotated[
-        float | None,
-        typer.Option(
-            "--rate",
-            min=0.0,
-            max=1.0,
-            help="Assumed defect rate (default: the cell's rate in --from RUN, else 0.5).",
-        ),
-    ] = None,
-    icc: Annotated[
-        float | None,
-        typer.Option(
-            "--icc",
-            min=0.0,
-            max=1.0,
-            help="Intra-tester correlation of verdicts (default: from --from RUN, else 0).",
-        ),
-    ] = None,
-    per_tester: Annotated[
-        float | None,
-        typer.Option(
-            "--per-tester", min=1.0, help="Dialogues per tester (default: from --from RUN, else 1)."
-        ),
-    ] = None,
-    from_run: Annotated[
-        str | None,
-        typer.Option("--from", help="An earlier run to take rates and clustering from."),
-    ] = None,
-    write: Annotated[
-        Path | None,
-        typer.Option("--write", help="Write the plan with these counts to this YAML file."),
-    ] = None,
+    width: WidthOption = None,
+    difference: DifferenceOption = None,
+    power: PowerOption = 0.8,
+    alpha: AlphaOption = 0.05,
+    confidence: ConfidenceOption = 0.95,
+    rate: RateOption = None,
+    icc: IccOption = None,
+    per_tester: PerTesterOption = None,
+    from_run: FromRunOption = None,
+    write: WriteOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -73,66 +75,67 @@ _SETTING_PARAMETERS = (
 )
 
 
+ReportOutOption = Annotated[
+    Path | None,
+    typer.Option("--out", help="Folder for the report (default: .corix/reports/RUN)."),
+]
+TranscriptsOption = Annotated[
+    int,
+    typer.Option(
+        "--transcripts",
+        min=0,
+        help="Transcripts embedded per application × level × scenario.",
+    ),
+]
+CompareRunsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--compare-runs",
+        help="Runs to compare over time (repeat; default: earlier runs in this database "
+        "that share an application).",
+    ),
+]
+HitKOption = Annotated[
+    int | None,
+    typer.Option(
+        "--hit-k",
+        min=1,
+        help="Also report hit@k: the chance that one of k attempts of a persona template "
+        "succeeds, beside the pooled rate.",
+    ),
+]
+SettingsOfOption = Annotated[
+    str | None,
+    typer.Option(
+        "--settings-of",
+        help="Write again with the settings of a report written before: its settings "
+        "digest as `corix runs show` lists it (a prefix will do), or 'latest'. It takes "
+        "every setting, so give no other.",
+    ),
+]
+
+
 def report_command(
     ctx: typer.Context,
     run: Annotated[str | None, typer.Argument(help="Run id (or --series NAME).")] = None,
     series: SeriesOption = None,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", help="Folder for the report (default: .corix/reports/RUN)."),
-    ] = None,
+    out: ReportOutOption = None,
     tree: TreeOption = None,
     bootstrap: BootstrapOption = 1000,
     seed: SeedOption = 0,
-    transcripts: Annotated[
-        int,
-        typer.Option(
-            "--transcripts",
-            min=0,
-            help="Transcripts embedded per application × level × scenario.",
-        ),
-    ] = 20,
-    compare_runs: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--compare-runs",
-            help="Runs to compare over time (repeat; default: earlier runs in this database "
-            "that share an application).",
-        ),
-    ] = None,
+    transcripts: TranscriptsOption = 20,
+    compare_runs: CompareRunsOption = None,
     spec: SpecOption = None,
     settling: SettlingOption = None,
     group_annotators_by: GroupByOption = None,
     annotator: AnnotatorsOption = None,
     kind: KindsOption = None,
-    hit_k: Annotated[
-        int | None,
-        typer.Option(
-            "--hit-k",
-            min=1,
-            help="Also report hit@k: the chance that one of k attempts of a persona template "
-            "succeeds, beside the pooled rate.",
-        ),
-    ] = None,
-    settings_of: Annotated[
-        str | None,
-        typer.Option(
-            "--settings-of",
-            help="Write again with the settings of a report written before: its settings "
-            "digest as `corix runs show` lists it (a prefix will do), or 'latest'. It takes "
-            "every setting, so give no other.",
-        ),
-    ] = None,
+    hit_k: HitKOption = None,
+    settings_of: SettingsOfOption = None,
     db: DbOption = None,
 ) -> None:
     """Write a run's (or a series') CoRIx report: self-contained HTML, Markdown and JSON."""
-    from corix.report import (
-        DEFAULT_TREES,
-        ReportSettings,
-        reused_settings,
-        safe_folder,
-        stored_report,
-    )
+    from corix.report import reused_settings, safe_folder, stored_report
 
     if (run is None) == (series is None):
         raise fail("give a run id or --series NAME (one of them)")
@@ -152,25 +155,36 @@ def report_command(
             reused = reused_settings(stored_report(database_, run, series, settings_of))
             paths = _write(database_, run, series, folder, reused)
     else:
-        in_force, source = measurement_spec(
-            spec, settling=settling, group_by=group_annotators_by, annotators=annotator, kinds=kind
-        )
-        settings = ReportSettings(
-            trees=tuple(tree) if tree else DEFAULT_TREES,
-            bootstrap=bootstrap,
-            seed=seed,
-            transcripts_per_group=transcripts,
-            compare_runs=tuple(compare_runs) if compare_runs is not None else None,
-            measurement=in_force,
-            measurement_source=source,
-            hit_k=hit_k,
-        )
+        settings = _settings_from_flags(ctx.params)  # every flag above, by parameter name
         with database(db) as database_:
             paths = _write(database_, run, series, folder, settings)
     # Soft wrap: a path must stay on one line to be copied or clicked.
     console.print(f"report: [bold]{paths.html.resolve()}[/]", soft_wrap=True)
     console.print(f"markdown: {paths.markdown.resolve()}", soft_wrap=True)
     console.print(f"json: {paths.json.resolve()}", soft_wrap=True)
+
+
+def _settings_from_flags(flags: Mapping[str, Any]) -> ReportSettings:
+    from corix.report import DEFAULT_TREES, ReportSettings
+
+    in_force, source = measurement_spec(
+        flags["spec"],
+        settling=flags["settling"],
+        group_by=flags["group_annotators_by"],
+        annotators=flags["annotator"],
+        kinds=flags["kind"],
+    )
+    compare_runs = flags["compare_runs"]
+    return ReportSettings(
+        trees=tuple(flags["tree"]) if flags["tree"] else DEFAULT_TREES,
+        bootstrap=flags["bootstrap"],
+        seed=flags["seed"],
+        transcripts_per_group=flags["transcripts"],
+        compare_runs=tuple(compare_runs) if compare_runs is not None else None,
+        measurement=in_force,
+        measurement_source=source,
+        hit_k=flags["hit_k"],
+    )
 
 
 def _given_on_command_line(ctx: typer.Context, name: str) -> bool:
@@ -182,28 +196,10 @@ def _given_on_command_line(ctx: typer.Context, name: str) -> bool:
 def _write(
     db: Database, run: str | None, series: str | None, out: Path, settings: ReportSettings
 ) -> ReportPaths:
-    from corix.report import write_report
+    from corix.report import write_report_with
 
-    tracker = progress_for(console, "report parts")
-    try:
-        return write_report(
-            db,
-            run or "",
-            out,
-            trees=settings.trees,
-            bootstrap=settings.bootstrap,
-            seed=settings.seed,
-            confidence=settings.confidence,
-            transcripts_per_group=settings.transcripts_per_group,
-            compare_runs=settings.compare_runs,
-            measurement=settings.measurement,
-            measurement_source=settings.measurement_source,
-            series=series,
-            hit_k=settings.hit_k,
-            progress=tracker,
-        )
-    finally:
-        tracker.close()
+    with closing(progress_for(console, "report parts")) as tracker:
+        return write_report_with(db, run or "", out, settings, series=series, progress=tracker)
 
 
 @tree_app.command("score")

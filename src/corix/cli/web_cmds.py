@@ -44,49 +44,57 @@ RoleOption = Annotated[
 _DEFAULTS = WebSettings()  # the option defaults shown by --help (its random key goes unused)
 
 
+HostOption = Annotated[str, typer.Option("--host", help="Address to listen on.")]
+PortOption = Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")]
+SecretKeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--secret-key",
+        envvar="CORIX_SECRET_KEY",
+        show_default=False,
+        help="Key that signs form tokens; set it so open forms survive a restart.",
+    ),
+]
+PassMarkOption = Annotated[
+    float,
+    typer.Option("--pass-mark", min=0.01, max=1.0, help="Share of gold answers that passes."),
+]
+AttemptsOption = Annotated[
+    int, typer.Option("--attempts", min=1, help="Qualification attempts per annotator.")
+]
+CooldownOption = Annotated[
+    float,
+    typer.Option("--cooldown-minutes", min=0, help="Wait after a failed qualification."),
+]
+TrustedProxyOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--trusted-proxy",
+        help="Address of a reverse proxy whose X-Forwarded-For is believed (repeatable); "
+        "without it the header is ignored, so clients cannot choose their own address.",
+    ),
+]
+WorkersOption = Annotated[
+    int,
+    typer.Option(
+        "--workers",
+        min=1,
+        help="Server processes on this port; each serves any tester (nothing a request "
+        "needs lives in one process). One per core is a good start.",
+    ),
+]
+
+
 def serve_command(
     db: DbOption = None,
-    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")
-    ] = 8000,
-    secret_key: Annotated[
-        str | None,
-        typer.Option(
-            "--secret-key",
-            envvar="CORIX_SECRET_KEY",
-            show_default=False,
-            help="Key that signs form tokens; set it so open forms survive a restart.",
-        ),
-    ] = None,
-    pass_mark: Annotated[
-        float,
-        typer.Option("--pass-mark", min=0.01, max=1.0, help="Share of gold answers that passes."),
-    ] = _DEFAULTS.qualification_pass_mark,
-    attempts: Annotated[
-        int, typer.Option("--attempts", min=1, help="Qualification attempts per annotator.")
-    ] = _DEFAULTS.qualification_max_attempts,
-    cooldown_minutes: Annotated[
-        float,
-        typer.Option("--cooldown-minutes", min=0, help="Wait after a failed qualification."),
-    ] = _DEFAULTS.qualification_cooldown_minutes,
-    trusted_proxy: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--trusted-proxy",
-            help="Address of a reverse proxy whose X-Forwarded-For is believed (repeatable); "
-            "without it the header is ignored, so clients cannot choose their own address.",
-        ),
-    ] = None,
-    workers: Annotated[
-        int,
-        typer.Option(
-            "--workers",
-            min=1,
-            help="Server processes on this port; each serves any tester (nothing a request "
-            "needs lives in one process). One per core is a good start.",
-        ),
-    ] = 1,
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 8000,
+    secret_key: SecretKeyOption = None,
+    pass_mark: PassMarkOption = _DEFAULTS.qualification_pass_mark,
+    attempts: AttemptsOption = _DEFAULTS.qualification_max_attempts,
+    cooldown_minutes: CooldownOption = _DEFAULTS.qualification_cooldown_minutes,
+    trusted_proxy: TrustedProxyOption = None,
+    workers: WorkersOption = 1,
 ) -> None:
     """Serve the human testbed: tester sessions, questionnaires, annotation, admin."""
     # One key for every process: a form rendered by one process is accepted by another.

@@ -28,6 +28,8 @@ from corix.measurement.core import (
     stored_leaves,
 )
 from corix.measurement.defect_rates import DefectRate
+from corix.measurement.defects_query import DefectFigures, DefectsQuery, defect_figures
+from corix.measurement.dialogue_filter import DialogueFilter, ListedDialogue, list_dialogues
 from corix.measurement.filters import FILTER_COLUMNS, LeafFilter
 from corix.measurement.gates import Estimate, GateResult, evaluate_gates
 from corix.measurement.gating_check import UndeclaredGating, undeclared_gating
@@ -117,7 +119,10 @@ __all__ = [
     "CorrectedRate",
     "Correlation",
     "CorrelationMatrix",
+    "DefectFigures",
     "DefectRate",
+    "DefectsQuery",
+    "DialogueFilter",
     "DialogueScores",
     "EarlierRun",
     "Estimate",
@@ -130,6 +135,7 @@ __all__ = [
     "LeafFilter",
     "LeafSource",
     "LeafTable",
+    "ListedDialogue",
     "Measurement",
     "MeasurementSpec",
     "NodeInstance",
@@ -172,6 +178,7 @@ __all__ = [
     "compare_views",
     "correlate_across_applications",
     "correlate_across_dialogues",
+    "defect_figures",
     "describe_items",
     "dialogues_under",
     "dimension_ids",
@@ -184,6 +191,7 @@ __all__ = [
     "item_wordings",
     "leaf_question",
     "leaves_from_answers",
+    "list_dialogues",
     "load_spec",
     "load_tree",
     "measure",

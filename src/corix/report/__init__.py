@@ -27,8 +27,9 @@ from corix.report.markdown import render_markdown
 from corix.report.progress import UNWATCHED, Progress
 from corix.report.provenance import endpoint_text, repeats_text, targets_text
 from corix.report.spreadsheet import safe_folder, spreadsheet_safe
+from corix.report.table_export import TableExport, write_table_export
 from corix.report.transcripts import render_transcript
-from corix.report.writer import ReportPaths, write_report
+from corix.report.writer import ReportPaths, write_report, write_report_with
 from corix.report.written import reused_settings, settings_text, stored_report
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "ReportDocument",
     "ReportPaths",
     "ReportSettings",
+    "TableExport",
     "annotator_label",
     "build_report",
     "build_series_report",
@@ -68,4 +70,6 @@ __all__ = [
     "write_dataset_card",
     "write_measurement",
     "write_report",
+    "write_report_with",
+    "write_table_export",
 ]

@@ -71,6 +71,19 @@ def write_report(
         measurement_source=measurement_source,
         hit_k=hit_k,
     )
+    return write_report_with(db, run_id, out_dir, settings, series=series, progress=progress)
+
+
+def write_report_with(
+    db: Database,
+    run_id: str,
+    out_dir: Path,
+    settings: ReportSettings,
+    *,
+    series: str | None = None,
+    progress: Progress = UNWATCHED,
+) -> ReportPaths:
+    """:func:`write_report` with its settings given as one typed object."""
     progress.planned(1 + len(settings.trees) + 3)
     if series is not None:
         content = build_series_report(db, series, settings, progress)

@@ -12,7 +12,7 @@ from sqlalchemy import inspect
 from typer.testing import CliRunner
 
 from corix.assessment.annotation_run import AnnotateOptions, annotate_run, annotate_run_async
-from corix.cli.runs import runs_app
+from corix.cli.runs_cmds import runs_app
 from corix.domain import AnnotationJobSettings, public_url
 from corix.llm import EndpointConfig, LLMClient
 from corix.report import ReportSettings, build_report

@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-from report_support import RunBuilder
 from sqlalchemy import update
 from typer.testing import CliRunner, Result
 
@@ -22,6 +21,7 @@ from corix.release.pseudonyms import Pseudonymizer
 from corix.storage import Database
 from corix.storage.orm import SessionRow, TurnRow
 from corix.storage.orm_web import UserRow
+from support.run_builder import RunBuilder
 
 runner = CliRunner()
 

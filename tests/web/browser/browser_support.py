@@ -33,7 +33,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+SCREENSHOTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "screenshots"
 PASSWORD = "correct horse battery staple"
 SETTINGS = WebSettings(secret_key="browser-tests", password_time_cost=1, password_memory_kib=64)
 

@@ -30,7 +30,7 @@ from corix.report import write_report
 from corix.storage import Database
 from corix.storage.orm import AnnotationConsensusRow, AnnotationPassRow, SessionRow
 
-TESTS_DIR = Path(__file__).resolve().parents[1]
+TESTS_DIR = Path(__file__).resolve().parents[2]
 TRIALS = 2
 FAULTS = MockServerConfig(fail_429=0.1, fail_500=0.1, retry_after_s=0.05, hostile_bytes=True)
 

@@ -11,7 +11,7 @@ from corix.errors import CorixError, UnknownNameError, closest_name
 from corix.extension_points import EXTENSION_POINTS
 from corix.registry import BUILTIN_PLUGINS, Plugin, Registry, namespace_of, refresh_plugins
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def test_register_and_get() -> None:

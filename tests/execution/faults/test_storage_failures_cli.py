@@ -11,7 +11,7 @@ error"); a database turned read-only by its server (PostgreSQL), whose existing
 connections are ended so the process reconnects to a read-only database.
 
 Each test starts two corix processes (seconds each on a shared machine), so they run with
-``-m slow``; tests/faults/test_storage_failures.py is the fast subset (the same faults in
+``-m slow``; tests/execution/faults/test_storage_failures.py is the fast subset (the same faults in
 this process, and a database locked at start through the CLI).
 """
 
@@ -34,7 +34,7 @@ from corix.cli.exit_codes import ExitCode
 from corix.storage import Database, get_run, list_runs
 from corix.storage.orm import SessionRow, TurnRow
 
-TESTS_DIR = Path(__file__).resolve().parents[1]
+TESTS_DIR = Path(__file__).resolve().parents[2]
 STOPS_WITHIN_S = 15.0
 """The writer's wait for the lock, then the run's end and its lease each wait once more
 (``LOCK_WAIT_MS`` each), with room for a shared machine."""

@@ -104,7 +104,7 @@ async def _kill_when(process: asyncio.subprocess.Process, db: Database, target: 
 
 
 # A soak (several kill -9 rounds on each backend); the default run kills a run once in
-# tests/testing/test_runner.py and tests/faults/test_run_lease.py.
+# tests/execution/test_runner.py and tests/execution/faults/test_run_lease.py.
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 async def test_kill_9_during_run_and_resume_loses_nothing_and_doubles_nothing(

@@ -27,7 +27,7 @@ from corix.web.services.annotation_forms import checked_answers
 
 pytestmark = pytest.mark.browser
 NewPage = Callable[[], Page]
-ARIA_TEAM = Path(__file__).resolve().parents[1] / "apps" / "submissions" / "team_a"
+ARIA_TEAM = Path(__file__).resolve().parents[2] / "apps" / "submissions" / "team_a"
 
 
 def _send(page: Page, text: str, replies_before: int) -> None:

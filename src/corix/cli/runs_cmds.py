@@ -1,0 +1,281 @@
+"""`corix runs …`: list, show, compare, cancel and delete runs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+import yaml
+from rich.text import Text
+
+from corix.cli.common import (
+    DbOption,
+    JsonOption,
+    console,
+    database,
+    fail,
+    print_fields,
+    print_json,
+    require_terminal,
+    wrapping_table,
+)
+from corix.cli.exit_codes import ExitCode
+from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
+from corix.cli.run_cmd import summary_rows
+
+if TYPE_CHECKING:
+    from corix.storage import AnnotationJobRecord, WrittenReportRecord
+
+
+runs_app = typer.Typer(rich_markup_mode=None, help="List and inspect runs.", no_args_is_help=True)
+
+
+@runs_app.command("cancel")
+def runs_cancel(
+    run: Annotated[str, typer.Argument(help="Run id.")],
+    db: DbOption = None,
+) -> None:
+    """Stop a run for good: a running one stops within seconds and is never resumed."""
+    from corix.execution import RunStatus
+    from corix.storage import set_run_status_if
+
+    stoppable = {
+        RunStatus.RUNNING,
+        RunStatus.INTERRUPTED,
+        RunStatus.FAILED,
+    }
+    with database(db) as database_:
+        previous = set_run_status_if(
+            database_, run, RunStatus.CANCELLED, allowed={status.value for status in stoppable}
+        )
+    if previous not in stoppable:
+        raise fail(
+            f"run '{run}' is {previous}: only a running, interrupted or failed run can be cancelled"
+        )
+    console.print(f"run {run} cancelled (was {previous}); its stored sessions are kept")
+
+
+@runs_app.command("delete")
+def runs_delete(
+    run: Annotated[str, typer.Argument(help="Run id.")],
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Delete a run with its sessions and annotations (not one a live process holds; a
+    stale run, whose process died, needs no cancel first)."""
+    from corix.storage import delete_run, get_run, is_stale
+
+    with database(db) as database_:
+        row = get_run(database_, run)
+        if row.lease_holder is not None and not is_stale(row.lease_holder, row.lease_heartbeat_at):
+            raise fail(
+                f"run '{run}' is held by {row.lease_holder}: `corix runs cancel {run}` first"
+            )
+        if row.evaluation_id is not None:
+            raise fail(
+                f"run '{run}' belongs to web evaluation '{row.evaluation_id}'; "
+                "it is managed in the web app"
+            )
+        if not yes:
+            require_terminal("a confirmation", "--yes")
+        if not yes and not typer.confirm(f"delete run {run} and everything stored for it?"):
+            raise typer.Exit(ExitCode.USAGE)
+        sessions = delete_run(database_, run)
+    console.print(f"deleted run {run} and its {sessions} session(s)")
+
+
+@runs_app.command("list")
+def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """All runs, oldest first."""
+    from corix.storage import list_runs, shown_status
+
+    with database(db) as database_:
+        rows = list_runs(database_)
+    if as_json:
+        print_json(
+            [
+                {
+                    "id": r.id,
+                    "name": r.name,
+                    "status": shown_status(r),
+                    "created_at": r.created_at,
+                    "summary": r.summary.model_dump(mode="json"),
+                }
+                for r in rows
+            ]
+        )
+        return
+    table = wrapping_table("run", "name", "status", "sessions", "error turns", "created")
+    for r in rows:
+        table.add_row(
+            r.id,
+            r.name,
+            shown_status(r),
+            str(r.summary.sessions),
+            str(r.summary.error_turns),
+            f"{r.created_at:%Y-%m-%d %H:%M}",
+        )
+    console.print(table)
+
+
+@runs_app.command("compare")
+def runs_compare(
+    first: Annotated[str, typer.Argument(help="The earlier run.")],
+    second: Annotated[str, typer.Argument(help="The later run.")],
+    tree: Annotated[str, typer.Option("--tree", help="Tree whose dimensions to compare.")] = (
+        "aria_pilot"
+    ),
+    spec: SpecOption = None,
+    settling: SettlingOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Two runs side by side: rates and CoRIx dimensions, the change, and whether the
+    intervals overlap. Both are measured under one specification, printed first."""
+    from corix.measurement import compare_rates, compare_trees, measure
+    from corix.storage import get_run
+
+    in_force, source = measurement_spec(spec, settling=settling)
+    with database(db) as database_:
+        get_run(database_, first)
+        get_run(database_, second)
+        a = measure(database_, [first], in_force, source=source)
+        b = measure(database_, [second], in_force, source=source)
+        rows = [
+            *compare_rates(a, b, ("harm", "application")),
+            *compare_trees(database_, a, b, tree),
+        ]
+    if as_json:
+        print_json(
+            {
+                "measurement": {"a": a.document(), "b": b.document()},
+                "rows": [
+                    {
+                        "what": row.what,
+                        "a": row.a,
+                        "a_interval": list(row.a_interval),
+                        "b": row.b,
+                        "b_interval": list(row.b_interval),
+                        "change": row.change,
+                        "intervals_overlap": row.overlap,
+                    }
+                    for row in rows
+                ],
+            }
+        )
+        return
+    settled = f"{first}: {a.settlement.text()}\n{second}: {b.settlement.text()}"
+    console.print(Text(f"{a.spec.headline()}\n{settled}", style="dim"))
+    table = wrapping_table("what", first, second, "change", "intervals overlap")
+    for row in rows:
+        overlap = {None: "—", True: "yes", False: "no"}[row.overlap]
+        table.add_row(Text(row.what), _value(row.a), _value(row.b), _value(row.change), overlap)
+    console.print(table)
+
+
+def _value(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}"
+
+
+@runs_app.command("show")
+def runs_show(
+    run: Annotated[str, typer.Argument(help="Run id.")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """A run's plan, status and counts, its annotation jobs and the reports written of it."""
+    from corix.storage import (
+        annotation_jobs,
+        get_run,
+        run_counts,
+        shown_status,
+        written_reports,
+    )
+
+    with database(db) as database_:
+        row = get_run(database_, run)
+        counts = run_counts(database_, run)
+        jobs = annotation_jobs(database_, [run])
+        reports = written_reports(database_, [run])
+    info = {
+        "id": row.id,
+        "name": row.name,
+        "status": shown_status(row),
+        "held_by": row.lease_holder,
+        "seed": row.seed,
+        "created_at": row.created_at,
+        "finished_at": row.finished_at,
+        "summary": row.summary.model_dump(mode="json"),
+        "stored": counts,
+        "annotation_jobs": [
+            {"started_at": job.started_at, **job.settings.model_dump(mode="json")} for job in jobs
+        ],
+        "reports": [
+            {"report_id": report.report_id, "digest": report.digest}
+            | report.settings.model_dump(mode="json")
+            for report in reports
+        ],
+        "plan": row.plan,
+    }
+    if as_json:
+        print_json(info)
+        return
+    console.print(f"[bold]{row.id}[/] {row.name} — {info['status']}", soft_wrap=True)
+    if row.lease_holder is not None:
+        console.print(f"held by {row.lease_holder}", markup=False)
+    console.print("stored: " + ", ".join(f"{k} {v}" for k, v in counts.items()), markup=False)
+    summary = summary_rows(row.summary)
+    if row.summary.missing_sessions:
+        summary.append(("missing sessions", row.summary.missing_sessions))
+    console.print("summary: " + ", ".join(f"{k} {v}" for k, v in summary), markup=False)
+    if row.summary.error is not None:
+        console.print(f"stopped by: {row.summary.error}", markup=False)
+    _print_annotation_jobs(jobs)
+    _print_reports(reports)
+    console.print("plan:", markup=False)
+    console.print(yaml.safe_dump(row.plan, sort_keys=False, allow_unicode=True), markup=False)
+
+
+def _print_annotation_jobs(jobs: list[AnnotationJobRecord]) -> None:
+    from corix.report import annotator_label, endpoint_text, repeats_text, targets_text
+
+    if not jobs:
+        console.print("annotation jobs: none", markup=False)
+        return
+    console.print("annotation jobs:", markup=False)
+    for job in jobs:
+        settings = job.settings
+        started = job.started_at.strftime("%Y-%m-%d %H:%M:%S")
+        print_fields(
+            f"{started} {annotator_label(settings.stored_as)} ({settings.annotator})",
+            [
+                ("asked", repeats_text(settings)),
+                ("targets", targets_text(settings)),
+                ("endpoint", endpoint_text(settings)),
+            ],
+        )
+
+
+def _print_reports(reports: list[WrittenReportRecord]) -> None:
+    from corix.report import settings_text
+
+    if not reports:
+        console.print("reports: none", markup=False)
+        return
+    console.print("reports:", markup=False)
+    for report in reports:
+        settings = report.settings
+        written = settings.written_at.strftime("%Y-%m-%d %H:%M:%S")
+        series = f" of series {settings.series}" if settings.series is not None else ""
+        measurement = settings.measurement_digest
+        if settings.measurement_source is not None:
+            measurement += f" from {settings.measurement_source}"
+        print_fields(
+            f"{written} report settings {report.digest}{series} (corix {settings.corix_version})",
+            [
+                ("settings", settings_text(settings)),
+                ("measurement", measurement),
+                ("written to", ", ".join(output.path for output in settings.outputs)),
+            ],
+            paths=("measurement", "written to"),
+        )

@@ -1,0 +1,18 @@
+"""The tests mirror the source: a folder per corix package, so a change to a package has
+its tests in one place (``support`` holds helpers shared by several folders)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+PACKAGES = TESTS.parent / "src" / "corix"
+
+
+def _folders(root: Path) -> set[str]:
+    return {p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+
+
+def test_every_test_folder_is_named_after_a_corix_package() -> None:
+    packages = {name for name in _folders(PACKAGES) if (PACKAGES / name / "__init__.py").exists()}
+    assert _folders(TESTS) - {"support"} <= packages
