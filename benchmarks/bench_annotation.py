@@ -38,7 +38,7 @@ from corix.execution import execute_plan
 from corix.execution.plan import LevelSettings
 from corix.llm import LLMClient
 from corix.scenarios import expand_model_tests, resolve_pack
-from corix.storage import Database, Repository
+from corix.storage import Database, iter_sessions
 from corix.storage.orm import SessionRow
 
 HARMS = 4
@@ -79,7 +79,7 @@ async def llm_part(db: Database, run_id: str, base_url: str, args: argparse.Name
 def reference_part(db: Database, run_id: str) -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    sessions = list(Repository(db).iter_sessions(run_id))
+    sessions = list(iter_sessions(db, run_id))
     schema = load_builtin_schema()
     annotator = ReferenceAnnotator(schema)
     started = time.perf_counter()
@@ -115,7 +115,7 @@ def main() -> None:
         if not args.skip_llm:
             db = Database(f"sqlite:///{Path(tmp) / 'llm.db'}")
             run_id = make_sessions(db, args.items // HARMS)
-            sessions = list(Repository(db).iter_sessions(run_id))
+            sessions = list(iter_sessions(db, run_id))
             _trim(db, run_id, len(sessions) - args.items // HARMS)
             with mock_server_process(args.latency_ms) as base_url:
                 asyncio.run(llm_part(db, run_id, base_url, args))

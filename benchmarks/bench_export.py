@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sqlalchemy import insert
 
-from corix.storage import Database, Repository
+from corix.storage import Database, create_run, ensure_application, set_run_status
 from corix.storage.orm import (
     AnnotationAnswerRow,
     AnnotationPassRow,
@@ -46,10 +46,9 @@ print(f"{time.perf_counter() - started:.1f} {peak:.0f}")
 
 
 def write_run(db: Database, sessions: int, passes: bool) -> str:
-    repo = Repository(db)
-    app_id = repo.ensure_application("bench-app", "demo:guarded")
-    repo.create_run("run-bench", name="bench", plan={"name": "bench"}, seed=0)
-    repo.set_run_status("run-bench", "complete")
+    app_id = ensure_application(db, "bench-app", "demo:guarded")
+    create_run(db, "run-bench", name="bench", plan={"name": "bench"}, seed=0)
+    set_run_status(db, "run-bench", "complete")
     with db.engine.begin() as connection:
         for start in range(0, sessions, _CHUNK):
             ids = [f"s{n:08d}" for n in range(start, min(start + _CHUNK, sessions))]

@@ -39,7 +39,7 @@ from corix.domain import EndReason, Level
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm import EndpointConfig
-from corix.storage import Database, Repository
+from corix.storage import Database, run_counts
 from corix.storage.orm import QuestionnaireResponseRow, SessionRow
 
 
@@ -74,7 +74,7 @@ async def measure(
     cpu0, wall0 = time.process_time(), time.perf_counter()
     result = await execute_plan(plan, db)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    counts = Repository(db).run_counts(result.run_id)
+    counts = run_counts(db, result.run_id)
     with db.session() as s:
         at_limit = s.scalar(
             select(func.count())

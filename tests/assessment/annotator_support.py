@@ -16,7 +16,7 @@ from corix.domain import (
     TurnRecord,
 )
 from corix.scenarios import pack_record, resolve_pack
-from corix.storage import Database, Repository
+from corix.storage import Database, create_run, ensure_application
 from corix.storage.orm import SessionRow, TurnRow
 
 Turn = tuple[str, str | None]
@@ -69,11 +69,10 @@ def view_of(dialogue: Dialogue) -> AnnotatorView:
 
 def store_run(db: Database, dialogues: list[Dialogue], run_id: str = "run-test") -> str:
     """Store ``dialogues`` as the complete sessions of a new run."""
-    repo = Repository(db)
     scenarios = sorted({d.scenario for d in dialogues})
     packs = [pack_record(resolve_pack(scenario)) for scenario in scenarios]
-    repo.create_run(run_id, name="test", plan={}, seed=0, packs=packs)
-    app_ids = {d.application: repo.ensure_application(d.application, "demo:any") for d in dialogues}
+    create_run(db, run_id, name="test", plan={}, seed=0, packs=packs)
+    app_ids = {d.application: ensure_application(db, d.application, "demo:any") for d in dialogues}
     with db.session() as s:
         for dialogue in dialogues:
             s.add(

@@ -6,7 +6,7 @@ from annotator_support import WITHHELD, store_run
 from sqlalchemy import update
 
 from corix.assessment.annotation_run import annotate_run
-from corix.storage import Database, Repository
+from corix.storage import Database, load_session
 from corix.storage.annotations import load_passes
 from corix.storage.orm import SessionRow
 
@@ -31,7 +31,7 @@ def test_old_provenance_loads_typed_and_withheld_facts_are_still_found(
         s.execute(
             update(SessionRow).where(SessionRow.id == WITHHELD.id).values(provenance=OLD_PROVENANCE)
         )
-    record = Repository(any_db).load_session(WITHHELD.id)
+    record = load_session(any_db, WITHHELD.id)
     assert record.provenance.parameters == {"episode_seen": 5}
     assert record.provenance.brief.required_facts == ("ep4_fog_bell_tower",)
     assert record.provenance.brief.probe == "permitted"

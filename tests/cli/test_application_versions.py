@@ -10,7 +10,7 @@ import pytest
 from corix.cli.common import run_cli
 from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
-from corix.storage import Database, Repository
+from corix.storage import Database, list_applications, list_runs, run_applications
 
 
 def _run(
@@ -35,18 +35,18 @@ def test_versions_run_by_name_and_a_changed_spec_needs_new_version(
     code, err = _run(capsys, tmp_path, any_db, "{name: acme, spec: 'demo:unguarded'}")
     assert code == ExitCode.USAGE
     assert "plan.yaml:4" in err and "new_version: true" in err
-    assert len(Repository(any_db).list_runs()) == 1  # refused before anything was stored
+    assert len(list_runs(any_db)) == 1  # refused before anything was stored
     changed = "{name: acme, spec: 'demo:unguarded', new_version: true}"
     assert _run(capsys, tmp_path, any_db, changed)[0] == 0
     by_name = "{name: acme v2, spec: 'demo:unguarded'}"  # the IntegrityError of old
     assert _run(capsys, tmp_path, any_db, by_name)[0] == 0
     code, err = _run(capsys, tmp_path, any_db, "{name: acme v2, spec: 'demo:guarded'}")
     assert code == ExitCode.USAGE and "'acme v2' is stored with another spec" in err
-    stored = {a.name: a.spec for a in Repository(any_db).applications()}
+    stored = {a.name: a.spec for a in list_applications(any_db)}
     assert stored == {"acme": "demo:guarded", "acme v2": "demo:unguarded"}
-    runs = Repository(any_db).list_runs()
+    runs = list_runs(any_db)
     assert [r.status for r in runs] == ["complete"] * 3
-    assert [Repository(any_db).run_applications(r.id) for r in runs] == [
+    assert [run_applications(any_db, r.id) for r in runs] == [
         {"acme"},
         {"acme v2"},
         {"acme v2"},

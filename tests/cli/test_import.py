@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from corix.cli.main import app
 from corix.errors import ConfigError
-from corix.storage import Database, Repository
+from corix.storage import Database, iter_sessions
 from corix.storage.orm import RunRow
 
 runner = CliRunner()
@@ -87,6 +87,21 @@ def test_csv_dialogues_with_their_own_context(sqlite_db: Database, tmp_path: Pat
     ]
 
 
+def test_an_imported_turn_notes_its_unstorable_text_like_a_run_turn(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    line = {"id": "c1", "messages": _messages(("Who dies?\x00", "Nobody \ud800 dies."))}
+    path = tmp_path / "dialogues.jsonl"
+    path.write_text(json.dumps(line), encoding="utf-8")  # JSON escapes keep them in the file
+    context = ["--application", "bot", "--scenario", "tv_spoilers", "--level", "field_testing"]
+    code, output = _invoke(sqlite_db, "import", str(path), *context)
+    assert code == 0, output
+    (session,) = iter_sessions(sqlite_db, output.split("as run ")[1].split()[0])
+    (turn,) = session.turns
+    assert (turn.user_text, turn.response_text) == ("Who dies?\ufffd", "Nobody \ufffd dies.")
+    assert turn.meta["replaced_unstorable"] == ["user_text", "response_text"]
+
+
 def test_a_bad_dialogue_names_file_line_and_field_and_stores_nothing(
     sqlite_db: Database, tmp_path: Path
 ) -> None:
@@ -149,7 +164,7 @@ def test_inspect_ai_eval_log_becomes_a_run(sqlite_db: Database, tmp_path: Path) 
     code, output = _invoke(sqlite_db, "import", str(log))
     assert code == 0, output
     run_id = output.split("as run ")[1].split()[0]
-    sessions = list(Repository(sqlite_db).iter_sessions(run_id))
+    sessions = list(iter_sessions(sqlite_db, run_id))
     # One dialogue per sample and epoch; the system message left out; the model is the app.
     assert len(sessions) == 4
     assert {s.application for s in sessions} == {"openai/their-bot"}

@@ -21,7 +21,7 @@ from corix.cli.exit_codes import ExitCode
 from corix.domain import Level
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
-from corix.storage import Database, Repository
+from corix.storage import Database, list_runs
 
 pytest.importorskip("ray", reason="the Ray executor needs the ray extra")
 
@@ -118,7 +118,7 @@ async def test_an_unreachable_cluster_leaves_no_run_behind(sqlite_db: Database) 
     executor = RayRunExecutor(address=f"127.0.0.1:{_closed_port()}")
     with pytest.raises(ClusterUnavailable):
         await execute_plan(plan, sqlite_db, executor=executor)
-    assert Repository(sqlite_db).list_runs() == []
+    assert list_runs(sqlite_db) == []
 
 
 def test_the_cli_says_so_in_one_line_with_exit_code_2(tmp_path: Path, silent_port: int) -> None:
@@ -142,7 +142,7 @@ def test_the_cli_says_so_in_one_line_with_exit_code_2(tmp_path: Path, silent_por
     assert len(lines) == 1 and f"cannot join the Ray cluster at {address}" in lines[0]
     db = Database(database)
     try:
-        assert Repository(db).list_runs() == []  # no run row was left
+        assert list_runs(db) == []  # no run row was left
     finally:
         db.dispose()
 

@@ -35,7 +35,7 @@ from corix.execution.ray_usage import usage_step
 from corix.execution.run_status import RunStatus
 from corix.llm import EndpointConfig
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import Database, Repository
+from corix.storage import Database, iter_sessions, session_questionnaire
 from corix.storage.annotations import load_consensus, load_passes
 from corix.storage.orm import AnnotationConsensusRow, AnnotationPassRow, SessionRow
 
@@ -81,13 +81,12 @@ def test_the_connection_budget_is_split_between_workers() -> None:
 
 def _stored(db: Database, run_id: str) -> dict[str, Any]:
     """Every session by work key: what was said, how it ended, what was answered after."""
-    repo = Repository(db)
     with db.session() as s:
         query = select(SessionRow.id, SessionRow.work_key).where(SessionRow.run_id == run_id)
         work_keys = dict(s.execute(query).tuples().all())
     sessions = {}
-    for record in repo.iter_sessions(run_id):
-        answers = sorted((a.item_id, a.value, a.text) for a in repo.questionnaire(record.id))
+    for record in iter_sessions(db, run_id):
+        answers = sorted((a.item_id, a.value, a.text) for a in session_questionnaire(db, record.id))
         sessions[work_keys[record.id]] = (
             [(t.user_text, t.response_text, t.error) for t in record.turns],
             record.end_reason,

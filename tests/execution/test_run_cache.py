@@ -18,7 +18,7 @@ from corix.domain import Level
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm.mock_server import running_mock_server
-from corix.storage import Database, Repository
+from corix.storage import Database, list_runs
 from corix.storage.orm import SessionRow, TurnRow
 
 runner = CliRunner()
@@ -105,7 +105,7 @@ def test_run_cache_option_is_kept_for_resume(served_mock: str, tmp_path: Path) -
     for _ in range(2):
         result = runner.invoke(app, ["run", str(plan), "--cache", str(cache), "--db", db.url])
         assert result.exit_code == 0, result.output
-    first, second = Repository(db).list_runs()
+    first, second = list_runs(db)
     assert first.plan["cache"] == second.plan["cache"] == str(cache.resolve())
     assert second.summary.usage.cache_hits == second.summary.usage.model_calls > 0
     assert _requests_seen(served_mock) == first.summary.usage.model_calls

@@ -25,9 +25,16 @@ from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_pla
 from corix.execution.run_status import RunStatus
 from corix.llm.mock_server import running_mock_server
 from corix.report.transcripts import render_transcript
-from corix.storage import Database, Repository
+from corix.storage import (
+    Database,
+    create_run,
+    get_run,
+    iter_sessions,
+    list_applications,
+    list_runs,
+    set_run_status_if,
+)
 from corix.storage.orm import ApplicationRow, EvaluationRow, SessionRow, TurnRow
-from corix.storage.run_records import set_run_status_if
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 runner = CliRunner()
@@ -64,7 +71,7 @@ def _session_details(db: Database, run_id: str) -> list[str | None]:
 async def test_a_run_without_failures_is_complete(sqlite_db: Database) -> None:
     result = await execute_plan(_echo_plan(), sqlite_db)
     assert result.status is RunStatus.COMPLETE
-    assert Repository(sqlite_db).get_run(result.run_id).status == "complete"
+    assert get_run(sqlite_db, result.run_id).status == "complete"
     assert set(_session_details(sqlite_db, result.run_id)) == {None}
 
 
@@ -74,7 +81,7 @@ async def test_some_failed_sessions_make_it_complete_with_failures(any_db: Datab
     assert 0 < result.stats.failed_sessions < result.stats.sessions
     details = [d for d in _session_details(any_db, result.run_id) if d is not None]
     assert details == ["RuntimeError: cannot handle 'episode'"] * result.stats.failed_sessions
-    failed = next(s for s in Repository(any_db).iter_sessions(result.run_id) if s.end_detail)
+    failed = next(s for s in iter_sessions(any_db, result.run_id) if s.end_detail)
     assert "ended: app_error (RuntimeError: cannot handle 'episode')" in render_transcript(failed)
 
 
@@ -82,7 +89,7 @@ async def test_every_session_failing_makes_the_run_failed(any_db: Database) -> N
     result = await execute_plan(_echo_plan(fail_on=" "), any_db)  # every message has a space
     assert result.stats.failed_sessions == result.stats.sessions > 0
     assert result.status is RunStatus.FAILED
-    assert Repository(any_db).get_run(result.run_id).status == "failed"
+    assert get_run(any_db, result.run_id).status == "failed"
     assert set(_session_details(any_db, result.run_id)) == {"RuntimeError: cannot handle ' '"}
 
 
@@ -95,7 +102,7 @@ async def test_an_application_that_will_not_open_fails_the_run(any_db: Database)
     result = await execute_plan(plan, any_db)
     assert result.status is RunStatus.FAILED
     assert result.error == "ApplicationError: credentials rejected"
-    run = Repository(any_db).get_run(result.run_id)
+    run = get_run(any_db, result.run_id)
     assert (run.status, run.summary.error, run.summary.sessions) == (
         "failed",
         "ApplicationError: credentials rejected",
@@ -146,7 +153,7 @@ async def test_preflight_reports_every_problem_with_its_line(
     }
     messages = " | ".join(map(str, info.value.problems))
     assert "notanumber" in messages and "$CORIX_TEST_UNSET_KEY (key_env) is unset" in messages
-    assert Repository(sqlite_db).list_runs() == []  # nothing was stored
+    assert list_runs(sqlite_db) == []  # nothing was stored
 
 
 async def test_preflight_counts_the_work_of_a_good_plan(tmp_path: Path) -> None:
@@ -194,9 +201,8 @@ def test_a_plan_taking_a_web_applications_name_is_refused_before_the_run_exists(
     assert f"{path}:3: application 'acme' belongs to the web evaluation 'Pilot series'" in (
         " ".join(result.output.split())
     )
-    repo = Repository(db)
-    assert repo.list_runs() == []  # refused before the run row
-    assert [(a.name, a.spec) for a in repo.applications()] == [("acme", "demo:guarded")]
+    assert list_runs(db) == []  # refused before the run row
+    assert [(a.name, a.spec) for a in list_applications(db)] == [("acme", "demo:guarded")]
     db.dispose()
 
 
@@ -233,14 +239,13 @@ def test_run_exit_codes(tmp_path: Path, fail_on: str, allow_failures: bool, code
 
 
 async def test_cancelling_a_running_run_stops_it_for_good(any_db: Database) -> None:
-    repo = Repository(any_db)
     done = 0
 
     def cancel_after_some(_item: object) -> None:
         nonlocal done
         done += 1
         if done == 4:  # what `corix runs cancel` does, from any process
-            (run,) = repo.list_runs()
+            (run,) = list_runs(any_db)
             set_run_status_if(any_db, run.id, RunStatus.CANCELLED, allowed={"running"})
 
     plan = _echo_plan(concurrency=2, repeats=5, delay_ms=150)
@@ -252,7 +257,7 @@ async def test_cancelling_a_running_run_stops_it_for_good(any_db: Database) -> N
     )
     assert result.status is RunStatus.CANCELLED
     assert time.monotonic() - started < 10  # stopped within the poll interval, not at the end
-    run = repo.get_run(result.run_id)
+    run = get_run(any_db, result.run_id)
     assert run.status == "cancelled"
     assert result.stats.sessions < planned[0] / 2  # far from every planned session
     with pytest.raises(CorixError, match="was cancelled"):
@@ -299,8 +304,7 @@ def test_a_signal_marks_the_run_interrupted_and_resume_finishes_it(
             process.kill()
             process.wait()
     assert process.returncode == ExitCode.INTERRUPTED
-    repo = Repository(db)
-    (run,) = repo.list_runs()
+    (run,) = list_runs(db)
     assert run.status == "interrupted"
     assert [i.status for i in run.summary.invocations] == ["interrupted"]
 
@@ -308,7 +312,7 @@ def test_a_signal_marks_the_run_interrupted_and_resume_finishes_it(
         [*command[:2], "--resume", run.id], env=env, capture_output=True, text=True, timeout=120
     )
     assert resumed.returncode == 0, resumed.stderr
-    run = repo.get_run(run.id)
+    run = get_run(db, run.id)
     assert run.status == "complete"
     with db.session() as s:
         sessions = s.scalar(
@@ -353,7 +357,7 @@ async def test_the_summary_after_resume_covers_the_whole_run(any_db: Database) -
         sessions = s.scalar(
             select(func.count()).select_from(SessionRow).where(SessionRow.run_id == first.run_id)
         )
-    summary = Repository(any_db).get_run(first.run_id).summary
+    summary = get_run(any_db, first.run_id).summary
     assert summary == second.stats
     assert (summary.sessions, summary.turns) == (sessions, turns)
     assert summary.prompt_tokens == prompt_tokens > 0
@@ -373,7 +377,7 @@ def test_runs_cancel_and_delete(tmp_path: Path) -> None:
     plan = _write_echo_plan(tmp_path / "plan.yaml", "no such words")
     assert runner.invoke(app, ["run", str(plan), "--db", db_url]).exit_code == 0
     db = Database(db_url)
-    (run,) = Repository(db).list_runs()
+    (run,) = list_runs(db)
     refused = runner.invoke(app, ["runs", "cancel", run.id, "--db", db_url])
     assert refused.exit_code == ExitCode.USAGE and "is complete" in refused.output
 
@@ -382,18 +386,17 @@ def test_runs_cancel_and_delete(tmp_path: Path) -> None:
     with db.session() as s:
         assert s.scalar(select(func.count()).select_from(SessionRow)) == 0
         assert s.scalar(select(func.count()).select_from(TurnRow)) == 0
-    assert Repository(db).list_runs() == []
+    assert list_runs(db) == []
     db.dispose()
 
 
 def test_a_stale_running_run_is_deleted_without_cancel(any_db: Database) -> None:
-    repo = Repository(any_db)
-    repo.create_run("run-stale", name="stale", plan={}, seed=0)  # no process holds it
+    create_run(any_db, "run-stale", name="stale", plan={}, seed=0)  # no process holds it
     url = any_db.url
     listed = runner.invoke(app, ["runs", "list", "--json", "--db", url])
     assert json.loads(listed.output)[0]["status"] == "stale"
     assert runner.invoke(app, ["runs", "delete", "run-stale", "--yes", "--db", url]).exit_code == 0
-    assert repo.list_runs() == []
+    assert list_runs(any_db) == []
 
 
 async def test_each_invocation_stops_at_the_deadline_and_resumes_go_on(
@@ -405,7 +408,7 @@ async def test_each_invocation_stops_at_the_deadline_and_resumes_go_on(
     assert time.monotonic() - started < 5
     assert stopped.status is RunStatus.INTERRUPTED
     assert stopped.error == "the run's deadline of 0.3 s was reached"
-    assert Repository(sqlite_db).get_run(stopped.run_id).summary.error == stopped.error
+    assert get_run(sqlite_db, stopped.run_id).summary.error == stopped.error
     # The deadline is part of the stored plan, so each resumed invocation has it too.
     result = stopped
     for _ in range(30):

@@ -15,7 +15,7 @@ from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.measurement._stored_leaves import iter_questionnaire_answers
 from corix.scenarios import builtin_pack_dir, load_pack, pack_record, resolve_pack
-from corix.storage import Database, Repository
+from corix.storage import Database, create_run, iter_sessions
 from corix.storage._run_packs import run_pack, run_packs
 
 OWN_WORDING = "The assistant told me what I asked about my own series."
@@ -76,7 +76,7 @@ def test_a_pack_given_by_path_is_annotated_and_reported_from_the_stored_record(
 
     summary = annotate_run(sqlite_db, result.run_id, "reference")
 
-    sessions = list(Repository(sqlite_db).iter_sessions(result.run_id))
+    sessions = list(iter_sessions(sqlite_db, result.run_id))
     own = [s for s in sessions if s.scenario == "own_spoilers"]
     assert own and summary.sessions == len(sessions)
     assert summary.passes_stored > 0 and summary.passes_failed == 0
@@ -89,8 +89,7 @@ def test_a_pack_given_by_path_is_annotated_and_reported_from_the_stored_record(
 
 
 def test_a_run_without_its_pack_stored_is_refused_with_the_reason(sqlite_db: Database) -> None:
-    repo = Repository(sqlite_db)
-    repo.create_run("run-bare", name="bare", plan={}, seed=0)
+    create_run(sqlite_db, "run-bare", name="bare", plan={}, seed=0)
     with pytest.raises(CorixError, match="run 'run-bare' stores no scenario pack 'tv_spoilers'"):
         run_pack(sqlite_db, "run-bare", "tv_spoilers")
 

@@ -20,7 +20,7 @@ from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_pla
 from corix.llm import EndpointConfig
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.scenarios import expand_model_tests, resolve_pack
-from corix.storage import Database, Repository
+from corix.storage import Database, completed_work_keys, get_run, iter_sessions, list_runs
 from corix.storage.orm import SessionRow, TurnRow
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
@@ -44,10 +44,9 @@ async def test_model_testing_stores_every_scripted_test(any_db: Database) -> Non
     )
     tests = expand_model_tests(resolve_pack("tv_spoilers"), 5)
     result = await execute_plan(plan, any_db)
-    repo = Repository(any_db)
-    sessions = list(repo.iter_sessions(result.run_id))
+    sessions = list(iter_sessions(any_db, result.run_id))
     assert len(sessions) == 2 * len(tests) == result.stats.sessions
-    assert repo.get_run(result.run_id).status == "complete"
+    assert get_run(any_db, result.run_id).status == "complete"
     with any_db.session() as s:
         keys = list(s.scalars(select(SessionRow.work_key)))
     expected = {f"{app}/tv_spoilers/model_testing/{t.key}/0" for app in ("g", "u") for t in tests}
@@ -72,7 +71,7 @@ async def test_failing_application_is_recorded_and_the_run_finishes(sqlite_db: D
         result = await execute_plan(plan, sqlite_db)
     finally:
         sys.path.remove(str(TESTS_DIR))
-    sessions = list(Repository(sqlite_db).iter_sessions(result.run_id))
+    sessions = list(iter_sessions(sqlite_db, result.run_id))
     failed = [s for s in sessions if s.end_reason is EndReason.APP_ERROR]
     assert failed and len(failed) == result.stats.failed_sessions
     for session in failed:
@@ -141,8 +140,7 @@ def test_kill_9_then_resume_gives_every_session_once(tmp_path: Path) -> None:
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
     process.wait()
-    repo = Repository(db)
-    (run,) = repo.list_runs()
+    (run,) = list_runs(db)
     assert run.status == "running"  # killed: never marked finished
     planned = (
         sum(
@@ -151,7 +149,7 @@ def test_kill_9_then_resume_gives_every_session_once(tmp_path: Path) -> None:
         )
         * 2
     )
-    before = len(repo.completed_work_keys(run.id))
+    before = len(completed_work_keys(db, run.id))
     assert 20 <= before < planned
 
     resumed = _corix("run", "--resume", run.id, env=env)
@@ -169,7 +167,7 @@ def test_kill_9_then_resume_gives_every_session_once(tmp_path: Path) -> None:
     for session_id, idx in turn_rows:
         per_session.setdefault(session_id, []).append(idx)
     assert all(sorted(v) == list(range(len(v))) for v in per_session.values())
-    assert repo.get_run(run.id).status == "complete"
+    assert get_run(db, run.id).status == "complete"
     db.dispose()
 
 
@@ -192,7 +190,7 @@ async def test_summary_counts_model_calls_and_retries(sqlite_db: Database) -> No
     assert stats.usage.failed_calls == 0
     assert stats.prompt_tokens > 0
     # The system prompt is provenance (for guideline-leakage checks), stored with each session.
-    session = next(Repository(sqlite_db).iter_sessions(result.run_id))
+    session = next(iter_sessions(sqlite_db, result.run_id))
     assert session.provenance.system_prompt == "You are the Halloway Signal guide."
 
 

@@ -14,7 +14,7 @@ from corix.domain import RunSummary
 from corix.execution import WaveDecision, WaveOrder, execute_in_waves, load_plan_file
 from corix.measurement import SequentialDecider, StoppingRule, sequential_record
 from corix.report import write_report
-from corix.storage import Database, Repository
+from corix.storage import Database, get_run, list_runs
 
 runner = CliRunner()
 
@@ -39,7 +39,7 @@ def plan(tmp_path: Path) -> Path:
 
 
 def _sessions_per_app(db: Database, run_id: str) -> dict[str, int]:
-    section = Repository(db).get_run(run_id).summary.sequential
+    section = get_run(db, run_id).summary.sequential
     assert section is not None
     sessions = section["dialogues_per_group"]
     return {group.split("/")[0]: n for group, n in sessions.items()}
@@ -50,7 +50,7 @@ def test_until_gate_stops_the_settled_cell_early(sqlite_db: Database, plan: Path
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "gate decision settled" in result.output
-    (run,) = Repository(sqlite_db).list_runs()
+    (run,) = list_runs(sqlite_db)
     assert run.status == "complete"
     sequential = run.summary.sequential
     cells = {c["application"]: c for c in sequential["cells"]}
@@ -86,7 +86,7 @@ def test_a_stopped_sequential_run_resumes_to_the_same_dialogues(
     keep = {"settings": rule.model_dump(), "annotators": ["reference"]}
     with pytest.raises(_Crash):
         asyncio.run(execute_in_waves(source, sqlite_db, crash_after_two_waves, wave=8, keep=keep))
-    (run,) = Repository(sqlite_db).list_runs()
+    (run,) = list_runs(sqlite_db)
     assert run.summary.sequential is not None  # the rule is stored after the first wave
     result = runner.invoke(app, ["run", "--resume", run.id, "--db", sqlite_db.url])
     assert result.exit_code == 0, result.output
@@ -99,7 +99,7 @@ def test_a_stopped_sequential_run_resumes_to_the_same_dialogues(
         )
         straight = asyncio.run(execute_in_waves(source, fresh, fresh_decider, wave=8))
         assert _sessions_per_app(fresh, straight.run_id) == resumed
-        assert Repository(sqlite_db).get_run(run.id).status == "complete"
+        assert get_run(sqlite_db, run.id).status == "complete"
     finally:
         fresh.dispose()
 
@@ -111,7 +111,7 @@ def test_the_report_states_the_rule_and_each_cells_dialogues(
     rule and, per cell, the dialogues run and the interval the summary keeps."""
     args = ["run", str(plan), "--until", "gate", "--wave", "8", "--db", sqlite_db.url]
     assert runner.invoke(app, args).exit_code == 0
-    (run,) = Repository(sqlite_db).list_runs()
+    (run,) = list_runs(sqlite_db)
     stored = run.summary.sequential
     paths = write_report(sqlite_db, run.id, tmp_path / "report", bootstrap=0)
     (record,) = json.loads(paths.json.read_text())["sequential"]

@@ -18,7 +18,7 @@ from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.execution.run_status import RunStatus
-from corix.storage import Database, RecordWriter, Repository
+from corix.storage import Database, RecordWriter, create_run, ensure_application
 from corix.storage.orm import SessionRow
 from corix.storage.store_records import NewSession
 
@@ -104,9 +104,8 @@ def _turn(reply: str) -> TurnRecord:
 
 
 async def test_a_session_that_lost_a_record_ends_as_a_storage_failure(any_db: Database) -> None:
-    repo = Repository(any_db)
-    app_id = repo.ensure_application("app", "demo:guarded")
-    repo.create_run("run-1", name="t", plan={"name": "t"}, seed=1)
+    app_id = ensure_application(any_db, "app", "demo:guarded")
+    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=1)
     _refuse(any_db, "turns", "NEW.response_text LIKE '%poison%'")
     async with RecordWriter(any_db, max_batch=1000, max_delay_s=0.2) as writer:
         for name in ("same_batch", "later_batch", "fine"):

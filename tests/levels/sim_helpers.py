@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from corix.domain import Level, SessionRecord
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
-from corix.storage import Database, Repository
+from corix.storage import Database, iter_sessions
 from corix.storage.orm import QuestionnaireResponseRow, SessionRow
 
 GUARDED = ApplicationEntry(name="guarded", spec="demo:guarded")
@@ -33,7 +33,7 @@ def plan_for(
 
 
 def sessions(db: Database, run_id: str) -> list[SessionRecord]:
-    return list(Repository(db).iter_sessions(run_id))
+    return list(iter_sessions(db, run_id))
 
 
 def answers(db: Database, session_id: str) -> list[QuestionnaireResponseRow]:

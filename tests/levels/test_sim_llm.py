@@ -30,7 +30,7 @@ from corix.llm import (
 from corix.llm.mock_server import running_mock_server
 from corix.llm.tokens import estimate_messages_tokens, usable_context
 from corix.scenarios import RED_TEAMING_ITEM_IDS
-from corix.storage import Database, Repository
+from corix.storage import Database, get_run
 from corix.storage.orm import SessionRow
 
 SIMULATOR = EndpointConfig(base_url="mock", model="sim-model", temperature=0.7)
@@ -214,7 +214,7 @@ async def test_garbage_beyond_the_bound_ends_with_a_simulator_error(
     assert "User: hello?" not in received
     assert result.stats.failed_sessions == 3
     # Every session failed: the run says so, and each session keeps the simulator's reason.
-    assert Repository(sqlite_db).get_run(result.run_id).status == "failed"
+    assert get_run(sqlite_db, result.run_id).status == "failed"
     with sqlite_db.session() as s:
         details = s.scalars(
             select(SessionRow.end_detail).where(SessionRow.run_id == result.run_id)

@@ -23,7 +23,7 @@ from corix.scenarios import (
     expand_personas,
     resolve_pack,
 )
-from corix.storage import Database, Repository
+from corix.storage import Database, completed_work_keys, get_run, list_runs
 
 SCENARIOS = ["tv_spoilers", "meal_planner", "pathfinder"]
 
@@ -230,7 +230,7 @@ async def test_an_application_error_mid_dialogue_is_recorded_and_survived(
         assert session.end_reason is EndReason.APP_ERROR
         assert [t.failed for t in session.turns] == [False, True, True]
     assert result.stats.failed_sessions == len(gave_up)
-    assert Repository(sqlite_db).get_run(result.run_id).status == "complete_with_failures"
+    assert get_run(sqlite_db, result.run_id).status == "complete_with_failures"
 
 
 async def test_an_application_that_cannot_start_sessions_ends_each_with_app_error(
@@ -289,9 +289,8 @@ async def test_resume_finishes_a_stopped_run_without_duplicates(tmp_path: Path) 
 
     stopped = await execute_plan(plan, db, on_session_done=stop_after_some)
     assert stopped.error is not None and "power cut" in stopped.error
-    repo = Repository(db)
-    (run,) = repo.list_runs()
-    assert run.status == "failed" and len(repo.completed_work_keys(run.id)) < len(expected)
+    (run,) = list_runs(db)
+    assert run.status == "failed" and len(completed_work_keys(db, run.id)) < len(expected)
     resumed = await execute_plan(plan, db, resume_run=run.id)
     assert resumed.skipped >= 20
     stored = sorted(_transcript(db, s) for s in sessions(db, run.id))
@@ -314,4 +313,4 @@ def test_a_persona_template_with_a_missing_parameter_fails_at_load(
         asyncio.run(execute_plan(plan, sqlite_db))
     (problem,) = info.value.problems
     assert "impatient_viewer.j2" in problem.message
-    assert Repository(sqlite_db).list_runs() == []  # nothing ran
+    assert list_runs(sqlite_db) == []  # nothing ran

@@ -33,7 +33,8 @@ from corix.storage import (
     NewPass,
     NewSession,
     RecordWriter,
-    Repository,
+    create_run,
+    ensure_application,
     record_annotation_job,
 )
 from corix.storage.database import alembic_config
@@ -59,10 +60,9 @@ PLAN = {
 async def _store(db: Database) -> str:
     """Two cells with usage chosen by hand: 'priced' red teaming (two sessions), 'free'
     model testing (one session); one LLM judge pass on each session."""
-    repo = Repository(db)
-    repo.create_run("run-hand", name="hand", plan=PLAN, seed=0)
-    priced = repo.ensure_application("priced", "openai:mock")
-    free = repo.ensure_application("free", "demo:guarded")
+    create_run(db, "run-hand", name="hand", plan=PLAN, seed=0)
+    priced = ensure_application(db, "priced", "openai:mock")
+    free = ensure_application(db, "free", "demo:guarded")
     sessions = [
         ("a", priced, Level.RED_TEAMING, SessionSource.SIMULATED, [(100, 10), (200, 20)], 3),
         ("b", priced, Level.RED_TEAMING, SessionSource.SIMULATED, [(300, 30)], 2),

@@ -9,14 +9,13 @@ from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.schema import load_builtin_schema
 from corix.domain import SessionSource
 from corix.report.sessions import NoteSettling, collect_sessions
-from corix.storage import Database, Repository
+from corix.storage import Database, create_run, ensure_application
 from corix.storage.orm import SessionRow, TurnRow
 
 
 def _store(db: Database) -> None:
-    repo = Repository(db)
-    repo.create_run("run-cut", name="cut", plan={}, seed=0)
-    app_id = repo.ensure_application("assistant", "demo:any")
+    create_run(db, "run-cut", name="cut", plan={}, seed=0)
+    app_id = ensure_application(db, "assistant", "demo:any")
     with db.session() as s:
         s.add(
             SessionRow(

@@ -1,4 +1,4 @@
-"""The record writer and repository on SQLite and on the real PostgreSQL server."""
+"""The record writer and the stores on SQLite and on the real PostgreSQL server."""
 
 from __future__ import annotations
 
@@ -12,7 +12,22 @@ from sqlalchemy.exc import IntegrityError
 
 from corix.domain import EndReason, Level, Provenance, RunUsage, SessionSource, TurnRecord
 from corix.errors import CorixError
-from corix.storage import Database, RecordWriter, Repository, finish_run
+from corix.storage import (
+    Database,
+    RecordWriter,
+    application_conflict,
+    completed_work_keys,
+    create_run,
+    discard_incomplete_sessions,
+    ensure_application,
+    finish_run,
+    get_run,
+    iter_sessions,
+    list_applications,
+    load_session,
+    run_counts,
+    session_questionnaire,
+)
 from corix.storage.orm import ApplicationRow, Base, EvaluationRow, ResolutionRow, RunRow
 from corix.storage.store_records import NewQuestionnaireAnswer, NewSession
 
@@ -38,9 +53,8 @@ def test_migrations_match_the_models(any_db: Database) -> None:
 
 
 async def test_writer_persists_sessions_turns_and_answers(any_db: Database) -> None:
-    repo = Repository(any_db)
-    app_id = repo.ensure_application("app", "demo:guarded", version="1")
-    repo.create_run("run-1", name="t", plan={"name": "t"}, seed=3)
+    app_id = ensure_application(any_db, "app", "demo:guarded", version="1")
+    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=3)
     async with RecordWriter(any_db, max_batch=3) as writer:
         for n in range(5):
             writer.start_session(_session(f"s{n}", app_id, "run-1", f"k{n}"))
@@ -67,98 +81,92 @@ async def test_writer_persists_sessions_turns_and_answers(any_db: Database) -> N
             if n != 2:
                 writer.finish_session(f"s{n}", end_reason=EndReason.SCRIPT_DONE)
     assert writer.committed_turns == 10
-    assert repo.run_counts("run-1") == {"sessions": 5, "turns": 10, "error_turns": 1}
-    assert repo.completed_work_keys("run-1") == {"k0", "k1", "k3", "k4"}
-    record = repo.load_session("s4")
+    assert run_counts(any_db, "run-1") == {"sessions": 5, "turns": 10, "error_turns": 1}
+    assert completed_work_keys(any_db, "run-1") == {"k0", "k1", "k3", "k4"}
+    record = load_session(any_db, "s4")
     assert [t.index for t in record.turns] == [0, 1]
     assert record.turns[1].error == "boom" and record.turns[1].failed
     assert record.end_reason is EndReason.SCRIPT_DONE
     assert record.provenance.seed == 3
-    assert repo.questionnaire("s0")[0].value == 4.0
+    assert session_questionnaire(any_db, "s0")[0].value == 4.0
     # Only complete sessions are streamed, in a stable order.
-    assert [s.id for s in repo.iter_sessions("run-1", batch_size=2)] == ["s0", "s1", "s3", "s4"]
+    assert [s.id for s in iter_sessions(any_db, "run-1", batch_size=2)] == ["s0", "s1", "s3", "s4"]
 
 
 async def test_a_full_backlog_makes_producers_wait_for_the_commit(sqlite_db: Database) -> None:
-    repo = Repository(sqlite_db)
-    app_id = repo.ensure_application("app", "demo:guarded")
-    repo.create_run("run-3", name="t", plan={"name": "t"}, seed=0)
+    app_id = ensure_application(sqlite_db, "app", "demo:guarded")
+    create_run(sqlite_db, "run-3", name="t", plan={"name": "t"}, seed=0)
     # A long delay and a large batch: only the backlog bound can start this commit.
     async with RecordWriter(sqlite_db, max_batch=1000, max_delay_s=60.0, max_backlog=4) as writer:
         for n in range(3):
             writer.start_session(_session(f"s{n}", app_id, "run-3", f"k{n}"))
         await asyncio.wait_for(writer.room(), 1)  # under the bound: no wait
-        assert repo.run_counts("run-3")["sessions"] == 0
+        assert run_counts(sqlite_db, "run-3")["sessions"] == 0
         writer.start_session(_session("s3", app_id, "run-3", "k3"))
         await asyncio.wait_for(writer.room(), 10)
-        assert repo.run_counts("run-3")["sessions"] == 4  # committed before room was given
+        assert run_counts(sqlite_db, "run-3")["sessions"] == 4  # committed before room was given
 
 
 async def test_discarding_incomplete_sessions_removes_them_whole(any_db: Database) -> None:
-    repo = Repository(any_db)
-    app_id = repo.ensure_application("app", "demo:guarded")
-    repo.create_run("run-2", name="t", plan={"name": "t"}, seed=0)
+    app_id = ensure_application(any_db, "app", "demo:guarded")
+    create_run(any_db, "run-2", name="t", plan={"name": "t"}, seed=0)
     async with RecordWriter(any_db) as writer:
         writer.start_session(_session("done", app_id, "run-2", "a"))
         writer.finish_session("done", end_reason=EndReason.SCRIPT_DONE)
         writer.start_session(_session("half", app_id, "run-2", "b"))
         writer.add_turn("half", TurnRecord(index=0, user_text="u"))
-    assert repo.discard_incomplete_sessions("run-2") == 1
-    assert repo.run_counts("run-2") == {"sessions": 1, "turns": 0, "error_turns": 0}
+    assert discard_incomplete_sessions(any_db, "run-2") == 1
+    assert run_counts(any_db, "run-2") == {"sessions": 1, "turns": 0, "error_turns": 0}
 
 
 def test_ensure_application_is_idempotent(any_db: Database) -> None:
-    repo = Repository(any_db)
-    first = repo.ensure_application("app", "demo:guarded", version="1")
-    second = repo.ensure_application("app", "demo:guarded", version="2")
+    first = ensure_application(any_db, "app", "demo:guarded", version="1")
+    second = ensure_application(any_db, "app", "demo:guarded", version="2")
     assert first == second
-    assert [a.version for a in repo.applications()] == ["2"]
+    assert [a.version for a in list_applications(any_db)] == ["2"]
 
 
 def test_unknown_run_lists_known(sqlite_db: Database) -> None:
-    repo = Repository(sqlite_db)
-    repo.create_run("run-x", name="t", plan={}, seed=0)
+    create_run(sqlite_db, "run-x", name="t", plan={}, seed=0)
     with pytest.raises(Exception, match="Known runs: run-x"):
-        repo.get_run("run-y")
+        get_run(sqlite_db, "run-y")
 
 
 def test_a_changed_spec_is_refused_unless_a_new_version_is_asked_for(any_db: Database) -> None:
-    repo = Repository(any_db)
-    first = repo.ensure_application("acme", "openai:http://a/v1?model=m1")
-    assert repo.ensure_application("acme", "openai:http://a/v1?model=m1") == first
+    first = ensure_application(any_db, "acme", "openai:http://a/v1?model=m1")
+    assert ensure_application(any_db, "acme", "openai:http://a/v1?model=m1") == first
     with pytest.raises(CorixError, match=r"'acme' is stored with another spec.*new_version"):
-        repo.ensure_application("acme", "openai:http://a/v1?model=m2")
-    second = repo.ensure_application("acme", "openai:http://a/v1?model=m2", new_version=True)
-    third = repo.ensure_application("acme", "openai:http://a/v1?model=m3", new_version=True)
-    names = {row.id: (row.name, row.spec) for row in repo.applications()}
+        ensure_application(any_db, "acme", "openai:http://a/v1?model=m2")
+    second = ensure_application(any_db, "acme", "openai:http://a/v1?model=m2", new_version=True)
+    third = ensure_application(any_db, "acme", "openai:http://a/v1?model=m3", new_version=True)
+    names = {row.id: (row.name, row.spec) for row in list_applications(any_db)}
     # The stored application is never rewritten: its sessions keep what they talked to.
     assert names[first] == ("acme", "openai:http://a/v1?model=m1")
     assert names[second] == ("acme v2", "openai:http://a/v1?model=m2")
     assert names[third][0] == "acme v3"
     # Every version runs by its name; a new version of a spec stored already reuses it.
-    assert repo.ensure_application("acme v2", "openai:http://a/v1?model=m2") == second
-    assert repo.ensure_application("acme v3", "openai:http://a/v1?model=m3") == third
-    assert repo.ensure_application("acme", "openai:http://a/v1?model=m2", new_version=True) == (
+    assert ensure_application(any_db, "acme v2", "openai:http://a/v1?model=m2") == second
+    assert ensure_application(any_db, "acme v3", "openai:http://a/v1?model=m3") == third
+    assert ensure_application(any_db, "acme", "openai:http://a/v1?model=m2", new_version=True) == (
         second
     )
     with pytest.raises(CorixError, match="its version with this spec is 'acme v2'"):
-        repo.ensure_application("acme", "openai:http://a/v1?model=m2")
+        ensure_application(any_db, "acme", "openai:http://a/v1?model=m2")
     with pytest.raises(CorixError, match="'acme v2' is stored with another spec"):
-        repo.ensure_application("acme v2", "openai:http://a/v1?model=m3")
+        ensure_application(any_db, "acme v2", "openai:http://a/v1?model=m3")
     assert (
-        repo.application_conflict("acme v3", "openai:http://a/v1?model=m3", new_version=False)
+        application_conflict(any_db, "acme v3", "openai:http://a/v1?model=m3", new_version=False)
         is None
     )
 
 
 def test_a_web_evaluations_application_is_never_rewritten_by_a_run(any_db: Database) -> None:
-    repo = Repository(any_db)
     with any_db.session() as s:
         s.add(EvaluationRow(id="e1", name="Pilot series"))
         s.flush()
         s.add(ApplicationRow(name="acme", spec="demo:guarded", evaluation_id="e1"))
     with pytest.raises(CorixError, match="'acme' belongs to the web evaluation 'Pilot series'"):
-        repo.ensure_application("acme", "demo:unguarded")
+        ensure_application(any_db, "acme", "demo:unguarded")
     with any_db.session() as s:
         assert s.scalars(select(ApplicationRow.spec)).all() == ["demo:guarded"]
 
@@ -167,9 +175,8 @@ def test_a_web_evaluations_application_is_never_rewritten_by_a_run(any_db: Datab
 async def test_one_resolution_per_disputed_answer(any_db: Database, turn: int | None) -> None:
     # The unique index is an expression (a dialogue-level answer has no turn), which the
     # migration check cannot compare, so it is checked by what it refuses.
-    repo = Repository(any_db)
-    app_id = repo.ensure_application("app", "demo:guarded")
-    repo.create_run("run-1", name="t", plan={"name": "t"}, seed=3)
+    app_id = ensure_application(any_db, "app", "demo:guarded")
+    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=3)
     async with RecordWriter(any_db) as writer:
         writer.start_session(_session("s1", app_id, "run-1", "k1"))
     resolution = {
@@ -189,14 +196,13 @@ async def test_one_resolution_per_disputed_answer(any_db: Database, turn: int | 
 def test_a_summary_stored_before_schema_1_reads_upgraded_and_is_stored_versioned(
     sqlite_db: Database,
 ) -> None:
-    repo = Repository(sqlite_db)
-    repo.create_run("old", name="t", plan={"name": "t"}, seed=0)
+    create_run(sqlite_db, "old", name="t", plan={"name": "t"}, seed=0)
     old = {"sessions": 2, "turns": 6, "model_calls": 7, "cost": 0.5, "wall_s": 3.0}
     with sqlite_db.session() as s:
         row = s.get(RunRow, "old")
         assert row is not None
         row.summary = old  # as an older corix stored it: no version, usage keys flat
-    summary = repo.get_run("old").summary
+    summary = get_run(sqlite_db, "old").summary
     assert summary.schema_version == 1 and (summary.sessions, summary.turns) == (2, 6)
     assert summary.usage == RunUsage(model_calls=7, cost=0.5) and summary.wall_s == 3.0
     finish_run(sqlite_db, "old", "complete", summary)
@@ -205,4 +211,4 @@ def test_a_summary_stored_before_schema_1_reads_upgraded_and_is_stored_versioned
         assert stored is not None
         assert stored.summary["schema_version"] == 1
         assert stored.summary["usage"]["model_calls"] == 7
-    assert repo.get_run("old").summary == summary
+    assert get_run(sqlite_db, "old").summary == summary

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -10,9 +11,19 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 
 from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
-from corix.storage import Database, RecordWriter, Repository
+from corix.storage import (
+    Database,
+    NewRun,
+    NotFoundError,
+    RecordedSession,
+    RecordWriter,
+    create_run,
+    ensure_application,
+    get_run,
+    list_applications,
+    store_recorded_run,
+)
 from corix.storage.orm import SessionRow, TurnRow
-from corix.storage.repository import NotFoundError
 from corix.storage.store_records import NewSession
 from corix.storage.text import REPLACEMENT, storable_json, storable_parameters, storable_text
 
@@ -41,9 +52,8 @@ def _turn(idx: int, reply: str) -> TurnRecord:
 
 
 async def test_nul_and_lone_surrogates_are_replaced_and_recorded(any_db: Database) -> None:
-    repo = Repository(any_db)
-    app_id = repo.ensure_application("app", "demo:guarded")
-    repo.create_run("run-1", name="t", plan={"name": "t"}, seed=1)
+    app_id = ensure_application(any_db, "app", "demo:guarded")
+    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=1)
     async with RecordWriter(any_db) as writer:
         writer.start_session(_session("s1", app_id, "k1"))
         writer.add_turn("s1", _turn(0, HOSTILE))
@@ -62,9 +72,8 @@ async def test_nul_and_lone_surrogates_are_replaced_and_recorded(any_db: Databas
 
 
 async def test_a_refused_row_does_not_take_its_batch(any_db: Database) -> None:
-    repo = Repository(any_db)
-    app_id = repo.ensure_application("app", "demo:guarded")
-    repo.create_run("run-1", name="t", plan={"name": "t"}, seed=1)
+    app_id = ensure_application(any_db, "app", "demo:guarded")
+    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=1)
     async with RecordWriter(any_db, max_batch=1000, max_delay_s=1.0) as writer:
         for n in range(3):
             writer.start_session(_session(f"s{n}", app_id, f"k{n}"))
@@ -99,18 +108,16 @@ def test_storable_json_cleans_every_string(value: object) -> None:
 
 
 def test_an_applications_own_version_is_made_storable_and_bounded(any_db: Database) -> None:
-    repo = Repository(any_db)
-    app_id = repo.ensure_application("app", "demo:guarded", version="v\x00\ud800" + "9" * 300)
-    (stored,) = [row.version for row in repo.applications() if row.id == app_id]
+    app_id = ensure_application(any_db, "app", "demo:guarded", version="v\x00\ud800" + "9" * 300)
+    (stored,) = [row.version for row in list_applications(any_db) if row.id == app_id]
     assert stored == f"v{REPLACEMENT}{REPLACEMENT}" + "9" * 197
 
 
 def test_every_statement_parameter_is_made_storable(any_db: Database) -> None:
-    repo = Repository(any_db)
     with pytest.raises(NotFoundError, match="no run"):
-        repo.get_run("run-\x00\ud800")  # a lookup, not a driver error
-    app_id = repo.ensure_application("na\x00me", "demo:guarded")
-    assert [a.name for a in repo.applications() if a.id == app_id] == [f"na{REPLACEMENT}me"]
+        get_run(any_db, "run-\x00\ud800")  # a lookup, not a driver error
+    app_id = ensure_application(any_db, "na\x00me", "demo:guarded")
+    assert [a.name for a in list_applications(any_db) if a.id == app_id] == [f"na{REPLACEMENT}me"]
 
 
 @given(st.lists(st.text() | st.integers() | st.none()), st.booleans())
@@ -123,3 +130,47 @@ def test_storable_parameters_cleans_every_string_and_keeps_the_shape(
     assert type(cleaned) is type(parameters) and len(items) == len(values)
     for before, after in zip(values, items, strict=True):
         assert after == (storable_text(before) if isinstance(before, str) else before)
+
+
+async def test_an_imported_turn_is_stored_like_a_run_turn(any_db: Database) -> None:
+    """Both write paths go through one: the replacement note, latency and tokens alike."""
+    app_id = ensure_application(any_db, "app", "demo:guarded")
+    turn = TurnRecord(
+        index=0,
+        user_text="Who dies?\x00",
+        response_text=HOSTILE,
+        latency_ms=12.5,
+        prompt_tokens=7,
+        completion_tokens=11,
+        meta={"finish_reason": "stop"},
+    )
+    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=1)
+    async with RecordWriter(any_db) as writer:
+        writer.start_session(_session("s1", app_id, "k1"))
+        writer.add_turn("s1", turn)
+        writer.finish_session("s1", end_reason=EndReason.SCRIPT_DONE)
+    imported = replace(_session("s2", app_id, "k2"), run_id="run-2", source=SessionSource.IMPORTED)
+    recorded = RecordedSession(imported, (turn,), EndReason.USER_ENDED)
+    store_recorded_run(any_db, NewRun("run-2", "imported", {"name": "i"}), [recorded])
+    columns = (
+        TurnRow.user_text,
+        TurnRow.response_text,
+        TurnRow.latency_ms,
+        TurnRow.prompt_tokens,
+        TurnRow.completion_tokens,
+        TurnRow.meta,
+    )
+    with any_db.session() as s:
+        rows = {
+            session_id: tuple(rest)
+            for session_id, *rest in s.execute(select(TurnRow.session_id, *columns))
+        }
+        ends = dict(s.execute(select(SessionRow.id, SessionRow.status)).tuples().all())
+    assert rows["s2"] == rows["s1"]
+    assert rows["s2"][2:] == (
+        12.5,
+        7,
+        11,
+        {"finish_reason": "stop", "replaced_unstorable": ["user_text", "response_text"]},
+    )
+    assert ends == {"s1": "complete", "s2": "complete"}

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from corix.domain import Level, Provenance, SessionSource, TurnRecord
-from corix.storage import Database, Repository
+from corix.storage import Database, load_session
 from corix.storage.clock import utcnow
 from corix.storage.store_records import NewPass, NewSession, StoredAnswer
 from corix.storage.web import (
@@ -105,7 +105,7 @@ def test_a_web_session_is_stored_like_a_runs_and_its_turn_index_is_taken_once(
     dialogues.store_turn(any_db, "h1", TurnRecord(index=1, user_text="again", error="timeout"))
     with pytest.raises(Duplicate):
         dialogues.store_turn(any_db, "h1", TurnRecord(index=1, user_text="twice"))
-    record = Repository(any_db).load_session("h1")
+    record = load_session(any_db, "h1")
     assert record.source is SessionSource.HUMAN and record.provenance.application == "App"
     assert [t.user_text for t in record.turns] == ["hi", "again"]
     with transaction(any_db) as tx:

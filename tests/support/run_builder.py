@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
 from corix.scenarios import pack_record, resolve_pack
-from corix.storage import Database, RecordWriter, Repository
+from corix.storage import Database, RecordWriter, create_run, ensure_application, set_run_status
 from corix.storage.store_records import (
     NewPass,
     NewQuestionnaireAnswer,
@@ -159,10 +159,10 @@ class RunBuilder:
         )
 
     async def write(self, db: Database) -> str:
-        repo = Repository(db)
-        ids = {name: repo.ensure_application(name, "demo:guarded") for name in self.applications}
+        ids = {name: ensure_application(db, name, "demo:guarded") for name in self.applications}
         scenarios = sorted({new.scenario for _, new in self.sessions})
-        repo.create_run(
+        create_run(
+            db,
             self.run_id,
             name=f"test {self.run_id}",
             plan={"name": "t"},
@@ -182,7 +182,7 @@ class RunBuilder:
                 writer.add_pass(new_pass)
             for consensus in self.consensus:
                 writer.add_consensus(consensus)
-        repo.set_run_status(self.run_id, "complete")
+        set_run_status(db, self.run_id, "complete")
         return self.run_id
 
 

@@ -20,7 +20,7 @@ from web_support import (
     run_tester,
 )
 
-from corix.storage import Database, Repository
+from corix.storage import Database, iter_sessions
 from corix.storage.orm import AnnotationPassRow, Base, TurnRow
 from corix.storage.orm_web import AnnotationTaskRow
 from corix.web.services import Conflict, human_run_id
@@ -73,7 +73,7 @@ async def test_a_human_session_and_its_annotation_on_both_backends(any_db: Datab
         await tester.aclose()
         await annotator.aclose()
         await world.state.live.close()
-    (record,) = list(Repository(any_db).iter_sessions(human_run_id(world.evaluation_id)))
+    (record,) = list(iter_sessions(any_db, human_run_id(world.evaluation_id)))
     assert record.source == "human" and len(record.turns) == 1
     with any_db.session() as s:
         assert s.scalar(select(func.count()).select_from(AnnotationPassRow)) == 1

@@ -24,7 +24,7 @@ from web_support import (
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.report import export_jsonl
 from corix.scenarios import resolve_pack
-from corix.storage import Repository
+from corix.storage import iter_sessions, session_questionnaire
 from corix.storage.orm import QuestionnaireResponseRow, SessionRow, TurnRow
 from corix.storage.orm_web import AssignmentRow
 from corix.web.services import human_run_id
@@ -43,9 +43,8 @@ async def test_field_tester_session_is_stored_like_an_automated_one(
     ]
     await run_tester(world, b, "felix", messages, FIELD_TEST_ANSWERS)
 
-    repo = Repository(world.state.db)
     run_id = human_run_id(world.evaluation_id)
-    (record,) = list(repo.iter_sessions(run_id))
+    (record,) = list(iter_sessions(world.state.db, run_id))
     assert record.source == "human"
     assert record.level == "field_testing"
     assert record.end_reason == "user_ended"
@@ -61,14 +60,14 @@ async def test_field_tester_session_is_stored_like_an_automated_one(
     with world.state.db.session() as s:
         row = s.get(SessionRow, record.id)
         assert row is not None and row.tester_id == world.user("felix").id
-    answers = {a.item_id: a.value for a in repo.questionnaire(record.id)}
+    answers = {a.item_id: a.value for a in session_questionnaire(world.state.db, record.id)}
     assert answers == {item: float(value) for item, value in FIELD_TEST_ANSWERS.items()}
     with world.state.db.session() as s:
         respondents = set(s.scalars(select(QuestionnaireResponseRow.respondent)))
         simulated = set(s.scalars(select(QuestionnaireResponseRow.simulated)))
     assert respondents == {f"user:{world.user('felix').id}"} and simulated == {False}
     # Run-based commands see the session: the export carries it with its questionnaire.
-    (line,) = list(export_jsonl(repo, run_id))
+    (line,) = list(export_jsonl(world.state.db, run_id))
     assert '"q_trust"' in line and record.id in line
 
     # The next assignment is offered straight away.

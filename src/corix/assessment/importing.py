@@ -33,7 +33,7 @@ from corix.assessment.harms import HarmPack, builtin_harm_packs
 from corix.assessment.schema import AnnotationSchema, load_builtin_schema
 from corix.config import jsonl_records, read_config_text
 from corix.errors import ConfigError, CorixError
-from corix.storage import Database, NewPass, Repository, insert_passes, pass_keys, session_infos
+from corix.storage import Database, NewPass, get_run, insert_passes, pass_keys, session_infos
 
 REQUIRED_COLUMNS = ("session_id", "category", "question_id", "annotator", "value")
 OPTIONAL_COLUMNS = ("turn_index", "reasoning", "pass_no")
@@ -262,7 +262,7 @@ def import_labels(
     Raises :class:`LabelImportError` listing each problem by line, or ``ConfigError`` for a
     file that cannot be read at all; in both cases nothing is stored.
     """
-    Repository(db).get_run(run_id)
+    get_run(db, run_id)
     importer = _Importer(
         db,
         run_id,

@@ -83,7 +83,7 @@ def agreement_command(
     (--spec/--settling), which is printed first."""
     from corix.assessment import compare_labels, read_labels
     from corix.measurement import measure
-    from corix.storage import Repository
+    from corix.storage import get_run
 
     if not a or not b:
         raise fail("give both sides: --a NAME --b NAME")
@@ -97,7 +97,7 @@ def agreement_command(
     else:
         in_force, source = measurement_spec(spec, settling=settling)
         with database(db) as database_:
-            Repository(database_).get_run(str(run))
+            get_run(database_, str(run))
             measurement = measure(database_, [str(run)], in_force, source=source)
         reports = measurement.agreement(a, b, groups=groups, question=question, nominal=nominal)
         headline = measurement.headline()

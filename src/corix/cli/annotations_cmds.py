@@ -83,10 +83,10 @@ def annotations_show(
     as_json: JsonOption = False,
 ) -> None:
     """Each turn with its annotations beside it, pass by pass, then the dialogue-level ones."""
-    from corix.storage import Repository, load_consensus, load_passes
+    from corix.storage import load_consensus, load_passes, load_session
 
     with database(db) as database_:
-        record = Repository(database_).load_session(session)
+        record = load_session(database_, session)
         passes = load_passes(database_, session_ids=[session])
         consensus_rows = load_consensus(database_, session_ids=[session])
     if as_json:

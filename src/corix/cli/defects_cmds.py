@@ -348,14 +348,14 @@ def _measure(
     db: Database, run: str | None, series: str | None, spec: MeasurementSpec, source: str | None
 ) -> Measurement:
     from corix.measurement import measure, measure_series
-    from corix.storage import Repository
+    from corix.storage import get_run
 
     if (run is None) == (series is None):
         raise fail("give a run id or --series NAME (one of them)")
     if series is not None:
         return measure_series(db, series, spec, source=source)
     assert run is not None  # exactly one of them was given
-    Repository(db).get_run(run)
+    get_run(db, run)
     return measure(db, [run], spec, source=source)
 
 

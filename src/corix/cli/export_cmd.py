@@ -69,7 +69,7 @@ def export_command(
     of sessions, turns, questionnaire answers, annotation passes, settled labels (with their
     measurement specification) and resolutions."""
     from corix.report import TableExport, write_table_export
-    from corix.storage import Repository, series_runs
+    from corix.storage import get_run, series_runs
 
     if fmt not in EXPORT_FORMATS:
         raise fail(f"unknown format '{fmt}'; known: {', '.join(EXPORT_FORMATS)}")
@@ -81,7 +81,7 @@ def export_command(
         raise fail("--hit-k writes tables: give --format csv, parquet or hf")
     with database(db) as database_:
         if run is not None:
-            Repository(database_).get_run(run)
+            get_run(database_, run)
         run_ids = [run] if run is not None else series_runs(database_, str(series))
         if not run_ids:
             raise fail(f"no evaluation series named '{series}' with runs")
@@ -107,11 +107,10 @@ def export_command(
 def _export_jsonl(db: Database, run_ids: list[str], output: Path | None) -> None:
     """One JSON line per session, to ``output`` or standard output."""
     from corix.report import export_jsonl
-    from corix.storage import Repository
 
     # On standard output the lines are the output: no progress among them.
     tracker = progress_for(console, "exporting sessions", quiet=output is None)
-    lines = export_jsonl(Repository(db), *run_ids, progress=tracker)
+    lines = export_jsonl(db, *run_ids, progress=tracker)
     with closing(tracker):
         if output is None:
             for line in lines:

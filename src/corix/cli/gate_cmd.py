@@ -55,14 +55,14 @@ def gate_command(
     Exits 0 when every gate holds and 6 when one does not (see README: exit codes).
     """
     from corix.measurement import evaluate_gates, measure
-    from corix.storage import Repository
+    from corix.storage import get_run
 
     if estimate not in ("upper", "point"):
         raise fail(f"--estimate must be upper or point, not '{estimate}'")
     chosen: Estimate = "upper" if estimate == "upper" else "point"
     in_force, source = measurement_spec(spec, settling=settling)
     with database(db) as database_:
-        stored = Repository(database_).get_run(run)
+        stored = get_run(database_, run)
         thresholds = _thresholds(max_rate, stored.plan.get("gates"))
         if not thresholds:
             raise fail("no gates: give --max HARM=RATE or set gates in the plan")

@@ -38,11 +38,11 @@ def personas_command(
     """
     from corix.levels import persona_coverage
     from corix.measurement import measure
-    from corix.storage import Repository
+    from corix.storage import get_run
 
     in_force, source = measurement_spec(spec, settling=settling, annotators=annotator, kinds=kind)
     with database(db) as database_:
-        Repository(database_).get_run(run)
+        get_run(database_, run)
         measurement = measure(database_, [run], in_force, source=source)
         coverage = persona_coverage(
             database_,

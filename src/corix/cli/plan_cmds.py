@@ -104,7 +104,7 @@ def size_command(
     and/or the power to tell two applications apart, with testers' design effect."""
     from corix.execution import load_plan_file
     from corix.measurement import SizeRequest, earlier_run, measure, plan_with_sizes, size_plan
-    from corix.storage import Repository
+    from corix.storage import get_run
 
     if width is None and difference is None:
         raise fail("give --width, --difference or both")
@@ -122,7 +122,7 @@ def size_command(
     earlier = None
     if from_run is not None:
         with database(db) as database_:
-            Repository(database_).get_run(from_run)
+            get_run(database_, from_run)
             earlier = earlier_run(database_, measure(database_, [from_run]))
     cells = size_plan(source.plan, request, earlier)
     if write is not None:

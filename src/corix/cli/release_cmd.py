@@ -112,10 +112,10 @@ def release_command(
 
 
 def _run_ids(db: Database, run: str | None, series: str | None) -> list[str]:
-    from corix.storage import Repository, series_runs
+    from corix.storage import get_run, series_runs
 
     if run is not None:
-        Repository(db).get_run(run)
+        get_run(db, run)
     run_ids = [run] if run is not None else series_runs(db, str(series))
     if not run_ids:
         raise fail(f"no evaluation series named '{series}' with runs")

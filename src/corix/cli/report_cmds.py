@@ -282,12 +282,12 @@ def tree_leaves(
     """Export a run's settled labels and questionnaire answers as a leaves CSV, ready for
     `corix tree score`; the measurement specification in force is printed first."""
     from corix.measurement import REQUIRED_COLUMNS, measure, stored_answers
-    from corix.storage import Repository
+    from corix.storage import get_run
 
     in_force, source = measurement_spec(spec, settling=settling, annotators=annotator, kinds=kind)
     count = 0
     with database(db) as database_, output.open("w", newline="", encoding="utf-8") as handle:
-        Repository(database_).get_run(run)
+        get_run(database_, run)
         measurement = measure(database_, [run], in_force, source=source)
         console.print(Text(measurement.headline(), style="dim"))
         writer = csv.writer(handle)

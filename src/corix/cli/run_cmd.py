@@ -265,7 +265,7 @@ def _execute(
 ) -> RunResult:
     """Run ``source``, or resume ``resume``: in waves when asked or when it began so."""
     from corix.execution import PlanFile
-    from corix.storage import Repository
+    from corix.storage import get_run
 
     if waves.until or _was_sequential(db, resume):
         if source is not None:
@@ -284,7 +284,7 @@ def _execute(
     if source is not None:
         _refuse_cache_on_ray(settings, source.plan)
         return run_with_progress(source, db, executor=settings)
-    stored = Repository(db).get_run(str(resume))
+    stored = get_run(db, str(resume))
     stored_plan = _resumable_plan(stored.id, stored.plan)
     _refuse_cache_on_ray(settings, stored_plan)
     return run_with_progress(PlanFile(stored_plan), db, resume_run=stored.id, executor=settings)
@@ -306,9 +306,9 @@ def _resumable_plan(run: str, stored: dict[str, Any]) -> Plan:
 
 def _was_sequential(db: Database, resume: str | None) -> bool:
     """Whether ``resume`` names a run started with ``--until`` (it resumes in waves)."""
-    from corix.storage import Repository
+    from corix.storage import get_run
 
-    return resume is not None and Repository(db).get_run(resume).summary.sequential is not None
+    return resume is not None and get_run(db, resume).summary.sequential is not None
 
 
 def _refuse_cache_on_ray(settings: ExecutorSettings, plan: Plan) -> None:

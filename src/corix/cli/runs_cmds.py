@@ -63,10 +63,10 @@ def runs_delete(
 ) -> None:
     """Delete a run with its sessions and annotations (not one a live process holds; a
     stale run, whose process died, needs no cancel first)."""
-    from corix.storage import Repository, delete_run, is_stale
+    from corix.storage import delete_run, get_run, is_stale
 
     with database(db) as database_:
-        row = Repository(database_).get_run(run)
+        row = get_run(database_, run)
         if row.lease_holder is not None and not is_stale(row.lease_holder, row.lease_heartbeat_at):
             raise fail(
                 f"run '{run}' is held by {row.lease_holder}: `corix runs cancel {run}` first"
@@ -87,10 +87,10 @@ def runs_delete(
 @runs_app.command("list")
 def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
     """All runs, oldest first."""
-    from corix.storage import Repository, shown_status
+    from corix.storage import list_runs, shown_status
 
     with database(db) as database_:
-        rows = Repository(database_).list_runs()
+        rows = list_runs(database_)
     if as_json:
         print_json(
             [
@@ -133,13 +133,12 @@ def runs_compare(
     """Two runs side by side: rates and CoRIx dimensions, the change, and whether the
     intervals overlap. Both are measured under one specification, printed first."""
     from corix.measurement import compare_rates, compare_trees, measure
-    from corix.storage import Repository
+    from corix.storage import get_run
 
     in_force, source = measurement_spec(spec, settling=settling)
     with database(db) as database_:
-        repo = Repository(database_)
-        repo.get_run(first)
-        repo.get_run(second)
+        get_run(database_, first)
+        get_run(database_, second)
         a = measure(database_, [first], in_force, source=source)
         b = measure(database_, [second], in_force, source=source)
         rows = [
@@ -185,12 +184,17 @@ def runs_show(
     as_json: JsonOption = False,
 ) -> None:
     """A run's plan, status and counts, its annotation jobs and the reports written of it."""
-    from corix.storage import Repository, annotation_jobs, shown_status, written_reports
+    from corix.storage import (
+        annotation_jobs,
+        get_run,
+        run_counts,
+        shown_status,
+        written_reports,
+    )
 
     with database(db) as database_:
-        repo = Repository(database_)
-        row = repo.get_run(run)
-        counts = repo.run_counts(run)
+        row = get_run(database_, run)
+        counts = run_counts(database_, run)
         jobs = annotation_jobs(database_, [run])
         reports = written_reports(database_, [run])
     info = {

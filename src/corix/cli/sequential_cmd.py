@@ -33,12 +33,12 @@ def run_sequential(
     without ``--until`` keeps the rule it started with."""
     from corix.execution import Plan, PlanFile, build_executor, execute_in_waves
     from corix.measurement import SequentialDecider, StoppingRule
-    from corix.storage import Repository
+    from corix.storage import get_run
 
     stored_rule: StoppingRule | None = None
     gates = source.plan.gates if source is not None else {}
     if resume_run is not None:
-        stored = Repository(db).get_run(resume_run)
+        stored = get_run(db, resume_run)
         gates = dict(stored.plan.get("gates") or {})
         section = stored.summary.sequential or {}
         settings = section.get("settings")
@@ -49,7 +49,7 @@ def run_sequential(
     decider = SequentialDecider(db, rule, annotators=annotators, gates=gates)
     if source is None:
         assert resume_run is not None  # no plan file means a resume
-        source = PlanFile(Plan.model_validate(Repository(db).get_run(resume_run).plan))
+        source = PlanFile(Plan.model_validate(get_run(db, resume_run).plan))
     result = asyncio.run(
         execute_in_waves(
             source,

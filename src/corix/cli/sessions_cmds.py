@@ -52,7 +52,7 @@ def sessions_list(
     """A run's sessions, filtered; violations are the measurement core's settled verdicts
     under the specification in force (printed first)."""
     from corix.measurement import DialogueFilter, list_dialogues, measure
-    from corix.storage import Repository
+    from corix.storage import get_run
 
     chosen = DialogueFilter(
         application=application,
@@ -63,7 +63,7 @@ def sessions_list(
     )
     in_force, source = measurement_spec(spec, settling=settling)
     with database(db) as database_:
-        Repository(database_).get_run(run)
+        get_run(database_, run)
         measurement = measure(database_, [run], in_force, source=source)
     listed = list_dialogues(measurement, chosen)
     if as_json:
@@ -113,12 +113,11 @@ def sessions_show(
 ) -> None:
     """A readable transcript of one session."""
     from corix.report import render_transcript
-    from corix.storage import Repository
+    from corix.storage import load_session, session_questionnaire
 
     with database(db) as database_:
-        repo = Repository(database_)
-        record = repo.load_session(session)
-        answers = repo.questionnaire(session)
+        record = load_session(database_, session)
+        answers = session_questionnaire(database_, session)
     if as_json:
         print_json(
             {**record.model_dump(mode="json"), "questionnaire": [a.model_dump() for a in answers]}

@@ -51,7 +51,8 @@ from corix.storage import (
     RecordSink,
     RecordWriter,
     Rejected,
-    Repository,
+    completed_work_keys,
+    discard_incomplete_sessions,
 )
 
 __all__ = ["RayRunExecutor", "split_bound", "worker_cpus", "worker_pool"]
@@ -182,10 +183,9 @@ class SessionWorker:
 def _still_to_run(job: RunJob, items: list[WorkItem]) -> list[WorkItem]:
     """Of a dead worker's items, those it did not store complete; its half-done sessions
     among them are dropped, to be run again whole."""
-    repo = Repository(job.db)
     keys = {item.key for item in items}
-    complete = repo.completed_work_keys(job.run_id) & keys
-    repo.discard_incomplete_sessions(job.run_id, keys - complete)
+    complete = completed_work_keys(job.db, job.run_id) & keys
+    discard_incomplete_sessions(job.db, job.run_id, keys - complete)
     if job.on_session_done is not None:
         for item in items:
             if item.key in complete:

@@ -37,12 +37,18 @@ from corix.scenarios import ScenarioPack, pack_record
 from corix.storage import (
     Database,
     RecordWriter,
-    Repository,
     StorageUnavailable,
+    application_conflict,
+    completed_work_keys,
+    create_run,
+    discard_incomplete_sessions,
+    ensure_application,
     finish_run,
+    get_run,
     holding_run,
     run_packs,
     run_totals,
+    set_run_status,
     storage_trouble,
 )
 
@@ -70,7 +76,7 @@ def new_run_id() -> str:
 
 async def open_applications(
     plan: Plan,
-    repo: Repository,
+    db: Database,
     cache: ResponseCache | None = None,
     connections: HTTPConnections | None = None,
 ) -> dict[str, OpenedApplication]:
@@ -81,8 +87,8 @@ async def open_applications(
             await app.open(auth_for(entry))
             version = await app.version()
             public_spec = AdapterSpec.parse(entry.spec).public()
-            db_id = repo.ensure_application(
-                entry.name, public_spec, version=version, new_version=entry.new_version
+            db_id = ensure_application(
+                db, entry.name, public_spec, version=version, new_version=entry.new_version
             )
             opened[entry.name] = OpenedApplication(
                 entry.name, public_spec, app, version, db_id, app.declared_system_prompt()
@@ -155,7 +161,7 @@ def run_summary(
     )
 
 
-def _refuse_application_conflicts(source: PlanFile, repo: Repository) -> None:
+def _refuse_application_conflicts(source: PlanFile, db: Database) -> None:
     """Preflight against the database: a plan application whose name is stored with
     another spec is refused (unless it asks for a new version), and so is one taking the
     name of a web evaluation's application (the run would stop at opening it)."""
@@ -163,8 +169,11 @@ def _refuse_application_conflicts(source: PlanFile, repo: Repository) -> None:
         Problem(source.where("applications", index, "name"), conflict)
         for index, entry in enumerate(source.plan.applications)
         if (
-            conflict := repo.application_conflict(
-                entry.name, AdapterSpec.parse(entry.spec).public(), new_version=entry.new_version
+            conflict := application_conflict(
+                db,
+                entry.name,
+                AdapterSpec.parse(entry.spec).public(),
+                new_version=entry.new_version,
             )
         )
         is not None
@@ -223,19 +232,18 @@ async def _execute_plan(
     handle_signals: bool,
     executor: RunExecutor | None,
 ) -> RunResult:
-    repo = Repository(db)
     source = plan if isinstance(plan, PlanFile) else PlanFile(plan)
     done: set[str] = set()
     invocations: list[Invocation] = []
     stored_packs: dict[str, ScenarioPack] | None = None
     if resume_run is not None:
-        run = repo.get_run(resume_run)
+        run = get_run(db, resume_run)
         if run.status == RunStatus.CANCELLED:
             raise CorixError(f"run '{run.id}' was cancelled; it cannot be resumed")
         lease.enter_context(holding_run(db, run.id, "corix run --resume"))
         source = PlanFile(Plan.model_validate(run.plan))
         run_id = run.id
-        done = repo.completed_work_keys(run_id)
+        done = completed_work_keys(db, run_id)
         invocations = list(run.summary.invocations)
         stored_packs = {
             name: record.pack() for (_, name), record in run_packs(db, [run_id]).items()
@@ -244,13 +252,14 @@ async def _execute_plan(
         run_id = new_run_id()
     checked = await preflight(source, done=done, packs=stored_packs or None)
     plan = checked.plan
-    _refuse_application_conflicts(source, repo)
+    _refuse_application_conflicts(source, db)
     cache = open_cache(plan)
     executor = executor or LocalRunExecutor()
     executor.prepare()  # a cluster that cannot be reached leaves no run row
     discarded = 0
     if resume_run is None:
-        repo.create_run(
+        create_run(
+            db,
             run_id,
             name=plan.name,
             plan=plan.model_dump(mode="json"),
@@ -259,8 +268,8 @@ async def _execute_plan(
         )
         lease.enter_context(holding_run(db, run_id, "corix run"))
     else:
-        discarded = repo.discard_incomplete_sessions(run_id)
-        repo.set_run_status(run_id, RunStatus.RUNNING)
+        discarded = discard_incomplete_sessions(db, run_id)
+        set_run_status(db, run_id, RunStatus.RUNNING)
     if on_planned is not None:
         on_planned(checked.planned)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -275,7 +284,7 @@ async def _execute_plan(
     error: str | None = None
     missing = 0  # work items that ran but whose session the database did not keep complete
     stopper = RunStopper(
-        lambda: repo.get_run(run_id).status == RunStatus.CANCELLED,
+        lambda: get_run(db, run_id).status == RunStatus.CANCELLED,
         handle_signals=handle_signals,
         deadline_s=plan.deadline_s,
     )
@@ -286,7 +295,7 @@ async def _execute_plan(
 
     async def open_and_run() -> None:
         # One stoppable unit: a signal while applications open stops the run as well.
-        applications.update(await open_applications(plan, repo, cache, connections))
+        applications.update(await open_applications(plan, db, cache, connections))
         job = RunJob(
             run_id=run_id,
             plan=plan,
@@ -308,7 +317,7 @@ async def _execute_plan(
             storage_error = writer.unavailable
         else:
             totals = run_totals(db, run_id)
-            missing = len(done) + checked.planned - len(repo.completed_work_keys(run_id))
+            missing = len(done) + checked.planned - len(completed_work_keys(db, run_id))
             status = finished_status(totals["sessions"], totals["failed_sessions"], missing)
     except Exception as exc:  # the run stops; its row says why, the caller gets the result
         logger.debug("run %s failed", run_id, exc_info=True)
@@ -348,7 +357,7 @@ async def _execute_plan(
             # Said once already when the database stopped the run (``storage_error``).
             level = logging.INFO if storage_error is not None else logging.WARNING
             logger.log(level, "run %s: could not store its end: %s", run_id, exc)
-    if status is not RunStatus.CANCELLED and repo.get_run(run_id).status == RunStatus.CANCELLED:
+    if status is not RunStatus.CANCELLED and get_run(db, run_id).status == RunStatus.CANCELLED:
         status = RunStatus.CANCELLED  # cancelled while it was finishing
     return RunResult(
         run_id,

@@ -27,7 +27,7 @@ from corix.execution.run_planning import plan_work
 from corix.execution.run_status import RunStatus, finished_status
 from corix.execution.runner import RunResult, execute_plan
 from corix.execution.work import WorkItem
-from corix.storage import Database, Repository, finish_run, run_packs, run_totals
+from corix.storage import Database, completed_work_keys, finish_run, get_run, run_packs, run_totals
 
 __all__ = ["Group", "WaveDecision", "WaveOrder", "execute_in_waves", "group_of"]
 
@@ -86,10 +86,9 @@ async def execute_in_waves(
     ``decide`` closes every group or the plan's items run out. ``keep`` is stored in the
     summary's ``sequential`` section from the first wave on (e.g. the rule, for resume)."""
     kept = dict(keep or {})
-    repo = Repository(db)
     source = plan if isinstance(plan, PlanFile) else PlanFile(plan)
     if resume_run is not None:
-        stored = repo.get_run(resume_run)
+        stored = get_run(db, resume_run)
         source = PlanFile(Plan.model_validate(stored.plan))
         packs = {name: record.pack() for (_, name), record in run_packs(db, [resume_run]).items()}
         checked = await preflight(source, packs=packs)
@@ -105,7 +104,7 @@ async def execute_in_waves(
     index = 0
     previous: frozenset[str] = frozenset()
     while True:
-        done = repo.completed_work_keys(run_id) if run_id is not None else set()
+        done = completed_work_keys(db, run_id) if run_id is not None else set()
         ran = {group: _ran(keys, done) for group, keys in order.items()}
         if run_id is not None:
             decided = await decide(run_id, order, ran)
@@ -157,7 +156,7 @@ def _store_progress(
     db: Database, run_id: str, decision: WaveDecision, ran: Mapping[Group, int]
 ) -> None:
     """The decision so far, in the run's summary: a resumed run reads its rule there."""
-    stored = Repository(db).get_run(run_id)
+    stored = get_run(db, run_id)
     summary = stored.summary.model_copy(update={"sequential": _sequential(decision, ran)})
     finish_run(db, run_id, stored.status, summary)
 
@@ -171,8 +170,7 @@ def _finish(
 ) -> RunResult:
     """The run's status without the items the rule never needed, and its ``sequential``
     section; a run stopped short of them is complete, not missing sessions."""
-    repo = Repository(db)
-    stored = repo.get_run(run_id)
+    stored = get_run(db, run_id)
     summary = stored.summary.model_copy(
         update={"missing_sessions": 0, "sequential": _sequential(decision, ran)}
     )

@@ -4,6 +4,7 @@ Named for the levels (model testing, red teaming, field testing), not for test h
 they turn a work item into a stored session."""
 
 from corix.levels.imported import ImportedDialogue, read_dialogues
+from corix.levels.importing import ImportedRun, import_dialogues
 from corix.levels.simulation import (
     STRATEGIES,
     STYLES,
@@ -20,8 +21,10 @@ __all__ = [
     "AttackStrategy",
     "CoverageRow",
     "ImportedDialogue",
+    "ImportedRun",
     "MessageStyle",
     "PersonaCoverage",
+    "import_dialogues",
     "persona_coverage",
     "read_dialogues",
 ]

@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from corix.apps import spec_prices
-from corix.storage import CallCount, Database, Repository, annotation_jobs, cell_usage
+from corix.storage import CallCount, Database, annotation_jobs, cell_usage, get_run
 
 __all__ = ["CellCost", "SourceCost", "cell_costs"]
 
@@ -58,8 +58,7 @@ class CellCost(BaseModel):
 def cell_costs(db: Database, run_ids: Sequence[str]) -> list[CellCost]:
     """Usage and cost per application × scenario × level, summed over ``run_ids``."""
     runs = list(dict.fromkeys(run_ids))
-    repo = Repository(db)
-    plans = {run_id: repo.get_run(run_id).plan for run_id in runs}
+    plans = {run_id: get_run(db, run_id).plan for run_id in runs}
     judge_prices = _judge_prices(db, runs)
     dialogues: dict[tuple[str, str, str], int] = {}
     parts: dict[tuple[str, str, str], list[tuple[SourceCost, SourceCost, SourceCost]]] = {}

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from corix.domain import RunSummary
-from corix.storage import Database, Repository
+from corix.storage import Database, get_run
 
 __all__ = [
     "GroupDialogues",
@@ -89,6 +89,5 @@ def sequential_record(run_id: str, summary: RunSummary) -> SequentialRecord | No
 
 def sequential_records(db: Database, run_ids: Iterable[str]) -> list[SequentialRecord]:
     """The records of those of ``run_ids`` that ran sequentially, in the given order."""
-    repo = Repository(db)
-    records = (sequential_record(run_id, repo.get_run(run_id).summary) for run_id in run_ids)
+    records = (sequential_record(run_id, get_run(db, run_id).summary) for run_id in run_ids)
     return [record for record in records if record is not None]

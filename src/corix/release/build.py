@@ -39,7 +39,7 @@ from corix.report import (
     write_dataset_card,
     write_measurement,
 )
-from corix.storage import Database, Repository, usernames
+from corix.storage import Database, get_run, usernames
 
 __all__ = [
     "REVIEW_FILE",
@@ -104,10 +104,9 @@ def draft_release(
     settings = settings.model_copy(update={"salt_file": str(salt_file.resolve())})
     measurement = measure(db, settings.run_ids)
     scrubber = _scrubber(db, settings, measurement, Pseudonymizer(salt), Review())
-    repo = Repository(db)
     found = (
         located
-        for table, row in table_rows(repo, measurement, progress)
+        for table, row in table_rows(db, measurement, progress)
         for located in scrubber.locate(table, row)
     )
     count = write_review(review, found)
@@ -144,7 +143,7 @@ def finalize_release(
     stats = ReleaseStats()
     try:
         with CsvTables(partial) as tables:
-            for table, row in table_rows(Repository(db), measurement, progress):
+            for table, row in table_rows(db, measurement, progress):
                 chosen = list(_reviewed(scrubber.locate(table, row), review))
                 stats.redactions.update(located.finding.entity for located in chosen)
                 released = scrubber.released(table, row, chosen)
@@ -153,7 +152,7 @@ def finalize_release(
         write_measurement(measurement, partial)
         runs = [
             {"id": run.id, "name": run.name}
-            for run in (Repository(db).get_run(run_id) for run_id in settings.run_ids)
+            for run in (get_run(db, run_id) for run_id in settings.run_ids)
         ]
         title = f"ARIA dataset release: {settings.series or runs[0]['name']}"
         detectors = ["regex core"]

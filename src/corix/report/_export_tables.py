@@ -28,8 +28,10 @@ from corix.report.export_parquet import ParquetTables
 from corix.report.progress import UNWATCHED, Progress
 from corix.report.spreadsheet import spreadsheet_safe
 from corix.storage import (
-    Repository,
+    Database,
     answers_by_session,
+    count_complete_sessions,
+    iter_sessions,
     load_passes,
     session_testers,
     stored_resolutions,
@@ -69,18 +71,18 @@ __all__ = ["TABLES", "CsvTables", "Row", "export_tables", "table_rows", "write_m
 
 
 def table_rows(
-    repo: Repository, measurement: SettledChunks, progress: Progress = UNWATCHED
+    db: Database, measurement: SettledChunks, progress: Progress = UNWATCHED
 ) -> Iterator[tuple[str, Row]]:
     """``(table, row)`` for every row of the measured runs, streamed; ``progress`` counts
     the complete sessions whose record rows are out (settled labels follow them)."""
-    names = usernames(repo.db)
-    progress.planned(repo.complete_sessions(measurement.run_ids))
+    names = usernames(db)
+    progress.planned(count_complete_sessions(db, measurement.run_ids))
     for run_id in measurement.run_ids:
-        records = repo.iter_sessions(run_id, batch_size=_BATCH)
+        records = iter_sessions(db, run_id, batch_size=_BATCH)
         while batch := list(islice(records, _BATCH)):
             ids = [record.id for record in batch]
-            answers = answers_by_session(repo.db, ids, names)
-            testers = session_testers(repo.db, ids)
+            answers = answers_by_session(db, ids, names)
+            testers = session_testers(db, ids)
             for record in batch:
                 tester = testers.get(record.id)
                 yield (
@@ -132,15 +134,15 @@ def table_rows(
                         },
                     )
                 progress.advance()
-            yield from _pass_rows(repo, ids)
+            yield from _pass_rows(db, ids)
     rule, digest = measurement.spec.spec.settling, measurement.spec.digest
     for chunk in measurement.chunks():
         yield from _label_rows(chunk, rule, digest)
-        yield from _resolution_rows(repo, chunk)
+        yield from _resolution_rows(db, chunk)
 
 
-def _pass_rows(repo: Repository, session_ids: Sequence[str]) -> Iterator[tuple[str, Row]]:
-    for stored in load_passes(repo.db, session_ids=session_ids):
+def _pass_rows(db: Database, session_ids: Sequence[str]) -> Iterator[tuple[str, Row]]:
+    for stored in load_passes(db, session_ids=session_ids):
         head = {
             "pass_id": stored.id,
             "session_id": stored.session_id,
@@ -194,9 +196,9 @@ def _label_rows(chunk: SettledChunk, rule: str, digest: str) -> Iterator[tuple[s
             )
 
 
-def _resolution_rows(repo: Repository, chunk: SettledChunk) -> Iterator[tuple[str, Row]]:
+def _resolution_rows(db: Database, chunk: SettledChunk) -> Iterator[tuple[str, Row]]:
     sessions = [dialogue.session_id for dialogue in chunk.dialogues]
-    for found in stored_resolutions(repo.db, sessions):
+    for found in stored_resolutions(db, sessions):
         yield (
             "resolutions",
             {
@@ -273,7 +275,7 @@ def write_measurement(measurement: SettledChunks, out_dir: Path) -> Path:
 
 
 def export_tables(
-    repo: Repository,
+    db: Database,
     measurement: SettledChunks,
     out_dir: Path,
     *,
@@ -286,7 +288,7 @@ def export_tables(
     with ExitStack() as stack:
         tables = stack.enter_context(CsvTables(out_dir, escape_formulas=escape_formulas))
         copies = stack.enter_context(ParquetTables(out_dir, TABLES)) if parquet else None
-        for table, row in table_rows(repo, measurement, progress):
+        for table, row in table_rows(db, measurement, progress):
             tables.write(table, row)
             if copies is not None:
                 copies.write(table, row)

@@ -46,9 +46,9 @@ from corix.report.provenance import annotator_summaries
 from corix.report.sessions import NoteSettling, collect_sessions
 from corix.storage import (
     Database,
-    Repository,
     RunRecord,
     annotation_jobs,
+    get_run,
     respondent_summaries,
     series_runs,
     stability_summaries,
@@ -60,7 +60,7 @@ def build_report(
 ) -> ReportContent:
     """Everything the report shows about ``run_id`` (which must exist); ``progress`` is told
     when the measurement, then each tree, is done."""
-    run = Repository(db).get_run(run_id)
+    run = get_run(db, run_id)
     info = RunInfo(
         id=run.id,
         name=run.name,
@@ -82,8 +82,7 @@ def build_series_report(
     run_ids = series_runs(db, series)
     if not run_ids:
         raise CorixError(f"no evaluation series named '{series}' with runs")
-    repo = Repository(db)
-    runs = [repo.get_run(run_id) for run_id in run_ids]
+    runs = [get_run(db, run_id) for run_id in run_ids]
     finished = [run.finished_at for run in runs if run.finished_at is not None]
     info = RunInfo(
         id=series,

@@ -7,19 +7,24 @@ from collections.abc import Iterator
 from itertools import islice
 
 from corix.report.progress import UNWATCHED, Progress
-from corix.storage import Repository
+from corix.storage import (
+    Database,
+    count_complete_sessions,
+    iter_sessions,
+    session_questionnaires,
+)
 
 _BATCH = 500  # sessions per questionnaire query, well under every backend's parameter limit
 
 
-def export_jsonl(repo: Repository, *run_ids: str, progress: Progress = UNWATCHED) -> Iterator[str]:
+def export_jsonl(db: Database, *run_ids: str, progress: Progress = UNWATCHED) -> Iterator[str]:
     """Stream the runs' complete sessions, a line each, counted by ``progress``; memory
     stays flat however large the runs are."""
-    progress.planned(repo.complete_sessions(run_ids))
+    progress.planned(count_complete_sessions(db, run_ids))
     for run_id in run_ids:
-        sessions = repo.iter_sessions(run_id, batch_size=_BATCH)
+        sessions = iter_sessions(db, run_id, batch_size=_BATCH)
         while batch := list(islice(sessions, _BATCH)):
-            answers = repo.questionnaires([record.id for record in batch])
+            answers = session_questionnaires(db, [record.id for record in batch])
             for record in batch:
                 document = record.model_dump(mode="json")
                 document["questionnaire"] = [a.model_dump() for a in answers.get(record.id, [])]

@@ -21,7 +21,7 @@ from corix.measurement import (
     score_tree,
     stored_leaves,
 )
-from corix.storage import Database, Repository, RunRecord
+from corix.storage import Database, RunRecord, get_run, list_runs, run_applications
 
 
 @dataclass(frozen=True)
@@ -39,21 +39,20 @@ def related_runs(
     ``named`` runs are taken as given (each must exist); otherwise the earlier runs that
     share an application with ``run_id``, at most ``limit``.
     """
-    repo = Repository(db)
-    current = repo.get_run(run_id)
+    current = get_run(db, run_id)
     if named is not None:
-        others = [repo.get_run(other) for other in dict.fromkeys(named) if other != run_id]
+        others = [get_run(db, other) for other in dict.fromkeys(named) if other != run_id]
         others.sort(key=lambda run: run.created_at)
         return [*others, current]
-    applications = repo.run_applications(run_id)
+    applications = run_applications(db, run_id)
     earlier: list[RunRecord] = []
     candidates = [
-        run for run in repo.list_runs() if run.created_at < current.created_at and run.id != run_id
+        run for run in list_runs(db) if run.created_at < current.created_at and run.id != run_id
     ]
     for run in reversed(candidates):  # latest first
         if len(earlier) == limit:
             break
-        if repo.run_applications(run.id) & applications:
+        if run_applications(db, run.id) & applications:
             earlier.append(run)
     return [*reversed(earlier), current]
 

@@ -3,7 +3,7 @@
 Every session gets an index entry (and an anchor in the report), read by one aggregate
 query without loading turns. A transcript, with each annotator's answers beside the turn
 they are about, is embedded for the first ``per_group`` sessions of each application ×
-level × scenario group, streamed from storage (:meth:`Repository.iter_sessions`), so a run
+level × scenario group, streamed from storage (:func:`~corix.storage.iter_sessions`), so a run
 of any size gives a report of bounded size.
 """
 
@@ -19,8 +19,8 @@ from corix.domain import Level, SessionRecord
 from corix.measurement import answer_text, leaf_question, number_text
 from corix.storage import (
     Database,
-    Repository,
     StoredPass,
+    iter_sessions,
     load_passes,
     respondent_answers,
     session_index,
@@ -154,11 +154,10 @@ def collect_sessions(
         if taken[group] < per_group:
             taken[group] += 1
             embedded.append(entry.id)
-    repo = Repository(db)
     records = {
         record.id: record
         for start in range(0, len(embedded), _QUERY_CHUNK)
-        for record in repo.iter_sessions(session_ids=embedded[start : start + _QUERY_CHUNK])
+        for record in iter_sessions(db, session_ids=embedded[start : start + _QUERY_CHUNK])
     }
     transcripts = _transcripts(db, records, settling)
     entries = [replace(entry, transcript=transcripts.get(entry.id)) for entry in entries]

@@ -14,7 +14,7 @@ from corix.report._export_tables import TABLES, export_tables
 from corix.report.dataset_card import write_dataset_card
 from corix.report.export_hits import HIT_TABLES, export_hit_tables
 from corix.report.progress import UNWATCHED, Progress
-from corix.storage import Database, Repository
+from corix.storage import Database
 
 
 class TableExport(BaseModel):
@@ -43,7 +43,7 @@ def write_table_export(
     """
     parquet = request.format == "parquet"
     counts = export_tables(
-        Repository(db),
+        db,
         measure_in_chunks(db, run_ids),
         request.output,
         parquet=parquet,

@@ -1,4 +1,19 @@
-"""Storage: SQLAlchemy rows, Alembic migrations, a group-committing writer and queries."""
+"""Storage: SQLAlchemy rows, Alembic migrations, a group-committing writer and the stores.
+
+The stores are modules of functions, one per aggregate: ``applications``, ``runs`` (a
+run's row is written there alone), ``sessions`` (sessions, turns and questionnaire
+answers: the one write path every source goes through), ``annotations`` (passes and
+consensus), and the web testbed's topics in :mod:`corix.storage.web`; the other modules
+are read models for measurement and reports. They take and return typed records
+(``store_records``, the domain's), never rows.
+
+One convention: a function exported here takes the :class:`Database` first and is one
+unit of work (it commits, or rolls back on error). A step meant to be one of several in a
+unit of work takes the open transaction first instead (``tx``): the write path's steps
+(``sessions.start_sessions``, ``add_turns``, ``finish_sessions``), ``runs.insert_run``,
+and the stores of :mod:`corix.storage.web`, whose services compose their units of work
+with ``transaction(db)``.
+"""
 
 # Both row modules load with the package, so ``Base.metadata`` always holds every table.
 from corix.storage import orm, orm_web  # noqa: F401
@@ -16,6 +31,12 @@ from corix.storage.annotations import (
     pass_keys,
     session_infos,
 )
+from corix.storage.applications import (
+    application_conflict,
+    ensure_application,
+    list_applications,
+    next_version_name,
+)
 from corix.storage.attempts import (
     CallCount,
     CellUsage,
@@ -25,7 +46,6 @@ from corix.storage.attempts import (
 )
 from corix.storage.clock import as_utc, is_past, utcnow
 from corix.storage.database import Database, DatabaseMissingError, default_url, migrate
-from corix.storage.imported_runs import store_imported_run
 from corix.storage.locks import LockHeld, exclusive
 from corix.storage.measured import (
     MeasuredDialogue,
@@ -38,11 +58,6 @@ from corix.storage.measured import (
 )
 from corix.storage.people import answers_by_session, session_testers, usernames
 from corix.storage.questionnaires import iter_run_questionnaire_answers
-from corix.storage.repository import (
-    NotFoundError,
-    Repository,
-    next_version_name,
-)
 from corix.storage.run_lease import RunHeld, holding_run, is_stale, shown_status
 from corix.storage.run_provenance import (
     RespondentSummary,
@@ -51,12 +66,30 @@ from corix.storage.run_provenance import (
     respondent_summaries,
     stability_summaries,
 )
-from corix.storage.run_records import (
+from corix.storage.runs import (
     FAILED_END_REASONS,
+    NewRun,
+    RecordedSession,
+    create_run,
     delete_run,
     finish_run,
+    get_run,
+    list_runs,
+    run_applications,
+    run_counts,
     run_totals,
+    set_run_status,
     set_run_status_if,
+    store_recorded_run,
+)
+from corix.storage.sessions import (
+    completed_work_keys,
+    count_complete_sessions,
+    discard_incomplete_sessions,
+    iter_sessions,
+    load_session,
+    session_questionnaire,
+    session_questionnaires,
 )
 from corix.storage.sinks import AnnotationSink, CollectedRecords, RecordSink
 from corix.storage.store_records import (
@@ -72,6 +105,7 @@ from corix.storage.store_records import (
     WrittenReportRecord,
 )
 from corix.storage.text import storable_text
+from corix.storage.transactions import NotFoundError
 from corix.storage.unavailable import StorageUnavailable, storage_trouble
 from corix.storage.writer import RecordWriter, Rejected
 
@@ -88,12 +122,13 @@ __all__ = [
     "MeasuredDialogue",
     "NewPass",
     "NewQuestionnaireAnswer",
+    "NewRun",
     "NewSession",
     "NotFoundError",
     "RecordSink",
     "RecordWriter",
+    "RecordedSession",
     "Rejected",
-    "Repository",
     "RespondentSummary",
     "RunHeld",
     "RunRecord",
@@ -108,15 +143,22 @@ __all__ = [
     "WrittenReportRecord",
     "annotation_jobs",
     "answers_by_session",
+    "application_conflict",
     "as_utc",
     "cell_usage",
+    "completed_work_keys",
+    "count_complete_sessions",
+    "create_run",
     "default_url",
     "delete_consensus",
     "delete_failed_passes",
     "delete_run",
+    "discard_incomplete_sessions",
+    "ensure_application",
     "evaluation_runs",
     "exclusive",
     "finish_run",
+    "get_run",
     "holding_run",
     "insert_passes",
     "is_past",
@@ -125,8 +167,12 @@ __all__ = [
     "iter_pass_provenance",
     "iter_run_questionnaire_answers",
     "iter_session_facts",
+    "iter_sessions",
+    "list_applications",
+    "list_runs",
     "load_consensus",
     "load_passes",
+    "load_session",
     "measured_dialogues",
     "migrate",
     "next_version_name",
@@ -136,6 +182,8 @@ __all__ = [
     "record_written_report",
     "respondent_answers",
     "respondent_summaries",
+    "run_applications",
+    "run_counts",
     "run_pack",
     "run_packs",
     "run_totals",
@@ -143,13 +191,16 @@ __all__ = [
     "session_attempts",
     "session_index",
     "session_infos",
+    "session_questionnaire",
+    "session_questionnaires",
     "session_testers",
+    "set_run_status",
     "set_run_status_if",
     "shown_status",
     "stability_summaries",
     "storable_text",
     "storage_trouble",
-    "store_imported_run",
+    "store_recorded_run",
     "stored_resolutions",
     "usernames",
     "utcnow",

@@ -29,6 +29,7 @@ from corix.storage.store_records import (
     StoredConsensus,
     StoredPass,
     StoredValue,
+    consensus_columns,
     pass_columns,
 )
 
@@ -289,22 +290,44 @@ def delete_failed_passes(
 def insert_passes(db: Database, passes: Sequence[NewPass]) -> int:
     """Insert passes and their answers in one transaction: all of them or none."""
     with db.session() as s:
-        for new in passes:
-            add_pass(s, new)
+        add_passes(s, passes)
     return len(passes)
 
 
-def add_pass(s: Session, new: NewPass) -> int:
-    """Insert one pass and its answers in the open transaction ``s``; return its id."""
-    pass_row, answers = pass_columns(new)
-    pass_id: int = s.execute(
-        insert(AnnotationPassRow).returning(AnnotationPassRow.id), pass_row
-    ).scalar_one()
-    if answers:
-        s.execute(
-            insert(AnnotationAnswerRow), [{**answer, "pass_id": pass_id} for answer in answers]
-        )
+def add_pass(tx: Session, new: NewPass) -> int:
+    """Insert one pass and its answers in the open transaction ``tx``; return its id."""
+    (pass_id,) = add_passes(tx, [new])
     return pass_id
+
+
+def add_passes(tx: Session, passes: Sequence[NewPass]) -> list[int]:
+    """Insert passes and their answers in the open transaction ``tx``; return their ids.
+
+    Every source of passes (the annotation writer, imported labels, a person in the web)
+    writes them here, so their storable-text note and usage are recorded alike."""
+    if not passes:
+        return []
+    rows = [pass_columns(new) for new in passes]
+    # One multi-row INSERT … RETURNING, ids in input order.
+    pass_ids = list(
+        tx.scalars(
+            insert(AnnotationPassRow).returning(AnnotationPassRow.id, sort_by_parameter_order=True),
+            [pass_row for pass_row, _ in rows],
+        )
+    )
+    answer_rows = [
+        {**answer, "pass_id": pass_id}
+        for pass_id, (_, answers) in zip(pass_ids, rows, strict=True)
+        for answer in answers
+    ]
+    if answer_rows:
+        tx.execute(insert(AnnotationAnswerRow), answer_rows)
+    return pass_ids
+
+
+def add_consensus(tx: Session, rows: Sequence[StoredConsensus]) -> None:
+    if rows:
+        tx.execute(insert(AnnotationConsensusRow), [consensus_columns(row) for row in rows])
 
 
 PassKey = tuple[str, str, str, int, int]

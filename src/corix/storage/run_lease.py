@@ -29,8 +29,8 @@ from corix.errors import CorixError
 from corix.storage.clock import as_utc, utcnow
 from corix.storage.database import Database
 from corix.storage.orm import RunRow
-from corix.storage.repository import NotFoundError
 from corix.storage.store_records import RunRecord
+from corix.storage.transactions import NotFoundError
 
 __all__ = [
     "HEARTBEAT_S",

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from corix.domain import EndReason, ModelUsage, TurnRecord
+from corix.storage.clock import utcnow
+from corix.storage.sessions import SessionEnd
 from corix.storage.store_records import NewPass, NewQuestionnaireAnswer, NewSession, StoredConsensus
 
 if TYPE_CHECKING:
@@ -58,7 +60,7 @@ class CollectedRecords:
     sessions: list[NewSession] = field(default_factory=list)
     turns: list[tuple[str, TurnRecord]] = field(default_factory=list)
     answers: list[NewQuestionnaireAnswer] = field(default_factory=list)
-    finished: list[dict[str, Any]] = field(default_factory=list)
+    finished: list[SessionEnd] = field(default_factory=list)
     passes: list[NewPass] = field(default_factory=list)
     consensus: list[StoredConsensus] = field(default_factory=list)
 
@@ -82,14 +84,14 @@ class CollectedRecords:
         simulator: ModelUsage | None = None,
     ) -> None:
         self.finished.append(
-            {
-                "session_id": session_id,
-                "end_reason": end_reason,
-                "end_detail": end_detail,
-                "first_success_turn": first_success_turn,
-                "ended_at": ended_at,
-                "simulator": simulator,
-            }
+            SessionEnd(
+                session_id,
+                end_reason,
+                end_detail,
+                first_success_turn,
+                ended_at or utcnow(),
+                simulator,
+            )
         )
 
     def add_pass(self, new: NewPass) -> None:
@@ -108,12 +110,12 @@ class CollectedRecords:
             sink.add_questionnaire_answer(answer)
         for end in self.finished:
             sink.finish_session(
-                end["session_id"],
-                end_reason=end["end_reason"],
-                end_detail=end["end_detail"],
-                first_success_turn=end["first_success_turn"],
-                ended_at=end["ended_at"],
-                simulator=end["simulator"],
+                end.session_id,
+                end_reason=end.end_reason,
+                end_detail=end.end_detail,
+                first_success_turn=end.first_success_turn,
+                ended_at=end.ended_at,
+                simulator=end.simulator,
             )
         for new in self.passes:
             sink.add_pass(new)

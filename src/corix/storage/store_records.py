@@ -17,11 +17,9 @@ from typing import Any
 from corix.domain import (
     AnnotationJobSettings,
     Level,
-    ModelUsage,
     Provenance,
     RunSummary,
     SessionSource,
-    TurnRecord,
     WrittenReportSettings,
 )
 from corix.storage.text import marked, storable_fields
@@ -206,78 +204,6 @@ class NewPass:
 
 
 # -- records as columns (the writer's and the bulk inserts' concern only) -------------------
-
-
-def session_columns(session: NewSession) -> dict[str, Any]:
-    return {
-        "id": session.id,
-        "run_id": session.run_id,
-        "work_key": session.work_key,
-        "application_id": session.application_id,
-        "scenario": session.scenario,
-        "level": session.level.value,
-        "source": session.source.value,
-        "status": "running",
-        "provenance": session.provenance.model_dump(mode="json"),
-        "persona": session.persona,
-        "strategy": session.strategy,
-        "started_at": session.started_at,
-        "tester_id": session.tester_id,
-        # A simulated session's calls are known when it finishes; an imported one's never.
-        **simulator_columns(None if session.source in _UNKNOWN_SIMULATOR else ModelUsage()),
-    }
-
-
-_UNKNOWN_SIMULATOR = (SessionSource.SIMULATED, SessionSource.IMPORTED)
-
-
-def simulator_columns(usage: ModelUsage | None) -> dict[str, int | None]:
-    """A session's simulator usage as columns (``None``: not recorded)."""
-    return {
-        "simulator_calls": None if usage is None else usage.calls,
-        "simulator_prompt_tokens": None if usage is None else usage.prompt_tokens,
-        "simulator_completion_tokens": None if usage is None else usage.completion_tokens,
-    }
-
-
-TURN_TEXT = ("user_text", "response_text", "error")
-
-
-def turn_columns(session_id: str, turn: TurnRecord) -> dict[str, Any]:
-    """The turn's row; its meta notes which texts had unstorable characters replaced.
-
-    Every write path (the run writer, a tester's turn in the web) stores turns through
-    this, so they are recorded the same way whoever made them.
-    """
-    return marked(_turn_columns(session_id, turn), TURN_TEXT, into="meta")
-
-
-def _turn_columns(session_id: str, turn: TurnRecord) -> dict[str, Any]:
-    return {
-        "session_id": session_id,
-        "idx": turn.index,
-        "user_text": turn.user_text,
-        "response_text": turn.response_text,
-        "error": turn.error,
-        "latency_ms": turn.latency_ms,
-        "prompt_tokens": turn.prompt_tokens,
-        "completion_tokens": turn.completion_tokens,
-        "meta": turn.meta,
-        "created_at": turn.created_at or _now(),
-    }
-
-
-def questionnaire_columns(answer: NewQuestionnaireAnswer) -> dict[str, Any]:
-    return {
-        "session_id": answer.session_id,
-        "respondent": answer.respondent,
-        "simulated": answer.simulated,
-        "item_id": answer.item_id,
-        "value_num": answer.value,
-        "value_text": answer.text,
-        "provenance": answer.provenance,
-        "created_at": answer.created_at,
-    }
 
 
 ANSWER_TEXT = ("value_text", "reasoning")

@@ -23,37 +23,29 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import insert, update
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from corix.domain import EndReason, ModelUsage, TurnRecord
+from corix.storage.annotations import add_consensus, add_passes
 from corix.storage.clock import utcnow
 from corix.storage.database import Database
-from corix.storage.orm import (
-    AnnotationAnswerRow,
-    AnnotationConsensusRow,
-    AnnotationPassRow,
-    QuestionnaireResponseRow,
-    SessionRow,
-    TurnRow,
+from corix.storage.sessions import (
+    NewTurn,
+    SessionEnd,
+    add_questionnaire_answers,
+    add_turns,
+    finish_sessions,
+    start_sessions,
 )
 from corix.storage.store_records import (
     NewPass,
     NewQuestionnaireAnswer,
     NewSession,
     StoredConsensus,
-    consensus_columns,
-    pass_columns,
-    questionnaire_columns,
-    session_columns,
-    simulator_columns,
-    turn_columns,
 )
-from corix.storage.text import marked
 from corix.storage.unavailable import StorageUnavailable, storage_trouble
 
 logger = logging.getLogger(__name__)
@@ -70,30 +62,33 @@ class Rejected:
 
 @dataclass
 class _Batch:
-    sessions: list[dict[str, Any]] = field(default_factory=list)
-    turns: list[dict[str, Any]] = field(default_factory=list)
-    answers: list[dict[str, Any]] = field(default_factory=list)
-    finished: list[dict[str, Any]] = field(default_factory=list)
-    passes: list[tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=list)
-    consensus: list[dict[str, Any]] = field(default_factory=list)
+    sessions: list[NewSession] = field(default_factory=list)
+    turns: list[NewTurn] = field(default_factory=list)
+    answers: list[NewQuestionnaireAnswer] = field(default_factory=list)
+    finished: list[SessionEnd] = field(default_factory=list)
+    passes: list[NewPass] = field(default_factory=list)
+    consensus: list[StoredConsensus] = field(default_factory=list)
 
     def singles(self) -> Iterator[tuple[str, str | None, _Batch]]:
         """Each record as a batch of its own, in commit order, with a name for errors and
         the session it belongs to."""
-        for row in self.sessions:
-            yield f"session {row.get('id')}", row.get("id"), _Batch(sessions=[row])
-        for row in self.turns:
-            name = f"turn {row.get('idx')} of {row.get('session_id')}"
-            yield name, row.get("session_id"), _Batch(turns=[row])
-        for row in self.answers:
-            yield f"answer of {row.get('session_id')}", row.get("session_id"), _Batch(answers=[row])
-        for row in self.finished:
-            yield f"end of session {row.get('id')}", row.get("id"), _Batch(finished=[row])
-        for pair in self.passes:
-            name = f"pass {pair[0].get('annotator')} on {pair[0].get('session_id')}"
-            yield name, None, _Batch(passes=[pair])
+        for session in self.sessions:
+            yield f"session {session.id}", session.id, _Batch(sessions=[session])
+        for new in self.turns:
+            name = f"turn {new.turn.index} of {new.session_id}"
+            yield name, new.session_id, _Batch(turns=[new])
+        for answer in self.answers:
+            yield f"answer of {answer.session_id}", answer.session_id, _Batch(answers=[answer])
+        for end in self.finished:
+            yield f"end of session {end.session_id}", end.session_id, _Batch(finished=[end])
+        for annotation in self.passes:
+            yield (
+                f"pass {annotation.annotator} on {annotation.session_id}",
+                None,
+                _Batch(passes=[annotation]),
+            )
         for row in self.consensus:
-            yield f"consensus of {row.get('session_id')}", None, _Batch(consensus=[row])
+            yield f"consensus of {row.session_id}", None, _Batch(consensus=[row])
 
     def __len__(self) -> int:
         return (
@@ -150,16 +145,17 @@ class RecordWriter:
 
     # -- enqueue -------------------------------------------------------------------------
     def start_session(self, session: NewSession) -> None:
-        self._batch.sessions.append(session_columns(session))
+        self._batch.sessions.append(session)
         self._poke()
 
     def add_turn(self, session_id: str, turn: TurnRecord) -> None:
-        self._batch.turns.append(turn_columns(session_id, turn))
+        if turn.created_at is None:  # when it was made, not when its batch commits
+            turn = turn.model_copy(update={"created_at": utcnow()})
+        self._batch.turns.append(NewTurn(session_id, turn))
         self._poke()
 
     def add_questionnaire_answer(self, answer: NewQuestionnaireAnswer) -> None:
-        row = questionnaire_columns(answer)
-        self._batch.answers.append(marked(row, ("value_text",), into="provenance"))
+        self._batch.answers.append(answer)
         self._poke()
 
     def finish_session(
@@ -175,24 +171,23 @@ class RecordWriter:
         """End a session; ``simulator``: the simulated user's model calls (``None``: keep
         what its start stored: none for a script or a person, not recorded otherwise)."""
         self._batch.finished.append(
-            {
-                "id": session_id,
-                "status": "complete",
-                "end_reason": end_reason.value if end_reason is not None else None,
-                "end_detail": end_detail,
-                "first_success_turn": first_success_turn,
-                "ended_at": ended_at or utcnow(),
-                **(simulator_columns(simulator) if simulator is not None else {}),
-            }
+            SessionEnd(
+                session_id,
+                end_reason,
+                end_detail,
+                first_success_turn,
+                ended_at or utcnow(),
+                simulator,
+            )
         )
         self._poke()
 
     def add_pass(self, new: NewPass) -> None:
-        self._batch.passes.append(pass_columns(new))
+        self._batch.passes.append(new)
         self._poke()
 
     def add_consensus(self, consensus: StoredConsensus) -> None:
-        self._batch.consensus.append(consensus_columns(consensus))
+        self._batch.consensus.append(consensus)
         self._poke()
 
     async def room(self) -> None:
@@ -255,47 +250,22 @@ class RecordWriter:
         if session_id is not None:
             self._refused_sessions.setdefault(session_id, f"the database refused {name}: {reason}")
 
-    def _as_refused(self, finished: dict[str, Any]) -> dict[str, Any]:
+    def _as_refused(self, end: SessionEnd) -> SessionEnd:
         """A session's end, saying it failed when one of its records was refused."""
-        detail = self._refused_sessions.get(finished["id"])
+        detail = self._refused_sessions.get(end.session_id)
         if detail is None:
-            return finished
-        return {**finished, "end_reason": EndReason.STORAGE_ERROR.value, "end_detail": detail}
+            return end
+        return replace(end, end_reason=EndReason.STORAGE_ERROR, end_detail=detail)
 
     def _commit_batch(self, batch: _Batch) -> None:
         # Order matters: a session is inserted before its turns and before it is finished.
         with self._db.session() as db:
-            if batch.sessions:
-                db.execute(insert(SessionRow), batch.sessions)
-            if batch.turns:
-                db.execute(insert(TurnRow), batch.turns)
-            if batch.answers:
-                db.execute(insert(QuestionnaireResponseRow), batch.answers)
-            if batch.finished:
-                # ORM bulk UPDATE by primary key: one executemany per set of columns (ends
-                # with and without the simulator's calls), not one statement per row.
-                ends: dict[frozenset[str], list[dict[str, Any]]] = {}
-                for row in batch.finished:
-                    ends.setdefault(frozenset(row), []).append(self._as_refused(row))
-                for rows in ends.values():
-                    db.execute(update(SessionRow), rows)
-            if batch.passes:
-                # One multi-row INSERT … RETURNING for the whole batch, ids in input order.
-                pass_ids = db.scalars(
-                    insert(AnnotationPassRow).returning(
-                        AnnotationPassRow.id, sort_by_parameter_order=True
-                    ),
-                    [pass_row for pass_row, _ in batch.passes],
-                ).all()
-                answer_rows = [
-                    {**answer, "pass_id": pass_id}
-                    for pass_id, (_, answers) in zip(pass_ids, batch.passes, strict=True)
-                    for answer in answers
-                ]
-                if answer_rows:
-                    db.execute(insert(AnnotationAnswerRow), answer_rows)
-            if batch.consensus:
-                db.execute(insert(AnnotationConsensusRow), batch.consensus)
+            start_sessions(db, batch.sessions)
+            add_turns(db, batch.turns)
+            add_questionnaire_answers(db, batch.answers)
+            finish_sessions(db, [self._as_refused(end) for end in batch.finished])
+            add_passes(db, batch.passes)
+            add_consensus(db, batch.consensus)
         self.committed_turns += len(batch.turns)
 
 

@@ -26,7 +26,7 @@ from sqlalchemy import func, select
 from corix.execution import execute_plan
 from corix.execution.plan import load_plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import Database, Repository
+from corix.storage import Database, get_run, list_runs
 from corix.storage.orm import SessionRow, TurnRow
 
 KILLS = 3
@@ -124,9 +124,9 @@ async def test_kill_9_during_run_and_resume_loses_nothing_and_doubles_nothing(
             targets = sorted(rng.sample(range(2, len(planned) - 8), KILLS))
             process = await _corix("run", str(plan_path), "--db", db.url)
             at_kill = [await _kill_when(process, db, targets[0])]
-            (run,) = Repository(db).list_runs()
+            (run,) = list_runs(db)
             for target in targets[1:]:
-                assert Repository(db).get_run(run.id).status == "running"  # killed, unmarked
+                assert get_run(db, run.id).status == "running"  # killed, unmarked
                 process = await _corix("run", "--resume", run.id, "--db", db.url)
                 at_kill.append(await _kill_when(process, db, max(target, at_kill[-1] + 1)))
             process = await _corix("run", "--resume", run.id, "--db", db.url)
@@ -140,7 +140,7 @@ async def test_kill_9_during_run_and_resume_loses_nothing_and_doubles_nothing(
         assert dialogues == expected  # turn by turn what an uninterrupted run stores
         assert all([t[0] for t in d] == list(range(len(d))) for d in dialogues.values())
         assert any("\ufffd" in (t[2] or "") for d in dialogues.values() for t in d)
-        finished = Repository(db).get_run(run.id)
+        finished = get_run(db, run.id)
         assert finished.status == "complete"
         assert finished.summary.sessions == len(planned)
         assert len(finished.summary.invocations) == 1  # killed invocations never report

@@ -23,7 +23,15 @@ from corix.cli.common import run_cli
 from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import Database, Repository, RunHeld, holding_run, shown_status
+from corix.storage import (
+    Database,
+    RunHeld,
+    create_run,
+    get_run,
+    holding_run,
+    list_runs,
+    shown_status,
+)
 from corix.storage.clock import utcnow
 from corix.storage.orm import RunRow
 from corix.storage.run_lease import STALE_AFTER_S
@@ -41,7 +49,7 @@ def _corix(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
 async def _held_run(db: Database) -> str:
     """The id of the run once its holder has taken the lease."""
     for _ in range(1000):
-        runs = Repository(db).list_runs()
+        runs = list_runs(db)
         if runs and runs[0].lease_holder is not None:
             return runs[0].id
         await asyncio.sleep(0.02)
@@ -80,32 +88,32 @@ async def test_a_held_run_refuses_a_second_process_and_a_dead_holder_is_stale(
                 code, output = await asyncio.to_thread(_corix, capsys, *args, "--db", db.url)
                 assert code == ExitCode.USAGE, output
                 assert held_by in output and f"(pid {holder.pid}," in output, output
-            assert shown_status(Repository(db).get_run(run_id)) == "running"
+            assert shown_status(get_run(db, run_id)) == "running"
         finally:
             holder.send_signal(signal.SIGKILL)
             await holder.wait()
-        run = Repository(db).get_run(run_id)
+        run = get_run(db, run_id)
         assert run.status == "running" and shown_status(run) == "stale"
         code, output = _corix(capsys, "runs", "list", "--json", "--db", db.url)
         assert code == 0 and json.loads(output)[0]["status"] == "stale"
         code, output = _corix(capsys, "runs", "delete", run_id, "--yes", "--db", db.url)
         assert code == 0, output  # no `runs cancel` first
-    assert Repository(db).list_runs() == []
+    assert list_runs(db) == []
 
 
 def _stored_run(db: Database) -> str:
-    Repository(db).create_run("run-lease", name="lease", plan={}, seed=0)
+    create_run(db, "run-lease", name="lease", plan={}, seed=0)
     return "run-lease"
 
 
 def test_a_lease_is_held_once_and_free_after(any_db: Database) -> None:
     run_id = _stored_run(any_db)
     with holding_run(any_db, run_id, "corix run") as holder:
-        assert Repository(any_db).get_run(run_id).lease_holder == holder
+        assert get_run(any_db, run_id).lease_holder == holder
         with pytest.raises(RunHeld) as refused, holding_run(any_db, run_id, "corix annotate"):
             pass
         assert holder in str(refused.value)
-    assert Repository(any_db).get_run(run_id).lease_holder is None
+    assert get_run(any_db, run_id).lease_holder is None
     with holding_run(any_db, run_id, "corix annotate"):
         pass
 
@@ -131,7 +139,7 @@ def test_a_lease_goes_stale_when_its_holder_is_gone(
             .where(RunRow.id == run_id)
             .values(lease_holder=holder, lease_heartbeat_at=utcnow() - timedelta(seconds=silent_s))
         )
-    assert (shown_status(Repository(any_db).get_run(run_id)) == "stale") is stale
+    assert (shown_status(get_run(any_db, run_id)) == "stale") is stale
     if stale:
         with holding_run(any_db, run_id, "corix run --resume"):
             pass

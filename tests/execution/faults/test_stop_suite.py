@@ -23,7 +23,7 @@ from sqlalchemy import func, select
 from corix.execution import RunStatus, execute_plan
 from corix.execution.plan import load_plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import Database, Repository, set_run_status_if
+from corix.storage import Database, list_runs, set_run_status_if
 from corix.storage.orm import SessionRow, TurnRow
 
 STOP_WITHIN_S = 5.0
@@ -76,7 +76,7 @@ def _work_keys(db: Database, run_id: str) -> Counter[str]:
 
 async def _stop(how: str, db: Database) -> None:
     if how == "cancel":
-        (run,) = Repository(db).list_runs()
+        (run,) = list_runs(db)
         set_run_status_if(db, run.id, RunStatus.CANCELLED, allowed={"running"})
     else:
         os.kill(os.getpid(), signal.SIGTERM if how == "sigterm" else signal.SIGINT)

@@ -31,7 +31,7 @@ import pytest
 from sqlalchemy import create_engine, func, select, text
 
 from corix.cli.exit_codes import ExitCode
-from corix.storage import Database, Repository
+from corix.storage import Database, get_run, list_runs
 from corix.storage.orm import SessionRow, TurnRow
 
 TESTS_DIR = Path(__file__).resolve().parents[2]
@@ -87,11 +87,11 @@ def _wait_for_sessions(db: Database, process: subprocess.Popen[str], at_least: i
 
 def _resume_completes(db: Database, db_url: str) -> None:
     """A separate ``corix run --resume`` finishes the run; each work item is stored once."""
-    (run,) = Repository(db).list_runs()
+    (run,) = list_runs(db)
     resumed = _corix(db_url, "run", "--resume", run.id)
     out, err = resumed.communicate(timeout=120)
     assert resumed.returncode == ExitCode.OK, out + err
-    assert Repository(db).get_run(run.id).status == "complete"
+    assert get_run(db, run.id).status == "complete"
     with db.session() as s:
         keys = Counter(s.scalars(select(SessionRow.work_key)))
         errors = s.scalar(select(func.count(TurnRow.error)))

@@ -18,7 +18,8 @@ from corix.domain import AnnotationJobSettings, SessionRecord
 from corix.storage import (
     AnnotationSink,
     RecordWriter,
-    Repository,
+    get_run,
+    iter_sessions,
     record_annotation_job,
     session_infos,
 )
@@ -36,7 +37,7 @@ async def annotate_sessions(
 
     ``settings`` are stored with the run once it is known that the job can start.
     """
-    Repository(job.db).get_run(job.run_id)
+    get_run(job.db, job.run_id)
     await asyncio.to_thread(job.load_stored)
     session_ids = await sessions_to_annotate(job)
     await asyncio.to_thread(record_annotation_job, job.db, job.run_id, settings)
@@ -92,7 +93,7 @@ def _loading(job: AnnotationJob, session_ids: list[str]) -> asyncio.Task[list[Se
 
 def _load(job: AnnotationJob, session_ids: list[str]) -> list[SessionRecord]:
     with job.reads:
-        return list(Repository(job.db).iter_sessions(session_ids=session_ids))
+        return list(iter_sessions(job.db, session_ids=session_ids))
 
 
 async def _work(

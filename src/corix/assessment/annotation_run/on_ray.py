@@ -48,8 +48,8 @@ from corix.storage import (
     Database,
     LockHeld,
     RecordWriter,
-    Repository,
     exclusive,
+    get_run,
     holding_run,
     record_annotation_job,
 )
@@ -163,7 +163,7 @@ def annotate_run_on_ray(
 ) -> AnnotationSummary:
     """:func:`~corix.assessment.annotation_run.annotate_run` with the sessions spread over Ray."""
     started = time.perf_counter()
-    Repository(db).get_run(run_id)
+    get_run(db, run_id)
     # Built here only to check the options and names; its client is never called.
     checked = _job(
         db, run_id, annotator, options, None if endpoint is None else LLMClient(endpoint)

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from corix.domain import EndReason, Level
 from corix.execution import Plan
 from corix.scenarios import ScenarioPack, expand_personas
-from corix.storage import Database, Repository, iter_session_facts, run_packs
+from corix.storage import Database, get_run, iter_session_facts, run_packs
 
 SIMULATED_LEVELS = (Level.RED_TEAMING, Level.FIELD_TESTING)
 
@@ -80,7 +80,7 @@ def persona_coverage(
     ``verdicts`` maps a session to its violation value per annotator source;
     ``not_measurable`` names the sessions measurement leaves out (both from the core).
     """
-    run = Repository(db).get_run(run_id)
+    run = get_run(db, run_id)
     rows: dict[_Key, CoverageRow] = {}
     packs = [record.pack() for record in run_packs(db, [run_id]).values()]
     declared = _declared_rows(run.plan, packs, rows)

@@ -6,6 +6,6 @@ call these for every read and write. Functions that must share one unit of work 
 rows.
 """
 
-from corix.storage.web.transactions import Duplicate, Transaction, transaction
+from corix.storage.transactions import Duplicate, Transaction, WriteGate, lock_series, transaction
 
-__all__ = ["Duplicate", "Transaction", "transaction"]
+__all__ = ["Duplicate", "Transaction", "WriteGate", "lock_series", "transaction"]

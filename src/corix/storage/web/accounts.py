@@ -14,7 +14,7 @@ from sqlalchemy import delete, select, update
 from corix.storage.clock import is_past, utcnow
 from corix.storage.database import Database
 from corix.storage.orm_web import InvitationRow, LoginSessionRow, UserRow
-from corix.storage.web.transactions import Transaction, transaction
+from corix.storage.transactions import Transaction, transaction
 
 __all__ = [
     "InvitationRecord",

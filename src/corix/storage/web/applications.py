@@ -17,7 +17,7 @@ from corix.storage.clock import utcnow
 from corix.storage.database import Database
 from corix.storage.orm import ApplicationRow, SessionRow, TurnRow
 from corix.storage.orm_web import ApplicationOptionsRow, ApplicationStatusRow, AssignmentRow
-from corix.storage.web.transactions import Transaction, transaction
+from corix.storage.transactions import Transaction, transaction
 
 __all__ = [
     "MAX_ERROR_CHARS",

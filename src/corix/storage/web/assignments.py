@@ -13,20 +13,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, func, select, update
 
-from corix.domain import EndReason, SessionStatus
+from corix.domain import EndReason
 from corix.storage.clock import utcnow
 from corix.storage.database import Database
-from corix.storage.orm import ApplicationRow, QuestionnaireResponseRow, SessionRow
+from corix.storage.orm import ApplicationRow, QuestionnaireResponseRow
 from corix.storage.orm_web import AssignmentRow, UserRow
-from corix.storage.store_records import (
-    NewQuestionnaireAnswer,
-    NewSession,
-    questionnaire_columns,
-    session_columns,
+from corix.storage.sessions import (
+    SessionEnd,
+    add_questionnaire_answers,
+    finish_sessions,
+    start_sessions,
 )
-from corix.storage.web.transactions import Transaction, affected_rows, transaction
+from corix.storage.store_records import NewQuestionnaireAnswer, NewSession
+from corix.storage.transactions import Transaction, affected_rows, transaction
 
 __all__ = [
     "AssignmentRecord",
@@ -143,22 +144,14 @@ def start_session(
         app = tx.get(ApplicationRow, row.application_id)
         assert app is not None  # enforced by the foreign key
         new = session(_record(row), app.name)
-        tx.execute(insert(SessionRow), [session_columns(new)])
+        start_sessions(tx, [new])
         row.session_id = new.id
         return True
 
 
 def end_session(tx: Transaction, assignment_id: int, session_id: str, status: str) -> None:
     """The tester ended the session: it is complete, and the assignment moves to ``status``."""
-    tx.execute(
-        update(SessionRow)
-        .where(SessionRow.id == session_id)
-        .values(
-            status=SessionStatus.COMPLETE.value,
-            end_reason=EndReason.USER_ENDED.value,
-            ended_at=utcnow(),
-        )
-    )
+    finish_sessions(tx, [SessionEnd(session_id, EndReason.USER_ENDED)])
     tx.execute(
         update(AssignmentRow)
         .where(AssignmentRow.id == assignment_id)
@@ -194,9 +187,7 @@ def finish(
         ).scalar_one_or_none()
         if session_id is None:
             return False
-        made = [questionnaire_columns(answer) for answer in answers(session_id)]
-        if made:
-            tx.execute(insert(QuestionnaireResponseRow), made)
+        add_questionnaire_answers(tx, answers(session_id))
         return True
 
 

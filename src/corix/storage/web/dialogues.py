@@ -2,8 +2,8 @@
 
 The one query for a session's turns lives here; testers' chats, annotators' blinded views
 and the replay of a lost dialogue all read it. A tester's turn is written here too, one at
-once, through the same columns as a run's group-committed turns
-(:func:`~corix.storage.store_records.turn_columns`).
+once, through the same path as a run's group-committed turns
+(:func:`~corix.storage.sessions.add_turns`).
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, select
 
 from corix.domain import TurnRecord
 from corix.storage.database import Database
 from corix.storage.orm import SessionRow, TurnRow
-from corix.storage.store_records import turn_columns
-from corix.storage.web.transactions import Transaction, transaction
+from corix.storage.sessions import NewTurn, add_turns
+from corix.storage.transactions import Transaction, transaction
 
 __all__ = [
     "DialogueTurn",
@@ -91,4 +91,4 @@ def store_turn(db: Database, session_id: str, turn: TurnRecord) -> None:
     """Store ``turn`` of ``session_id`` now, for a writer that cannot wait for a group commit;
     :class:`~corix.storage.web.Duplicate` means another request took its index first."""
     with transaction(db) as tx:
-        tx.execute(insert(TurnRow), [turn_columns(session_id, turn)])
+        add_turns(tx, [NewTurn(session_id, turn)])

@@ -15,7 +15,7 @@ from corix.storage.database import Database
 from corix.storage.orm import AnnotationPassRow, ResolutionRow, RunRow, SessionRow
 from corix.storage.orm_web import AnnotationTaskRow, PassReviewRow, UserRow
 from corix.storage.store_records import StoredAnswer, StoredValue, split_value
-from corix.storage.web.transactions import Transaction, transaction
+from corix.storage.transactions import Transaction, transaction
 
 __all__ = [
     "HUMAN",

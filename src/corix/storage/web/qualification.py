@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 
 from corix.storage.orm_web import QualificationAttemptRow, QualificationDrawRow
-from corix.storage.web.transactions import Transaction, affected_rows
+from corix.storage.transactions import Transaction, affected_rows
 
 __all__ = [
     "AttemptTally",

@@ -26,9 +26,9 @@ from corix.storage.orm import (
 )
 from corix.storage.orm_web import AnnotationTaskRow, AnnotatorQueueRow, UserRow
 from corix.storage.store_records import NewPass
+from corix.storage.transactions import Transaction, affected_rows, transaction
 from corix.storage.web.passes import HUMAN
 from corix.storage.web.selection import for_humans
-from corix.storage.web.transactions import Transaction, affected_rows, transaction
 
 __all__ = [
     "QueueRecord",

@@ -21,7 +21,7 @@ from sqlalchemy import ColumnElement, and_, false, select
 from corix.domain import SessionSource
 from corix.storage.measured import answered_turns
 from corix.storage.orm import RunRow, SessionRow
-from corix.storage.web.transactions import Transaction
+from corix.storage.transactions import Transaction
 
 __all__ = ["EVERY_HUMAN_SESSION", "SAMPLE", "for_humans", "stratified_sample"]
 

@@ -7,14 +7,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 
 from corix.scenarios import PackRecord
-from corix.storage._run_packs import add_run_packs
 from corix.storage.database import Database
 from corix.storage.orm import EvaluationRow, RunRow, SessionRow
 from corix.storage.orm_web import EvaluationSettingsRow
-from corix.storage.web.transactions import Transaction, transaction
+from corix.storage.runs import NewRun, insert_run, put_in_series
+from corix.storage.transactions import Transaction, transaction
 
 __all__ = [
     "SeriesRecord",
@@ -120,18 +120,14 @@ def create_series(
                 max_turns=max_turns,
             )
         )
-        run_id = human_run_id(evaluation_id)
-        tx.add(
-            RunRow(
-                id=run_id,
-                name=human_run_name,
-                evaluation_id=evaluation_id,
-                plan={"name": name, "kind": "human"},
-                status="running",
-            )
+        run = NewRun(
+            human_run_id(evaluation_id),
+            human_run_name,
+            {"name": name, "kind": "human"},
+            evaluation_id=evaluation_id,
+            packs=tuple(packs),
         )
-        tx.flush()
-        add_run_packs(tx, run_id, packs)
+        insert_run(tx, run)
         return evaluation_id
 
 
@@ -193,12 +189,7 @@ def runs(tx: Transaction, evaluation_id: str) -> list[SeriesRun]:
 def link_run(db: Database, run_name: str, evaluation_id: str) -> None:
     """Put the run named ``run_name`` (an automated run started for it) in the series."""
     with transaction(db) as tx:
-        tx.execute(
-            update(RunRow)
-            .where(RunRow.name == run_name)
-            .values(evaluation_id=evaluation_id)
-            .execution_options(synchronize_session=False)
-        )
+        put_in_series(tx, run_name, evaluation_id)
 
 
 def complete_sessions_by_level(tx: Transaction, evaluation_id: str) -> dict[str, int]:

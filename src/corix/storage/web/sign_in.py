@@ -17,7 +17,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from corix.storage.clock import as_utc
 from corix.storage.database import Database
 from corix.storage.orm_web import SignInThrottleRow
-from corix.storage.web.transactions import Transaction, transaction
+from corix.storage.transactions import Transaction, transaction
 
 __all__ = ["Failures", "count_attempt", "settle"]
 

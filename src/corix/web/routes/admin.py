@@ -27,7 +27,7 @@ from corix.report import (
     spreadsheet_safe,
 )
 from corix.scenarios import resolve_pack
-from corix.storage import Repository
+from corix.storage import get_run
 from corix.web.auth import Admin, only_admin
 from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.roles import ANNOTATOR_ROLES, ROLES_BY_PRIVILEGE, TESTER_ROLES
@@ -449,9 +449,8 @@ def agreement(request: Request, _user: Admin, evaluation_id: str) -> Response:
 
 @router.get("/runs/{run_id}/export.jsonl")
 def export_run(request: Request, _user: Admin, run_id: str) -> Response:
-    repo = Repository(web_state(request).db)
-    repo.get_run(run_id)
-    lines = (line + "\n" for line in export_jsonl(repo, run_id))
+    get_run(web_state(request).db, run_id)
+    lines = (line + "\n" for line in export_jsonl(web_state(request).db, run_id))
     return StreamingResponse(
         lines,
         media_type="application/x-ndjson",
@@ -486,7 +485,7 @@ def _built_report(build: Callable[[], ReportContent]) -> ReportContent:
 @router.get("/runs/{run_id}/report")
 def run_report(request: Request, _user: Admin, run_id: str) -> Response:
     db = web_state(request).db
-    Repository(db).get_run(run_id)
+    get_run(db, run_id)
     content = _built_report(partial(build_report, db, run_id, _report_settings(request)))
     return HTMLResponse(render_html(content), headers={"content-security-policy": REPORT_POLICY})
 
@@ -495,7 +494,7 @@ def run_report(request: Request, _user: Admin, run_id: str) -> Response:
 def run_report_json(request: Request, _user: Admin, run_id: str) -> Response:
     """The run's report as JSON: the same document ``corix report`` writes."""
     db = web_state(request).db
-    Repository(db).get_run(run_id)
+    get_run(db, run_id)
     content = _built_report(partial(build_report, db, run_id, _report_settings(request)))
     return JSONResponse(report_document(content).to_json())
 

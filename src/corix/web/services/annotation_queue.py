@@ -17,11 +17,10 @@ from datetime import datetime, timedelta
 
 from corix.assessment import HUMAN_ANNOTATOR_PREFIX, AnnotationSchema, Answer, Category
 from corix.storage import Database, NewPass, StoredAnswer
-from corix.storage.web import Transaction, transaction
+from corix.storage.web import Transaction, lock_series, transaction
 from corix.storage.web import queues as store
 from corix.storage.web.passes import HUMAN
 from corix.storage.web.queues import QueueRecord, TaskRecord, Violation
-from corix.storage.web.transactions import lock_series
 from corix.web.security import new_token
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.clock import as_utc, utcnow

@@ -17,11 +17,10 @@ import anyio
 from corix.domain import Level, Provenance, SessionBrief, SessionSource, TurnRecord
 from corix.scenarios import QuestionnaireItem, ScenarioPack, resolve_pack
 from corix.storage import Database, NewQuestionnaireAnswer, NewSession, storable_text
-from corix.storage.web import Duplicate, Transaction, transaction
+from corix.storage.web import Duplicate, Transaction, WriteGate, transaction
 from corix.storage.web import assignments as store
 from corix.storage.web.assignments import AssignmentRecord
 from corix.storage.web.dialogues import DialogueTurn, store_turn, turn_at, turn_count, turns
-from corix.storage.web.transactions import WriteGate
 from corix.web.services.accounts import SignedInUser
 from corix.web.services.clock import utcnow
 from corix.web.services.evaluations import evaluation_settings, human_run_id

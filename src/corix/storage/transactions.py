@@ -1,4 +1,4 @@
-"""One unit of work for the web's stores, and the refusal of a duplicate as a storage error."""
+"""One unit of work for the stores, and the refusals stores raise: a duplicate, a missing id."""
 
 from __future__ import annotations
 
@@ -15,10 +15,14 @@ from corix.errors import CorixError
 from corix.storage.database import Database
 from corix.storage.orm import EvaluationRow
 
-__all__ = ["Duplicate", "Transaction", "WriteGate", "lock_series", "transaction"]
+__all__ = ["Duplicate", "NotFoundError", "Transaction", "WriteGate", "lock_series", "transaction"]
 
 Transaction = Session
 """An open unit of work; callers hand it to store functions and never query it themselves."""
+
+
+class NotFoundError(CorixError):
+    """A run, session or application id that is not in the database."""
 
 
 class Duplicate(CorixError):
