@@ -96,3 +96,17 @@ def test_fifty_requests_the_moment_the_server_accepts_all_succeed(
         process.terminate()
         process.wait(timeout=30)
     assert statuses == [200] * 50
+
+
+def test_several_workers_share_a_listener_without_nagles_delay() -> None:
+    import uvicorn
+
+    from corix.web.serving import FACTORY, shared_listener
+
+    listener = shared_listener(uvicorn.Config(FACTORY, factory=True, host="127.0.0.1", port=0))
+    try:
+        # Connections accepted on it inherit the option (Linux): no 40 ms delayed-ACK stalls.
+        assert listener.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+        assert listener.getsockname()[1] > 0
+    finally:
+        listener.close()

@@ -8,7 +8,10 @@ is accepted by another, and nothing a request needs lives in one process only.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from pydantic import BaseModel, ConfigDict
@@ -17,7 +20,17 @@ from corix.storage import Database
 from corix.web.app import create_app
 from corix.web.settings import WebSettings
 
-__all__ = ["CONFIG_ENV", "ServeConfig", "app_from_environment", "proxy_settings", "serve"]
+if TYPE_CHECKING:
+    import uvicorn
+
+__all__ = [
+    "CONFIG_ENV",
+    "ServeConfig",
+    "app_from_environment",
+    "proxy_settings",
+    "serve",
+    "shared_listener",
+]
 
 CONFIG_ENV = "CORIX_SERVE_CONFIG"
 FACTORY = "corix.web.serving:app_from_environment"
@@ -49,10 +62,11 @@ def serve(
 ) -> None:
     """Run ``workers`` server processes on one port until interrupted."""
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     os.environ[CONFIG_ENV] = config.model_dump_json()
     believe, proxies = proxy_settings(trusted_proxies)
-    uvicorn.run(
+    server_config = uvicorn.Config(
         FACTORY,
         factory=True,
         host=host,
@@ -66,6 +80,23 @@ def serve(
         timeout_keep_alive=75,
         backlog=4096,
     )
+    if workers == 1:
+        server = uvicorn.Server(server_config)
+        server.run()
+        if not server.started:
+            raise SystemExit(3)  # as uvicorn.run: the server never started
+        return
+    with contextlib.suppress(KeyboardInterrupt):
+        Multiprocess(server_config, sockets=[shared_listener(server_config)]).run()
+
+
+def shared_listener(server_config: uvicorn.Config) -> socket.socket:
+    """The listening socket several worker processes accept on, with Nagle's algorithm off:
+    their connections inherit it, and without it every page waited ~40 ms for a delayed
+    ACK (44 ms against 2.4 ms in one process)."""
+    listener = server_config.bind_socket()
+    listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return listener
 
 
 def proxy_settings(trusted: list[str] | None) -> tuple[bool, str | None]:
