@@ -44,6 +44,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             if fixture in _SHARED_HEAVY_FIXTURES:
                 item.add_marker(pytest.mark.xdist_group(_SHARED_HEAVY_FIXTURES[fixture]))
                 break
+    # Groups are long (the Ray tests take two minutes on one worker): started first, they
+    # run while the other worker takes the single tests, instead of ending the run alone.
+    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -121,6 +121,14 @@ def _every_level_plan() -> Plan:
     )
 
 
+# Each of these takes 7-17 s on Ray: the default run checks SQLite, `-m slow` PostgreSQL too
+# (the connection-budget test below runs Ray on PostgreSQL in the default run).
+POSTGRES_IS_SLOW = pytest.mark.parametrize(
+    "any_db", ["sqlite", pytest.param("postgres", marks=pytest.mark.slow)], indirect=True
+)
+
+
+@POSTGRES_IS_SLOW
 async def test_same_plan_and_seed_store_the_same_sessions_as_the_local_executor(
     local_ray: None, any_db: Database
 ) -> None:
@@ -162,6 +170,7 @@ async def _requests_seen(base_url: str) -> int:
 
 
 @pytest.mark.timeout(240)
+@POSTGRES_IS_SLOW
 async def test_a_killed_workers_sessions_are_run_again_by_the_others(
     local_ray: None, any_db: Database
 ) -> None:
@@ -269,6 +278,7 @@ def _passes(db: Database, run_id: str) -> Counter[tuple[Any, ...]]:
 
 
 @pytest.mark.timeout(240)
+@POSTGRES_IS_SLOW
 def test_annotating_on_ray_stores_what_annotating_here_stores(
     local_ray: None, any_db: Database
 ) -> None:
