@@ -25,8 +25,10 @@ mkdir -p test-artifacts
 # verdict is read once the tests are done.
 (.venv/bin/mypy && .venv/bin/lint-imports) > test-artifacts/static-checks.log 2>&1 &
 static_checks=$!
-# Two workers (this machine has two cores); the Ray tests stay on one of them.
-.venv/bin/python -m pytest -n 2 --dist loadgroup -rs --junitxml=test-artifacts/junit.xml "$@"
+# Three workers on two cores: most tests wait on subprocesses, browsers, servers and model
+# stubs, and two workers kept the cores about half idle. Grouped tests (the Ray cluster's)
+# stay on one worker.
+.venv/bin/python -m pytest -n 3 --dist loadgroup -rs --junitxml=test-artifacts/junit.xml "$@"
 if ! wait "$static_checks"; then
     cat test-artifacts/static-checks.log >&2
     echo "error: mypy or lint-imports failed" >&2
