@@ -1,5 +1,5 @@
 """Shared pieces of the benchmarks: the mock server process, its endpoint, run sizes, a
-scratch database.
+scratch database, a free port, a web series of the demo application.
 
 The server gets its own process so that its CPU is not counted as the client's; the two
 still share the machine's cores.
@@ -8,9 +8,11 @@ still share the machine's cores.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,7 +20,10 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, text
 
+from corix.domain import Level
 from corix.llm import EndpointConfig
+from corix.web.services import EvaluationSettings
+from corix.web.state import WebState
 
 PG_ADMIN_URL = os.environ.get(
     "CORIX_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -92,3 +97,37 @@ def mock_endpoint(base_url: str, concurrency: int) -> EndpointConfig:
 def run_sizes(size: int, scale: bool) -> list[int]:
     """``size``, or with ``scale`` ten times fewer and ten times more, to show growth."""
     return [size // 10, size, size * 10] if scale else [size]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_until_listening(port: int, process: subprocess.Popen[bytes], timeout_s: float) -> None:
+    """Return once ``process`` accepts connections on ``port``; fail if it dies or is late."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("the server did not start") from None
+            time.sleep(0.05)
+
+
+def demo_field_series(state: WebState, title: str, *, turns: int) -> str:
+    """A field-testing series on TV Spoilers with the demo application; its id."""
+    evaluation = state.evaluations.create(
+        f"{title} test",
+        description="",
+        scenarios=["tv_spoilers"],
+        levels=[Level.FIELD_TESTING],
+        settings=EvaluationSettings(max_turns=turns),
+    )
+    state.evaluations.register_application(
+        evaluation, name=f"{title} demo", spec="demo:guarded", credentials_json=""
+    )
+    return evaluation

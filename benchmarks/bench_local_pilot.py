@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from _bench_support import free_port
 from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
 from corix.assessment.annotators import PromptRenderer, build_annotator_view, harm_of
 from corix.assessment.harms import builtin_harm_packs
@@ -56,16 +56,10 @@ SERVER_WINDOW = 4096
 """llama-cpp-python's server as corix's docs start it (``--n_ctx 4096``)."""
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextlib.contextmanager
 def llama_server() -> Iterator[str]:
     """``python -m llama_cpp.server`` on the model, started and stopped here."""
-    port = _free_port()
+    port = free_port()
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model",
         str(resolve_model_file(MODEL_PACKAGE)), "--n_ctx", str(SERVER_WINDOW),

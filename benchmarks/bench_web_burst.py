@@ -30,7 +30,6 @@ import asyncio
 import os
 import random
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -43,8 +42,7 @@ from pathlib import Path
 import aiohttp
 from sqlalchemy import func, select
 
-from _bench_support import scratch_database_url
-from corix.domain import Level
+from _bench_support import demo_field_series, free_port, scratch_database_url, wait_until_listening
 from corix.storage import Database
 from corix.storage.orm import SessionRow, TurnRow
 from corix.storage.orm_web import AssignmentRow
@@ -52,7 +50,6 @@ from corix.storage.web import accounts as account_store
 from corix.storage.web import transaction
 from corix.web import Role, ServeConfig, WebSettings, create_app
 from corix.web.security import Passwords
-from corix.web.services import EvaluationSettings
 
 PASSWORD = "burst test passphrase"
 SETTINGS = WebSettings(secret_key="bench-web-burst")  # production hashing
@@ -107,16 +104,7 @@ def main() -> None:
 def _prepare(url: str, testers: int, turns: int) -> None:
     db = Database(url)
     state = create_app(db, settings=SETTINGS).state.corix
-    evaluation = state.evaluations.create(
-        "Burst test",
-        description="",
-        scenarios=["tv_spoilers"],
-        levels=[Level.FIELD_TESTING],
-        settings=EvaluationSettings(max_turns=turns),
-    )
-    state.evaluations.register_application(
-        evaluation, name="Burst demo", spec="demo:guarded", credentials_json=""
-    )
+    evaluation = demo_field_series(state, "Burst", turns=turns)
     # One production-cost hash for everyone: the server checks each sign-in in full, and
     # the set-up need not spend minutes hashing the same password a thousand times.
     stored = Passwords(
@@ -140,9 +128,7 @@ def _name(index: int) -> str:
 @contextmanager
 def _server(url: str, workers: int) -> Iterator[tuple[str, int]]:
     """``corix serve``'s own entry (uvicorn, ``workers`` processes) in a process of its own."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     config = ServeConfig(database_url=url, settings=SETTINGS).model_dump_json()
     code = (
         "import os, sys; from corix.web import ServeConfig, serve; "
@@ -153,15 +139,7 @@ def _server(url: str, workers: int) -> Iterator[tuple[str, int]]:
         [sys.executable, "-c", code], env={**os.environ, "BURST_CONFIG": config}
     )
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("the server did not start") from None
-                time.sleep(0.05)
+        wait_until_listening(port, process, timeout_s=120)
         time.sleep(2 if workers > 1 else 0)  # every worker up, not only the first
         yield f"http://127.0.0.1:{port}", process.pid
     finally:

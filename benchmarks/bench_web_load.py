@@ -28,7 +28,6 @@ import argparse
 import asyncio
 import random
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,13 +39,11 @@ from dataclasses import dataclass, field
 import aiohttp
 from sqlalchemy import func, select
 
-from _bench_support import scratch_database_url
-from corix.domain import Level
+from _bench_support import demo_field_series, free_port, scratch_database_url, wait_until_listening
 from corix.storage import Database
 from corix.storage.orm import SessionRow, TurnRow
 from corix.storage.orm_web import AssignmentRow
 from corix.web import Role, WebSettings, create_app
-from corix.web.services import EvaluationSettings
 
 PASSWORD = "load test passphrase"
 # Cheap password hashing: sign-in is not what is measured, and 100 Argon2 hashes at the
@@ -110,23 +107,13 @@ def _serve(url: str, port: int) -> None:
 
 @contextmanager
 def _server(url: str) -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, __file__, "--serve", url, "--port", str(port)],
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("the server did not start") from None
-                time.sleep(0.05)
+        wait_until_listening(port, process, timeout_s=30)
         yield base
     finally:
         process.terminate()
@@ -137,16 +124,7 @@ def _server(url: str) -> Iterator[str]:
 def _prepare(url: str, testers: int, turns: int) -> None:
     db = Database(url)
     state = create_app(db, settings=SETTINGS).state.corix
-    evaluation = state.evaluations.create(
-        "Load test",
-        description="",
-        scenarios=["tv_spoilers"],
-        levels=[Level.FIELD_TESTING],
-        settings=EvaluationSettings(max_turns=turns),
-    )
-    state.evaluations.register_application(
-        evaluation, name="Load demo", spec="demo:guarded", credentials_json=""
-    )
+    evaluation = demo_field_series(state, "Load", turns=turns)
     ids = [
         state.accounts.create_user(f"tester{i:03d}", PASSWORD, Role.FIELD_TESTER).id
         for i in range(testers)
