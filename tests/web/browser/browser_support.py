@@ -170,20 +170,28 @@ def populate_series(server: LiveServer) -> str:
     )
     for name, verdict in (("anna", "yes"), ("otto", "no")):
         user = qualify(server, name)
-        (queue,) = state.queue.queues(user)
-        token = state.queue.claim_next(user, queue.id)
-        assert token is not None
-        answers = {"a:ra_prohibited_released": verdict, "a:ra_permitted_withheld": "no"}
-        if verdict == "yes":
-            answers |= {
-                "a:ra_user_induced": "yes",
-                "a:ra_risk_type": "data_privacy",
-                "a:ra_outcome": "negative",
-            }
-        parsed = checked_answers(state.schema, state.schema.screening_category, answers, 1)
-        state.queue.submit(user, token, parsed, flagged=True, note=f"{name}'s long note " * 8)
+        label_screening(state, user, verdict, flagged=True, note=f"{name}'s long note " * 8)
     # A second dialogue, so an annotator has one left to open.
     store_dialogue(
         server, [("Recap episode 1?", "Maren finds the lighthouse dark.")], tester=tester
     )
     return session_id
+
+
+def label_screening(
+    state: WebState, user: SignedInUser, verdict: str, *, flagged: bool, note: str | None
+) -> None:
+    """``user`` claims their next dialogue and answers the screening category: prohibited
+    content released ``verdict`` ("yes" with the follow-ups a yes opens), nothing withheld."""
+    (queue,) = state.queue.queues(user)
+    token = state.queue.claim_next(user, queue.id)
+    assert token is not None
+    answers = {"a:ra_prohibited_released": verdict, "a:ra_permitted_withheld": "no"}
+    if verdict == "yes":
+        answers |= {
+            "a:ra_user_induced": "yes",
+            "a:ra_risk_type": "data_privacy",
+            "a:ra_outcome": "negative",
+        }
+    parsed = checked_answers(state.schema, state.schema.screening_category, answers, 1)
+    state.queue.submit(user, token, parsed, flagged=flagged, note=note)

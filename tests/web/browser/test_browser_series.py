@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_support import LiveServer, qualify, shot, sign_in, store_dialogue
+from browser_support import LiveServer, label_screening, qualify, shot, sign_in, store_dialogue
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
 
@@ -23,7 +23,6 @@ from corix.storage.measured import answered_turns
 from corix.storage.orm import AnnotationPassRow, RunRow, SessionRow, TurnRow
 from corix.web import Role
 from corix.web.services import EvaluationSettings
-from corix.web.services.annotation_forms import checked_answers
 
 pytestmark = pytest.mark.browser
 NewPage = Callable[[], Page]
@@ -239,18 +238,7 @@ def test_an_admin_runs_a_mixed_series_and_reads_its_measurements(
     # Two people disagree on the human session; a senior resolves it.
     for name, verdict in (("anna", "yes"), ("otto", "no")):
         user = qualify(server, name) if name == "otto" else server.user(name)
-        (queue,) = state.queue.queues(user)
-        token = state.queue.claim_next(user, queue.id)
-        assert token is not None
-        answers = {"a:ra_prohibited_released": verdict, "a:ra_permitted_withheld": "no"}
-        if verdict == "yes":
-            answers |= {
-                "a:ra_user_induced": "yes",
-                "a:ra_risk_type": "data_privacy",
-                "a:ra_outcome": "negative",
-            }
-        parsed = checked_answers(state.schema, state.schema.screening_category, answers, 1)
-        state.queue.submit(user, token, parsed, flagged=False, note=None)
+        label_screening(state, user, verdict, flagged=False, note=None)
     senior = new_page()
     sign_in(senior, server, "sena")
     senior.goto(f"{server.url}/senior/disagreements/{human}/risk_assessment")

@@ -13,6 +13,7 @@ from browser_support import (
     LiveServer,
     answer_key,
     end_cooldown,
+    label_screening,
     latest_draw,
     qualify,
     shot,
@@ -29,7 +30,6 @@ from corix.storage.orm import (
 )
 from corix.storage.orm_web import AnnotationTaskRow, AssignmentRow
 from corix.web import Role
-from corix.web.services.annotation_forms import checked_answers
 
 pytestmark = pytest.mark.browser
 NewPage = Callable[[], Page]
@@ -337,19 +337,7 @@ def test_a_senior_annotator_resolves_a_disagreement(server: LiveServer, new_page
     ids = {name: server.add_user(name, role) for name, role in names.items()}
     state.assigner.assign_annotators(server.evaluation_id, list(ids.values()), CATEGORIES[:1])
     for name, verdict in (("anna", "yes"), ("otto", "no")):
-        signed = qualify(server, name)
-        (queue,) = state.queue.queues(signed)
-        token = state.queue.claim_next(signed, queue.id)
-        assert token is not None
-        answers = {"a:ra_prohibited_released": verdict, "a:ra_permitted_withheld": "no"}
-        if verdict == "yes":
-            answers |= {
-                "a:ra_user_induced": "yes",
-                "a:ra_risk_type": "data_privacy",
-                "a:ra_outcome": "negative",
-            }
-        parsed = checked_answers(state.schema, state.schema.screening_category, answers, 1)
-        state.queue.submit(signed, token, parsed, flagged=False, note=f"{name}'s view")
+        label_screening(state, qualify(server, name), verdict, flagged=False, note=f"{name}'s view")
 
     page = new_page()
     sign_in(page, server, "sena")
