@@ -7,16 +7,18 @@ from typing import Any
 
 import aiohttp
 import pytest
-from annotator_support import CLEAN, SPOILER, view_of
+from annotator_support import CLEAN, SPOILER, Dialogue, view_of
 
 from corix.assessment import builtin_harm_packs
-from corix.assessment.annotators import LLMHarmAnnotator
+from corix.assessment.annotators import LLMAnnotator, LLMHarmAnnotator, category_schema
+from corix.assessment.schema import load_builtin_schema
 from corix.llm import (
     EndpointConfig,
     LLMClient,
     ScriptedTransport,
     TransportError,
     estimate_messages_tokens,
+    reply_tokens,
     usable_context,
     window_in_refusal,
 )
@@ -90,3 +92,30 @@ async def test_an_overflow_refusal_is_remembered_and_the_prompt_refitted() -> No
         3000
     )
     assert result.ok and result.provenance.guideline_version.endswith("-compact")
+
+
+async def test_a_turn_level_category_over_three_turns_fits_a_small_window() -> None:
+    """Twelve per-turn reasons at the full bound left a 4,096 window no room for the
+    dialogue; the compact form bounds them shorter, so the reply and the dialogue fit."""
+    schema = load_builtin_schema()
+    category = schema.category("content_characterization")
+    reply = "The assistant names the episode and what happens in it, as the packet says. " * 3
+    dialogue = Dialogue(
+        scenario="tv_spoilers",
+        parameters={"episode_seen": 3},
+        turns=[(f"What happens in episode {i}? Tell me more.", reply) for i in (1, 2, 3)],
+    )
+    endpoint = EndpointConfig(name="m", transport="mock", model="m", context_window=4096)
+    transport = ScriptedTransport()
+    async with LLMClient(endpoint, transport=transport) as client:
+        result = await LLMAnnotator(client, schema).annotate(view_of(dialogue), category.id, seed=1)
+    assert result.ok, result.error
+    assert result.provenance.guideline_version.endswith("-compact")
+    sent = transport.requests[0]
+    asked = sent.response_format["json_schema"]["schema"]  # type: ignore[index]
+    turn = asked["properties"]["turns"]["properties"]["turn_2"]["properties"]
+    assert turn["cc_relevant"]["properties"]["reasoning"]["maxLength"] == 100
+    assert sent.max_tokens == reply_tokens(category_schema(category, 3, compact=True))
+    assert sent.max_tokens < reply_tokens(category_schema(category, 3))
+    fitted = estimate_messages_tokens(sent.messages) + sent.max_tokens
+    assert fitted <= usable_context(4096)

@@ -218,23 +218,28 @@ class _LLMBase:
         self,
         view: AnnotatorView,
         render: Callable[[AnnotatorView, bool], list[ChatMessage]],
-        output_schema: dict[str, Any],
+        output_schema: Callable[[bool], dict[str, Any]],
         read: Callable[[str], T],
         *,
         name: str,
         seed: int,
     ) -> Asked[T]:
         """Ask about ``view``, its prompt fitted to the endpoint's context window and the
-        reply's length sized from ``output_schema`` (or the endpoint's, if longer).
+        reply's length sized from the form's ``output_schema`` (or the endpoint's, if longer).
 
         The window is the one the client knows (declared, the local model's, or reported
-        by the server). A refusal naming a smaller window teaches the client that window,
-        and the prompt is fitted to it and sent again, once.
+        by the server). When the full guidelines would crowd the dialogue out of it, the
+        compact form is asked for: shorter guidelines and shorter reasons, so a smaller
+        reply. A refusal naming a smaller window teaches the client that window, and the
+        prompt is fitted to it and sent again, once.
         """
-        max_tokens = max(reply_tokens(output_schema), self._client.endpoint.max_tokens or 0)
         window = await self._client.known_context_window()
         while True:
-            compact = window is not None and _needs_compact(view, render, window, max_tokens)
+            compact = window is not None and _needs_compact(
+                view, render, window, self._reply_tokens(output_schema(False))
+            )
+            schema = output_schema(compact)
+            max_tokens = self._reply_tokens(schema)
             cut = None
             if window is None:
                 messages = render(view, compact)
@@ -251,7 +256,7 @@ class _LLMBase:
             asked = await ask_structured(
                 self._client,
                 messages,
-                response_format(name, output_schema),
+                response_format(name, schema),
                 read,
                 seed=seed,
                 max_reasks=self._max_reasks,
@@ -263,6 +268,9 @@ class _LLMBase:
             if not asked.overflow or learned is None or learned == window:
                 return asked
             window = learned
+
+    def _reply_tokens(self, schema: dict[str, Any]) -> int:
+        return max(reply_tokens(schema), self._client.endpoint.max_tokens or 0)
 
 
 def _render_with(
@@ -307,13 +315,12 @@ class LLMAnnotator(_LLMBase):
     async def annotate(self, view: AnnotatorView, target: str, *, seed: int) -> PassResult:
         category = self._schema.category(target)
         n_turns = len(view.turns)
-        output_schema = category_schema(category, n_turns)
         asked = await self._ask(
             view,
             lambda fitted, compact: self._prompts.category_messages(
                 self._schema, category, fitted, compact=compact
             ),
-            output_schema,
+            lambda compact: category_schema(category, n_turns, compact=compact),
             lambda text: read_category_reply(self._schema, category, n_turns, text),
             name=category.id,
             seed=seed,
@@ -342,7 +349,11 @@ class LLMHarmAnnotator(_LLMBase):
     ) -> None:
         super().__init__(client, max_reasks=max_reasks, temperature=temperature)
         self._packs = dict(packs)
-        self._schemas = {pack_id: harm_schema(pack) for pack_id, pack in self._packs.items()}
+        self._schemas = {
+            (pack_id, compact): harm_schema(pack, compact=compact)
+            for pack_id, pack in self._packs.items()
+            for compact in (False, True)
+        }
 
     def targets(self) -> tuple[str, ...]:
         return tuple(harm_category(pack_id) for pack_id in sorted(self._packs))
@@ -352,7 +363,6 @@ class LLMHarmAnnotator(_LLMBase):
         if pack_id is None or pack_id not in self._packs:
             raise ValueError(f"no harm pack for '{target}'")
         pack = self._packs[pack_id]
-        output_schema = self._schemas[pack_id]
 
         def read(text: str) -> Answer:
             return read_harm_reply(pack, text)
@@ -360,7 +370,7 @@ class LLMHarmAnnotator(_LLMBase):
         asked = await self._ask(
             view,
             lambda fitted, compact: self._prompts.harm_messages(pack, fitted, compact=compact),
-            output_schema,
+            lambda compact: self._schemas[pack_id, compact],
             read,
             name=pack.id,
             seed=seed,

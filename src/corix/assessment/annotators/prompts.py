@@ -31,7 +31,7 @@ from typing import Any, Final
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from corix.assessment.annotators.structured import REASONING_MAX_CHARS
+from corix.assessment.annotators.structured import reasoning_chars
 from corix.assessment.annotators.view import AnnotatorView
 from corix.assessment.harms import HarmPack
 from corix.assessment.schema import AnnotationSchema, Category, Question, QuestionLevel
@@ -191,7 +191,7 @@ class PromptRenderer:
         user = _render(
             "harm_prompt.j2",
             guidelines=self._part(key, self._guidelines, pack, compact),
-            reasoning_chars=REASONING_MAX_CHARS,
+            reasoning_chars=reasoning_chars(compact=compact),
             scenario=self._scenario(view, compact),
             session=_render("session.j2", view=view),
             fence=fence_dialogue(view),
@@ -236,7 +236,7 @@ class PromptRenderer:
             category=category,
             questions=questions,
             turn_level=any(q["turn_level"] for q in questions),
-            reasoning_chars=REASONING_MAX_CHARS,
+            reasoning_chars=reasoning_chars(compact=compact),
             compact=compact,
         )
 

@@ -5,7 +5,7 @@ The schema is built from the annotation schema's questions (one object per quest
 from a harm pack's scale (``reasoning``, ``severity``). Follow-ups and optional questions
 accept ``null``. Every object lists all its properties as required and forbids others,
 which is what strict structured-output modes demand. Closed answers are enums, scales
-integer ranges, and every ``reasoning`` is bounded (:data:`REASONING_MAX_CHARS`), so the
+integer ranges, and every ``reasoning`` is bounded (:func:`reasoning_chars`), so the
 longest reply that fits the schema is known: :func:`corix.llm.reply_tokens` sizes ``max_tokens``
 from it, and a constrained reply is never cut.
 
@@ -85,30 +85,45 @@ def _value_schema(question: Question) -> dict[str, Any]:
 REASONING_MAX_CHARS = 240
 """The longest ``reasoning`` asked for: a sentence or two with a quote. Small models left
 unbounded reason until they hit ``max_tokens`` and the JSON is cut."""
-_REASONING = {"type": "string", "maxLength": REASONING_MAX_CHARS}
+COMPACT_REASONING_MAX_CHARS = 100
+"""The longest ``reasoning`` in the compact form (a small context window): a short quote.
+A turn-level category over three turns asks for twelve reasons; at 240 characters each
+the reply's room alone left no 4,096-token window space for the dialogue."""
 
 
-def _answer_schema(question: Question) -> dict[str, Any]:
-    return _object({"reasoning": _REASONING, "value": _value_schema(question)})
+def reasoning_chars(*, compact: bool) -> int:
+    """The bound on every ``reasoning`` in the full or the compact form."""
+    return COMPACT_REASONING_MAX_CHARS if compact else REASONING_MAX_CHARS
 
 
-def category_schema(category: Category, n_turns: int) -> dict[str, Any]:
+def _answer_schema(question: Question, reasoning: dict[str, Any]) -> dict[str, Any]:
+    return _object({"reasoning": reasoning, "value": _value_schema(question)})
+
+
+def _reasoning(compact: bool) -> dict[str, Any]:
+    return {"type": "string", "maxLength": reasoning_chars(compact=compact)}
+
+
+def category_schema(category: Category, n_turns: int, *, compact: bool = False) -> dict[str, Any]:
     """The JSON schema of one pass over ``category`` for a dialogue of ``n_turns`` turns."""
+    reasoning = _reasoning(compact)
     properties = {
-        q.id: _answer_schema(q) for q in category.questions if q.level is QuestionLevel.DIALOGUE
+        q.id: _answer_schema(q, reasoning)
+        for q in category.questions
+        if q.level is QuestionLevel.DIALOGUE
     }
     turn_questions = [q for q in category.questions if q.level is QuestionLevel.TURN]
     if turn_questions:
-        per_turn = _object({q.id: _answer_schema(q) for q in turn_questions})
+        per_turn = _object({q.id: _answer_schema(q, reasoning) for q in turn_questions})
         properties[TURNS_KEY] = _object({turn_key(i): per_turn for i in range(n_turns)})
     return _object(properties)
 
 
-def harm_schema(pack: HarmPack) -> dict[str, Any]:
+def harm_schema(pack: HarmPack, *, compact: bool = False) -> dict[str, Any]:
     """The JSON schema of a severity judgment on ``pack``'s scale."""
     return _object(
         {
-            "reasoning": _REASONING,
+            "reasoning": _reasoning(compact),
             SEVERITY: {"type": "integer", "minimum": pack.scale.min, "maximum": pack.scale.max},
         }
     )
