@@ -186,6 +186,9 @@ CASES = [
          says="--endpoint-url 'URL' is not an http(s) URL"),
     case("a judge endpoint with spec options", "annotate", "{run}", "--annotator", "llm",
          "--endpoint", "local:m.gguf?n_ctx=4096", says="give them as flags"),
+    case("model processes for a server", "annotate", "{run}", "--annotator", "llm",
+         "--endpoint-url", "http://127.0.0.1:9/v1", "--model", "M", "--processes", "2",
+         says="processes is for 'local' endpoints"),
 ]  # fmt: skip
 
 

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
+from pydantic import ValidationError
 
-from corix.cli.common import fail, split_names
+from corix.cli.common import fail, split_names, validation_summary
 from corix.cli.run_cmd import executor_settings
 from corix.errors import unknown_name
 
@@ -117,6 +118,16 @@ ContextWindowOption = Annotated[
     ),
 ]
 
+ProcessesOption = Annotated[
+    int | None,
+    typer.Option(
+        "--processes",
+        min=1,
+        help="For --endpoint local:…, model processes answering side by side (each holds "
+        "the model; a model runs on half the cores, two use them all).",
+    ),
+]
+
 SeedOption = Annotated[int, typer.Option(help="Base seed; each pass and repeat derives its own.")]
 
 MaxReasksOption = Annotated[
@@ -204,6 +215,7 @@ _ENDPOINT_FIELDS = {
     "call_deadline": "call_deadline_s",
     "key_header": "key_header",
     "context_window": "context_window",
+    "processes": "processes",
     "price_prompt": "price_per_1k_prompt",
     "price_completion": "price_per_1k_completion",
 }
@@ -277,13 +289,16 @@ def _endpoint(
         base_url, default_model, name = url, model, "annotator"
     else:
         return None
-    return EndpointConfig.model_validate(
-        {
-            "name": name,
-            "base_url": base_url,
-            "model": model or default_model,
-            "key_env": key_env,
-            "max_concurrency": concurrency,
-            **{field: value for field, value in settings.items() if value is not None},
-        }
-    )
+    try:
+        return EndpointConfig.model_validate(
+            {
+                "name": name,
+                "base_url": base_url,
+                "model": model or default_model,
+                "key_env": key_env,
+                "max_concurrency": concurrency,
+                **{field: value for field, value in settings.items() if value is not None},
+            }
+        )
+    except ValidationError as exc:  # flags that do not go together, e.g. --processes on a URL
+        raise fail(f"the judge's endpoint is not valid: {validation_summary(exc)}") from None

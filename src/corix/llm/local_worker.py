@@ -50,18 +50,23 @@ class Done:
 
 
 def serve(
-    conn: Connection, model_path: str, context_window: int, cancel: Synchronized[int]
+    conn: Connection,
+    model_path: str,
+    context_window: int,
+    cancel: Synchronized[int],
+    threads: int | None = None,
 ) -> None:
     """Load the model and answer jobs until told to stop or the parent goes away.
 
-    The model keeps llama-cpp's thread count (half the cores): on a machine whose cores
-    are shared, one more thread than there is room for made generation 12× slower (85.8 s
-    against 7.1 s for 40 tokens), since llama.cpp's threads spin at every step.
+    ``threads`` ``None`` keeps llama-cpp's thread count (half the cores): on a machine
+    whose cores are shared, one more thread than there is room for made generation 12×
+    slower (85.8 s against 7.1 s for 40 tokens), since llama.cpp's threads spin at every
+    step.
     """
     try:
         from llama_cpp import Llama  # the optional extra
 
-        model = Llama(model_path=model_path, n_ctx=context_window, verbose=False)
+        model = Llama(model_path=model_path, n_ctx=context_window, n_threads=threads, verbose=False)
         # Judges' prompts share long prefixes (the guidelines, the scenario) but alternate
         # between targets; the model itself reuses only the previous prompt's prefix, the
         # cache also the prefixes of earlier ones.

@@ -1,0 +1,55 @@
+"""The local transport's pool of model processes: one request per process at a time, and
+a request sent to the process whose prompt cache holds its opening when that one is idle."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from corix.llm import EndpointConfig
+from corix.llm.local_transport import IdlePool
+
+
+async def test_a_member_serves_one_caller_at_a_time_and_callers_wait_for_one() -> None:
+    pool = IdlePool(["a", "b"])
+    busy: set[str] = set()
+    most_busy = 0
+
+    async def call(opening: str) -> None:
+        nonlocal most_busy
+        async with pool.one(opening) as member:
+            assert member not in busy
+            busy.add(member)
+            most_busy = max(most_busy, len(busy))
+            await asyncio.sleep(0.01)
+            busy.discard(member)
+
+    await asyncio.gather(*(call(f"prompt {i}") for i in range(6)))
+    assert most_busy == 2
+
+
+async def test_the_member_that_last_read_the_same_opening_is_preferred() -> None:
+    pool = IdlePool(["a", "b"])
+    async with pool.one("harm guidelines") as first, pool.one("category task") as second:
+        assert {first, second} == {"a", "b"}
+    for _ in range(3):
+        async with pool.one("category task") as member:
+            assert member == second
+        async with pool.one("harm guidelines") as member:
+            assert member == first
+
+
+async def test_a_failing_caller_gives_its_member_back() -> None:
+    pool = IdlePool(["a"])
+    with pytest.raises(RuntimeError):
+        async with pool.one("x"):
+            raise RuntimeError("the model process died")
+    async with asyncio.timeout(1), pool.one("y") as member:
+        assert member == "a"
+
+
+def test_processes_are_for_local_models_only() -> None:
+    assert EndpointConfig(base_url="local:model.gguf", model="m", processes=2).processes == 2
+    with pytest.raises(ValueError, match="processes is for 'local' endpoints"):
+        EndpointConfig(base_url="http://127.0.0.1:8000/v1", model="m", processes=2)
