@@ -58,31 +58,39 @@ class SessionAnnotation:
 
     async def run(self) -> None:
         # One item at a time: the workers, one per session in flight, keep the model busy.
+        # An item's passes follow each other: their prompts are the same up to the seed, so
+        # a model that keeps its evaluated prompt (a local one, a server's cache) reads the
+        # second one for free.
         options = self.job.options
-        for pass_no in range(options.passes):
-            await self._categories(pass_no)
-            for harm in self.job.harms:
+        violations = await self._screening()
+        for category_id in self.job.categories:
+            if category_id == self.job.screening:
+                continue
+            gated = self.job.schema.category(category_id).gate.requires_violation
+            for pass_no in range(options.passes):
+                if gated and not violations[pass_no]:
+                    self.job.tally.targets[category_id].gated_out += 1
+                else:
+                    await self._item(category_id, pass_no)
+        for harm in self.job.harms:
+            for pass_no in range(options.passes):
                 await self._item(harm_category(harm), pass_no)
         if options.repeats > 1:
             await self._store_consensus()
 
-    async def _categories(self, pass_no: int) -> None:
-        schema = self.job.schema
+    async def _screening(self) -> list[bool]:
+        """Per pass, whether its screening settled on a violation (asked here when wanted,
+        else read from what is stored): the gated categories follow it."""
         screening = self.job.screening
-        wanted = self.job.categories
-        if screening in wanted:
-            screening_runs = await self._item(screening, pass_no)
-        else:
-            stored = self.job.stored_repeats(self.session_id, screening, pass_no)
-            screening_runs = [answers_of(p) for p in stored.values() if p.ok]
-        violation = settled_violation(schema, screening_runs)
-        for category_id in wanted:
-            if category_id == screening:
-                continue
-            if schema.category(category_id).gate.requires_violation and not violation:
-                self.job.tally.targets[category_id].gated_out += 1
-                continue
-            await self._item(category_id, pass_no)
+        violations = []
+        for pass_no in range(self.job.options.passes):
+            if screening in self.job.categories:
+                runs = await self._item(screening, pass_no)
+            else:
+                stored = self.job.stored_repeats(self.session_id, screening, pass_no)
+                runs = [answers_of(p) for p in stored.values() if p.ok]
+            violations.append(settled_violation(self.job.schema, runs))
+        return violations
 
     async def _item(self, target: str, pass_no: int) -> Runs:
         job, options = self.job, self.job.options
