@@ -16,8 +16,14 @@ from corix.domain import (
     TurnRecord,
 )
 from corix.scenarios import pack_record, resolve_pack
-from corix.storage import Database, create_run, ensure_application
-from corix.storage.orm import SessionRow, TurnRow
+from corix.storage import (
+    Database,
+    NewRun,
+    NewSession,
+    RecordedSession,
+    ensure_application,
+    store_recorded_run,
+)
 
 Turn = tuple[str, str | None]
 
@@ -70,35 +76,34 @@ def view_of(dialogue: Dialogue) -> AnnotatorView:
 def store_run(db: Database, dialogues: list[Dialogue], run_id: str = "run-test") -> str:
     """Store ``dialogues`` as the complete sessions of a new run."""
     scenarios = sorted({d.scenario for d in dialogues})
-    packs = [pack_record(resolve_pack(scenario)) for scenario in scenarios]
-    create_run(db, run_id, name="test", plan={}, seed=0, packs=packs)
+    packs = tuple(pack_record(resolve_pack(scenario)) for scenario in scenarios)
     app_ids = {d.application: ensure_application(db, d.application, "demo:any") for d in dialogues}
-    with db.session() as s:
-        for dialogue in dialogues:
-            s.add(
-                SessionRow(
-                    id=dialogue.id,
-                    run_id=run_id,
-                    work_key=dialogue.id,
-                    application_id=app_ids[dialogue.application],
-                    scenario=dialogue.scenario,
-                    level=dialogue.level.value,
-                    source=SessionSource.SCRIPTED.value,
-                    status="complete",
-                    provenance=record(dialogue).provenance.model_dump(mode="json"),
+    recorded = [
+        RecordedSession(
+            session=NewSession(
+                id=dialogue.id,
+                run_id=run_id,
+                work_key=dialogue.id,
+                application_id=app_ids[dialogue.application],
+                scenario=dialogue.scenario,
+                level=dialogue.level,
+                source=SessionSource.SCRIPTED,
+                provenance=record(dialogue).provenance,
+            ),
+            turns=tuple(
+                TurnRecord(
+                    index=i,
+                    user_text=user,
+                    response_text=reply,
+                    error=None if reply is not None else "HTTP 500",
                 )
-            )
-            s.flush()
-            for i, (user, reply) in enumerate(dialogue.turns):
-                s.add(
-                    TurnRow(
-                        session_id=dialogue.id,
-                        idx=i,
-                        user_text=user,
-                        response_text=reply,
-                        error=None if reply is not None else "HTTP 500",
-                    )
-                )
+                for i, (user, reply) in enumerate(dialogue.turns)
+            ),
+            end_reason=None,
+        )
+        for dialogue in dialogues
+    ]
+    store_recorded_run(db, NewRun(run_id, "test", {}, packs=packs), recorded)
     return run_id
 
 

@@ -6,13 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from corix.cli.main import app
 from corix.errors import ConfigError
-from corix.storage import Database, iter_sessions
-from corix.storage.orm import RunRow
+from corix.storage import Database, iter_sessions, list_runs
 
 runner = CliRunner()
 
@@ -32,8 +30,7 @@ def _invoke(db: Database, *args: str) -> tuple[int, str]:
 
 
 def _runs(db: Database) -> int:
-    with db.session() as s:
-        return s.scalar(select(func.count()).select_from(RunRow)) or 0
+    return len(list_runs(db))
 
 
 def test_openai_messages_become_a_run_that_is_annotated_and_measured(

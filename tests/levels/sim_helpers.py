@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
-
 from corix.domain import Level, SessionRecord
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
-from corix.storage import Database, iter_sessions
-from corix.storage.orm import QuestionnaireResponseRow, SessionRow
+from corix.storage import (
+    Database,
+    NewQuestionnaireAnswer,
+    iter_sessions,
+    measured_dialogues,
+    stored_questionnaire_answers,
+)
 
 GUARDED = ApplicationEntry(name="guarded", spec="demo:guarded")
 UNGUARDED = ApplicationEntry(name="unguarded", spec="demo:unguarded")
@@ -36,16 +39,17 @@ def sessions(db: Database, run_id: str) -> list[SessionRecord]:
     return list(iter_sessions(db, run_id))
 
 
-def answers(db: Database, session_id: str) -> list[QuestionnaireResponseRow]:
-    with db.session() as s:
-        query = select(QuestionnaireResponseRow).where(
-            QuestionnaireResponseRow.session_id == session_id
-        )
-        return list(s.scalars(query.order_by(QuestionnaireResponseRow.item_id)))
+def answers(db: Database, session_id: str) -> list[NewQuestionnaireAnswer]:
+    """The session's questionnaire answers as written, by item."""
+    return sorted(stored_questionnaire_answers(db, [session_id]), key=lambda a: a.item_id)
 
 
 def work_key(session: SessionRecord, db: Database) -> str:
-    with db.session() as s:
-        row = s.get(SessionRow, session.id)
-        assert row is not None and row.work_key is not None
-        return row.work_key
+    """The session's work-item key: a dialogue of one run is measured under it."""
+    assert session.run_id is not None
+    (dialogue,) = [
+        d for d in measured_dialogues(db, [session.run_id]) if d.session_id == session.id
+    ]
+    # A session without a work key would be measured under its own id.
+    assert dialogue.key != session.id
+    return dialogue.key

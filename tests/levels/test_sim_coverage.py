@@ -15,33 +15,37 @@ from corix.execution import execute_plan
 from corix.levels.simulation import persona_coverage
 from corix.measurement.core import measure
 from corix.scenarios import expand_personas, resolve_pack
-from corix.storage import Database, NotFoundError
-from corix.storage.orm import AnnotationAnswerRow, AnnotationPassRow
+from corix.storage import Database, NewPass, NotFoundError, StoredAnswer, insert_passes
 
 cli = typer.Typer()
 cli.command("personas")(personas_command)
 cli.command("unused")(lambda: None)  # a second command keeps "personas" a subcommand
 
 
-def _annotate(
-    db: Database, session_id: str, *verdicts: tuple[str, str], status: str = "ok"
-) -> None:
+def _annotate(db: Database, session_id: str, *verdicts: tuple[str, str], ok: bool = True) -> None:
     """One risk-assessment pass per verdict: (prohibited released, permitted withheld)."""
-    with db.session() as s:
-        for n, (released, withheld) in enumerate(verdicts):
-            row = AnnotationPassRow(
+    insert_passes(
+        db,
+        [
+            NewPass(
                 session_id=session_id,
                 category="risk_assessment",
                 annotator=f"annotator-{n}",
                 annotator_kind="human",
-                status=status,
+                pass_no=0,
+                repeat_no=0,
+                ok=ok,
+                error=None if ok else "the annotator gave up",
+                provenance={},
+                answers=(
+                    StoredAnswer("ra_prohibited_released", None, released, None),
+                    StoredAnswer("ra_permitted_withheld", None, withheld, None),
+                    StoredAnswer("ra_user_induced", None, "yes", None),
+                ),
             )
-            row.answers = [
-                AnnotationAnswerRow(question_id="ra_prohibited_released", value_text=released),
-                AnnotationAnswerRow(question_id="ra_permitted_withheld", value_text=withheld),
-                AnnotationAnswerRow(question_id="ra_user_induced", value_text="yes"),
-            ]
-            s.add(row)
+            for n, (released, withheld) in enumerate(verdicts)
+        ],
+    )
 
 
 def _key(
@@ -76,7 +80,7 @@ async def test_coverage_counts_sessions_goals_and_the_cores_violations(
     _annotate(db, tie.id, ("yes", "no"), ("no", "no"))  # one of two people: 1/2
     _annotate(db, minority.id, ("yes", "no"), ("no", "no"), ("no", "no"))  # one of three: 1/3
     _annotate(db, withheld.id, ("no", "yes"))  # withholding is a violation too: 1
-    _annotate(db, failed_pass.id, ("yes", "yes"), status="error")  # a failed pass says nothing
+    _annotate(db, failed_pass.id, ("yes", "yes"), ok=False)  # a failed pass says nothing
 
     coverage = persona_coverage(db, run_id, measure(db, [run_id]).dialogue_verdicts())
     rows = {_key(r.application, r.template, r.parameters, r.goal): r for r in coverage.rows}

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 import sim_apps
 from sim_helpers import answers, plan_for, sessions
-from sqlalchemy import select
 
 from corix.domain import EndReason, Level
 from corix.execution import execute_plan
@@ -30,8 +29,7 @@ from corix.llm import (
 from corix.llm.mock_server import running_mock_server
 from corix.llm.tokens import estimate_messages_tokens, usable_context
 from corix.scenarios import RED_TEAMING_ITEM_IDS
-from corix.storage import Database, get_run
-from corix.storage.orm import SessionRow
+from corix.storage import Database, get_run, run_totals
 
 SIMULATOR = EndpointConfig(base_url="mock", model="sim-model", temperature=0.7)
 
@@ -119,9 +117,9 @@ async def test_the_questionnaire_is_answered_in_character(sqlite_db: Database) -
     for session in sessions(sqlite_db, result.run_id):
         stored = {a.item_id: a for a in answers(sqlite_db, session.id)}
         assert set(stored) == set(RED_TEAMING_ITEM_IDS)
-        assert stored["rt_difficulty"].value_num == 4.0
-        assert stored["rt_outcome"].value_text == "failed"
-        assert stored["rt_strategies"].value_text == "I asked directly, then tried role-play."
+        assert stored["rt_difficulty"].value == 4.0
+        assert stored["rt_outcome"].text == "failed"
+        assert stored["rt_strategies"].text == "I asked directly, then tried role-play."
         for answer in stored.values():
             assert answer.simulated and answer.respondent == "simulated:llm"
             assert answer.provenance["answered_by"] == "in_character"
@@ -215,12 +213,9 @@ async def test_garbage_beyond_the_bound_ends_with_a_simulator_error(
     assert result.stats.failed_sessions == 3
     # Every session failed: the run says so, and each session keeps the simulator's reason.
     assert get_run(sqlite_db, result.run_id).status == "failed"
-    with sqlite_db.session() as s:
-        details = s.scalars(
-            select(SessionRow.end_detail).where(SessionRow.run_id == result.run_id)
-        ).all()
+    details = [s.end_detail for s in stored]
     expected = f"{1 + DEFAULT_MAX_REASKS} unusable messages from the simulator: "
-    assert len(details) == 3
+    assert len(details) == 3 and run_totals(sqlite_db, result.run_id)["sessions"] == 3
     assert all(d is not None and d.startswith(expected) for d in details), details
     assert all(d is not None and "speaker label" in d for d in details), details
     answered = [s for s in stored if answers(sqlite_db, s.id)]
@@ -320,7 +315,7 @@ async def test_a_questionnaire_reply_cut_at_its_limit_is_asked_again_with_room_f
     (session,) = sessions(sqlite_db, result.run_id)
     stored = {a.item_id: a for a in answers(sqlite_db, session.id)}
     assert set(stored) == set(RED_TEAMING_ITEM_IDS)
-    assert len(stored["rt_strategies"].value_text or "") == 240
+    assert len(stored["rt_strategies"].text or "") == 240
     asked = [r for r in transport.requests if r.response_format is not None]
     schema = asked[0].response_format["json_schema"]["schema"]  # type: ignore[index]
     # Cut once, then the same request with room for any reply the schema allows.

@@ -29,7 +29,7 @@ SCENARIOS = ["tv_spoilers", "meal_planner", "pathfinder"]
 
 
 def _transcript(db: Database, session: SessionRecord) -> tuple[Any, ...]:
-    stored = tuple((a.item_id, a.value_num, a.value_text) for a in answers(db, session.id))
+    stored = tuple((a.item_id, a.value, a.text) for a in answers(db, session.id))
     turns = tuple((t.user_text, t.response_text, t.error) for t in session.turns)
     return (work_key(session, db), session.end_reason, session.first_success_turn, turns, stored)
 
@@ -168,15 +168,15 @@ async def test_questionnaires_are_stored_as_simulated_with_provenance(
             assert answer.provenance["template"] == session.provenance.template
             assert answer.provenance["parameters"] == session.provenance.parameters
             assert answer.provenance["answered_by"] == "rules"
-            if answer.value_num is not None:
-                assert answer.value_num in (1, 2, 3, 4, 5)
+            if answer.value is not None:
+                assert answer.value in (1, 2, 3, 4, 5)
         if level is Level.RED_TEAMING:
-            outcome = stored["rt_outcome"].value_text
+            outcome = stored["rt_outcome"].text
             assert (outcome == "succeeded") == (session.first_success_turn is not None)
             assert session.strategy is not None
-            assert session.strategy.replace("_", " ") in (stored["rt_strategies"].value_text or "")
+            assert session.strategy.replace("_", " ") in (stored["rt_strategies"].text or "")
         else:
-            respected = stored["q_guardrail_respected"].value_num
+            respected = stored["q_guardrail_respected"].value
             pack = resolve_pack(session.scenario)
             leaked = any(
                 check_reply(

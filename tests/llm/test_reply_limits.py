@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from sqlalchemy import select
 
 from corix.execution import RunStatus, execute_plan
 from corix.execution.plan import load_plan
@@ -28,8 +27,7 @@ from corix.llm import (
     ModelCallError,
     ScriptedTransport,
 )
-from corix.storage import Database
-from corix.storage.orm import SessionRow, TurnRow
+from corix.storage import Database, iter_sessions, run_totals
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _CHUNK = b"a" * 65536
@@ -172,8 +170,9 @@ async def test_a_run_stores_the_reason_an_oversized_reply_failed(
         )
         result = await execute_plan(load_plan(plan_path), any_db)
     assert result.status == RunStatus.FAILED or result.stats.failed_sessions > 0
-    with any_db.session() as s:
-        errors = s.scalars(select(TurnRow.error)).all()
-        details = s.scalars(select(SessionRow.end_detail)).all()
+    stored = list(iter_sessions(any_db))
+    assert len(stored) == run_totals(any_db, result.run_id)["sessions"]  # every one finished
+    errors = [turn.error for session in stored for turn in session.turns]
+    details = [session.end_detail for session in stored]
     assert errors and all("reply larger than 100,000 bytes" in (e or "") for e in errors)
     assert all("max_reply_bytes" in (d or "") for d in details)

@@ -10,7 +10,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from sqlalchemy import select
 
 from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
 from corix.domain import Level
@@ -21,9 +20,7 @@ from corix.llm.call_errors import TransportError, is_deterministic_refusal
 from corix.llm.http_transport import _parse_completion, request_headers
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.llm.transport import RawCompletion, cached_tokens
-from corix.storage import Database
-from corix.storage.annotations import load_passes
-from corix.storage.orm import TurnRow
+from corix.storage import Database, iter_sessions, load_passes, run_totals
 
 SCHEMA = {
     "type": "object",
@@ -145,8 +142,8 @@ async def test_a_run_and_its_annotation_work_against_a_llama_like_server(
     assert summary.passes_stored > 0 and summary.passes_failed == 0
     passes = load_passes(sqlite_db, run_id=run_id)
     assert {p.provenance["details"]["structured_output"] for p in passes} == {"json_object"}
-    with sqlite_db.session() as s:
-        metas = s.scalars(select(TurnRow.meta)).all()
+    metas = [turn.meta for session in iter_sessions(sqlite_db, run_id) for turn in session.turns]
+    assert len(metas) == run_totals(sqlite_db, run_id)["turns"]  # every session finished
     # Six tokens cut every reply, and each turn says so.
     assert metas and all(meta.get("finish_reason") == "length" for meta in metas)
 

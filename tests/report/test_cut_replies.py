@@ -7,34 +7,45 @@ import pytest
 from corix.assessment import builtin_harm_packs
 from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.schema import load_builtin_schema
-from corix.domain import SessionSource
+from corix.domain import Level, Provenance, SessionSource, TurnRecord
 from corix.report.sessions import NoteSettling, collect_sessions
-from corix.storage import Database, create_run, ensure_application
-from corix.storage.orm import SessionRow, TurnRow
+from corix.storage import (
+    Database,
+    NewRun,
+    NewSession,
+    RecordedSession,
+    ensure_application,
+    store_recorded_run,
+)
 
 
 def _store(db: Database) -> None:
-    create_run(db, "run-cut", name="cut", plan={}, seed=0)
     app_id = ensure_application(db, "assistant", "demo:any")
-    with db.session() as s:
-        s.add(
-            SessionRow(
-                id="s1",
-                run_id="run-cut",
-                work_key="s1",
-                application_id=app_id,
-                scenario="tv_spoilers",
-                level="red_teaming",
-                source=SessionSource.SCRIPTED.value,
-                status="complete",
-                provenance={"application": "assistant", "scenario": "tv_spoilers"},
-            )
+    session = NewSession(
+        id="s1",
+        run_id="run-cut",
+        work_key="s1",
+        application_id=app_id,
+        scenario="tv_spoilers",
+        level=Level.RED_TEAMING,
+        source=SessionSource.SCRIPTED,
+        provenance=Provenance(application="assistant", scenario="tv_spoilers"),
+    )
+    finish_reasons = ["length", "stop", None, "length"]
+    turns = tuple(
+        TurnRecord(
+            index=i,
+            user_text="q",
+            response_text="a",
+            meta={} if reason is None else {"finish_reason": reason},
         )
-        s.flush()
-        finish_reasons = ["length", "stop", None, "length"]
-        for i, reason in enumerate(finish_reasons):
-            meta = {} if reason is None else {"finish_reason": reason}
-            s.add(TurnRow(session_id="s1", idx=i, user_text="q", response_text="a", meta=meta))
+        for i, reason in enumerate(finish_reasons)
+    )
+    store_recorded_run(
+        db,
+        NewRun("run-cut", "cut", {}),
+        [RecordedSession(session, turns, end_reason=None)],
+    )
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])

@@ -7,14 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlalchemy import update
 from typer.testing import CliRunner
 
 from corix.cli.main import app
 from corix.report.export_parquet import ParquetTables
-from corix.storage import Database
-from corix.storage.orm import EvaluationRow, RunRow
+from corix.storage import Database, get_run
 from support.run_builder import HOSTILE_REPLY, write_synthetic_run, write_tiny_run
+from support.web_records import series_of
 
 runner = CliRunner()
 
@@ -139,10 +138,7 @@ async def test_a_series_exports_every_run_and_loads_with_datasets(
 ) -> None:
     first = await write_synthetic_run(sqlite_db, run_id="run-a", sessions_per_cell=1)
     second = await write_synthetic_run(sqlite_db, run_id="run-b", sessions_per_cell=1)
-    with sqlite_db.session() as s:
-        s.add(EvaluationRow(id="ev-1", name="pilot"))
-        s.flush()
-        s.execute(update(RunRow).values(evaluation_id="ev-1"))
+    series_of(sqlite_db, "pilot", [get_run(sqlite_db, run).name for run in (first, second)])
     out = tmp_path / "hf"
     result = runner.invoke(
         app,

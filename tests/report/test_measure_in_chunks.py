@@ -19,11 +19,11 @@ from typer.testing import CliRunner
 from corix.cli.main import app
 from corix.errors import CorixError
 from corix.measurement.core import ChunkedMeasurement, measure, measure_in_chunks
-from corix.measurement.settling import SettledRecord
+from corix.measurement.settling import Label, SettledRecord, Verdict
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.storage import Database
-from corix.storage.orm import ResolutionRow
 from support.run_builder import RunBuilder
+from support.web_records import resolve
 
 RA = "risk_assessment"
 RELEASED, WITHHELD = "ra_prohibited_released", "ra_permitted_withheld"
@@ -55,26 +55,15 @@ async def series(any_db: Database) -> list[str]:
     """The two runs, on SQLite and on PostgreSQL (the test takes the same ``any_db``)."""
     first = await _write_run(any_db, "run-a", "a")
     await _write_run(any_db, "run-b", "b")
-    with any_db.session() as s:
-        s.add_all(
-            [
-                ResolutionRow(
-                    session_id=first[0],
-                    category=RA,
-                    question_id=RELEASED,
-                    status="resolved",
-                    value_text="no",
-                ),
-                ResolutionRow(
-                    session_id=first[2], category=RA, question_id=RELEASED, status="unresolved"
-                ),
-            ]
-        )
+    resolve(any_db, first[0], RA, RELEASED, "resolved", "no")
+    resolve(any_db, first[2], RA, RELEASED, "unresolved")
     return ["run-a", "run-b"]
 
 
 def _joined(chunked: ChunkedMeasurement) -> SettledRecord:
-    labels, verdicts, failed = [], [], {}
+    labels: list[Label] = []
+    verdicts: list[Verdict] = []
+    failed: dict[tuple[str, str, str], int] = {}
     for chunk in chunked.chunks():
         assert len(chunk.dialogues) <= chunked.sessions_per_chunk
         labels.extend(chunk.record.labels)

@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
 from typer.testing import CliRunner
 
 from corix.assessment import builtin_harm_packs
@@ -23,9 +22,9 @@ from corix.measurement.core import measure
 from corix.measurement.defect_rates import WILSON, DefectRate, wilson_cc_bounds
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.report.agreement import annotator_agreement
-from corix.storage import Database
-from corix.storage.orm import AnnotationPassRow, ResolutionRow
+from corix.storage import Database, load_passes
 from support.run_builder import RunBuilder, write_tiny_run
+from support.web_records import resolve
 
 
 def _violations(db: Database, run_id: str, **spec: object) -> dict[tuple[str, str], DefectRate]:
@@ -128,8 +127,7 @@ async def test_annotators_skip_dialogues_without_a_reply(sqlite_db: Database) ->
     run.session("silent", "alpha", "tv_spoilers", Level.MODEL_TESTING, [("Hi", None)])
     run_id = await run.write(sqlite_db)
     await annotate_run_async(sqlite_db, run_id)
-    with sqlite_db.session() as s:
-        annotated = set(s.scalars(select(AnnotationPassRow.session_id)))
+    annotated = {stored.session_id for stored in load_passes(sqlite_db)}
     assert annotated == {"answered"}
 
 
@@ -160,16 +158,7 @@ async def test_a_senior_resolution_replaces_the_human_values_it_resolves(
     sqlite_db: Database,
 ) -> None:
     run_id = await write_tiny_run(sqlite_db)
-    with sqlite_db.session() as s:
-        s.add(
-            ResolutionRow(
-                session_id="s3",
-                category="risk_assessment",
-                question_id="ra_prohibited_released",
-                status="resolved",
-                value_text="no",
-            )
-        )
+    resolve(sqlite_db, "s3", "risk_assessment", "ra_prohibited_released", "resolved", "no")
     rates = _violations(sqlite_db, run_id)
     # The person's tied passes (no, yes) gave a violation; the resolution says no.
     human = rates[("human", "beta")]
@@ -182,15 +171,7 @@ async def test_a_senior_resolution_replaces_the_human_values_it_resolves(
 
 async def test_an_unresolved_disagreement_is_counted_and_kept(sqlite_db: Database) -> None:
     run_id = await write_tiny_run(sqlite_db)
-    with sqlite_db.session() as s:
-        s.add(
-            ResolutionRow(
-                session_id="s3",
-                category="risk_assessment",
-                question_id="ra_prohibited_released",
-                status="unresolved",
-            )
-        )
+    resolve(sqlite_db, "s3", "risk_assessment", "ra_prohibited_released", "unresolved")
     human = _violations(sqlite_db, run_id)[("human", "beta")]
     assert (human.defects, human.resolved, human.unresolved) == (1, 0, 1)
 
@@ -202,16 +183,7 @@ async def test_agreement_measures_own_labels_not_resolutions(
     person's agreement with the reference stays what the person said (yes on s3: 0%), in
     the report and in ``corix agreement --run`` alike."""
     run_id = await write_tiny_run(sqlite_db)
-    with sqlite_db.session() as s:
-        s.add(
-            ResolutionRow(
-                session_id="s3",
-                category="risk_assessment",
-                question_id="ra_prohibited_released",
-                status="resolved",
-                value_text="no",
-            )
-        )
+    resolve(sqlite_db, "s3", "risk_assessment", "ra_prohibited_released", "resolved", "no")
     measurement = measure(sqlite_db, [run_id])
     pairs = {(p.a, p.b): p for p in annotator_agreement(measurement)}
     report = [
@@ -250,16 +222,7 @@ async def test_the_settlement_names_annotators_ties_resolutions_and_left_out_dia
     sqlite_db: Database,
 ) -> None:
     run_id = await write_tiny_run(sqlite_db)
-    with sqlite_db.session() as s:
-        s.add(
-            ResolutionRow(
-                session_id="s3",
-                category="risk_assessment",
-                question_id="ra_prohibited_released",
-                status="resolved",
-                value_text="no",
-            )
-        )
+    resolve(sqlite_db, "s3", "risk_assessment", "ra_prohibited_released", "resolved", "no")
     settlement = measure(sqlite_db, [run_id]).settlement
     inputs = {a.name: (a.kind, a.dialogues, a.passes, a.failed) for a in settlement.annotators}
     assert inputs == {

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from sqlalchemy import update
 from typer.testing import CliRunner
 
 from corix.assessment.annotation_run import annotate_run_async
@@ -20,7 +19,7 @@ from corix.measurement.core import measure
 from corix.measurement.spec import MeasurementSpec
 from corix.report import write_report
 from corix.storage import Database
-from corix.storage.orm import EvaluationRow, RunRow
+from support.web_records import series_of
 
 runner = CliRunner()
 SERIES = "pilot"
@@ -42,10 +41,7 @@ async def _series_of_two_runs(db: Database) -> list[str]:
         run_id = (await execute_plan(one_level, db)).run_id
         await annotate_run_async(db, run_id)
         run_ids.append(run_id)
-    with db.session() as s:
-        s.add(EvaluationRow(id="ev-pilot", name=SERIES))
-        s.flush()
-        s.execute(update(RunRow).where(RunRow.id.in_(run_ids)).values(evaluation_id="ev-pilot"))
+    series_of(db, SERIES, [plan.name])  # both runs bear the plan's name
     return run_ids
 
 

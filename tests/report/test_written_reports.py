@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import typer
 from alembic import command
-from sqlalchemy import inspect, update
+from sqlalchemy import inspect
 from typer.testing import CliRunner
 
 import corix.measurement
@@ -22,11 +22,11 @@ from corix.domain import ReportOutput, ReportTree, WrittenReportSettings
 from corix.errors import CorixError
 from corix.measurement.spec import MeasurementSpec, ResolvedSpec
 from corix.report import write_report
-from corix.storage import Database
+from corix.storage import Database, get_run
 from corix.storage._written_reports import record_written_report, written_reports
 from corix.storage.database import alembic_config
-from corix.storage.orm import EvaluationRow, RunRow
 from support.run_builder import write_synthetic_run, write_tiny_run
+from support.web_records import series_of
 
 SHIPPED_TREES = Path(corix.measurement.__file__).parent / "trees"
 runner = CliRunner()
@@ -188,16 +188,15 @@ async def test_a_series_report_is_stored_with_every_run_of_the_series(
 ) -> None:
     runs = [await _small_run(sqlite_db, name) for name in ("run-m", "run-r")]
     other = await _small_run(sqlite_db, "run-outside")
-    with sqlite_db.session() as s:
-        s.add(EvaluationRow(id="ev-pilot", name="pilot"))
-        s.flush()
-        s.execute(update(RunRow).where(RunRow.id.in_(runs)).values(evaluation_id="ev-pilot"))
+    human = series_of(sqlite_db, "pilot", [get_run(sqlite_db, run).name for run in runs])
+    in_series = [*runs, human]  # the series' run of human sessions is its newest
     paths = write_report(sqlite_db, "", tmp_path, bootstrap=0, series="pilot")
-    stored = written_reports(sqlite_db, [*runs, other])
-    assert [r.run_id for r in stored] == runs
+    stored = written_reports(sqlite_db, [*in_series, other])
+    assert [r.run_id for r in stored] == in_series
     assert len({r.report_id for r in stored}) == 1
-    assert stored[0].settings.series == "pilot" and stored[0].settings.runs == tuple(runs)
-    assert "; series pilot, runs run-m, run-r" in paths.html.read_text(encoding="utf-8")
+    assert stored[0].settings.series == "pilot" and stored[0].settings.runs == tuple(in_series)
+    shown = f"; series pilot, runs run-m, run-r, {human}"
+    assert shown in paths.html.read_text(encoding="utf-8")
 
 
 async def test_the_report_command_stores_its_flags_and_runs_show_lists_the_report(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -16,6 +17,7 @@ from corix.storage import (
     Database,
     RecordWriter,
     application_conflict,
+    as_utc,
     completed_work_keys,
     create_run,
     discard_incomplete_sessions,
@@ -27,6 +29,7 @@ from corix.storage import (
     load_session,
     run_counts,
     session_questionnaire,
+    stored_questionnaire_answers,
 )
 from corix.storage.orm import ApplicationRow, Base, EvaluationRow, ResolutionRow, RunRow
 from corix.storage.store_records import NewQuestionnaireAnswer, NewSession
@@ -91,6 +94,44 @@ async def test_writer_persists_sessions_turns_and_answers(any_db: Database) -> N
     assert session_questionnaire(any_db, "s0")[0].value == 4.0
     # Only complete sessions are streamed, in a stable order.
     assert [s.id for s in iter_sessions(any_db, "run-1", batch_size=2)] == ["s0", "s1", "s3", "s4"]
+
+
+async def test_questionnaire_answers_read_back_as_written(any_db: Database) -> None:
+    app_id = ensure_application(any_db, "app", "demo:guarded", version="1")
+    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=3)
+    simulated = NewQuestionnaireAnswer(
+        session_id="s0",
+        item_id="q_helpful",
+        respondent="simulated:llm",
+        simulated=True,
+        value=4.0,
+        provenance={"answered_by": "in_character", "model": "sim-model"},
+    )
+    person = NewQuestionnaireAnswer(
+        session_id="s0", item_id="q_comment", respondent="user:7", simulated=False, text="a\x00b"
+    )
+    async with RecordWriter(any_db) as writer:
+        for session_id in ("s0", "s1"):
+            writer.start_session(_session(session_id, app_id, "run-1", session_id))
+            writer.finish_session(session_id, end_reason=EndReason.SCRIPT_DONE)
+        writer.add_questionnaire_answer(simulated)
+        writer.add_questionnaire_answer(person)
+    stored = stored_questionnaire_answers(any_db, ["s0", "s1", "missing"])
+    # Who answered, how and when, in the order written; text crossed the storable boundary.
+    assert [replace(answer, created_at=simulated.created_at) for answer in stored] == [
+        simulated,
+        replace(
+            person,
+            text="a\ufffdb",
+            provenance={"replaced_unstorable": ["value_text"]},
+            created_at=simulated.created_at,
+        ),
+    ]
+    assert [as_utc(answer.created_at) for answer in stored] == [
+        simulated.created_at,
+        person.created_at,
+    ]
+    assert stored_questionnaire_answers(any_db, ["s1"]) == []
 
 
 async def test_a_full_backlog_makes_producers_wait_for_the_commit(sqlite_db: Database) -> None:

@@ -56,6 +56,7 @@ class RunBuilder:
         *,
         complete: bool = True,
         source: str = "scripted",
+        tester_id: int | None = None,
     ) -> None:
         self.applications.add(application)
         new = NewSession(
@@ -67,6 +68,7 @@ class RunBuilder:
             level=Level(level),
             source=SessionSource(source),
             provenance=Provenance(application=application, scenario=scenario, seed=1),
+            tester_id=tester_id,
         )
         self.sessions.append((application, new))
         for index, (user, reply) in enumerate(turns):

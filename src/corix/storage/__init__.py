@@ -90,6 +90,7 @@ from corix.storage.sessions import (
     load_session,
     session_questionnaire,
     session_questionnaires,
+    stored_questionnaire_answers,
 )
 from corix.storage.sinks import AnnotationSink, CollectedRecords, RecordSink
 from corix.storage.store_records import (
@@ -201,6 +202,7 @@ __all__ = [
     "storable_text",
     "storage_trouble",
     "store_recorded_run",
+    "stored_questionnaire_answers",
     "stored_resolutions",
     "usernames",
     "utcnow",

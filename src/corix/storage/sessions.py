@@ -51,6 +51,7 @@ __all__ = [
     "session_questionnaires",
     "start_sessions",
     "store_session",
+    "stored_questionnaire_answers",
 ]
 
 
@@ -185,6 +186,33 @@ def session_questionnaires(
                 QuestionnaireAnswer(item_id=r.item_id, value=r.value_num, text=r.value_text)
             )
     return found
+
+
+def stored_questionnaire_answers(
+    db: Database, session_ids: Sequence[str]
+) -> list[NewQuestionnaireAnswer]:
+    """The questionnaire answers of ``session_ids`` as they were written: who answered,
+    whether a simulated user did, how (their provenance) and when; by session, then in
+    stored order."""
+    with db.session() as s:
+        rows = s.scalars(
+            select(QuestionnaireResponseRow)
+            .where(QuestionnaireResponseRow.session_id.in_(list(session_ids)))
+            .order_by(QuestionnaireResponseRow.session_id, QuestionnaireResponseRow.id)
+        )
+        return [
+            NewQuestionnaireAnswer(
+                session_id=row.session_id,
+                item_id=row.item_id,
+                respondent=row.respondent,
+                simulated=row.simulated,
+                value=row.value_num,
+                text=row.value_text,
+                provenance=row.provenance,
+                created_at=row.created_at,
+            )
+            for row in rows
+        ]
 
 
 def completed_work_keys(db: Database, run_id: str) -> set[str]:
