@@ -35,7 +35,7 @@ from corix.measurement.item_wording import item_wordings
 from corix.measurement.judge_error import CorrectedRate
 from corix.measurement.leaves import REQUIRED_COLUMNS, LeafTable
 from corix.measurement.results import NodeResult
-from corix.measurement.run_comparison import compare_rates, compare_trees
+from corix.measurement.run_comparison import compare_measurements
 from corix.measurement.scoring import dimension_ids, score_tree, score_tree_cli_json
 from corix.measurement.sequential import SequentialDecider
 from corix.measurement.sequential_record import SequentialRecord, sequential_records
@@ -82,9 +82,8 @@ __all__ = [
     "answer_text",
     "attack_rates",
     "cell_costs",
-    "compare_rates",
+    "compare_measurements",
     "compare_runs",
-    "compare_trees",
     "defect_figures",
     "dimension_ids",
     "item_wordings",
