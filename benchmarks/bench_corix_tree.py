@@ -15,8 +15,8 @@ from functools import partial
 import numpy as np
 
 from corix.domain import Level
-from corix.measurement import Categorical, LeafSource, LeafTable, load_tree, score_tree
-from corix.measurement.leaves import IntArray, RawValue
+from corix.measurement import LeafTable, load_tree, score_tree
+from corix.measurement.leaves import Categorical, IntArray, LeafSource, RawValue
 
 APPLICATIONS = tuple(f"app_{i:02d}" for i in range(10))
 SCENARIOS = ("meal_planner", "pathfinder", "tv_spoilers")

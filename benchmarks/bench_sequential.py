@@ -36,10 +36,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from corix.measurement import StoppingRule, cell_progress, stopping_horizon
 from corix.measurement.confidence_sequences import excludes_ever
 from corix.measurement.defect_rates import wilson_interval
 from corix.measurement.sample_size import n_for_width
+from corix.measurement.stopping_rules import StoppingRule, cell_progress, stopping_horizon
 
 CELL_RATES = (0.0, 0.01, 0.02, 0.05, 0.25, 0.35, 0.9, 0.97)
 GATE = 0.3

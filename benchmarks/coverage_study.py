@@ -27,7 +27,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import expit, logit
 
-from corix.measurement import LeafTable, parse_tree, score_tree
+from corix.measurement import LeafTable, score_tree
 from corix.measurement.bootstrap import percentile_interval, two_stage_resamples
 from corix.measurement.defect_rates import (
     DialogueLabels,
@@ -37,6 +37,7 @@ from corix.measurement.defect_rates import (
 )
 from corix.measurement.engine import PreparedLeaves, TreeEvaluator
 from corix.measurement.judge_error import corrected_rate
+from corix.measurement.tree_loading import parse_tree
 
 CONFIDENCE = 0.95
 RATE_RESAMPLES = 500

@@ -34,7 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from corix.assessment import RiskOrder, change_probability
+from corix.assessment import RiskOrder
+from corix.assessment.stability import change_probability
 
 ORDINAL = RiskOrder(ordinal=True)
 

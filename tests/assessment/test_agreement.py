@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from corix.assessment import (
+from corix.assessment.agreement import (
     AgreementReport,
     LabelRow,
     compare,

@@ -7,13 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from corix.assessment import (
-    AnnotationSchema,
-    QuestionLevel,
-    QuestionType,
-    load_builtin_schema,
-    load_schema,
-)
+from corix.assessment import AnnotationSchema, QuestionLevel, QuestionType, load_builtin_schema
+from corix.assessment.schema import load_schema
 from corix.errors import ConfigError, UnknownNameError
 
 NIST_RISKS = [

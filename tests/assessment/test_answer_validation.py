@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from corix.assessment import (
-    AnnotationSchema,
+from corix.assessment import AnnotationSchema, load_builtin_schema
+from corix.assessment.answers import (
     Answer,
     AnswerValidationError,
     categories_for,
     is_violation,
-    load_builtin_schema,
     validate_answers,
 )
 

@@ -7,13 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from corix.assessment import (
-    DefectDirection,
-    HarmPack,
-    builtin_harm_packs,
-    load_harm_pack,
-    load_harm_pack_file,
-)
+from corix.assessment import HarmPack, builtin_harm_packs
+from corix.assessment.harms import DefectDirection, load_harm_pack, load_harm_pack_file
 from corix.errors import ConfigError, UnknownNameError
 
 

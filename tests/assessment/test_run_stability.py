@@ -12,18 +12,15 @@ import scipy.stats
 from corix.assessment import (
     DEFAULT_RULE,
     SETTLING_RULES,
-    Answer,
-    JudgeNoise,
     RiskOrder,
     builtin_harm_packs,
-    change_probability,
     consensus,
-    is_settled,
     load_builtin_schema,
-    stability_report,
 )
 from corix.assessment.annotation_run._repeat_consensus import consensus_rows, settled_violation
+from corix.assessment.answers import Answer
 from corix.assessment.risk_orders import RiskOrders
+from corix.assessment.stability import JudgeNoise, change_probability, is_settled, stability_report
 
 
 def test_majority_and_flip_rate() -> None:

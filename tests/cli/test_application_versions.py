@@ -10,7 +10,8 @@ import pytest
 from corix.cli.common import run_cli
 from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
-from corix.storage import Database, list_applications, list_runs, run_applications
+from corix.storage import Database, list_runs, run_applications
+from corix.storage.applications import list_applications
 
 
 def _run(

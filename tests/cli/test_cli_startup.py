@@ -12,7 +12,8 @@ from cli_support import invoke
 from corix.apps import DEFAULT_PROMPT
 from corix.cli.apps_cmds import check
 from corix.cli.defects_cmds import defects_command
-from corix.measurement import DEFAULT_RATE_GROUPING, REQUIRED_COLUMNS
+from corix.measurement import REQUIRED_COLUMNS
+from corix.measurement.core import DEFAULT_RATE_GROUPING
 from corix.report import DEFAULT_TREES
 
 HEAVY = ("fastapi", "sqlalchemy", "alembic", "aiohttp", "numpy", "corix.web.app",

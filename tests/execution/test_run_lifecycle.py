@@ -25,15 +25,8 @@ from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_pla
 from corix.execution.run_status import RunStatus
 from corix.llm.mock_server import running_mock_server
 from corix.report.transcripts import render_transcript
-from corix.storage import (
-    Database,
-    create_run,
-    get_run,
-    iter_sessions,
-    list_applications,
-    list_runs,
-    set_run_status_if,
-)
+from corix.storage import Database, create_run, get_run, iter_sessions, list_runs, set_run_status_if
+from corix.storage.applications import list_applications
 from corix.storage.orm import ApplicationRow, EvaluationRow, SessionRow, TurnRow
 
 TESTS_DIR = Path(__file__).resolve().parents[1]

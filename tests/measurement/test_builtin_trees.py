@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from corix.errors import ConfigError
-from corix.measurement import LeafTable, builtin_trees, load_tree, parse_tree, score_tree
+from corix.measurement import LeafTable, load_tree, score_tree
+from corix.measurement.tree_loading import builtin_trees, parse_tree
 from corix.measurement.tree_spec import NodeInstance, TreeSpec
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]

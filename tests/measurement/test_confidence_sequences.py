@@ -8,14 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from corix.measurement import (
-    StoppingRule,
+from corix.measurement.confidence_sequences import (
+    betting_bets,
     betting_confidence_sequence,
-    cell_progress,
-    parse_until,
+    excludes_ever,
 )
-from corix.measurement.confidence_sequences import betting_bets, excludes_ever
 from corix.measurement.defect_rates import wilson_interval
+from corix.measurement.stopping_rules import StoppingRule, cell_progress, parse_until
 
 
 def test_first_bets_by_hand() -> None:

@@ -7,8 +7,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from corix.cli.main import app
-from corix.measurement import LeafTable, parse_tree
+from corix.measurement import LeafTable
 from corix.measurement.gating_check import undeclared_gating
+from corix.measurement.tree_loading import parse_tree
 
 TREE = """
 name: user_tree

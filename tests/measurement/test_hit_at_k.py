@@ -16,7 +16,8 @@ from corix.assessment.annotation_run import annotate_run_async
 from corix.cli.main import app
 from corix.domain import Level
 from corix.execution import ApplicationEntry, LevelSettings, Plan, execute_plan
-from corix.measurement import MeasurementSpec, attack_rates, hit_at_k, hit_rates, measure
+from corix.measurement import MeasurementSpec, attack_rates, measure
+from corix.measurement.hit_at_k import hit_at_k, hit_rates
 from corix.measurement.settling import GUARDRAIL_VIOLATION, Verdict
 from corix.report import write_report
 from corix.report.formatting import percent

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from corix.measurement import LeafError, LeafTable, TreeSpec, score_tree
+from corix.measurement import LeafTable, TreeSpec, score_tree
+from corix.measurement.leaves import LeafError
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]
 

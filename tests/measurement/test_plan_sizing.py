@@ -7,7 +7,8 @@ import pytest
 from corix.assessment.annotation_run import annotate_run_async
 from corix.domain import Level
 from corix.execution import ApplicationEntry, LevelSettings, Plan, execute_plan
-from corix.measurement import SizeRequest, earlier_run, measure, size_plan
+from corix.measurement import measure
+from corix.measurement.plan_sizing import SizeRequest, earlier_run, size_plan
 from corix.measurement.sample_size import design_effect, n_for_width
 from corix.storage import Database, session_attempts
 

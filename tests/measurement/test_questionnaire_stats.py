@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from corix.measurement import LeafError, LeafTable
+from corix.measurement import LeafTable
 from corix.measurement.item_wording import item_wordings
+from corix.measurement.leaves import LeafError
 from corix.measurement.questionnaire_stats import (
     compare_groups,
     describe_items,

@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from corix.measurement import LeafTable, TreeSpec, parse_tree, score_tree
+from corix.measurement import LeafTable, TreeSpec, score_tree
 from corix.measurement.comparison import compare_applications, compare_runs
 from corix.measurement.interdependency import (
     correlate_across_applications,
     correlate_across_dialogues,
     spearman_matrix,
 )
+from corix.measurement.tree_loading import parse_tree
 from corix.measurement.views import compare_views
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]

@@ -8,9 +8,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pytest
 
-from corix.measurement import LeafTable, NodeResult, TreeSpec, bootstrap, parse_tree, score_tree
+from corix.measurement import LeafTable, NodeResult, TreeSpec, bootstrap, score_tree
 from corix.measurement.bootstrap import Resample, percentile_interval, two_stage_resamples
 from corix.measurement.engine import PreparedLeaves, TreeEvaluator
+from corix.measurement.tree_loading import parse_tree
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]
 

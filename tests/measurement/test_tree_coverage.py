@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from corix.measurement import LeafTable, parse_tree, score_tree
+from corix.measurement import LeafTable, score_tree
+from corix.measurement.tree_loading import parse_tree
 
 TREE = """
 name: coverage

@@ -8,16 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from corix.measurement import (
-    LeafTable,
-    NodeProvenance,
-    TreeSpec,
-    dialogues_under,
-    parse_tree,
-    score_tree,
-    score_tree_cli_json,
-    score_tree_per_annotator_kind,
-)
+from corix.measurement import LeafTable, TreeSpec, score_tree, score_tree_cli_json
+from corix.measurement.results import NodeProvenance
+from corix.measurement.scoring import dialogues_under, score_tree_per_annotator_kind
+from corix.measurement.tree_loading import parse_tree
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]
 

@@ -8,16 +8,10 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 import pytest
 
-from corix.measurement import (
-    SUMMARIZERS,
-    LeafTable,
-    NumericSummarizer,
-    Sample,
-    parse_tree,
-    score_tree,
-)
+from corix.measurement import SUMMARIZERS, LeafTable, score_tree
 from corix.measurement.intervals import Interval
-from corix.measurement.summarizers import FloatArray, weighted_median
+from corix.measurement.summarizers import FloatArray, NumericSummarizer, Sample, weighted_median
+from corix.measurement.tree_loading import parse_tree
 from corix.registry import Plugin
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from corix.measurement import LeafTable, parse_tree, score_tree
+from corix.measurement import LeafTable, score_tree
+from corix.measurement.tree_loading import parse_tree
 from corix.storage.measured import tester_of as who_produced
 
 QUESTION = """

@@ -25,12 +25,12 @@ from corix.storage import (
     finish_run,
     get_run,
     iter_sessions,
-    list_applications,
     load_session,
     run_counts,
     session_questionnaire,
     stored_questionnaire_answers,
 )
+from corix.storage.applications import list_applications
 from corix.storage.orm import ApplicationRow, Base, EvaluationRow, ResolutionRow, RunRow
 from corix.storage.store_records import NewQuestionnaireAnswer, NewSession
 

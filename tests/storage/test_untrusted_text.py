@@ -20,9 +20,9 @@ from corix.storage import (
     create_run,
     ensure_application,
     get_run,
-    list_applications,
     store_recorded_run,
 )
+from corix.storage.applications import list_applications
 from corix.storage.orm import SessionRow, TurnRow
 from corix.storage.store_records import NewSession
 from corix.storage.text import REPLACEMENT, storable_json, storable_parameters, storable_text

@@ -30,7 +30,7 @@ from sqlalchemy import select, update
 from typer.testing import CliRunner
 from web_support import FAST_SETTINGS, PASSWORD, Browser
 
-from corix.assessment import pairwise_agreement
+from corix.assessment.agreement import pairwise_agreement
 from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
 from corix.assessment.importing import import_labels
 from corix.assessment.schema import QuestionType

@@ -8,7 +8,7 @@ import krippendorff
 import pytest
 from web_support import Browser, World
 
-from corix.assessment import LabelRow, pairwise_agreement
+from corix.assessment.agreement import LabelRow, pairwise_agreement
 from corix.domain import Provenance
 from corix.storage.orm import (
     AnnotationAnswerRow,

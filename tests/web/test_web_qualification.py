@@ -20,7 +20,7 @@ from web_support import (
     gold_form,
 )
 
-from corix.assessment import Answer
+from corix.assessment.answers import Answer
 from corix.storage import Database
 from corix.storage.orm_web import QualificationAttemptRow, QualificationDrawRow
 from corix.web import Role

@@ -34,6 +34,18 @@ from corix.assessment.stability import consensus
 from corix.config import format_location, jsonl_records, read_config_text
 from corix.errors import ConfigError, CorixError, unknown_name
 
+__all__ = [
+    "AgreementReport",
+    "LabelRow",
+    "compare",
+    "compare_labels",
+    "compare_per_question",
+    "krippendorff_alpha",
+    "numeric_questions",
+    "pairwise_agreement",
+    "read_labels",
+]
+
 LABEL_COLUMNS = ("item_id", "annotator", "value")
 OPTIONAL_LABEL_COLUMNS = ("question_id",)
 JSONL_SUFFIXES = (".jsonl", ".ndjson")

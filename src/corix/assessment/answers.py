@@ -26,6 +26,19 @@ from corix.assessment.schema import (
 from corix.errors import CorixError
 from corix.storage import StoredAnswer
 
+__all__ = [
+    "Answer",
+    "AnswerKey",
+    "AnswerProblem",
+    "AnswerValidationError",
+    "AnswerValue",
+    "categories_for",
+    "is_shown",
+    "is_violation",
+    "normalize_value",
+    "validate_answers",
+]
+
 AnswerValue = str | float
 # Answers are keyed by question and turn; dialogue-level answers have no turn.
 AnswerKey = tuple[str, int | None]

@@ -21,7 +21,7 @@ from corix.cli.common import (
 from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
 
 if TYPE_CHECKING:
-    from corix.assessment import AgreementReport
+    from corix.assessment.agreement import AgreementReport
 
 
 def _groups(values: Sequence[str] | None) -> dict[str, list[str]]:
@@ -81,7 +81,7 @@ def agreement_command(
 
     On a run, each side's labels are settled by the measurement specification in force
     (--spec/--settling), which is printed first."""
-    from corix.assessment import compare_labels, read_labels
+    from corix.assessment.agreement import compare_labels, read_labels
     from corix.measurement import measure
     from corix.storage import get_run
 

@@ -14,7 +14,7 @@ from corix.cli.exit_codes import ExitCode
 from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
 
 if TYPE_CHECKING:
-    from corix.measurement import Estimate, GateResult
+    from corix.measurement.gates import Estimate, GateResult
 
 
 def _thresholds(values: list[str] | None, planned: object) -> dict[str, float]:
@@ -54,7 +54,8 @@ def gate_command(
 
     Exits 0 when every gate holds and 6 when one does not (see README: exit codes).
     """
-    from corix.measurement import evaluate_gates, measure
+    from corix.measurement import measure
+    from corix.measurement.gates import evaluate_gates
     from corix.storage import get_run
 
     if estimate not in ("upper", "point"):

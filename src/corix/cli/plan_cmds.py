@@ -21,7 +21,7 @@ from corix.cli.common import (
 
 if TYPE_CHECKING:
     from corix.execution import Plan
-    from corix.measurement import CellSize, SizeRequest
+    from corix.measurement.plan_sizing import CellSize, SizeRequest
 
 
 plan_app = typer.Typer(help="Plans: how many dialogues a question needs.")
@@ -103,7 +103,8 @@ def size_command(
     """Dialogues per cell (application × scenario × level × harm) for an interval width
     and/or the power to tell two applications apart, with testers' design effect."""
     from corix.execution import load_plan_file
-    from corix.measurement import SizeRequest, earlier_run, measure, plan_with_sizes, size_plan
+    from corix.measurement import measure
+    from corix.measurement.plan_sizing import SizeRequest, earlier_run, plan_with_sizes, size_plan
     from corix.storage import get_run
 
     if width is None and difference is None:

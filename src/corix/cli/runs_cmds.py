@@ -132,7 +132,7 @@ def runs_compare(
 ) -> None:
     """Two runs side by side: rates and CoRIx dimensions, the change, and whether the
     intervals overlap. Both are measured under one specification, printed first."""
-    from corix.measurement import compare_rates, compare_trees, measure
+    from corix.measurement import compare_measurements, measure
     from corix.storage import get_run
 
     in_force, source = measurement_spec(spec, settling=settling)
@@ -141,10 +141,7 @@ def runs_compare(
         get_run(database_, second)
         a = measure(database_, [first], in_force, source=source)
         b = measure(database_, [second], in_force, source=source)
-        rows = [
-            *compare_rates(a, b, ("harm", "application")),
-            *compare_trees(database_, a, b, tree),
-        ]
+        rows = compare_measurements(database_, a, b, tree)
     if as_json:
         print_json(
             {

@@ -12,7 +12,7 @@ from corix.cli.common import console, fail, wrapping_table
 
 if TYPE_CHECKING:
     from corix.execution import ExecutorSettings, PlanFile, RunResult, WaveDecision
-    from corix.measurement import StoppingRule
+    from corix.measurement.stopping_rules import StoppingRule
     from corix.storage import Database
 
 
@@ -32,7 +32,8 @@ def run_sequential(
     """Run (or resume) a plan in waves under the ``--until`` rule; a resumed sequential run
     without ``--until`` keeps the rule it started with."""
     from corix.execution import Plan, PlanFile, build_executor, execute_in_waves
-    from corix.measurement import SequentialDecider, StoppingRule
+    from corix.measurement import SequentialDecider
+    from corix.measurement.stopping_rules import StoppingRule
     from corix.storage import get_run
 
     stored_rule: StoppingRule | None = None
@@ -76,7 +77,7 @@ def _rule(
     stored: StoppingRule | None,
     gates: dict[str, float],
 ) -> StoppingRule:
-    from corix.measurement import parse_until, stopping_horizon
+    from corix.measurement.stopping_rules import parse_until, stopping_horizon
 
     if not until:
         if stored is None:

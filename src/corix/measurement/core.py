@@ -16,15 +16,13 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from corix.assessment import (
-    AgreementReport,
     AnnotationSchema,
     HarmPack,
-    LabelRow,
     builtin_harm_packs,
-    compare_per_question,
     harm_of,
     load_builtin_schema,
 )
+from corix.assessment.agreement import AgreementReport, LabelRow, compare_per_question
 from corix.errors import CorixError, unknown_name
 from corix.measurement._stored_leaves import (
     StoredAnswer,

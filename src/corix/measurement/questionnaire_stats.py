@@ -38,6 +38,17 @@ from corix.measurement.leaves import (
 )
 from corix.measurement.summarizers import FloatArray
 
+__all__ = [
+    "GroupComparison",
+    "ItemSummary",
+    "PairwiseTest",
+    "compare_groups",
+    "describe_items",
+    "holm_adjust",
+    "item_key",
+    "questionnaire_items",
+]
+
 BoolArray = NDArray[np.bool_]
 GroupColumn = Literal["application", "level", "scenario"]
 _GROUP_COLUMNS = ("application", "level", "scenario")

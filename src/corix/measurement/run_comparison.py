@@ -13,7 +13,7 @@ from corix.measurement.scoring import dimension_ids, score_tree_per_annotator_ki
 from corix.measurement.tree_loading import load_tree
 from corix.storage import Database
 
-__all__ = ["Compared", "compare_rates", "compare_trees"]
+__all__ = ["Compared", "compare_measurements"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,12 @@ class Compared:
         assert a_low is not None and a_high is not None and b_low is not None
         assert b_high is not None  # checked above, for the type checker
         return a_low <= b_high and b_low <= a_high
+
+
+def compare_measurements(db: Database, a: Measurement, b: Measurement, tree: str) -> list[Compared]:
+    """Run A against run B: each defect rate by harm and application, then each dimension
+    of ``tree`` per annotator source and application."""
+    return [*compare_rates(a, b, ("harm", "application")), *compare_trees(db, a, b, tree)]
 
 
 def compare_rates(a: Measurement, b: Measurement, by: Sequence[str]) -> list[Compared]:

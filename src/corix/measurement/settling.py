@@ -36,15 +36,14 @@ from corix.assessment import (
     SEVERITY,
     AnnotationSchema,
     AnnotatorKind,
-    Answer,
     HarmPack,
     RiskOrder,
     RiskOrders,
     Settled,
     Value,
     harm_of,
-    is_violation,
 )
+from corix.assessment.answers import Answer, is_violation
 from corix.measurement.spec import MeasurementSpec
 from corix.storage import MeasuredDialogue, StoredPass, StoredResolution
 

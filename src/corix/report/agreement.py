@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
-from corix.assessment import AgreementReport, QuestionType
+from corix.assessment import QuestionType
+from corix.assessment.agreement import AgreementReport
 from corix.measurement import Measurement
 
 

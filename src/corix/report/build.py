@@ -10,27 +10,23 @@ from corix.errors import CorixError
 from corix.measurement import (
     GUARDRAIL_VIOLATION,
     CorrectedRate,
-    GroupComparison,
     LeafTable,
     Measurement,
     TreeSpec,
     attack_rates,
     cell_costs,
-    compare_applications,
-    compare_groups,
-    compare_views,
-    correlate_across_applications,
-    correlate_across_dialogues,
-    describe_items,
-    dimension_ids,
     leaves_from_answers,
     load_tree,
     measure,
-    questionnaire_items,
-    score_tree,
     sequential_records,
     stored_answers,
-    undeclared_gating,
+    tree_figures,
+)
+from corix.measurement.questionnaire_stats import (
+    GroupComparison,
+    compare_groups,
+    describe_items,
+    questionnaire_items,
 )
 from corix.report.agreement import annotator_agreement
 from corix.report.content import (
@@ -196,29 +192,30 @@ def _tree_section(
     settings: ReportSettings,
 ) -> TreeSection:
     leaves = all_leaves if source is None else all_leaves.for_annotator_kind(source)
-    results = score_tree(
+    figures = tree_figures(
         spec,
         leaves,
         bootstrap=settings.bootstrap,
         seed=settings.seed,
         confidence=settings.confidence,
-        include_dialogues=True,
+        view_gap=settings.view_gap,
     )
-    dimensions = dimension_ids(spec)
     history = (
-        history_tables(db, runs, spec, results, source, settings.measurement_spec()) if runs else {}
+        history_tables(db, runs, spec, figures.results, source, settings.measurement_spec())
+        if runs
+        else {}
     )
     return TreeSection(
         spec=spec,
-        results=results,
-        dimensions=dimensions,
-        comparison=compare_applications(results),
-        views=tuple(compare_views(results, threshold=settings.view_gap)),
-        dialogue_correlations=correlate_across_dialogues(spec, leaves, dimensions),
-        application_correlations=correlate_across_applications(results, dimensions),
+        results=figures.results,
+        dimensions=figures.dimensions,
+        comparison=figures.comparison,
+        views=figures.views,
+        dialogue_correlations=figures.dialogue_correlations,
+        application_correlations=figures.application_correlations,
         history=history,
         source=source,
-        warnings=tuple(found.message for found in undeclared_gating(spec, leaves)),
+        warnings=figures.warnings,
     )
 
 

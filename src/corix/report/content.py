@@ -16,9 +16,7 @@ from corix.measurement import (
     CorrectedRate,
     CorrelationMatrix,
     DefectRate,
-    GroupComparison,
     HitRate,
-    ItemSummary,
     MeasurementSpec,
     NodeResult,
     ResolvedSpec,
@@ -28,6 +26,7 @@ from corix.measurement import (
     TreeSpec,
     ViewGap,
 )
+from corix.measurement.questionnaire_stats import GroupComparison, ItemSummary
 from corix.report.agreement import PairAgreement
 from corix.report.history import RunLabel
 from corix.report.labels import SOURCE_LABELS

@@ -14,17 +14,17 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from corix.assessment import AgreementReport
+from corix.assessment.agreement import AgreementReport
 from corix.domain import AnnotationJobSettings, ReportOutput, ReportTree
 from corix.measurement import (
     CellCost,
     CorrectedRate,
     DefectRate,
     HitRate,
-    ItemSummary,
     MeasurementSpec,
     SequentialRecord,
 )
+from corix.measurement.questionnaire_stats import ItemSummary
 from corix.report.history import RunLabel
 from corix.report.provenance import AnnotatorSummary
 from corix.storage import RespondentSummary, StabilitySummary

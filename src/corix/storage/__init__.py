@@ -34,18 +34,15 @@ from corix.storage.annotations import (
 from corix.storage.applications import (
     application_conflict,
     ensure_application,
-    list_applications,
     next_version_name,
 )
 from corix.storage.attempts import (
     CallCount,
-    CellUsage,
-    SessionAttempt,
     cell_usage,
     session_attempts,
 )
 from corix.storage.clock import as_utc, is_past, utcnow
-from corix.storage.database import Database, DatabaseMissingError, default_url, migrate
+from corix.storage.database import Database, DatabaseMissingError, default_url
 from corix.storage.locks import LockHeld, exclusive
 from corix.storage.measured import (
     MeasuredDialogue,
@@ -58,7 +55,7 @@ from corix.storage.measured import (
 )
 from corix.storage.people import answers_by_session, session_testers, usernames
 from corix.storage.questionnaires import iter_run_questionnaire_answers
-from corix.storage.run_lease import RunHeld, holding_run, is_stale, shown_status
+from corix.storage.run_lease import holding_run, is_stale, shown_status
 from corix.storage.run_provenance import (
     RespondentSummary,
     StabilitySummary,
@@ -115,7 +112,6 @@ __all__ = [
     "AnnotationJobRecord",
     "AnnotationSink",
     "CallCount",
-    "CellUsage",
     "CollectedRecords",
     "Database",
     "DatabaseMissingError",
@@ -131,9 +127,7 @@ __all__ = [
     "RecordedSession",
     "Rejected",
     "RespondentSummary",
-    "RunHeld",
     "RunRecord",
-    "SessionAttempt",
     "StabilitySummary",
     "StorageUnavailable",
     "StoredAnswer",
@@ -169,13 +163,11 @@ __all__ = [
     "iter_run_questionnaire_answers",
     "iter_session_facts",
     "iter_sessions",
-    "list_applications",
     "list_runs",
     "load_consensus",
     "load_passes",
     "load_session",
     "measured_dialogues",
-    "migrate",
     "next_version_name",
     "pass_annotators",
     "pass_keys",

@@ -23,18 +23,10 @@ from corix.cli.common import run_cli
 from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import (
-    Database,
-    RunHeld,
-    create_run,
-    get_run,
-    holding_run,
-    list_runs,
-    shown_status,
-)
+from corix.storage import Database, create_run, get_run, holding_run, list_runs, shown_status
 from corix.storage.clock import utcnow
 from corix.storage.orm import RunRow
-from corix.storage.run_lease import STALE_AFTER_S
+from corix.storage.run_lease import STALE_AFTER_S, RunHeld
 
 
 def _corix(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:

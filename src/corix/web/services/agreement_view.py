@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from corix.assessment import (
+from corix.assessment import AnnotationSchema, Question
+from corix.assessment.agreement import (
     AgreementReport,
-    AnnotationSchema,
     LabelRow,
-    Question,
     compare,
     krippendorff_alpha,
     pairwise_agreement,

@@ -8,15 +8,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 
-from corix.assessment import (
-    AnnotationSchema,
+from corix.assessment import AnnotationSchema, Category, Question, QuestionLevel
+from corix.assessment.answers import (
     Answer,
     AnswerKey,
     AnswerValidationError,
     AnswerValue,
-    Category,
-    Question,
-    QuestionLevel,
     is_shown,
     normalize_value,
     validate_answers,

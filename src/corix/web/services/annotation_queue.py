@@ -15,7 +15,8 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from corix.assessment import HUMAN_ANNOTATOR_PREFIX, AnnotationSchema, Answer, Category
+from corix.assessment import HUMAN_ANNOTATOR_PREFIX, AnnotationSchema, Category
+from corix.assessment.answers import Answer
 from corix.storage import Database, NewPass, StoredAnswer
 from corix.storage.web import Transaction, lock_series, transaction
 from corix.storage.web import queues as store

@@ -19,7 +19,8 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from corix.assessment import AnnotationSchema, Answer
+from corix.assessment import AnnotationSchema
+from corix.assessment.answers import Answer
 from corix.storage import Database
 from corix.storage.web import Transaction, transaction
 from corix.storage.web import qualification as store

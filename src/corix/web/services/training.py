@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from corix.assessment import AnnotationSchema, Answer, QuestionLevel, is_shown, normalize_value
+from corix.assessment import AnnotationSchema, QuestionLevel
+from corix.assessment.answers import Answer, is_shown, normalize_value
 from corix.config import parse_yaml_model
 from corix.errors import ConfigError
 
