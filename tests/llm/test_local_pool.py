@@ -1,5 +1,5 @@
 """The local transport's pool of model processes: one request per process at a time, and
-a request sent to the process whose prompt cache holds its opening when that one is idle."""
+a request sent to the idle process whose last prompt shares the longest start with it."""
 
 from __future__ import annotations
 
@@ -29,15 +29,19 @@ async def test_a_member_serves_one_caller_at_a_time_and_callers_wait_for_one() -
     assert most_busy == 2
 
 
-async def test_the_member_that_last_read_the_same_opening_is_preferred() -> None:
+async def test_the_member_that_last_read_the_longest_shared_start_is_preferred() -> None:
     pool = IdlePool(["a", "b"])
-    async with pool.one("harm guidelines") as first, pool.one("category task") as second:
+    harm, category = "harm guidelines | dialogue 1", "category task | dialogue 1"
+    async with pool.one(harm) as first, pool.one(category) as second:
         assert {first, second} == {"a", "b"}
-    for _ in range(3):
-        async with pool.one("category task") as member:
+    for dialogue in (2, 3, 4):
+        async with pool.one(f"category task | dialogue {dialogue}") as member:
             assert member == second
-        async with pool.one("harm guidelines") as member:
+        async with pool.one(f"harm guidelines | dialogue {dialogue}") as member:
             assert member == first
+    # An item's next pass (the same prompt) goes where the whole prompt was read last.
+    async with pool.one("harm guidelines | dialogue 3") as member:
+        assert member == first
 
 
 async def test_a_failing_caller_gives_its_member_back() -> None:

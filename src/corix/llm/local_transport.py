@@ -59,8 +59,8 @@ class LocalTransport:
     """Sends each request to an idle model process, each answering one at a time.
 
     ``endpoint.processes`` processes hold the model, started on first use. A request goes
-    to the idle process that last read a prompt opening the same way, if one is idle: its
-    prompt cache then holds that prefix (the guidelines), which is not evaluated again.
+    to the idle process whose last prompt shares the longest start with it: that prefix
+    (the guidelines; all of it for an item's next pass) is not evaluated again.
     """
 
     def __init__(self, endpoint: EndpointConfig) -> None:
@@ -76,8 +76,7 @@ class LocalTransport:
     async def send(
         self, request: ChatRequest, endpoint: EndpointConfig, timeout: float
     ) -> RawCompletion:
-        opening = _opening(request)
-        async with self._idle.one(opening) as process:
+        async with self._idle.one(_prompt_text(request)) as process:
             done = await process.answer(_params(request, endpoint), timeout)
         if done.completion is None:
             raise TransportError(f"local model: {done.error}", retryable=not done.refused)
@@ -88,36 +87,39 @@ class LocalTransport:
 
 
 class IdlePool(Generic[P]):
-    """Lends idle members one at a time, preferring the one that last served the same
-    opening (its prompt cache holds that prefix); a caller waits while all are busy."""
+    """Lends idle members one at a time, preferring the one whose last prompt shares the
+    longest start with the caller's (its prompt cache holds that prefix); a caller waits
+    while all are busy."""
 
     def __init__(self, members: Sequence[P]) -> None:
         self._free = list(members)
-        self._last_opening: dict[int, str] = {}
+        self._last_prompt: dict[int, str] = {}
         self._changed = asyncio.Condition()
 
     @contextlib.asynccontextmanager
-    async def one(self, opening: str) -> AsyncIterator[P]:
+    async def one(self, prompt: str) -> AsyncIterator[P]:
         async with self._changed:
             await self._changed.wait_for(lambda: bool(self._free))
-            same = [m for m in self._free if self._last_opening.get(id(m)) == opening]
-            member = (same or self._free)[0]
+            member = max(
+                self._free, key=lambda m: _shared_start(prompt, self._last_prompt.get(id(m)))
+            )
             self._free.remove(member)
         try:
             yield member
         finally:
-            self._last_opening[id(member)] = opening
+            self._last_prompt[id(member)] = prompt
             async with self._changed:
                 self._free.append(member)
                 self._changed.notify()
 
 
-_OPENING_CHARS = 2000
-"""How much of a prompt's start decides which process reads it: a judge's guidelines."""
+def _shared_start(prompt: str, other: str | None) -> int:
+    # Characters, not path components: the prompts' common start is what a cache reuses.
+    return 0 if other is None else len(os.path.commonprefix([prompt, other]))  # noqa: RUF071
 
 
-def _opening(request: ChatRequest) -> str:
-    return "\n".join(message.content for message in request.messages)[:_OPENING_CHARS]
+def _prompt_text(request: ChatRequest) -> str:
+    return "\n".join(message.content for message in request.messages)
 
 
 def _threads_per_process(processes: int) -> int | None:
