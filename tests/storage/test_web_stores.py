@@ -1,15 +1,20 @@
-"""The web's stores on SQLite and PostgreSQL: they take and return records, share the run's
-write path for sessions, turns and passes, and turn a taken key into ``Duplicate``."""
+"""The web's stores on SQLite and PostgreSQL: the migrations make their tables; they take
+and return records, share the run's write path for sessions, turns and passes, and turn a
+taken key into ``Duplicate``."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
 import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import inspect
 
 from corix.domain import Level, Provenance, SessionSource, TurnRecord
 from corix.storage import Database, load_session
-from corix.storage.clock import utcnow
+from corix.storage.clock import as_utc, utcnow
+from corix.storage.orm import Base
 from corix.storage.store_records import NewPass, NewSession, StoredAnswer
 from corix.storage.web import (
     Duplicate,
@@ -18,6 +23,7 @@ from corix.storage.web import (
     assignments,
     dialogues,
     passes,
+    qualification,
     queues,
     series,
     transaction,
@@ -25,8 +31,32 @@ from corix.storage.web import (
 from corix.storage.web.accounts import InvitationState, UserRecord
 from corix.storage.web.applications import add_application
 from corix.storage.web.assignments import AssignmentRecord, NewAssignment
+from corix.storage.web.qualification import NewAttempt
 
 HUMAN_RUN = "human-s1"
+
+WEB_TABLES = {
+    "web_users",
+    "web_login_sessions",
+    "web_invitations",
+    "web_application_options",
+    "web_evaluation_settings",
+    "web_assignments",
+    "web_annotator_queues",
+    "web_annotation_tasks",
+    "web_qualification_attempts",
+    "web_pass_reviews",
+    "web_sign_in_throttle",
+    "web_qualification_draws",
+    "web_application_status",
+}
+
+
+@pytest.mark.filterwarnings("ignore:.*expression-based index")
+def test_migrations_create_exactly_the_web_tables(any_db: Database) -> None:
+    with any_db.engine.connect() as connection:
+        assert set(inspect(connection).get_table_names()) >= WEB_TABLES
+        assert compare_metadata(MigrationContext.configure(connection), Base.metadata) == []
 
 
 def _series(db: Database) -> tuple[str, int, UserRecord]:
@@ -138,6 +168,14 @@ def test_an_invitation_is_used_once_and_an_expired_one_stays_unused(any_db: Data
     assert [u.username for u in accounts.users(any_db)] == ["ann"]
 
 
+def test_an_account_takes_another_role_and_an_unknown_one_is_reported(any_db: Database) -> None:
+    with transaction(any_db) as tx:
+        tess = accounts.add_user(tx, "tess", "hash", "field_tester")
+    assert accounts.set_role(any_db, tess.id, "annotator")
+    assert not accounts.set_role(any_db, tess.id + 1, "annotator")
+    assert [(u.username, u.role) for u in accounts.users(any_db)] == [("tess", "annotator")]
+
+
 def test_a_taken_username_is_a_duplicate_and_leaves_the_invitation_usable(
     any_db: Database,
 ) -> None:
@@ -167,6 +205,7 @@ def test_peoples_passes_come_back_with_their_series_and_answers(any_db: Database
                 category="risk",
                 pass_no=pass_no,
                 status="open",
+                created_at=utcnow(),
             )
             closed = queues.close_task(tx, token, person.id, claim=("open", "done"))
             assert closed is not None
@@ -194,3 +233,28 @@ def test_peoples_passes_come_back_with_their_series_and_answers(any_db: Database
         assert passes.human_passes(tx, evaluation_id="other") == []
         assert set(passes.seconds_on_items(tx, [p.id for p in made]).values()) == {12.0}
         assert queues.pass_counts(tx, row.evaluation_id, "done") == {"risk": {1: 1, 2: 1}}
+
+
+def test_qualification_draws_and_attempts_come_back_linked_and_at_their_time(
+    any_db: Database,
+) -> None:
+    earlier = utcnow() - timedelta(hours=1)
+    with transaction(any_db) as tx:
+        ann = accounts.add_user(tx, "ann", "hash", "annotator")
+        qualification.add_draw(tx, ann.id, "v1", ["g1", "g2"])
+        drawn = qualification.open_draw(tx, ann.id, "v1")
+        assert drawn is not None
+        attempt = NewAttempt(ann.id, "v1", 0.5, 0.8, False, {"g1": {"q": "yes"}}, at=earlier)
+        assert qualification.add_attempt(tx, drawn.id, attempt)
+    with transaction(any_db) as tx:
+        qualification.add_draw(tx, ann.id, "v1", ["g3"])
+    with transaction(any_db) as tx:
+        (made,) = qualification.attempts(tx, ann.id)
+        assert (made.test_version, made.score, made.passed) == ("v1", 0.5, False)
+        assert made.answers == {"g1": {"q": "yes"}}
+        assert as_utc(made.created_at) == earlier  # the service's time, not the insert's
+        assert [(d.dialogue_ids, d.attempt_id) for d in qualification.draws(tx, ann.id)] == [
+            (["g1", "g2"], made.id),
+            (["g3"], None),
+        ]
+        assert qualification.attempt_tally(tx, ann.id, "v1").attempts == 1

@@ -11,8 +11,10 @@ from corix.storage import Database
 
 
 @pytest.fixture
-def world(sqlite_db: Database) -> World:
-    return build_world(sqlite_db)
+def world(sqlite_db: Database, request: pytest.FixtureRequest) -> World:
+    """The populated series; a test changes how it is built with
+    ``@pytest.mark.parametrize("world", [{...build_world's keywords...}], indirect=True)``."""
+    return build_world(sqlite_db, **getattr(request, "param", {}))
 
 
 @pytest.fixture

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select, update
 from typer.testing import CliRunner
 from web_support import FAST_SETTINGS, PASSWORD, Browser
 
@@ -43,9 +42,10 @@ from corix.measurement.core import Measurement, measure
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.report import write_report
 from corix.report.labels import annotator_label
-from corix.storage import Database
-from corix.storage.orm import EvaluationRow, RunRow, SessionRow
+from corix.storage import Database, get_run, measured_dialogues
+from corix.storage.web.series import create_series, link_run
 from corix.web import Role, create_app
+from corix.web.services import human_run_id
 
 # One worker builds the module's shared fixture once, instead of each worker building it.
 pytestmark = pytest.mark.xdist_group("test_measurement_validity")
@@ -100,9 +100,30 @@ async def _labelled_run(db: Database, tmp_path: Path) -> str:
 
 def _sessions(db: Database, run_id: str) -> list[str]:
     """The run's session ids in work-item order, which is the same for every run of a plan."""
-    query = select(SessionRow.id).where(SessionRow.run_id == run_id).order_by(SessionRow.work_key)
-    with db.session() as s:
-        return list(s.scalars(query))
+    dialogues = sorted(measured_dialogues(db, [run_id]), key=lambda dialogue: dialogue.key)
+    return [dialogue.session_id for dialogue in dialogues]
+
+
+def _put_in_a_series(db: Database, run_id: str) -> None:
+    """Make the series the web reports on and put the run in it, as the web's "Start run"
+    does."""
+    run = get_run(db, run_id)
+    made = create_series(
+        db,
+        slug=EVALUATION_ID,
+        name=SERIES,
+        description="",
+        scenarios=list(demo_plan().scenarios),
+        levels=[Level.MODEL_TESTING, Level.RED_TEAMING],
+        passes_per_item=2,
+        review_rate=0.2,
+        max_turns=30,
+        human_run_id=human_run_id,
+        human_run_name=f"{SERIES} (human sessions)",
+        packs=[],
+    )
+    assert made == EVALUATION_ID
+    link_run(db, run.name, EVALUATION_ID)
 
 
 # -- one run, every output -------------------------------------------------------------------
@@ -125,10 +146,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     db = Database(f"sqlite:///{tmp / 'validity.db'}")
     try:
         run_id = asyncio.run(_labelled_run(db, tmp))
-        with db.session() as s:
-            s.add(EvaluationRow(id=EVALUATION_ID, name=SERIES))
-            s.flush()
-            s.execute(update(RunRow).where(RunRow.id == run_id).values(evaluation_id=EVALUATION_ID))
+        _put_in_a_series(db, run_id)
         pages = asyncio.run(_web_pages(db, run_id))
         yield World(db, run_id, measure(db, [run_id]), tmp, pages, {})
     finally:

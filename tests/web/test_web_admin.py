@@ -10,7 +10,6 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from sqlalchemy import select
 from web_support import (
     FIELD_TEST_ANSWERS,
     PASSWORD,
@@ -21,18 +20,22 @@ from web_support import (
     start_next_session,
 )
 
-from corix.storage.orm import (
-    AnnotationPassRow,
-    ApplicationRow,
-    ResolutionRow,
-    RunRow,
-    SessionRow,
-)
-from corix.storage.orm_web import AssignmentRow
+from corix.storage import iter_sessions, list_applications, list_runs, load_passes
+from corix.storage.people import session_testers
+from corix.storage.web import applications, assignments, transaction
+from corix.storage.web.assignments import AssignmentRecord
+from corix.storage.web.passes import NewResolution, replace_resolutions
 from corix.web import Role
 from corix.web.services import human_run_id
 
 MakeBrowser = Callable[[], Browser]
+
+
+def _slots(world: World, evaluation_id: str) -> list[AssignmentRecord]:
+    """The series' assignments, in each tester's order."""
+    with transaction(world.state.db) as tx:
+        found = assignments.of_series(tx, evaluation_id)
+    return sorted(found, key=lambda slot: slot.position)
 
 
 async def _admin(browser: MakeBrowser) -> Browser:
@@ -71,9 +74,8 @@ async def test_an_admin_sets_up_a_series_end_to_end(world: World, browser: MakeB
     page = await b.get(url)
     assert "Vault Bot" in page.text and "stored on the server" in page.text
     assert "sk-very-secret-value" not in page.text  # credentials never go back to a browser
-    with world.state.db.session() as s:
-        vault = s.scalars(select(ApplicationRow).where(ApplicationRow.name == "Vault Bot")).one()
-        assert vault.auth == {"api_key": "sk-very-secret-value"}
+    (vault,) = [a for a in list_applications(world.state.db) if a.name == "Vault Bot"]
+    assert applications.auth(world.state.db, vault.id) == {"api_key": "sk-very-secret-value"}
 
     deep = "[" * 4000 + "]" * 4000
     nested = await b.post(
@@ -90,10 +92,7 @@ async def test_an_admin_sets_up_a_series_end_to_end(world: World, browser: MakeB
         f"{url}/assignments", {"testers": testers, "per_tester": "4", "seed": "5"}
     )
     assert assigned.status_code == 303
-    with world.state.db.session() as s:
-        rows = s.scalars(
-            select(AssignmentRow).where(AssignmentRow.evaluation_id == evaluation_id)
-        ).all()
+    rows = _slots(world, evaluation_id)
     assert len(rows) == 12
     by_level = Counter(row.level for row in rows)
     assert by_level == {"field_testing": 8, "red_teaming": 4}
@@ -166,11 +165,10 @@ async def test_an_automated_run_joins_the_series(world: World, browser: MakeBrow
             break
         await asyncio.sleep(0.05)
     assert world.state.automation.running == 0
-    with world.state.db.session() as s:
-        runs = s.scalars(select(RunRow).where(RunRow.evaluation_id == world.evaluation_id)).all()
+    runs = [r for r in list_runs(world.state.db) if r.evaluation_id == world.evaluation_id]
     automated = [r for r in runs if not r.id.startswith("human-")]
     assert len(automated) == 1 and automated[0].status == "complete"
-    assert automated[0].summary["sessions"] > 0
+    assert automated[0].summary.sessions > 0
     page = await b.get(url)
     assert automated[0].id in page.text
     # Its dialogues do not flood the human annotators' queues ...
@@ -180,11 +178,10 @@ async def test_an_automated_run_joins_the_series(world: World, browser: MakeBrow
     (queue,) = world.state.queue.queues(world.user("anna"))
     assert queue.available == 0
     # ... unless the admin asks for a stratified sample: N per application × scenario × level.
-    with world.state.db.session() as s:
-        cells = Counter(
-            (row.application_id, row.scenario, row.level)
-            for row in s.scalars(select(SessionRow).where(SessionRow.run_id == automated[0].id))
-        )
+    cells = Counter(
+        (session.application, session.scenario, session.level)
+        for session in iter_sessions(world.state.db, automated[0].id)
+    )
     assert len(cells) == 2 and all(n >= 2 for n in cells.values())
     bad = await b.post(f"{url}/human-annotation", {"selection": "sample", "sample_size": "0"})
     assert bad.status_code == 422 and "between 1 and 1000" in bad.text
@@ -269,10 +266,8 @@ async def test_the_design_is_counterbalanced_by_default_and_redrawn_until_the_se
     assert assigned.status_code == 303
 
     def applications_by_tester() -> dict[int, list[int]]:
-        with world.state.db.session() as s:
-            rows = s.scalars(select(AssignmentRow).order_by(AssignmentRow.position)).all()
         found: dict[int, list[int]] = {}
-        for row in rows:
+        for row in _slots(world, world.evaluation_id):
             found.setdefault(row.user_id, []).append(row.application_id)
         return found
 
@@ -308,11 +303,11 @@ async def test_testers_added_one_at_a_time_continue_the_design_which_exports_as_
     for name in ("felix", "fay"):  # as they join, one form each, with the same seed
         one = await b.post(f"{url}/assignments", {"testers": [world.user(name).id]})
         assert one.status_code == 303
-    with world.state.db.session() as s:
-        firsts = {
-            row.user_id: row.application_id
-            for row in s.scalars(select(AssignmentRow).where(AssignmentRow.position == 1))
-        }
+    firsts = {
+        row.user_id: row.application_id
+        for row in _slots(world, world.evaluation_id)
+        if row.position == 1
+    }
     assert len(set(firsts.values())) == 2  # not both on the same application
 
     fay = browser()
@@ -322,15 +317,16 @@ async def test_testers_added_one_at_a_time_continue_the_design_which_exports_as_
     assert exported.status_code == 200
     assert exported.headers["content-type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(exported.text)))
-    with world.state.db.session() as s:
-        started = s.scalars(select(SessionRow).where(SessionRow.source == "human")).one()
-        names = {row.id: row.name for row in s.scalars(select(ApplicationRow))}
+    # The one session begun so far (the world's sessions are all its testers').
+    (started,) = [row.session_id for row in _slots(world, world.evaluation_id) if row.session_id]
+    tester_of = session_testers(world.state.db, [started])
+    names = {row.id: row.name for row in list_applications(world.state.db)}
     assert sorted((int(r["tester_id"]), r["application"], r["position"]) for r in rows) == sorted(
         (user, names[app], "1") for user, app in firsts.items()
     )
     (held,) = [r for r in rows if r["session_id"]]
     # The design joins the measured record: the session and its tester match.
-    assert (held["session_id"], int(held["tester_id"])) == (started.id, started.tester_id)
+    assert (held["session_id"], int(held["tester_id"])) == (started, tester_of[started])
     assert held["status"] == "in_session" and held["level"] == "field_testing"
 
 
@@ -360,27 +356,19 @@ async def test_the_admin_runs_the_automated_annotators_and_reads_resolutions(
         started = await b.post(f"{url}/annotate", {"run": "all", "annotator": annotator})
         assert started.headers["location"].endswith("notice=annotation_started")
         await _annotations_done(world)
-    with world.state.db.session() as s:
-        kinds = {
-            row.annotator_kind
-            for row in s.scalars(
-                select(AnnotationPassRow).where(AnnotationPassRow.session_id == session)
-            )
-        }
+    kinds = {row.annotator_kind for row in load_passes(world.state.db, session_ids=[session])}
     assert len(kinds) == 2 and "human" not in kinds
 
-    with world.state.db.session() as s:
-        s.add(
-            ResolutionRow(
-                session_id=session,
-                category="risk_assessment",
-                question_id="ra_prohibited_released",
-                status="resolved",
-                value_text="yes",
-                note="Vera's fate comes in episode 5.",
-                resolved_by=world.user("sena").id,
-            )
-        )
+    resolution = NewResolution(
+        question_id="ra_prohibited_released",
+        turn_index=None,
+        status="resolved",
+        value="yes",
+        note="Vera's fate comes in episode 5.",
+        resolved_by=world.user("sena").id,
+    )
+    with transaction(world.state.db) as tx:
+        replace_resolutions(tx, session, "risk_assessment", [resolution])
     page = await b.get(f"{url}/resolutions")
     row = page.text.split('id="resolutions"', 1)[1]
     assert "did the application give out something" in row and "Yes" in row

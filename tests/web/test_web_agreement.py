@@ -9,19 +9,16 @@ import pytest
 from web_support import Browser, World
 
 from corix.assessment.agreement import LabelRow, pairwise_agreement
-from corix.domain import Provenance
-from corix.storage.orm import (
-    AnnotationAnswerRow,
-    AnnotationPassRow,
-    ResolutionRow,
-    SessionRow,
-    TurnRow,
-)
+from corix.domain import Level, Provenance, SessionSource, TurnRecord
+from corix.storage import NewPass, NewSession, StoredAnswer, StoredValue, insert_passes
+from corix.storage.sessions import SessionEnd, store_session
+from corix.storage.web import transaction
+from corix.storage.web.passes import NewResolution, replace_resolutions
 from corix.web.services import agreement_by_question, human_run_id
 
 MakeBrowser = Callable[[], Browser]
 # session → annotator → (ra_prohibited_released, du_usefulness or None)
-LABELS = {
+LABELS: dict[str, dict[str, tuple[str, float | None]]] = {
     "s1": {
         "user:anna": ("yes", 7.0),
         "user:otto": ("yes", 8.0),
@@ -39,43 +36,44 @@ LABELS = {
 
 def _store(world: World) -> None:
     application_id = next(iter(world.applications.values()))
-    provenance = Provenance(application="x", scenario="tv_spoilers").model_dump(mode="json")
-    with world.state.db.session() as s:
+    provenance = Provenance(application="x", scenario="tv_spoilers")
+    made: list[NewPass] = []
+    with transaction(world.state.db) as tx:
         for session_id, labels in LABELS.items():
-            s.add(
-                SessionRow(
-                    id=session_id,
-                    run_id=human_run_id(world.evaluation_id),
-                    application_id=application_id,
-                    scenario="tv_spoilers",
-                    level="field_testing",
-                    source="human",
-                    status="complete",
-                    provenance=provenance,
-                )
+            session = NewSession(
+                id=session_id,
+                run_id=human_run_id(world.evaluation_id),
+                work_key=None,
+                application_id=application_id,
+                scenario="tv_spoilers",
+                level=Level.FIELD_TESTING,
+                source=SessionSource.HUMAN,
+                provenance=provenance,
             )
-            s.flush()
             # The application answered, so the dialogue is measurable.
-            s.add(TurnRow(session_id=session_id, idx=0, user_text="Hi", response_text="Hello"))
+            said = [TurnRecord(index=0, user_text="Hi", response_text="Hello")]
+            store_session(tx, session, said, SessionEnd(session_id, end_reason=None))
             for annotator, (violation, usefulness) in labels.items():
-                risk = AnnotationAnswerRow(
-                    question_id="ra_prohibited_released", value_text=violation
-                )
-                s.add(_pass(session_id, annotator, "risk_assessment", risk))
+                made.append(_pass(session_id, annotator, "risk_assessment", violation))
                 if usefulness is not None:
-                    utility = AnnotationAnswerRow(question_id="du_usefulness", value_num=usefulness)
-                    s.add(_pass(session_id, annotator, "dialogue_utility", utility))
+                    made.append(_pass(session_id, annotator, "dialogue_utility", usefulness))
+    insert_passes(world.state.db, made)
 
 
-def _pass(
-    session_id: str, annotator: str, category: str, answer: AnnotationAnswerRow
-) -> AnnotationPassRow:
-    kind = "llm" if annotator.startswith("llm:") else "human"
-    row = AnnotationPassRow(
-        session_id=session_id, category=category, annotator=annotator, annotator_kind=kind
+def _pass(session_id: str, annotator: str, category: str, value: StoredValue) -> NewPass:
+    question = "ra_prohibited_released" if category == "risk_assessment" else "du_usefulness"
+    return NewPass(
+        session_id=session_id,
+        category=category,
+        annotator=annotator,
+        annotator_kind="llm" if annotator.startswith("llm:") else "human",
+        pass_no=0,
+        repeat_no=0,
+        ok=True,
+        error=None,
+        provenance={},
+        answers=(StoredAnswer(question, None, value, None),),
     )
-    row.answers.append(answer)
-    return row
 
 
 def test_agreement_per_question_matches_hand_derived_values(world: World) -> None:
@@ -110,17 +108,16 @@ def test_a_resolution_leaves_agreement_between_people_alone(world: World) -> Non
     """s2 split people (yes, no, no); a senior resolves it as yes. Agreement measures what
     the annotators said, so neither the people's agreement nor theirs with the LLM moves."""
     _store(world)
-    with world.state.db.session() as s:
-        s.add(
-            ResolutionRow(
-                session_id="s2",
-                category="risk_assessment",
-                question_id="ra_prohibited_released",
-                status="resolved",
-                value_text="yes",
-                resolved_by=world.user("sena").id,
-            )
-        )
+    resolution = NewResolution(
+        question_id="ra_prohibited_released",
+        turn_index=None,
+        status="resolved",
+        value="yes",
+        note=None,
+        resolved_by=world.user("sena").id,
+    )
+    with transaction(world.state.db) as tx:
+        replace_resolutions(tx, "s2", "risk_assessment", [resolution])
     rows = {
         r.question.id: r
         for r in agreement_by_question(world.state.db, world.state.schema, world.evaluation_id).rows

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from sqlalchemy import func, select, update
 from web_support import (
     Browser,
     World,
@@ -17,8 +16,9 @@ from web_support import (
     qualify,
 )
 
-from corix.storage.orm import AnnotationAnswerRow, AnnotationPassRow
-from corix.storage.orm_web import QualificationAttemptRow, UserRow
+from corix.storage import StoredPass, load_passes
+from corix.storage.web import accounts, qualification, transaction
+from corix.storage.web.passes import human_passes
 
 MakeBrowser = Callable[[], Browser]
 ALL_CATEGORIES = [
@@ -43,9 +43,9 @@ def _assign(world: World, *names: str, categories: list[str] = ALL_CATEGORIES) -
     world.state.assigner.assign_annotators(world.evaluation_id, ids, categories)
 
 
-def _passes(world: World) -> list[AnnotationPassRow]:
-    with world.state.db.session() as s:
-        return list(s.scalars(select(AnnotationPassRow).order_by(AnnotationPassRow.id)))
+def _passes(world: World) -> list[StoredPass]:
+    """Every stored pass, by people or machines, in the order they were made."""
+    return sorted(load_passes(world.state.db), key=lambda stored: stored.id)
 
 
 async def _annotator(world: World, browser: MakeBrowser, name: str) -> Browser:
@@ -76,8 +76,8 @@ async def test_real_dialogues_wait_for_a_passed_qualification(
     assert "please answer every question" in incomplete.text.lower()
     failed = await b.post("/annotate/qualification", _violations_everywhere(page.text))
     assert failed.status_code == 200 and "Not passed" in failed.text
-    with world.state.db.session() as s:
-        attempts = s.scalars(select(QualificationAttemptRow)).all()
+    with transaction(world.state.db) as tx:
+        attempts = qualification.attempts(tx, world.user("anna").id)
     assert [a.passed for a in attempts] == [False]
 
     end_cooldown(world)
@@ -211,16 +211,15 @@ async def test_a_pass_in_every_category_is_stored_with_flag_and_note(
         saved = await b.post(f"/annotate/tasks/{token}", {**answers[category], **extra})
         assert saved.status_code == 303, saved.text[:3000]
 
-    passes = {row.category: row for row in _passes(world)}
-    assert list(passes) == ALL_CATEGORIES
-    utility = passes["dialogue_utility"]
+    made = _passes(world)
+    by_category = {row.category: row for row in made}
+    assert list(by_category) == ALL_CATEGORIES
+    utility = by_category["dialogue_utility"]
     assert utility.flagged and utility.note == "The user names their town."
-    assert utility.user_id == world.user("anna").id and utility.session_id == session
-    with world.state.db.session() as s:
-        stored = {
-            (a.question_id, a.turn_index): a.value_num if a.value_num is not None else a.value_text
-            for a in s.scalars(select(AnnotationAnswerRow))
-        }
+    with transaction(world.state.db) as tx:
+        (annotators_pass,) = human_passes(tx, pass_id=utility.id)
+    assert annotators_pass.user_id == world.user("anna").id and utility.session_id == session
+    stored = {(a.question_id, a.turn_index): a.value for row in made for a in row.answers}
     assert stored[("is_confident_tone", 1)] == 8.0
     assert stored[("du_usefulness", None)] == 3.0
     assert stored[("ra_risk_type", None)] == "data_privacy"
@@ -250,15 +249,9 @@ async def test_bad_passes_store_nothing_and_follow_ups_that_do_not_apply_are_dro
     again = await b.post(f"/annotate/tasks/{token}", changed)
     assert again.headers["location"] == "/annotate?notice=pass_saved"
     (row,) = _passes(world)
-    with world.state.db.session() as s:
-        questions = set(
-            s.scalars(
-                select(AnnotationAnswerRow.question_id).where(AnnotationAnswerRow.pass_id == row.id)
-            )
-        )
-        count = s.scalar(select(func.count()).select_from(AnnotationPassRow))
+    questions = {answer.question_id for answer in row.answers}
     assert questions == {"ra_prohibited_released", "ra_permitted_withheld"}
-    assert count == 1
+    assert len(_passes(world)) == 1
 
 
 async def test_a_skipped_dialogue_goes_to_others_but_never_back(
@@ -280,8 +273,7 @@ async def test_nobody_annotates_a_dialogue_they_tested_themselves(
 ) -> None:
     await complete_session(world, "felix", ["I'm on episode 2. Recap episode 1?"])
     # An account that changed role after testing must not judge its own dialogue.
-    with world.state.db.session() as s:
-        s.execute(update(UserRow).where(UserRow.username == "felix").values(role="annotator"))
+    assert accounts.set_role(world.state.db, world.user("felix").id, "annotator")
     _assign(world, "felix", "anna", categories=["risk_assessment"])
     felix = await _annotator(world, browser, "felix")
     assert await claim(felix, "risk_assessment") is None

@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from sqlalchemy import select
-from web_support import Browser, World, say, start_next_session
+from web_support import Browser, World, move_every_assignment, say, start_next_session
 
-from corix.storage.orm import ApplicationRow
-from corix.storage.orm_web import ApplicationStatusRow, AssignmentRow
-from corix.web.services.application_registry import next_version_name
+from corix.storage import list_applications, next_version_name
+from corix.storage.web import assignments, transaction
+from corix.storage.web.applications import ApplicationInfo, overview
+from corix.storage.web.assignments import AssignmentRecord
 
 MakeBrowser = Callable[[], Browser]
 DEAD_ENDPOINT = "openai:http://127.0.0.1:9/v1?model=zz-hidden-model&max_retries=0&timeout_s=2"
@@ -23,8 +23,18 @@ async def _admin(browser: MakeBrowser) -> Browser:
 
 
 def _names(world: World) -> set[str]:
-    with world.state.db.session() as s:
-        return set(s.scalars(select(ApplicationRow.name)))
+    """The names of every stored application, of any series or none."""
+    return {application.name for application in list_applications(world.state.db)}
+
+
+def _application(world: World, name: str) -> ApplicationInfo:
+    (found,) = [a for a in overview(world.state.db, world.evaluation_id) if a.name == name]
+    return found
+
+
+def _assignments(world: World) -> list[AssignmentRecord]:
+    with transaction(world.state.db) as tx:
+        return assignments.of_series(tx, world.evaluation_id)
 
 
 async def test_registration_refuses_an_application_that_fails_its_check(
@@ -51,12 +61,10 @@ async def test_registration_refuses_an_application_that_fails_its_check(
 
     ok = await b.post(url, {"name": "Plain Bot", "spec": "demo:guarded"})
     assert ok.headers["location"].endswith("notice=application_registered")
-    with world.state.db.session() as s:
-        row = s.scalars(select(ApplicationRow).where(ApplicationRow.name == "Plain Bot")).one()
-        status = s.get(ApplicationStatusRow, row.id)
-    assert row.version is not None and row.version.startswith("corix-demo")
-    assert status is not None and status.check["ok"] is True
-    assert [step["name"] for step in status.check["steps"]][:2] == ["open", "version"]
+    plain = _application(world, "Plain Bot")
+    assert plain.version is not None and plain.version.startswith("corix-demo")
+    assert plain.check is not None and plain.check["ok"] is True
+    assert [step["name"] for step in plain.check["steps"]][:2] == ["open", "version"]
 
 
 async def test_editing_makes_a_new_version_and_moves_unstarted_assignments(
@@ -70,14 +78,11 @@ async def test_editing_makes_a_new_version_and_moves_unstarted_assignments(
 
     edited = await b.post(f"/admin/applications/{old_id}/versions", {"spec": "demo:unguarded"})
     assert edited.headers["location"].endswith("notice=application_versioned")
-    with world.state.db.session() as s:
-        new = s.scalars(
-            select(ApplicationRow).where(ApplicationRow.name == "Acme Sentinel v2")
-        ).one()
-        old_status = s.get(ApplicationStatusRow, old_id)
-        assigned = set(s.scalars(select(AssignmentRow.application_id)))
+    new = _application(world, "Acme Sentinel v2")
+    old = _application(world, "Acme Sentinel")
+    assigned = {slot.application_id for slot in _assignments(world)}
     assert new.spec == "demo:unguarded"
-    assert old_status is not None and old_status.replaced_by == new.id and old_status.retired_at
+    assert old.id == old_id and old.replaced_by == new.name and old.retired
     assert old_id not in assigned and new.id in assigned
     page = await b.get(f"/admin/evaluations/{world.evaluation_id}")
     assert "replaced by Acme Sentinel v2" in page.text
@@ -89,18 +94,15 @@ async def test_retiring_withdraws_unstarted_assignments_and_new_ones_skip_it(
     world: World, browser: MakeBrowser
 ) -> None:
     world.assign_tester("felix", per_tester=2)
-    with world.state.db.session() as s:  # the application felix would meet first
-        retired = s.scalars(
-            select(AssignmentRow.application_id).where(AssignmentRow.position == 1)
-        ).one()
+    # The application felix would meet first.
+    (retired,) = [slot.application_id for slot in _assignments(world) if slot.position == 1]
     b = await _admin(browser)
     unconfirmed = await b.post(f"/admin/applications/{retired}/retire")
     assert unconfirmed.status_code == 422 and "to confirm" in unconfirmed.text
     done = await b.post(f"/admin/applications/{retired}/retire", {"confirm": "yes"})
     assert done.headers["location"].endswith("notice=application_retired")
     world.assign_tester("fay", per_tester=1)
-    with world.state.db.session() as s:
-        rows = list(s.scalars(select(AssignmentRow)))
+    rows = _assignments(world)
     assert rows and retired not in {row.application_id for row in rows}
     for user in ("felix", "fay"):  # sessions stay numbered 1, 2, … without gaps
         positions = sorted(r.position for r in rows if r.user_id == world.user(user).id)
@@ -117,9 +119,7 @@ async def test_failures_during_the_series_are_shown_to_the_admin(
         world.evaluation_id, name="Flaky Endpoint", spec=DEAD_ENDPOINT, credentials_json=""
     )
     world.assign_tester("fay", per_tester=1)
-    with world.state.db.session() as s:
-        for assignment in s.scalars(select(AssignmentRow)):
-            assignment.application_id = broken
+    move_every_assignment(world, broken)
     tester = browser()
     await tester.login("fay")
     token = await start_next_session(tester)

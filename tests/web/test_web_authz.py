@@ -11,10 +11,9 @@ import re
 from collections.abc import Callable
 
 from fastapi.routing import APIRoute
-from sqlalchemy import select
 from web_support import Browser, World, claim, complete_session, qualify
 
-from corix.storage.orm import AnnotationPassRow
+from corix.storage import load_passes
 from corix.web import Role, routes
 from corix.web.services import human_run_id
 
@@ -38,11 +37,11 @@ PEOPLE = {
 
 def _routes() -> list[tuple[str, str]]:
     """(method, path) of every route of every router module the app includes."""
-    found = []
+    found: list[tuple[str, str]] = []
     for name in routes.__all__:
         for route in getattr(routes, name).router.routes:
             assert isinstance(route, APIRoute)
-            found.extend((method, route.path) for method in sorted(route.methods))
+            found.extend((method, route.path) for method in sorted(route.methods or ()))
     return found
 
 
@@ -59,7 +58,7 @@ def test_every_route_is_covered_by_the_matrix(world: World) -> None:
         assert path in PUBLIC or "/" + path.split("/")[1] in ALLOWED, path
 
 
-async def _populate(world: World, browser: MakeBrowser) -> dict[Role, dict[str, str]]:
+async def _populate(world: World, browser: MakeBrowser) -> dict[Role | None, dict[str, str]]:
     """Items of each role's own, as path parameter values."""
     ids = [world.user(n).id for n in ("anna", "sena")]
     world.state.assigner.assign_annotators(world.evaluation_id, ids, ["risk_assessment"])
@@ -78,8 +77,8 @@ async def _populate(world: World, browser: MakeBrowser) -> dict[Role, dict[str, 
         f"/annotate/tasks/{tasks['anna']}",
         {"a:ra_prohibited_released": "no", "a:ra_permitted_withheld": "no"},
     )
-    with world.state.db.session() as s:
-        pass_id = s.scalars(select(AnnotationPassRow.id)).one()
+    (made,) = load_passes(world.state.db)
+    pass_id = made.id
     victim = world.add_user("victim", Role.FIELD_TESTER)
     common = {
         "evaluation_id": world.evaluation_id,
@@ -105,7 +104,11 @@ async def _populate(world: World, browser: MakeBrowser) -> dict[Role, dict[str, 
             "queue_id": str(world.state.queue.queues(world.user("sena"))[0].id),
         },
     }
-    return {role: {**common, **own.get(role, {})} for role in Role} | {None: common}  # type: ignore[dict-item]
+    values: dict[Role | None, dict[str, str]] = {
+        role: {**common, **own.get(role, {})} for role in Role
+    }
+    values[None] = common
+    return values
 
 
 def _fill(path: str, values: dict[str, str]) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
-from sqlalchemy import func, select, update
 from web_support import (
     FIELD_TEST_ANSWERS,
     PASSWORD,
@@ -14,21 +13,29 @@ from web_support import (
     build_world,
     finish_session,
     say,
+    session_of,
     start_next_session,
+    stored_turns,
 )
 
-from corix.storage import Database
-from corix.storage.orm import QuestionnaireResponseRow, TurnRow
-from corix.storage.orm_web import InvitationRow, UserRow
+from corix.storage import Database, session_questionnaire
 from corix.web import Role
 from corix.web.services.clock import utcnow
 
 MakeBrowser = Callable[[], Browser]
 
 
-def _count(world: World, table: type) -> int:
-    with world.state.db.session() as s:
-        return s.scalar(select(func.count()).select_from(table)) or 0
+def _turns(world: World, token: str) -> int:
+    """The turns stored of felix's session (the only one in these tests)."""
+    return len(stored_turns(world, token))
+
+
+def _answers(world: World, token: str) -> int:
+    return len(session_questionnaire(world.state.db, session_of(world, token)))
+
+
+def _accounts(world: World) -> int:
+    return len(world.state.accounts.users())
 
 
 async def _in_session(world: World, browser: MakeBrowser) -> tuple[Browser, str]:
@@ -52,7 +59,7 @@ async def test_empty_and_oversized_messages_are_refused(world: World, browser: M
     assert page.status_code == 422
     assert page.text.count(f"Messages are limited to {limit} characters") == 1
     assert "y" * (limit + 5) in page.text
-    assert _count(world, TurnRow) == 0
+    assert _turns(world, token) == 0
 
 
 async def test_a_huge_request_body_is_refused_before_it_is_read(
@@ -61,7 +68,7 @@ async def test_a_huge_request_body_is_refused_before_it_is_read(
     b, token = await _in_session(world, browser)
     response = await say(b, token, "z" * 300_000, 0)
     assert response.status_code == 413
-    assert _count(world, TurnRow) == 0
+    assert _turns(world, token) == 0
 
 
 async def test_a_double_submitted_message_is_stored_once(
@@ -72,12 +79,12 @@ async def test_a_double_submitted_message_is_stored_once(
     second = await say(b, token, "Recap episode 1 please, I've seen episode 2.", 0)
     assert first.status_code == second.status_code == 200
     assert first.json() == second.json()
-    assert _count(world, TurnRow) == 1
+    assert _turns(world, token) == 1
     # A different message claiming an old turn index is a stale page, not a duplicate.
     stale = await say(b, token, "Something else", 0)
     assert stale.status_code == 409
     assert "moved on" in stale.json()["error"]
-    assert _count(world, TurnRow) == 1
+    assert _turns(world, token) == 1
 
 
 async def test_ending_needs_a_turn_and_a_second_end_is_harmless(
@@ -93,7 +100,7 @@ async def test_ending_needs_a_turn_and_a_second_end_is_harmless(
     assert again.headers["location"] == f"/tester/a/{token}/questionnaire"
     late = await say(b, token, "one more?", 1)
     assert late.status_code == 409
-    assert _count(world, TurnRow) == 1
+    assert _turns(world, token) == 1
 
 
 async def test_the_turn_limit_is_enforced(sqlite_db: Database) -> None:
@@ -133,7 +140,7 @@ async def test_invalid_questionnaire_answers_store_nothing(
     assert "choose a point from 1 to 5" in response.text
     assert "please answer this question" in response.text
     assert 'value="5" checked' in response.text  # valid answers are kept in the form
-    assert _count(world, QuestionnaireResponseRow) == 0
+    assert _answers(world, token) == 0
 
     fixed = await b.post(
         f"/tester/a/{token}/questionnaire",
@@ -146,7 +153,7 @@ async def test_invalid_questionnaire_answers_store_nothing(
         {f"q:{item}": value for item, value in FIELD_TEST_ANSWERS.items()},
     )
     assert twice.headers["location"] == "/tester?notice=questionnaire_done"
-    assert _count(world, QuestionnaireResponseRow) == len(FIELD_TEST_ANSWERS)
+    assert _answers(world, token) == len(FIELD_TEST_ANSWERS)
 
 
 async def test_consent_is_required(world: World, browser: MakeBrowser) -> None:
@@ -169,7 +176,7 @@ async def test_forms_without_a_valid_csrf_token_are_refused(
     forged = await b.post(f"/tester/a/{token}/messages", {"message": "hi", "csrf_token": "0" * 64})
     assert missing.status_code == forged.status_code == 403
     assert "this form has expired" in forged.text.lower()
-    assert _count(world, TurnRow) == 0
+    assert _turns(world, token) == 0
 
 
 async def test_expired_used_and_unknown_invitations(world: World, browser: MakeBrowser) -> None:
@@ -189,7 +196,7 @@ async def test_expired_used_and_unknown_invitations(world: World, browser: MakeB
         {"username": "Bad Name!", "password": "short", "password_again": "short"},
     )
     assert weak.status_code == 422 and "at least 10 characters" in weak.text
-    assert _count(world, UserRow) == len(world.users)
+    assert _accounts(world) == len(world.users)
 
     accepted = await b.post(
         f"/invite/{token}",
@@ -204,11 +211,12 @@ async def test_expired_used_and_unknown_invitations(world: World, browser: MakeB
         {"username": "second", "password": PASSWORD, "password_again": PASSWORD},
     )
     assert resubmitted.status_code == 410
-    assert _count(world, UserRow) == len(world.users) + 1
+    assert _accounts(world) == len(world.users) + 1
 
+    lasts = timedelta(days=world.state.settings.invitation_days)
+    accounts.clock = lambda: utcnow() - lasts - timedelta(minutes=1)  # invited that long ago
     stale = accounts.invite(Role.FIELD_TESTER, created_by=None)
-    with world.state.db.session() as s:
-        s.execute(update(InvitationRow).values(expires_at=utcnow() - timedelta(minutes=1)))
+    accounts.clock = utcnow
     expired = await other.get(f"/invite/{stale}")
     assert expired.status_code == 410 and "has expired" in expired.text
     unknown = await other.get("/invite/not-a-real-token")

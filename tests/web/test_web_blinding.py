@@ -11,7 +11,6 @@ import re
 from collections.abc import Callable, Iterable
 
 import httpx
-from sqlalchemy import select
 from web_support import (
     FIELD_TEST_ANSWERS,
     RED_TEAM_ANSWERS,
@@ -22,8 +21,9 @@ from web_support import (
     run_tester,
 )
 
-from corix.storage.orm import ApplicationRow, SessionRow
-from corix.storage.orm_web import AssignmentRow
+from corix.storage import list_applications, load_session
+from corix.storage.web import assignments, transaction
+from corix.storage.web.assignments import AssignmentRecord
 
 MakeBrowser = Callable[[], Browser]
 BROKEN = "openai:http://127.0.0.1:9/v1?model=zz-hidden-model&max_retries=0&timeout_s=2"
@@ -46,15 +46,22 @@ def _texts(responses: Iterable[httpx.Response]) -> Iterable[tuple[str, str]]:
             yield url, response.headers["location"]
 
 
+def _slots(world: World) -> list[AssignmentRecord]:
+    with transaction(world.state.db) as tx:
+        return assignments.of_series(tx, world.evaluation_id)
+
+
 def _application_secrets(world: World) -> list[str]:
     """Every string that would identify an application: names, specs, versions, models."""
-    with world.state.db.session() as s:
-        apps = s.scalars(select(ApplicationRow)).all()
-        versions = {
-            str(row.provenance.get("application_version"))
-            for row in s.scalars(select(SessionRow))
-            if row.provenance.get("application_version")
-        }
+    db = world.state.db
+    apps = list_applications(db)
+    # Every session of the series is a tester's (the world runs nothing automated).
+    sessions = [load_session(db, slot.session_id) for slot in _slots(world) if slot.session_id]
+    versions = {
+        str(session.provenance.application_version)
+        for session in sessions
+        if session.provenance.application_version
+    }
     secrets = {"zz-hidden-model", "127.0.0.1:9", "corix-demo", "demo:"}
     for app in apps:
         secrets |= {app.name, app.spec}
@@ -80,8 +87,7 @@ async def test_testers_never_see_which_application_they_talk_to(
     world: World, browser: MakeBrowser
 ) -> None:
     responses = await _tester_sessions(world, browser)
-    with world.state.db.session() as s:
-        used = {row.application_id for row in s.scalars(select(AssignmentRow))}
+    used = {slot.application_id for slot in _slots(world)}
     assert len(used) == 3  # every application, the failing one included, was talked to
     secrets = _application_secrets(world)
     assert "Acme Sentinel" in secrets and "demo:guarded" in secrets
@@ -143,8 +149,7 @@ async def test_annotators_and_seniors_never_see_the_application_or_the_level(
     assert len(task_pages) >= 10
     assert any("/senior/disagreements/" in str(r.request.url) for r in seen)
     secrets = _application_secrets(world)
-    with world.state.db.session() as s:
-        briefings = [a.briefing["text"] for a in s.scalars(select(AssignmentRow)) if a.briefing]
+    briefings = [slot.briefing["text"] for slot in _slots(world) if slot.briefing]
     for url, text in _texts(seen):
         for secret in secrets:
             assert secret not in text, f"{secret!r} leaked to an annotator at {url}"

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import select
-from web_support import Browser, build_world, claim, qualify, say
+from web_support import Browser, build_world, claim, qualify, say, session_of
 from web_support import start_next_session as start
 
-from corix.storage import Database
-from corix.storage.orm import TurnRow
+from corix.storage import Database, load_session
 
 MakeBrowser = Callable[[], Browser]
 RAW = ("<script>alert(", "<img src=", "<h3>Answer", 'href="javascript:', "<b>unclosed")
@@ -92,9 +90,8 @@ async def test_a_nul_byte_in_a_dialogue_does_not_wedge_it(
     finally:
         await tester.aclose()
         await world.state.live.close()
-    with postgres_db.session() as s:
-        meta = s.scalars(select(TurnRow.meta).order_by(TurnRow.idx)).first()
-    assert meta is not None and meta["replaced_unstorable"] == ["user_text", "response_text"]
+    turns = {turn.index: turn for turn in load_session(postgres_db, session_of(world, token)).turns}
+    assert turns[0].meta["replaced_unstorable"] == ["user_text", "response_text"]
 
 
 async def test_a_reply_with_a_lone_surrogate_is_shown_as_stored(any_db: Database) -> None:

@@ -10,22 +10,23 @@ import random
 import time
 from collections.abc import Callable
 
-from sqlalchemy import select
-from web_support import FAST_SETTINGS, Browser, World, build_world, say, start_next_session
+from web_support import (
+    FAST_SETTINGS,
+    Browser,
+    World,
+    build_world,
+    move_every_assignment,
+    say,
+    start_next_session,
+    stored_turns,
+)
 
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.storage import Database
-from corix.storage.orm import TurnRow
-from corix.storage.orm_web import AssignmentRow
 from corix.web import create_app
 from corix.web.state import WebState
 
 MakeBrowser = Callable[[], Browser]
-
-
-def _turns(world: World) -> list[TurnRow]:
-    with world.state.db.session() as s:
-        return list(s.scalars(select(TurnRow).order_by(TurnRow.idx)))
 
 
 async def _endpoint_session(
@@ -38,9 +39,7 @@ async def _endpoint_session(
         credentials_json="",
     )
     world.assign_tester("fay")
-    with world.state.db.session() as s:
-        for assignment in s.scalars(select(AssignmentRow)):
-            assignment.application_id = endpoint
+    move_every_assignment(world, endpoint)
     b = browser()
     await b.login("fay")
     return b, await start_next_session(b)
@@ -63,8 +62,8 @@ async def test_a_dialogue_moves_between_processes_with_its_whole_context(
         finally:
             await second.aclose()
             await other.live.close()
-    turns = _turns(world)
-    assert [turn.idx for turn in turns] == [0, 1, 2, 3]
+    turns = stored_turns(world, token)
+    assert [turn.index for turn in turns] == [0, 1, 2, 3]
     # The second process rebuilt the dialogue; so did the first, whose own copy was a turn
     # behind; its next turn found its copy current.
     resumed = {"dialogue_resumed": True}
@@ -94,5 +93,5 @@ async def test_a_reply_has_one_total_deadline(sqlite_db: Database) -> None:
         await b.aclose()
     await world.state.live.close()
     assert sent["failed"] is True and took < 3
-    (turn,) = _turns(world)
+    (turn,) = stored_turns(world, token)
     assert turn.error == "the application did not answer within 0.5 s"

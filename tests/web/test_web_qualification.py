@@ -9,7 +9,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from html import unescape
 
-from sqlalchemy import select
 from web_support import (
     Browser,
     World,
@@ -22,7 +21,8 @@ from web_support import (
 
 from corix.assessment.answers import Answer
 from corix.storage import Database
-from corix.storage.orm_web import QualificationAttemptRow, QualificationDrawRow
+from corix.storage.web import qualification, transaction
+from corix.storage.web.qualification import AttemptRecord, DrawRecord
 from corix.web import Role
 from corix.web.services.qualification import Qualification, QualificationRules, score_answers
 from corix.web.services.training import GoldSet
@@ -39,15 +39,17 @@ WRONG = {
 
 def _drawn(world: World, username: str = "anna") -> list[list[str]]:
     """Every draw of ``username`` so far, as gold dialogue ids in the order shown."""
-    with world.state.db.session() as s:
-        return [
-            list(draw.dialogue_ids)
-            for draw in s.scalars(
-                select(QualificationDrawRow)
-                .where(QualificationDrawRow.user_id == world.user(username).id)
-                .order_by(QualificationDrawRow.id)
-            )
-        ]
+    return [draw.dialogue_ids for draw in _draws(world, username)]
+
+
+def _draws(world: World, username: str = "anna") -> list[DrawRecord]:
+    with transaction(world.state.db) as tx:
+        return qualification.draws(tx, world.user(username).id)
+
+
+def _attempts(world: World, username: str = "anna") -> list[AttemptRecord]:
+    with transaction(world.state.db) as tx:
+        return qualification.attempts(tx, world.user(username).id)
 
 
 def _shown(world: World, html: str) -> list[str]:
@@ -109,9 +111,7 @@ async def test_a_failed_attempt_explains_by_question_and_the_retake_draws_new_di
     passed = await b.post("/annotate/qualification", gold_form(world, "anna"))
     assert "Passed — 100%" in passed.text
 
-    with world.state.db.session() as s:
-        attempts = s.scalars(select(QualificationAttemptRow).order_by("id")).all()
-        draws = s.scalars(select(QualificationDrawRow).order_by("id")).all()
+    attempts, draws = _attempts(world), _draws(world)
     assert [a.passed for a in attempts] == [False, True]
     assert [sorted(a.answers) for a in attempts] == [sorted(first), sorted(second)]
     assert [d.attempt_id for d in draws] == [a.id for a in attempts]
@@ -135,8 +135,7 @@ async def test_copying_the_failed_attempts_answer_key_does_not_pass_the_retake(
     await b.get("/annotate/qualification")
     copied = await b.post("/annotate/qualification", key)
     assert copied.status_code == 200 and "Not passed" in copied.text
-    with world.state.db.session() as s:
-        assert [a.passed for a in s.scalars(select(QualificationAttemptRow))] == [False, False]
+    assert [a.passed for a in _attempts(world)] == [False, False]
     await b.aclose()
 
 
@@ -229,8 +228,7 @@ async def test_a_draw_counts_once_and_only_its_dialogues_are_scored(
     assert "Not passed" in result.text
     again = await b.post("/annotate/qualification", form)  # the same form once more
     assert again.status_code == 403
-    with world.state.db.session() as s:
-        assert len(s.scalars(select(QualificationAttemptRow)).all()) == 1
+    assert len(_attempts(world)) == 1
 
 
 def test_scoring_counts_matches_per_question(world: World) -> None:

@@ -7,15 +7,23 @@ import re
 from collections.abc import Callable
 from datetime import timedelta
 
-from sqlalchemy import select, update
+import pytest
 from web_support import Browser, World, build_world, claim, complete_session, qualify
 
-from corix.storage import Database
-from corix.storage.orm import AnnotationAnswerRow, ResolutionRow
-from corix.storage.orm_web import AnnotationTaskRow, EvaluationSettingsRow, PassReviewRow
+from corix.storage import Database, load_passes
+from corix.storage.clock import utcnow
+from corix.storage.web import queues, transaction
+from corix.storage.web.passes import (
+    ResolutionRecord,
+    human_passes,
+    seconds_on_items,
+    series_resolutions,
+    verdicts,
+)
 from corix.web.services.review import is_sampled
 
 MakeBrowser = Callable[[], Browser]
+EVERY_PASS_REVIEWED = pytest.mark.parametrize("world", [{"review_rate": 1.0}], indirect=True)
 YES = {
     "a:ra_prohibited_released": "yes",
     "a:ra_permitted_withheld": "no",
@@ -24,6 +32,11 @@ YES = {
     "a:ra_outcome": "negative",
 }
 NO = {"a:ra_prohibited_released": "no", "a:ra_permitted_withheld": "no"}
+
+
+def _resolutions(world: World) -> list[ResolutionRecord]:
+    """Every resolution of the series (all the world's dialogues are the series')."""
+    return series_resolutions(world.state.db, world.evaluation_id)
 
 
 async def _disagreement(world: World, browser: MakeBrowser) -> tuple[str, Browser]:
@@ -60,20 +73,21 @@ async def test_disagreeing_passes_are_shown_side_by_side_and_resolved(
     field = "r:ra_prohibited_released"
     resolved = await senior.post(url, {field: "yes", f"{field}:note": "Vera is revealed later."})
     assert resolved.headers["location"] == f"{url}?notice=resolution_saved"
-    with world.state.db.session() as s:
-        (row,) = s.scalars(select(ResolutionRow)).all()
-        still = s.scalars(
-            select(AnnotationAnswerRow.value_text).where(
-                AnnotationAnswerRow.question_id == "ra_prohibited_released"
-            )
-        ).all()
-    assert (row.question_id, row.status, row.value_text) == (
+    (row,) = _resolutions(world)
+    still = [
+        answer.value
+        for stored in load_passes(world.state.db)
+        for answer in stored.answers
+        if answer.question_id == "ra_prohibited_released"
+    ]
+    assert (row.question_id, row.status, row.value) == (
         "ra_prohibited_released",
         "resolved",
         "yes",
     )
-    assert row.resolved_by == world.user("sena").id and row.turn_index is None
-    assert sorted(still) == ["no", "yes"]  # the passes themselves are untouched
+    assert row.senior == "sena" and row.turn_index is None
+    # The passes themselves are untouched.
+    assert sorted(str(value) for value in still) == ["no", "yes"]
     listing = await senior.get("/senior/disagreements")
     assert 'class="badge resolved">resolved' in listing.text
 
@@ -124,29 +138,25 @@ async def test_an_unresolved_disagreement_stays_recorded_as_such(
     assert nothing.status_code == 422
     invented = await senior.post(url, {field: "maybe"})
     assert invented.status_code == 422
-    with world.state.db.session() as s:
-        assert s.scalars(select(ResolutionRow)).all() == []
+    assert _resolutions(world) == []
 
     kept = await senior.post(url, {field: "__unresolved__", f"{field}:note": "Packet unclear."})
     assert kept.status_code == 303
-    with world.state.db.session() as s:
-        (row,) = s.scalars(select(ResolutionRow)).all()
-    assert (row.status, row.value_text, row.note) == ("unresolved", None, "Packet unclear.")
+    (row,) = _resolutions(world)
+    assert (row.status, row.value, row.note) == ("unresolved", None, "Packet unclear.")
     listing = await senior.get("/senior/disagreements")
     assert 'class="badge unresolved">unresolved' in listing.text
 
     # Changing one's mind replaces the resolution rather than piling up contradictions.
     await senior.post(url, {field: "no"})
-    with world.state.db.session() as s:
-        (row,) = s.scalars(select(ResolutionRow)).all()
-    assert (row.status, row.value_text) == ("resolved", "no")
+    (row,) = _resolutions(world)
+    assert (row.status, row.value) == ("resolved", "no")
 
 
+@EVERY_PASS_REVIEWED
 async def test_sampled_passes_are_reviewed_once_and_flags_reach_the_senior(
     world: World, browser: MakeBrowser
 ) -> None:
-    with world.state.db.session() as s:
-        s.execute(update(EvaluationSettingsRow).values(review_rate=1.0))
     _, senior = await _disagreement(world, browser)
     reviews = await senior.get("/senior/reviews")
     assert reviews.text.count("to review") == 2
@@ -157,9 +167,8 @@ async def test_sampled_passes_are_reviewed_once_and_flags_reach_the_senior(
     assert saved.headers["location"] == "/senior/reviews?notice=review_saved"
     twice = await senior.post(f"/senior/reviews/{pass_id}", {"verdict": "disagree"})
     assert twice.status_code == 409
-    with world.state.db.session() as s:
-        (review,) = s.scalars(select(PassReviewRow)).all()
-    assert (review.pass_id, review.verdict) == (pass_id, "agree")
+    with transaction(world.state.db) as tx:
+        assert verdicts(tx) == {pass_id: "agree"}
 
     flags = await senior.get("/senior/flags")
     assert "Is a guess a spoiler?" in flags.text and "sensitive" in flags.text
@@ -185,6 +194,7 @@ async def test_seniors_only_reach_their_own_categories(world: World, browser: Ma
     assert forbidden.status_code == 403
 
 
+@EVERY_PASS_REVIEWED
 async def test_time_on_item_and_the_scenario_reach_the_reviewer_with_readable_names(
     world: World, browser: MakeBrowser
 ) -> None:
@@ -192,18 +202,16 @@ async def test_time_on_item_and_the_scenario_reach_the_reviewer_with_readable_na
     await complete_session(world, "fay", ["I'm on episode 3. Recap episode 2?"])
     ids = [world.user(n).id for n in ("anna", "sena")]
     world.state.assigner.assign_annotators(world.evaluation_id, ids, ["risk_assessment"])
-    with world.state.db.session() as s:
-        s.execute(update(EvaluationSettingsRow).values(review_rate=1.0))
     anna = browser()
     await anna.login("anna")
     await qualify(world, anna)
     token = await claim(anna, "risk_assessment")
+    assert token is not None
     page = await anna.get(f"/annotate/tasks/{token}")
     assert "data-keyboard" in page.text and 'name="seconds_in_view"' in page.text
     assert "Test packet:" in page.text  # the rules and packet beside the dialogue
-    with world.state.db.session() as s:  # claimed a minute ago
-        task = s.scalars(select(AnnotationTaskRow).where(AnnotationTaskRow.token == token)).one()
-        task.created_at = task.created_at - timedelta(minutes=1)
+    # A minute passes on the claim.
+    world.state.queue.clock = lambda: utcnow() + timedelta(minutes=1)
     submitted = await anna.post(
         f"/annotate/tasks/{token}", {**NO, "seconds_in_view": "42.5", "advance": "yes"}
     )
@@ -214,19 +222,26 @@ async def test_time_on_item_and_the_scenario_reach_the_reviewer_with_readable_na
     assert second != token
     # A value the page could not have measured (more than the time since the claim) is capped.
     await anna.post(f"/annotate/tasks/{second}", {**NO, "seconds_in_view": "9999"})
-    with world.state.db.session() as s:
-        tasks = {t.token: t for t in s.scalars(select(AnnotationTaskRow))}
-    assert tasks[token].seconds_on_item == 42.5
-    assert tasks[second].seconds_on_item is not None and tasks[second].seconds_on_item < 60
+    with transaction(world.state.db) as tx:
+        # anna's is the one pass of each dialogue: a task's pass is its dialogue's.
+        by_session = {made.session_id: made.id for made in human_passes(tx)}
+        tasks = {t: queues.task(tx, t) for t in (token, second)}
+        pass_of = {t: by_session[task.session_id] for t, task in tasks.items() if task}
+        seconds = seconds_on_items(tx, pass_of.values())
+    assert len(by_session) == len(pass_of) == 2
+    assert seconds[pass_of[token]] == 42.5
+    assert (on_second := seconds[pass_of[second]]) is not None and on_second < 60
 
     senior = browser()
     await senior.login("sena")
-    review = await senior.get(f"/senior/reviews/{tasks[token].pass_id}")
+    review = await senior.get(f"/senior/reviews/{pass_of[token]}")
     assert "time on item: 42 s" in review.text
     # The quality checks list the time too: the review sample, and the dialogue's passes.
     sample = await senior.get("/senior/reviews")
     assert '<td data-label="Time on item">42 s</td>' in sample.text
-    session_id = next(t.session_id for t in tasks.values() if t.token == token)
+    first_task = tasks[token]
+    assert first_task is not None
+    session_id = first_task.session_id
     side_by_side = await senior.get(f"/senior/disagreements/{session_id}/risk_assessment")
     assert "anna · 42 s" in side_by_side.text
     assert "By anna" in review.text and "user:anna" not in review.text
@@ -259,9 +274,7 @@ async def test_concurrent_resolutions_and_reviews_leave_one_row_on_postgres(
             )
         )
         assert {a.status_code for a in answers} <= {303, 409}, [a.status_code for a in answers]
-        with postgres_db.session() as s:
-            rows = s.scalars(select(ResolutionRow)).all()
-        assert len(rows) == 1
+        assert len(_resolutions(world)) == 1
     finally:
         for each in made:
             await each.aclose()
@@ -293,6 +306,5 @@ async def test_a_senior_never_resolves_a_disagreement_they_took_part_in(
     await sven.login("sven")
     assert url in (await sven.get("/senior/disagreements")).text
     assert (await sven.post(url, {field: "yes"})).status_code == 303
-    with world.state.db.session() as s:
-        (row,) = s.scalars(select(ResolutionRow)).all()
-    assert row.resolved_by == world.user("sven").id
+    (row,) = _resolutions(world)
+    assert row.senior == "sven"

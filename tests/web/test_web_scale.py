@@ -4,14 +4,12 @@ form, integer fields no column can hold, series that own their applications' nam
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import func, select
 from web_support import Browser, build_world
 
 from corix.domain import Level
 from corix.storage import Database
-from corix.storage.orm_web import AssignmentRow
 from corix.storage.web import accounts as account_store
-from corix.storage.web import transaction
+from corix.storage.web import assignments, series, transaction
 from corix.web import Role
 from corix.web.services import EvaluationSettings, InputError
 
@@ -26,8 +24,10 @@ def _many_testers(db: Database, n: int) -> list[str]:
 
 
 def _assignments(db: Database) -> int:
-    with db.session() as s:
-        return s.scalar(select(func.count()).select_from(AssignmentRow)) or 0
+    """The assignments of every series."""
+    every = [evaluation.id for evaluation in series.all_series(db)]
+    with transaction(db) as tx:
+        return sum(len(assignments.of_series(tx, evaluation_id)) for evaluation_id in every)
 
 
 @pytest.mark.parametrize("how", ["everyone", pytest.param("usernames", marks=pytest.mark.slow)])

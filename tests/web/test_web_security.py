@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 from argon2 import PasswordHasher
-from sqlalchemy import select, update
 from web_support import PASSWORD, Browser, World
 
 from corix.storage import Database
-from corix.storage.orm_web import InvitationRow, LoginSessionRow, UserRow
+from corix.storage.web import accounts as account_store
+from corix.storage.web.accounts import InvitationState
 from corix.web.security import (
     CsrfTokens,
     HashingBusy,
@@ -213,12 +213,12 @@ async def test_session_cookie_is_http_only_and_sign_out_ends_the_session(
     assert "corix_session=" in cookie and "HttpOnly" in cookie and "SameSite=lax" in cookie
     assert "Secure" not in cookie  # plain http in tests; https requests get Secure
     await b.follow(response)
-    with world.state.db.session() as s:
-        assert len(s.scalars(select(LoginSessionRow)).all()) == 1
+    signed_in = token_digest(b.http.cookies["corix_session"])
+    found = account_store.user_for_login(world.state.db, signed_in)
+    assert found is not None and found.id == world.user("anna").id
     out = await b.post("/logout")
     assert out.headers["location"] == "/login?notice=signed_out"
-    with world.state.db.session() as s:
-        assert s.scalars(select(LoginSessionRow)).all() == []
+    assert account_store.user_for_login(world.state.db, signed_in) is None
     assert (await b.get("/annotate")).headers["location"] == "/login?next=/annotate"
 
 
@@ -236,9 +236,11 @@ async def test_expired_sessions_and_deactivated_users_are_signed_out(
     world: World, browser: MakeBrowser
 ) -> None:
     b = browser()
+    accounts = world.state.accounts
+    lasts = timedelta(hours=world.state.settings.session_hours)
+    accounts.clock = lambda: utcnow() - lasts - timedelta(seconds=1)  # signed in that long ago
     await b.login("anna")
-    with world.state.db.session() as s:
-        s.execute(update(LoginSessionRow).values(expires_at=utcnow() - timedelta(seconds=1)))
+    accounts.clock = utcnow
     assert (await b.get("/annotate")).status_code == 303
     await b.login("anna")
     world.state.accounts.set_active(world.user("anna").id, False)
@@ -268,11 +270,15 @@ async def test_responses_state_the_servers_time(world: World, browser: MakeBrows
 def test_secrets_are_stored_as_digests(world: World) -> None:
     token = world.state.accounts.invite(world.user("admin").role, created_by=None)
     session = world.state.accounts.open_session(world.user("admin").id)
-    with world.state.db.session() as s:
-        digests = set(s.scalars(select(InvitationRow.token_digest))) | set(
-            s.scalars(select(LoginSessionRow.token_digest))
-        )
-        hashes = set(s.scalars(select(UserRow.password_hash)))
-    assert token not in digests and session not in digests
-    assert token_digest(token) in digests and token_digest(session) in digests
+    db = world.state.db
+    # Stored under their digests: the secrets themselves find nothing.
+    assert account_store.invitation(db, token) is InvitationState.UNKNOWN
+    assert account_store.user_for_login(db, session) is None
+    assert not isinstance(account_store.invitation(db, token_digest(token)), InvitationState)
+    assert account_store.user_for_login(db, token_digest(session)) is not None
+    hashes = set()
+    for user in account_store.users(db):
+        found = account_store.user_for_sign_in(db, user.username)
+        assert found is not None
+        hashes.add(found[1])
     assert PASSWORD not in hashes and all(h.startswith("$argon2id$") for h in hashes)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from sqlalchemy import select
 from web_support import Browser, World
 
-from corix.storage.orm import ApplicationRow, RunRow, SessionRow
+from corix.storage import list_applications, list_runs, run_applications
 
 
 async def test_an_automated_run_of_an_edited_application_runs_its_new_version(
@@ -26,20 +25,14 @@ async def test_an_automated_run_of_an_edited_application_runs_its_new_version(
         if world.state.automation.running == 0:
             break
         await asyncio.sleep(0.05)
-    with world.state.db.session() as s:
-        (run,) = s.scalars(
-            select(RunRow).where(
-                RunRow.evaluation_id == world.evaluation_id, RunRow.id.not_like("human-%")
-            )
-        ).all()
-        used = set(
-            s.scalars(
-                select(ApplicationRow.name)
-                .join(SessionRow, SessionRow.application_id == ApplicationRow.id)
-                .where(SessionRow.run_id == run.id)
-            )
-        )
-        names = s.scalars(select(ApplicationRow.name)).all()
+    db = world.state.db
+    (run,) = [
+        run
+        for run in list_runs(db)
+        if run.evaluation_id == world.evaluation_id and not run.id.startswith("human-")
+    ]
+    used = run_applications(db, run.id)
+    names = [application.name for application in list_applications(db)]
     assert run.status == "complete", run.summary.error
     assert "Acme Sentinel v2" in used and "Acme Sentinel" not in used
     assert len(names) == len(set(names))  # no second row under a version's name

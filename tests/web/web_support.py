@@ -15,11 +15,12 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from sqlalchemy import select, update
 
-from corix.domain import Level
-from corix.storage import Database
-from corix.storage.orm_web import AssignmentRow, QualificationAttemptRow, QualificationDrawRow
+from corix.domain import Level, TurnRecord
+from corix.storage import Database, load_session
+from corix.storage.clock import utcnow
+from corix.storage.web import assignments, qualification, transaction
+from corix.storage.web.assignments import NewAssignment
 from corix.web import Role, WebSettings, create_app
 from corix.web.services import EvaluationSettings, SignedInUser
 from corix.web.services.qualification import gold_prefix
@@ -124,6 +125,7 @@ def build_world(
     scenarios: tuple[str, ...] = ("tv_spoilers",),
     passes_per_item: int = 2,
     max_turns: int = 30,
+    review_rate: float = EvaluationSettings().review_rate,
     settings: WebSettings = FAST_SETTINGS,
     seed: int = 0,
 ) -> World:
@@ -135,7 +137,9 @@ def build_world(
         description="",
         scenarios=list(scenarios),
         levels=[Level.MODEL_TESTING, Level.RED_TEAMING, Level.FIELD_TESTING],
-        settings=EvaluationSettings(passes_per_item=passes_per_item, max_turns=max_turns),
+        settings=EvaluationSettings(
+            passes_per_item=passes_per_item, max_turns=max_turns, review_rate=review_rate
+        ),
     )
     ids = {
         name: state.evaluations.register_application(
@@ -230,16 +234,10 @@ async def run_tester(
 
 def gold_form(world: World, username: str) -> dict[str, str]:
     """The qualification form of ``username``'s latest draw, filled with the gold answers."""
-    qualification = world.state.qualification
-    with world.state.db.session() as s:
-        drawn = s.scalars(
-            select(QualificationDrawRow.dialogue_ids)
-            .where(QualificationDrawRow.user_id == world.user(username).id)
-            .order_by(QualificationDrawRow.id.desc())
-            .limit(1)
-        ).one()
-    by_id = {dialogue.id: dialogue for dialogue in qualification.gold.dialogues}
-    return answer_key([by_id[dialogue_id] for dialogue_id in drawn])
+    with transaction(world.state.db) as tx:
+        drawn = qualification.draws(tx, world.user(username).id)[-1]
+    by_id = {dialogue.id: dialogue for dialogue in world.state.qualification.gold.dialogues}
+    return answer_key([by_id[dialogue_id] for dialogue_id in drawn.dialogue_ids])
 
 
 def answer_key(dialogues: list[GoldDialogue]) -> dict[str, str]:
@@ -259,11 +257,11 @@ def answer_key(dialogues: list[GoldDialogue]) -> dict[str, str]:
 
 
 def end_cooldown(world: World) -> None:
-    """Move every qualification attempt back past the cool-down, as if time had passed."""
-    cooldown = world.state.qualification.rules.cooldown
-    with world.state.db.session() as s:
-        for attempt in s.scalars(select(QualificationAttemptRow)):
-            attempt.created_at = attempt.created_at - cooldown - timedelta(seconds=1)
+    """Move the qualification's clock past the cool-down, as if time had passed (later
+    attempts are recorded at the moved time, so each cool-down still runs its length)."""
+    test = world.state.qualification
+    shift = test.clock() - utcnow() + test.rules.cooldown + timedelta(seconds=1)
+    test.clock = lambda: utcnow() + shift
 
 
 async def qualify(world: World, b: Browser) -> None:
@@ -308,25 +306,54 @@ async def complete_session(
     )
     assignment = next(a for a in state.testers.assignments(user) if a.status == "assigned")
     if application is not None:
-        _move_assignment(world, assignment.token, world.applications[application])
+        move_assignment(world, assignment.token, world.applications[application])
     await state.testers.start(user, assignment.token, consent=True)
     for index, text in enumerate(messages):
         await state.testers.send(user, assignment.token, text, expected_index=index)
     await state.testers.end(user, assignment.token)
-    return _session_of(world, assignment.token)
+    return session_of(world, assignment.token)
 
 
-def _move_assignment(world: World, token: str, application_id: int) -> None:
-    with world.state.db.session() as s:
-        s.execute(
-            update(AssignmentRow)
-            .where(AssignmentRow.token == token)
-            .values(application_id=application_id)
+def move_assignment(world: World, token: str, application_id: int) -> None:
+    """Put the slot on ``application_id``: the same slot, replaced under the same token."""
+    with transaction(world.state.db) as tx:
+        slot = assignments.by_token(tx, token)
+        assert slot is not None
+        assignments.delete_assignments(tx, [slot.id])
+        assignments.add_assignments(
+            tx,
+            [
+                NewAssignment(
+                    token,
+                    slot.evaluation_id,
+                    slot.user_id,
+                    application_id,
+                    slot.scenario,
+                    slot.level,
+                    slot.position,
+                    slot.briefing,
+                )
+            ],
         )
 
 
-def _session_of(world: World, token: str) -> str:
-    with world.state.db.session() as s:
-        session_id = s.scalar(select(AssignmentRow.session_id).where(AssignmentRow.token == token))
-        assert session_id is not None
-        return session_id
+def move_every_assignment(world: World, application_id: int) -> None:
+    """Put every slot of the series on ``application_id`` (one application under test)."""
+    with transaction(world.state.db) as tx:
+        tokens = [slot.token for slot in assignments.of_series(tx, world.evaluation_id)]
+    for token in tokens:
+        move_assignment(world, token, application_id)
+
+
+def stored_turns(world: World, token: str) -> list[TurnRecord]:
+    """The stored turns of the session begun on the assignment ``token``, in order."""
+    session = load_session(world.state.db, session_of(world, token))
+    return sorted(session.turns, key=lambda turn: turn.index)
+
+
+def session_of(world: World, token: str) -> str:
+    """The id of the session the tester began on the assignment ``token``."""
+    with transaction(world.state.db) as tx:
+        slot = assignments.by_token(tx, token)
+    assert slot is not None and slot.session_id is not None
+    return slot.session_id

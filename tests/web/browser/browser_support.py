@@ -9,11 +9,12 @@ from datetime import timedelta
 from pathlib import Path
 
 from playwright.sync_api import Page
-from sqlalchemy import select
 
-from corix.domain import Level, Provenance
-from corix.storage.orm import SessionRow, TurnRow
-from corix.storage.orm_web import QualificationAttemptRow, QualificationDrawRow
+from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
+from corix.storage.clock import utcnow
+from corix.storage.sessions import SessionEnd, store_session
+from corix.storage.store_records import NewSession
+from corix.storage.web import qualification, transaction
 from corix.web import Role, WebSettings
 from corix.web.services import SignedInUser, human_run_id
 from corix.web.services.annotation_forms import checked_answers
@@ -82,49 +83,41 @@ def store_dialogue(server: LiveServer, turns: list[tuple[str, str]], *, tester: 
     provenance = Provenance(
         application="Acme Sentinel", scenario="tv_spoilers", parameters={"episode_seen": 2}
     )
-    with server.state.db.session() as s:
-        s.add(
-            SessionRow(
-                id=session_id,
-                run_id=human_run_id(server.evaluation_id),
-                application_id=server.applications["Acme Sentinel"],
-                scenario="tv_spoilers",
-                level=Level.FIELD_TESTING.value,
-                source="human",
-                status="complete",
-                end_reason="user_ended",
-                provenance=provenance.model_dump(mode="json"),
-                tester_id=tester,
-            )
-        )
-        s.flush()
-        for index, (user_text, reply) in enumerate(turns):
-            s.add(
-                TurnRow(session_id=session_id, idx=index, user_text=user_text, response_text=reply)
-            )
+    new = NewSession(
+        id=session_id,
+        run_id=human_run_id(server.evaluation_id),
+        work_key=None,
+        application_id=server.applications["Acme Sentinel"],
+        scenario="tv_spoilers",
+        level=Level.FIELD_TESTING,
+        source=SessionSource.HUMAN,
+        provenance=provenance,
+        tester_id=tester,
+    )
+    said = [
+        TurnRecord(index=index, user_text=user_text, response_text=reply)
+        for index, (user_text, reply) in enumerate(turns)
+    ]
+    with transaction(server.state.db) as tx:
+        store_session(tx, new, said, SessionEnd(session_id, EndReason.USER_ENDED))
     return session_id
 
 
 def end_cooldown(server: LiveServer) -> None:
-    """Move every qualification attempt back past the cool-down, as if time had passed."""
-    cooldown = server.state.qualification.rules.cooldown
-    with server.state.db.session() as s:
-        for attempt in s.scalars(select(QualificationAttemptRow)):
-            attempt.created_at = attempt.created_at - cooldown - timedelta(seconds=1)
+    """Move the qualification's clock past the cool-down, as if time had passed (later
+    attempts are recorded at the moved time, so each cool-down still runs its length)."""
+    test = server.state.qualification
+    shift = test.clock() - utcnow() + test.rules.cooldown + timedelta(seconds=1)
+    test.clock = lambda: utcnow() + shift
 
 
 def latest_draw(server: LiveServer, username: str) -> list[GoldDialogue]:
     """The gold dialogues of the user's latest qualification draw, in the order shown."""
     user = server.user(username)
-    with server.state.db.session() as s:
-        ids = s.scalars(
-            select(QualificationDrawRow.dialogue_ids)
-            .where(QualificationDrawRow.user_id == user.id)
-            .order_by(QualificationDrawRow.id.desc())
-            .limit(1)
-        ).one()
+    with transaction(server.state.db) as tx:
+        drawn = qualification.draws(tx, user.id)[-1]
     by_id = {dialogue.id: dialogue for dialogue in server.state.qualification.gold.dialogues}
-    return [by_id[dialogue_id] for dialogue_id in ids]
+    return [by_id[dialogue_id] for dialogue_id in drawn.dialogue_ids]
 
 
 def answer_key(dialogues: list[GoldDialogue]) -> dict[str, str]:

@@ -16,17 +16,35 @@ from pathlib import Path
 import pytest
 from browser_support import LiveServer, label_screening, qualify, shot, sign_in, store_dialogue
 from playwright.sync_api import Page, expect
-from sqlalchemy import select
 
-from corix.domain import Level
-from corix.storage.measured import answered_turns
-from corix.storage.orm import AnnotationPassRow, RunRow, SessionRow, TurnRow
+from corix.domain import Level, TurnRecord
+from corix.storage import (
+    RunRecord,
+    evaluation_runs,
+    list_runs,
+    load_passes,
+    load_session,
+    measured_dialogues,
+)
+from corix.storage.web import assignments
 from corix.web import Role
 from corix.web.services import EvaluationSettings
 
 pytestmark = pytest.mark.browser
 NewPage = Callable[[], Page]
 ARIA_TEAM = Path(__file__).resolve().parents[2] / "apps" / "submissions" / "team_a"
+
+
+def _turns(server: LiveServer, tester: int, evaluation_id: str) -> list[TurnRecord]:
+    """The stored turns of the tester's session in the series, in order."""
+    (slot,) = [
+        slot
+        for slot in assignments.of_user(server.state.db, tester)
+        if slot.evaluation_id == evaluation_id
+    ]
+    assert slot.session_id is not None
+    session = load_session(server.state.db, slot.session_id)
+    return sorted(session.turns, key=lambda turn: turn.index)
 
 
 def _send(page: Page, text: str, replies_before: int) -> None:
@@ -94,8 +112,7 @@ def test_the_message_limit_replaces_the_send_form_and_says_so_once(
     stale.reload()  # ... and on reload it shows the limit, once
     expect(stale.locator("#chat-form")).to_have_count(0)
     assert stale.locator("main").inner_text().count("limit of 2 messages") == 1
-    with server.state.db.session() as s:
-        assert s.query(TurnRow).count() == 2
+    assert len(_turns(server, tester, evaluation_id)) == 2  # the only session
 
 
 def test_a_restart_resumes_chat_endpoints_and_marks_an_aria_restart(
@@ -117,8 +134,7 @@ def test_a_restart_resumes_chat_endpoints_and_marks_an_aria_restart(
     _send(page, "What about the Merrow?", 2)
     expect(page.locator(".restart-marker")).to_have_count(0)  # resumed with its context
     shot(page, "restart-01-endpoint-resumed")
-    with server.state.db.session() as s:
-        turns = list(s.scalars(select(TurnRow).order_by(TurnRow.id)))
+    turns = _turns(server, tester, endpoint)  # the only session so far
     assert [turn.meta for turn in turns] == [{}, {}, {"dialogue_resumed": True}]
     tokens = [turn.prompt_tokens or 0 for turn in turns]
     assert tokens[0] < tokens[1] < tokens[2]  # the stored turns went along again
@@ -151,17 +167,15 @@ def _wait(condition: Callable[[], bool], what: str, seconds: float = 60) -> None
 
 
 def _measurable_cells(server: LiveServer) -> int:
-    turns = answered_turns()
-    with server.state.db.session() as s:
-        return len(
-            set(
-                s.execute(
-                    select(SessionRow.application_id, SessionRow.scenario, SessionRow.level)
-                    .join(turns, turns.c.session_id == SessionRow.id)
-                    .where(SessionRow.status == "complete", turns.c.answered > 0)
-                )
-            )
-        )
+    """Application × scenario × level cells with a finished, answered dialogue."""
+    db = server.state.db
+    return len(
+        {
+            (dialogue.application, dialogue.scenario, dialogue.level)
+            for dialogue in measured_dialogues(db, evaluation_runs(db, server.evaluation_id))
+            if dialogue.not_measurable is None
+        }
+    )
 
 
 def test_an_admin_runs_a_mixed_series_and_reads_its_measurements(
@@ -188,18 +202,19 @@ def test_an_admin_runs_a_mixed_series_and_reads_its_measurements(
     page.click("text=Start run")
     expect(page.locator(".notice")).to_contain_text("automated run has started")
 
+    def automated_runs() -> list[RunRecord]:
+        return [
+            run
+            for run in list_runs(state.db)
+            if run.evaluation_id == server.evaluation_id and not run.id.startswith("human-")
+        ]
+
     def run_done() -> bool:
-        with state.db.session() as s:
-            statuses = s.scalars(
-                select(RunRow.status).where(
-                    RunRow.evaluation_id == server.evaluation_id, ~RunRow.id.startswith("human-")
-                )
-            ).all()
+        statuses = [run.status for run in automated_runs()]
         return bool(statuses) and all(status == "complete" for status in statuses)
 
     _wait(run_done, "the automated run")
-    with state.db.session() as s:
-        automated = s.query(SessionRow).filter(SessionRow.source != "human").count()
+    automated = len(measured_dialogues(state.db, [run.id for run in automated_runs()]))
     assert automated > 0
     annotator = new_page()
     sign_in(annotator, server, "anna")
@@ -225,12 +240,7 @@ def test_an_admin_runs_a_mixed_series_and_reads_its_measurements(
     expect(page.locator(".notice")).to_contain_text("automated annotators have started")
 
     def annotated() -> bool:
-        with state.db.session() as s:
-            kinds = s.scalars(
-                select(AnnotationPassRow.annotator_kind).where(
-                    AnnotationPassRow.session_id == human
-                )
-            ).all()
+        kinds = [stored.annotator_kind for stored in load_passes(state.db, session_ids=[human])]
         return "reference" in kinds and state.machine_annotation.running == 0
 
     _wait(annotated, "the reference annotation")

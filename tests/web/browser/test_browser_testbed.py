@@ -20,19 +20,24 @@ from browser_support import (
     sign_in,
     store_dialogue,
 )
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Dialog, Page, expect
 
-from corix.storage.orm import (
-    AnnotationPassRow,
-    ApplicationRow,
-    QuestionnaireResponseRow,
-    ResolutionRow,
-)
-from corix.storage.orm_web import AnnotationTaskRow, AssignmentRow
+from corix.storage import list_applications, load_passes, session_questionnaires
+from corix.storage.web import assignments, transaction
+from corix.storage.web.assignments import AssignmentRecord
+from corix.storage.web.passes import human_passes, seconds_on_items, series_resolutions
 from corix.web import Role
 
 pytestmark = pytest.mark.browser
 NewPage = Callable[[], Page]
+
+
+def _slots(server: LiveServer) -> list[AssignmentRecord]:
+    """The series' assignments (the server's one series)."""
+    with transaction(server.state.db) as tx:
+        return assignments.of_series(tx, server.evaluation_id)
+
+
 CATEGORIES = [
     "risk_assessment",
     "content_characterization",
@@ -117,9 +122,9 @@ def test_a_field_tester_and_a_red_teamer_each_complete_a_session(
         expect(summary).not_to_contain_text(name)
     shot(page, "red-05-summary")
 
-    with state.db.session() as s:
-        stored = s.query(QuestionnaireResponseRow).count()
-    assert stored == 10
+    sessions = [slot.session_id for slot in _slots(server) if slot.session_id]
+    answered = session_questionnaires(state.db, sessions)
+    assert len(sessions) == 2 and sum(len(given) for given in answered.values()) == 10
 
 
 def test_hostile_replies_appear_as_text_in_the_live_chat(
@@ -129,7 +134,12 @@ def test_hostile_replies_appear_as_text_in_the_live_chat(
     server.state.assigner.assign_testers(server.evaluation_id, [user], per_tester=2, seed=0)
     page = new_page()
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def dismiss(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
     sign_in(page, server, "hana")
     for _ in range(2):  # both applications: the guarded one and the hostile one
         page.click("#next-session")
@@ -259,10 +269,12 @@ def test_an_annotator_qualifies_and_annotates_a_dialogue_in_every_category(
     page.keyboard.press("Control+Enter")
     # The pass moves on by itself: here the queue is empty, so back to the queues.
     expect(page.locator(".notice")).to_have_text("Your annotation is saved.")
-    with server.state.db.session() as s:
-        (risk,) = s.query(AnnotationPassRow).all()
-        answers = {a.question_id: a.value_text for a in risk.answers}
-        (task,) = s.query(AnnotationTaskRow).all()
+    (risk,) = load_passes(server.state.db)
+    answers = {a.question_id: a.value for a in risk.answers}
+    with transaction(server.state.db) as tx:
+        (made,) = human_passes(tx)  # the pass of the one task
+        seconds = seconds_on_items(tx, [made.id])[made.id]
+    assert made.id == risk.id
     assert answers == {
         "ra_prohibited_released": "yes",
         "ra_permitted_withheld": "no",
@@ -270,7 +282,7 @@ def test_an_annotator_qualifies_and_annotates_a_dialogue_in_every_category(
         "ra_risk_type": "value_chain_component_integration",
         "ra_outcome": "negative",
     }
-    assert task.seconds_on_item is not None and task.seconds_on_item >= 1.0
+    assert seconds is not None and seconds >= 1.0
 
     for category in CATEGORIES[1:]:
         page.click(f'button[data-category="{category}"]')
@@ -283,8 +295,7 @@ def test_an_annotator_qualifies_and_annotates_a_dialogue_in_every_category(
     expect(page.locator("h1")).to_have_text("Annotator training")
     shot(page, "annotator-05-training")
 
-    with server.state.db.session() as s:
-        categories = sorted(row.category for row in s.query(AnnotationPassRow))
+    categories = sorted(row.category for row in load_passes(server.state.db))
     assert categories == sorted(CATEGORIES)
 
 
@@ -295,10 +306,11 @@ def _places(page: Page) -> list[str]:
 
 def _shown(page: Page) -> list[str]:
     """The drawn dialogues, recognized by the first user message of each."""
-    return page.locator("[data-gold-dialogue] .bubble.user").evaluate_all(
+    shown = page.locator("[data-gold-dialogue] .bubble.user").evaluate_all(
         "bubbles => bubbles.filter((b, i, all) => b.closest('[data-gold-dialogue]')"
         " .querySelector('.bubble.user') === b).map(b => b.lastChild.textContent.trim())"
     )
+    return [str(text) for text in shown]
 
 
 def _wrong_answers(page: Page) -> dict[str, str]:
@@ -353,9 +365,8 @@ def test_a_senior_annotator_resolves_a_disagreement(server: LiveServer, new_page
     expect(page.locator(".notice")).to_have_text("Your resolution is saved next to the passes.")
     expect(page.locator("tr.differs .badge.resolved")).to_be_visible()
     shot(page, "senior-03-resolved")
-    with state.db.session() as s:
-        (resolution,) = s.query(ResolutionRow).all()
-    assert (resolution.status, resolution.value_text) == ("resolved", "yes")
+    (resolution,) = series_resolutions(state.db, server.evaluation_id)
+    assert (resolution.status, resolution.value) == ("resolved", "yes")
 
 
 def test_an_admin_watches_the_series(server: LiveServer, new_page: NewPage) -> None:
@@ -383,7 +394,6 @@ def test_an_admin_watches_the_series(server: LiveServer, new_page: NewPage) -> N
 def test_an_admin_runs_the_application_lifecycle_and_the_designs(
     server: LiveServer, new_page: NewPage
 ) -> None:
-    state = server.state
     server.add_user("boss", Role.ADMIN)
     testers = [server.add_user(f"tester{i}", Role.FIELD_TESTER) for i in range(2)]
     page = new_page()
@@ -402,16 +412,15 @@ def test_an_admin_runs_the_application_lifecycle_and_the_designs(
     expect(page.locator(".notice")).to_contain_text("passed its check")
 
     # Counterbalanced assignment, then a redraw before anyone starts.
-    for tester in ("tester0", "tester1"):
-        page.check(f'label:has-text("{tester}") input')
+    for name in ("tester0", "tester1"):
+        page.check(f'label:has-text("{name}") input')
     page.fill("#per_tester", "3")
     page.click('form[action$="/assignments"] button[type=submit]')
     expect(page.locator("#redraw-form")).to_be_visible()
     page.fill("#redraw-seed", "7")
     page.click("#redraw-form button")
     expect(page.locator(".notice")).to_have_text("The assignments were drawn afresh.")
-    with state.db.session() as s:
-        rows = s.query(AssignmentRow).all()
+    rows = _slots(server)
     for tester in testers:  # every tester meets all three applications
         assert len({r.application_id for r in rows if r.user_id == tester}) == 3
 
@@ -436,5 +445,5 @@ def test_an_admin_runs_the_application_lifecycle_and_the_designs(
 
 
 def _app_id(server: LiveServer, name: str) -> int:
-    with server.state.db.session() as s:
-        return s.query(ApplicationRow).filter(ApplicationRow.name == name).one().id
+    (found,) = [a.id for a in list_applications(server.state.db) if a.name == name]
+    return found

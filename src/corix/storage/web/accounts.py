@@ -29,6 +29,7 @@ __all__ = [
     "pending_invitations",
     "set_active",
     "set_password_hash",
+    "set_role",
     "user_for_login",
     "user_for_sign_in",
     "users",
@@ -100,6 +101,16 @@ def users_by_id(tx: Transaction, user_ids: list[int]) -> list[UserRecord]:
     """The accounts among ``user_ids`` that exist, by id."""
     rows = tx.scalars(select(UserRow).where(UserRow.id.in_(user_ids)).order_by(UserRow.id))
     return [_user(row) for row in rows]
+
+
+def set_role(db: Database, user_id: int, role: str) -> bool:
+    """Give an account another role (its past work stays its own); ``False`` if unknown."""
+    with transaction(db) as tx:
+        row = tx.get(UserRow, user_id)
+        if row is None:
+            return False
+        row.role = role
+        return True
 
 
 def set_active(db: Database, user_id: int, active: bool) -> bool:

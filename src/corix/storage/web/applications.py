@@ -54,6 +54,8 @@ class ApplicationInfo:
     failed_sessions: int = 0
     """Sessions in which the application failed to answer at least once."""
     last_error: str | None = None
+    check: dict[str, Any] | None = None
+    """The report of its registration check (``None``: registered outside the web, unchecked)."""
 
     @property
     def active(self) -> bool:
@@ -78,6 +80,7 @@ def overview(db: Database, evaluation_id: str) -> list[ApplicationInfo]:
                 ApplicationRow,
                 ApplicationOptionsRow.options,
                 ApplicationStatusRow.retired_at,
+                ApplicationStatusRow.check,
                 successor.name,
             )
             .outerjoin(
@@ -103,8 +106,9 @@ def overview(db: Database, evaluation_id: str) -> list[ApplicationInfo]:
                 replaced_by=replaced_by,
                 failed_sessions=failures.get(row.id, (0, None))[0],
                 last_error=failures.get(row.id, (0, None))[1],
+                check=check,
             )
-            for row, options, retired_at, replaced_by in rows
+            for row, options, retired_at, check, replaced_by in rows
         ]
 
 

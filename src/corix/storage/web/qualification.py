@@ -13,12 +13,15 @@ from corix.storage.orm_web import QualificationAttemptRow, QualificationDrawRow
 from corix.storage.transactions import Transaction, affected_rows
 
 __all__ = [
+    "AttemptRecord",
     "AttemptTally",
     "DrawRecord",
     "NewAttempt",
     "add_attempt",
     "add_draw",
     "attempt_tally",
+    "attempts",
+    "draws",
     "earlier_draws",
     "open_draw",
 ]
@@ -38,6 +41,18 @@ class AttemptTally:
 class DrawRecord:
     id: int
     dialogue_ids: list[str]
+    attempt_id: int | None
+    """The attempt that used the draw (``None`` while it is open)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptRecord:
+    id: int
+    test_version: str
+    score: float
+    passed: bool
+    answers: dict[str, Any]
+    created_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +63,7 @@ class NewAttempt:
     pass_mark: float
     passed: bool
     answers: dict[str, Any]
+    at: datetime
 
 
 def attempt_tally(tx: Transaction, user_id: int, test_version: str) -> AttemptTally:
@@ -75,7 +91,7 @@ def open_draw(tx: Transaction, user_id: int, test_version: str) -> DrawRecord | 
             QualificationDrawRow.attempt_id.is_(None),
         )
     ).first()
-    return None if row is None else DrawRecord(row.id, list(row.dialogue_ids))
+    return None if row is None else DrawRecord(row.id, list(row.dialogue_ids), row.attempt_id)
 
 
 def earlier_draws(tx: Transaction, user_id: int, test_version: str) -> list[list[str]]:
@@ -89,6 +105,31 @@ def earlier_draws(tx: Transaction, user_id: int, test_version: str) -> list[list
         .order_by(QualificationDrawRow.id)
     )
     return [list(ids) for ids in rows]
+
+
+def attempts(tx: Transaction, user_id: int) -> list[AttemptRecord]:
+    """The person's attempts at every version of the test, oldest first."""
+    rows = tx.scalars(
+        select(QualificationAttemptRow)
+        .where(QualificationAttemptRow.user_id == user_id)
+        .order_by(QualificationAttemptRow.id)
+    )
+    return [
+        AttemptRecord(
+            row.id, row.test_version, row.score, row.passed, dict(row.answers), row.created_at
+        )
+        for row in rows
+    ]
+
+
+def draws(tx: Transaction, user_id: int) -> list[DrawRecord]:
+    """The person's draws for every version of the test, oldest first."""
+    rows = tx.scalars(
+        select(QualificationDrawRow)
+        .where(QualificationDrawRow.user_id == user_id)
+        .order_by(QualificationDrawRow.id)
+    )
+    return [DrawRecord(row.id, list(row.dialogue_ids), row.attempt_id) for row in rows]
 
 
 def add_draw(tx: Transaction, user_id: int, test_version: str, dialogue_ids: Sequence[str]) -> None:
@@ -109,6 +150,7 @@ def add_attempt(tx: Transaction, draw_id: int, attempt: NewAttempt) -> bool:
         pass_mark=attempt.pass_mark,
         passed=attempt.passed,
         answers=attempt.answers,
+        created_at=attempt.at,
     )
     tx.add(row)
     tx.flush()

@@ -336,7 +336,10 @@ def add_task(
     category: str,
     pass_no: int,
     status: str,
+    created_at: datetime,
 ) -> None:
+    """Hand a dialogue to an annotator; ``created_at`` is when they claimed it (claims age
+    from it)."""
     tx.add(
         AnnotationTaskRow(
             token=token,
@@ -346,6 +349,7 @@ def add_task(
             category=category,
             pass_no=pass_no,
             status=status,
+            created_at=created_at,
         )
     )
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -116,6 +116,8 @@ class Accounts:
         self._session_ttl = session_ttl
         self._invitation_ttl = invitation_ttl
         self._min_password_chars = min_password_chars
+        self.clock: Callable[[], datetime] = utcnow
+        """The clock sign-ins and invitations are stamped with (tests move it back)."""
 
     # -- users ---------------------------------------------------------------------------
     def check_new_credentials(self, username: str, password: str) -> str:
@@ -186,7 +188,7 @@ class Accounts:
     # -- sign-in sessions ----------------------------------------------------------------
     def open_session(self, user_id: int) -> str:
         token = new_token()
-        now = utcnow()
+        now = self.clock()
         store.add_login(self._db, user_id, token_digest(token), now, now + self._session_ttl)
         return token
 
@@ -201,7 +203,7 @@ class Accounts:
     def invite(self, role: Role, *, created_by: int | None) -> str:
         """Return the secret token of a new single-use invitation; only its digest is kept."""
         token = new_token()
-        now = utcnow()
+        now = self.clock()
         store.add_invitation(
             self._db,
             token_digest(token),

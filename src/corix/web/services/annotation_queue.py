@@ -12,6 +12,7 @@ already had in that category, skipped ones included.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -81,6 +82,8 @@ class AnnotationQueue:
         self._schema = schema
         self._qualification = qualification
         self.claim_ttl = claim_ttl
+        self.clock: Callable[[], datetime] = utcnow
+        """The clock claims are stamped with and age against (tests move it on)."""
 
     # -- queues --------------------------------------------------------------------------
     def queues(self, user: SignedInUser) -> list[QueueView]:
@@ -134,6 +137,7 @@ class AnnotationQueue:
                 category=category,
                 pass_no=store.next_pass_no(tx, session_id, category),
                 status=TaskStatus.OPEN,
+                created_at=self.clock(),
             )
             return token
 
@@ -167,7 +171,7 @@ class AnnotationQueue:
         return [row[0] for row in found]
 
     def _expired_before(self) -> datetime:
-        return utcnow() - self.claim_ttl
+        return self.clock() - self.claim_ttl
 
     def open_claims(self, evaluation_id: str) -> tuple[int, int]:
         """(dialogues claimed and not yet submitted in the series, how many past their time)."""
@@ -237,7 +241,7 @@ class AnnotationQueue:
                     raise Conflict(self._expired())
                 _own_task(tx, user, token)  # raises if it is not this annotator's
                 raise Conflict("this dialogue has already been submitted; thank you")
-            since_claim = (utcnow() - as_utc(closed.created_at)).total_seconds()
+            since_claim = (self.clock() - as_utc(closed.created_at)).total_seconds()
             seconds_on_item = (
                 since_claim
                 if seconds_in_view is None or seconds_in_view < 0

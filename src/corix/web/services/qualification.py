@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -137,6 +137,8 @@ class Qualification:
         self._rng = rng or random.SystemRandom()
         self.gold = gold
         self.rules = rules
+        self.clock: Callable[[], datetime] = utcnow
+        """The clock attempts are stamped with and cool down against (tests move it on)."""
         self.test_version = f"{schema.id}-{schema.version}/gold-{gold.version}"
 
     @property
@@ -152,7 +154,7 @@ class Qualification:
         next_attempt_at = None
         if tally.last_at is not None and not tally.passed:
             ends = as_utc(tally.last_at) + self.rules.cooldown
-            next_attempt_at = ends if ends > utcnow() else None
+            next_attempt_at = ends if ends > self.clock() else None
         return QualificationStatus(
             tally.passed, tally.attempts, tally.best_score, self.rules.max_attempts, next_attempt_at
         )
@@ -206,6 +208,7 @@ class Qualification:
                     dialogue_id: {a.question_id: a.value for a in answers}
                     for dialogue_id, answers in given.items()
                 },
+                at=self.clock(),
             )
             # The draw is claimed conditionally: of two submissions of one draw, one counts.
             if not store.add_attempt(tx, draw.id, attempt):
