@@ -83,6 +83,7 @@ from corix.storage.runs import (
     store_recorded_run,
 )
 from corix.storage.sessions import (
+    SessionState,
     completed_work_keys,
     count_complete_sessions,
     discard_incomplete_sessions,
@@ -90,6 +91,7 @@ from corix.storage.sessions import (
     load_session,
     session_questionnaire,
     session_questionnaires,
+    session_states,
 )
 from corix.storage.sinks import AnnotationSink, CollectedRecords, RecordSink
 from corix.storage.store_records import (
@@ -133,6 +135,7 @@ __all__ = [
     "RunHeld",
     "RunRecord",
     "SessionAttempt",
+    "SessionState",
     "StabilitySummary",
     "StorageUnavailable",
     "StoredAnswer",
@@ -193,6 +196,7 @@ __all__ = [
     "session_infos",
     "session_questionnaire",
     "session_questionnaires",
+    "session_states",
     "session_testers",
     "set_run_status",
     "set_run_status_if",
