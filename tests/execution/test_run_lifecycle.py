@@ -33,7 +33,6 @@ from corix.storage import (
     list_applications,
     list_runs,
     run_counts,
-    run_totals,
     session_states,
     set_run_status_if,
 )
@@ -367,8 +366,10 @@ async def test_the_summary_after_resume_covers_the_whole_run(any_db: Database) -
         assert first.status is RunStatus.FAILED and first.error == "RuntimeError: power cut"
         second = await execute_plan(plan, any_db, resume_run=first.run_id)
     assert second.status is RunStatus.COMPLETE
-    stored = run_totals(any_db, first.run_id)  # counted from every stored row of the run
-    sessions, turns, prompt_tokens = stored["sessions"], stored["turns"], stored["prompt_tokens"]
+    stored = list(iter_sessions(any_db, first.run_id))
+    assert run_counts(any_db, first.run_id)["sessions"] == len(stored)  # none left cut
+    sessions, turns = len(stored), sum(len(session.turns) for session in stored)
+    prompt_tokens = sum(turn.prompt_tokens or 0 for session in stored for turn in session.turns)
     summary = get_run(any_db, first.run_id).summary
     assert summary == second.stats
     assert (summary.sessions, summary.turns) == (sessions, turns)

@@ -56,8 +56,8 @@ async def _requests(base_url: str) -> int:
 
 
 def _lease_goes_stale(monkeypatch: pytest.MonkeyPatch) -> None:
-    """What this process's end would do to the lease it could not release (its pid gone),
-    or its heartbeat's silence after ``STALE_AFTER_S``: here at once. The run is free to
+    """The lease this process could not release is left as a dead process's would be: stale
+    once its heartbeat is older than ``STALE_AFTER_S``, here at once. The run is free to
     resume."""
     monkeypatch.setattr(run_lease, "STALE_AFTER_S", 0.0)
 
