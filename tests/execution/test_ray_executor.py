@@ -11,11 +11,12 @@ import os
 import signal
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import aiohttp
 import pytest
-from sqlalchemy import delete, select, text
+from sqlalchemy import text
 
 from corix.assessment.annotation_run import AnnotateOptions, annotate_run
 from corix.assessment.annotation_run.on_ray import annotate_run_on_ray
@@ -35,9 +36,14 @@ from corix.execution.ray_usage import usage_step
 from corix.execution.run_status import RunStatus
 from corix.llm import EndpointConfig
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import Database, iter_sessions, session_questionnaire
-from corix.storage.annotations import load_consensus, load_passes
-from corix.storage.orm import AnnotationConsensusRow, AnnotationPassRow, SessionRow
+from corix.storage import (
+    Database,
+    iter_sessions,
+    load_consensus,
+    load_passes,
+    session_questionnaire,
+    session_states,
+)
 
 ray = pytest.importorskip("ray", reason="the Ray executor needs the ray extra")
 
@@ -79,11 +85,14 @@ def test_the_connection_budget_is_split_between_workers() -> None:
     assert worker_pool(2, 4) == 1  # every worker needs one to write
 
 
+def _work_key_of(db: Database, run_id: str) -> dict[str, str]:
+    """Session id → work key: what names a session in every run of the same plan."""
+    return {state.id: state.work_key or "" for state in session_states(db, run_id)}
+
+
 def _stored(db: Database, run_id: str) -> dict[str, Any]:
     """Every session by work key: what was said, how it ended, what was answered after."""
-    with db.session() as s:
-        query = select(SessionRow.id, SessionRow.work_key).where(SessionRow.run_id == run_id)
-        work_keys = dict(s.execute(query).tuples().all())
+    work_keys = _work_key_of(db, run_id)
     sessions = {}
     for record in iter_sessions(db, run_id):
         answers = sorted((a.item_id, a.value, a.text) for a in session_questionnaire(db, record.id))
@@ -156,11 +165,7 @@ def _slow_plan(base_url: str) -> Plan:
 
 
 def _work_keys(db: Database, run_id: str) -> Counter[tuple[str, str]]:
-    with db.session() as s:
-        rows = s.execute(
-            select(SessionRow.work_key, SessionRow.status).where(SessionRow.run_id == run_id)
-        )
-        return Counter((key, status) for key, status in rows)
+    return Counter((state.work_key or "", state.status) for state in session_states(db, run_id))
 
 
 async def _requests_seen(base_url: str) -> int:
@@ -271,9 +276,19 @@ async def test_rate_limits_hold_across_workers(local_ray: None, sqlite_db: Datab
 
 
 def _passes(db: Database, run_id: str) -> Counter[tuple[Any, ...]]:
+    """The run's passes, each session named by its work item, so two runs compare."""
+    work_keys = _work_key_of(db, run_id)
     return Counter(
-        (p.session_id, p.category, p.pass_no, p.repeat_no, p.status, tuple(p.answers))
+        (work_keys[p.session_id], p.category, p.pass_no, p.repeat_no, p.status, tuple(p.answers))
         for p in load_passes(db, run_id=run_id)
+    )
+
+
+def _consensus(db: Database, run_id: str) -> list[str]:
+    work_keys = _work_key_of(db, run_id)
+    return sorted(
+        repr(replace(c, session_id=work_keys[c.session_id]))
+        for c in load_consensus(db, run_id=run_id)
     )
 
 
@@ -283,18 +298,15 @@ def test_annotating_on_ray_stores_what_annotating_here_stores(
     local_ray: None, any_db: Database
 ) -> None:
     plan = _every_level_plan().model_copy(update={"levels": {Level.MODEL_TESTING: LevelSettings()}})
-    run_id = asyncio.run(execute_plan(plan, any_db)).run_id
+    # Two runs of one plan hold the same sessions: one is annotated here, one on Ray.
+    here, on_ray = (asyncio.run(execute_plan(plan, any_db)).run_id for _ in range(2))
+    assert _stored(any_db, on_ray) == _stored(any_db, here)
     judge = EndpointConfig(name="judge", transport="mock", model="corix-mock")
     options = AnnotateOptions(repeats=3, adaptive=True, concurrency=4, harms=("groundedness",))
-    local = annotate_run(any_db, run_id, "llm-harms", options=options, endpoint=judge)
-    expected = _passes(any_db, run_id)
-    consensus = sorted(map(repr, load_consensus(any_db, run_id=run_id)))
-    with any_db.session() as s:
-        s.execute(delete(AnnotationPassRow))
-        s.execute(delete(AnnotationConsensusRow))
+    local = annotate_run(any_db, here, "llm-harms", options=options, endpoint=judge)
     spread = annotate_run_on_ray(
         any_db,
-        run_id,
+        on_ray,
         "llm-harms",
         options=options,
         endpoint=judge,
@@ -303,8 +315,9 @@ def test_annotating_on_ray_stores_what_annotating_here_stores(
     assert spread.sessions == local.sessions > 10
     assert spread.model_calls == local.model_calls
     assert spread.by_target == local.by_target
-    assert _passes(any_db, run_id) == expected
-    assert sorted(map(repr, load_consensus(any_db, run_id=run_id))) == consensus
+    expected = _passes(any_db, here)
+    assert sum(expected.values()) > 0 and _passes(any_db, on_ray) == expected
+    assert _consensus(any_db, on_ray) == _consensus(any_db, here)
 
 
 async def _cpus_released() -> None:

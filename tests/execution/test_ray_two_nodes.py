@@ -16,15 +16,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import select
 
 from corix.domain import Level
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.execution.run_status import RunStatus
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import Database
-from corix.storage.orm import SessionRow
+from corix.storage import Database, session_states
 
 ray = pytest.importorskip("ray", reason="the Ray executor needs the ray extra")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
@@ -68,14 +66,9 @@ def _plan(base_url: str, name: str) -> Plan:
     )
 
 
-def _sessions(db: Database, run_id: str) -> Counter[tuple[str, str, str | None]]:
-    with db.session() as s:
-        rows = s.execute(
-            select(SessionRow.work_key, SessionRow.status, SessionRow.end_reason).where(
-                SessionRow.run_id == run_id
-            )
-        )
-        return Counter((key, status, reason) for key, status, reason in rows)
+def _sessions(db: Database, run_id: str) -> Counter[tuple[str | None, str, str | None]]:
+    states = session_states(db, run_id)
+    return Counter((state.work_key, state.status, state.end_reason) for state in states)
 
 
 def _whole(db: Database, run_id: str) -> None:

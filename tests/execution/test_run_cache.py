@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
 from typer.testing import CliRunner
 
 from corix.cli.main import app
@@ -18,8 +17,7 @@ from corix.domain import Level
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm.mock_server import running_mock_server
-from corix.storage import Database, list_runs
-from corix.storage.orm import SessionRow, TurnRow
+from corix.storage import Database, list_runs, load_session, session_states
 
 runner = CliRunner()
 
@@ -31,14 +29,13 @@ def _requests_seen(base_url: str) -> int:
 
 
 def _replies(db: Database, run_id: str) -> list[tuple[str, int, str | None]]:
-    with db.session() as s:
-        rows = s.execute(
-            select(SessionRow.work_key, TurnRow.idx, TurnRow.response_text)
-            .join(TurnRow, TurnRow.session_id == SessionRow.id)
-            .where(SessionRow.run_id == run_id)
-            .order_by(SessionRow.work_key, TurnRow.idx)
-        )
-        return [(str(key).split("/", 1)[1], idx, reply) for key, idx, reply in rows]
+    """Each stored reply of the run by work item (without the application) and turn."""
+    replies = [
+        (str(state.work_key).split("/", 1)[1], turn.index, turn.response_text)
+        for state in session_states(db, run_id)
+        for turn in load_session(db, state.id).turns
+    ]
+    return sorted(replies, key=lambda reply: reply[:2])
 
 
 async def test_a_cached_rerun_asks_no_model(sqlite_db: Database, tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from corix.cli.exit_codes import ExitCode
@@ -25,9 +24,20 @@ from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_pla
 from corix.execution.run_status import RunStatus
 from corix.llm.mock_server import running_mock_server
 from corix.report.transcripts import render_transcript
-from corix.storage import Database, create_run, get_run, iter_sessions, list_runs, set_run_status_if
+from corix.storage import (
+    Database,
+    count_complete_sessions,
+    create_run,
+    get_run,
+    iter_sessions,
+    list_runs,
+    run_counts,
+    session_states,
+    set_run_status_if,
+)
 from corix.storage.applications import list_applications
-from corix.storage.orm import ApplicationRow, EvaluationRow, SessionRow, TurnRow
+from corix.storage.web import series, transaction
+from corix.storage.web.applications import add_application
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 runner = CliRunner()
@@ -54,8 +64,7 @@ def _echo_plan(*, concurrency: int = 8, repeats: int = 1, **options: object) -> 
 
 
 def _session_details(db: Database, run_id: str) -> list[str | None]:
-    with db.session() as s:
-        return list(s.scalars(select(SessionRow.end_detail).where(SessionRow.run_id == run_id)))
+    return [state.end_detail for state in session_states(db, run_id)]
 
 
 # --- statuses ------------------------------------------------------------------------------
@@ -179,10 +188,32 @@ def test_a_plan_taking_a_web_applications_name_is_refused_before_the_run_exists(
 ) -> None:
     db_url = f"sqlite:///{tmp_path / 'web.db'}"
     db = Database(db_url)
-    with db.session() as s:
-        s.add(EvaluationRow(id="e1", name="Pilot series"))
-        s.flush()
-        s.add(ApplicationRow(name="acme", spec="demo:guarded", evaluation_id="e1"))
+    evaluation_id = series.create_series(
+        db,
+        slug="pilot",
+        name="Pilot series",
+        description="",
+        scenarios=["tv_spoilers"],
+        levels=["red_teaming"],
+        passes_per_item=1,
+        review_rate=0.0,
+        max_turns=5,
+        human_run_id=lambda evaluation: f"human-{evaluation}",
+        human_run_name="Pilot series (human sessions)",
+        packs=[],
+    )
+    with transaction(db) as tx:
+        add_application(
+            tx,
+            evaluation_id,
+            name="acme",
+            spec="demo:guarded",
+            options={},
+            auth=None,
+            version=None,
+            check={},
+        )
+    series_runs = list_runs(db)  # the series' run of people
     path = tmp_path / "plan.yaml"
     path.write_text(
         "name: clash\napplications:\n  - name: acme\n    spec: 'demo:unguarded'\n"
@@ -194,7 +225,7 @@ def test_a_plan_taking_a_web_applications_name_is_refused_before_the_run_exists(
     assert f"{path}:3: application 'acme' belongs to the web evaluation 'Pilot series'" in (
         " ".join(result.output.split())
     )
-    assert list_runs(db) == []  # refused before the run row
+    assert list_runs(db) == series_runs  # refused before the run row
     assert [(a.name, a.spec) for a in list_applications(db)] == [("acme", "demo:guarded")]
     db.dispose()
 
@@ -260,11 +291,8 @@ async def test_cancelling_a_running_run_stops_it_for_good(any_db: Database) -> N
 def _wait_for_sessions(db: Database, at_least: int, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        with db.session() as s:
-            done = s.scalar(
-                select(func.count()).select_from(SessionRow).where(SessionRow.status == "complete")
-            )
-        if done and done >= at_least:
+        done = count_complete_sessions(db, [run.id for run in list_runs(db)])
+        if done >= at_least:
             return
         time.sleep(0.05)
     raise AssertionError(f"fewer than {at_least} sessions after {timeout_s} s")
@@ -307,10 +335,7 @@ def test_a_signal_marks_the_run_interrupted_and_resume_finishes_it(
     assert resumed.returncode == 0, resumed.stderr
     run = get_run(db, run.id)
     assert run.status == "complete"
-    with db.session() as s:
-        sessions = s.scalar(
-            select(func.count()).select_from(SessionRow).where(SessionRow.run_id == run.id)
-        )
+    sessions = run_counts(db, run.id)["sessions"]
     assert run.summary.sessions == sessions  # the whole run, not the last invocation
     assert [i.status for i in run.summary.invocations] == ["interrupted", "complete"]
     shown = runner.invoke(app, ["runs", "show", run.id, "--json", "--db", db_url])
@@ -341,15 +366,10 @@ async def test_the_summary_after_resume_covers_the_whole_run(any_db: Database) -
         assert first.status is RunStatus.FAILED and first.error == "RuntimeError: power cut"
         second = await execute_plan(plan, any_db, resume_run=first.run_id)
     assert second.status is RunStatus.COMPLETE
-    with any_db.session() as s:
-        turns, prompt_tokens = s.execute(
-            select(func.count(TurnRow.id), func.sum(TurnRow.prompt_tokens))
-            .join(SessionRow, SessionRow.id == TurnRow.session_id)
-            .where(SessionRow.run_id == first.run_id)
-        ).one()
-        sessions = s.scalar(
-            select(func.count()).select_from(SessionRow).where(SessionRow.run_id == first.run_id)
-        )
+    stored = list(iter_sessions(any_db, first.run_id))
+    assert run_counts(any_db, first.run_id)["sessions"] == len(stored)  # none left cut
+    sessions, turns = len(stored), sum(len(session.turns) for session in stored)
+    prompt_tokens = sum(turn.prompt_tokens or 0 for session in stored for turn in session.turns)
     summary = get_run(any_db, first.run_id).summary
     assert summary == second.stats
     assert (summary.sessions, summary.turns) == (sessions, turns)
@@ -376,9 +396,8 @@ def test_runs_cancel_and_delete(tmp_path: Path) -> None:
 
     deleted = runner.invoke(app, ["runs", "delete", run.id, "--yes", "--db", db_url])
     assert deleted.exit_code == 0, deleted.output
-    with db.session() as s:
-        assert s.scalar(select(func.count()).select_from(SessionRow)) == 0
-        assert s.scalar(select(func.count()).select_from(TurnRow)) == 0
+    assert session_states(db) == []  # no session, and so no turn, is left
+    assert run_counts(db, run.id) == {"sessions": 0, "turns": 0, "error_turns": 0}
     assert list_runs(db) == []
     db.dispose()
 

@@ -7,21 +7,28 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import func, select
 
-from corix.domain import EndReason, Level, SessionSource
+from corix.domain import EndReason, Level, SessionSource, SessionStatus
 from corix.errors import ConfigError, CorixError
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_plan
 from corix.llm import EndpointConfig
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.scenarios import expand_model_tests, resolve_pack
-from corix.storage import Database, completed_work_keys, get_run, iter_sessions, list_runs
-from corix.storage.orm import SessionRow, TurnRow
+from corix.storage import (
+    Database,
+    completed_work_keys,
+    count_complete_sessions,
+    get_run,
+    iter_sessions,
+    list_runs,
+    session_states,
+)
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 
@@ -32,7 +39,7 @@ def _plan(*apps: ApplicationEntry, scenarios: list[str] | None = None, **kw: obj
         seed=5,
         applications=list(apps),
         scenarios=scenarios or ["tv_spoilers"],
-        levels={Level.MODEL_TESTING: LevelSettings(**kw)},  # type: ignore[arg-type]
+        levels={Level.MODEL_TESTING: LevelSettings(**kw)},
         concurrency=8,
     )
 
@@ -47,10 +54,9 @@ async def test_model_testing_stores_every_scripted_test(any_db: Database) -> Non
     sessions = list(iter_sessions(any_db, result.run_id))
     assert len(sessions) == 2 * len(tests) == result.stats.sessions
     assert get_run(any_db, result.run_id).status == "complete"
-    with any_db.session() as s:
-        keys = list(s.scalars(select(SessionRow.work_key)))
+    keys = Counter(state.work_key for state in session_states(any_db))
     expected = {f"{app}/tv_spoilers/model_testing/{t.key}/0" for app in ("g", "u") for t in tests}
-    assert sorted(keys) == sorted(expected)  # each test exactly once per application
+    assert keys == Counter(expected)  # each test exactly once per application
     first = sessions[0]
     assert first.source is SessionSource.SCRIPTED and first.level is Level.MODEL_TESTING
     assert first.provenance.seed == 5 and first.provenance.scenario_version == "1.1"
@@ -131,11 +137,8 @@ def test_kill_9_then_resume_gives_every_session_once(tmp_path: Path) -> None:
     db = Database(db_url)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        with db.session() as s:
-            done = s.scalar(
-                select(func.count()).select_from(SessionRow).where(SessionRow.status == "complete")
-            )
-        if done and done >= 20:
+        done = count_complete_sessions(db, [run.id for run in list_runs(db)])
+        if done >= 20:
             break
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
@@ -155,18 +158,15 @@ def test_kill_9_then_resume_gives_every_session_once(tmp_path: Path) -> None:
     resumed = _corix("run", "--resume", run.id, env=env)
     output = resumed.communicate(timeout=120)[0].decode()
     assert resumed.returncode == 0, output
-    with db.session() as s:
-        keys = list(s.scalars(select(SessionRow.work_key).where(SessionRow.run_id == run.id)))
-        incomplete = s.scalar(
-            select(func.count()).select_from(SessionRow).where(SessionRow.status != "complete")
-        )
-        turn_rows = s.execute(select(TurnRow.session_id, TurnRow.idx)).all()
+    states = session_states(db)
+    keys = [state.work_key for state in states if state.run_id == run.id]
+    incomplete = sum(state.status is not SessionStatus.COMPLETE for state in states)
     assert len(keys) == len(set(keys)) == planned  # no duplicates, no gaps
     assert incomplete == 0
-    per_session: dict[str, list[int]] = {}
-    for session_id, idx in turn_rows:
-        per_session.setdefault(session_id, []).append(idx)
-    assert all(sorted(v) == list(range(len(v))) for v in per_session.values())
+    # Every stored session is complete, so these are all the stored turns.
+    per_session = [sorted(t.index for t in session.turns) for session in iter_sessions(db)]
+    assert sum(map(len, per_session)) == sum(state.turns for state in states)
+    assert all(v == list(range(len(v))) for v in per_session)
     assert get_run(db, run.id).status == "complete"
     db.dispose()
 

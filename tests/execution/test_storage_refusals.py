@@ -12,14 +12,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import text
 
 from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.execution.run_status import RunStatus
-from corix.storage import Database, RecordWriter, create_run, ensure_application
-from corix.storage.orm import SessionRow
+from corix.storage import (
+    Database,
+    RecordWriter,
+    create_run,
+    ensure_application,
+    session_states,
+)
 from corix.storage.store_records import NewSession
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
@@ -77,13 +82,8 @@ def _plan(repeats: int = 1) -> Plan:
 
 
 def _ends(db: Database, run_id: str) -> dict[str, tuple[str | None, str | None]]:
-    with db.session() as s:
-        rows = s.execute(
-            select(SessionRow.work_key, SessionRow.end_reason, SessionRow.end_detail).where(
-                SessionRow.run_id == run_id
-            )
-        ).all()
-    return {key or "": (reason, detail) for key, reason, detail in rows}
+    states = session_states(db, run_id)
+    return {state.work_key or "": (state.end_reason, state.end_detail) for state in states}
 
 
 def _session(session_id: str, app_id: int) -> NewSession:
@@ -117,17 +117,18 @@ async def test_a_session_that_lost_a_record_ends_as_a_storage_failure(any_db: Da
         await asyncio.sleep(0.5)  # the batch above is committed (and refused) meanwhile
         writer.finish_session("later_batch", end_reason=EndReason.SCRIPT_DONE)
         writer.finish_session("fine", end_reason=EndReason.SCRIPT_DONE)
-    with any_db.session() as s:
-        ends = dict(s.execute(select(SessionRow.id, SessionRow.end_reason)).tuples().all())
-        details = dict(s.execute(select(SessionRow.id, SessionRow.end_detail)).tuples().all())
+    states = session_states(any_db)
+    ends = {state.id: state.end_reason for state in states}
+    details = {state.id: state.end_detail for state in states}
     assert ends == {
         "same_batch": "storage_error",
         "later_batch": "storage_error",
         "fine": "script_done",
     }
     for name in ("same_batch", "later_batch"):
-        assert details[name].startswith(f"the database refused turn 0 of {name}: ")
-        assert REFUSAL in details[name]
+        detail = details[name]
+        assert detail is not None and detail.startswith(f"the database refused turn 0 of {name}: ")
+        assert REFUSAL in detail
     assert details["fine"] is None
 
 

@@ -80,6 +80,7 @@ from corix.storage.runs import (
     store_recorded_run,
 )
 from corix.storage.sessions import (
+    SessionState,
     completed_work_keys,
     count_complete_sessions,
     discard_incomplete_sessions,
@@ -87,6 +88,7 @@ from corix.storage.sessions import (
     load_session,
     session_questionnaire,
     session_questionnaires,
+    session_states,
     stored_questionnaire_answers,
 )
 from corix.storage.sinks import AnnotationSink, CollectedRecords, RecordSink
@@ -128,6 +130,7 @@ __all__ = [
     "Rejected",
     "RespondentSummary",
     "RunRecord",
+    "SessionState",
     "StabilitySummary",
     "StorageUnavailable",
     "StoredAnswer",
@@ -186,6 +189,7 @@ __all__ = [
     "session_infos",
     "session_questionnaire",
     "session_questionnaires",
+    "session_states",
     "session_testers",
     "set_run_status",
     "set_run_status_if",

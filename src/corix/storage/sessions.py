@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import case, delete, func, insert, select, update
 from sqlalchemy.orm import selectinload
 
 from corix.domain import (
@@ -29,7 +29,7 @@ from corix.domain import (
     SessionStatus,
     TurnRecord,
 )
-from corix.storage.clock import utcnow
+from corix.storage.clock import as_utc, utcnow
 from corix.storage.database import Database, scalar_chunks
 from corix.storage.orm import QuestionnaireResponseRow, SessionRow, TurnRow
 from corix.storage.store_records import NewQuestionnaireAnswer, NewSession
@@ -39,6 +39,7 @@ from corix.storage.transactions import NotFoundError, Transaction
 __all__ = [
     "NewTurn",
     "SessionEnd",
+    "SessionState",
     "add_questionnaire_answers",
     "add_turns",
     "completed_work_keys",
@@ -49,6 +50,7 @@ __all__ = [
     "load_session",
     "session_questionnaire",
     "session_questionnaires",
+    "session_states",
     "start_sessions",
     "store_session",
     "stored_questionnaire_answers",
@@ -164,6 +166,65 @@ def iter_sessions(
             )
             records = [_session_record(row) for row in rows]
         yield from records
+
+
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    """Where a stored session stands, whatever its status, without its texts: what a
+    resume, a stop or a crash leaves behind."""
+
+    id: str
+    run_id: str | None
+    work_key: str | None
+    status: SessionStatus
+    end_reason: EndReason | None
+    end_detail: str | None
+    started_at: datetime
+    """In UTC on every backend."""
+    turns: int
+    error_turns: int
+
+
+def session_states(db: Database, run_id: str | None = None) -> list[SessionState]:
+    """Every stored session of ``run_id`` (of every run: ``None``), running ones too, by id."""
+    columns = (
+        SessionRow.id,
+        SessionRow.run_id,
+        SessionRow.work_key,
+        SessionRow.status,
+        SessionRow.end_reason,
+        SessionRow.end_detail,
+        SessionRow.started_at,
+    )
+    failed = case((TurnRow.error.is_not(None), 1), else_=0)
+    query = (
+        select(
+            *columns,
+            func.count(TurnRow.id).label("turns"),
+            func.coalesce(func.sum(failed), 0).label("error_turns"),
+        )
+        .outerjoin(TurnRow, TurnRow.session_id == SessionRow.id)
+        .group_by(*columns)
+        .order_by(SessionRow.id)
+    )
+    if run_id is not None:
+        query = query.where(SessionRow.run_id == run_id)
+    with db.session() as s:
+        rows = s.execute(query).all()
+    return [
+        SessionState(
+            id=row.id,
+            run_id=row.run_id,
+            work_key=row.work_key,
+            status=SessionStatus(row.status),
+            end_reason=EndReason(row.end_reason) if row.end_reason else None,
+            end_detail=row.end_detail,
+            started_at=as_utc(row.started_at),
+            turns=int(row.turns),
+            error_turns=int(row.error_turns),
+        )
+        for row in rows
+    ]
 
 
 def session_questionnaire(db: Database, session_id: str) -> list[QuestionnaireAnswer]:

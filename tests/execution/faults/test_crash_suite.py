@@ -20,22 +20,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
 
 from corix.domain import Level
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.report import write_report
-from corix.storage import Database
-from corix.storage.orm import AnnotationConsensusRow, AnnotationPassRow, SessionRow
+from corix.storage import Database, StoredValue, load_consensus, load_passes, session_states
 
 TESTS_DIR = Path(__file__).resolve().parents[2]
 TRIALS = 2
 FAULTS = MockServerConfig(fail_429=0.1, fail_500=0.1, retry_after_s=0.05, hostile_bytes=True)
 
 PassKey = tuple[str, str, str, int, int, str, str | None, str]
-ConsensusKey = tuple[str, str, str, str, int | None, str | None, float | None]
+ConsensusKey = tuple[str, str, str, str, int | None, StoredValue | None]
 
 
 @pytest.fixture(autouse=True)
@@ -91,35 +89,24 @@ async def _annotate(db_url: str, run_id: str, base_url: str) -> asyncio.subproce
 
 def _stored(db: Database, run_id: str) -> tuple[Counter[PassKey], Counter[ConsensusKey]]:
     """Passes and consensus rows, named by work item (session ids differ between runs)."""
-    with db.session() as s:
-        keys = dict(s.execute(select(SessionRow.id, SessionRow.work_key)).tuples().all())
-        passes = Counter(
-            (
-                keys[p.session_id] or "",
-                p.category,
-                p.annotator,
-                p.pass_no,
-                p.repeat_no,
-                p.status,
-                p.error,
-                str(sorted((a.question_id, a.value_text) for a in p.answers)),
-            )
-            for p in s.scalars(
-                select(AnnotationPassRow).where(AnnotationPassRow.session_id.in_(keys))
-            )
+    keys = {state.id: state.work_key or "" for state in session_states(db, run_id)}
+    passes = Counter(
+        (
+            keys[p.session_id],
+            p.category,
+            p.annotator,
+            p.pass_no,
+            p.repeat_no,
+            p.status,
+            p.error,
+            str(sorted((a.question_id, repr(a.value)) for a in p.answers)),
         )
-        consensus = Counter(
-            (
-                keys[c.session_id] or "",
-                c.category,
-                c.annotator,
-                c.question_id,
-                c.turn_index,
-                c.value_text,
-                c.value_num,
-            )
-            for c in s.scalars(select(AnnotationConsensusRow))
-        )
+        for p in load_passes(db, run_id=run_id)
+    )
+    consensus = Counter(
+        (keys[c.session_id], c.category, c.annotator, c.question_id, c.turn_index, c.value)
+        for c in load_consensus(db, run_id=run_id)
+    )
     return passes, consensus
 
 
@@ -174,9 +161,8 @@ async def test_kill_9_during_annotation_loses_nothing_and_doubles_nothing(
         assert max(passes.values()) == 1 and max(consensus.values()) == 1  # nothing twice
         assert passes == expected[0]  # nothing lost, the same answers
         assert consensus == expected[1]
-        with db.session() as s:
-            reasoning = s.scalars(select(AnnotationPassRow.provenance)).first()
-        assert reasoning is not None
+        stored_passes = load_passes(db, run_id=run_id)
+        assert stored_passes and stored_passes[0].provenance is not None
         paths = write_report(db, run_id, tmp_path / "report", bootstrap=20)
         assert "\x00" not in paths.json.read_text(encoding="utf-8")
     finally:

@@ -21,13 +21,19 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
 
+from corix.domain import SessionStatus
 from corix.execution import execute_plan
 from corix.execution.plan import load_plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import Database, get_run, list_runs
-from corix.storage.orm import SessionRow, TurnRow
+from corix.storage import (
+    Database,
+    count_complete_sessions,
+    get_run,
+    list_runs,
+    load_session,
+    session_states,
+)
 
 KILLS = 3
 FAULTS = MockServerConfig(
@@ -61,32 +67,22 @@ async def _corix(*args: str) -> asyncio.subprocess.Process:
 
 
 def _completed(db: Database) -> int:
-    with db.session() as s:
-        done = s.scalar(
-            select(func.count()).select_from(SessionRow).where(SessionRow.status == "complete")
-        )
-    return int(done or 0)
+    return count_complete_sessions(db, [run.id for run in list_runs(db)])
 
 
 def _dialogues(db: Database, run_id: str) -> tuple[Counter[str], dict[str, Dialogue]]:
     """Work keys (with how often each is stored) and each item's turns, by work key."""
-    with db.session() as s:
-        sessions = s.execute(
-            select(SessionRow.id, SessionRow.work_key, SessionRow.status).where(
-                SessionRow.run_id == run_id
-            )
-        ).all()
-        turns = s.execute(
-            select(TurnRow.session_id, TurnRow.idx, TurnRow.user_text, TurnRow.response_text)
-            .add_columns(TurnRow.error)
-            .order_by(TurnRow.session_id, TurnRow.idx)
-        ).all()
-    assert all(status == "complete" for _, _, status in sessions)
-    keys = Counter(key or "" for _, key, _ in sessions)
-    by_session: dict[str, list[tuple[int, str, str | None, str | None]]] = {}
-    for session_id, idx, user, reply, error in turns:
-        by_session.setdefault(session_id, []).append((idx, user, reply, error))
-    return keys, {key or "": tuple(by_session.get(sid, [])) for sid, key, _ in sessions}
+    sessions = session_states(db, run_id)
+    assert all(state.status is SessionStatus.COMPLETE for state in sessions)
+    keys = Counter(state.work_key or "" for state in sessions)
+    dialogues = {
+        state.work_key or "": tuple(
+            (t.index, t.user_text, t.response_text, t.error)
+            for t in load_session(db, state.id).turns
+        )
+        for state in sessions
+    }
+    return keys, dialogues
 
 
 async def _kill_when(process: asyncio.subprocess.Process, db: Database, target: int) -> int:

@@ -1,8 +1,10 @@
 """One process per run: a held run refuses a second holder by name; a dead holder's run is
-``stale`` and can be deleted or resumed without ``runs cancel``.
+``stale`` and can be deleted without ``runs cancel``.
 
 The holder is a real ``corix run`` process (killed with SIGKILL to die), the others run
-as ``corix`` processes of their own, on SQLite and PostgreSQL.
+as ``corix`` processes of their own, on SQLite and PostgreSQL. The lease store's own rules
+(a stale lease is taken over, a live one on another host refuses) are tested in
+``tests/storage/test_lease_store.py``.
 """
 
 from __future__ import annotations
@@ -10,23 +12,16 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import socket
-import subprocess
 import sys
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import update
 
 from corix.cli.common import run_cli
 from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import Database, create_run, get_run, holding_run, list_runs, shown_status
-from corix.storage.clock import utcnow
-from corix.storage.orm import RunRow
-from corix.storage.run_lease import STALE_AFTER_S, RunHeld
+from corix.storage import Database, get_run, list_runs, shown_status
 
 
 def _corix(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -91,50 +86,3 @@ async def test_a_held_run_refuses_a_second_process_and_a_dead_holder_is_stale(
         code, output = _corix(capsys, "runs", "delete", run_id, "--yes", "--db", db.url)
         assert code == 0, output  # no `runs cancel` first
     assert list_runs(db) == []
-
-
-def _stored_run(db: Database) -> str:
-    create_run(db, "run-lease", name="lease", plan={}, seed=0)
-    return "run-lease"
-
-
-def test_a_lease_is_held_once_and_free_after(any_db: Database) -> None:
-    run_id = _stored_run(any_db)
-    with holding_run(any_db, run_id, "corix run") as holder:
-        assert get_run(any_db, run_id).lease_holder == holder
-        with pytest.raises(RunHeld) as refused, holding_run(any_db, run_id, "corix annotate"):
-            pass
-        assert holder in str(refused.value)
-    assert get_run(any_db, run_id).lease_holder is None
-    with holding_run(any_db, run_id, "corix annotate"):
-        pass
-
-
-@pytest.mark.parametrize(
-    ("holder", "silent_s", "stale"),
-    [
-        ("corix run on elsewhere (pid 1, ab12cd)", 10, False),  # another host, beating
-        ("corix run on elsewhere (pid 1, ab12cd)", STALE_AFTER_S + 5, True),  # no heartbeat
-        ("corix run on {host} (pid {dead}, ab12cd)", 0, True),  # this host, pid gone
-    ],
-)
-def test_a_lease_goes_stale_when_its_holder_is_gone(
-    any_db: Database, holder: str, silent_s: float, stale: bool
-) -> None:
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
-    holder = holder.format(host=socket.gethostname(), dead=dead)
-    run_id = _stored_run(any_db)
-    with any_db.session() as s:
-        s.execute(
-            update(RunRow)
-            .where(RunRow.id == run_id)
-            .values(lease_holder=holder, lease_heartbeat_at=utcnow() - timedelta(seconds=silent_s))
-        )
-    assert (shown_status(get_run(any_db, run_id)) == "stale") is stale
-    if stale:
-        with holding_run(any_db, run_id, "corix run --resume"):
-            pass
-    else:
-        with pytest.raises(RunHeld, match="elsewhere"), holding_run(any_db, run_id, "x"):
-            pass

@@ -18,13 +18,19 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
 
+from corix.domain import SessionStatus
 from corix.execution import RunStatus, execute_plan
 from corix.execution.plan import load_plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import Database, list_runs, set_run_status_if
-from corix.storage.orm import SessionRow, TurnRow
+from corix.storage import (
+    Database,
+    count_complete_sessions,
+    list_runs,
+    load_session,
+    session_states,
+    set_run_status_if,
+)
 
 STOP_WITHIN_S = 5.0
 SLACK = {"sigterm": 0.1, "sigint": 0.1, "cancel": 1.2}
@@ -47,31 +53,24 @@ def _plan(path: Path, base_url: str, *, concurrency: int, repeats: int) -> Path:
 
 
 def _complete_sessions(db: Database) -> int:
-    with db.session() as s:
-        done = s.scalar(
-            select(func.count()).select_from(SessionRow).where(SessionRow.status == "complete")
-        )
-    return int(done or 0)
+    return count_complete_sessions(db, [run.id for run in list_runs(db)])
 
 
 def _error_turns(db: Database) -> list[str]:
-    with db.session() as s:
-        return [str(e) for e in s.scalars(select(TurnRow.error).where(TurnRow.error.is_not(None)))]
+    """The errors of every stored turn, those of sessions the stop cut included."""
+    failed = [state.id for state in session_states(db) if state.error_turns]
+    turns = [turn for session_id in failed for turn in load_session(db, session_id).turns]
+    return [turn.error for turn in turns if turn.error is not None]
 
 
 def _started_after(db: Database, moment: datetime) -> int:
-    with db.session() as s:
-        starts = s.scalars(select(SessionRow.started_at)).all()
-    return sum(1 for at in starts if (at if at.tzinfo else at.replace(tzinfo=UTC)) > moment)
+    return sum(1 for state in session_states(db) if state.started_at > moment)
 
 
 def _work_keys(db: Database, run_id: str) -> Counter[str]:
-    with db.session() as s:
-        rows = s.execute(
-            select(SessionRow.work_key, SessionRow.status).where(SessionRow.run_id == run_id)
-        ).all()
-    assert all(status == "complete" for _, status in rows)
-    return Counter(key or "" for key, _ in rows)
+    states = session_states(db, run_id)
+    assert all(state.status is SessionStatus.COMPLETE for state in states)
+    return Counter(state.work_key or "" for state in states)
 
 
 async def _stop(how: str, db: Database) -> None:

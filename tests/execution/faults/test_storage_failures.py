@@ -18,7 +18,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from sqlalchemy import create_engine, event, func, select, text, update
+from sqlalchemy import create_engine, event, text
 
 from corix.cli.common import run_cli
 from corix.cli.exit_codes import ExitCode
@@ -26,8 +26,7 @@ from corix.cli.main import app
 from corix.execution import RunResult, RunStatus, execute_plan
 from corix.execution.plan import load_plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import Database
-from corix.storage.orm import RunRow, SessionRow, TurnRow
+from corix.storage import Database, count_complete_sessions, list_runs, run_lease, session_states
 
 STOPS_WITHIN_S = 5.0
 
@@ -44,11 +43,7 @@ def _plan(path: Path, base_url: str) -> Path:
 
 
 def _complete(db: Database) -> int:
-    with db.session() as s:
-        done = s.scalar(
-            select(func.count()).select_from(SessionRow).where(SessionRow.status == "complete")
-        )
-    return int(done or 0)
+    return count_complete_sessions(db, [run.id for run in list_runs(db)])
 
 
 async def _requests(base_url: str) -> int:
@@ -60,15 +55,20 @@ async def _requests(base_url: str) -> int:
     return int(stats["requests"])
 
 
-def _forget_lease(db: Database, run_id: str) -> None:
-    """What this process's end does to the lease it could not release (its pid is gone):
-    the run is free to resume."""
-    with db.session() as s:
-        s.execute(update(RunRow).where(RunRow.id == run_id).values(lease_holder=None))
+def _lease_goes_stale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lease this process could not release is left as a dead process's would be: stale
+    once its heartbeat is older than ``STALE_AFTER_S``, here at once. The run is free to
+    resume."""
+    monkeypatch.setattr(run_lease, "STALE_AFTER_S", 0.0)
 
 
 async def _run_until_fault(
-    db: Database, plan_path: Path, base_url: str, fault: Any, heal: Any
+    db: Database,
+    plan_path: Path,
+    base_url: str,
+    fault: Any,
+    heal: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> RunResult:
     """Run the plan, ``fault()`` the database after a few sessions, check the stop, ``heal()``
     it, resume, and check the finished run holds each work item once, with no error."""
@@ -89,19 +89,19 @@ async def _run_until_fault(
     assert "the database stopped taking writes" in (result.error or "")
     assert not result.stats.refused_records  # no flood of refusals
     await asyncio.to_thread(heal)
-    _forget_lease(db, result.run_id)
+    _lease_goes_stale(monkeypatch)
     assert _complete(db) >= committed  # nothing committed was lost
     resumed = await execute_plan(load_plan(plan_path), db, resume_run=result.run_id)
     assert resumed.status == RunStatus.COMPLETE, resumed.error
-    with db.session() as s:
-        keys = Counter(s.scalars(select(SessionRow.work_key)))
-        errors = s.scalar(select(func.count(TurnRow.error)))
+    states = session_states(db)
+    keys = Counter(state.work_key for state in states)
+    errors = sum(state.error_turns for state in states)
     assert set(keys.values()) == {1} and errors == 0
     return result
 
 
 async def test_a_full_disk_stops_the_run_and_resume_completes_it(
-    sqlite_db: Database, tmp_path: Path
+    sqlite_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def full(dbapi_connection: Any, _record: Any) -> None:
         cursor = dbapi_connection.cursor()
@@ -119,12 +119,12 @@ async def test_a_full_disk_stops_the_run_and_resume_completes_it(
 
     async with running_mock_server(MockServerConfig(latency_ms=50)) as base_url:
         plan_path = _plan(tmp_path / "plan.yaml", base_url)
-        result = await _run_until_fault(sqlite_db, plan_path, base_url, fault, heal)
+        result = await _run_until_fault(sqlite_db, plan_path, base_url, fault, heal, monkeypatch)
     assert "full" in (result.storage_error or "")
 
 
 async def test_a_read_only_database_stops_the_run_and_resume_completes_it(
-    postgres_db: Database, tmp_path: Path
+    postgres_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     name = postgres_db.engine.url.database
     admin = create_engine(
@@ -142,7 +142,12 @@ async def test_a_read_only_database_stops_the_run_and_resume_completes_it(
         async with running_mock_server(MockServerConfig(latency_ms=50)) as base_url:
             plan_path = _plan(tmp_path / "plan.yaml", base_url)
             result = await _run_until_fault(
-                postgres_db, plan_path, base_url, lambda: read_only(True), lambda: read_only(False)
+                postgres_db,
+                plan_path,
+                base_url,
+                lambda: read_only(True),
+                lambda: read_only(False),
+                monkeypatch,
             )
     finally:
         admin.dispose()

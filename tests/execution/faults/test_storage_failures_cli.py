@@ -28,11 +28,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, func, select, text
+from sqlalchemy import create_engine, text
 
 from corix.cli.exit_codes import ExitCode
-from corix.storage import Database, get_run, list_runs
-from corix.storage.orm import SessionRow, TurnRow
+from corix.storage import Database, count_complete_sessions, get_run, list_runs, session_states
 
 TESTS_DIR = Path(__file__).resolve().parents[2]
 STOPS_WITHIN_S = 15.0
@@ -69,11 +68,7 @@ def _corix(db_url: str, *args: str) -> subprocess.Popen[str]:
 
 
 def _complete(db: Database) -> int:
-    with db.session() as s:
-        done = s.scalar(
-            select(func.count()).select_from(SessionRow).where(SessionRow.status == "complete")
-        )
-    return int(done or 0)
+    return count_complete_sessions(db, [run.id for run in list_runs(db)])
 
 
 def _wait_for_sessions(db: Database, process: subprocess.Popen[str], at_least: int) -> int:
@@ -92,9 +87,9 @@ def _resume_completes(db: Database, db_url: str) -> None:
     out, err = resumed.communicate(timeout=120)
     assert resumed.returncode == ExitCode.OK, out + err
     assert get_run(db, run.id).status == "complete"
-    with db.session() as s:
-        keys = Counter(s.scalars(select(SessionRow.work_key)))
-        errors = s.scalar(select(func.count(TurnRow.error)))
+    states = session_states(db)
+    keys = Counter(state.work_key for state in states)
+    errors = sum(state.error_turns for state in states)
     assert set(keys.values()) == {1} and errors == 0
 
 
@@ -178,6 +173,7 @@ def test_a_read_only_database_during_a_run_stops_it_and_resume_completes_it(
 ) -> None:
     db_url = postgres_db.url
     name = postgres_db.engine.url.database
+    assert name is not None
     admin_engine = create_engine(
         postgres_db.engine.url.set(database="postgres"), isolation_level="AUTOCOMMIT"
     )
