@@ -19,8 +19,7 @@ from corix.report import ReportSettings, build_report
 from corix.report.html import render_html
 from corix.report.json_doc import report_document
 from corix.report.markdown import render_markdown
-from corix.storage import Database, NotFoundError
-from corix.storage._annotation_jobs import annotation_jobs, record_annotation_job
+from corix.storage import Database, NotFoundError, annotation_jobs, record_annotation_job
 from corix.storage.database import alembic_config
 
 SECRET = "s3cr3t-token"

@@ -17,7 +17,7 @@ from corix.assessment import (
     consensus,
     load_builtin_schema,
 )
-from corix.assessment.annotation_run._repeat_consensus import consensus_rows, settled_violation
+from corix.assessment.annotation_run.repeat_consensus import consensus_rows, settled_violation
 from corix.assessment.answers import Answer
 from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.stability import JudgeNoise, change_probability, is_settled, stability_report

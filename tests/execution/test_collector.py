@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from corix.execution._collector import RUN_THRESHOLDS, collected_sparingly
+from corix.execution.collector import RUN_THRESHOLDS, collected_sparingly
 
 
 def test_a_run_freezes_the_heap_it_starts_with_and_gives_the_setting_back() -> None:

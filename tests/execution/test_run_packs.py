@@ -13,10 +13,9 @@ from corix.domain import Level
 from corix.errors import CorixError
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
-from corix.measurement._stored_leaves import iter_questionnaire_answers
+from corix.measurement.leaves_from_store import iter_questionnaire_answers
 from corix.scenarios import builtin_pack_dir, load_pack, pack_record, resolve_pack
-from corix.storage import Database, create_run, iter_sessions
-from corix.storage._run_packs import run_pack, run_packs
+from corix.storage import Database, create_run, iter_sessions, run_pack, run_packs
 
 OWN_WORDING = "The assistant told me what I asked about my own series."
 

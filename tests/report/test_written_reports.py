@@ -22,8 +22,7 @@ from corix.domain import ReportOutput, ReportTree, WrittenReportSettings
 from corix.errors import CorixError
 from corix.measurement.spec import MeasurementSpec, ResolvedSpec
 from corix.report import write_report
-from corix.storage import Database, get_run
-from corix.storage._written_reports import record_written_report, written_reports
+from corix.storage import Database, get_run, record_written_report, written_reports
 from corix.storage.database import alembic_config
 from support.run_builder import write_synthetic_run, write_tiny_run
 from support.web_records import series_of

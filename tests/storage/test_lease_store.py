@@ -13,10 +13,10 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from corix.storage import Database, RunHeld, create_run, get_run, holding_run, shown_status
+from corix.storage import Database, create_run, get_run, holding_run, shown_status
 from corix.storage.clock import utcnow
 from corix.storage.orm import RunRow
-from corix.storage.run_lease import STALE_AFTER_S
+from corix.storage.run_lease import STALE_AFTER_S, RunHeld
 
 
 def _stored_run(db: Database) -> str:

@@ -20,7 +20,8 @@ from web_support import (
     start_next_session,
 )
 
-from corix.storage import iter_sessions, list_applications, list_runs, load_passes
+from corix.storage import iter_sessions, list_runs, load_passes
+from corix.storage.applications import list_applications
 from corix.storage.people import session_testers
 from corix.storage.web import applications, assignments, transaction
 from corix.storage.web.assignments import AssignmentRecord

@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 from web_support import Browser, World, move_every_assignment, say, start_next_session
 
-from corix.storage import list_applications, next_version_name
+from corix.storage import next_version_name
+from corix.storage.applications import list_applications
 from corix.storage.web import assignments, transaction
 from corix.storage.web.applications import ApplicationInfo, overview
 from corix.storage.web.assignments import AssignmentRecord

@@ -21,7 +21,8 @@ from web_support import (
     run_tester,
 )
 
-from corix.storage import list_applications, load_session
+from corix.storage import load_session
+from corix.storage.applications import list_applications
 from corix.storage.web import assignments, transaction
 from corix.storage.web.assignments import AssignmentRecord
 

@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 from web_support import Browser, World
 
-from corix.storage import list_applications, list_runs, run_applications
+from corix.storage import list_runs, run_applications
+from corix.storage.applications import list_applications
 
 
 async def test_an_automated_run_of_an_edited_application_runs_its_new_version(

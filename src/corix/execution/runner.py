@@ -22,8 +22,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from corix.apps import AdapterSpec, build_application
 from corix.domain import Invocation, RunSummary, RunUsage
 from corix.errors import CorixError
-from corix.execution._collector import collected_sparingly
 from corix.execution._preflight import PreflightError, Problem, preflight
+from corix.execution.collector import collected_sparingly
 from corix.execution.context import OpenedApplication
 from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob
 from corix.execution.plan import Plan, PlanFile

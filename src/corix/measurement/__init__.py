@@ -4,13 +4,6 @@ Load a tree (``load_tree("aria_pilot")`` or a YAML path), build a :class:`LeafTa
 answers, and ``score_tree`` it: one :class:`NodeResult` tree per application.
 """
 
-from corix.measurement._stored_leaves import (
-    HARM_CATEGORY_PREFIX,
-    answer_text,
-    leaf_question,
-    leaves_from_answers,
-    number_text,
-)
 from corix.measurement._tree_figures import tree_figures
 from corix.measurement.cell_cost import CellCost, SourceCost, cell_costs
 from corix.measurement.comparison import ScoreTable, compare_runs
@@ -34,6 +27,13 @@ from corix.measurement.interdependency import CorrelationMatrix
 from corix.measurement.item_wording import item_wordings
 from corix.measurement.judge_error import CorrectedRate
 from corix.measurement.leaves import REQUIRED_COLUMNS, LeafTable
+from corix.measurement.leaves_from_store import (
+    HARM_CATEGORY_PREFIX,
+    answer_text,
+    leaf_question,
+    leaves_from_answers,
+    number_text,
+)
 from corix.measurement.results import NodeResult
 from corix.measurement.run_comparison import compare_measurements
 from corix.measurement.scoring import dimension_ids, score_tree, score_tree_cli_json

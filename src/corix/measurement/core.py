@@ -24,16 +24,16 @@ from corix.assessment import (
 )
 from corix.assessment.agreement import AgreementReport, LabelRow, compare_per_question
 from corix.errors import CorixError, unknown_name
-from corix.measurement._stored_leaves import (
+from corix.measurement.defect_rates import DefectRate, defect_rates
+from corix.measurement.judge_error import CorrectedRate, corrected_rate
+from corix.measurement.leaves import LeafSource, LeafTable
+from corix.measurement.leaves_from_store import (
     StoredAnswer,
     iter_questionnaire_answers,
     leaf_question,
     leaves_from_answers,
     number_text,
 )
-from corix.measurement.defect_rates import DefectRate, defect_rates
-from corix.measurement.judge_error import CorrectedRate, corrected_rate
-from corix.measurement.leaves import LeafSource, LeafTable
 from corix.measurement.settlement import Settlement, settlement_of
 from corix.measurement.settling import (
     GUARDRAIL_VIOLATION,

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from corix.measurement._stored_leaves import leaves_from_answers
 from corix.measurement.core import Measurement, stored_answers
+from corix.measurement.leaves_from_store import leaves_from_answers
 from corix.measurement.scoring import dimension_ids, score_tree_per_annotator_kind
 from corix.measurement.tree_loading import load_tree
 from corix.storage import Database

@@ -22,7 +22,8 @@ from browser_support import (
 )
 from playwright.sync_api import Dialog, Page, expect
 
-from corix.storage import list_applications, load_passes, session_questionnaires
+from corix.storage import load_passes, session_questionnaires
+from corix.storage.applications import list_applications
 from corix.storage.web import assignments, transaction
 from corix.storage.web.assignments import AssignmentRecord
 from corix.storage.web.passes import human_passes, seconds_on_items, series_resolutions

@@ -18,7 +18,7 @@ even when its holder is killed); a second stops at once with a message.
 The work is split by job: :mod:`~corix.assessment.annotation_run._job` (targets and what is
 stored), :mod:`~corix.assessment.annotation_run._workers` (sessions to concurrent workers),
 :mod:`~corix.assessment.annotation_run._session` (one session's items, passes and repeats)
-and :mod:`~corix.assessment.annotation_run._repeat_consensus` (the consensus of repeated runs).
+and :mod:`~corix.assessment.annotation_run.repeat_consensus` (the consensus of repeated runs).
 """
 
 from __future__ import annotations

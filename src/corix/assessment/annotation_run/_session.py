@@ -19,7 +19,7 @@ import hashlib
 from collections import defaultdict
 
 from corix.assessment.annotation_run._job import AnnotationJob
-from corix.assessment.annotation_run._repeat_consensus import (
+from corix.assessment.annotation_run.repeat_consensus import (
     Runs,
     answers_of,
     consensus_rows,
