@@ -28,7 +28,7 @@ from corix.domain import Level
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.scenarios import builtin_pack_dir
-from corix.storage import Database, run_counts
+from corix.storage import Database, run_totals
 
 
 def single_turn_pack(directory: Path, sessions: int) -> Path:
@@ -73,9 +73,9 @@ async def measure(
     cpu0, wall0 = time.process_time(), time.perf_counter()
     result = await execute_plan(plan, db)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    counts = run_counts(db, result.run_id)
+    counts = run_totals(db, result.run_id)
     db.dispose()
-    assert counts["sessions"] == sessions and counts["error_turns"] == 0, counts
+    assert counts.sessions == sessions and counts.error_turns == 0, counts
     return {"wall_s": wall, "cpu_ms_per_call": cpu * 1000 / sessions}
 
 

@@ -39,7 +39,7 @@ from corix.domain import EndReason, Level
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm import EndpointConfig
-from corix.storage import Database, run_counts
+from corix.storage import Database, run_totals
 from corix.storage.orm import QuestionnaireResponseRow, SessionRow
 
 
@@ -74,7 +74,7 @@ async def measure(
     cpu0, wall0 = time.process_time(), time.perf_counter()
     result = await execute_plan(plan, db)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    counts = run_counts(db, result.run_id)
+    counts = run_totals(db, result.run_id)
     with db.session() as s:
         at_limit = s.scalar(
             select(func.count())
@@ -83,8 +83,8 @@ async def measure(
         )
         answered = s.scalar(select(func.count()).select_from(QuestionnaireResponseRow))
     db.dispose()
-    assert counts["sessions"] == at_limit == sessions, (counts, at_limit)
-    assert counts["turns"] == sessions * turns and counts["error_turns"] == 0, counts
+    assert counts.sessions == at_limit == sessions, (counts, at_limit)
+    assert counts.turns == sessions * turns and counts.error_turns == 0, counts
     assert answered == sessions * 5, answered  # every questionnaire answered in character
     calls = sessions * (2 * turns + 1)
     return {"wall_s": wall, "cpu_ms_per_call": cpu * 1000 / calls}

@@ -31,7 +31,7 @@ from corix.storage import (
     get_run,
     iter_sessions,
     list_runs,
-    run_counts,
+    run_totals,
     session_states,
     set_run_status_if,
 )
@@ -335,7 +335,7 @@ def test_a_signal_marks_the_run_interrupted_and_resume_finishes_it(
     assert resumed.returncode == 0, resumed.stderr
     run = get_run(db, run.id)
     assert run.status == "complete"
-    sessions = run_counts(db, run.id)["sessions"]
+    sessions = run_totals(db, run.id).sessions
     assert run.summary.sessions == sessions  # the whole run, not the last invocation
     assert [i.status for i in run.summary.invocations] == ["interrupted", "complete"]
     shown = runner.invoke(app, ["runs", "show", run.id, "--json", "--db", db_url])
@@ -367,7 +367,7 @@ async def test_the_summary_after_resume_covers_the_whole_run(any_db: Database) -
         second = await execute_plan(plan, any_db, resume_run=first.run_id)
     assert second.status is RunStatus.COMPLETE
     stored = list(iter_sessions(any_db, first.run_id))
-    assert run_counts(any_db, first.run_id)["sessions"] == len(stored)  # none left cut
+    assert run_totals(any_db, first.run_id).sessions == len(stored)  # none left cut
     sessions, turns = len(stored), sum(len(session.turns) for session in stored)
     prompt_tokens = sum(turn.prompt_tokens or 0 for session in stored for turn in session.turns)
     summary = get_run(any_db, first.run_id).summary
@@ -397,7 +397,7 @@ def test_runs_cancel_and_delete(tmp_path: Path) -> None:
     deleted = runner.invoke(app, ["runs", "delete", run.id, "--yes", "--db", db_url])
     assert deleted.exit_code == 0, deleted.output
     assert session_states(db) == []  # no session, and so no turn, is left
-    assert run_counts(db, run.id) == {"sessions": 0, "turns": 0, "error_turns": 0}
+    assert (run_totals(db, run.id).sessions, run_totals(db, run.id).turns) == (0, 0)
     assert list_runs(db) == []
     db.dispose()
 

@@ -215,7 +215,7 @@ async def test_garbage_beyond_the_bound_ends_with_a_simulator_error(
     assert get_run(sqlite_db, result.run_id).status == "failed"
     details = [s.end_detail for s in stored]
     expected = f"{1 + DEFAULT_MAX_REASKS} unusable messages from the simulator: "
-    assert len(details) == 3 and run_totals(sqlite_db, result.run_id)["sessions"] == 3
+    assert len(details) == 3 and run_totals(sqlite_db, result.run_id).sessions == 3
     assert all(d is not None and d.startswith(expected) for d in details), details
     assert all(d is not None and "speaker label" in d for d in details), details
     answered = [s for s in stored if answers(sqlite_db, s.id)]

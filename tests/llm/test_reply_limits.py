@@ -171,7 +171,7 @@ async def test_a_run_stores_the_reason_an_oversized_reply_failed(
         result = await execute_plan(load_plan(plan_path), any_db)
     assert result.status == RunStatus.FAILED or result.stats.failed_sessions > 0
     stored = list(iter_sessions(any_db))
-    assert len(stored) == run_totals(any_db, result.run_id)["sessions"]  # every one finished
+    assert len(stored) == run_totals(any_db, result.run_id).sessions  # every one finished
     errors = [turn.error for session in stored for turn in session.turns]
     details = [session.end_detail for session in stored]
     assert errors and all("reply larger than 100,000 bytes" in (e or "") for e in errors)

@@ -143,7 +143,7 @@ async def test_a_run_and_its_annotation_work_against_a_llama_like_server(
     passes = load_passes(sqlite_db, run_id=run_id)
     assert {p.provenance["details"]["structured_output"] for p in passes} == {"json_object"}
     metas = [turn.meta for session in iter_sessions(sqlite_db, run_id) for turn in session.turns]
-    assert len(metas) == run_totals(sqlite_db, run_id)["turns"]  # every session finished
+    assert len(metas) == run_totals(sqlite_db, run_id).turns  # every session finished
     # Six tokens cut every reply, and each turn says so.
     assert metas and all(meta.get("finish_reason") == "length" for meta in metas)
 

@@ -16,6 +16,7 @@ from corix.errors import CorixError
 from corix.storage import (
     Database,
     RecordWriter,
+    RunTotals,
     application_conflict,
     as_utc,
     completed_work_keys,
@@ -26,7 +27,7 @@ from corix.storage import (
     get_run,
     iter_sessions,
     load_session,
-    run_counts,
+    run_totals,
     session_questionnaire,
     stored_questionnaire_answers,
 )
@@ -84,7 +85,7 @@ async def test_writer_persists_sessions_turns_and_answers(any_db: Database) -> N
             if n != 2:
                 writer.finish_session(f"s{n}", end_reason=EndReason.SCRIPT_DONE)
     assert writer.committed_turns == 10
-    assert run_counts(any_db, "run-1") == {"sessions": 5, "turns": 10, "error_turns": 1}
+    assert _counts(run_totals(any_db, "run-1")) == (5, 10, 1)
     assert completed_work_keys(any_db, "run-1") == {"k0", "k1", "k3", "k4"}
     record = load_session(any_db, "s4")
     assert [t.index for t in record.turns] == [0, 1]
@@ -142,10 +143,10 @@ async def test_a_full_backlog_makes_producers_wait_for_the_commit(sqlite_db: Dat
         for n in range(3):
             writer.start_session(_session(f"s{n}", app_id, "run-3", f"k{n}"))
         await asyncio.wait_for(writer.room(), 1)  # under the bound: no wait
-        assert run_counts(sqlite_db, "run-3")["sessions"] == 0
+        assert run_totals(sqlite_db, "run-3").sessions == 0
         writer.start_session(_session("s3", app_id, "run-3", "k3"))
         await asyncio.wait_for(writer.room(), 10)
-        assert run_counts(sqlite_db, "run-3")["sessions"] == 4  # committed before room was given
+        assert run_totals(sqlite_db, "run-3").sessions == 4  # committed before room was given
 
 
 async def test_discarding_incomplete_sessions_removes_them_whole(any_db: Database) -> None:
@@ -157,7 +158,7 @@ async def test_discarding_incomplete_sessions_removes_them_whole(any_db: Databas
         writer.start_session(_session("half", app_id, "run-2", "b"))
         writer.add_turn("half", TurnRecord(index=0, user_text="u"))
     assert discard_incomplete_sessions(any_db, "run-2") == 1
-    assert run_counts(any_db, "run-2") == {"sessions": 1, "turns": 0, "error_turns": 0}
+    assert _counts(run_totals(any_db, "run-2")) == (1, 0, 0)
 
 
 def test_ensure_application_is_idempotent(any_db: Database) -> None:
@@ -253,3 +254,7 @@ def test_a_summary_stored_before_schema_1_reads_upgraded_and_is_stored_versioned
         assert stored.summary["schema_version"] == 1
         assert stored.summary["usage"]["model_calls"] == 7
     assert get_run(sqlite_db, "old").summary == summary
+
+
+def _counts(totals: RunTotals) -> tuple[int, int, int]:
+    return totals.sessions, totals.turns, totals.error_turns

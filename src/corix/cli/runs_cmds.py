@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -184,14 +185,14 @@ def runs_show(
     from corix.storage import (
         annotation_jobs,
         get_run,
-        run_counts,
+        run_totals,
         shown_status,
         written_reports,
     )
 
     with database(db) as database_:
         row = get_run(database_, run)
-        counts = run_counts(database_, run)
+        stored = dataclasses.asdict(run_totals(database_, run))
         jobs = annotation_jobs(database_, [run])
         reports = written_reports(database_, [run])
     info = {
@@ -203,7 +204,7 @@ def runs_show(
         "created_at": row.created_at,
         "finished_at": row.finished_at,
         "summary": row.summary.model_dump(mode="json"),
-        "stored": counts,
+        "stored": stored,
         "annotation_jobs": [
             {"started_at": job.started_at, **job.settings.model_dump(mode="json")} for job in jobs
         ],
@@ -220,7 +221,7 @@ def runs_show(
     console.print(f"[bold]{row.id}[/] {row.name} — {info['status']}", soft_wrap=True)
     if row.lease_holder is not None:
         console.print(f"held by {row.lease_holder}", markup=False)
-    console.print("stored: " + ", ".join(f"{k} {v}" for k, v in counts.items()), markup=False)
+    console.print("stored: " + ", ".join(f"{k} {v}" for k, v in stored.items()), markup=False)
     summary = summary_rows(row.summary)
     if row.summary.missing_sessions:
         summary.append(("missing sessions", row.summary.missing_sessions))

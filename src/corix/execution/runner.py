@@ -8,6 +8,7 @@ counted from the database for the whole run, resumes included.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import secrets
 import sqlite3
@@ -151,7 +152,7 @@ def run_summary(
 ) -> RunSummary:
     """The whole run's summary: rows counted in the database, usage summed over invocations."""
     return RunSummary(
-        **run_totals(db, run_id),
+        **dataclasses.asdict(run_totals(db, run_id)),
         usage=RunUsage.merge(invocation.usage for invocation in invocations).rounded(),
         wall_s=round(sum(invocation.wall_s for invocation in invocations), 6),
         invocations=tuple(invocations),
@@ -318,7 +319,7 @@ async def _execute_plan(
         else:
             totals = run_totals(db, run_id)
             missing = len(done) + checked.planned - len(completed_work_keys(db, run_id))
-            status = finished_status(totals["sessions"], totals["failed_sessions"], missing)
+            status = finished_status(totals.sessions, totals.failed_sessions, missing)
     except Exception as exc:  # the run stops; its row says why, the caller gets the result
         logger.debug("run %s failed", run_id, exc_info=True)
         storage_error = storage_trouble(exc)

@@ -175,7 +175,7 @@ def _finish(
         update={"missing_sessions": 0, "sequential": _sequential(decision, ran)}
     )
     totals = run_totals(db, run_id)
-    status = finished_status(totals["sessions"], totals["failed_sessions"])
+    status = finished_status(totals.sessions, totals.failed_sessions)
     finish_run(db, run_id, status.value, summary)
     skipped = result.skipped if result is not None else 0
     return RunResult(run_id, status, summary, skipped=skipped, discarded=0, error=None)

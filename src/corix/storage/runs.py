@@ -22,7 +22,7 @@ from corix.storage.clock import utcnow
 from corix.storage.database import Database
 from corix.storage.orm import ApplicationRow, RunRow, SessionRow, TurnRow
 from corix.storage.sessions import SessionEnd, store_session
-from corix.storage.store_records import NewSession, RunRecord
+from corix.storage.store_records import NewSession, RunRecord, RunTotals
 from corix.storage.transactions import NotFoundError, Transaction
 
 __all__ = [
@@ -35,7 +35,6 @@ __all__ = [
     "get_run",
     "list_runs",
     "run_applications",
-    "run_counts",
     "run_totals",
     "set_run_status",
     "set_run_status_if",
@@ -110,7 +109,7 @@ def store_recorded_run(db: Database, new: NewRun, sessions: Sequence[RecordedSes
             store_session(tx, recorded.session, recorded.turns, end)
 
 
-def run_totals(db: Database, run_id: str) -> dict[str, int]:
+def run_totals(db: Database, run_id: str) -> RunTotals:
     """Sessions, failed sessions, turns, error turns and application tokens of the run."""
     with db.session() as s:
         sessions, failed = s.execute(
@@ -134,14 +133,14 @@ def run_totals(db: Database, run_id: str) -> dict[str, int]:
             .join(SessionRow, SessionRow.id == TurnRow.session_id)
             .where(SessionRow.run_id == run_id)
         ).one()
-    return {
-        "sessions": int(sessions),
-        "failed_sessions": int(failed),
-        "turns": int(turns),
-        "error_turns": int(error_turns),
-        "prompt_tokens": int(prompt),
-        "completion_tokens": int(completion),
-    }
+    return RunTotals(
+        sessions=int(sessions),
+        failed_sessions=int(failed),
+        turns=int(turns),
+        error_turns=int(error_turns),
+        prompt_tokens=int(prompt),
+        completion_tokens=int(completion),
+    )
 
 
 def finish_run(db: Database, run_id: str, status: str, summary: RunSummary) -> None:
@@ -235,26 +234,6 @@ def set_run_status(
         if summary is not None:
             row.summary = summary.model_dump(mode="json")
         row.finished_at = utcnow() if status == "complete" else None
-
-
-def run_counts(db: Database, run_id: str) -> dict[str, int]:
-    with db.session() as s:
-        sessions = s.scalar(
-            select(func.count()).select_from(SessionRow).where(SessionRow.run_id == run_id)
-        )
-        turns = s.scalar(
-            select(func.count())
-            .select_from(TurnRow)
-            .join(SessionRow, SessionRow.id == TurnRow.session_id)
-            .where(SessionRow.run_id == run_id)
-        )
-        errors = s.scalar(
-            select(func.count())
-            .select_from(TurnRow)
-            .join(SessionRow, SessionRow.id == TurnRow.session_id)
-            .where(SessionRow.run_id == run_id, TurnRow.error.is_not(None))
-        )
-        return {"sessions": sessions or 0, "turns": turns or 0, "error_turns": errors or 0}
 
 
 def _run_record(row: RunRow) -> RunRecord:

@@ -117,6 +117,19 @@ class RunRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class RunTotals:
+    """A run's stored sessions and turns, counted from its rows: what its summary holds."""
+
+    sessions: int
+    failed_sessions: int
+    turns: int
+    error_turns: int
+    prompt_tokens: int
+    """The application's tokens, summed over the run's turns."""
+    completion_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
 class AnnotationJobRecord:
     """One annotation job of a run: when it started and what it was asked to do."""
 
