@@ -79,11 +79,13 @@ def llama_server() -> Iterator[str]:
             server.wait(timeout=30)
 
 
-def endpoint(base_url: str | None, *, max_tokens: int | None, window: int | None) -> EndpointConfig:
+def endpoint(
+    base_url: str | None, *, max_tokens: int | None, window: int | None, processes: int = 1
+) -> EndpointConfig:
     if base_url is None:
         return EndpointConfig(
             name="smollm2", base_url=f"local:{MODEL_PACKAGE}", model="smollm2",
-            max_tokens=max_tokens, context_window=window, timeout_s=900,
+            max_tokens=max_tokens, context_window=window, timeout_s=900, processes=processes,
         )  # fmt: skip
     return EndpointConfig(
         name="smollm2", base_url=base_url, model="smollm2", max_tokens=max_tokens,
@@ -105,11 +107,13 @@ def plan(args: argparse.Namespace, base_url: str | None) -> Plan:
         )
     if base_url is None:
         app = (
-            f"local:{MODEL_PACKAGE}?max_tokens={args.app_tokens}&context_window=2048&timeout_s=900"
+            f"local:{MODEL_PACKAGE}?max_tokens={args.app_tokens}&context_window=2048"
+            f"&timeout_s=900&processes={args.processes}"
         )
     else:
         app = f"openai:{base_url}?model=smollm2&max_tokens={args.app_tokens}&timeout_s=900"
-    simulator = endpoint(base_url, max_tokens=args.sim_tokens, window=2048)
+    processes = args.processes if base_url is None else 1
+    simulator = endpoint(base_url, max_tokens=args.sim_tokens, window=2048, processes=processes)
     simulated = {
         "sessions": args.sessions,
         "max_turns": args.max_turns,
@@ -276,7 +280,12 @@ async def pilot(args: argparse.Namespace, base_url: str | None, db: Database) ->
     judge_window = args.judge_window
     for annotator in ("llm-harms", "llm"):
         # No max_tokens: each judge call sizes it from its answer schema.
-        judge = endpoint(base_url, max_tokens=None, window=None if base_url else judge_window)
+        judge = endpoint(
+            base_url,
+            max_tokens=None,
+            window=None if base_url else judge_window,
+            processes=args.processes if base_url is None else 1,
+        )
         started = time.perf_counter()
         async with LLMClient(judge) as client:
             targets = {"harms": args.harms} if annotator == "llm-harms" else {}
@@ -327,6 +336,13 @@ def main() -> None:
         "message (counted) or the session ends",
     )
     parser.add_argument("--judge-window", type=int, default=4096)
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=2,
+        help="in-process: model processes per role (application, simulated user, judge), "
+        "each on its share of the cores",
+    )
     parser.add_argument("--server", action="store_true", help="through python -m llama_cpp.server")
     parser.add_argument(
         "--judges-only",
