@@ -12,6 +12,7 @@ worker checks it after every generated token and stops generating.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.sharedctypes import Synchronized
@@ -61,12 +62,22 @@ def serve(
     ``threads`` ``None`` keeps llama-cpp's thread count (half the cores): on a machine
     whose cores are shared, one more thread than there is room for made generation 12×
     slower (85.8 s against 7.1 s for 40 tokens), since llama.cpp's threads spin at every
-    step.
+    step. For the same reason OpenMP's threads wait passively unless the environment says
+    otherwise: two model processes side by side on 2 cores (an application and its
+    simulated user, or two judges) took 24 s for what one alone did in 3.7 s while they
+    spun, 2.3 s once they waited passively (``benchmarks/bench_local_processes.py``).
     """
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # read when llama.cpp loads
     try:
         from llama_cpp import Llama  # the optional extra
 
-        model = Llama(model_path=model_path, n_ctx=context_window, n_threads=threads, verbose=False)
+        model = Llama(
+            model_path=model_path,
+            n_ctx=context_window,
+            n_threads=threads,
+            n_threads_batch=threads,
+            verbose=False,
+        )
         # Judges' prompts share long prefixes (the guidelines, the scenario) but alternate
         # between targets; the model itself reuses only the previous prompt's prefix, the
         # cache also the prefixes of earlier ones.
