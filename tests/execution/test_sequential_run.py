@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from corix.cli.main import app
 from corix.domain import RunSummary
 from corix.execution import WaveDecision, WaveOrder, execute_in_waves, load_plan_file
-from corix.measurement import SequentialDecider
+from corix.measurement.sequential import SequentialDecider
 from corix.measurement.sequential_record import sequential_record
 from corix.measurement.stopping_rules import StoppingRule
 from corix.report import write_report

@@ -109,9 +109,8 @@ def annotate_command(
 ) -> None:
     """Annotate a run's sessions; what is already stored is skipped.
 
-    Exits 3 when some passes failed (they are stored with their reason, and
-    --retry-failed asks again), unless --allow-failures.
-    """
+    Exits 3 when some passes failed (stored with their reason; --retry-failed asks
+    again), unless --allow-failures."""
     from corix.assessment.annotation_run import ProgressHooks, annotate
 
     request = annotation_request(ctx.params)  # every flag above, by parameter name

@@ -6,10 +6,9 @@ import asyncio
 import dataclasses
 import importlib.util
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 from rich.table import Table
 
 from corix.cli.common import (
@@ -22,7 +21,6 @@ from corix.cli.common import (
     database,
     fail,
     print_error,
-    validation_summary,
 )
 from corix.cli.exit_codes import ExitCode
 from corix.cli.progress import progress_for
@@ -30,7 +28,15 @@ from corix.cli.sequential_cmd import run_sequential
 
 if TYPE_CHECKING:
     from corix.domain import RunSummary
-    from corix.execution import ExecutorSettings, Plan, PlanFile, RunResult, RunStatus
+    from corix.execution import (
+        ExecutorSettings,
+        Plan,
+        PlanFile,
+        RunRequest,
+        RunResult,
+        RunStatus,
+    )
+    from corix.measurement import WavesRequest
     from corix.storage import Database
 
 
@@ -192,18 +198,20 @@ def run_command(
     db: DbOption = None,
 ) -> None:
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
-    from corix.execution import PreflightError
+    from corix.execution import PreflightError, RunRequest
+    from corix.measurement import WavesRequest
     from corix.storage import StorageUnavailable
 
     settings = executor_settings(executor, ray_address, ray_workers, db_pool)
     source = _plan_source(plan, resume, check=check, cache=cache)
-    waves = _Waves(until or [], wave, annotator or [])
+    request = RunRequest(plan=source, resume_run=resume, executor=settings)
+    waves = WavesRequest(until=until or [], wave=wave, annotators=annotator or [])
     try:
         if check and source is not None:
             _print_checked(source)
             return
         with database(db, create=resume is None) as database_:
-            result = _execute(database_, source, resume, settings, waves)
+            result = _execute(database_, request, waves)
     except PreflightError as exc:
         for problem in exc.problems:
             print_error(str(problem))
@@ -215,15 +223,6 @@ def run_command(
     code = run_exit_code(result.status, allow_failures=allow_failures)
     if code is not ExitCode.OK:
         raise typer.Exit(code)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Waves:
-    """``--until``, ``--wave`` and ``--annotator``: a run in waves when ``until`` is given."""
-
-    until: list[str]
-    wave: int
-    annotators: list[str]
 
 
 def _plan_source(
@@ -256,65 +255,19 @@ def _print_checked(source: PlanFile) -> None:
     )
 
 
-def _execute(
-    db: Database,
-    source: PlanFile | None,
-    resume: str | None,
-    settings: ExecutorSettings,
-    waves: _Waves,
-) -> RunResult:
-    """Run ``source``, or resume ``resume``: in waves when asked or when it began so."""
-    from corix.execution import PlanFile
-    from corix.storage import get_run
+def _execute(db: Database, request: RunRequest, waves: WavesRequest) -> RunResult:
+    """Run the request, in waves when asked or when the run it resumes began so."""
+    from corix.execution import plan_to_run, was_sequential
 
-    if waves.until or _was_sequential(db, resume):
-        if source is not None:
-            _refuse_cache_on_ray(settings, source.plan)
-        result = run_sequential(
-            source,
-            db,
-            until=waves.until,
-            wave=waves.wave,
-            annotators=waves.annotators,
-            resume_run=resume,
-            executor=settings,
-        )
+    if waves.until or was_sequential(db, request.resume_run):
+        result = run_sequential(db, request, waves)
         print_summary(result)
-        return result
-    if source is not None:
-        _refuse_cache_on_ray(settings, source.plan)
-        return run_with_progress(source, db, executor=settings)
-    stored = get_run(db, str(resume))
-    stored_plan = _resumable_plan(stored.id, stored.plan)
-    _refuse_cache_on_ray(settings, stored_plan)
-    return run_with_progress(PlanFile(stored_plan), db, resume_run=stored.id, executor=settings)
-
-
-def _resumable_plan(run: str, stored: dict[str, Any]) -> Plan:
-    from corix.execution import Plan
-
-    if stored.get("kind") == "imported":
-        raise fail(f"run '{run}' was imported, not made from a plan: there is nothing to resume")
-    try:
-        return Plan.model_validate(stored)
-    except ValidationError as exc:
-        problems = validation_summary(exc)
-        raise fail(
-            f"run '{run}' cannot be resumed: its stored plan is not valid ({problems})"
-        ) from None
-
-
-def _was_sequential(db: Database, resume: str | None) -> bool:
-    """Whether ``resume`` names a run started with ``--until`` (it resumes in waves)."""
-    from corix.storage import get_run
-
-    return resume is not None and get_run(db, resume).summary.sequential is not None
-
-
-def _refuse_cache_on_ray(settings: ExecutorSettings, plan: Plan) -> None:
-    # Ray workers open their own applications; a cache file on this machine is not theirs.
-    if settings.kind == "ray" and plan.cache:
-        raise fail("a response cache is a file on this machine; --executor ray runs without one")
+    else:
+        source = plan_to_run(db, request)
+        result = run_with_progress(
+            source, db, resume_run=request.resume_run, executor=request.executor
+        )
+    return result
 
 
 def executor_settings(

@@ -3,95 +3,28 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from corix.cli.common import console, fail, wrapping_table
+from corix.cli.common import console, wrapping_table
 
 if TYPE_CHECKING:
-    from corix.execution import ExecutorSettings, PlanFile, RunResult, WaveDecision
-    from corix.measurement.stopping_rules import StoppingRule
+    from corix.execution import RunRequest, RunResult, WaveDecision
+    from corix.measurement import WavesRequest
     from corix.storage import Database
 
 
 __all__ = ["run_sequential"]
 
 
-def run_sequential(
-    source: PlanFile | None,
-    db: Database,
-    *,
-    until: Sequence[str],
-    wave: int,
-    annotators: Sequence[str],
-    resume_run: str | None,
-    executor: ExecutorSettings,
-) -> RunResult:
-    """Run (or resume) a plan in waves under the ``--until`` rule; a resumed sequential run
-    without ``--until`` keeps the rule it started with."""
-    from corix.execution import Plan, PlanFile, build_executor, execute_in_waves
-    from corix.measurement import SequentialDecider
-    from corix.measurement.stopping_rules import StoppingRule
-    from corix.storage import get_run
+def run_sequential(db: Database, request: RunRequest, waves: WavesRequest) -> RunResult:
+    """Run (or resume) in waves, printing each wave's decision, then the cells."""
+    from corix.measurement import run_in_waves
 
-    stored_rule: StoppingRule | None = None
-    gates = source.plan.gates if source is not None else {}
-    if resume_run is not None:
-        stored = get_run(db, resume_run)
-        gates = dict(stored.plan.get("gates") or {})
-        section = stored.summary.sequential or {}
-        settings = section.get("settings")
-        stored_rule = StoppingRule.model_validate(settings) if settings else None
-        annotators = annotators or section.get("annotators", [])
-    rule = _rule(until, wave, stored_rule, gates)
-    annotators = list(annotators) or ["reference"]
-    decider = SequentialDecider(db, rule, annotators=annotators, gates=gates)
-    if source is None:
-        assert resume_run is not None  # no plan file means a resume
-        source = PlanFile(Plan.model_validate(get_run(db, resume_run).plan))
-    result = asyncio.run(
-        execute_in_waves(
-            source,
-            db,
-            decider,
-            wave=rule.wave,
-            resume_run=resume_run,
-            executor=build_executor(executor),
-            on_wave=_print_wave,
-            keep={
-                "rule": rule.text(),
-                "settings": rule.model_dump(),
-                "annotators": annotators,
-            },
-        )
-    )
+    result = asyncio.run(run_in_waves(db, request, waves, on_wave=_print_wave))
     _print_cells(result)
     return result
-
-
-def _rule(
-    until: Sequence[str],
-    wave: int,
-    stored: StoppingRule | None,
-    gates: dict[str, float],
-) -> StoppingRule:
-    from corix.measurement.stopping_rules import parse_until, stopping_horizon
-
-    if not until:
-        if stored is None:
-            raise fail("this run was not sequential: resume it without --wave, or give --until")
-        return stored
-    try:
-        rule = parse_until(until, wave=wave, confidence=0.95)
-    except ValueError as exc:
-        raise fail(str(exc)) from None
-    if rule.gate and not gates:
-        raise fail("--until gate needs gates in the plan (gates: {harm: highest rate})")
-    if rule.width is not None:
-        rule = rule.model_copy(update={"horizon": stopping_horizon(rule.width, rule.confidence)})
-    return rule
 
 
 def _print_wave(index: int, decision: WaveDecision) -> None:

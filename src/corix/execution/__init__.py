@@ -28,6 +28,7 @@ from corix.execution.plan import (
     load_plan_file,
 )
 from corix.execution.run_planning import auth_for, plan_work
+from corix.execution.run_request import RunRequest, plan_to_run, was_sequential
 from corix.execution.run_status import RunStatus, finished_status
 from corix.execution.runner import RunResult, execute_plan, new_run_id
 from corix.execution.simulators import open_simulators, simulator_endpoint
@@ -50,6 +51,7 @@ __all__ = [
     "PreflightError",
     "Problem",
     "RunContext",
+    "RunRequest",
     "RunResult",
     "RunStatus",
     "RunStopper",
@@ -68,7 +70,9 @@ __all__ = [
     "load_plan_file",
     "new_run_id",
     "open_simulators",
+    "plan_to_run",
     "plan_work",
     "preflight",
     "simulator_endpoint",
+    "was_sequential",
 ]

@@ -37,7 +37,6 @@ from corix.measurement.leaves_from_store import (
 from corix.measurement.results import NodeResult
 from corix.measurement.run_comparison import compare_measurements
 from corix.measurement.scoring import dimension_ids, score_tree, score_tree_cli_json
-from corix.measurement.sequential import SequentialDecider
 from corix.measurement.sequential_record import SequentialRecord, sequential_records
 from corix.measurement.settlement import Settlement
 from corix.measurement.settling import GUARDRAIL_VIOLATION
@@ -46,6 +45,7 @@ from corix.measurement.summarizers import SUMMARIZERS, Summarizer
 from corix.measurement.tree_loading import load_tree
 from corix.measurement.tree_spec import TreeSpec
 from corix.measurement.views import ViewGap
+from corix.measurement.waves_run import WavesRequest, run_in_waves
 
 __all__ = [
     "FILTER_COLUMNS",
@@ -70,7 +70,6 @@ __all__ = [
     "NodeResult",
     "ResolvedSpec",
     "ScoreTable",
-    "SequentialDecider",
     "SequentialRecord",
     "SettledChunk",
     "SettledChunks",
@@ -79,6 +78,7 @@ __all__ = [
     "Summarizer",
     "TreeSpec",
     "ViewGap",
+    "WavesRequest",
     "answer_text",
     "attack_rates",
     "cell_costs",
@@ -97,6 +97,7 @@ __all__ = [
     "measure_series",
     "number_text",
     "resolve_spec",
+    "run_in_waves",
     "score_tree",
     "score_tree_cli_json",
     "sequential_records",
