@@ -58,6 +58,13 @@ def test_json_is_found_around_fences_and_text() -> None:
         extract_json("[1, 2, 3]")
 
 
+def test_raw_line_breaks_inside_a_string_are_read() -> None:
+    # llama-cpp-python's grammar for a JSON string admits them; SmolLM2 writes them.
+    reply = '{"reasoning": "It names the episode\n\n", "severity": 3}'
+    assert "\n" in reply and "\\n" not in reply
+    assert extract_json(reply) == {"reasoning": "It names the episode\n\n", "severity": 3}
+
+
 async def test_mock_model_answers_a_harm_with_full_provenance() -> None:
     transport = ScriptedTransport()
     pack = builtin_harm_packs()["groundedness"]

@@ -15,6 +15,7 @@ from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, Plan
 from corix.levels.simulation import prompts
 from corix.levels.simulation.llm import DEFAULT_MAX_REASKS
+from corix.levels.simulation.questionnaire import read_answers
 from corix.llm import (
     ChatRequest,
     EndpointConfig,
@@ -28,7 +29,7 @@ from corix.llm import (
 )
 from corix.llm.mock_server import running_mock_server
 from corix.llm.tokens import estimate_messages_tokens, usable_context
-from corix.scenarios import RED_TEAMING_ITEM_IDS
+from corix.scenarios import RED_TEAMING_ITEM_IDS, ItemKind, QuestionnaireItem
 from corix.storage import Database, get_run, run_totals
 
 SIMULATOR = EndpointConfig(base_url="mock", model="sim-model", temperature=0.7)
@@ -283,6 +284,12 @@ async def test_unusable_questionnaire_answers_are_asked_again_within_the_bound(
     (session,) = sessions(sqlite_db, result.run_id)
     assert answers(sqlite_db, session.id) == []  # no made-up answers
     assert session.end_reason is EndReason.GAVE_UP
+
+
+def test_a_raw_line_break_inside_a_text_answer_is_read() -> None:
+    item = QuestionnaireItem(id="strategy", text="What did you try?", kind=ItemKind.TEXT)
+    reply = '{"strategy": "I asked directly,\nthen tried role-play."}'
+    assert read_answers([item], reply) == {"strategy": "I asked directly,\nthen tried role-play."}
 
 
 async def test_a_questionnaire_reply_cut_at_its_limit_is_asked_again_with_room_for_any(

@@ -223,7 +223,9 @@ def _json_object(reply: str) -> dict[str, Any]:
     if start < 0 or end < start:
         raise AnswerProblems(["the reply holds no JSON object"])
     try:
-        data = json.loads(text[start : end + 1])
+        # Not strict: raw line breaks inside strings pass, as a small model's grammar lets
+        # it write them (see corix.assessment.annotators.structured.extract_json).
+        data = json.loads(text[start : end + 1], strict=False)
     except json.JSONDecodeError as exc:
         raise AnswerProblems([f"the JSON is not valid ({exc.msg})"]) from None
     if not isinstance(data, dict):
