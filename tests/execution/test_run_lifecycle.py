@@ -36,8 +36,9 @@ from corix.storage import (
     set_run_status_if,
 )
 from corix.storage.applications import list_applications
-from corix.storage.web import series, transaction
+from corix.storage.web import transaction
 from corix.storage.web.applications import add_application
+from support.web_records import new_series
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 runner = CliRunner()
@@ -188,20 +189,7 @@ def test_a_plan_taking_a_web_applications_name_is_refused_before_the_run_exists(
 ) -> None:
     db_url = f"sqlite:///{tmp_path / 'web.db'}"
     db = Database(db_url)
-    evaluation_id = series.create_series(
-        db,
-        slug="pilot",
-        name="Pilot series",
-        description="",
-        scenarios=["tv_spoilers"],
-        levels=["red_teaming"],
-        passes_per_item=1,
-        review_rate=0.0,
-        max_turns=5,
-        human_run_id=lambda evaluation: f"human-{evaluation}",
-        human_run_name="Pilot series (human sessions)",
-        packs=[],
-    )
+    evaluation_id = new_series(db, "pilot", levels=["red_teaming"])
     with transaction(db) as tx:
         add_application(
             tx,
@@ -222,7 +210,7 @@ def test_a_plan_taking_a_web_applications_name_is_refused_before_the_run_exists(
     )
     result = runner.invoke(app, ["run", str(path), "--db", db_url])
     assert result.exit_code == ExitCode.USAGE, result.output
-    assert f"{path}:3: application 'acme' belongs to the web evaluation 'Pilot series'" in (
+    assert f"{path}:3: application 'acme' belongs to the web evaluation 'pilot'" in (
         " ".join(result.output.split())
     )
     assert list_runs(db) == series_runs  # refused before the run row

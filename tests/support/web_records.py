@@ -9,16 +9,16 @@ from corix.storage import Database, StoredValue
 from corix.storage.web import accounts, passes, series, transaction
 
 
-def series_of(db: Database, name: str, run_names: Sequence[str]) -> str:
-    """A series named ``name`` holding the runs named ``run_names``, made as the web makes
-    one: with its run of human sessions (empty here), whose id this returns."""
-    evaluation_id = series.create_series(
+def new_series(db: Database, name: str, levels: Sequence[str] = ("model_testing",)) -> str:
+    """A series named ``name`` made as the web makes one, with its run of human sessions
+    (``human-<id>``, empty here); its id."""
+    return series.create_series(
         db,
         slug=name,
         name=name,
         description="",
         scenarios=["tv_spoilers"],
-        levels=["model_testing"],
+        levels=list(levels),
         passes_per_item=1,
         review_rate=0.0,
         max_turns=10,
@@ -26,6 +26,12 @@ def series_of(db: Database, name: str, run_names: Sequence[str]) -> str:
         human_run_name=f"{name} (human sessions)",
         packs=[],
     )
+
+
+def series_of(db: Database, name: str, run_names: Sequence[str]) -> str:
+    """A series named ``name`` holding the runs named ``run_names``; the id of its run of
+    human sessions."""
+    evaluation_id = new_series(db, name)
     for run_name in run_names:
         series.link_run(db, run_name, evaluation_id)
     return f"human-{evaluation_id}"
