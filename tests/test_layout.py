@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from corix import assessment, measurement
+from corix import assessment, execution, measurement
 
 TESTS = Path(__file__).resolve().parent
 PACKAGES = TESTS.parent / "src" / "corix"
@@ -22,9 +22,13 @@ def test_every_test_folder_is_named_after_a_corix_package() -> None:
     assert _folders(TESTS) - {"support"} <= packages
 
 
-# Issue 28 narrowed these surfaces (from 112 and 56 names); `scripts/surfaces.py` shows
+# Issue 28 narrowed these surfaces (from 112, 56 and 35 names); `scripts/surfaces.py` shows
 # who uses each name. A new export raises the ceiling here, on purpose and in review.
-SURFACE_CEILINGS = {"corix.measurement": (measurement, 56), "corix.assessment": (assessment, 24)}
+SURFACE_CEILINGS = {
+    "corix.measurement": (measurement, 56),
+    "corix.assessment": (assessment, 24),
+    "corix.execution": (execution, 29),
+}
 
 
 @pytest.mark.parametrize("package", sorted(SURFACE_CEILINGS))

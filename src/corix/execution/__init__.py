@@ -18,22 +18,17 @@ from corix.execution.context import (
     WorkHandler,
 )
 from corix.execution.executor_settings import ExecutorSettings, build_executor
-from corix.execution.item_pool import WorkItemPool
 from corix.execution.plan import (
     ApplicationEntry,
     LevelSettings,
     Plan,
     PlanFile,
-    load_plan,
     load_plan_file,
 )
-from corix.execution.run_planning import auth_for, plan_work
 from corix.execution.run_request import RunRequest, plan_to_run, was_sequential
-from corix.execution.run_status import RunStatus, finished_status
+from corix.execution.run_status import RunStatus
 from corix.execution.runner import RunResult, execute_plan, new_run_id
-from corix.execution.simulators import open_simulators, simulator_endpoint
-from corix.execution.stopping import RunStopper
-from corix.execution.waves import Group, WaveDecision, WaveOrder, execute_in_waves, group_of
+from corix.execution.waves import Group, WaveDecision, WaveOrder, execute_in_waves
 from corix.execution.work import WorkItem
 
 __all__ = [
@@ -54,25 +49,16 @@ __all__ = [
     "RunRequest",
     "RunResult",
     "RunStatus",
-    "RunStopper",
     "WaveDecision",
     "WaveOrder",
     "WorkHandler",
     "WorkItem",
-    "WorkItemPool",
-    "auth_for",
     "build_executor",
     "execute_in_waves",
     "execute_plan",
-    "finished_status",
-    "group_of",
-    "load_plan",
     "load_plan_file",
     "new_run_id",
-    "open_simulators",
     "plan_to_run",
-    "plan_work",
     "preflight",
-    "simulator_endpoint",
     "was_sequential",
 ]
