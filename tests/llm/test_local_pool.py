@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from corix.llm import EndpointConfig
+from corix.llm import EndpointConfig, LLMClient, ScriptedTransport
 from corix.llm.local_transport import IdlePool
 
 
@@ -51,6 +51,13 @@ async def test_a_failing_caller_gives_its_member_back() -> None:
             raise RuntimeError("the model process died")
     async with asyncio.timeout(1), pool.one("y") as member:
         assert member == "a"
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+async def test_a_local_endpoint_has_one_request_in_flight_per_process(processes: int) -> None:
+    endpoint = EndpointConfig(base_url="local:model.gguf", model="m", processes=processes)
+    async with LLMClient(endpoint, transport=ScriptedTransport()) as client:
+        assert client.concurrency.limit == processes
 
 
 def test_processes_are_for_local_models_only() -> None:

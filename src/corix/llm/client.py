@@ -295,9 +295,11 @@ _OVERLOAD_STATUSES = frozenset({429, 503})
 
 def _concurrency_limit(endpoint: EndpointConfig) -> ConcurrencyLimit:
     if endpoint.transport == "local":
-        # One model in one worker answers one request at a time: a second in flight would
-        # only queue there, its timeout running while it waits.
-        return FixedConcurrency(1)
+        # Each model process answers one request at a time: one more in flight would only
+        # queue there, its timeout running while it waits. Not adapted: the number is known
+        # (adapting to the latency of prompts that differ 10× in what they evaluate once
+        # kept the second of two processes idle for a whole pilot).
+        return FixedConcurrency(endpoint.processes)
     bound = shared_bound(endpoint.max_concurrency)
     if not endpoint.adaptive_concurrency:
         return FixedConcurrency(bound)
