@@ -66,9 +66,10 @@ def serve(
     whose cores are shared, one more thread than there is room for made generation 12×
     slower (85.8 s against 7.1 s for 40 tokens), since llama.cpp's threads spin at every
     step. For the same reason OpenMP's threads wait passively unless the environment says
-    otherwise: two model processes side by side on 2 cores (an application and its
-    simulated user, or two judges) took 24 s for what one alone did in 3.7 s while they
-    spun, 2.3 s once they waited passively (``benchmarks/bench_local_processes.py``).
+    otherwise: two endpoints' model processes side by side on 2 cores (an application and
+    its simulated user) took 12.4 s for what one alone did in 4.6 s while they spun, 2.4 s
+    once they waited passively; one process alone spinning, 4.0 s
+    (``benchmarks/bench_local_processes.py``).
     """
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # read when llama.cpp loads
     try:
