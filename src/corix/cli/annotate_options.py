@@ -13,8 +13,9 @@ from urllib.parse import urlsplit
 import typer
 from pydantic import ValidationError
 
-from corix.cli.common import fail, split_names, validation_summary
+from corix.cli.common import fail, split_names
 from corix.cli.run_cmd import executor_settings
+from corix.config import validation_summary
 from corix.errors import unknown_name
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ import typer
 from pydantic import ValidationError
 from rich.text import Text
 
-from corix.cli.common import console, fail, validation_summary
+from corix.cli.common import console, fail
+from corix.config import validation_summary
 
 app_app = typer.Typer(rich_markup_mode=None, help="Applications under test.", no_args_is_help=True)
 

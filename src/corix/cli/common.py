@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.padding import Padding
@@ -168,13 +167,6 @@ def database(url: str | None, *, create: bool = False) -> Iterator[Database]:
         yield db
     finally:
         db.dispose()
-
-
-def validation_summary(exc: ValidationError) -> str:
-    """Pydantic's errors as ``field: problem; …`` on one line, without its links."""
-    return "; ".join(
-        f"{'.'.join(map(str, error['loc'])) or 'value'}: {error['msg']}" for error in exc.errors()
-    )
 
 
 def require_terminal(what: str, flag: str) -> None:

@@ -12,6 +12,7 @@ from corix.config.yaml_loader import (
     parse_yaml_document,
     parse_yaml_model,
     read_config_text,
+    validation_summary,
     yaml_data,
 )
 
@@ -28,5 +29,6 @@ __all__ = [
     "parse_yaml_document",
     "parse_yaml_model",
     "read_config_text",
+    "validation_summary",
     "yaml_data",
 ]

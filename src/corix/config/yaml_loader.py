@@ -124,6 +124,13 @@ def format_location(loc: Location) -> str:
     return ".".join(str(part) for part in loc) or "<root>"
 
 
+def validation_summary(exc: ValidationError) -> str:
+    """Pydantic's errors as ``field: problem; …`` on one line, without its links."""
+    return "; ".join(
+        f"{'.'.join(map(str, error['loc'])) or 'value'}: {error['msg']}" for error in exc.errors()
+    )
+
+
 def parse_yaml_model(text: str, model: type[ModelT], *, source: str | Path) -> ModelT:
     """Validate YAML ``text`` into ``model``; ``source`` names the file in errors."""
     return parse_yaml_document(text, model, source=source)[0]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
+from corix.config import validation_summary
 from corix.errors import ConfigError
 from corix.execution.executor_settings import ExecutorSettings
 from corix.execution.plan import Plan, PlanFile
@@ -62,10 +63,7 @@ def _stored_plan(db: Database, run_id: str) -> Plan:
     try:
         return Plan.model_validate(stored)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, error['loc'])) or 'value'}: {error['msg']}"
-            for error in exc.errors()
-        )
+        problems = validation_summary(exc)
         raise ConfigError(
             f"run '{run_id}' cannot be resumed: its stored plan is not valid ({problems})"
         ) from None
