@@ -59,6 +59,7 @@ def _open_next_session(page: Page) -> None:
     page.check("input[name=consent]")
     page.click("text=Start the session")
     expect(page.locator("#chat-form")).to_be_visible()
+    page.wait_for_load_state("load")  # chat.js is deferred: typing before it runs is not kept
 
 
 def _series(server: LiveServer, name: str, spec: str, *, max_turns: int = 30) -> str:

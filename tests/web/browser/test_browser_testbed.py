@@ -66,6 +66,7 @@ def _start_session(page: Page, server: LiveServer, username: str, prefix: str) -
     page.check("input[name=consent]")
     page.click("text=Start the session")
     expect(page.locator("#chat-form")).to_be_visible()
+    page.wait_for_load_state("load")  # chat.js is deferred: typing before it runs is not kept
 
 
 def test_a_field_tester_and_a_red_teamer_each_complete_a_session(

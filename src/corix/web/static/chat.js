@@ -72,6 +72,7 @@
   try {
     const draft = localStorage.getItem(draftKey);
     if (draft && !message.value) message.value = draft;
+    else if (message.value) keepDraft(); // typed before this script ran
   } catch (error) { /* storage disabled */ }
 
   message.addEventListener("input", function () {
