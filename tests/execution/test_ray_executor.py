@@ -268,11 +268,12 @@ async def test_rate_limits_hold_across_workers(local_ray: None, sqlite_db: Datab
     per_second = {int(second): n for second, n in stats["per_second"].items()}
     assert sum(per_second.values()) == result.stats.turns >= 60
     first, last = min(per_second), max(per_second)
-    full_windows = [per_second.get(s, 0) for s in range(first + 1, last)]
-    assert len(full_windows) >= 3, per_second
-    # A one-second burst allowance, then 10 a second: never the 20 of unshared budgets.
-    assert max(full_windows) <= 12, per_second
-    assert per_second[first] <= 10 + 10, per_second
+    assert last - first >= 4, per_second  # 10 a second at most: 60 calls take 5 s and more
+    three_seconds = [sum(per_second.get(s + i, 0) for i in range(3)) for s in range(first, last)]
+    # A one-second burst allowance, then 10 a second: never the 20 a second of unshared
+    # budgets (60 in three seconds). Three-second windows, as a busy machine delays calls
+    # granted in one second to the next (measured under load: 15 in one second, 11 after).
+    assert max(three_seconds) <= 10 + 30, per_second
 
 
 def _passes(db: Database, run_id: str) -> Counter[tuple[Any, ...]]:
