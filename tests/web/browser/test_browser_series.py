@@ -357,3 +357,20 @@ def test_a_message_typed_but_not_stored_survives_a_reload(
     _send(page, "A long question I typed while the server was down", 0)
     page.reload()  # once stored, the draft is gone
     expect(page.locator("#message")).to_have_value("")
+
+
+def test_a_message_typed_before_the_chat_script_ran_is_kept_too(
+    server: LiveServer, new_page: NewPage
+) -> None:
+    evaluation_id = _series(server, "Early drafts", "demo:guarded")
+    tester = server.add_user("edda", Role.FIELD_TESTER)
+    server.state.assigner.assign_testers(evaluation_id, [tester], per_tester=1, seed=0)
+    page = new_page()
+    sign_in(page, server, "edda")
+    page.route("**/static/chat.js", lambda route: route.abort())  # a slow script, not run yet
+    _open_next_session(page)
+    page.fill("#message", "Typed while the page was still loading")
+    page.unroute("**/static/chat.js")
+    page.add_script_tag(url="/static/chat.js")  # the script runs after the typing
+    page.reload()
+    expect(page.locator("#message")).to_have_value("Typed while the page was still loading")
