@@ -12,13 +12,14 @@ import signal
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 from sqlalchemy import text
 
-from corix.assessment.annotation_run import AnnotateOptions, annotate_run
+from corix.assessment.annotation_run import AnnotateOptions, ProgressHooks, annotate_run
 from corix.assessment.annotation_run.on_ray import annotate_run_on_ray
 from corix.domain import Level
 from corix.execution import execute_plan
@@ -176,8 +177,9 @@ async def _requests_seen(base_url: str) -> int:
 
 @pytest.mark.timeout(240)
 @POSTGRES_IS_SLOW
+@pytest.mark.parametrize("killed_after", [8, 24], ids=["a-third-in", "after-its-last-chunk"])
 async def test_a_killed_workers_sessions_are_run_again_by_the_others(
-    local_ray: None, any_db: Database
+    local_ray: None, any_db: Database, killed_after: int
 ) -> None:
     async with running_mock_server(MockServerConfig(latency_ms=150)) as base_url:
         plan = _slow_plan(base_url)
@@ -186,7 +188,7 @@ async def test_a_killed_workers_sessions_are_run_again_by_the_others(
 
         def kill_one_worker_after_a_few(item: Any) -> None:
             done.append(item.key)
-            if len(done) == 8:
+            if len(done) == killed_after:  # of 24
                 os.kill(executor.worker_pids[0], signal.SIGKILL)
 
         result = await execute_plan(
@@ -319,6 +321,64 @@ def test_annotating_on_ray_stores_what_annotating_here_stores(
     expected = _passes(any_db, here)
     assert sum(expected.values()) > 0 and _passes(any_db, on_ray) == expected
     assert _consensus(any_db, on_ray) == _consensus(any_db, here)
+
+
+def _annotation_worker_pids() -> list[int]:
+    """Ray titles an actor's process after its class: ``ray::AnnotationWorker...``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            title = (entry / "cmdline").read_bytes() if entry.name.isdigit() else b""
+        except OSError:  # gone since the listing
+            continue
+        if title.startswith(b"ray::AnnotationWorker"):
+            pids.append(int(entry.name))
+    return pids
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("killed_after", [0.5, 1.0], ids=["halfway", "after-its-last-chunk"])
+async def test_a_killed_annotation_worker_loses_no_pass_and_counts_each_one_once(
+    local_ray: None, sqlite_db: Database, killed_after: float
+) -> None:
+    await _cpus_released()
+    plan = _every_level_plan().model_copy(update={"levels": {Level.MODEL_TESTING: LevelSettings()}})
+    here, on_ray = [(await execute_plan(plan, sqlite_db)).run_id for _ in range(2)]
+    options = AnnotateOptions(concurrency=4, harms=("groundedness", "ip_leakage"))
+    async with running_mock_server(MockServerConfig(latency_ms=40)) as base_url:
+        judge = EndpointConfig(name="judge", base_url=base_url, model="corix-mock")
+        local = await asyncio.to_thread(
+            annotate_run, sqlite_db, here, "llm-harms", options=options, endpoint=judge
+        )
+        killed: list[int] = []
+
+        def kill_a_worker() -> None:
+            done.append(1)
+            if len(done) == int(local.sessions * killed_after):
+                pids = _annotation_worker_pids()
+                assert len(pids) == WORKERS, pids
+                os.kill(pids[0], signal.SIGKILL)
+                killed.append(pids[0])
+
+        done: list[int] = []
+        spread = await asyncio.to_thread(
+            annotate_run_on_ray,
+            sqlite_db,
+            on_ray,
+            "llm-harms",
+            options=options,
+            endpoint=judge,
+            settings=ExecutorSettings(kind="ray", ray_workers=WORKERS),
+            progress=ProgressHooks(on_session_done=kill_a_worker),
+        )
+    assert killed and not _alive(killed[0])
+    expected = _passes(sqlite_db, here)
+    assert sum(expected.values()) > 0 and _passes(sqlite_db, on_ray) == expected
+    # The dead worker's finished chunks count; the chunks it held were done again by the
+    # other worker and count once (on SQLite none of their passes had been stored).
+    assert spread.sessions == local.sessions > 10
+    assert spread.by_target == local.by_target
+    assert spread.model_calls == local.model_calls
 
 
 async def _cpus_released() -> None:

@@ -8,7 +8,7 @@ extra), so it is imported only where Ray runs.
 
 from corix.execution.rate_broker import RateLimitBroker, brokered_limits
 from corix.execution.ray_cluster import ClusterUnavailable, connect
-from corix.execution.ray_dispatch import dispatch_chunks
+from corix.execution.ray_dispatch import close_workers, dispatch_chunks
 from corix.execution.ray_executor import (
     BROKER_CPUS,
     WORKER_CONNECTION_NAME,
@@ -23,6 +23,7 @@ __all__ = [
     "ClusterUnavailable",
     "RateLimitBroker",
     "brokered_limits",
+    "close_workers",
     "connect",
     "dispatch_chunks",
     "split_bound",

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import math
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, TypeVar
@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import ray
 from ray.exceptions import RayActorError
 
-__all__ = ["MAX_ATTEMPTS", "Dispatched", "chunk_size", "dispatch_chunks"]
+__all__ = ["MAX_ATTEMPTS", "Dispatched", "chunk_size", "close_workers", "dispatch_chunks"]
 
 logger = logging.getLogger(__name__)
 
@@ -130,3 +130,23 @@ async def dispatch_chunks(
             future.cancel()
     left = len(again) + sum(1 for _ in items)
     return Dispatched(dead=frozenset(dead), not_run=given_up + left, resent=resent)
+
+
+async def close_workers(workers: Sequence[Any], live: Iterable[int]) -> dict[int, Any]:
+    """Call ``close`` on the workers at ``live``: what each returned, by index.
+
+    A worker that died after its last chunk came back lost nothing (every result it sent
+    was taken), so it is left out, not a failure of the whole job."""
+    indexes = list(live)
+    closing = await asyncio.gather(
+        *(workers[index].close.remote() for index in indexes), return_exceptions=True
+    )
+    closed: dict[int, Any] = {}
+    for index, result in zip(indexes, closing, strict=True):
+        if isinstance(result, RayActorError):
+            logger.warning("Ray worker %d died after its last chunk: %s", index, result)
+        elif isinstance(result, BaseException):
+            raise result
+        else:
+            closed[index] = result
+    return closed

@@ -37,7 +37,7 @@ from corix.execution.executors import RunJob
 from corix.execution.plan import Plan
 from corix.execution.rate_broker import RateLimitBroker, brokered_limits
 from corix.execution.ray_cluster import connect
-from corix.execution.ray_dispatch import dispatch_chunks
+from corix.execution.ray_dispatch import close_workers, dispatch_chunks
 from corix.execution.ray_usage import UsageWatch
 from corix.execution.run_planning import auth_for
 from corix.execution.runner import model_call_totals
@@ -323,8 +323,7 @@ class RayRunExecutor:
                     redo=redo,
                 )
             live = [index for index in range(len(workers)) if index not in outcome.dead]
-            closing = await asyncio.gather(*(workers[index].close.remote() for index in live))
-            for index, usage in zip(live, closing, strict=True):
+            for index, usage in (await close_workers(workers, live)).items():
                 watch.final(index, usage)
             closed = True
             if outcome.not_run:

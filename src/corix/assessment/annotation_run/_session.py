@@ -19,6 +19,7 @@ import hashlib
 from collections import defaultdict
 
 from corix.assessment.annotation_run._job import AnnotationJob
+from corix.assessment.annotation_run._summary import AnnotationTally
 from corix.assessment.annotation_run.repeat_consensus import (
     Runs,
     answers_of,
@@ -48,9 +49,16 @@ def derive_seed(base: int, pass_no: int, repeat_no: int) -> int:
 class SessionAnnotation:
     """Every target, pass and repeat of one session."""
 
-    def __init__(self, job: AnnotationJob, writer: AnnotationSink, record: SessionRecord) -> None:
+    def __init__(
+        self,
+        job: AnnotationJob,
+        writer: AnnotationSink,
+        record: SessionRecord,
+        tally: AnnotationTally,
+    ) -> None:
         self.job = job
         self.writer = writer
+        self.tally = tally
         self.session_id = record.id
         self.view: AnnotatorView = build_annotator_view(record, job.pack_for(record.scenario))
         self.runs: defaultdict[str, Runs] = defaultdict(list)
@@ -69,7 +77,7 @@ class SessionAnnotation:
             gated = self.job.schema.category(category_id).gate.requires_violation
             for pass_no in range(options.passes):
                 if gated and not violations[pass_no]:
-                    self.job.tally.targets[category_id].gated_out += 1
+                    self.tally.targets[category_id].gated_out += 1
                 else:
                     await self._item(category_id, pass_no)
         for harm in self.job.harms:
@@ -94,7 +102,7 @@ class SessionAnnotation:
 
     async def _item(self, target: str, pass_no: int) -> Runs:
         job, options = self.job, self.job.options
-        counts = job.tally.targets[target]
+        counts = self.tally.targets[target]
         stored = job.stored_repeats(self.session_id, target, pass_no)
         runs: Runs = [answers_of(p) for p in stored.values() if p.ok]
         measured = False
@@ -165,7 +173,7 @@ class SessionAnnotation:
 
     def _store(self, result: PassResult, pass_no: int, repeat_no: int) -> None:
         job = self.job
-        counts = job.tally.targets[result.category]
+        counts = self.tally.targets[result.category]
         if result.ok:
             counts.stored += 1
         else:
@@ -174,9 +182,9 @@ class SessionAnnotation:
         if calls is not None:
             counts.cut_replies += calls.finish_reason == "length"
             counts.cut_dialogues += calls.context_cut is not None
-            job.tally.model_calls += calls.attempts
-            job.tally.prompt_tokens += calls.prompt_tokens
-            job.tally.completion_tokens += calls.completion_tokens
+            self.tally.model_calls += calls.attempts
+            self.tally.prompt_tokens += calls.prompt_tokens
+            self.tally.completion_tokens += calls.completion_tokens
         self.changed.add(result.category)
         self.writer.add_pass(
             NewPass(
@@ -214,4 +222,4 @@ class SessionAnnotation:
                 await asyncio.to_thread(delete_consensus, job.db, [(self.session_id, target, name)])
             for row in rows:
                 self.writer.add_consensus(row)
-                job.tally.consensus_rows += 1
+                self.tally.consensus_rows += 1

@@ -54,6 +54,18 @@ class AnnotationTally:
     model_calls: int = 0
     sessions: int = 0
 
+    def add(self, other: AnnotationTally) -> None:
+        """Count ``other``'s work too (a Ray worker's chunk)."""
+        for target, counts in other.targets.items():
+            into = self.targets[target]
+            for name, value in counts:
+                setattr(into, name, getattr(into, name) + value)
+        self.consensus_rows += other.consensus_rows
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.model_calls += other.model_calls
+        self.sessions += other.sessions
+
     def summary(
         self, *, run_id: str, annotator: str, stored_as: str, wall_s: float
     ) -> AnnotationSummary:

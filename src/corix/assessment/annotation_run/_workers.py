@@ -14,6 +14,7 @@ from collections.abc import Callable
 from corix.assessment.annotation_run._job import AnnotationJob
 from corix.assessment.annotation_run._options import ProgressHooks
 from corix.assessment.annotation_run._session import SessionAnnotation
+from corix.assessment.annotation_run._summary import AnnotationTally
 from corix.domain import AnnotationJobSettings, SessionRecord
 from corix.storage import (
     AnnotationSink,
@@ -62,16 +63,18 @@ async def annotate_these(
     on_session_done: Callable[[], None] | None = None,
     *,
     slots: asyncio.Semaphore | None = None,
+    tally: AnnotationTally | None = None,
 ) -> None:
     """Annotate ``session_ids`` (stored passes loaded) with ``concurrency`` workers;
     ``slots``, shared by concurrent calls (a Ray worker's chunks), bounds the sessions in
-    flight across all of them."""
+    flight across all of them. What they did is counted in ``tally`` (else the job's)."""
+    counted = job.tally if tally is None else tally
     concurrency = min(job.options.concurrency, max(1, len(session_ids)))
     queue: SessionQueue = asyncio.Queue(concurrency * 2)
     async with asyncio.TaskGroup() as group:
         group.create_task(_feed(job, queue, session_ids, concurrency))
         for _ in range(concurrency):
-            group.create_task(_work(job, queue, sink, on_session_done, slots))
+            group.create_task(_work(job, queue, sink, counted, on_session_done, slots))
 
 
 async def _feed(job: AnnotationJob, queue: SessionQueue, ids: list[str], workers: int) -> None:
@@ -100,12 +103,13 @@ async def _work(
     job: AnnotationJob,
     queue: SessionQueue,
     writer: AnnotationSink,
+    tally: AnnotationTally,
     on_session_done: Callable[[], None] | None,
     slots: asyncio.Semaphore | None,
 ) -> None:
     while (record := await queue.get()) is not None:
         async with slots or contextlib.nullcontext():
-            await SessionAnnotation(job, writer, record).run()
-        job.tally.sessions += 1
+            await SessionAnnotation(job, writer, record, tally).run()
+        tally.sessions += 1
         if on_session_done is not None:
             on_session_done()

@@ -8,7 +8,9 @@ runs: a worker on PostgreSQL writes them itself, a worker on SQLite sends each c
 passes back for the driver to write (SQLite workers must see the database file: a local
 Ray). A dead worker's sessions go to live workers again, which first load what it did
 store, so no repeat is asked twice; only if none is left does the driver report them,
-and annotating the run again asks exactly those.
+and annotating the run again asks exactly those. The summary counts the chunks that came
+back, each with its own tally: a dead worker's finished chunks count, and the calls it
+made for chunks it held when it died, done again elsewhere, do not.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from corix.execution.on_ray import (
     WORKER_CONNECTION_NAME,
     RateLimitBroker,
     brokered_limits,
+    close_workers,
     connect,
     dispatch_chunks,
     split_bound,
@@ -78,6 +81,14 @@ class AnnotationSetup:
     """The connections this worker's database pool may hold (PostgreSQL)."""
 
 
+@dataclass(frozen=True)
+class AnnotatedChunk:
+    """What a worker did with one chunk: its passes (when the driver writes them) and counts."""
+
+    records: CollectedRecords | None
+    tally: AnnotationTally
+
+
 class AnnotationWorker:
     """One worker process: an opened annotator over the run, with a share of the bound."""
 
@@ -107,29 +118,26 @@ class AnnotationWorker:
         self._job = _job(self._db, setup.run_id, setup.annotator, setup.options, self._client)
         await asyncio.to_thread(self._job.load_stored)
 
-    async def annotate(
-        self, session_ids: list[str], *, refresh: bool = False
-    ) -> CollectedRecords | None:
+    async def annotate(self, session_ids: list[str], *, refresh: bool = False) -> AnnotatedChunk:
         """Annotate one chunk; ``refresh`` first loads what is stored for it (a chunk a
         dead worker held)."""
         job = self._job
         assert job is not None
         if refresh:
             await asyncio.to_thread(job.refresh_stored, session_ids)
+        tally = AnnotationTally()
         if self._setup.writes:
             async with RecordWriter(self._db) as writer:  # committed before the chunk is done
-                await annotate_these(job, session_ids, writer, slots=self._slots)
-            return None
+                await annotate_these(job, session_ids, writer, slots=self._slots, tally=tally)
+            return AnnotatedChunk(None, tally)
         records = CollectedRecords()
-        await annotate_these(job, session_ids, records, slots=self._slots)
-        return records
+        await annotate_these(job, session_ids, records, slots=self._slots, tally=tally)
+        return AnnotatedChunk(records, tally)
 
-    async def close(self) -> AnnotationTally:
+    async def close(self) -> None:
         if self._client is not None:
             await self._client.aclose()
         self._db.dispose()
-        assert self._job is not None
-        return self._job.tally
 
 
 def _job(
@@ -179,7 +187,7 @@ def annotate_run_on_ray(
             exclusive(db, f"annotate {run_id} as {checked.annotator.name}"),
         ):
             record_annotation_job(db, run_id, job_settings(checked, annotator, endpoint))
-            tallies = _annotate_on_ray(
+            tally = _annotate_on_ray(
                 db, run_id, annotator, options, endpoint, settings, session_ids, hooks
             )
     except LockHeld:
@@ -190,7 +198,7 @@ def annotate_run_on_ray(
     finally:
         if started_ray:
             ray.shutdown()
-    return _merged(tallies).summary(
+    return tally.summary(
         run_id=run_id,
         annotator=annotator,
         stored_as=checked.annotator.name,
@@ -207,7 +215,7 @@ def _annotate_on_ray(
     settings: ExecutorSettings,
     session_ids: list[str],
     hooks: ProgressHooks,
-) -> list[AnnotationTally]:
+) -> AnnotationTally:
     setup = AnnotationSetup(
         run_id=run_id,
         annotator=annotator,
@@ -225,7 +233,7 @@ async def _annotate_on_cluster(
     settings: ExecutorSettings,
     session_ids: list[str],
     hooks: ProgressHooks,
-) -> list[AnnotationTally]:
+) -> AnnotationTally:
     resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
     cpus = resources.get("CPU", 1.0)
     shares = split_bound(setup.options.concurrency, settings.ray_workers or max(1, int(cpus)))
@@ -246,13 +254,15 @@ async def _annotate_on_cluster(
         )
         for index, share in enumerate(shares)
     ]
+    tally = AnnotationTally()
     try:
         await asyncio.gather(*(worker.open.remote() for worker in workers))
         async with RecordWriter(db) as writer:
 
-            async def store(chunk: list[str], records: CollectedRecords | None) -> None:
-                if records is not None:
-                    records.replay(writer)
+            async def store(chunk: list[str], done: AnnotatedChunk) -> None:
+                tally.add(done.tally)
+                if done.records is not None:
+                    done.records.replay(writer)
                     await writer.room()  # the backlog bound holds as in a local run
                 if hooks.on_session_done is not None:
                     for _ in chunk:
@@ -269,29 +279,13 @@ async def _annotate_on_cluster(
                 return workers[index].annotate.remote(chunk, refresh=refresh)
 
             outcome = await dispatch_chunks(iter(session_ids), shares, send, store, redo=redo)
-        live = [w for index, w in enumerate(workers) if index not in outcome.dead]
-        tallies = list(await asyncio.gather(*(worker.close.remote() for worker in live)))
+        await close_workers(workers, (i for i in range(len(workers)) if i not in outcome.dead))
         if outcome.not_run:
             raise CorixError(
                 f"{len(outcome.dead)} Ray worker(s) died; {outcome.not_run} session(s) were "
                 f"not annotated (annotating run {setup.run_id} again asks them)"
             )
-        return tallies
+        return tally
     finally:
         for actor in [*workers, broker]:
             ray.kill(actor)
-
-
-def _merged(tallies: list[AnnotationTally]) -> AnnotationTally:
-    total = AnnotationTally()
-    for tally in tallies:
-        for target, counts in tally.targets.items():
-            into = total.targets[target]
-            for name, value in counts:
-                setattr(into, name, getattr(into, name) + value)
-        total.consensus_rows += tally.consensus_rows
-        total.prompt_tokens += tally.prompt_tokens
-        total.completion_tokens += tally.completion_tokens
-        total.model_calls += tally.model_calls
-        total.sessions += tally.sessions
-    return total
