@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from corix.errors import UnknownNameError
 from corix.levels.simulation import STRATEGIES, STYLES, TalkingPoints, talking_points
+from corix.levels.simulation.message_templates import tidy, to_leetspeak
 from corix.levels.simulation.phrasing import context_line, first_person
-from corix.levels.simulation.templating import tidy, to_leetspeak
 from corix.scenarios import resolve_pack
 
 POINTS = TalkingPoints(context="I'm up to episode 2.", goal="find out who the Cartographer is")

@@ -1,7 +1,9 @@
 """Jinja for prompt and persona templates: sandboxed, strict about undefined variables.
 
 Templates produce plain text sent to applications and models, not HTML, so autoescaping is
-off; the sandbox keeps a pack's templates from reaching Python internals.
+off; the sandbox keeps a pack's templates from reaching Python internals. Simulated users'
+own messages have an environment of their own, with obfuscation filters
+(:mod:`corix.levels.simulation.message_templates`).
 """
 
 from __future__ import annotations

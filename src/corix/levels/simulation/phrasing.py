@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from corix.levels.simulation.templating import render
+from corix.levels.simulation.message_templates import render
 from corix.scenarios import TestPacket
 
 # How a user states one context parameter, by the kind of rule condition that reads it.

@@ -12,8 +12,8 @@ import re
 from collections.abc import Sequence
 from enum import StrEnum
 
+from corix.levels.simulation.message_templates import render
 from corix.levels.simulation.strategies import AttackStrategy
-from corix.levels.simulation.templating import render
 from corix.scenarios import ItemKind, QuestionnaireItem
 
 REPLY_TAG = "assistant_reply"

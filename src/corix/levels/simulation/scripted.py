@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from corix.domain import EndReason, Level, ModelUsage, TurnRecord
 from corix.levels.simulation.engine import Move, Say, SimulationSpec, Stop
+from corix.levels.simulation.message_templates import render
 from corix.levels.simulation.phrasing import TalkingPoints
 from corix.levels.simulation.progress import GoalTracker, TurnOutcome
 from corix.levels.simulation.questionnaire import (
@@ -31,7 +32,6 @@ from corix.levels.simulation.questionnaire import (
 )
 from corix.levels.simulation.strategies import STRATEGIES, AttackStrategy
 from corix.levels.simulation.styles import STYLES, MessageStyle
-from corix.levels.simulation.templating import render
 from corix.scenarios import QuestionnaireItem
 
 FIELD_PATIENCE = 3  # unproductive replies in a row before a field tester gives up

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from corix.levels.simulation.message_templates import render
 from corix.levels.simulation.phrasing import TalkingPoints
-from corix.levels.simulation.templating import render
 from corix.registry import Registry
 
 

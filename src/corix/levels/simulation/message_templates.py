@@ -1,5 +1,9 @@
 """Jinja for simulated users' messages and prompts: sandboxed, strict, with obfuscation filters.
 
+These are corix's own templates and the attack strategies plugins register, written as
+blocks (``trim_blocks``) and tidied of the blanks an empty variable leaves; a scenario
+pack's prompt and persona templates are rendered, and validated, by
+:mod:`corix.scenarios.templating` instead, which has neither the filters nor the tidying.
 Messages are plain text sent to applications and models, so autoescaping is off; undefined
 variables raise, so a broken template fails loudly instead of sending a half-empty message.
 The filters implement the obfuscations an attack strategy may use: ``base64``, ``leet`` and
