@@ -340,14 +340,22 @@ def test_an_admin_cannot_lock_themselves_out(server: LiveServer, new_page: NewPa
     assert all(u.active for u in server.state.accounts.users())
 
 
+def _field_tester_of_a_new_series(
+    server: LiveServer, new_page: NewPage, series: str, username: str
+) -> Page:
+    """A page signed in as a new field tester with one session of a new series to open."""
+    evaluation_id = _series(server, series, "demo:guarded")
+    tester = server.add_user(username, Role.FIELD_TESTER)
+    server.state.assigner.assign_testers(evaluation_id, [tester], per_tester=1, seed=0)
+    page = new_page()
+    sign_in(page, server, username)
+    return page
+
+
 def test_a_message_typed_but_not_stored_survives_a_reload(
     server: LiveServer, new_page: NewPage
 ) -> None:
-    evaluation_id = _series(server, "Drafts", "demo:guarded")
-    tester = server.add_user("dora", Role.FIELD_TESTER)
-    server.state.assigner.assign_testers(evaluation_id, [tester], per_tester=1, seed=0)
-    page = new_page()
-    sign_in(page, server, "dora")
+    page = _field_tester_of_a_new_series(server, new_page, "Drafts", "dora")
     _open_next_session(page)
     page.fill("#message", "A long question I typed while the server was down")
     page.reload()  # the send failed, the page is reloaded: the draft is still there
@@ -362,11 +370,7 @@ def test_a_message_typed_but_not_stored_survives_a_reload(
 def test_a_message_typed_before_the_chat_script_ran_is_kept_too(
     server: LiveServer, new_page: NewPage
 ) -> None:
-    evaluation_id = _series(server, "Early drafts", "demo:guarded")
-    tester = server.add_user("edda", Role.FIELD_TESTER)
-    server.state.assigner.assign_testers(evaluation_id, [tester], per_tester=1, seed=0)
-    page = new_page()
-    sign_in(page, server, "edda")
+    page = _field_tester_of_a_new_series(server, new_page, "Early drafts", "edda")
     page.route("**/static/chat.js", lambda route: route.abort())  # a slow script, not run yet
     _open_next_session(page)
     page.fill("#message", "Typed while the page was still loading")
