@@ -31,6 +31,7 @@ from corix.llm import (
     RawCompletion,
     TransportError,
     UsageSnapshot,
+    read_reply,
 )
 
 DEFAULT_BODY = '{"message": {{ text | tojson }}, "history": {{ history | tojson }}}'
@@ -74,7 +75,8 @@ class HttpJsonTransport:
                 headers={"Content-Type": "application/json", **self.headers},
                 timeout=aiohttp.ClientTimeout(total=timeout),
             ) as response:
-                raw = await response.read()
+                # Bounded like every body corix reads: an endless reply fails the attempt.
+                raw = await read_reply(response, endpoint.max_reply_bytes)
                 if response.status >= 400:
                     retry_after = response.headers.get("Retry-After")
                     raise TransportError.from_status(
