@@ -16,11 +16,11 @@ from typing import Any
 
 import aiohttp
 from jinja2 import StrictUndefined
-from jinja2.sandbox import SandboxedEnvironment
 
 from corix.apps.base import Application, AppReply, AppSession
 from corix.apps.options import endpoint_config, endpoint_options
 from corix.apps.specs import AdapterSpec
+from corix.config import BoundedSandbox, render_bounded
 from corix.errors import CorixError
 from corix.llm import (
     ChatMessage,
@@ -35,7 +35,7 @@ from corix.llm import (
 )
 
 DEFAULT_BODY = '{"message": {{ text | tojson }}, "history": {{ history | tojson }}}'
-_templates = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+_templates = BoundedSandbox(undefined=StrictUndefined, autoescape=False)
 
 
 def extract_path(document: Any, path: str) -> Any:
@@ -67,7 +67,9 @@ class HttpJsonTransport:
         if self._http is None:
             self._http = aiohttp.ClientSession()
         *history, last = request.messages
-        body = self.body.render(text=last.content, history=[m.model_dump() for m in history])
+        body = render_bounded(
+            self.body, {"text": last.content, "history": [m.model_dump() for m in history]}
+        )
         try:
             async with self._http.post(
                 self.url,
