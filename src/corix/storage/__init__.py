@@ -55,7 +55,15 @@ from corix.storage.measured import (
 )
 from corix.storage.people import answers_by_session, session_testers, usernames
 from corix.storage.questionnaires import iter_run_questionnaire_answers
-from corix.storage.run_lease import holding_run, is_stale, shown_status
+from corix.storage.run_lease import (
+    Lease,
+    LeaseFence,
+    LeaseLost,
+    holding_run,
+    is_stale,
+    shown_status,
+    stopped_when_taken_over,
+)
 from corix.storage.run_provenance import (
     RespondentSummary,
     StabilitySummary,
@@ -117,6 +125,9 @@ __all__ = [
     "CollectedRecords",
     "Database",
     "DatabaseMissingError",
+    "Lease",
+    "LeaseFence",
+    "LeaseLost",
     "LockHeld",
     "MeasuredDialogue",
     "NewPass",
@@ -195,6 +206,7 @@ __all__ = [
     "set_run_status_if",
     "shown_status",
     "stability_summaries",
+    "stopped_when_taken_over",
     "storable_text",
     "storage_trouble",
     "store_recorded_run",

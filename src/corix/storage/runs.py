@@ -21,6 +21,7 @@ from corix.storage._run_packs import add_run_packs
 from corix.storage.clock import utcnow
 from corix.storage.database import Database
 from corix.storage.orm import ApplicationRow, RunRow, SessionRow, TurnRow
+from corix.storage.run_lease import LeaseFence, check_fence
 from corix.storage.sessions import SessionEnd, store_session
 from corix.storage.store_records import NewSession, RunRecord, RunTotals
 from corix.storage.transactions import NotFoundError, Transaction
@@ -143,8 +144,16 @@ def run_totals(db: Database, run_id: str) -> RunTotals:
     )
 
 
-def finish_run(db: Database, run_id: str, status: str, summary: RunSummary) -> None:
-    """Store the end of an invocation; a run cancelled meanwhile stays cancelled."""
+def finish_run(
+    db: Database,
+    run_id: str,
+    status: str,
+    summary: RunSummary,
+    *,
+    fence: LeaseFence | None = None,
+) -> None:
+    """Store the end of an invocation; a run cancelled meanwhile stays cancelled. Under
+    ``fence``, only the lease's current holder may: else :class:`LeaseLost`, nothing stored."""
     with db.session() as s:
         row = s.get(RunRow, run_id)
         if row is None:
@@ -153,6 +162,9 @@ def finish_run(db: Database, run_id: str, status: str, summary: RunSummary) -> N
             row.status = status
         row.summary = summary.model_dump(mode="json")
         row.finished_at = utcnow()
+        if fence is not None:
+            s.flush()
+            check_fence(s, fence)
 
 
 def set_run_status_if(db: Database, run_id: str, status: str, *, allowed: set[str]) -> str:
