@@ -55,6 +55,7 @@ __all__ = [
     "check_fence",
     "holding_run",
     "is_stale",
+    "live_holder",
     "shown_status",
     "stopped_when_taken_over",
 ]
@@ -164,6 +165,11 @@ def machine_identity() -> str:
     except OSError:
         return f"{secrets.token_hex(8)}:0"  # matches no other process's: staleness by time only
     return f"{boot[:16]}:{namespace}"
+
+
+def live_holder(holder: str | None, heartbeat_at: datetime | None) -> str | None:
+    """The process holding a lease, unless nobody does or its holder died."""
+    return None if is_stale(holder, heartbeat_at) else holder
 
 
 def shown_status(run: RunRecord) -> str:
