@@ -29,6 +29,7 @@ from corix.execution.collector import collected_sparingly
 from corix.execution.context import OpenedApplication
 from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob
 from corix.execution.plan import Plan, PlanFile
+from corix.execution.resources import OwnedResources
 from corix.execution.run_planning import auth_for, plan_work
 from corix.execution.run_status import RunStatus, finished_status
 from corix.execution.simulators import open_simulators
@@ -284,7 +285,13 @@ async def _execute_plan(
     # One pool for every client of the run: a dialogue's simulated user and application
     # take turns, so they reuse each other's connections (see HTTPConnections).
     connections = HTTPConnections()
+    resources = OwnedResources()  # closed in reverse order, each failure logged by name
+    if cache is not None:
+        resources.add("the reply cache", cache.close)
+    resources.add("the HTTP connections", connections.aclose)
     opened = open_simulators(plan, skip=given, cache=cache, connections=connections)
+    for simulated, client in opened.items():
+        resources.add(f"the {simulated} simulator's client", client.aclose)
     applications: dict[str, OpenedApplication] = {}
     status = RunStatus.INTERRUPTED  # what the row says if even the cleanup is cut short
     error: str | None = None
@@ -313,6 +320,8 @@ async def _execute_plan(
     async def open_and_run() -> None:
         # One stoppable unit: a signal while applications open stops the run as well.
         applications.update(await open_applications(plan, db, cache, connections))
+        for name, application in applications.items():
+            resources.add(f"application '{name}'", application.app.close)
         job = RunJob(
             run_id=run_id,
             fence=held.fence,
@@ -347,13 +356,7 @@ async def _execute_plan(
         else:
             status, error = RunStatus.FAILED, describe_error(exc)
     finally:
-        for application in applications.values():
-            await application.app.close()
-        for client in opened.values():
-            await client.aclose()
-        await connections.aclose()
-        if cache is not None:
-            cache.close()
+        await resources.aclose()
         usage = [model_call_totals(applications, {**opened, **given}), *executor.remote_usage()]
         invocations.append(
             Invocation(
