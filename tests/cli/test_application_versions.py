@@ -52,3 +52,26 @@ def test_versions_run_by_name_and_a_changed_spec_needs_new_version(
         {"acme v2"},
         {"acme v2"},
     ]
+
+
+def test_a_version_that_does_not_exist_is_refused_naming_those_that_do(
+    any_db: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "ver v9" with only "ver" stored used to run "ver" silently.
+    assert _run(capsys, tmp_path, any_db, "{name: ver, spec: 'demo:guarded'}")[0] == 0
+    changed = "{name: ver, spec: 'demo:unguarded', new_version: true}"
+    assert _run(capsys, tmp_path, any_db, changed)[0] == 0
+    code, err = _run(capsys, tmp_path, any_db, "{name: ver v9, spec: 'demo:guarded'}")
+    assert code == ExitCode.USAGE
+    assert "plan.yaml:4" in err
+    assert "'ver v9' is not stored; the versions of 'ver' are: ver, ver v2" in err
+    assert len(list_runs(any_db)) == 2  # refused before anything was stored
+
+
+def test_a_new_application_may_not_be_named_like_a_version(
+    any_db: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = _run(capsys, tmp_path, any_db, "{name: fresh v3, spec: 'demo:guarded'}")
+    assert code == ExitCode.USAGE
+    assert "register it as 'fresh'" in err
+    assert list_applications(any_db) == []

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from corix.apps import build_application
 from corix.execution import RunStatus, execute_plan
 from corix.execution.plan import load_plan
 from corix.llm import (
@@ -125,6 +126,29 @@ async def test_a_dribbling_reply_ends_at_the_call_deadline_not_after_every_retry
         error, took, _ = await _fails(endpoint)
     assert "call deadline of 1.2 s (call_deadline_s)" in str(error)
     assert 1.1 < took < 2.0  # 5 attempts of 0.5 s would take 2.5 s
+
+
+async def test_an_http_application_reads_no_further_than_the_size_limit() -> None:
+    # The http: adapter read whole bodies: an endless one grew a process to 17.8 GB.
+    async with _server(_endless) as base_url:
+        app = build_application(
+            f"http:{base_url}/chat/completions?path=choices.0.message.content"
+            "&max_reply_bytes=262144&max_retries=3"
+        )
+        tracemalloc.start()
+        started = time.monotonic()
+        try:
+            session = await app.start_session()
+            reply = await session.respond("hello")
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+            await app.close()
+    assert reply.error is not None
+    assert "reply larger than 262,144 bytes (max_reply_bytes)" in reply.error
+    assert "failed after 1 attempt(s)" in reply.error  # not retried: it would stream again
+    assert peak < 4 * 262144 + 2 * 1024 * 1024, f"peak {peak:,} bytes"
+    assert time.monotonic() - started < 10
 
 
 def test_the_defaults_bound_every_call() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -222,5 +223,25 @@ def test_validate_refuses_a_template_that_reaches_python_internals(
 
 def test_validate_renders_templates_in_the_sandbox(write_pack) -> None:
     root = write_pack(persona="{{ range(10 ** 9) | list | length }}")
-    with pytest.raises(ConfigError, match="fails with parameter set 0"):
+    with pytest.raises(ConfigError, match="'safe_range' was given 1,000,000,000: over the limit"):
         validate_pack(root)
+
+
+@pytest.mark.parametrize(
+    ("template", "reason"),
+    [
+        ("{{ 'x' * 10**9 }}", "a repetition makes a value over 1,000,000 characters"),
+        (
+            "{% for i in range(10**5) %}{% for j in range(10**5) %}{% endfor %}{% endfor %}",
+            "loops went past 200,000 steps",
+        ),
+        ("{% macro m(n) %}{{ m(n) }}{% endmacro %}{{ m(1) }}", "calls itself without end"),
+    ],
+)
+def test_validate_refuses_a_compute_bomb_quickly(write_pack, template: str, reason: str) -> None:
+    # `{{ 'x' * 10**9 }}` took 4 GB and 152 s to validate before templates had bounds.
+    started = time.monotonic()
+    with pytest.raises(ConfigError, match=reason) as caught:
+        validate_pack(write_pack(persona=template))
+    assert time.monotonic() - started < 5
+    assert caught.value.path is not None and caught.value.path.endswith("reader.j2")

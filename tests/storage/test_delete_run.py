@@ -3,6 +3,9 @@ both backends), and another run keeps all of its own."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from sqlalchemy import func, select
 
 from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
@@ -10,11 +13,14 @@ from corix.storage import (
     Database,
     NewPass,
     NewQuestionnaireAnswer,
+    RunHeld,
     StoredAnswer,
     StoredConsensus,
     create_run,
     delete_run,
     ensure_application,
+    get_run,
+    holding_run,
     insert_passes,
     list_runs,
 )
@@ -100,3 +106,14 @@ def test_deleting_a_run_deletes_everything_that_hangs_off_it(any_db: Database) -
     assert delete_run(any_db, "doomed") == 1
     assert _rows(any_db) == one_run
     assert [run.id for run in list_runs(any_db)] == ["kept"]
+
+
+def test_a_run_a_live_process_holds_is_not_deleted(any_db: Database) -> None:
+    # `corix runs delete` asked before its prompt, in another transaction, and delete_run
+    # not at all: a resume started while the prompt waited had its run deleted under it.
+    create_run(any_db, "run-held", name="held", plan={}, seed=0)
+    with holding_run(any_db, "run-held", "corix run --resume") as lease:
+        with pytest.raises(RunHeld, match=f"held by {re.escape(lease.holder)}"):
+            delete_run(any_db, "run-held")
+        assert get_run(any_db, "run-held").lease_holder == lease.holder
+    assert delete_run(any_db, "run-held") == 0  # free again: deleted

@@ -16,7 +16,7 @@ from sqlalchemy import update
 from corix.storage import Database, create_run, get_run, holding_run, shown_status
 from corix.storage.clock import utcnow
 from corix.storage.orm import RunRow
-from corix.storage.run_lease import STALE_AFTER_S, RunHeld
+from corix.storage.run_lease import STALE_AFTER_S, RunHeld, machine_identity
 
 
 def _stored_run(db: Database) -> str:
@@ -26,11 +26,11 @@ def _stored_run(db: Database) -> str:
 
 def test_a_lease_is_held_once_and_free_after(any_db: Database) -> None:
     run_id = _stored_run(any_db)
-    with holding_run(any_db, run_id, "corix run") as holder:
-        assert get_run(any_db, run_id).lease_holder == holder
+    with holding_run(any_db, run_id, "corix run") as lease:
+        assert get_run(any_db, run_id).lease_holder == lease.holder
         with pytest.raises(RunHeld) as refused, holding_run(any_db, run_id, "corix annotate"):
             pass
-        assert holder in str(refused.value)
+        assert lease.holder in str(refused.value)
     assert get_run(any_db, run_id).lease_holder is None
     with holding_run(any_db, run_id, "corix annotate"):
         pass
@@ -39,9 +39,13 @@ def test_a_lease_is_held_once_and_free_after(any_db: Database) -> None:
 @pytest.mark.parametrize(
     ("holder", "silent_s", "stale"),
     [
-        ("corix run on elsewhere (pid 1, ab12cd)", 10, False),  # another host, beating
-        ("corix run on elsewhere (pid 1, ab12cd)", STALE_AFTER_S + 5, True),  # no heartbeat
-        ("corix run on {host} (pid {dead}, ab12cd)", 0, True),  # this host, pid gone
+        ("corix run on elsewhere (pid 1, {machine}, ab12cd)", 10, False),  # another host
+        ("corix run on elsewhere (pid 1, {machine}, ab12cd)", STALE_AFTER_S + 5, True),  # silent
+        ("corix run on {host} (pid {dead}, {machine}, ab12cd)", 0, True),  # here, pid gone
+        # Same host name, pid gone here, but another pid namespace (a container) or another
+        # boot: that pid names nothing here, so only the heartbeat tells.
+        ("corix run on {host} (pid {dead}, 0123456789abcdef:4026531836, ab12cd)", 0, False),
+        ("corix run on {host} (pid 1, 0123456789abcdef:4026531836, ab12cd)", 10, False),
     ],
 )
 def test_a_lease_goes_stale_when_its_holder_is_gone(
@@ -49,7 +53,7 @@ def test_a_lease_goes_stale_when_its_holder_is_gone(
 ) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
-    holder = holder.format(host=socket.gethostname(), dead=dead)
+    holder = holder.format(host=socket.gethostname(), dead=dead, machine=machine_identity())
     run_id = _stored_run(any_db)
     with any_db.session() as s:
         s.execute(
@@ -62,5 +66,5 @@ def test_a_lease_goes_stale_when_its_holder_is_gone(
         with holding_run(any_db, run_id, "corix run --resume"):
             pass
     else:
-        with pytest.raises(RunHeld, match="elsewhere"), holding_run(any_db, run_id, "x"):
+        with pytest.raises(RunHeld, match="held by corix run on"), holding_run(any_db, run_id, "x"):
             pass

@@ -70,3 +70,10 @@ class GreetingApp(EchoApp):
         super().__init__()
         self.greeting = greeting
         self.extra = extra
+
+
+class FailingCloseApp(EchoApp):
+    """Answers like EchoApp, then raises when closed (a client library's bug at shutdown)."""
+
+    async def close(self) -> None:
+        raise RuntimeError("connection reset while closing")

@@ -172,6 +172,32 @@ async def test_hashing_runs_on_its_own_threads_and_refuses_past_its_queue() -> N
         pool.close()
 
 
+async def test_a_check_that_would_wait_too_long_is_told_when_to_retry() -> None:
+    # On a slow host a queue of 100 made sign-ins wait 25 s before anyone was told to
+    # retry; the wait is now estimated from how long hashes take here.
+    pool = HashingPool(threads=1, max_waiting=100, max_wait_s=0.5)
+
+    def slow_hash() -> float:
+        time.sleep(0.1)  # releases the GIL, as argon2 does
+        return time.perf_counter()
+
+    try:
+        for _ in range(10):  # the pool learns what a hash takes on this host
+            await pool.run(slow_hash)
+        asked = time.perf_counter()
+        burst = [asyncio.ensure_future(pool.run(slow_hash)) for _ in range(20)]
+        results = await asyncio.gather(*burst, return_exceptions=True)
+    finally:
+        pool.close()
+    finished = [r for r in results if isinstance(r, float)]
+    refused = [r for r in results if isinstance(r, HashingBusy)]
+    assert len(finished) + len(refused) == 20
+    assert 3 <= len(finished) <= 8  # about 0.5 s of waiting at 0.1 s a hash, plus one running
+    assert refused and all(busy.retry_s >= 1 for busy in refused)
+    # Each accepted check started within the promised wait (plus its own hash and slack).
+    assert max(finished) - asked < 0.5 + 0.1 + 1.0
+
+
 async def test_a_correct_password_signs_in_from_a_busy_address(
     world: World, browser: MakeBrowser
 ) -> None:

@@ -16,11 +16,11 @@ from typing import Any
 
 import aiohttp
 from jinja2 import StrictUndefined
-from jinja2.sandbox import SandboxedEnvironment
 
 from corix.apps.base import Application, AppReply, AppSession
 from corix.apps.options import endpoint_config, endpoint_options
 from corix.apps.specs import AdapterSpec
+from corix.config import BoundedSandbox, render_bounded
 from corix.errors import CorixError
 from corix.llm import (
     ChatMessage,
@@ -31,10 +31,11 @@ from corix.llm import (
     RawCompletion,
     TransportError,
     UsageSnapshot,
+    read_reply,
 )
 
 DEFAULT_BODY = '{"message": {{ text | tojson }}, "history": {{ history | tojson }}}'
-_templates = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+_templates = BoundedSandbox(undefined=StrictUndefined, autoescape=False)
 
 
 def extract_path(document: Any, path: str) -> Any:
@@ -66,7 +67,9 @@ class HttpJsonTransport:
         if self._http is None:
             self._http = aiohttp.ClientSession()
         *history, last = request.messages
-        body = self.body.render(text=last.content, history=[m.model_dump() for m in history])
+        body = render_bounded(
+            self.body, {"text": last.content, "history": [m.model_dump() for m in history]}
+        )
         try:
             async with self._http.post(
                 self.url,
@@ -74,7 +77,8 @@ class HttpJsonTransport:
                 headers={"Content-Type": "application/json", **self.headers},
                 timeout=aiohttp.ClientTimeout(total=timeout),
             ) as response:
-                raw = await response.read()
+                # Bounded like every body corix reads: an endless reply fails the attempt.
+                raw = await read_reply(response, endpoint.max_reply_bytes)
                 if response.status >= 400:
                     retry_after = response.headers.get("Retry-After")
                     raise TransportError.from_status(

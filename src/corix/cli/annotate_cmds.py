@@ -54,6 +54,7 @@ from corix.cli.common import (
     RunArgument,
     console,
     database,
+    fail,
     print_json,
     wrapping_table,
 )
@@ -112,12 +113,16 @@ def annotate_command(
     Exits 3 when some passes failed (stored with their reason; --retry-failed asks
     again), unless --allow-failures."""
     from corix.assessment.annotation_run import ProgressHooks, annotate
+    from corix.storage import LeaseLost
 
     request = annotation_request(ctx.params)  # every flag above, by parameter name
     tracker = progress_for(console, "sessions", quiet=as_json)
     hooks = ProgressHooks(on_planned=tracker.planned, on_session_done=tracker.advance)
-    with database(db) as database_, closing(tracker):
-        summary = annotate(database_, request, hooks)
+    try:
+        with database(db) as database_, closing(tracker):
+            summary = annotate(database_, request, hooks)
+    except LeaseLost as exc:
+        raise fail(str(exc), ExitCode.TAKEN_OVER) from None
     if as_json:
         print_json(summary.model_dump(mode="json"))
     else:

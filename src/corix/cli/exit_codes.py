@@ -28,5 +28,9 @@ class ExitCode(IntEnum):
     STORAGE = 7
     """The database stopped taking writes (full disk, read-only, locked, gone): the run
     stopped (``interrupted``); ``corix run --resume RUN`` finishes it once it works."""
+    TAKEN_OVER = 8
+    """Another process took the run over while this one was paused or cut off (a stopped
+    process, a laptop lid, a stalled VM): this one stopped calling models at once and its
+    writes since were refused; the new holder finishes the run."""
     INTERRUPTED = 130
     """Stopped by Ctrl-C or SIGTERM; ``corix run --resume RUN`` finishes it."""

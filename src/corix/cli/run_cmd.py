@@ -72,6 +72,8 @@ def run_with_progress(
 def print_summary(result: RunResult) -> None:
     from corix.execution import RunStatus
 
+    if result.taken_over is not None:
+        return  # not this process's run any more: the caller says so in one line
     stats = result.stats
     table = Table(title=f"run {result.run_id}: {result.status}", show_header=False)
     for label, value in summary_rows(stats):
@@ -220,6 +222,8 @@ def run_command(
         raise fail(f"the database takes no writes: {exc}", ExitCode.STORAGE) from None
     if result.storage_error is not None:
         raise typer.Exit(ExitCode.STORAGE)
+    if result.taken_over is not None:
+        raise fail(result.taken_over, ExitCode.TAKEN_OVER)
     code = run_exit_code(result.status, allow_failures=allow_failures)
     if code is not ExitCode.OK:
         raise typer.Exit(code)

@@ -1,6 +1,13 @@
 """Loading pydantic configuration models from YAML with errors that name file, field and line."""
 
 from corix.config.json_inputs import json_object_from_env, jsonl_records
+from corix.config.templates import (
+    MAX_LOOP_STEPS,
+    MAX_TEXT,
+    BoundedSandbox,
+    TemplateLimitError,
+    render_bounded,
+)
 from corix.config.yaml_loader import (
     ALIAS_BUDGET,
     MAX_DEPTH,
@@ -19,7 +26,11 @@ from corix.config.yaml_loader import (
 __all__ = [
     "ALIAS_BUDGET",
     "MAX_DEPTH",
+    "MAX_LOOP_STEPS",
+    "MAX_TEXT",
+    "BoundedSandbox",
     "Location",
+    "TemplateLimitError",
     "compose_yaml",
     "format_location",
     "json_object_from_env",
@@ -29,6 +40,7 @@ __all__ = [
     "parse_yaml_document",
     "parse_yaml_model",
     "read_config_text",
+    "render_bounded",
     "validation_summary",
     "yaml_data",
 ]

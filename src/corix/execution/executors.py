@@ -18,7 +18,7 @@ from corix.execution.plan import Plan
 from corix.execution.work import WorkItem
 from corix.llm import LLMClient
 from corix.scenarios import ScenarioPack
-from corix.storage import Database, RecordWriter
+from corix.storage import Database, LeaseFence, RecordWriter
 
 __all__ = [
     "LocalRunExecutor",
@@ -32,6 +32,8 @@ class RunJob:
     """What the driver prepared for a run: every executor gets the same."""
 
     run_id: str
+    fence: LeaseFence
+    """The run's lease: every write made for the run carries it (see ``run_lease``)."""
     plan: Plan
     packs: dict[str, ScenarioPack]
     db: Database

@@ -24,6 +24,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# Documented ranges (docs/plans-and-packs.md): a plan outside them is refused by preflight
+# with the field's line, instead of hanging while it lists 10**12 work items or failing
+# mid-run on a seed no 64-bit column holds.
+MAX_SESSIONS = 1_000_000
+"""Sessions per application × scenario × level."""
+MAX_REPEATS = 10_000
+"""Runs of each scripted test."""
+MAX_SEED = 2**63 - 1
+"""Seeds are stored in 64-bit integer columns and seed NumPy, which takes no negatives."""
+
+
 class ApplicationEntry(_Strict):
     """An application under test. Secrets are named by environment variable, never inlined."""
 
@@ -43,10 +54,13 @@ class LevelSettings(_Strict):
     sessions: int | None = Field(
         default=None,
         ge=0,
+        le=MAX_SESSIONS,
         description="sessions per application × scenario; for model testing, None runs every "
         "scripted test once",
     )
-    repeats: int = Field(default=1, ge=1, description="model testing: runs of each script")
+    repeats: int = Field(
+        default=1, ge=1, le=MAX_REPEATS, description="model testing: runs of each script"
+    )
     max_turns: int = Field(default=6, ge=1, le=100)
     engine: Literal["scripted", "llm"] = "scripted"
     simulator: EndpointConfig | None = None
@@ -68,7 +82,7 @@ class LevelSettings(_Strict):
 
 class Plan(_Strict):
     name: str = Field(min_length=1)
-    seed: int = 0
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
     applications: list[ApplicationEntry] = Field(min_length=1)
     scenarios: list[str] = Field(min_length=1)
     levels: dict[Level, LevelSettings] = Field(min_length=1)

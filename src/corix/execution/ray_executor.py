@@ -48,6 +48,7 @@ from corix.scenarios import ScenarioPack
 from corix.storage import (
     CollectedRecords,
     Database,
+    LeaseFence,
     RecordSink,
     RecordWriter,
     Rejected,
@@ -75,6 +76,9 @@ class WorkerSetup:
     workers: int
     db_pool: int = 1
     """The connections this worker's database pool may hold."""
+    fence: LeaseFence | None = None
+    """The driver's lease: a worker's writes are refused once another process took the run
+    over, as the driver's are."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,8 @@ class SessionWorker:
             await self._run(items, records)
             return ChunkDone(records, [])
         assert self._db is not None
-        async with RecordWriter(self._db) as writer:  # committed before the chunk is done
+        # Committed before the chunk is done; fenced by the driver's lease.
+        async with RecordWriter(self._db, fence=self._setup.fence) as writer:
             await self._run(items, writer)
         return ChunkDone(None, writer.rejected)
 
@@ -290,6 +295,7 @@ class RayRunExecutor:
                     worker=index,
                     workers=len(shares),
                     db_pool=worker_pool(self._db_pool, len(shares)),
+                    fence=job.fence,
                 ),
                 broker,
             )

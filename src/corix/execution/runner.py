@@ -7,6 +7,7 @@ counted from the database for the whole run, resumes included.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import logging
@@ -28,6 +29,7 @@ from corix.execution.collector import collected_sparingly
 from corix.execution.context import OpenedApplication
 from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob
 from corix.execution.plan import Plan, PlanFile
+from corix.execution.resources import OwnedResources
 from corix.execution.run_planning import auth_for, plan_work
 from corix.execution.run_status import RunStatus, finished_status
 from corix.execution.simulators import open_simulators
@@ -37,6 +39,7 @@ from corix.llm import HTTPConnections, LLMClient, ResponseCache
 from corix.scenarios import ScenarioPack, pack_record
 from corix.storage import (
     Database,
+    LeaseLost,
     RecordWriter,
     StorageUnavailable,
     application_conflict,
@@ -68,6 +71,9 @@ class RunResult:
     error: str | None = None
     storage_error: str | None = None
     """Why the database stopped taking writes, when that stopped the run (``interrupted``)."""
+    taken_over: str | None = None
+    """Another process took the run over while this one was paused: this one stopped, and
+    its writes since (and the run's end) were refused; the new holder finishes the run."""
 
 
 def new_run_id() -> str:
@@ -241,7 +247,7 @@ async def _execute_plan(
         run = get_run(db, resume_run)
         if run.status == RunStatus.CANCELLED:
             raise CorixError(f"run '{run.id}' was cancelled; it cannot be resumed")
-        lease.enter_context(holding_run(db, run.id, "corix run --resume"))
+        held = lease.enter_context(holding_run(db, run.id, "corix run --resume"))
         source = PlanFile(Plan.model_validate(run.plan))
         run_id = run.id
         done = completed_work_keys(db, run_id)
@@ -267,7 +273,7 @@ async def _execute_plan(
             seed=plan.seed,
             packs=[pack_record(pack) for pack in checked.packs.values()],
         )
-        lease.enter_context(holding_run(db, run_id, "corix run"))
+        held = lease.enter_context(holding_run(db, run_id, "corix run"))
     else:
         discarded = discard_incomplete_sessions(db, run_id)
         set_run_status(db, run_id, RunStatus.RUNNING)
@@ -279,7 +285,13 @@ async def _execute_plan(
     # One pool for every client of the run: a dialogue's simulated user and application
     # take turns, so they reuse each other's connections (see HTTPConnections).
     connections = HTTPConnections()
+    resources = OwnedResources()  # closed in reverse order, each failure logged by name
+    if cache is not None:
+        resources.add("the reply cache", cache.close)
+    resources.add("the HTTP connections", connections.aclose)
     opened = open_simulators(plan, skip=given, cache=cache, connections=connections)
+    for simulated, client in opened.items():
+        resources.add(f"the {simulated} simulator's client", client.aclose)
     applications: dict[str, OpenedApplication] = {}
     status = RunStatus.INTERRUPTED  # what the row says if even the cleanup is cut short
     error: str | None = None
@@ -291,14 +303,28 @@ async def _execute_plan(
     )
     storage_error: str | None = None
     writer = RecordWriter(
-        db, on_unavailable=lambda cause: stopper.stop(RunStatus.INTERRUPTED, storage_stop(cause))
+        db,
+        on_unavailable=lambda cause: stopper.stop(RunStatus.INTERRUPTED, storage_stop(cause)),
+        fence=held.fence,
+        on_lost=held.mark_lost,
     )
+    loop = asyncio.get_running_loop()
+
+    def stop_when_taken_over(lost: LeaseLost) -> None:
+        # This process was paused, then woke to find the run taken over: stop calling
+        # models at once (the heartbeat says so from its own thread).
+        loop.call_soon_threadsafe(stopper.stop, RunStatus.INTERRUPTED, str(lost))
+
+    held.when_lost(stop_when_taken_over)
 
     async def open_and_run() -> None:
         # One stoppable unit: a signal while applications open stops the run as well.
         applications.update(await open_applications(plan, db, cache, connections))
+        for name, application in applications.items():
+            resources.add(f"application '{name}'", application.app.close)
         job = RunJob(
             run_id=run_id,
+            fence=held.fence,
             plan=plan,
             packs=checked.packs,
             db=db,
@@ -320,6 +346,8 @@ async def _execute_plan(
             totals = run_totals(db, run_id)
             missing = len(done) + checked.planned - len(completed_work_keys(db, run_id))
             status = finished_status(totals.sessions, totals.failed_sessions, missing)
+    except LeaseLost as lost:  # raised by the writer, whose last batch was refused
+        status, error = RunStatus.INTERRUPTED, str(lost)
     except Exception as exc:  # the run stops; its row says why, the caller gets the result
         logger.debug("run %s failed", run_id, exc_info=True)
         storage_error = storage_trouble(exc)
@@ -328,13 +356,7 @@ async def _execute_plan(
         else:
             status, error = RunStatus.FAILED, describe_error(exc)
     finally:
-        for application in applications.values():
-            await application.app.close()
-        for client in opened.values():
-            await client.aclose()
-        await connections.aclose()
-        if cache is not None:
-            cache.close()
+        await resources.aclose()
         usage = [model_call_totals(applications, {**opened, **given}), *executor.remote_usage()]
         invocations.append(
             Invocation(
@@ -353,7 +375,9 @@ async def _execute_plan(
             refused=[f"{r.record}: {r.reason}" for r in writer.rejected],
         )
         try:
-            finish_run(db, run_id, status, summary)
+            finish_run(db, run_id, status, summary, fence=held.fence)
+        except LeaseLost as lost:  # only the current holder writes the run's end
+            held.mark_lost(lost)
         except SQLAlchemyError as exc:  # the database takes no writes: the run shows stale
             # Said once already when the database stopped the run (``storage_error``).
             level = logging.INFO if storage_error is not None else logging.WARNING
@@ -368,6 +392,7 @@ async def _execute_plan(
         discarded=discarded,
         error=error,
         storage_error=storage_error,
+        taken_over=None if held.lost is None else str(held.lost),
     )
 
 

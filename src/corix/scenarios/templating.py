@@ -1,7 +1,8 @@
 """Jinja for prompt and persona templates: sandboxed, strict about undefined variables.
 
 Templates produce plain text sent to applications and models, not HTML, so autoescaping is
-off; the sandbox keeps a pack's templates from reaching Python internals. Simulated users'
+off; the sandbox keeps a pack's templates from reaching Python internals, and its bounds keep a
+render small and quick (:mod:`corix.config.templates`). Simulated users'
 own messages have an environment of their own, with obfuscation filters
 (:mod:`corix.levels.simulation.message_templates`).
 """
@@ -13,9 +14,10 @@ from functools import lru_cache
 from typing import Any
 
 from jinja2 import StrictUndefined, Template, meta, nodes
-from jinja2.sandbox import SandboxedEnvironment
 
-_ENVIRONMENT = SandboxedEnvironment(
+from corix.config import BoundedSandbox, render_bounded
+
+_ENVIRONMENT = BoundedSandbox(
     undefined=StrictUndefined,
     autoescape=False,  # plain-text prompts: escaping would turn "don't" into "don&#39;t"
     keep_trailing_newline=False,
@@ -49,5 +51,6 @@ def _compiled(source: str) -> Template:
 
 
 def render(source: str, variables: Mapping[str, Any]) -> str:
-    """Render ``source``; an undefined variable raises ``jinja2.UndefinedError``."""
-    return _compiled(source).render(variables).strip()
+    """Render ``source``; an undefined variable raises ``jinja2.UndefinedError``, a template
+    past the sandbox's bounds ``TemplateLimitError``."""
+    return render_bounded(_compiled(source), variables).strip()

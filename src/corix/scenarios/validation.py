@@ -180,6 +180,8 @@ def _check_render(source: str, name: str, index: int, context: Context, site: _S
         raise site.error(f"{name}: refused by the template sandbox: {exc}") from None
     except TemplateError as exc:
         raise site.error(f"{name} fails with parameter set {index}: {exc.message}") from None
+    except RecursionError:
+        raise site.error(f"{name} calls itself without end (parameter set {index})") from None
     except (ArithmeticError, LookupError, TypeError, ValueError) as exc:  # e.g. range limits
         raise site.error(f"{name} fails with parameter set {index}: {exc}") from None
 

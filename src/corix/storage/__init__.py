@@ -55,7 +55,16 @@ from corix.storage.measured import (
 )
 from corix.storage.people import answers_by_session, session_testers, usernames
 from corix.storage.questionnaires import iter_run_questionnaire_answers
-from corix.storage.run_lease import holding_run, is_stale, shown_status
+from corix.storage.run_lease import (
+    Lease,
+    LeaseFence,
+    LeaseLost,
+    RunHeld,
+    holding_run,
+    live_holder,
+    shown_status,
+    stopped_when_taken_over,
+)
 from corix.storage.run_provenance import (
     RespondentSummary,
     StabilitySummary,
@@ -117,6 +126,9 @@ __all__ = [
     "CollectedRecords",
     "Database",
     "DatabaseMissingError",
+    "Lease",
+    "LeaseFence",
+    "LeaseLost",
     "LockHeld",
     "MeasuredDialogue",
     "NewPass",
@@ -129,6 +141,7 @@ __all__ = [
     "RecordedSession",
     "Rejected",
     "RespondentSummary",
+    "RunHeld",
     "RunRecord",
     "RunTotals",
     "SessionState",
@@ -161,13 +174,13 @@ __all__ = [
     "holding_run",
     "insert_passes",
     "is_past",
-    "is_stale",
     "iter_measured_dialogues",
     "iter_pass_provenance",
     "iter_run_questionnaire_answers",
     "iter_session_facts",
     "iter_sessions",
     "list_runs",
+    "live_holder",
     "load_consensus",
     "load_passes",
     "load_session",
@@ -195,6 +208,7 @@ __all__ = [
     "set_run_status_if",
     "shown_status",
     "stability_summaries",
+    "stopped_when_taken_over",
     "storable_text",
     "storage_trouble",
     "store_recorded_run",

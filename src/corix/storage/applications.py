@@ -120,10 +120,36 @@ def ensure_application(
         return row.id
 
 
+def _version_problem(name: str, family: list[ApplicationRow]) -> str | None:
+    """Why a plan may not name ``name``: a version that does not exist (``Acme v9`` when
+    only ``Acme`` and ``Acme v2`` do), or a first registration under a version's name
+    (``fresh v3``), which would make a family whose base nobody can name."""
+    found = VERSION_SUFFIX.search(name)
+    if found is None or any(row.name == name for row in family):
+        return None
+    base = name[: found.start()]
+    if family:
+        versions = ", ".join(sorted((row.name for row in family), key=_version_order))
+        return f"application '{name}' is not stored; the versions of '{base}' are: {versions}"
+    return (
+        f"application '{name}' is not stored, and a new application may not be named like a "
+        f"version: register it as '{base}' (later versions get ' v2', ' v3'… from "
+        "'new_version: true')"
+    )
+
+
+def _version_order(name: str) -> int:
+    found = VERSION_SUFFIX.search(name)
+    return int(found.group(1)) if found else 1
+
+
 def application_conflict(db: Database, name: str, spec: str, *, new_version: bool) -> str | None:
-    """Why :func:`ensure_application` would refuse ``name`` with ``spec``, or ``None``."""
+    """Why :func:`ensure_application` would refuse ``name`` with ``spec`` for a plan, or
+    ``None``."""
     with db.session() as s:
         family = _family(s, name)
+        if (problem := _version_problem(name, family)) is not None:
+            return problem
         current = next((row for row in family if row.name == name), None)
         if current is None or current.spec == spec:
             return None

@@ -104,6 +104,8 @@ class RunRow(Base):
     lease_heartbeat_at: Mapped[datetime | None] = mapped_column(
         DateTime(timezone=True), default=None
     )
+    # Incremented by every takeover: writes under an older epoch are refused (fencing).
+    lease_epoch: Mapped[int] = mapped_column(default=0, server_default="0")
 
 
 class RunPackRow(Base):

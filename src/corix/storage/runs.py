@@ -21,6 +21,7 @@ from corix.storage._run_packs import add_run_packs
 from corix.storage.clock import utcnow
 from corix.storage.database import Database
 from corix.storage.orm import ApplicationRow, RunRow, SessionRow, TurnRow
+from corix.storage.run_lease import LeaseFence, RunHeld, check_fence, live_holder
 from corix.storage.sessions import SessionEnd, store_session
 from corix.storage.store_records import NewSession, RunRecord, RunTotals
 from corix.storage.transactions import NotFoundError, Transaction
@@ -143,8 +144,16 @@ def run_totals(db: Database, run_id: str) -> RunTotals:
     )
 
 
-def finish_run(db: Database, run_id: str, status: str, summary: RunSummary) -> None:
-    """Store the end of an invocation; a run cancelled meanwhile stays cancelled."""
+def finish_run(
+    db: Database,
+    run_id: str,
+    status: str,
+    summary: RunSummary,
+    *,
+    fence: LeaseFence | None = None,
+) -> None:
+    """Store the end of an invocation; a run cancelled meanwhile stays cancelled. Under
+    ``fence``, only the lease's current holder may: else :class:`LeaseLost`, nothing stored."""
     with db.session() as s:
         row = s.get(RunRow, run_id)
         if row is None:
@@ -153,6 +162,9 @@ def finish_run(db: Database, run_id: str, status: str, summary: RunSummary) -> N
             row.status = status
         row.summary = summary.model_dump(mode="json")
         row.finished_at = utcnow()
+        if fence is not None:
+            s.flush()
+            check_fence(s, fence)
 
 
 def set_run_status_if(db: Database, run_id: str, status: str, *, allowed: set[str]) -> str:
@@ -169,10 +181,17 @@ def set_run_status_if(db: Database, run_id: str, status: str, *, allowed: set[st
 
 
 def delete_run(db: Database, run_id: str) -> int:
-    """Delete a run with its sessions, turns, answers and annotations; returns the sessions."""
+    """Delete a run with its sessions, turns, answers and annotations; returns the sessions.
+
+    A run a live process holds is refused (:class:`RunHeld`), checked in the transaction
+    that deletes: a resume that took the run while a person was asked to confirm keeps it.
+    """
     with db.session() as s:
-        if s.get(RunRow, run_id) is None:
+        row = s.get(RunRow, run_id, with_for_update=True)
+        if row is None:
             raise NotFoundError(f"no run '{run_id}'")
+        if (holder := live_holder(row.lease_holder, row.lease_heartbeat_at)) is not None:
+            raise RunHeld(run_id, holder)
         sessions = s.scalar(
             select(func.count()).select_from(SessionRow).where(SessionRow.run_id == run_id)
         )

@@ -32,6 +32,7 @@ from corix.domain import EndReason, ModelUsage, TurnRecord
 from corix.storage.annotations import add_consensus, add_passes
 from corix.storage.clock import utcnow
 from corix.storage.database import Database
+from corix.storage.run_lease import LeaseFence, LeaseLost, check_fence
 from corix.storage.sessions import (
     NewTurn,
     SessionEnd,
@@ -112,11 +113,18 @@ class RecordWriter:
         max_delay_s: float = 0.05,
         max_backlog: int = 10_000,
         on_unavailable: Callable[[str], None] | None = None,
+        fence: LeaseFence | None = None,
+        on_lost: Callable[[LeaseLost], None] | None = None,
     ) -> None:
         self._db = db
         self._on_unavailable = on_unavailable
         self.unavailable: str | None = None
         """Why the database stopped taking writes, once it did."""
+        self._fence = fence
+        self._on_lost = on_lost
+        self.lost: LeaseLost | None = None
+        """Set once a batch was refused because another process took the run over: the
+        writer commits nothing more, and leaving it raises this."""
         self._max_batch = max_batch
         self._max_delay_s = max_delay_s
         self._max_backlog = max_backlog
@@ -142,6 +150,8 @@ class RecordWriter:
             await self._task
         if self.unavailable is not None:
             raise StorageUnavailable(self.unavailable)
+        if self.lost is not None:
+            raise self.lost
 
     # -- enqueue -------------------------------------------------------------------------
     def start_session(self, session: NewSession) -> None:
@@ -194,7 +204,10 @@ class RecordWriter:
         """Wait while more than ``max_backlog`` records wait for their commit: work that
         makes records faster than the database takes them must not fill the memory."""
         while (
-            len(self._batch) >= self._max_backlog and not self._closed and self.unavailable is None
+            len(self._batch) >= self._max_backlog
+            and not self._closed
+            and self.unavailable is None
+            and self.lost is None
         ):
             self._committed.clear()
             self._wakeup.set()
@@ -217,6 +230,12 @@ class RecordWriter:
                 except StorageUnavailable as exc:
                     self._stop(str(exc))
                     return
+                except LeaseLost as exc:  # the batch was rolled back: the new holder redoes it
+                    self.lost = exc
+                    self._committed.set()
+                    if self._on_lost is not None:
+                        self._on_lost(exc)
+                    return
                 self._committed.set()
             if self._closed and not len(self._batch):
                 return
@@ -234,6 +253,9 @@ class RecordWriter:
             self._commit_batch(batch)
         except SQLAlchemyError as exc:
             _raise_if_unavailable(exc)
+            # Refused because the run was taken over (its half-done sessions dropped by the
+            # new holder)? Then no record of this batch is ours to write any more.
+            self._check_fence()
             # One bad record must not take the batch, other runs' sessions included, with
             # it: commit each record on its own and keep the refusals with their reasons.
             for name, session_id, single in batch.singles():
@@ -242,6 +264,11 @@ class RecordWriter:
                 except SQLAlchemyError as single_exc:
                     _raise_if_unavailable(single_exc)
                     self._refuse(name, session_id, single_exc)
+
+    def _check_fence(self) -> None:
+        if self._fence is not None:
+            with self._db.session() as db:
+                check_fence(db, self._fence)
 
     def _refuse(self, name: str, session_id: str | None, exc: SQLAlchemyError) -> None:
         reason = str(exc.orig if isinstance(exc, DBAPIError) else exc).splitlines()[0][:500]
@@ -266,6 +293,8 @@ class RecordWriter:
             finish_sessions(db, [self._as_refused(end) for end in batch.finished])
             add_passes(db, batch.passes)
             add_consensus(db, batch.consensus)
+            if self._fence is not None:  # last: see check_fence
+                check_fence(db, self._fence)
         self.committed_turns += len(batch.turns)
 
 

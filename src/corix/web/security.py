@@ -8,8 +8,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import math
 import secrets
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -98,23 +100,38 @@ class CsrfTokens:
         return hmac.compare_digest(self.token_for(seed), token)
 
 
+_FIRST_HASH_S = 0.2
+"""What a hash is assumed to take until this process has timed one (argon2 at corix's
+defaults: 0.1–0.2 s of one core here)."""
+_HASH_S_WEIGHT = 0.2
+
+
 class HashingBusy(Exception):
-    """More people are waiting for a password check than the queue holds."""
+    """A password check would wait longer than the pool allows: try again in ``retry_s``."""
+
+    def __init__(self, retry_s: int) -> None:
+        super().__init__(f"password checks are busy; retry in {retry_s} s")
+        self.retry_s = retry_s
 
 
 class HashingPool:
-    """Password hashing on threads of its own, behind a bounded queue.
+    """Password hashing on threads of its own, refused once the wait would be too long.
 
     argon2 releases the GIL while it hashes, so a burst of sign-ins runs on these threads
     and leaves the threads that serve pages and chat free; at most ``threads`` hashes (and
-    their memory) run at once per process. A check that would queue behind more than
-    ``max_waiting`` others is refused at once (the page asks to try again in a moment)
-    rather than left to time out.
+    their memory) run at once per process. A check is refused at once, with the wait it
+    would have had, when that wait exceeds ``max_wait_s`` (the hashes ahead of it times
+    the time a hash has been taking *here*, which on a loaded host is many times the
+    nominal 0.1–0.2 s) or when ``max_waiting`` checks already wait; a person is told to
+    retry in so many seconds instead of watching a page load for half a minute.
     """
 
-    def __init__(self, *, threads: int, max_waiting: int) -> None:
+    def __init__(self, *, threads: int, max_waiting: int, max_wait_s: float = 3.0) -> None:
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="corix-hash")
+        self._threads = threads
         self._capacity = threads + max_waiting
+        self._max_wait_s = max_wait_s
+        self._hash_s = _FIRST_HASH_S
         self._pending = 0
         self._lock = threading.Lock()
 
@@ -122,16 +139,31 @@ class HashingPool:
     def pending(self) -> int:
         return self._pending
 
+    def expected_wait_s(self) -> float:
+        """How long a check asked for now would wait before its hash starts."""
+        ahead = self._pending - self._threads + 1
+        return max(0, ahead) * self._hash_s / self._threads
+
     async def run(self, work: Callable[..., T], *args: object) -> T:
         with self._lock:
-            if self._pending >= self._capacity:
-                raise HashingBusy()
+            wait_s = self.expected_wait_s()
+            if self._pending >= self._capacity or wait_s > self._max_wait_s:
+                raise HashingBusy(max(1, math.ceil(wait_s)))
             self._pending += 1
         try:
-            return await asyncio.wrap_future(self._executor.submit(work, *args))
+            return await asyncio.wrap_future(self._executor.submit(self._timed, work, *args))
         finally:
             with self._lock:
                 self._pending -= 1
+
+    def _timed(self, work: Callable[..., T], *args: object) -> T:
+        started = time.perf_counter()
+        try:
+            return work(*args)
+        finally:
+            took = time.perf_counter() - started
+            with self._lock:  # a moving average: the host's load changes
+                self._hash_s += _HASH_S_WEIGHT * (took - self._hash_s)
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)

@@ -53,3 +53,6 @@ class WebSettings(BaseModel):
     """Passwords hashed at once per process: each holds ``password_memory_kib``."""
     password_queue: int = Field(default=100, ge=0)
     """Sign-ins that may wait for a hashing thread; more are asked to retry in a moment."""
+    password_max_wait_s: float = Field(default=3.0, gt=0)
+    """The longest a sign-in may wait for a hashing thread, estimated from how long hashes
+    take on this host; past it the page says to retry in so many seconds (503)."""

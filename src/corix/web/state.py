@@ -39,7 +39,9 @@ def accounts_for(db: Database, settings: WebSettings) -> Accounts:
         lanes=settings.password_lanes,
     )
     hashing = HashingPool(
-        threads=settings.password_hash_threads, max_waiting=settings.password_queue
+        threads=settings.password_hash_threads,
+        max_waiting=settings.password_queue,
+        max_wait_s=settings.password_max_wait_s,
     )
     return Accounts(
         db,

@@ -13,15 +13,20 @@ import asyncio
 import json
 import signal
 import sys
+from datetime import timedelta
 from pathlib import Path
 
+import aiohttp
 import pytest
+from sqlalchemy import update
 
 from corix.cli.common import run_cli
 from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import Database, get_run, list_runs, shown_status
+from corix.storage import Database, get_run, list_runs, session_states, shown_status
+from corix.storage.clock import utcnow
+from corix.storage.orm import RunRow
 
 
 def _corix(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -86,3 +91,77 @@ async def test_a_held_run_refuses_a_second_process_and_a_dead_holder_is_stale(
         code, output = _corix(capsys, "runs", "delete", run_id, "--yes", "--db", db.url)
         assert code == 0, output  # no `runs cancel` first
     assert list_runs(db) == []
+
+
+async def _mock_requests(base_url: str) -> int:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.get(f"{base_url.removesuffix('/v1')}/mock/stats") as reply,
+    ):
+        return int((await reply.json())["requests"])
+
+
+async def _sessions_done(db: Database, run_id: str, at_least: int) -> None:
+    for _ in range(1500):
+        if len([s for s in session_states(db, run_id) if s.status == "complete"]) >= at_least:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the run stored too few sessions")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_a_paused_holder_that_wakes_after_a_takeover_stops_and_writes_nothing(
+    backend: str,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A holder stopped past the stale limit (SIGSTOP, a laptop lid) and resumed after
+    # `--resume` took its run over kept calling models and writing: 4,983 duplicate paid
+    # calls, and the finished run's status overwritten. Now its writes are fenced, and it
+    # stops at once with exit 8.
+    db: Database = request.getfixturevalue(f"{backend}_db")
+    async with running_mock_server(MockServerConfig(latency_ms=100)) as base_url:
+        plan = tmp_path / "plan.yaml"
+        plan.write_text(
+            "name: paused\nseed: 3\nconcurrency: 2\n"
+            f'applications:\n  - name: slow\n    spec: "openai:{base_url}"\n'
+            "    options: {model: mock}\n"
+            "scenarios: [tv_spoilers]\nlevels:\n  model_testing: {sessions: 6}\n",
+            encoding="utf-8",
+        )
+        paused = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "corix.cli.main", "run", str(plan), "--db", db.url,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            run_id = await _held_run(db)
+            await _sessions_done(db, run_id, 1)
+            paused.send_signal(signal.SIGSTOP)
+            with db.session() as s:  # what 45 s of silence look like to another process
+                s.execute(
+                    update(RunRow)
+                    .where(RunRow.id == run_id)
+                    .values(lease_heartbeat_at=utcnow() - timedelta(seconds=600))
+                )
+            code, output = await asyncio.to_thread(
+                _corix, capsys, "run", "--resume", run_id, "--db", db.url
+            )
+            assert code == 0, output
+            before_waking = await _mock_requests(base_url)
+            paused.send_signal(signal.SIGCONT)
+            _, stderr = await asyncio.wait_for(paused.communicate(), timeout=30)
+        finally:
+            if paused.returncode is None:
+                paused.send_signal(signal.SIGKILL)
+                await paused.wait()
+        after = await _mock_requests(base_url)
+    assert paused.returncode == ExitCode.TAKEN_OVER, stderr.decode()
+    assert stderr.decode().count(f"run '{run_id}' was taken over") == 1  # one line, once
+    assert after - before_waking <= 2  # at most the calls it had in flight when paused
+    run = get_run(db, run_id)
+    assert run.status == "complete"  # the new holder's end, not overwritten
+    states = session_states(db, run_id)
+    keys = [state.work_key for state in states]
+    assert len(keys) == len(set(keys)) == run.summary.sessions
+    assert all(state.status == "complete" for state in states)

@@ -36,7 +36,13 @@ from corix.assessment.harms import builtin_harm_packs
 from corix.assessment.schema import load_builtin_schema
 from corix.errors import CorixError
 from corix.llm import EndpointConfig, LLMClient, ResponseCache
-from corix.storage import Database, LockHeld, exclusive, holding_run
+from corix.storage import (
+    Database,
+    LockHeld,
+    exclusive,
+    holding_run,
+    stopped_when_taken_over,
+)
 
 # The option and summary models live in their own modules; they are re-exported here
 # because they are the vocabulary of these entry points.
@@ -79,12 +85,13 @@ async def annotate_run_async(
     started = time.perf_counter()
     try:
         with (
-            holding_run(db, run_id, "corix annotate"),
+            holding_run(db, run_id, "corix annotate") as lease,
             exclusive(db, f"annotate {run_id} as {built.name}"),
         ):
             endpoint = None if client is None else client.endpoint
             settings = job_settings(job, annotator, endpoint)
-            await annotate_sessions(job, progress or ProgressHooks(), settings)
+            work = annotate_sessions(job, progress or ProgressHooks(), settings, lease)
+            await stopped_when_taken_over(lease, work)
     except LockHeld:
         raise CorixError(
             f"run '{run_id}' is already being annotated as '{built.name}' by another "

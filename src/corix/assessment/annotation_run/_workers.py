@@ -18,6 +18,7 @@ from corix.assessment.annotation_run._summary import AnnotationTally
 from corix.domain import AnnotationJobSettings, SessionRecord
 from corix.storage import (
     AnnotationSink,
+    Lease,
     RecordWriter,
     get_run,
     iter_sessions,
@@ -32,11 +33,12 @@ SessionQueue = asyncio.Queue[SessionRecord | None]
 
 
 async def annotate_sessions(
-    job: AnnotationJob, progress: ProgressHooks, settings: AnnotationJobSettings
+    job: AnnotationJob, progress: ProgressHooks, settings: AnnotationJobSettings, lease: Lease
 ) -> None:
     """Annotate every complete session of the job's run with ``concurrency`` workers.
 
-    ``settings`` are stored with the run once it is known that the job can start.
+    ``settings`` are stored with the run once it is known that the job can start; every
+    pass is written under ``lease`` (refused once another process took the run over).
     """
     get_run(job.db, job.run_id)
     await asyncio.to_thread(job.load_stored)
@@ -44,7 +46,7 @@ async def annotate_sessions(
     await asyncio.to_thread(record_annotation_job, job.db, job.run_id, settings)
     if progress.on_planned is not None:
         progress.on_planned(len(session_ids))
-    async with RecordWriter(job.db) as writer:
+    async with RecordWriter(job.db, fence=lease.fence, on_lost=lease.mark_lost) as writer:
         await annotate_these(job, session_ids, writer, progress.on_session_done)
 
 

@@ -49,12 +49,15 @@ from corix.llm import EndpointConfig, LLMClient, concurrency_share, shared_limit
 from corix.storage import (
     CollectedRecords,
     Database,
+    Lease,
+    LeaseFence,
     LockHeld,
     RecordWriter,
     exclusive,
     get_run,
     holding_run,
     record_annotation_job,
+    stopped_when_taken_over,
 )
 
 __all__ = ["annotate_run_on_ray"]
@@ -79,6 +82,8 @@ class AnnotationSetup:
     workers: int = 1
     db_pool: int = ANNOTATION_WORKER_POOL
     """The connections this worker's database pool may hold (PostgreSQL)."""
+    fence: LeaseFence | None = None
+    """The driver's lease on the run: the worker's writes are fenced by it."""
 
 
 @dataclass(frozen=True)
@@ -127,7 +132,8 @@ class AnnotationWorker:
             await asyncio.to_thread(job.refresh_stored, session_ids)
         tally = AnnotationTally()
         if self._setup.writes:
-            async with RecordWriter(self._db) as writer:  # committed before the chunk is done
+            # Committed before the chunk is done; fenced by the driver's lease.
+            async with RecordWriter(self._db, fence=self._setup.fence) as writer:
                 await annotate_these(job, session_ids, writer, slots=self._slots, tally=tally)
             return AnnotatedChunk(None, tally)
         records = CollectedRecords()
@@ -183,12 +189,12 @@ def annotate_run_on_ray(
     started_ray = connect(settings.ray_address, num_cpus=settings.ray_workers)
     try:
         with (
-            holding_run(db, run_id, "corix annotate"),
+            holding_run(db, run_id, "corix annotate") as lease,
             exclusive(db, f"annotate {run_id} as {checked.annotator.name}"),
         ):
             record_annotation_job(db, run_id, job_settings(checked, annotator, endpoint))
             tally = _annotate_on_ray(
-                db, run_id, annotator, options, endpoint, settings, session_ids, hooks
+                db, lease, annotator, options, endpoint, settings, session_ids, hooks
             )
     except LockHeld:
         raise CorixError(
@@ -208,7 +214,7 @@ def annotate_run_on_ray(
 
 def _annotate_on_ray(
     db: Database,
-    run_id: str,
+    lease: Lease,
     annotator: str,
     options: AnnotateOptions,
     endpoint: EndpointConfig | None,
@@ -217,14 +223,19 @@ def _annotate_on_ray(
     hooks: ProgressHooks,
 ) -> AnnotationTally:
     setup = AnnotationSetup(
-        run_id=run_id,
+        run_id=lease.fence.run_id,
         annotator=annotator,
         options=options,
         endpoint=endpoint,
         database_url=db.url,
         writes=db.dialect != "sqlite",
+        fence=lease.fence,
     )
-    return asyncio.run(_annotate_on_cluster(db, setup, settings, session_ids, hooks))
+    return asyncio.run(
+        stopped_when_taken_over(
+            lease, _annotate_on_cluster(db, setup, settings, session_ids, hooks)
+        )
+    )
 
 
 async def _annotate_on_cluster(
@@ -257,7 +268,7 @@ async def _annotate_on_cluster(
     tally = AnnotationTally()
     try:
         await asyncio.gather(*(worker.open.remote() for worker in workers))
-        async with RecordWriter(db) as writer:
+        async with RecordWriter(db, fence=setup.fence) as writer:
 
             async def store(chunk: list[str], done: AnnotatedChunk) -> None:
                 tally.add(done.tally)

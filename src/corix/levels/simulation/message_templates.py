@@ -19,7 +19,8 @@ from functools import lru_cache
 from typing import Any
 
 from jinja2 import StrictUndefined, Template
-from jinja2.sandbox import SandboxedEnvironment
+
+from corix.config import BoundedSandbox, render_bounded
 
 _LEET = str.maketrans({"a": "4", "e": "3", "i": "1", "o": "0", "s": "5", "t": "7"})
 _WORD = re.compile(r"[A-Za-z]{4,}")
@@ -70,13 +71,13 @@ def tidy(text: str) -> str:
     return text.strip()
 
 
-_ENVIRONMENT = SandboxedEnvironment(
+_ENVIRONMENT = BoundedSandbox(
     undefined=StrictUndefined,
     autoescape=False,  # plain-text messages: escaping would turn "don't" into "don&#39;t"
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_ENVIRONMENT.filters.update(base64=to_base64, leet=to_leetspeak, typos=with_typos)
+_ENVIRONMENT.add_filters({"base64": to_base64, "leet": to_leetspeak, "typos": with_typos})
 
 
 @lru_cache(maxsize=512)
@@ -86,4 +87,4 @@ def _compiled(source: str) -> Template:
 
 def render(source: str, variables: Mapping[str, Any]) -> str:
     """Render ``source`` and tidy its blanks; an undefined variable raises ``UndefinedError``."""
-    return tidy(_compiled(source).render(variables))
+    return tidy(render_bounded(_compiled(source), variables))

@@ -27,7 +27,9 @@ from corix.web.state import web_state
 
 router = APIRouter()
 
-BUSY = "Many people are signing in at this moment. Please try again in a few seconds."
+
+def _busy(retry_s: int) -> str:
+    return f"Many people are signing in at this moment. Please try again in {retry_s} s."
 
 
 @router.get("/")
@@ -83,10 +85,10 @@ async def login(
         await asyncio.sleep(decision.slow_down_s)
     try:
         user = await state.accounts.verify(found, password)
-    except HashingBusy:
-        busy = refused(BUSY, 503)
-        busy.headers["retry-after"] = "5"
-        return busy
+    except HashingBusy as busy:
+        answer = refused(_busy(busy.retry_s), 503)
+        answer.headers["retry-after"] = str(busy.retry_s)
+        return answer
     if user is None:
         return refused("Wrong username or password.", 401)
 
@@ -140,8 +142,8 @@ async def accept_invitation(
     except InputError as exc:
         refused = RefusedForm.of(exc, values={"username": username})
         return render(request, "invite.html", {"token": token, "role": role}, refused=refused)
-    except HashingBusy:
-        refused = RefusedForm(BUSY, 503, values={"username": username})
+    except HashingBusy as busy:
+        refused = RefusedForm(_busy(busy.retry_s), 503, values={"username": username})
         return render(request, "invite.html", {"token": token, "role": role}, refused=refused)
     session = await anyio.to_thread.run_sync(state.accounts.open_session, user.id)
     response = redirect(HOME_OF_ROLE[user.role], notice="welcome")

@@ -1,0 +1,57 @@
+"""A run owns what it opens and closes all of it, whatever fails: an application whose
+``close()`` raised once left a finished run ``stale`` with a summary of 0 sessions, exit 1,
+and every ``--resume`` failing the same way."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from corix.execution import RunStatus, execute_plan
+from corix.execution.plan import load_plan
+from corix.execution.resources import OwnedResources
+from corix.storage import Database, get_run, run_totals
+
+
+async def test_a_failing_close_is_logged_and_the_run_still_ends(
+    sqlite_db: Database, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "name: closing\nseed: 1\napplications:\n"
+        "  - {name: brittle, spec: 'python:support.apps:FailingCloseApp'}\n"
+        "scenarios: [tv_spoilers]\nlevels:\n  model_testing: {sessions: 2}\n",
+        encoding="utf-8",
+    )
+    with caplog.at_level(logging.WARNING):
+        result = await execute_plan(load_plan(plan), sqlite_db)
+    assert result.status is RunStatus.COMPLETE
+    stored = get_run(sqlite_db, result.run_id)
+    assert stored.status == "complete" and stored.lease_holder is None
+    assert stored.summary.sessions == run_totals(sqlite_db, result.run_id).sessions == 2
+    assert "closing application 'brittle': RuntimeError: connection reset while closing" in (
+        caplog.text
+    )
+
+
+async def test_every_closer_runs_in_reverse_order_even_after_a_failure() -> None:
+    closed: list[str] = []
+
+    async def close_async() -> None:
+        closed.append("async")
+
+    def fail() -> None:
+        closed.append("failing")
+        raise OSError("disk gone")
+
+    resources = OwnedResources()
+    resources.add("first", lambda: closed.append("first"))
+    resources.add("a failing one", fail)
+    resources.add("an async one", close_async)
+    await resources.aclose()
+    assert closed == ["async", "failing", "first"]
+    assert resources.failed == ["a failing one: OSError: disk gone"]
+    await resources.aclose()  # closing twice closes nothing twice
+    assert closed == ["async", "failing", "first"]
