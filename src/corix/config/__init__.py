@@ -1,5 +1,6 @@
 """Loading pydantic configuration models from YAML with errors that name file, field and line."""
 
+from corix.config.csv_inputs import CSV_CELL_LIMIT, CsvRows, read_csv_rows
 from corix.config.json_inputs import json_object_from_env, jsonl_records
 from corix.config.yaml_loader import (
     ALIAS_BUDGET,
@@ -18,7 +19,9 @@ from corix.config.yaml_loader import (
 
 __all__ = [
     "ALIAS_BUDGET",
+    "CSV_CELL_LIMIT",
     "MAX_DEPTH",
+    "CsvRows",
     "Location",
     "compose_yaml",
     "format_location",
@@ -29,6 +32,7 @@ __all__ = [
     "parse_yaml_document",
     "parse_yaml_model",
     "read_config_text",
+    "read_csv_rows",
     "validation_summary",
     "yaml_data",
 ]

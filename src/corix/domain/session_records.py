@@ -44,6 +44,9 @@ class EndReason(StrEnum):
     STORAGE_ERROR = "storage_error"
     """The database refused one of the session's records; the detail says which and why."""
     USER_ENDED = "user_ended"
+    SOURCE_ERROR = "source_error"
+    """Recorded elsewhere and ended there in an error (an Inspect AI sample's error, whose
+    text is the detail): the session failed and is never measured, whatever it holds."""
 
 
 class SessionBrief(BaseModel):

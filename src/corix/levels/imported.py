@@ -22,13 +22,12 @@ unless the whole file reads.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from corix.config import jsonl_records, read_config_text
+from corix.config import jsonl_records, read_config_text, read_csv_rows
 from corix.domain import Level
 from corix.errors import ConfigError
 from corix.scenarios import PACK_FOLDERS
@@ -60,13 +59,12 @@ def read_dialogues(path: Path, defaults: Mapping[str, str | None]) -> list[Impor
         dialogues = list(_from_inspect_log(path, defaults))
         _check_unique(dialogues, path)
         return dialogues
-    text = read_config_text(path)
     if path.suffix.lower() == ".csv":
-        dialogues = list(_from_csv(text, path, defaults))
+        dialogues = list(_from_csv(path, defaults))
     elif path.suffix.lower() in (".jsonl", ".ndjson"):
         dialogues = [
             _from_messages(record, line, path, defaults)
-            for line, record in jsonl_records(text, path)
+            for line, record in jsonl_records(read_config_text(path), path)
         ]
     else:
         raise ConfigError(
@@ -151,16 +149,13 @@ def _from_messages(
     return _dialogue(key, pairs, _context(record, defaults, path, line), path, line)
 
 
-def _from_csv(
-    text: str, path: Path, defaults: Mapping[str, str | None]
-) -> Iterable[ImportedDialogue]:
-    reader = csv.DictReader(text.splitlines())
-    missing = [column for column in CSV_COLUMNS if column not in (reader.fieldnames or [])]
+def _from_csv(path: Path, defaults: Mapping[str, str | None]) -> Iterable[ImportedDialogue]:
+    table = read_csv_rows(path)
+    missing = table.missing(CSV_COLUMNS)
     if missing:
         raise ConfigError(f"missing column '{missing[0]}'", path=path, field=missing[0], line=1)
     rows: dict[str, list[tuple[float, int, dict[str, str]]]] = {}
-    for row in reader:
-        line = reader.line_num
+    for line, row in table.rows:
         try:
             turn = float(row["turn"])
         except (TypeError, ValueError):
