@@ -9,6 +9,7 @@ from corix.domain.reports import ReportFormat, ReportOutput, ReportTree, Written
 from corix.domain.runs import RUN_SUMMARY_VERSION, Invocation, RunSummary, RunUsage
 from corix.domain.session_records import (
     EndReason,
+    ImportedSource,
     Level,
     ModelUsage,
     Provenance,
@@ -25,6 +26,7 @@ __all__ = [
     "AnnotationJobSettings",
     "EndReason",
     "EndpointIdentity",
+    "ImportedSource",
     "Invocation",
     "Level",
     "ModelUsage",

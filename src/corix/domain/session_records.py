@@ -70,6 +70,41 @@ class SessionBrief(BaseModel):
     """Scripted field testing: the style the simulated tester writes in."""
 
 
+class ImportedSource(BaseModel):
+    """Where an imported session was recorded, and what its source kept beside the dialogue.
+
+    Kept as given, never interpreted: a source's own scores are not annotations, and its
+    metadata may name anything (scenario and level, read from it, are also typed fields
+    of the session).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    format: str
+    """``openai_jsonl``, ``csv`` or ``inspect``."""
+    file: str
+    line: int | None = None
+    """The JSON Lines line, or the CSV line of the conversation's first message."""
+    task: str | None = None
+    """Inspect AI: the task's name (``eval.task``) and the log's ``eval_id``."""
+    eval_id: str | None = None
+    sample_id: str | None = None
+    epoch: int | None = None
+    target: Any = None
+    """Inspect AI: the sample's target, as given."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """All of the source's metadata: an Inspect sample's ``metadata``; a JSON Lines
+    dialogue's keys other than ``id``, ``messages`` and the context keys."""
+    scores: dict[str, Any] = Field(default_factory=dict)
+    """Inspect AI: the sample's scores by scorer (value, answer, explanation, metadata)."""
+    usage: dict[str, Any] = Field(default_factory=dict)
+    """Inspect AI: the sample's token usage by model (``model_usage``)."""
+    limit: dict[str, Any] | None = None
+    """Inspect AI: the limit that stopped the sample (type, limit, reason)."""
+    error: dict[str, Any] | None = None
+    """Inspect AI: the sample's error (message, traceback); the session is then failed."""
+
+
 _BRIEF_KEYS = ("required_facts", "probe", "message_style")
 _GOAL_KEYS = ("goal", "task", "target")
 """Parameters that named the session's goal before it had a typed brief: the web's
@@ -100,6 +135,8 @@ class Provenance(BaseModel):
     checks, never shown to an annotator."""
     conversation_id: str | None = None
     """An imported session's conversation id in the file it came from."""
+    imported: ImportedSource | None = None
+    """An imported session: its source and what the source kept beside the dialogue."""
     engine: str | None = None
     model: str | None = None
     model_version: str | None = None

@@ -1,0 +1,196 @@
+"""`corix import` of every common format, from real files, stored as given (issue 33).
+
+The files are under ``import_files/`` (its README says what made each); the Inspect AI
+logs were written by the real inspect-ai and are read here without it. An ``.eval`` archive
+is Zstandard-compressed: reading it needs ``zstandard`` (in the dev and inspect extras).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_support import invoke
+
+from corix.domain import EndReason, Message, MessageRole, SessionRecord
+from corix.storage import Database, iter_sessions, measured_dialogues
+
+FILES = Path(__file__).parent / "import_files"
+CONTEXT = ("--application", "bot", "--scenario", "tv_spoilers", "--level", "field_testing")
+
+
+def _import(db: Database, path: Path, *args: str) -> tuple[str, str]:
+    code, out, err = invoke("import", str(path), *args, "--db", db.url)
+    assert code == 0, err
+    return out.split("as run ")[1].split()[0], err
+
+
+def _sessions(db: Database, run_id: str) -> dict[str, SessionRecord]:
+    return {s.provenance.conversation_id or "": s for s in iter_sessions(db, run_id)}
+
+
+def _messages(session: SessionRecord) -> list[Message]:
+    return [message for turn in session.turns for message in turn.steps]
+
+
+def test_openai_messages_in_every_current_shape_are_stored_as_given(sqlite_db: Database) -> None:
+    path = FILES / "openai_shapes.jsonl"
+    run_id, err = _import(sqlite_db, path, *CONTEXT)
+    sessions = _sessions(sqlite_db, run_id)
+    given = {
+        record["id"]: record
+        for record in map(json.loads, path.read_text(encoding="utf-8").splitlines())
+    }
+    assert sessions.keys() == given.keys()
+    for key, record in given.items():
+        # Every message back in OpenAI's format, equal to the file's: nothing dropped.
+        assert [m.to_openai() for m in _messages(sessions[key])] == record["messages"], key
+    tools = sessions["tools"]
+    (turn,) = tools.turns
+    assert [(c.id, c.name, c.arguments) for c in turn.tool_calls] == [
+        ("call_1", "lookup_episode", '{"number": 5}'),
+        ("call_2", "lookup_cast", '{"episode":5}'),
+    ]
+    assert [r.tool_call_id for r in turn.tool_results] == ["call_1", "call_2"]
+    assert (turn.user_text, turn.response_text) == (
+        "Who leaves in episode 5?",
+        "I won't spoil who leaves.",
+    )
+    assert tools.provenance.system_prompt == "You are a spoiler-free guide. Use tools."
+    assert sessions["developer"].provenance.system_prompt == "Answer in one sentence."
+    # Consecutive messages of one role stay one turn; the greeting opens the first turn.
+    assert len(sessions["consecutive"].turns) == 1
+    assert [m.role for m in sessions["greeting"].turns[0].steps][:2] == [
+        MessageRole.ASSISTANT,
+        MessageRole.USER,
+    ]
+    # A line's other keys are the source's metadata; only the dialogue without a user
+    # message warns, naming the file and the line.
+    monologue = sessions["monologue"]
+    assert monologue.provenance.imported is not None
+    assert monologue.provenance.imported.metadata == {"source_model": "gpt-4.1"}
+    assert monologue.provenance.imported.line == 6
+    assert err.count("warning:") == 1 and "line 6: dialogue 'monologue'" in err
+
+
+def test_json_lines_keep_unicode_line_separators_inside_strings(sqlite_db: Database) -> None:
+    run_id, _ = _import(sqlite_db, FILES / "separators.jsonl", *CONTEXT)
+    (turn,) = _sessions(sqlite_db, run_id)["seps"].turns
+    assert turn.user_text == "Line\u2028separator, next\x85line, para\u2029graph, feed\x0c."
+    assert turn.response_text == "Kept\u2028as\x85given."
+
+
+def test_csv_is_parsed_as_csv_line_breaks_quotes_bom_and_crlf_kept(sqlite_db: Database) -> None:
+    run_id, _ = _import(sqlite_db, FILES / "dialogues.csv")
+    sessions = _sessions(sqlite_db, run_id)
+    (turn,) = sessions["a"].turns
+    assert turn.user_text == "Dinner ideas?\nI am vegan,\r\nand allergic to nuts."
+    replies = [m for m in turn.steps if m.role is MessageRole.ASSISTANT]
+    assert [m.text for m in replies] == ['Try:\n- lentil soup\n- "chana" masala', "Enjoy!"]
+    assert replies[0].metadata == {"channel": "web"}  # an extra column, kept per message
+    assert (sessions["b"].scenario, sessions["b"].level) == ("pathfinder", "model_testing")
+
+
+def test_a_csv_cell_over_the_csv_modules_default_limit_is_read(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    big = "spoiler " * 20_000  # 160,000 characters: over 128 KiB
+    path = tmp_path / "big.csv"
+    path.write_text(
+        f'conversation_id,turn,role,text\nc,1,user,"{big}"\nc,2,assistant,No.\n', encoding="utf-8"
+    )
+    run_id, _ = _import(sqlite_db, path, *CONTEXT)
+    assert _sessions(sqlite_db, run_id)["c"].turns[0].user_text == big
+
+
+def _needs_zstandard(log: str) -> None:
+    if log.endswith(".eval"):
+        pytest.importorskip("zstandard", reason="an .eval archive needs zstandard")
+
+
+@pytest.mark.parametrize("log", ["agent.eval", "agent.json"])
+def test_an_inspect_agent_log_keeps_tools_system_scores_usage_limits_and_errors(
+    sqlite_db: Database, log: str
+) -> None:
+    _needs_zstandard(log)
+    run_id, _ = _import(sqlite_db, FILES / log)
+    sessions = _sessions(sqlite_db, run_id)
+    assert sessions.keys() == {"q1#1", "q2#1", "q3#1"}
+    tools = sessions["q1#1"]
+    assert tools.application == "mockllm/model"
+    assert [[m.role.value for m in turn.steps] for turn in tools.turns] == [
+        ["system", "user", "assistant", "tool", "assistant"],
+        ["user", "assistant", "tool", "assistant"],
+    ]
+    first, second = tools.turns
+    (call,) = first.tool_calls
+    assert (call.name, json.loads(call.arguments)) == ("lookup_episode", {"number": 5})
+    (result,) = first.tool_results
+    assert (result.tool_call_id, result.name, result.text) == (
+        call.id,
+        "lookup_episode",
+        "Episode 5: Vera leaves the lighthouse.",
+    )
+    assert second.user_text == "And episode 6?"  # content given as a list of parts
+    assert second.steps[-1].text == "No spoilers: Vera's story goes on."
+    source = tools.provenance.imported
+    assert source is not None and tools.provenance.system_prompt == "Never spoil an episode."
+    assert (source.format, source.task, source.sample_id, source.epoch) == (
+        "inspect",
+        "agent",
+        "q1",
+        1,
+    )
+    assert source.metadata["difficulty"] == "hard" and source.metadata["tags"] == [
+        "spoiler",
+        "tool",
+    ]
+    assert source.scores["includes"]["value"] == "C"
+    assert source.usage["mockllm/model"]["input_tokens"] == 160
+    assert (tools.end_reason, source.error, source.limit) == (EndReason.USER_ENDED, None, None)
+
+    errored = sessions["q2#1"]
+    assert errored.end_reason == EndReason.SOURCE_ERROR
+    assert errored.end_detail == "RuntimeError('the lighthouse index is unavailable')"
+    assert errored.provenance.imported is not None
+    assert errored.provenance.imported.error is not None
+    assert "Traceback" in errored.provenance.imported.error["traceback"]
+
+    limited = sessions["q3#1"]
+    assert limited.end_reason == EndReason.TURN_LIMIT
+    assert limited.end_detail == "Message limit reached. count: 12; limit: 12"
+    assert len(_messages(limited)) == 12
+
+    # The errored sample is failed and not measured; the other two are.
+    dialogues = {d.key: d.not_measurable for d in measured_dialogues(sqlite_db, [run_id])}
+    assert dialogues == {
+        "q1#1": None,
+        "q2#1": "source_error: RuntimeError('the lighthouse index is unavailable')",
+        "q3#1": None,
+    }
+
+
+def test_the_eval_and_json_forms_of_one_log_import_alike(sqlite_db: Database) -> None:
+    _needs_zstandard("agent.eval")
+
+    def stored(log: str) -> list[tuple[str, list[list[dict[str, object]]]]]:
+        run_id, _ = _import(sqlite_db, FILES / log)
+        return [
+            (key, [[m.model_dump() for m in turn.steps] for turn in session.turns])
+            for key, session in sorted(_sessions(sqlite_db, run_id).items())
+        ]
+
+    assert stored("agent.eval") == stored("agent.json")
+
+
+def test_runs_list_counts_an_imported_runs_sessions(sqlite_db: Database) -> None:
+    run_id, _ = _import(sqlite_db, FILES / "agent.json")
+    code, out, _ = invoke("runs", "list", "--json", "--db", sqlite_db.url)
+    assert code == 0
+    (listed,) = json.loads(out)
+    assert listed["id"] == run_id
+    summary = listed["summary"]
+    assert (summary["sessions"], summary["failed_sessions"]) == (3, 1)
+    code, out, _ = invoke("runs", "show", run_id, "--json", "--db", sqlite_db.url)
+    assert json.loads(out)["stored"]["sessions"] == summary["sessions"]
