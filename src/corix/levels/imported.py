@@ -119,7 +119,7 @@ def _from_inspect_log(path: Path, defaults: Mapping[str, str | None]) -> Iterabl
     model = log.eval.get("model")
     for index, sample in enumerate(log.samples):
         within = f"samples.{index}"
-        metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
+        metadata = _object_or_none(sample.get("metadata")) or {}
         record = {column: metadata.get(column) for column in _CONTEXT}
         record["application"] = defaults.get("application") or record["application"] or model
         context = _context(record, defaults, path, None, within)

@@ -89,9 +89,8 @@ def _member(archive: zipfile.ZipFile, name: str, path: Path) -> bytes:
         )
     if info.compress_type != _ZIP_ZSTANDARD:
         return archive.read(name)
-    data = _zstandard(path).ZstdDecompressor().decompress(
-        _raw_member(archive, info), max_output_size=info.file_size
-    )
+    decompressor = _zstandard(path).ZstdDecompressor()
+    data = decompressor.decompress(_raw_member(archive, info), max_output_size=info.file_size)
     if zlib.crc32(data) != info.CRC:
         raise ConfigError(f"{name} is damaged (its checksum does not match)", path=path)
     return bytes(data)
@@ -229,4 +228,3 @@ def _resolved(value: Any, attachments: Mapping[str, Any]) -> Any:
     if isinstance(value, list):
         return [_resolved(item, attachments) for item in value]
     return value
-
