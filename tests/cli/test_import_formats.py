@@ -7,6 +7,7 @@ is Zstandard-compressed: reading it needs ``zstandard`` (in the dev and inspect 
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from cli_support import invoke
 
 from corix.domain import EndReason, Message, MessageRole, SessionRecord
 from corix.storage import Database, iter_sessions, measured_dialogues
+from corix.storage.annotations import load_passes
 
 FILES = Path(__file__).parent / "import_files"
 CONTEXT = ("--application", "bot", "--scenario", "tv_spoilers", "--level", "field_testing")
@@ -194,3 +196,85 @@ def test_runs_list_counts_an_imported_runs_sessions(sqlite_db: Database) -> None
     assert (summary["sessions"], summary["failed_sessions"]) == (3, 1)
     code, out, _ = invoke("runs", "show", run_id, "--json", "--db", sqlite_db.url)
     assert json.loads(out)["stored"]["sessions"] == summary["sessions"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "message"),
+    [
+        ('{"messages": [{"role": "function", "content": "x"}]}', "messages.0.role", "developer"),
+        (
+            '{"messages": [{"role": "assistant", "content": null, "tool_calls": [{"id": "c"}]}]}',
+            "messages.0.tool_calls.0.function.name",
+            "Field required",
+        ),
+        ('{"messages": [{"role": "user", "content": 7}]}', "messages.0.content", "text, a list"),
+    ],
+)
+def test_a_malformed_message_names_line_and_field_and_stores_nothing(
+    sqlite_db: Database, tmp_path: Path, body: str, field: str, message: str
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"messages": [{"role": "user", "content": "ok"}]}\n' + body, encoding="utf-8")
+    code, _, err = invoke("import", str(path), *CONTEXT, "--db", sqlite_db.url)
+    assert code == 2
+    assert f"{path}:2, field '{field}'" in err and message in err
+    assert invoke("runs", "list", "--json", "--db", sqlite_db.url)[1].strip() == "[]"
+
+
+def test_csv_tool_calls_must_be_json(sqlite_db: Database, tmp_path: Path) -> None:
+    path = tmp_path / "tools.csv"
+    path.write_text(
+        "conversation_id,turn,role,text,tool_calls\nc,1,user,Hi,\nc,2,assistant,,[{oops\n",
+        encoding="utf-8",
+    )
+    code, _, err = invoke("import", str(path), *CONTEXT, "--db", sqlite_db.url)
+    assert code == 2 and f"{path}:3, field 'tool_calls': not valid JSON" in err
+
+
+def test_csv_tool_calls_and_results_are_stored(sqlite_db: Database, tmp_path: Path) -> None:
+    call = '[{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]'
+    path = tmp_path / "tools.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(
+            [
+                ["conversation_id", "turn", "role", "text", "tool_calls", "tool_call_id"],
+                ["c", "1", "user", "Hi", "", ""],
+                ["c", "2", "assistant", "", call, ""],
+                ["c", "3", "tool", "result", "", "c1"],
+                ["c", "4", "assistant", "Done.", "", ""],
+            ]
+        )
+    run_id, _ = _import(sqlite_db, path, *CONTEXT)
+    (turn,) = _sessions(sqlite_db, run_id)["c"].turns
+    assert [m.to_openai() for m in turn.steps] == [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": None, "tool_calls": json.loads(call)},
+        {"role": "tool", "content": "result", "tool_call_id": "c1"},
+        {"role": "assistant", "content": "Done."},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("log.eval", b"not a zip and not JSON", "is not valid JSON"),
+        ("log.json", b'{"version": 1, "eval": {}}', "format version 1; corix reads version 2"),
+        ("log.json", b'{"version": 2, "eval": {"model": "m"}, "samples": "x"}', "a list of"),
+    ],
+)
+def test_an_unreadable_inspect_log_is_named(
+    sqlite_db: Database, tmp_path: Path, name: str, content: bytes, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    code, _, err = invoke("import", str(path), *CONTEXT, "--db", sqlite_db.url)
+    assert code == 2 and str(path) in err and message in err, err
+
+
+def test_an_errored_sample_is_not_shown_to_annotators(sqlite_db: Database) -> None:
+    run_id, _ = _import(sqlite_db, FILES / "agent.json")
+    code, _, err = invoke("annotate", run_id, "--db", sqlite_db.url)
+    assert code == 0, err
+    annotated = {p.session_id for p in load_passes(sqlite_db, run_id=run_id)}
+    by_key = {key: s.id for key, s in _sessions(sqlite_db, run_id).items()}
+    assert annotated == {by_key["q1#1"], by_key["q3#1"]}

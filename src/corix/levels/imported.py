@@ -193,18 +193,31 @@ def _openai_message(data: Any, path: Path, field: str | None, line: int) -> Mess
         return Message.from_openai(data)
     except ValidationError as exc:
         error = exc.errors()[0]
+        loc, problem = _openai_location(tuple(error["loc"])), _message_problem(error)
         if field is None:  # a CSV row: name the column
-            column = str(error["loc"][0]) if error["loc"] else "role"
+            column = str(loc[0]) if loc else "role"
             where = "text" if column == "content" else column
         else:
-            where = format_location((field, *error["loc"]))
-        raise ConfigError(_message_problem(error), path=path, field=where, line=line) from None
+            where = format_location((field, *loc))
+        raise ConfigError(problem, path=path, field=where, line=line) from None
+
+
+def _openai_location(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """A validation error's place in the file's terms: a tool call's ``name`` and
+    ``arguments`` are under its ``function``; content is one field, whatever its type."""
+    if loc[:1] == ("content",):
+        return loc[:1]
+    if loc[:1] == ("tool_calls",) and len(loc) > 2 and loc[2] in ("name", "arguments"):
+        return (*loc[:2], "function", *loc[2:])
+    return loc
 
 
 def _message_problem(error: Any) -> str:
-    if error["loc"] and error["loc"][0] == "role":
+    if error["loc"][:1] == ("role",):
         roles = ", ".join(role.value for role in MessageRole)
         return f"role must be one of {roles}, not {error.get('input')!r}"
+    if error["loc"][:1] == ("content",):
+        return "content must be text, a list of content parts, or null"
     return str(error["msg"])
 
 
