@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -150,6 +152,8 @@ def test_an_inspect_agent_log_keeps_tools_system_scores_usage_limits_and_errors(
     ]
     assert source.scores["includes"]["value"] == "C"
     assert source.usage["mockllm/model"]["input_tokens"] == 160
+    # Each turn counts the calls that wrote its assistant messages (two, 40 + 12 each).
+    assert [(t.prompt_tokens, t.completion_tokens) for t in tools.turns] == [(80, 24), (80, 24)]
     assert (tools.end_reason, source.error, source.limit) == (EndReason.USER_ENDED, None, None)
 
     errored = sessions["q2#1"]
@@ -278,3 +282,24 @@ def test_an_errored_sample_is_not_shown_to_annotators(sqlite_db: Database) -> No
     annotated = {p.session_id for p in load_passes(sqlite_db, run_id=run_id)}
     by_key = {key: s.id for key, s in _sessions(sqlite_db, run_id).items()}
     assert annotated == {by_key["q1#1"], by_key["q3#1"]}
+
+
+def test_a_fresh_log_from_the_installed_inspect_ai_imports_like_the_committed_one(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    """The committed logs were written by inspect-ai 0.3.285; this writes them again with
+    whatever inspect-ai is installed (the inspect extra), so a format change shows."""
+    pytest.importorskip("inspect_ai", reason="the inspect extra: pip install 'corix[inspect]'")
+    script = FILES / "make_inspect_logs.py"
+    subprocess.run(
+        [sys.executable, str(script), str(tmp_path)], check=True, capture_output=True, timeout=120
+    )
+
+    def shape(path: Path) -> dict[str, tuple[str | None, list[list[str]]]]:
+        run_id, _ = _import(sqlite_db, path)
+        return {
+            key: (s.end_reason, [[m.role.value for m in t.steps] for t in s.turns])
+            for key, s in _sessions(sqlite_db, run_id).items()
+        }
+
+    assert shape(tmp_path / "agent.json") == shape(FILES / "agent.json")

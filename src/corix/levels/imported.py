@@ -25,6 +25,7 @@ names the file, the line and the field, and nothing is stored unless the whole f
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from pydantic import ValidationError
 from corix.config import format_location, jsonl_records, read_config_text, read_csv_rows
 from corix.domain import EndReason, ImportedSource, Level, Message, MessageRole
 from corix.errors import ConfigError
-from corix.levels.inspect_logs import read_inspect_log, sample_messages
+from corix.levels.inspect_logs import message_usage, read_inspect_log, sample_messages
 from corix.scenarios import PACK_FOLDERS
 
 CSV_COLUMNS = ("conversation_id", "turn", "role", "text")
@@ -60,6 +61,9 @@ class ImportedDialogue:
     end_reason: EndReason = EndReason.USER_ENDED
     end_detail: str | None = None
     warnings: tuple[str, ...] = field(default=())
+    message_usage: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """Prompt and completion tokens of the call that wrote an assistant message, by the
+    message's id in its source (``metadata["id"]``): Inspect AI logs record them."""
 
     @property
     def line(self) -> int | None:
@@ -147,7 +151,8 @@ def _from_inspect_log(path: Path, defaults: Mapping[str, str | None]) -> Iterabl
                 end_reason = EndReason.TURN_LIMIT
         messages = sample_messages(sample, path, within)
         key = f"{sample.get('id')}#{sample.get('epoch')}"
-        yield _dialogue(key, messages, context, source, path, within, end_reason, detail)
+        dialogue = _dialogue(key, messages, context, source, path, within, end_reason, detail)
+        yield dataclasses.replace(dialogue, message_usage=message_usage(sample))
 
 
 def _object_or_none(value: Any) -> dict[str, Any] | None:

@@ -8,7 +8,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from corix.domain import EndReason, Message, Provenance, SessionSource, TurnRecord, split_turns
+from corix.domain import (
+    EndReason,
+    Message,
+    MessageRole,
+    Provenance,
+    SessionSource,
+    TurnRecord,
+    split_turns,
+)
 from corix.execution import new_run_id
 from corix.levels.imported import ImportedDialogue, read_dialogues
 from corix.scenarios import pack_record, resolve_pack
@@ -63,7 +71,9 @@ def import_dialogues(
 
 def _recorded(run_id: str, dialogue: ImportedDialogue, application_id: int) -> RecordedSession:
     split = split_turns(dialogue.messages)
-    turns = tuple(_turn(index, messages) for index, messages in enumerate(split))
+    turns = tuple(
+        _turn(index, messages, dialogue.message_usage) for index, messages in enumerate(split)
+    )
     session = NewSession(
         id=uuid.uuid4().hex,
         run_id=run_id,
@@ -88,7 +98,23 @@ def _recorded(run_id: str, dialogue: ImportedDialogue, application_id: int) -> R
     return RecordedSession(session, turns, end_reason, dialogue.end_detail)
 
 
-def _turn(index: int, messages: tuple[Message, ...]) -> TurnRecord:
-    """A turn of the messages as given; one the application did not answer says so."""
-    turn = TurnRecord.from_messages(index, messages)
+def _turn(
+    index: int, messages: tuple[Message, ...], usage: Mapping[str, tuple[int, int]]
+) -> TurnRecord:
+    """A turn of the messages as given, with the tokens its source counted for the
+    application's messages in it; a turn the application did not answer says so."""
+    counted = [
+        usage[m.metadata["id"]]
+        for m in messages
+        if m.role is MessageRole.ASSISTANT and m.metadata.get("id") in usage
+    ]
+    tokens = (
+        {
+            "prompt_tokens": sum(c[0] for c in counted),
+            "completion_tokens": sum(c[1] for c in counted),
+        }
+        if counted
+        else {}
+    )
+    turn = TurnRecord.from_messages(index, messages, **tokens)
     return turn if turn.response_text is not None else turn.model_copy(update={"error": NO_REPLY})

@@ -181,6 +181,29 @@ def sample_messages(sample: Mapping[str, Any], path: Path, within: str) -> list[
     return messages
 
 
+def message_usage(sample: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+    """Input and output tokens of the model call that wrote each assistant message, by the
+    message's id: Inspect's model events name the message their output became."""
+    usage: dict[str, tuple[int, int]] = {}
+    for event in sample.get("events") or []:
+        if not isinstance(event, dict) or event.get("event") != "model":
+            continue
+        output = event.get("output")
+        if not isinstance(output, dict) or not isinstance(output.get("usage"), dict):
+            continue
+        tokens = output["usage"]
+        for choice in output.get("choices") or []:
+            message = choice.get("message") if isinstance(choice, dict) else None
+            if isinstance(message, dict) and isinstance(message.get("id"), str):
+                counts = (tokens.get("input_tokens"), tokens.get("output_tokens"))
+                usage[message["id"]] = (_count(counts[0]), _count(counts[1]))
+    return usage
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
 def _message_fields(data: Mapping[str, Any]) -> dict[str, Any]:
     """An Inspect message in corix's fields; what corix does not model goes to metadata."""
     fields: dict[str, Any] = {"role": data.get("role"), "content": data.get("content")}
