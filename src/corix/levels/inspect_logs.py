@@ -89,10 +89,13 @@ def _member(archive: zipfile.ZipFile, name: str, path: Path) -> bytes:
         )
     if info.compress_type != _ZIP_ZSTANDARD:
         return archive.read(name)
-    decompressor = _zstandard(path).ZstdDecompressor()
-    data = decompressor.decompress(_raw_member(archive, info), max_output_size=info.file_size)
-    if zlib.crc32(data) != info.CRC:
-        raise ConfigError(f"{name} is damaged (its checksum does not match)", path=path)
+    # Streamed and cut one byte past the size the archive declares: a frame cannot make
+    # corix allocate what its header claims.
+    reader = _zstandard(path).ZstdDecompressor().stream_reader(_raw_member(archive, info))
+    with reader:
+        data = reader.read(info.file_size + 1)
+    if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
+        raise ConfigError(f"{name} is damaged (its size or checksum does not match)", path=path)
     return bytes(data)
 
 
@@ -171,9 +174,11 @@ def sample_messages(sample: Mapping[str, Any], path: Path, within: str) -> list[
     messages = []
     for index, message in enumerate(raw):
         field = f"{within}.messages.{index}"
-        data = _resolved(_object(message, path, field), attachments)
         try:
+            data = _resolved(_object(message, path, field), attachments)
             messages.append(Message.model_validate(_message_fields(data)))
+        except RecursionError:
+            raise ConfigError("nested too deeply", path=path, field=field) from None
         except ValidationError as exc:
             error = exc.errors()[0]
             where = format_location((field, *error["loc"]))
