@@ -190,16 +190,21 @@ def test_the_eval_and_json_forms_of_one_log_import_alike(sqlite_db: Database) ->
     assert stored("agent.eval") == stored("agent.json")
 
 
-def test_runs_list_counts_an_imported_runs_sessions(sqlite_db: Database) -> None:
-    run_id, _ = _import(sqlite_db, FILES / "agent.json")
-    code, out, _ = invoke("runs", "list", "--json", "--db", sqlite_db.url)
+def test_runs_list_counts_an_imported_runs_sessions(any_db: Database) -> None:
+    run_id, _ = _import(any_db, FILES / "agent.json")
+    code, out, _ = invoke("runs", "list", "--json", "--db", any_db.url)
     assert code == 0
     (listed,) = json.loads(out)
     assert listed["id"] == run_id
     summary = listed["summary"]
     assert (summary["sessions"], summary["failed_sessions"]) == (3, 1)
-    code, out, _ = invoke("runs", "show", run_id, "--json", "--db", sqlite_db.url)
+    # Turns: q1 2, q2 1, q3 1. Tokens: 40 in per model call, q1 made 4 calls, q3 5.
+    assert (summary["turns"], summary["prompt_tokens"]) == (4, 360)
+    code, out, _ = invoke("runs", "show", run_id, "--json", "--db", any_db.url)
     assert json.loads(out)["stored"]["sessions"] == summary["sessions"]
+    # Every message of every turn is stored on this backend as given.
+    tools = _sessions(any_db, run_id)["q1#1"]
+    assert [len(turn.steps) for turn in tools.turns] == [5, 4]
 
 
 @pytest.mark.parametrize(
