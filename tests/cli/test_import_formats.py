@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from cli_support import invoke
 
+from corix.config import CSV_CELL_LIMIT
 from corix.domain import EndReason, Message, MessageRole, SessionRecord
 from corix.storage import Database, iter_sessions, measured_dialogues
 from corix.storage.annotations import load_passes
@@ -106,6 +107,19 @@ def test_a_csv_cell_over_the_csv_modules_default_limit_is_read(
     )
     run_id, _ = _import(sqlite_db, path, *CONTEXT)
     assert _sessions(sqlite_db, run_id)["c"].turns[0].user_text == big
+
+
+def test_a_csv_cell_over_16_mib_is_a_usage_error_naming_file_line_and_column(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    path = tmp_path / "huge.csv"
+    huge = "x" * (CSV_CELL_LIMIT + 1)
+    path.write_text(
+        f"conversation_id,turn,role,text\nc,1,user,Hi\nc,2,assistant,{huge}\n", encoding="utf-8"
+    )
+    code, _, err = invoke("import", str(path), *CONTEXT, "--db", sqlite_db.url)
+    assert code == 2
+    assert f"{path}:3, field 'text': a cell of 16,777,217 characters; at most 16,777,216" in err
 
 
 def _needs_zstandard(log: str) -> None:
