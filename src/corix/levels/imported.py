@@ -44,6 +44,7 @@ CSV_COLUMNS = ("conversation_id", "turn", "role", "text")
 _CONTEXT = ("application", "scenario", "level")
 _CSV_MESSAGE_COLUMNS = ("tool_calls", "tool_call_id", "name")
 INSPECT_SUFFIXES = (".eval", ".json")
+_INSTRUCTIONS = (MessageRole.SYSTEM, MessageRole.DEVELOPER)
 
 __all__ = ["CSV_COLUMNS", "ImportedDialogue", "read_dialogues"]
 
@@ -60,7 +61,7 @@ class ImportedDialogue:
     source: ImportedSource
     end_reason: EndReason = EndReason.USER_ENDED
     end_detail: str | None = None
-    warnings: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = ()
     message_usage: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     """Prompt and completion tokens of the call that wrote an assistant message, by the
     message's id in its source (``metadata["id"]``): Inspect AI logs record them."""
@@ -74,9 +75,6 @@ class ImportedDialogue:
         """The system and developer messages' texts: what configured the application."""
         texts = [m.text for m in self.messages if m.role in _INSTRUCTIONS]
         return "\n\n".join(texts) if texts else None
-
-
-_INSTRUCTIONS = (MessageRole.SYSTEM, MessageRole.DEVELOPER)
 
 
 def read_dialogues(path: Path, defaults: Mapping[str, str | None]) -> list[ImportedDialogue]:
