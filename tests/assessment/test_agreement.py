@@ -202,6 +202,12 @@ def test_read_csv_and_jsonl_agree(tmp_path: Path) -> None:
     assert report.exact_agreement == 1.0
 
 
+def test_a_csv_item_id_with_a_line_break_is_one_cell(tmp_path: Path) -> None:
+    path = tmp_path / "labels.csv"
+    path.write_text('item_id,annotator,value\n"a\nb",x,1\nc,x,2\n', encoding="utf-8")
+    assert [(row.item_id, row.value) for row in read_labels(path)] == [("a\nb", "1"), ("c", "2")]
+
+
 def test_csv_errors_name_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.csv"
     path.write_text("item,annotator,value\n", encoding="utf-8")

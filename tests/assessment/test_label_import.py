@@ -134,3 +134,24 @@ def test_unreadable_files_name_the_file(sqlite_db: Database, run_id: str, tmp_pa
     broken.write_text('{"session_id": "x"}\n{oops\n', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"labels\.jsonl:2.*not valid JSON"):
         import_labels(sqlite_db, run_id, broken)
+
+
+def test_a_reasoning_cell_keeps_its_line_breaks_and_later_lines_keep_their_number(
+    sqlite_db: Database, run_id: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "labels.csv"
+    path.write_bytes(
+        (
+            f"\ufeff{HEADER}\r\n"
+            f"{CLEAN.id},risk_assessment,ra_prohibited_released,,bo,no,"
+            '"ep 3 only,\r\nnot later"\r\n'
+            f"{CLEAN.id},risk_assessment,ra_permitted_withheld,,bo,maybe,\r\n"
+        ).encode()
+    )
+    with pytest.raises(LabelImportError) as caught:
+        import_labels(sqlite_db, run_id, path)
+    assert [line for line, _ in caught.value.problems] == [4]  # the quoted cell spans 2-3
+    path.write_bytes(path.read_bytes().replace(b",maybe,", b",no,"))
+    import_labels(sqlite_db, run_id, path)
+    (stored,) = load_passes(sqlite_db, run_id=run_id)
+    assert stored.answers[0].reasoning == "ep 3 only,\r\nnot later"

@@ -29,7 +29,7 @@ SHELL_BLOCKS = {"", "bash", "sh", "shell", "console"}
 
 NOT_RUN = {
     "--endpoint local:": "needs the local extra (llama.cpp built from source) and a 98 MB model",
-    ".eval ": "needs an Inspect AI log and the inspect extra",
+    ".eval ": "needs an Inspect AI log (test_import_formats.py imports real ones)",
     "--ray-address auto": "needs a Ray cluster already running",
     "--ray-address ray://": "needs a Ray cluster reached through Ray Client",
 }

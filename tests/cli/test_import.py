@@ -96,7 +96,8 @@ def test_an_imported_turn_notes_its_unstorable_text_like_a_run_turn(
     (session,) = iter_sessions(sqlite_db, output.split("as run ")[1].split()[0])
     (turn,) = session.turns
     assert (turn.user_text, turn.response_text) == ("Who dies?\ufffd", "Nobody \ufffd dies.")
-    assert turn.meta["replaced_unstorable"] == ["user_text", "response_text"]
+    # The turn keeps its messages (the system message with them), replaced alike.
+    assert turn.meta["replaced_unstorable"] == ["user_text", "response_text", "messages"]
 
 
 def test_a_bad_dialogue_names_file_line_and_field_and_stores_nothing(

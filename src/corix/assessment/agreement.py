@@ -15,7 +15,6 @@ for the data (no items, or a single value used throughout) is ``None``.
 
 from __future__ import annotations
 
-import csv
 import math
 import warnings
 from collections import defaultdict
@@ -31,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from corix.assessment.settling_rules import Value
 from corix.assessment.stability import consensus
-from corix.config import format_location, jsonl_records, read_config_text
+from corix.config import format_location, jsonl_records, read_config_text, read_csv_rows
 from corix.errors import ConfigError, CorixError, unknown_name
 
 __all__ = [
@@ -117,9 +116,10 @@ def read_labels(path: Path) -> list[LabelRow]:
     Rows with an empty value are missing labels and are skipped. Errors name the file,
     the line and the field; two labels by one annotator for one item are an error.
     """
-    text = read_config_text(path)
     numbered = (
-        jsonl_records(text, path) if path.suffix in JSONL_SUFFIXES else _csv_records(text, path)
+        jsonl_records(read_config_text(path), path)
+        if path.suffix in JSONL_SUFFIXES
+        else _csv_records(path)
     )
     rows: list[LabelRow] = []
     seen: dict[tuple[str | None, str, str], int] = {}
@@ -146,26 +146,22 @@ def read_labels(path: Path) -> list[LabelRow]:
     return rows
 
 
-def _csv_records(text: str, path: Path) -> list[tuple[int, dict[str, Any]]]:
-    reader = csv.DictReader(text.splitlines())
-    header = reader.fieldnames or []
-    missing = [column for column in LABEL_COLUMNS if column not in header]
+def _csv_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    table = read_csv_rows(path)
+    missing = table.missing(LABEL_COLUMNS)
     if missing:
         raise ConfigError(
             f"missing column(s) {', '.join(missing)}; expected {','.join(LABEL_COLUMNS)}",
             path=path,
             line=1,
         )
-    wanted = (*LABEL_COLUMNS, *OPTIONAL_LABEL_COLUMNS)
+    wanted = [key for key in (*LABEL_COLUMNS, *OPTIONAL_LABEL_COLUMNS) if key in table.header]
     records = []
-    try:
-        for record in reader:
-            cleaned = {key: (record.get(key) or "").strip() for key in wanted if key in header}
-            if cleaned.get("question_id") == "":
-                cleaned.pop("question_id")
-            records.append((reader.line_num, cleaned))
-    except csv.Error as exc:  # e.g. a field beyond csv.field_size_limit()
-        raise ConfigError(f"malformed CSV: {exc}", path=path, line=reader.line_num + 1) from None
+    for line, record in table.rows:
+        cleaned = {key: record[key].strip() for key in wanted}
+        if cleaned.get("question_id") == "":
+            cleaned.pop("question_id")
+        records.append((line, cleaned))
     return records
 
 

@@ -14,7 +14,6 @@ line it comes from; only a clean file is stored, in one transaction.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,7 @@ from corix.assessment.answers import (
 )
 from corix.assessment.harms import HarmPack, builtin_harm_packs
 from corix.assessment.schema import AnnotationSchema, load_builtin_schema
-from corix.config import jsonl_records, read_config_text
+from corix.config import jsonl_records, read_config_text, read_csv_rows
 from corix.errors import ConfigError, CorixError
 from corix.storage import Database, NewPass, get_run, insert_passes, pass_keys, session_infos
 
@@ -78,22 +77,17 @@ class _Pass:
 
 
 def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    text = read_config_text(path)
     if path.suffix in JSONL_SUFFIXES:
-        return jsonl_records(text, path)
-    reader = csv.DictReader(text.splitlines())
-    missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
-    if missing:
+        return jsonl_records(read_config_text(path), path)
+    table = read_csv_rows(path)
+    if table.missing(REQUIRED_COLUMNS):
         raise ConfigError(
-            f"missing column(s) {', '.join(missing)}; expected {','.join(REQUIRED_COLUMNS)} "
-            f"and optionally {','.join(OPTIONAL_COLUMNS)}",
+            f"missing column(s) {', '.join(table.missing(REQUIRED_COLUMNS))}; expected "
+            f"{','.join(REQUIRED_COLUMNS)} and optionally {','.join(OPTIONAL_COLUMNS)}",
             path=path,
             line=1,
         )
-    try:
-        return [(reader.line_num, dict(record)) for record in reader]
-    except csv.Error as exc:  # e.g. a field beyond csv.field_size_limit()
-        raise ConfigError(f"malformed CSV: {exc}", path=path, line=reader.line_num + 1) from None
+    return [(line, dict(record)) for line, record in table.rows]
 
 
 def _text(record: Mapping[str, Any], key: str) -> str:

@@ -7,11 +7,14 @@ from typing import Annotated
 
 import typer
 
-from corix.cli.common import DbOption, console, database
+from corix.cli.common import DbOption, console, database, err_console
 
 
 def import_command(
-    path: Annotated[Path, typer.Argument(help="Dialogues: .jsonl (OpenAI messages) or .csv.")],
+    path: Annotated[
+        Path,
+        typer.Argument(help="Dialogues: .jsonl (OpenAI messages), .csv, or an Inspect AI log."),
+    ],
     name: Annotated[str | None, typer.Option(help="Name of the new run.")] = None,
     application: Annotated[
         str | None, typer.Option(help="Application, if not in the file.")
@@ -29,6 +32,8 @@ def import_command(
     defaults = {"application": application, "scenario": scenario, "level": level}
     with database(db, create=True) as database_:
         imported = import_dialogues(database_, path, name=name, defaults=defaults)
+    for warning in imported.warnings:
+        err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     console.print(
         f"imported {imported.dialogues} dialogues as run {imported.run_id}", soft_wrap=True
     )

@@ -1,5 +1,6 @@
 """Loading pydantic configuration models from YAML with errors that name file, field and line."""
 
+from corix.config.csv_inputs import CSV_CELL_LIMIT, CsvRows, read_csv_rows
 from corix.config.json_inputs import json_object_from_env, jsonl_records
 from corix.config.templates import (
     MAX_LOOP_STEPS,
@@ -25,10 +26,12 @@ from corix.config.yaml_loader import (
 
 __all__ = [
     "ALIAS_BUDGET",
+    "CSV_CELL_LIMIT",
     "MAX_DEPTH",
     "MAX_LOOP_STEPS",
     "MAX_TEXT",
     "BoundedSandbox",
+    "CsvRows",
     "Location",
     "TemplateLimitError",
     "compose_yaml",
@@ -40,6 +43,7 @@ __all__ = [
     "parse_yaml_document",
     "parse_yaml_model",
     "read_config_text",
+    "read_csv_rows",
     "render_bounded",
     "validation_summary",
     "yaml_data",

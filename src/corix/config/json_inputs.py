@@ -32,9 +32,13 @@ def json_object_from_env(variable: str) -> dict[str, Any] | None:
 
 
 def jsonl_records(text: str, path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """Each non-blank line of a JSON Lines file as ``(line number, object)``."""
+    """Each non-blank line of a JSON Lines file as ``(line number, object)``.
+
+    Lines end at ``\n`` only (a ``\r`` before it is dropped): JSON allows U+2028, U+2029,
+    U+0085 and form feeds inside strings, where ``str.splitlines`` would cut the line.
+    """
     records = []
-    for line, raw in enumerate(text.splitlines(), start=1):
+    for line, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         try:

@@ -5,10 +5,18 @@ schemas (``corix.web``).
 """
 
 from corix.domain.annotation_jobs import AnnotationJobSettings, EndpointIdentity, public_url
+from corix.domain.messages import (
+    ContentPart,
+    Message,
+    MessageRole,
+    ToolCall,
+    split_turns,
+)
 from corix.domain.reports import ReportFormat, ReportOutput, ReportTree, WrittenReportSettings
 from corix.domain.runs import RUN_SUMMARY_VERSION, Invocation, RunSummary, RunUsage
 from corix.domain.session_records import (
     EndReason,
+    ImportedSource,
     Level,
     ModelUsage,
     Provenance,
@@ -19,14 +27,19 @@ from corix.domain.session_records import (
     SessionStatus,
     TurnRecord,
 )
+from corix.domain.step_views import StepKind, StepView, render_steps, step_views
 
 __all__ = [
     "RUN_SUMMARY_VERSION",
     "AnnotationJobSettings",
+    "ContentPart",
     "EndReason",
     "EndpointIdentity",
+    "ImportedSource",
     "Invocation",
     "Level",
+    "Message",
+    "MessageRole",
     "ModelUsage",
     "Provenance",
     "QuestionnaireAnswer",
@@ -39,7 +52,13 @@ __all__ = [
     "SessionRecord",
     "SessionSource",
     "SessionStatus",
+    "StepKind",
+    "StepView",
+    "ToolCall",
     "TurnRecord",
     "WrittenReportSettings",
     "public_url",
+    "render_steps",
+    "split_turns",
+    "step_views",
 ]

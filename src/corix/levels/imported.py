@@ -1,76 +1,98 @@
 """Dialogues recorded elsewhere, read as sessions: annotated, scored and reported like any.
 
-Three formats:
+Three formats, each stored as given (docs/formats.md):
 
-* **JSON Lines** — one dialogue per line: ``{"id": …, "messages": [{"role": "user",
-  "content": …}, {"role": "assistant", …}, …], "application": …, "scenario": …,
-  "level": …}`` (OpenAI's chat ``messages``; ``system`` messages are left out, since
-  annotators never see an application's instructions);
+* **JSON Lines** — one dialogue per line: ``{"id": …, "messages": […], "application": …,
+  "scenario": …, "level": …}``, ``messages`` in OpenAI's chat format in any of its current
+  shapes: system and developer messages, content as text or a list of parts, assistant
+  tool calls (content ``null``), ``tool`` results, an assistant speaking first, several
+  messages of one role in a row. Other keys of the line are kept as the source's metadata;
 * **CSV** — ``conversation_id,turn,role,text`` with ``application``, ``scenario`` and
-  ``level`` columns, one row per message, messages ordered by ``turn``;
-* **Inspect AI eval logs** (``.eval``, or an Inspect ``.json`` log), read through Inspect's
-  own library (the ``inspect`` extra): one dialogue per sample and epoch, the evaluated
-  model as the application unless given, scenario and level from each sample's metadata
-  or given once for the file.
+  ``level`` columns, one row per message ordered by ``turn``; optional ``tool_calls``
+  (OpenAI's JSON list), ``tool_call_id`` and ``name`` columns; other columns are kept in the
+  message's metadata;
+* **Inspect AI eval logs** (``.eval``, or an Inspect ``.json`` log; :mod:`inspect_logs`):
+  one dialogue per sample and epoch, the evaluated model as the application unless given,
+  scenario and level from each sample's metadata or given once for the file. A sample's
+  scores, token usage, metadata, target, limit and error are kept in the provenance; a
+  sample that errored is stored as failed with Inspect's error (never measured), one a
+  message limit stopped as ended at its turn limit.
 
-Each user message and the assistant message after it make a turn; a user message with no
-reply makes a turn without one, so the dialogue counts as not measurable if nothing was
-answered. ``application``, ``scenario`` and ``level`` may be given once for the whole file
-instead. Every problem names the file, the line and the field, and nothing is stored
-unless the whole file reads.
+The messages are split into turns (:func:`corix.domain.split_turns`). ``application``,
+``scenario`` and ``level`` may be given once for the whole file instead. Every problem
+names the file, the line and the field, and nothing is stored unless the whole file reads.
 """
 
 from __future__ import annotations
 
-import csv
+import dataclasses
+import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from corix.config import jsonl_records, read_config_text
-from corix.domain import Level
+from pydantic import ValidationError
+
+from corix.config import format_location, jsonl_records, read_config_text, read_csv_rows
+from corix.domain import EndReason, ImportedSource, Level, Message, MessageRole
 from corix.errors import ConfigError
+from corix.levels.inspect_logs import message_usage, read_inspect_log, sample_messages
 from corix.scenarios import PACK_FOLDERS
 
 CSV_COLUMNS = ("conversation_id", "turn", "role", "text")
 _CONTEXT = ("application", "scenario", "level")
+_CSV_MESSAGE_COLUMNS = ("tool_calls", "tool_call_id", "name")
+INSPECT_SUFFIXES = (".eval", ".json")
+_INSTRUCTIONS = (MessageRole.SYSTEM, MessageRole.DEVELOPER)
 
 __all__ = ["CSV_COLUMNS", "ImportedDialogue", "read_dialogues"]
 
 
 @dataclass(frozen=True)
 class ImportedDialogue:
-    """One dialogue read from a file: ``turns`` pairs a user message with its reply."""
+    """One dialogue read from a file: its messages in order, as the file gave them."""
 
     key: str
     application: str
     scenario: str
     level: Level
-    turns: tuple[tuple[str, str | None], ...]
-    line: int | None
+    messages: tuple[Message, ...]
+    source: ImportedSource
+    end_reason: EndReason = EndReason.USER_ENDED
+    end_detail: str | None = None
+    warnings: tuple[str, ...] = ()
+    message_usage: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """Prompt and completion tokens of the call that wrote an assistant message, by the
+    message's id in its source (``metadata["id"]``): Inspect AI logs record them."""
 
+    @property
+    def line(self) -> int | None:
+        return self.source.line
 
-INSPECT_SUFFIXES = (".eval", ".json")
+    @property
+    def system_prompt(self) -> str | None:
+        """The system and developer messages' texts: what configured the application."""
+        texts = [m.text for m in self.messages if m.role in _INSTRUCTIONS]
+        return "\n\n".join(texts) if texts else None
 
 
 def read_dialogues(path: Path, defaults: Mapping[str, str | None]) -> list[ImportedDialogue]:
     """Every dialogue of ``path``; ``defaults`` fill context columns."""
-    if path.suffix.lower() in INSPECT_SUFFIXES:
+    suffix = path.suffix.lower()
+    if suffix in INSPECT_SUFFIXES:
         dialogues = list(_from_inspect_log(path, defaults))
-        _check_unique(dialogues, path)
-        return dialogues
-    text = read_config_text(path)
-    if path.suffix.lower() == ".csv":
-        dialogues = list(_from_csv(text, path, defaults))
-    elif path.suffix.lower() in (".jsonl", ".ndjson"):
+    elif suffix == ".csv":
+        dialogues = list(_from_csv(path, defaults))
+    elif suffix in (".jsonl", ".ndjson"):
         dialogues = [
-            _from_messages(record, line, path, defaults)
-            for line, record in jsonl_records(text, path)
+            _from_json_line(record, line, path, defaults)
+            for line, record in jsonl_records(read_config_text(path), path)
         ]
     else:
         raise ConfigError(
-            "expected a .jsonl or .csv file of dialogues, or an Inspect AI .eval log", path=path
+            "expected a .jsonl or .csv file of dialogues, or an Inspect AI .eval or .json log",
+            path=path,
         )
     _check_unique(dialogues, path)
     return dialogues
@@ -91,98 +113,162 @@ def _check_unique(dialogues: list[ImportedDialogue], path: Path) -> None:
         keys[dialogue.key] = dialogue.line
 
 
+# -- Inspect AI -------------------------------------------------------------------------------
+
+
 def _from_inspect_log(path: Path, defaults: Mapping[str, str | None]) -> Iterable[ImportedDialogue]:
-    try:
-        from inspect_ai.log import read_eval_log
-    except ImportError:
-        raise ConfigError(
-            "reading Inspect AI logs needs the inspect extra: pip install 'corix[inspect]'",
-            path=path,
-        ) from None
-    try:
-        log = read_eval_log(str(path))
-    except Exception as exc:  # Inspect raises many kinds; any of them means an unreadable log
-        raise ConfigError(f"not a readable Inspect AI eval log: {exc}", path=path) from None
-    model = defaults.get("application") or log.eval.model
-    for index, sample in enumerate(log.samples or []):
-        metadata = dict(sample.metadata or {})
+    log = read_inspect_log(path)
+    model = log.eval.get("model")
+    for index, sample in enumerate(log.samples):
+        within = f"samples.{index}"
+        metadata = _object_or_none(sample.get("metadata")) or {}
         record = {column: metadata.get(column) for column in _CONTEXT}
-        record["application"] = record["application"] or model
-        pairs = [
-            (str(message.role), message.text)
-            for message in sample.messages
-            if message.role in ("user", "assistant")
-        ]
-        field = f"samples.{index}"
-        context = _context(record, defaults, path, None, field)
-        yield _dialogue(f"{sample.id}#{sample.epoch}", pairs, context, path, None, field)
+        record["application"] = defaults.get("application") or record["application"] or model
+        context = _context(record, defaults, path, None, within)
+        error, limit = _object_or_none(sample.get("error")), _object_or_none(sample.get("limit"))
+        source = ImportedSource(
+            format="inspect",
+            file=path.name,
+            task=_text_or_none(log.eval.get("task")),
+            eval_id=_text_or_none(log.eval.get("eval_id")),
+            sample_id=_text_or_none(sample.get("id")),
+            epoch=sample.get("epoch") if isinstance(sample.get("epoch"), int) else None,
+            target=sample.get("target"),
+            metadata=metadata,
+            scores=_object_or_none(sample.get("scores")) or {},
+            usage=_object_or_none(sample.get("model_usage")) or {},
+            limit=limit,
+            error={k: error.get(k) for k in ("message", "traceback")} if error else None,
+        )
+        end_reason, detail = EndReason.USER_ENDED, None
+        if error:
+            end_reason, detail = EndReason.SOURCE_ERROR, str(error.get("message") or "error")
+        elif limit:
+            detail = str(limit.get("reason") or f"{limit.get('type')} limit {limit.get('limit')}")
+            if limit.get("type") == "message":
+                end_reason = EndReason.TURN_LIMIT
+        messages = sample_messages(sample, path, within)
+        key = f"{sample.get('id')}#{sample.get('epoch')}"
+        dialogue = _dialogue(key, messages, context, source, path, within, end_reason, detail)
+        yield dataclasses.replace(dialogue, message_usage=message_usage(sample))
 
 
-def _from_messages(
+def _object_or_none(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) and value else None
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+# -- JSON Lines -------------------------------------------------------------------------------
+
+
+def _from_json_line(
     record: dict[str, Any], line: int, path: Path, defaults: Mapping[str, str | None]
 ) -> ImportedDialogue:
-    messages = record.get("messages")
-    if not isinstance(messages, list) or not messages:
+    raw = record.get("messages")
+    if not isinstance(raw, list) or not raw:
         raise ConfigError(
             "expected a non-empty list of messages", path=path, field="messages", line=line
         )
-    pairs: list[tuple[str, str]] = []
-    for index, message in enumerate(messages):
-        field = f"messages.{index}"
-        if not isinstance(message, dict):
-            raise ConfigError(
-                "expected an object with role and content", path=path, field=field, line=line
-            )
-        role, content = message.get("role"), message.get("content")
-        if role not in ("system", "user", "assistant"):
-            raise ConfigError(
-                f"role must be user, assistant or system, not {role!r}",
-                path=path,
-                field=f"{field}.role",
-                line=line,
-            )
-        if not isinstance(content, str):
-            raise ConfigError(
-                "content must be text", path=path, field=f"{field}.content", line=line
-            )
-        if role != "system":
-            pairs.append((role, content))
+    messages = [
+        _openai_message(message, path, f"messages.{index}", line)
+        for index, message in enumerate(raw)
+    ]
     key = str(record.get("id") or f"line-{line}")
-    return _dialogue(key, pairs, _context(record, defaults, path, line), path, line)
+    source = ImportedSource(
+        format="openai_jsonl",
+        file=path.name,
+        line=line,
+        metadata={k: v for k, v in record.items() if k not in ("id", "messages", *_CONTEXT)},
+    )
+    return _dialogue(key, messages, _context(record, defaults, path, line), source, path)
 
 
-def _from_csv(
-    text: str, path: Path, defaults: Mapping[str, str | None]
-) -> Iterable[ImportedDialogue]:
-    reader = csv.DictReader(text.splitlines())
-    missing = [column for column in CSV_COLUMNS if column not in (reader.fieldnames or [])]
+def _openai_message(data: Any, path: Path, field: str | None, line: int) -> Message:
+    """``data`` as a message; ``field`` is its place in a JSON line, ``None`` a CSV row's."""
+    if not isinstance(data, dict):
+        raise ConfigError(
+            "expected an object with role and content", path=path, field=field, line=line
+        )
+    try:
+        return Message.from_openai(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc, problem = _openai_location(tuple(error["loc"])), _message_problem(error)
+        if field is None:  # a CSV row: name the column
+            column = str(loc[0]) if loc else "role"
+            where = "text" if column == "content" else column
+        else:
+            where = format_location((field, *loc))
+        raise ConfigError(problem, path=path, field=where, line=line) from None
+
+
+def _openai_location(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """A validation error's place in the file's terms: a tool call's ``name`` and
+    ``arguments`` are under its ``function``; content is one field, whatever its type."""
+    if loc[:1] == ("content",):
+        return loc[:1]
+    if loc[:1] == ("tool_calls",) and len(loc) > 2 and loc[2] in ("name", "arguments"):
+        return (*loc[:2], "function", *loc[2:])
+    return loc
+
+
+def _message_problem(error: Any) -> str:
+    if error["loc"][:1] == ("role",):
+        roles = ", ".join(role.value for role in MessageRole)
+        return f"role must be one of {roles}, not {error.get('input')!r}"
+    if error["loc"][:1] == ("content",):
+        return "content must be text, a list of content parts, or null"
+    return str(error["msg"])
+
+
+# -- CSV --------------------------------------------------------------------------------------
+
+
+def _from_csv(path: Path, defaults: Mapping[str, str | None]) -> Iterable[ImportedDialogue]:
+    table = read_csv_rows(path)
+    missing = table.missing(CSV_COLUMNS)
     if missing:
         raise ConfigError(f"missing column '{missing[0]}'", path=path, field=missing[0], line=1)
     rows: dict[str, list[tuple[float, int, dict[str, str]]]] = {}
-    for row in reader:
-        line = reader.line_num
+    for line, row in table.rows:
         try:
             turn = float(row["turn"])
-        except (TypeError, ValueError):
+        except ValueError:
             raise ConfigError("turn must be a number", path=path, field="turn", line=line) from None
         rows.setdefault(row["conversation_id"], []).append((turn, line, row))
     for key, found in rows.items():
         found.sort(key=lambda item: item[0])
         first_line = found[0][1]
-        pairs = []
-        for _turn, line, row in found:
-            role = (row.get("role") or "").strip().lower()
-            if role not in ("system", "user", "assistant"):
-                raise ConfigError(
-                    f"role must be user, assistant or system, not {role!r}",
-                    path=path,
-                    field="role",
-                    line=line,
-                )
-            if role != "system":
-                pairs.append((role, row.get("text") or ""))
+        messages = [_csv_message(row, path, line) for _turn, line, row in found]
         context = _context(found[0][2], defaults, path, first_line)
-        yield _dialogue(key, pairs, context, path, first_line)
+        source = ImportedSource(format="csv", file=path.name, line=first_line)
+        yield _dialogue(key, messages, context, source, path)
+
+
+def _csv_message(row: Mapping[str, str], path: Path, line: int) -> Message:
+    data: dict[str, Any] = {"role": row["role"].strip().lower(), "content": row["text"]}
+    for column in _CSV_MESSAGE_COLUMNS:
+        if row.get(column, "").strip():
+            data[column] = row[column].strip()
+    if "tool_calls" in data:
+        try:
+            data["tool_calls"] = json.loads(data["tool_calls"])
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"not valid JSON: {exc.msg}", path=path, field="tool_calls", line=line
+            ) from None
+        if data["content"] == "":
+            data["content"] = None  # a tool-calling message without text, as OpenAI has it
+    known = {*CSV_COLUMNS, *_CSV_MESSAGE_COLUMNS, *_CONTEXT}
+    extra = {column: value for column, value in row.items() if column not in known and value}
+    message = _openai_message(data, path, None, line)
+    return message.model_copy(update={"metadata": extra}) if extra else message
+
+
+# -- shared -----------------------------------------------------------------------------------
 
 
 def _context(
@@ -226,31 +312,30 @@ def _context(
 
 def _dialogue(
     key: str,
-    messages: list[tuple[str, str]],
+    messages: list[Message],
     context: tuple[str, str, Level],
+    source: ImportedSource,
     path: Path,
-    line: int | None,
     within: str | None = None,
+    end_reason: EndReason = EndReason.USER_ENDED,
+    end_detail: str | None = None,
 ) -> ImportedDialogue:
-    turns: list[tuple[str, str | None]] = []
-    for role, content in messages:
-        if role == "user":
-            turns.append((content, None))
-        elif not turns or turns[-1][1] is not None:
-            raise ConfigError(
-                "an assistant message must answer a user message",
-                path=path,
-                field=f"{within}.messages" if within else "role",
-                line=line,
-            )
-        else:
-            turns[-1] = (turns[-1][0], content)
-    if not turns:
-        raise ConfigError(
-            "the dialogue has no user message",
-            path=path,
-            field=f"{within}.messages" if within else "messages",
-            line=line,
+    where = f"{path}, {within or f'line {source.line}'}"
+    warnings = []
+    if not any(m.role is MessageRole.USER for m in messages):
+        warnings.append(
+            f"{where}: dialogue '{key}' has no user message; it is stored as given, "
+            "but a measurement judges replies to a user"
         )
     application, scenario, level = context
-    return ImportedDialogue(key, application, scenario, level, tuple(turns), line)
+    return ImportedDialogue(
+        key,
+        application,
+        scenario,
+        level,
+        tuple(messages),
+        source,
+        end_reason,
+        end_detail,
+        tuple(warnings),
+    )

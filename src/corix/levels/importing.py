@@ -8,7 +8,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from corix.domain import EndReason, Provenance, SessionSource, TurnRecord
+from corix.domain import (
+    EndReason,
+    Message,
+    MessageRole,
+    Provenance,
+    SessionSource,
+    TurnRecord,
+    split_turns,
+)
 from corix.execution import new_run_id
 from corix.levels.imported import ImportedDialogue, read_dialogues
 from corix.scenarios import pack_record, resolve_pack
@@ -32,6 +40,9 @@ IMPORTED_SPEC = "imported"
 class ImportedRun:
     run_id: str
     dialogues: int
+    warnings: tuple[str, ...] = ()
+    """What was stored as given but may not measure as expected (a dialogue with no user
+    message), one line each, naming the file and the dialogue."""
 
 
 def import_dialogues(
@@ -54,18 +65,14 @@ def import_dialogues(
     )
     sessions = [_recorded(run.id, d, application_ids[d.application]) for d in dialogues]
     store_recorded_run(db, run, sessions)
-    return ImportedRun(run.id, len(dialogues))
+    warnings = tuple(warning for d in dialogues for warning in d.warnings)
+    return ImportedRun(run.id, len(dialogues), warnings)
 
 
 def _recorded(run_id: str, dialogue: ImportedDialogue, application_id: int) -> RecordedSession:
+    split = split_turns(dialogue.messages)
     turns = tuple(
-        TurnRecord(
-            index=index,
-            user_text=user_text,
-            response_text=reply,
-            error=None if reply is not None else NO_REPLY,
-        )
-        for index, (user_text, reply) in enumerate(dialogue.turns)
+        _turn(index, messages, dialogue.message_usage) for index, messages in enumerate(split)
     )
     session = NewSession(
         id=uuid.uuid4().hex,
@@ -80,9 +87,34 @@ def _recorded(run_id: str, dialogue: ImportedDialogue, application_id: int) -> R
             scenario=dialogue.scenario,
             engine="imported",
             conversation_id=dialogue.key,
+            system_prompt=dialogue.system_prompt,
+            imported=dialogue.source,
         ),
     )
     answered = any(turn.response_text is not None for turn in turns)
-    return RecordedSession(
-        session, turns, EndReason.USER_ENDED if answered else EndReason.APP_ERROR
+    end_reason = dialogue.end_reason
+    if end_reason is EndReason.USER_ENDED and not answered:
+        end_reason = EndReason.APP_ERROR
+    return RecordedSession(session, turns, end_reason, dialogue.end_detail)
+
+
+def _turn(
+    index: int, messages: tuple[Message, ...], usage: Mapping[str, tuple[int, int]]
+) -> TurnRecord:
+    """A turn of the messages as given, with the tokens its source counted for the
+    application's messages in it; a turn the application did not answer says so."""
+    counted = [
+        usage[m.metadata["id"]]
+        for m in messages
+        if m.role is MessageRole.ASSISTANT and m.metadata.get("id") in usage
+    ]
+    tokens = (
+        {
+            "prompt_tokens": sum(c[0] for c in counted),
+            "completion_tokens": sum(c[1] for c in counted),
+        }
+        if counted
+        else {}
     )
+    turn = TurnRecord.from_messages(index, messages, **tokens)
+    return turn if turn.response_text is not None else turn.model_copy(update={"error": NO_REPLY})

@@ -13,6 +13,7 @@ from typing import Any, TypeVar, cast
 from sqlalchemy import CursorResult, Delete, Select, delete, func, insert, select, tuple_
 from sqlalchemy.orm import Session
 
+from corix.domain import EndReason
 from corix.storage.database import Database
 from corix.storage.measured import answered_turns
 from corix.storage.orm import (
@@ -56,8 +57,9 @@ def session_infos(
 ) -> dict[str, SessionInfo]:
     """Complete sessions of ``run_id`` by id, with their application, scenario and level.
 
-    ``answered_only`` leaves out sessions the application never answered: they are not
-    measurable, so annotators skip them (imported labels for them are still accepted).
+    ``answered_only`` leaves out sessions the application never answered and those that
+    ended in an error where they were recorded: they are not measurable, so annotators
+    skip them (imported labels for them are still accepted).
     """
     turns = (
         select(TurnRow.session_id, func.count().label("n")).group_by(TurnRow.session_id).subquery()
@@ -78,7 +80,10 @@ def session_infos(
         .order_by(SessionRow.id)
     )
     if answered_only:
-        query = query.where(answered.c.answered > 0)
+        query = query.where(
+            answered.c.answered > 0,
+            SessionRow.end_reason.is_distinct_from(EndReason.SOURCE_ERROR.value),
+        )
     with db.session() as s:
         return {
             row[0]: SessionInfo(

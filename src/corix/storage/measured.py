@@ -150,6 +150,7 @@ def _dialogue_query(run_ids: Sequence[str], turns: Subquery) -> Select[tuple[Any
             func.coalesce(turns.c.answered, 0),
             turns.c.error,
             SessionRow.provenance,
+            SessionRow.end_detail,
         )
         .join(ApplicationRow, ApplicationRow.id == SessionRow.application_id)
         .outerjoin(turns, turns.c.session_id == SessionRow.id)
@@ -179,7 +180,7 @@ def _dialogues(
                 level=row[5],
                 source=row[6],
                 tester_id=row[7],
-                not_measurable=None if row[9] else _reason(row[8], row[10]),
+                not_measurable=_not_measurable(row[8], row[9], row[10], row[12]),
                 tester=tester_of(row[6], row[7], row[11] or {}),
             )
             for row in s.execute(query)
@@ -189,12 +190,26 @@ def _dialogues(
 _FAILED_ENDINGS = frozenset({EndReason.APP_ERROR.value, EndReason.SIMULATOR_ERROR.value})
 
 
+def _not_measurable(
+    end_reason: str | None, answered: int, error: str | None, detail: str | None
+) -> str | None:
+    """Why a dialogue is left out of rates, or ``None``: one recorded elsewhere that ended
+    there in an error, whatever it holds, or one the application never answered."""
+    if end_reason == EndReason.SOURCE_ERROR.value:
+        return _first_line(f"{end_reason}: {detail}" if detail else end_reason)
+    return None if answered else _reason(end_reason, error)
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0][:200]
+
+
 def _reason(end_reason: str | None, error: str | None) -> str:
     """Why a dialogue without a reply is not measurable: the failure that ended it, or —
     when it ended normally (a script ran out, a tester left) — that nothing was answered."""
     kind = end_reason if end_reason in _FAILED_ENDINGS else "no application reply"
     if error and error.strip():
-        return f"{kind}: {error.strip().splitlines()[0][:200]}"
+        return f"{kind}: {_first_line(error)}"
     return kind
 
 

@@ -8,6 +8,7 @@ invocation's memory, so a resumed run reports the same numbers as an uninterrupt
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -43,7 +44,12 @@ __all__ = [
 ]
 
 FAILED_END_REASONS = frozenset(
-    {EndReason.APP_ERROR.value, EndReason.SIMULATOR_ERROR.value, EndReason.STORAGE_ERROR.value}
+    {
+        EndReason.APP_ERROR.value,
+        EndReason.SIMULATOR_ERROR.value,
+        EndReason.STORAGE_ERROR.value,
+        EndReason.SOURCE_ERROR.value,
+    }
 )
 """End reasons that make a session count as failed in a run's totals and status."""
 
@@ -97,43 +103,56 @@ class RecordedSession:
     session: NewSession
     turns: tuple[TurnRecord, ...]
     end_reason: EndReason | None
+    end_detail: str | None = None
+    """Why it ended so, in the words of where it was recorded (an Inspect sample's error)."""
     ended_at: datetime = field(default_factory=utcnow)
 
 
 def store_recorded_run(db: Database, new: NewRun, sessions: Sequence[RecordedSession]) -> None:
-    """A run recorded elsewhere with all its sessions, in one transaction: a failure leaves
-    no run, no session and no turn behind."""
+    """A run recorded elsewhere with all its sessions and its summary (counted from the
+    stored rows, as a run's end counts them), in one transaction: a failure leaves no run,
+    no session and no turn behind."""
     with db.session() as tx:
         insert_run(tx, new)
         for recorded in sessions:
-            end = SessionEnd(recorded.session.id, recorded.end_reason, ended_at=recorded.ended_at)
+            end = SessionEnd(
+                recorded.session.id,
+                recorded.end_reason,
+                recorded.end_detail,
+                ended_at=recorded.ended_at,
+            )
             store_session(tx, recorded.session, recorded.turns, end)
+        tx.flush()
+        summary = RunSummary(**dataclasses.asdict(_totals(tx, new.id))).model_dump(mode="json")
+        tx.execute(update(RunRow).where(RunRow.id == new.id).values(summary=summary))
 
 
 def run_totals(db: Database, run_id: str) -> RunTotals:
     """Sessions, failed sessions, turns, error turns and application tokens of the run."""
     with db.session() as s:
-        sessions, failed = s.execute(
-            select(
-                func.count(),
-                func.coalesce(
-                    func.sum(
-                        case((SessionRow.end_reason.in_(sorted(FAILED_END_REASONS)), 1), else_=0)
-                    ),
-                    0,
-                ),
-            ).where(SessionRow.run_id == run_id)
-        ).one()
-        turns, error_turns, prompt, completion = s.execute(
-            select(
-                func.count(TurnRow.id),
-                func.count(TurnRow.error),
-                func.coalesce(func.sum(TurnRow.prompt_tokens), 0),
-                func.coalesce(func.sum(TurnRow.completion_tokens), 0),
-            )
-            .join(SessionRow, SessionRow.id == TurnRow.session_id)
-            .where(SessionRow.run_id == run_id)
-        ).one()
+        return _totals(s, run_id)
+
+
+def _totals(s: Transaction, run_id: str) -> RunTotals:
+    sessions, failed = s.execute(
+        select(
+            func.count(),
+            func.coalesce(
+                func.sum(case((SessionRow.end_reason.in_(sorted(FAILED_END_REASONS)), 1), else_=0)),
+                0,
+            ),
+        ).where(SessionRow.run_id == run_id)
+    ).one()
+    turns, error_turns, prompt, completion = s.execute(
+        select(
+            func.count(TurnRow.id),
+            func.count(TurnRow.error),
+            func.coalesce(func.sum(TurnRow.prompt_tokens), 0),
+            func.coalesce(func.sum(TurnRow.completion_tokens), 0),
+        )
+        .join(SessionRow, SessionRow.id == TurnRow.session_id)
+        .where(SessionRow.run_id == run_id)
+    ).one()
     return RunTotals(
         sessions=int(sessions),
         failed_sessions=int(failed),
