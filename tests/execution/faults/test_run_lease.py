@@ -18,7 +18,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from sqlalchemy import update
+from sqlalchemy import text
 
 from corix.cli.common import run_cli
 from corix.cli.exit_codes import ExitCode
@@ -26,7 +26,6 @@ from corix.cli.main import app
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.storage import Database, get_run, list_runs, session_states, shown_status
 from corix.storage.clock import utcnow
-from corix.storage.orm import RunRow
 
 
 def _corix(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -140,9 +139,8 @@ async def test_a_paused_holder_that_wakes_after_a_takeover_stops_and_writes_noth
             paused.send_signal(signal.SIGSTOP)
             with db.session() as s:  # what 45 s of silence look like to another process
                 s.execute(
-                    update(RunRow)
-                    .where(RunRow.id == run_id)
-                    .values(lease_heartbeat_at=utcnow() - timedelta(seconds=600))
+                    text("UPDATE runs SET lease_heartbeat_at = :at WHERE id = :run"),
+                    {"at": utcnow() - timedelta(seconds=600), "run": run_id},
                 )
             code, output = await asyncio.to_thread(
                 _corix, capsys, "run", "--resume", run_id, "--db", db.url

@@ -6,7 +6,7 @@ process took the run over cannot write again (see ``corix.storage.run_lease``). 
 start at epoch 0.
 
 Revision ID: lease_epoch
-Revises: cell_usage_sources
+Revises: turn_messages
 """
 
 from collections.abc import Sequence
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "lease_epoch"
-down_revision: str | None = "cell_usage_sources"
+down_revision: str | None = "turn_messages"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
