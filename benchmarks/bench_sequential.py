@@ -120,6 +120,7 @@ class MixCell:
     sequential_n: float
     coverage: float
     sequential_met: float
+    worst_met: float
     known_n: int
     known_met: float
     assured_n: int
@@ -169,6 +170,7 @@ def mix_savings(rates: Sequence[float], width: float, wave: int) -> list[MixCell
                 sequential_n=exact.expected_n,
                 coverage=exact.coverage,
                 sequential_met=exact.width_met,
+                worst_met=_met(n_for_width(0.5, width), rate, width),
                 known_n=known,
                 known_met=_met(known, rate, width),
                 assured_n=_assured(rate, width),
@@ -205,6 +207,12 @@ def _print_mixes(width: float, wave: int) -> None:
             f"({1 - seq / assured:+.1%}); first wave, W met in 80% {first_assured:.0f} "
             f"({1 - seq / first_assured:+.1%})"
         )
+        met = {
+            arm: float(np.mean([getattr(c, arm) for c in cells]))
+            for arm in ("sequential_met", "worst_met", "known_met", "first_wave_met")
+        }
+        met["first_wave_assured_met"] = float(np.mean([c.first_wave_assured_met for c in cells]))
+        print("  width met (mean over cells): " + ", ".join(f"{k} {v:.2f}" for k, v in met.items()))
         for c in cells:
             print(
                 f"  p={c.rate:<6} seq n {c.sequential_n:6.1f} (coverage {c.coverage:.3f}, "

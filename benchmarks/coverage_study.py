@@ -397,11 +397,14 @@ def _hit_truth(rate: float, sd: float) -> float:
     return float(weights @ (1 - (1 - p) ** HIT_K) / math.sqrt(2 * math.pi))
 
 
-def hit_cell(templates: int, rate: float, sd: float, simulations: int) -> HitCell:
-    """``templates`` persona templates × 6 attempts, k = 5; a template's per-attempt rate
-    has log-odds N(logit rate, sd²). The truth is the mean hit@5 over templates."""
-    rng = np.random.default_rng([templates, int(rate * 1000), int(sd * 10)])
-    per_count = np.array([hit_at_k(HIT_ATTEMPTS, c, HIT_K) for c in range(HIT_ATTEMPTS + 1)])
+def hit_cell(
+    templates: int, rate: float, sd: float, simulations: int, attempts: int = HIT_ATTEMPTS
+) -> HitCell:
+    """``templates`` persona templates × ``attempts``, k = 5; a template's per-attempt rate
+    has log-odds N(logit rate, sd²). The truth is the mean hit@5 over templates. With 5
+    attempts each template's hit@5 is 0 or 1, where plain Wilson dips."""
+    rng = np.random.default_rng([templates, int(rate * 1000), int(sd * 10), attempts])
+    per_count = np.array([hit_at_k(attempts, c, HIT_K) for c in range(attempts + 1)])
     truth = _hit_truth(rate, sd)
     t_quantile = float(stats.t.ppf(0.5 + CONFIDENCE / 2, templates - 1))
     bounds: dict[str, list[tuple[float, float]]] = {
@@ -412,7 +415,7 @@ def hit_cell(templates: int, rate: float, sd: float, simulations: int) -> HitCel
     }
     for _ in range(simulations):
         p = expit(logit(rate) + sd * rng.normal(size=templates))
-        hits = per_count[rng.binomial(HIT_ATTEMPTS, p)]
+        hits = per_count[rng.binomial(attempts, p)]
         mean = float(hits.mean())
         bounds["corix"].append(hit_interval(list(hits), CONFIDENCE))
         weights = rng.multinomial(templates, np.full(templates, 1 / templates), HIT_RESAMPLES)
@@ -431,7 +434,7 @@ def hit_cell(templates: int, rate: float, sd: float, simulations: int) -> HitCel
             float(widths.mean()),
             float(np.mean(widths == 0)),
         )
-    setting = f"{templates} templates × {HIT_ATTEMPTS}, rate {rate}, template SD {sd}"
+    setting = f"{templates} templates × {attempts}, rate {rate}, template SD {sd}"
     return HitCell(setting, simulations, methods)
 
 
@@ -440,6 +443,8 @@ def hit_cells(simulations: int) -> Iterator[Callable[[], HitCell]]:
         for rate in (0.01, 0.03, 0.1, 0.3):
             for sd in (0.0, 1.0):
                 yield lambda t=templates, r=rate, s=sd: hit_cell(t, r, s, simulations)
+    for rate in (0.01, 0.05):  # 0/1 hits: Bernoulli units, where plain Wilson falls short
+        yield lambda r=rate: hit_cell(10, r, 0.0, simulations, attempts=HIT_K)
 
 
 def hit_table(results: list[HitCell], simulations: int) -> str:
@@ -479,6 +484,14 @@ def width_rule_rows(width: float = 0.1, wave: int = 20) -> list[str]:
             f"| `--until width={width}`, waves of {wave} | rate {found.rate:g} | "
             f"**{found.coverage:.3f}** exact | {found.expected_n:.1f} | "
             f"{found.width_met:.3f} | — |"
+        )
+    grid = (np.arange(2000) + 0.5) / 2000
+    for waves in (10, 20):
+        lowest = min(width_rule_coverage(grid, width, waves, cap), key=lambda c: c.coverage)
+        rows.append(
+            f"| `--until width={width}`, waves of {waves} | lowest of 2,000 rates (at "
+            f"{lowest.rate:.4f}) | **{lowest.coverage:.3f}** exact | {lowest.expected_n:.1f} | "
+            f"{lowest.width_met:.3f} | — |"
         )
     return rows
 
