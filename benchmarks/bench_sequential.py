@@ -19,15 +19,17 @@ saved is the share of dialogues saved.
    without a prior (the worst-case rate 0.5) for every cell; the sequential run
    (``--until width=W``, and with ``--until gate``; waves of ``--wave``) may go to twice
    that count. Reported: dialogues and model calls used, each cell's final interval
-   width (Wilson at the fixed n; the confidence sequence at the sequential stop) and its
-   coverage.
+   width (Wilson at the fixed n; at the sequential stop the corrected Wilson interval
+   under the width alone, the confidence sequence with the gate) and its coverage.
 2. **Savings per rate mix, against both fixed plans** (``--mixes-only`` prints only these,
    exactly, no simulation). For each mix of cell rates, ``--until width=W`` alone (the
    corrected Wilson interval read after every wave) against the worst-case fixed plan
    and against the fixed plan sized with the rate: known (``plan size --rate p``), and
    as a run would know it after its first wave (``plan size --rate p̂`` at the first
-   wave's rate p̂, whose dialogues it reuses). Expected dialogues, the exact coverage of
-   the interval at the stop, and the chance each arm's reported interval meets W.
+   wave's rate p̂, whose dialogues it reuses), each also sized to meet W in 80% of runs.
+   Expected dialogues, the exact coverage of the interval at the stop, and the chance
+   each arm's reported interval meets W (``--floor-rates N``: the lowest exact coverage
+   over N rates).
 3. **Gates near the threshold.** ``--until gate`` with a cap: the share of cells left
    undecided at this precision and the dialogues a decision would need.
 4. **Coverage under monitoring.** Intervals read after every wave up to ``--horizon``

@@ -48,7 +48,10 @@ from corix.storage import Database, session_attempts
 
 ATTEMPT_UNITS = ("template", "prompt")
 HIT_GROUPING = ("harm", "application", "level")
-HIT_INTERVAL = "corrected Wilson score over attempt units (each unit's hit@k in [0, 1])"
+HIT_INTERVAL = (
+    "corrected Wilson score over attempt units; covers the mean hit@k over the population "
+    "of units (templates or prompts) these were drawn from"
+)
 
 __all__ = [
     "ATTEMPT_UNITS",
