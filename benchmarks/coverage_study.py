@@ -368,6 +368,8 @@ class HitCell:
     simulations: int
     methods: dict[str, tuple[float, float, float]]
     """method → (coverage, mean width, share of intervals that are one point)."""
+    bias: float
+    """Mean hit@k estimate minus the truth (pass@k is unbiased: Monte Carlo error only)."""
 
     @property
     def narrowest_covering(self) -> tuple[str, float] | None:
@@ -386,7 +388,7 @@ class HitCell:
         ratio = "—" if narrowest is None else f"{narrowest[0]}, {narrowest[1]:.2f}×"
         return (
             f"| {self.setting} | **{coverage:.3f}** ±{error:.3f} | {width:.3f} | {point:.0%} | "
-            f"{before[0]:.3f} / {before[1]:.3f} / {before[2]:.0%} | {ratio} |"
+            f"{self.bias:+.3f} | {before[0]:.3f} / {before[1]:.3f} / {before[2]:.0%} | {ratio} |"
         )
 
 
@@ -413,10 +415,11 @@ def hit_cell(
         "plain Wilson over templates": [],
         "t over templates": [],
     }
-    for _ in range(simulations):
+    means = np.empty(simulations)
+    for s in range(simulations):
         p = expit(logit(rate) + sd * rng.normal(size=templates))
         hits = per_count[rng.binomial(attempts, p)]
-        mean = float(hits.mean())
+        mean = means[s] = float(hits.mean())
         bounds["corix"].append(hit_interval(list(hits), CONFIDENCE))
         weights = rng.multinomial(templates, np.full(templates, 1 / templates), HIT_RESAMPLES)
         replicates = weights @ hits / templates
@@ -435,7 +438,7 @@ def hit_cell(
             float(np.mean(widths == 0)),
         )
     setting = f"{templates} templates × {attempts}, rate {rate}, template SD {sd}"
-    return HitCell(setting, simulations, methods)
+    return HitCell(setting, simulations, methods, float(means.mean()) - truth)
 
 
 def hit_cells(simulations: int) -> Iterator[Callable[[], HitCell]]:
@@ -457,9 +460,9 @@ def hit_table(results: list[HitCell], simulations: int) -> str:
             "percentile bootstrap over templates it replaced; plain Wilson and Student's t "
             "over templates), the narrowest covering at least 0.93, and corix's width over it.",
             "",
-            "| setting | coverage | mean width | point | before: coverage / width / point "
+            "| setting | coverage | mean width | point | bias | before: coverage / width / point "
             "| narrowest covering, width ratio |",
-            "|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|",
             *(cell.row() for cell in results),
             HITS_END,
         ]
@@ -482,15 +485,16 @@ def width_rule_rows(width: float = 0.1, wave: int = 20) -> list[str]:
     for found in width_rule_coverage(SEQUENTIAL_RATES, width, wave, cap):
         rows.append(
             f"| `--until width={width}`, waves of {wave} | rate {found.rate:g} | "
-            f"**{found.coverage:.3f}** exact | {found.expected_n:.1f} | "
-            f"{found.width_met:.3f} | — |"
+            f"**{found.coverage:.3f}** exact | {found.mean_estimate - found.rate:+.4f} | "
+            f"{found.expected_n:.1f} | {found.width_met:.3f} | — |"
         )
     grid = (np.arange(2000) + 0.5) / 2000
     for waves in (10, 20):
         lowest = min(width_rule_coverage(grid, width, waves, cap), key=lambda c: c.coverage)
         rows.append(
             f"| `--until width={width}`, waves of {waves} | lowest of 2,000 rates (at "
-            f"{lowest.rate:.4f}) | **{lowest.coverage:.3f}** exact | {lowest.expected_n:.1f} | "
+            f"{lowest.rate:.4f}) | **{lowest.coverage:.3f}** exact | "
+            f"{lowest.mean_estimate - lowest.rate:+.4f} | {lowest.expected_n:.1f} | "
             f"{lowest.width_met:.3f} | — |"
         )
     return rows
@@ -500,7 +504,7 @@ def gate_row(rate: float, simulations: int, wave: int = 20) -> str:
     """``--until gate --until cap=400`` at a gate of 0.1 (the confidence sequence)."""
     rule = StoppingRule(gate=True, wave=wave, cap=GATE_CAP)
     rng = np.random.default_rng([int(rate * 1000), GATE_CAP])
-    covered, used, undecided = 0, 0, 0
+    covered, used, undecided, estimates = 0, 0, 0, 0.0
     for _ in range(simulations):
         values = list(rng.binomial(1, rate, GATE_CAP).astype(float))
         progress = cell_progress(
@@ -509,12 +513,13 @@ def gate_row(rate: float, simulations: int, wave: int = 20) -> str:
         covered += progress.low <= rate <= progress.high
         used += progress.n
         undecided += progress.stopped == UNDECIDED
+        estimates += sum(values[: progress.n]) / progress.n
     coverage = covered / simulations
     error = 1.96 * math.sqrt(max(coverage * (1 - coverage), 0.0025) / simulations)
     return (
         f"| `--until gate --until cap={GATE_CAP}`, gate 0.1, waves of {wave} | rate {rate:g} | "
-        f"**{coverage:.3f}** ±{error:.3f} | {used / simulations:.1f} | — | "
-        f"{undecided / simulations:.0%} |"
+        f"**{coverage:.3f}** ±{error:.3f} | {estimates / simulations - rate:+.4f} | "
+        f"{used / simulations:.1f} | — | {undecided / simulations:.0%} |"
     )
 
 
@@ -527,9 +532,9 @@ def sequential_table(rows: list[str], simulations: int) -> str:
             " runs each through `cell_progress` (± is 1.96 Monte Carlo standard errors) and "
             "count the interval at the stop.",
             "",
-            "| rule | cell | coverage at the stop | mean dialogues | width met | "
-            "undecided at the cap |",
-            "|---|---|---|---|---|---|",
+            "| rule | cell | coverage at the stop | bias of the rate at the stop | mean dialogues "
+            "| width met | undecided at the cap |",
+            "|---|---|---|---|---|---|---|",
             *rows,
             SEQUENTIAL_END,
         ]

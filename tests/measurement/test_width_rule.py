@@ -52,14 +52,16 @@ def test_exact_coverage_is_the_sum_over_every_path_of_what_cell_progress_does() 
     # corix's rule on each, and weigh by p^defects (1 − p)^(8 − defects).
     rate, width, wave, cap = 0.3, 0.7, 2, 8
     rule = parse_until([f"width={width}"], wave=wave, confidence=0.95)
-    covered = used = 0.0
+    covered = used = estimate = 0.0
     for path in itertools.product((0.0, 1.0), repeat=cap):
         weight = rate ** sum(path) * (1 - rate) ** (cap - sum(path))
         progress = cell_progress(list(path), range(cap), rule, ran=cap, planned=cap, threshold=None)
         covered += weight * (progress.low <= rate <= progress.high)
         used += weight * progress.n
+        estimate += weight * sum(path[: progress.n]) / progress.n
     (exact,) = width_rule_coverage([rate], width, wave, cap)
     assert exact.coverage == pytest.approx(covered) and exact.expected_n == pytest.approx(used)
+    assert exact.mean_estimate == pytest.approx(estimate)
     assert 2 < exact.expected_n < 8  # some paths stop early, some at the cap
 
 

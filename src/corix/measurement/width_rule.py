@@ -47,6 +47,8 @@ class WidthRuleCoverage:
     expected_n: float
     width_met: float
     """The chance the cell stops on the width (not at the cap)."""
+    mean_estimate: float
+    """The expected rate at the stop (minus ``rate``: the bias stopping adds)."""
 
 
 def width_rule_coverage(
@@ -64,7 +66,7 @@ def width_rule_coverage(
     found = []
     for rate in np.asarray(rates, dtype=float):
         alive = np.ones(1)  # P(count = x and not yet stopped), x = 0 … dialogues so far
-        covered = used = met = 0.0
+        covered = used = met = estimate = 0.0
         previous = 0
         for end in ends:
             step = end - previous
@@ -77,6 +79,7 @@ def width_rule_coverage(
             covered += float(alive[stop] @ holds[stop])
             used += end * float(alive[stop].sum())
             met += float(alive[stop & narrow].sum())
+            estimate += float(alive[stop] @ (np.flatnonzero(stop) / end))
             alive = np.where(stop, 0.0, alive)
-        found.append(WidthRuleCoverage(float(rate), covered, used, met))
+        found.append(WidthRuleCoverage(float(rate), covered, used, met, estimate))
     return found
