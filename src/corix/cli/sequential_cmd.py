@@ -23,7 +23,7 @@ def run_sequential(db: Database, request: RunRequest, waves: WavesRequest) -> Ru
     from corix.measurement import run_in_waves
 
     result = asyncio.run(run_in_waves(db, request, waves, on_wave=_print_wave))
-    _print_cells(result)
+    _print_cells(db, result)
     return result
 
 
@@ -35,12 +35,13 @@ def _print_wave(index: int, decision: WaveDecision) -> None:
     )
 
 
-def _print_cells(result: RunResult) -> None:
-    from corix.measurement import sequential_record
+def _print_cells(db: Database, result: RunResult) -> None:
+    from corix.measurement import sequential_records
 
-    record = sequential_record(result.run_id, result.stats)
-    if record is None or not record.cells:
+    records = sequential_records(db, [result.run_id])
+    if not records or not records[0].cells:
         return
+    record = records[0]
     plans = record.fixed_plans
     if plans is not None:
         console.print(Text(plans.text(), style="bold"), highlight=False)

@@ -37,11 +37,7 @@ from corix.measurement.leaves_from_store import (
 from corix.measurement.results import NodeResult
 from corix.measurement.run_comparison import compare_measurements
 from corix.measurement.scoring import dimension_ids, score_tree, score_tree_cli_json
-from corix.measurement.sequential_record import (
-    SequentialRecord,
-    sequential_record,
-    sequential_records,
-)
+from corix.measurement.sequential_record import SequentialRecord, sequential_records
 from corix.measurement.settlement import Settlement
 from corix.measurement.settling import GUARDRAIL_VIOLATION
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec, ResolvedSpec, load_spec
@@ -104,7 +100,6 @@ __all__ = [
     "run_in_waves",
     "score_tree",
     "score_tree_cli_json",
-    "sequential_record",
     "sequential_records",
     "stored_answers",
     "stored_leaves",
