@@ -36,8 +36,12 @@ from corix.measurement.defect_rates import (
     wilson_cc_bounds,
 )
 from corix.measurement.engine import PreparedLeaves, TreeEvaluator
+from corix.measurement.hit_at_k import hit_at_k, hit_interval
 from corix.measurement.judge_error import corrected_rate
+from corix.measurement.sample_size import n_for_width
+from corix.measurement.stopping_rules import UNDECIDED, StoppingRule, cell_progress
 from corix.measurement.tree_loading import parse_tree
+from corix.measurement.width_rule import width_rule_coverage
 
 CONFIDENCE = 0.95
 RATE_RESAMPLES = 500
@@ -348,6 +352,200 @@ def cells(simulations: int) -> Iterator[Callable[[], Cell]]:
             yield lambda q=prevalence, h=human: judge(q, h, simulations)
 
 
+# --- hit@k over attempt units (issue 34) -------------------------------------------------
+
+HIT_K = 5
+HIT_ATTEMPTS = 6
+HIT_RESAMPLES = 1000
+HITS_START, HITS_END = "<!-- coverage-study-hits:start -->", "<!-- coverage-study-hits:end -->"
+
+
+@dataclass(frozen=True)
+class HitCell:
+    """hit@k's interval in one design: corix's, and each method tried beside it."""
+
+    setting: str
+    simulations: int
+    methods: dict[str, tuple[float, float, float]]
+    """method → (coverage, mean width, share of intervals that are one point)."""
+    bias: float
+    """Mean hit@k estimate minus the truth (pass@k is unbiased: Monte Carlo error only)."""
+
+    @property
+    def narrowest_covering(self) -> tuple[str, float] | None:
+        """The narrowest method covering at least 0.93, and corix's width over its width."""
+        covering = {m: w for m, (c, w, _) in self.methods.items() if c >= 0.93}
+        if not covering:
+            return None
+        best = min(covering, key=lambda m: covering[m])
+        return best, self.methods["corix"][1] / covering[best]
+
+    def row(self) -> str:
+        coverage, width, point = self.methods["corix"]
+        error = 1.96 * math.sqrt(max(coverage * (1 - coverage), 0.0025) / self.simulations)
+        before = self.methods["percentile bootstrap (before)"]
+        narrowest = self.narrowest_covering
+        ratio = "—" if narrowest is None else f"{narrowest[0]}, {narrowest[1]:.2f}×"
+        return (
+            f"| {self.setting} | **{coverage:.3f}** ±{error:.3f} | {width:.3f} | {point:.0%} | "
+            f"{self.bias:+.3f} | {before[0]:.3f} / {before[1]:.3f} / {before[2]:.0%} | {ratio} |"
+        )
+
+
+def _hit_truth(rate: float, sd: float) -> float:
+    """E over templates of 1 − (1 − p_t)^k, logit p_t ~ N(logit rate, sd²)."""
+    nodes, weights = np.polynomial.hermite_e.hermegauss(80)
+    p = expit(logit(rate) + sd * nodes)
+    return float(weights @ (1 - (1 - p) ** HIT_K) / math.sqrt(2 * math.pi))
+
+
+def hit_cell(
+    templates: int, rate: float, sd: float, simulations: int, attempts: int = HIT_ATTEMPTS
+) -> HitCell:
+    """``templates`` persona templates × ``attempts``, k = 5; a template's per-attempt rate
+    has log-odds N(logit rate, sd²). The truth is the mean hit@5 over templates. With 5
+    attempts each template's hit@5 is 0 or 1, where plain Wilson dips."""
+    rng = np.random.default_rng([templates, int(rate * 1000), int(sd * 10), attempts])
+    per_count = np.array([hit_at_k(attempts, c, HIT_K) for c in range(attempts + 1)])
+    truth = _hit_truth(rate, sd)
+    t_quantile = float(stats.t.ppf(0.5 + CONFIDENCE / 2, templates - 1))
+    bounds: dict[str, list[tuple[float, float]]] = {
+        "corix": [],
+        "percentile bootstrap (before)": [],
+        "plain Wilson over templates": [],
+        "t over templates": [],
+    }
+    means = np.empty(simulations)
+    for s in range(simulations):
+        p = expit(logit(rate) + sd * rng.normal(size=templates))
+        hits = per_count[rng.binomial(attempts, p)]
+        mean = means[s] = float(hits.mean())
+        bounds["corix"].append(hit_interval(list(hits), CONFIDENCE))
+        weights = rng.multinomial(templates, np.full(templates, 1 / templates), HIT_RESAMPLES)
+        replicates = weights @ hits / templates
+        low, high = np.percentile(replicates, [2.5, 97.5])
+        bounds["percentile bootstrap (before)"].append((float(low), float(high)))
+        bounds["plain Wilson over templates"].append(wilson_bounds(mean, templates, CONFIDENCE))
+        half = t_quantile * float(hits.std(ddof=1)) / math.sqrt(templates)
+        bounds["t over templates"].append((max(0.0, mean - half), min(1.0, mean + half)))
+    methods = {}
+    for name, found in bounds.items():
+        ends = np.array(found)
+        widths = ends[:, 1] - ends[:, 0]
+        methods[name] = (
+            _covered(ends[:, 0], ends[:, 1], truth),
+            float(widths.mean()),
+            float(np.mean(widths == 0)),
+        )
+    setting = f"{templates} templates × {attempts}, rate {rate}, template SD {sd}"
+    return HitCell(setting, simulations, methods, float(means.mean()) - truth)
+
+
+def hit_cells(simulations: int) -> Iterator[Callable[[], HitCell]]:
+    for templates in (3, 6, 20):
+        for rate in (0.01, 0.03, 0.1, 0.3):
+            for sd in (0.0, 1.0):
+                yield lambda t=templates, r=rate, s=sd: hit_cell(t, r, s, simulations)
+    for rate in (0.01, 0.05):  # 0/1 hits: Bernoulli units, where plain Wilson falls short
+        yield lambda r=rate: hit_cell(10, r, 0.0, simulations, attempts=HIT_K)
+
+
+def hit_table(results: list[HitCell], simulations: int) -> str:
+    return "\n".join(
+        [
+            HITS_START,
+            f"hit@{HIT_K}, nominal 95%, {simulations:,} simulated evaluations a cell; ± is "
+            "1.96 Monte Carlo standard errors. *Point*: the share of intervals that are one "
+            "point (e.g. [0, 0]). *Narrowest covering*: of the methods tried (corix's; the "
+            "percentile bootstrap over templates it replaced; plain Wilson and Student's t "
+            "over templates), the narrowest covering at least 0.93, and corix's width over it.",
+            "",
+            "| setting | coverage | mean width | point | bias | before: coverage / width / point "
+            "| narrowest covering, width ratio |",
+            "|---|---|---|---|---|---|---|",
+            *(cell.row() for cell in results),
+            HITS_END,
+        ]
+    )
+
+
+# --- Sequential runs (issue 34) --------------------------------------------------------
+
+SEQUENTIAL_START = "<!-- coverage-study-sequential:start -->"
+SEQUENTIAL_END = "<!-- coverage-study-sequential:end -->"
+SEQUENTIAL_RATES = (0.0, 0.005, 0.02, 0.1, 0.25, 0.5, 0.95)
+GATE_RATES = (0.05, 0.08, 0.1, 0.12)
+GATE_CAP = 400
+
+
+def width_rule_rows(width: float = 0.1, wave: int = 20) -> list[str]:
+    """``--until width`` alone: exact coverage at the stop (no simulation)."""
+    cap = 2 * n_for_width(0.5, width)
+    rows = []
+    for found in width_rule_coverage(SEQUENTIAL_RATES, width, wave, cap):
+        rows.append(
+            f"| `--until width={width}`, waves of {wave} | rate {found.rate:g} | "
+            f"**{found.coverage:.3f}** exact | {found.mean_estimate - found.rate:+.4f} | "
+            f"{found.expected_n:.1f} | {found.width_met:.3f} | — |"
+        )
+    grid = (np.arange(2000) + 0.5) / 2000
+    for waves in (10, 20):
+        lowest = min(width_rule_coverage(grid, width, waves, cap), key=lambda c: c.coverage)
+        rows.append(
+            f"| `--until width={width}`, waves of {waves} | lowest of 2,000 rates (at "
+            f"{lowest.rate:.4f}) | **{lowest.coverage:.3f}** exact | "
+            f"{lowest.mean_estimate - lowest.rate:+.4f} | {lowest.expected_n:.1f} | "
+            f"{lowest.width_met:.3f} | — |"
+        )
+    return rows
+
+
+def gate_row(rate: float, simulations: int, wave: int = 20) -> str:
+    """``--until gate --until cap=400`` at a gate of 0.1 (the confidence sequence)."""
+    rule = StoppingRule(gate=True, wave=wave, cap=GATE_CAP)
+    rng = np.random.default_rng([int(rate * 1000), GATE_CAP])
+    covered, used, undecided, estimates = 0, 0, 0, 0.0
+    for _ in range(simulations):
+        values = list(rng.binomial(1, rate, GATE_CAP).astype(float))
+        progress = cell_progress(
+            values, list(range(GATE_CAP)), rule, ran=GATE_CAP, planned=GATE_CAP, threshold=0.1
+        )
+        covered += progress.low <= rate <= progress.high
+        used += progress.n
+        undecided += progress.stopped == UNDECIDED
+        estimates += sum(values[: progress.n]) / progress.n
+    coverage = covered / simulations
+    error = 1.96 * math.sqrt(max(coverage * (1 - coverage), 0.0025) / simulations)
+    return (
+        f"| `--until gate --until cap={GATE_CAP}`, gate 0.1, waves of {wave} | rate {rate:g} | "
+        f"**{coverage:.3f}** ±{error:.3f} | {estimates / simulations - rate:+.4f} | "
+        f"{used / simulations:.1f} | — | {undecided / simulations:.0%} |"
+    )
+
+
+def sequential_table(rows: list[str], simulations: int) -> str:
+    return "\n".join(
+        [
+            SEQUENTIAL_START,
+            "Nominal 95%. The width rule's coverage is exact (a sum over every path of 0/1 "
+            f"verdicts, `corix.measurement.width_rule`); the gate rows simulate {simulations:,}"
+            " runs each through `cell_progress` (± is 1.96 Monte Carlo standard errors) and "
+            "count the interval at the stop.",
+            "",
+            "| rule | cell | coverage at the stop | bias of the rate at the stop | mean dialogues "
+            "| width met | undecided at the cap |",
+            "|---|---|---|---|---|---|---|",
+            *rows,
+            SEQUENTIAL_END,
+        ]
+    )
+
+
+def _replace(document: str, start: str, end: str, text: str) -> str:
+    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.DOTALL)
+    return pattern.sub(lambda _: text, document)
+
+
 def table(results: list[Cell], simulations: int, seconds: float) -> str:
     lines = [
         START,
@@ -371,19 +569,47 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--simulations", type=int, default=2000)
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--only-issue-34", action="store_true", help="hit@k and sequential sections only"
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.only_issue_34:
+        hits, sequential, covered = _issue_34_sections(args.simulations)
+        if not args.no_write:
+            document = DOCS.read_text(encoding="utf-8")
+            document = _replace(document, HITS_START, HITS_END, hits)
+            DOCS.write_text(
+                _replace(document, SEQUENTIAL_START, SEQUENTIAL_END, sequential), "utf-8"
+            )
+        return 0 if covered else 1
     results = []
     for thunk in cells(args.simulations):
         cell = thunk()
         print(cell.row(), flush=True)
         results.append(cell)
     text = table(results, args.simulations, time.perf_counter() - started)
+    hits, sequential, covered = _issue_34_sections(args.simulations)
     if not args.no_write:
         document = DOCS.read_text(encoding="utf-8")
-        pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.DOTALL)
-        DOCS.write_text(pattern.sub(lambda _: text, document), encoding="utf-8")
-    return 0 if all(cell.coverage >= 0.93 for cell in results) else 1
+        document = _replace(document, START, END, text)
+        document = _replace(document, HITS_START, HITS_END, hits)
+        document = _replace(document, SEQUENTIAL_START, SEQUENTIAL_END, sequential)
+        DOCS.write_text(document, encoding="utf-8")
+    return 0 if covered and all(cell.coverage >= 0.93 for cell in results) else 1
+
+
+def _issue_34_sections(simulations: int) -> tuple[str, str, bool]:
+    """hit@k's and the sequential rules' tables, and whether every cell covers."""
+    hits = []
+    for thunk in hit_cells(simulations):
+        hits.append(thunk())
+        print(hits[-1].row(), flush=True)
+    rows = width_rule_rows()
+    rows += [gate_row(rate, simulations // 4) for rate in GATE_RATES]
+    print("\n".join(rows), flush=True)
+    covered = all(cell.methods["corix"][0] >= 0.93 for cell in hits)
+    return hit_table(hits, simulations), sequential_table(rows, simulations // 4), covered
 
 
 if __name__ == "__main__":

@@ -134,3 +134,25 @@ def test_the_report_states_the_rule_and_each_cells_dialogues(
 
 def test_a_fixed_run_has_no_stopping_record() -> None:
     assert sequential_record("r", RunSummary(sessions=3)) is None
+
+
+def test_until_width_states_the_saving_against_the_fixed_plans(
+    sqlite_db: Database, plan: Path, tmp_path: Path
+) -> None:
+    """Width alone reads the corrected Wilson interval: a cell without defects stops after
+    16 dialogues (upper bound 0.240 ≤ 0.3; 0.405 after 8). The run's summary states what a
+    fixed plan sized at the first wave's rates needs, and the report the same line."""
+    args = ["run", str(plan), "--until", "width=0.3", "--wave", "8", "--db", sqlite_db.url]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    (run,) = list_runs(sqlite_db)
+    record = sequential_record(run.id, run.summary)
+    assert record is not None and record.fixed_plans is not None
+    assert record.fixed_plans.text() in " ".join(result.output.split())
+    assert all(cell.fixed_plan is not None for cell in record.cells)
+    assert all(
+        cell.interval and cell.interval.startswith("corrected Wilson") for cell in record.cells
+    )
+    paths = write_report(sqlite_db, run.id, tmp_path / "report", bootstrap=0)
+    assert record.fixed_plans.text() in paths.markdown.read_text()
+    assert "a fixed plan sized at the first wave" in paths.html.read_text()

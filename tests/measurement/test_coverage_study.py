@@ -51,6 +51,30 @@ def test_a_judge_correction_at_low_prevalence_covers() -> None:
     assert study.judge(0.05, 50, 150).coverage >= 0.90
 
 
+def test_hit_at_k_covers_where_the_bootstrap_collapsed_to_zero() -> None:
+    # Issue 34's cell: 6 templates × 6 attempts, a 3% rate, k = 5. The percentile bootstrap
+    # covered about 0.6 and gave [0, 0] in a third of evaluations; the score interval over
+    # templates never is a point.
+    cell = study.hit_cell(6, 0.03, 0.0, FAST)
+    coverage, _, point = cell.methods["corix"]
+    before_coverage, _, before_point = cell.methods["percentile bootstrap (before)"]
+    assert coverage >= 0.90 and point == 0.0
+    assert before_coverage < 0.80 and before_point > 0.2
+
+
+def test_hit_at_k_needs_the_correction_when_templates_hit_all_or_nothing() -> None:
+    # 5 attempts and k = 5: each template's hit@5 is 0 or 1; plain Wilson over 10 such
+    # templates at a mean of about 0.05 is the binomial case where it dips (0.914 exactly).
+    cell = study.hit_cell(10, 0.01, 0.0, FAST, attempts=5)
+    assert cell.methods["corix"][0] >= 0.95
+    assert cell.methods["plain Wilson over templates"][0] < cell.methods["corix"][0]
+
+
+@pytest.mark.slow
+def test_the_issue_34_sections_cover_everywhere() -> None:
+    assert study.main(["--only-issue-34", "--simulations", "2000", "--no-write"]) == 0
+
+
 @pytest.mark.slow
 def test_the_whole_study_covers_everywhere() -> None:
     assert study.main(["--simulations", "2000", "--no-write"]) == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import math
 from math import comb
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from corix.cli.main import app
 from corix.domain import Level
 from corix.execution import ApplicationEntry, LevelSettings, Plan, execute_plan
 from corix.measurement import MeasurementSpec, attack_rates, measure
+from corix.measurement.defect_rates import wilson_cc_bounds
 from corix.measurement.hit_at_k import hit_at_k, hit_rates
 from corix.measurement.settling import GUARDRAIL_VIOLATION, Verdict
 from corix.report import write_report
@@ -76,9 +78,14 @@ def test_hit_rates_per_template_beside_the_pooled_rate() -> None:
     assert (rate.units, rate.too_few, rate.attempts, rate.defects) == (2, 1, 10, 1)
     assert rate.hit_rate == pytest.approx((0.4 + 0.0) / 2)
     assert rate.pooled_rate == pytest.approx(0.1)
-    # Resampling two units gives AA, AB or BB: hit@2 ∈ {0.4, 0.2, 0}, pooled ∈ {0.2, 0.1, 0}.
-    assert (rate.hit_low, rate.hit_high) == pytest.approx((0.0, 0.4))
-    assert (rate.pooled_low, rate.pooled_high) == pytest.approx((0.0, 0.2))
+    # hit@2: the corrected Wilson interval (Newcombe's method 4) of a mean of 0.2 over 2
+    # units, by hand with z = 1.96: (0.8 + z² − 1 − z·√(z² − 2.5 + 0.8·2.6)) / (2(2 + z²))
+    # and (0.8 + z² + 1 + z·√(z² + 1.5 + 0.8·0.6)) / (2(2 + z²)).
+    assert (rate.hit_low, rate.hit_high) == pytest.approx((0.00138, 0.88766), abs=2e-5)
+    # The pooled rate: the defect rate's interval with the units as testers.
+    assert rate.pooled_low is not None and rate.pooled_high is not None
+    assert rate.pooled_low <= 0.1 <= rate.pooled_high
+    assert "testers" in rate.interval and rate.interval.startswith("hit@k: corrected Wilson")
     assert [(u.unit, u.n, u.c, u.hit_at_k) for u in rate.per_unit] == [
         ("A", 5, 1, pytest.approx(0.4)),
         ("B", 5, 0, 0.0),
@@ -97,7 +104,24 @@ def test_a_majority_of_annotators_makes_an_attempt_a_defect() -> None:
     spec = MeasurementSpec(combine="keep", bootstrap=0)
     (rate,) = hit_rates(verdicts, {"a1": "A", "a2": "A"}, spec, k=1)
     assert (rate.attempts, rate.defects, rate.hit_rate) == (2, 1, 0.5)
-    assert rate.hit_low is None  # one unit: nothing to resample
+    # One unit still has an interval: the score interval of 0.5 over one unit.
+    assert (rate.hit_low, rate.hit_high) == pytest.approx(wilson_cc_bounds(0.5, 1, 0.95))
+
+
+def test_no_success_keeps_an_upper_bound_above_zero() -> None:
+    # Six templates × six attempts, none a defect (k = 5): the bootstrap gave [0, 0];
+    # the score interval gives [0, (z² + 1 + z·√(z² + 2 − 1/6 − 0)) / (2(6 + z²))].
+    verdicts, attempts = [], {}
+    for template in "ABCDEF":
+        for i in range(6):
+            verdicts.append(_verdict(f"{template}{i}", "app", 0.0))
+            attempts[f"{template}{i}"] = template
+    (rate,) = hit_rates(verdicts, attempts, MeasurementSpec(bootstrap=200), k=5)
+    z = 1.959963984540054
+    high = (z * z + 1 + z * math.sqrt(z * z + 2 - 1 / 6)) / (2 * (6 + z * z))
+    assert (rate.hit_rate, rate.hit_low, rate.hit_high) == (0.0, 0.0, pytest.approx(high))
+    assert 0.48 < high < 0.49
+    assert rate.pooled_high is not None and rate.pooled_high > 0
 
 
 async def test_defects_hit_k_end_to_end(sqlite_db: Database, tmp_path: Path) -> None:
@@ -125,7 +149,8 @@ async def test_defects_hit_k_end_to_end(sqlite_db: Database, tmp_path: Path) -> 
     assert hit.hit_rate == pytest.approx(sum(per_unit) / len(per_unit))
     paths = write_report(sqlite_db, run_id, tmp_path / "report", bootstrap=0, hit_k=3)
     reported = json.loads(paths.json.read_text())["hit_at_k"]
-    # Without bootstrap replicates the report has no intervals; the estimates are the same.
+    # Without bootstrap replicates the pooled rate's interval is the unclustered one; the
+    # estimates and hit@k's interval (no resampling) are the same.
     assert [(h["group"], h["hit_rate"], h["per_unit"]) for h in reported] == [
         (h["group"], h["hit_rate"], h["per_unit"]) for h in shown
     ]

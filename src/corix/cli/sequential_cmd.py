@@ -23,7 +23,7 @@ def run_sequential(db: Database, request: RunRequest, waves: WavesRequest) -> Ru
     from corix.measurement import run_in_waves
 
     result = asyncio.run(run_in_waves(db, request, waves, on_wave=_print_wave))
-    _print_cells(result)
+    _print_cells(db, result)
     return result
 
 
@@ -35,23 +35,39 @@ def _print_wave(index: int, decision: WaveDecision) -> None:
     )
 
 
-def _print_cells(result: RunResult) -> None:
-    sequential = result.stats.sequential or {}
-    cells = sequential.get("cells", [])
-    if not cells:
+def _print_cells(db: Database, result: RunResult) -> None:
+    from corix.measurement import sequential_records
+
+    records = sequential_records(db, [result.run_id])
+    if not records or not records[0].cells:
         return
+    record = records[0]
+    plans = record.fixed_plans
+    if plans is not None:
+        console.print(Text(plans.text(), style="bold"), highlight=False)
     table = wrapping_table(
-        "application", "scenario", "level", "harm", "n", "interval", "stopped", title="cells"
+        "application",
+        "scenario",
+        "level",
+        "harm",
+        "n",
+        "interval",
+        "stopped",
+        "fixed plan at first-wave rate",
+        title="cells",
     )
-    for cell in cells:
+    for cell in record.cells:
         table.add_row(
-            Text(cell["application"]),
-            Text(cell["scenario"]),
-            Text(cell["level"]),
-            Text(cell["harm"]),
-            str(cell["n"]),
-            f"{cell['low']:.1%}–{cell['high']:.1%}",
-            Text(cell["stopped"] or "open"),
+            Text(cell.application),
+            Text(cell.scenario),
+            Text(cell.level),
+            Text(cell.harm),
+            str(cell.n),
+            f"{cell.low:.1%}–{cell.high:.1%}",
+            Text(cell.stopped_text()),
+            "—"
+            if cell.fixed_plan is None or cell.first_wave_rate is None
+            else f"{cell.fixed_plan} (rate {cell.first_wave_rate:.1%})",
         )
     console.print(table)
-    console.print(Text(sequential.get("rule", ""), style="dim"))
+    console.print(Text(record.rule, style="dim"))

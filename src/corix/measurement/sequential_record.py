@@ -3,7 +3,10 @@
 A run made by :func:`corix.execution.execute_in_waves` keeps a ``sequential`` section in
 its summary (written by the decider in :mod:`corix.measurement.sequential`). This reads
 it back as typed records, so the report and the CLI format the stored numbers rather than
-recomputing them.
+recomputing them, and states the run's saving against two fixed plans: the one sized with
+what the run knew after its first wave (each cell's ``fixed_plan``; a group runs the
+largest of its cells'), the headline, and the worst-case one (rate 0.5), which is what a
+plan sized with no knowledge at all runs.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from corix.domain import RunSummary
+from corix.measurement.sample_size import n_for_width
 from corix.storage import Database, get_run
 
 __all__ = [
+    "FixedPlans",
     "GroupDialogues",
     "SequentialRecord",
     "StoppedCell",
@@ -38,6 +43,18 @@ class StoppedCell(BaseModel):
     stopped: str | None
     ran: int | None = None
     """The dialogues its application × scenario × level ran (``n``: those its interval rests on)."""
+    interval: str | None = None
+    first_wave_rate: float | None = None
+    fixed_plan: int | None = None
+    """The fixed plan sized at the first wave's rate (``corix plan size --rate``)."""
+    decision_needs: int | None = None
+    """For a gate undecided at its cap: about how many dialogues a decision would need."""
+
+    def stopped_text(self) -> str:
+        """Why it stopped (``open`` while it runs), with what an open gate would need."""
+        if self.decision_needs is not None:
+            return f"{self.stopped} (a decision needs about {self.decision_needs} dialogues)"
+        return self.stopped or "open"
 
 
 class GroupDialogues(BaseModel):
@@ -49,6 +66,38 @@ class GroupDialogues(BaseModel):
     dialogues: int
 
 
+class FixedPlans(BaseModel):
+    """A sequential run's dialogues beside the fixed plans sized for the same width."""
+
+    dialogues: int
+    first_wave: int
+    """Σ over groups of the largest fixed plan of its cells at the first wave's rate."""
+    worst_case: int
+    """Groups × the fixed plan at the worst-case rate 0.5."""
+
+    @property
+    def saved_first_wave(self) -> float:
+        """The share of dialogues saved against the first-wave plan (negative: more)."""
+        return 1 - self.dialogues / self.first_wave
+
+    @property
+    def saved_worst_case(self) -> float:
+        return 1 - self.dialogues / self.worst_case
+
+    def text(self) -> str:
+        """The headline: against the first-wave plan first, the worst case beside it."""
+        return (
+            f"{self.dialogues} dialogues; a fixed plan sized at the first wave's rates "
+            f"(corix plan size --rate) needs {self.first_wave} "
+            f"({_saved(self.saved_first_wave)}); the worst-case fixed plan {self.worst_case} "
+            f"({_saved(self.saved_worst_case)})"
+        )
+
+
+def _saved(share: float) -> str:
+    return f"{share:.0%} fewer" if share >= 0 else f"{-share:.0%} more"
+
+
 class SequentialRecord(BaseModel):
     """A sequential run's stopping rule and, per cell, the dialogues it used."""
 
@@ -57,6 +106,8 @@ class SequentialRecord(BaseModel):
     annotated_as: list[str]
     cells: list[StoppedCell]
     groups: list[GroupDialogues]
+    fixed_plans: FixedPlans | None = None
+    """Under a width rule, once every group has run its first wave."""
 
 
 def sequential_record(run_id: str, summary: RunSummary) -> SequentialRecord | None:
@@ -78,12 +129,34 @@ def sequential_record(run_id: str, summary: RunSummary) -> SequentialRecord | No
         cells.append(
             cell.model_copy(update={"ran": ran.get((cell.application, cell.scenario, cell.level))})
         )
+    settings = section.get("settings") or {}
     return SequentialRecord(
         run_id=run_id,
         rule=section.get("rule", ""),
         annotated_as=list(section.get("annotated_as", [])),
         cells=cells,
         groups=groups,
+        fixed_plans=_fixed_plans(
+            cells, groups, settings.get("width"), settings.get("confidence", 0.95)
+        ),
+    )
+
+
+def _fixed_plans(
+    cells: list[StoppedCell], groups: list[GroupDialogues], width: float | None, confidence: float
+) -> FixedPlans | None:
+    planned: dict[tuple[str, str, str], int] = {}
+    for cell in cells:
+        if cell.fixed_plan is None:
+            return None
+        key = (cell.application, cell.scenario, cell.level)
+        planned[key] = max(planned.get(key, 0), cell.fixed_plan)
+    if width is None or not groups or len(planned) != len(groups):
+        return None
+    return FixedPlans(
+        dialogues=sum(g.dialogues for g in groups),
+        first_wave=sum(planned.values()),
+        worst_case=len(groups) * n_for_width(0.5, width, confidence),
     )
 
 

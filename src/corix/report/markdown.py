@@ -244,11 +244,24 @@ def _sequential_section(records: Sequence[SequentialRecord]) -> list[str]:
             "",
             f"{md(record.rule)}; labels by {md(', '.join(record.annotated_as) or 'none')}. "
             "Ran: the dialogues the cell's application × scenario × level ran; "
-            "n: those its interval rests on.",
+            "n: those its interval rests on; fixed plan: what `corix plan size --rate` "
+            "gives at the cell's first-wave rate.",
             "",
         ]
+        if record.fixed_plans is not None:
+            lines += [f"**{md(record.fixed_plans.text())}**", ""]
         lines += _table(
-            ["Application", "Scenario", "Level", "Harm", "Ran", "n", "Interval", "Stopped"],
+            [
+                "Application",
+                "Scenario",
+                "Level",
+                "Harm",
+                "Ran",
+                "n",
+                "Interval",
+                "Stopped",
+                "Fixed plan",
+            ],
             [
                 [
                     md(cell.application),
@@ -258,7 +271,8 @@ def _sequential_section(records: Sequence[SequentialRecord]) -> list[str]:
                     EMPTY if cell.ran is None else str(cell.ran),
                     str(cell.n),
                     percent_interval(cell.low, cell.high),
-                    md(cell.stopped or "open"),
+                    md(cell.stopped_text()),
+                    EMPTY if cell.fixed_plan is None else str(cell.fixed_plan),
                 ]
                 for cell in record.cells
             ],
