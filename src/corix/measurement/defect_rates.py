@@ -10,11 +10,13 @@ Intervals:
 * one 0/1 verdict per dialogue, each from its own tester — the **Wilson** score interval
   with continuity correction on ``defects`` of ``n`` (plain Wilson under-covers with
   few dialogues and rare defects);
-* otherwise — a **multi-stage bootstrap** (testers when some produced several
-  dialogues, then dialogues within testers, then annotators within a dialogue, drawn
-  by stable keys so reruns give identical intervals) estimates the variance of the
-  rate; the interval is corrected Wilson's at the *effective* sample size
-  ``rate·(1−rate)/variance``, never more than the number of labels. Plain percentile
+* otherwise — a **cluster bootstrap** (testers when some produced several dialogues,
+  each drawn tester bringing all its dialogues, else dialogues; then annotators within
+  a dialogue; drawn by stable keys so reruns give identical intervals) estimates the
+  variance of the rate, times k/(k−1) for k testers (a bootstrap over k clusters
+  understates it by (k−1)/k: the CR1 factor); the interval is corrected Wilson's at the
+  *effective* sample size ``rate·(1−rate)/variance``, never more than the number of
+  labels. With no defect seen it is Wilson's at n dialogues: never a point. Plain percentile
   intervals collapse to a point when few or no defects are seen; Wilson's form does
   not. The interval's name says which stages were drawn. Under ``combine: settle`` the
   settled values are what is resampled (annotators are not drawn again), so the
@@ -160,12 +162,22 @@ class DialogueLabels:
     settled: bool = False
 
 
-def bootstrap_method(stages: Sequence[str]) -> str:
-    """How an interval from a bootstrap over ``stages`` is named in outputs."""
-    return f"bootstrap over {' → '.join(stages)}, corrected Wilson at the effective n"
+def bootstrap_method(stages: Sequence[str], testers: int | None = None) -> str:
+    """How an interval from a bootstrap over ``stages`` is named in outputs; ``testers``:
+    the number of testers it was expanded for, when testers were drawn."""
+    expanded = "" if testers is None else f" ×{testers}/{testers - 1} for {testers} testers"
+    return f"bootstrap over {' → '.join(stages)}{expanded}, corrected Wilson at the effective n"
 
 
 TWO_STAGE = bootstrap_method(resampled_stages(testers=False, annotators=True))
+
+
+def tester_count(testers: Sequence[str] | None, n: int) -> int:
+    """How many testers produced ``n`` dialogues (an unnamed one is a tester of its own)."""
+    if testers is None:
+        return n
+    named = [tester for tester in testers if tester]
+    return len(set(named)) + n - len(named)
 
 
 def rate_interval(
@@ -193,10 +205,14 @@ def rate_interval(
         totals = chunk.dialogues.sum(axis=0)
         replicates.append(label_values @ chunk.labels / totals)
     variance = float(np.var(np.concatenate(replicates), ddof=1))
+    k = tester_count(testers, n) if clustered else None
+    if k is not None and k > 1:
+        # A bootstrap over k clusters understates the variance by (k−1)/k: the CR1 factor.
+        variance *= k / (k - 1)
     effective = n if variance <= 0 or rate in (0.0, 1.0) else rate * (1 - rate) / variance
     low, high = wilson_cc_bounds(rate, min(effective, float(len(labels))), confidence)
     stages = resampled_stages(testers=clustered, annotators=len(labels) > n)
-    return low, high, bootstrap_method(stages)
+    return low, high, bootstrap_method(stages, k)
 
 
 def _shared(testers: Sequence[str]) -> bool:
