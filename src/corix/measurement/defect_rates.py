@@ -44,6 +44,7 @@ from corix.measurement.bootstrap import resampled_stages, two_stage_resamples
 from corix.measurement.settlement import not_measurable_reason
 from corix.measurement.settling import RESOLVED, UNRESOLVED, Verdict, dialogue_value
 from corix.measurement.spec import MeasurementSpec
+from corix.measurement.summarizers import FloatArray
 from corix.storage import MeasuredDialogue
 
 RATE_COLUMNS = ("source", "annotator", "harm", "application", "scenario", "level")
@@ -61,6 +62,7 @@ __all__ = [
     "defect_rates",
     "rate_interval",
     "wilson_bounds",
+    "wilson_cc_arrays",
     "wilson_cc_bounds",
     "wilson_interval",
 ]
@@ -128,13 +130,22 @@ def wilson_cc_bounds(rate: float, n: float, confidence: float) -> tuple[float, f
         raise ValueError(f"need n > 0, got {n}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    low, high = wilson_cc_arrays(np.asarray([rate], dtype=float), np.asarray([n], float), confidence)
+    return float(low[0]), float(high[0])
+
+
+def wilson_cc_arrays(
+    rate: FloatArray, n: FloatArray, confidence: float
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`wilson_cc_bounds` elementwise over arrays of rates and (positive) sizes, for
+    plan sizing, which weighs every possible outcome."""
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     denominator = 2 * (n + z * z)
     centre = 2 * n * rate + z * z
-    low_root = z * math.sqrt(max(0.0, z * z - 2 - 1 / n + 4 * rate * (n * (1 - rate) + 1)))
-    high_root = z * math.sqrt(max(0.0, z * z + 2 - 1 / n + 4 * rate * (n * (1 - rate) - 1)))
-    low = 0.0 if rate <= 0 else max(0.0, (centre - 1 - low_root) / denominator)
-    high = 1.0 if rate >= 1 else min(1.0, (centre + 1 + high_root) / denominator)
+    low_root = z * np.sqrt(np.maximum(0.0, z * z - 2 - 1 / n + 4 * rate * (n * (1 - rate) + 1)))
+    high_root = z * np.sqrt(np.maximum(0.0, z * z + 2 - 1 / n + 4 * rate * (n * (1 - rate) - 1)))
+    low = np.where(rate <= 0, 0.0, np.maximum(0.0, (centre - 1 - low_root) / denominator))
+    high = np.where(rate >= 1, 1.0, np.minimum(1.0, (centre + 1 + high_root) / denominator))
     return low, high
 
 
