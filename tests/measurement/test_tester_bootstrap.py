@@ -92,7 +92,7 @@ def test_a_rate_names_the_stages_it_resampled() -> None:
     clustered = DialogueLabels(keys, values, labels, testers=[f"t{i // 3}" for i in range(12)])
     low, high, method = rate_interval(clustered, confidence=0.95, resamples=300, seed=0)
     assert method == (
-        "bootstrap over testers ×4/3 for 4 testers, corrected Wilson at the effective n"
+        "bootstrap over testers (k = 4, variance × k/(k−1)), corrected Wilson at the effective n"
     )
     # Three of one tester's dialogues hold three of the four defects: wider than Wilson.
     assert (

@@ -30,11 +30,17 @@ import numpy as np
 from corix.measurement.leaves import IntArray
 from corix.measurement.summarizers import FloatArray
 
+MIN_TESTERS = 5
+"""Below this many testers the spread between testers is too poorly known for an
+interval over them to be trusted: outputs say so beside the interval."""
+
 _MAX_CHUNK_CELLS = 1 << 21  # rows × replicates per chunk: 16 MiB of float64, a few copies live
 
 __all__ = [
+    "MIN_TESTERS",
     "Resample",
     "expanded_percentile_interval",
+    "few_testers_warning",
     "percentile_interval",
     "resampled_stages",
     "two_stage_resamples",
@@ -222,6 +228,16 @@ def _add_testers(
     order = {name: number for number, name in enumerate(sorted(set(names)))}
     stratum.testers = len(order)
     stratum.tester_of = np.asarray([order[name] for name in names], dtype=np.int64)
+
+
+def few_testers_warning(testers: int) -> str | None:
+    """The warning an interval over ``testers`` testers carries, if any."""
+    if testers >= MIN_TESTERS:
+        return None
+    return (
+        f"only {testers} tester{'s' if testers != 1 else ''} (fewer than {MIN_TESTERS}): "
+        "the interval is not to be trusted"
+    )
 
 
 def resampled_stages(*, testers: bool, annotators: bool) -> tuple[str, ...]:

@@ -40,7 +40,11 @@ from statistics import NormalDist
 import numpy as np
 from pydantic import BaseModel
 
-from corix.measurement.bootstrap import resampled_stages, two_stage_resamples
+from corix.measurement.bootstrap import (
+    few_testers_warning,
+    resampled_stages,
+    two_stage_resamples,
+)
 from corix.measurement.settlement import not_measurable_reason
 from corix.measurement.settling import RESOLVED, UNRESOLVED, Verdict, dialogue_value
 from corix.measurement.spec import MeasurementSpec
@@ -75,7 +79,9 @@ class DefectRate(BaseModel):
     dialogues; ``dialogues`` the sessions counted in ``n`` and ``defect_dialogues`` those
     with a defect value above 0; ``not_measurable`` the group's dialogues left out and
     ``not_measurable_reasons`` why; ``failed`` the dialogues whose every pass failed;
-    ``ties`` the verdicts whose values tied; ``resolved`` / ``unresolved`` the verdicts
+    ``testers`` how many produced its dialogues (an unnamed one counts as its own) and
+    ``warning`` says when they are too few for the interval to be trusted; ``ties`` the
+    verdicts whose values tied; ``resolved`` / ``unresolved`` the verdicts
     with a senior resolution applied / left open.
     """
 
@@ -88,6 +94,8 @@ class DefectRate(BaseModel):
     ci_high: float | None
     interval: str
     confidence: float
+    testers: int
+    warning: str | None
     n_labels: int
     ties: int
     resolved: int
@@ -130,7 +138,9 @@ def wilson_cc_bounds(rate: float, n: float, confidence: float) -> tuple[float, f
         raise ValueError(f"need n > 0, got {n}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    low, high = wilson_cc_arrays(np.asarray([rate], dtype=float), np.asarray([n], float), confidence)
+    low, high = wilson_cc_arrays(
+        np.asarray([rate], dtype=float), np.asarray([n], float), confidence
+    )
     return float(low[0]), float(high[0])
 
 
@@ -176,7 +186,7 @@ class DialogueLabels:
 def bootstrap_method(stages: Sequence[str], testers: int | None = None) -> str:
     """How an interval from a bootstrap over ``stages`` is named in outputs; ``testers``:
     the number of testers it was expanded for, when testers were drawn."""
-    expanded = "" if testers is None else f" ×{testers}/{testers - 1} for {testers} testers"
+    expanded = "" if testers is None else f" (k = {testers}, variance × k/(k−1))"
     return f"bootstrap over {' → '.join(stages)}{expanded}, corrected Wilson at the effective n"
 
 
@@ -312,6 +322,8 @@ def _empty_rate(
         ci_high=None,
         interval=NOT_MEASURED,
         confidence=spec.confidence,
+        testers=0,
+        warning=None,
         n_labels=0,
         ties=0,
         resolved=0,
@@ -392,6 +404,8 @@ def _rate(
         ci_high=high,
         interval=method,
         confidence=spec.confidence,
+        testers=tester_count(testers, len(keys)),
+        warning=few_testers_warning(tester_count(testers, len(keys))),
         n_labels=len(labels),
         ties=sum(v.settled.tie for v in members),
         resolved=sum(v.resolution == RESOLVED for v in members),

@@ -149,8 +149,9 @@ def n_for_assured_width(
         )
     m = max(1, per_tester)
     testers = _smallest(
-        lambda k: width_assurance(k * m, rate, width, confidence, per_tester=m, icc=icc)
-        >= assurance
+        lambda k: (
+            width_assurance(k * m, rate, width, confidence, per_tester=m, icc=icc) >= assurance
+        )
     )
     return testers * m
 
