@@ -140,10 +140,8 @@ def test_planned_power_over_a_grid(rate: float, difference: float, comparisons: 
 
 def test_width_assurance_without_testers_by_hand() -> None:
     """10 dialogues at p = 0.5: the corrected Wilson interval (scipy's ``wilsoncc``) is at
-    most 0.56 wide for exactly the counts listed (0–2 and 8–10), so the assurance is their binomial mass."""
-    widths = {
-        x: stats.binomtest(x, 10).proportion_ci(0.95, method="wilsoncc") for x in range(11)
-    }
+    most 0.56 wide for the counts 0–2 and 8–10, so the assurance is their binomial mass."""
+    widths = {x: stats.binomtest(x, 10).proportion_ci(0.95, method="wilsoncc") for x in range(11)}
     meeting = [x for x, ci in widths.items() if ci.high - ci.low <= 0.56]
     expected = sum(stats.binom.pmf(x, 10, 0.5) for x in meeting)
     assert meeting == [0, 1, 2, 8, 9, 10]

@@ -37,6 +37,7 @@ import numpy as np
 
 DEFAULT_ASSURANCE = 0.8
 _SIMULATED_STUDIES = 4000
+_RESAMPLES = 1000  # the measurement specification's default bootstrap
 
 __all__ = [
     "DEFAULT_ASSURANCE",
@@ -100,9 +101,12 @@ def width_assurance(
     *,
     per_tester: int = 1,
     icc: float = 0.0,
+    resamples: int = _RESAMPLES,
 ) -> float:
     """The probability that the interval reported on ``n`` dialogues (``per_tester`` from
-    each tester) is at most ``width`` wide when the rate is ``rate``."""
+    each tester) is at most ``width`` wide when the rate is ``rate``; with testers the
+    variance a bootstrap of ``resamples`` replicates reads carries its own noise, a
+    χ²(B − 1)/(B − 1) factor."""
     from corix.measurement.defect_rates import wilson_cc_arrays
 
     if per_tester <= 1:
@@ -122,6 +126,7 @@ def width_assurance(
     estimate = defects.sum(axis=1) / total
     variance = ((defects - estimate[:, None] * per_tester) ** 2).sum(axis=1) / total**2
     variance *= testers / (testers - 1) if testers > 1 else 1.0
+    variance *= rng.chisquare(resamples - 1, len(variance)) / (resamples - 1)
     spread = estimate * (1 - estimate)
     effective = np.where(
         (variance > 0) & (spread > 0), spread / np.where(variance > 0, variance, 1.0), total
