@@ -63,7 +63,9 @@ def test_testers_are_resampled_and_said_so() -> None:
     grouped = score_tree(tree, _leaves(testers), bootstrap=400, seed=2)
     root = grouped["app"]
     assert root.value == plain.value
-    assert root.interval == "expanded percentile bootstrap over testers (6 testers)"
+    assert root.interval == (
+        "bootstrap over testers (k = 6, variance × k/(k−1)), corrected Wilson at the effective n"
+    )
     assert root.testers == 6 and root.warning is None
     assert root.ci_low is not None and root.ci_high is not None
     assert plain.ci_low is not None and plain.ci_high is not None

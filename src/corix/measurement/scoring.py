@@ -17,7 +17,7 @@ from corix.measurement.bootstrap import (
     resampled_stages,
     two_stage_resamples,
 )
-from corix.measurement.defect_rates import wilson_cc_arrays
+from corix.measurement.defect_rates import wilson_cc_arrays, wilson_cc_bounds
 from corix.measurement.engine import PreparedLeaves, TreeEvaluator
 from corix.measurement.gating_check import undeclared_gating
 from corix.measurement.leaves import IntArray, LeafSource, LeafTable
@@ -232,10 +232,16 @@ def _intervals(
         series.append(None if observed is None else np.concatenate(found, axis=1))
     testers = evaluator.tester_counts()
     stages = resampled_stages(testers=False, annotators=bool(prepared.annotation_labels))
-    bounds = _Bounds(
-        evaluator.spec, point, series, testers if clustered.any() else None, clustered, stages
-    )
     counts = evaluator.dialogue_counts()
+    bounds = _Bounds(
+        evaluator.spec,
+        point,
+        series,
+        testers if clustered.any() else None,
+        clustered,
+        stages,
+        counts,
+    )
     nodes: list[_NodeBounds | None] = []
     for position, values in enumerate(series):
         if values is None:
@@ -310,8 +316,9 @@ class _Bounds:
     max of the lower ends is below the true max and the max of the upper ends above it.
     A percentile bootstrap of the max itself is biased upwards when children are close
     and under-covers. Every other node takes the percentile interval of its replicates,
-    expanded for the number of testers where testers were resampled (but not under a
-    ``max``/``min``, whose union bound already errs wide).
+    or where testers were resampled the rates' interval on its range (corrected Wilson
+    at the effective n; the expanded percentile interval for an unbounded range), but
+    not under a ``max``/``min``, whose union bound already errs wide.
     """
 
     def __init__(
@@ -322,6 +329,7 @@ class _Bounds:
         testers: list[IntArray] | None,
         clustered: npt.NDArray[np.bool_],
         stages: tuple[str, ...],
+        counts: list[IntArray],
     ) -> None:
         self.spec = spec
         self.point = point
@@ -329,6 +337,7 @@ class _Bounds:
         self.testers = testers
         self.clustered = clustered
         self.stages = stages
+        self.counts = counts
         self._memo: dict[tuple[int, float, bool], _NodeBounds] = {}
 
     def at(self, position: int, confidence: float, *, expand: bool = True) -> _NodeBounds:
@@ -380,12 +389,43 @@ class _Bounds:
                 methods[unit] = f"percentile bootstrap over {tested}"
                 continue
             k = int(self.testers[position][unit])
-            unit_low, unit_high = expanded_percentile_interval(
-                values[unit : unit + 1], confidence, k
+            found = self._effective_wilson(position, int(unit), k, confidence)
+            if found is None:  # an unbounded range: no proportion to read it as
+                unit_low, unit_high = expanded_percentile_interval(
+                    values[unit : unit + 1], confidence, k
+                )
+                low[unit], high[unit] = unit_low[0], unit_high[0]
+                methods[unit] = f"expanded percentile bootstrap over {tested} ({k} testers)"
+                continue
+            low[unit], high[unit] = found
+            methods[unit] = (
+                f"bootstrap over {tested} (k = {k}, variance × k/(k−1)), "
+                "corrected Wilson at the effective n"
             )
-            low[unit], high[unit] = unit_low[0], unit_high[0]
-            methods[unit] = f"expanded percentile bootstrap over {tested} ({k} testers)"
         return _NodeBounds(low, high, tuple(methods))
+
+    def _effective_wilson(
+        self, position: int, unit: int, testers: int, confidence: float
+    ) -> tuple[float, float] | None:
+        """The rates' interval on the node's range: its value as a share q of the range,
+        the bootstrap variance over testers times k/(k−1), corrected Wilson at the
+        effective n = q(1−q)/variance (Korn & Graubard 1998). A percentile interval of
+        a skewed bootstrap over few testers under-covers rare risks (0.89 at 6 testers
+        and a base rate of 0.1); Wilson's form follows the skew."""
+        span = self.spec.nodes[position].codomain
+        values, observed = self.series[position], self.point[position]
+        if span is None or not math.isfinite(span.width) or span.width <= 0:
+            return None
+        assert values is not None and observed is not None  # a numeric node
+        share = float((observed[unit, 0] - span.low) / span.width)
+        drawn = values[unit][~np.isnan(values[unit])] / span.width
+        variance = float(np.var(drawn, ddof=1)) if len(drawn) > 1 else 0.0
+        variance *= testers / (testers - 1) if testers > 1 else 1.0
+        dialogues = float(self.counts[position][unit])
+        spread = share * (1 - share)
+        effective = spread / variance if variance > 0 and spread > 0 else dialogues
+        low, high = wilson_cc_bounds(min(max(share, 0.0), 1.0), max(effective, 1e-9), confidence)
+        return span.low + low * span.width, span.low + high * span.width
 
 
 def _dialogues_of(evaluator: TreeEvaluator, position: int) -> dict[int, tuple[str, ...]]:
