@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from corix.cli.main import app
 from corix.execution.plan import load_plan
-from corix.measurement.sample_size import n_for_difference, n_for_width
+from corix.measurement.sample_size import n_for_assured_width, n_for_difference
 
 runner = CliRunner()
 
@@ -45,7 +45,11 @@ def test_plan_size_counts_width_power_and_design_effect(tmp_path: Path) -> None:
     ]
     cell = cells[0]
     assert cell["design_effect"] == 1.4
-    assert cell["n_width"] == math.ceil(n_for_width(0.3, 0.2) * 1.4)
+    assert cell["n_width"] == n_for_assured_width(0.3, 0.2, per_tester=5, icc=0.1)
+    assert cell["width_promise"] == (
+        "95% cluster interval over testers (5 dialogues each, ICC 0.100) width ≤ 0.2 "
+        "in at least 80% of runs if the rate is 30.0%"
+    )
     assert cell["n_power"] == math.ceil(n_for_difference(0.3, 0.2, comparisons=1) * 1.4)
     assert cell["n"] == max(cell["n_width"], cell["n_power"])
 
@@ -58,7 +62,8 @@ def test_plan_size_writes_the_counts_into_a_plan(tmp_path: Path) -> None:
     assert "dialogues per cell" in result.output
     sized = load_plan(out)
     (settings,) = sized.levels.values()
-    assert settings.sessions == n_for_width(0.5, 0.2)  # the worst-case rate, no clustering
+    assert settings.sessions == n_for_assured_width(0.5, 0.2)  # worst-case rate, no clustering
+    assert "Wilson width ≤ 0.2 in at least 80% of runs" in " ".join(result.output.split())
     assert sized.gates == {"guardrail_violation": 0.2}
 
 

@@ -19,6 +19,8 @@ def _rate(application: str, n: int, defects: float, high: float | None) -> Defec
         ci_high=high,
         interval=WILSON if n else NOT_MEASURED,
         confidence=0.95,
+        testers=n,
+        warning=None,
         n_labels=n,
         ties=0,
         resolved=0,

@@ -9,7 +9,7 @@ from corix.domain import Level
 from corix.execution import ApplicationEntry, LevelSettings, Plan, execute_plan
 from corix.measurement import measure
 from corix.measurement.plan_sizing import SizeRequest, earlier_run, size_plan
-from corix.measurement.sample_size import design_effect, n_for_width
+from corix.measurement.sample_size import n_for_assured_width
 from corix.storage import Database, session_attempts
 
 
@@ -38,5 +38,7 @@ async def test_sizes_from_an_earlier_run(sqlite_db: Database) -> None:
     cells = size_plan(plan, SizeRequest(width=0.2), earlier)
     guarded = cells[0]
     assert guarded.rate_from == f"run {run_id}" and guarded.rate == rates["g"]
-    deff = design_effect(earlier.per_tester, earlier.icc)
-    assert guarded.n == n_for_width(rates["g"] or 0.0, 0.2, deff=deff)
+    m = max(1, round(earlier.per_tester))
+    assert guarded.n_width == n_for_assured_width(
+        rates["g"] or 0.0, 0.2, per_tester=m, icc=earlier.icc
+    )

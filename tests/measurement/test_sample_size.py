@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.stats import norm
 
 from corix.measurement.defect_rates import wilson_interval
@@ -13,8 +14,10 @@ from corix.measurement.sample_size import (
     design_effect,
     expected_wilson_width,
     icc_anova,
+    n_for_assured_width,
     n_for_difference,
     n_for_width,
+    width_assurance,
     wilson_widths,
 )
 
@@ -133,3 +136,25 @@ def test_planned_power_over_a_grid(rate: float, difference: float, comparisons: 
     n = n_for_difference(rate, difference, comparisons=comparisons)
     power = _power(n, rate, rate + difference, 0.05 / comparisons, sims, rng)
     assert power >= target - 3 * math.sqrt(target * (1 - target) / sims)
+
+
+def test_width_assurance_without_testers_by_hand() -> None:
+    """10 dialogues at p = 0.5: the corrected Wilson interval (scipy's ``wilsoncc``) is at
+    most 0.56 wide for the counts 0–2 and 8–10, so the assurance is their binomial mass."""
+    widths = {x: stats.binomtest(x, 10).proportion_ci(0.95, method="wilsoncc") for x in range(11)}
+    meeting = [x for x, ci in widths.items() if ci.high - ci.low <= 0.56]
+    expected = sum(stats.binom.pmf(x, 10, 0.5) for x in meeting)
+    assert meeting == [0, 1, 2, 8, 9, 10]
+    assert width_assurance(10, 0.5, 0.56) == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize(("rate", "width", "m", "icc"), [(0.5, 0.2, 1, 0.0), (0.2, 0.2, 5, 0.1)])
+def test_assured_n_is_the_smallest_that_meets_the_width_often_enough(
+    rate: float, width: float, m: int, icc: float
+) -> None:
+    n = n_for_assured_width(rate, width, assurance=0.8, per_tester=m, icc=icc)
+    assert n % m == 0
+    assert width_assurance(n, rate, width, per_tester=m, icc=icc) >= 0.8
+    assert width_assurance(n - m, rate, width, per_tester=m, icc=icc) < 0.8
+    # A width met on average is missed in about half the runs: assured needs more.
+    assert n > n_for_width(rate, width)

@@ -28,6 +28,8 @@ async def test_a_persons_sessions_share_their_tester_in_rates(sqlite_db: Databas
         for r in measurement.rates(by=("harm", "application"))
         if r.group["harm"] == "guardrail_violation"
     ]
-    assert rate.n == 6 and rate.interval.startswith("bootstrap over testers → dialogues")
+    assert rate.n == 6 and rate.interval.startswith("bootstrap over testers (k = 2,")
+    assert rate.testers == 2
+    assert rate.warning == "only 2 testers (fewer than 5): the interval is not to be trusted"
     leaves = stored_leaves(sqlite_db, run_id)
     assert set(leaves.tester.categories) == {"tester 0", "tester 1"}

@@ -1,4 +1,4 @@
-"""The tester stage of the bootstrap: testers, then dialogues within testers."""
+"""The tester stage of the bootstrap: testers drawn whole, their dialogues not drawn again."""
 
 from __future__ import annotations
 
@@ -52,6 +52,34 @@ def test_the_tester_stage_reproduces_the_bootstrap_of_tester_means() -> None:
     assert np.var(replicates) == pytest.approx(expected, rel=0.05)
 
 
+def test_a_drawn_tester_brings_each_of_its_dialogues_once_per_draw() -> None:
+    """No second stage: dialogues of one tester are drawn exactly as often as it is."""
+    testers = ["a", "a", "b", "b", "b"]
+    counts = next(two_stage_resamples(KEYS, 300, seed=3, testers=testers)).dialogues
+    np.testing.assert_array_equal(counts[0], counts[1])
+    np.testing.assert_array_equal(counts[2], counts[4])
+
+
+def test_no_tester_correlation_gives_the_independent_variance() -> None:
+    """The double-counting check: 40 testers × 5 dialogues of fixed values with no tester
+    structure. The bootstrap variance over testers is the cluster (CR0) variance
+    Σ_g (T_g − ȳ·m)² / N², by hand; it is the dialogues' variance σ²/N within its
+    sampling error, not twice it as a testers → dialogues bootstrap would give."""
+    rng = np.random.default_rng(5)
+    values = (rng.random(200) < 0.3).astype(float)
+    keys = [f"d{i:03d}" for i in range(200)]
+    testers = [f"t{i // 5:02d}" for i in range(200)]
+    counts = np.concatenate(
+        [c.dialogues for c in two_stage_resamples(keys, 20000, seed=1, testers=testers)], axis=1
+    )
+    replicates = values @ counts / counts.sum(axis=0)
+    totals = values.reshape(40, 5).sum(axis=1)
+    cr0 = float(((totals - values.mean() * 5) ** 2).sum() / 200**2)
+    assert np.var(replicates) == pytest.approx(cr0, rel=0.04)
+    independent = values.var() / 200
+    assert 0.7 < cr0 / independent < 1.3  # the 40 testers' own sampling error, not 2×
+
+
 def test_a_rate_names_the_stages_it_resampled() -> None:
     keys = [f"d{i:02d}" for i in range(12)]
     values = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
@@ -63,7 +91,9 @@ def test_a_rate_names_the_stages_it_resampled() -> None:
     )
     clustered = DialogueLabels(keys, values, labels, testers=[f"t{i // 3}" for i in range(12)])
     low, high, method = rate_interval(clustered, confidence=0.95, resamples=300, seed=0)
-    assert method.startswith("bootstrap over testers → dialogues,")
+    assert method == (
+        "bootstrap over testers (k = 4, variance × k/(k−1)), corrected Wilson at the effective n"
+    )
     # Three of one tester's dialogues hold three of the four defects: wider than Wilson.
     assert (
         high - low > wilson_cc_bounds(4 / 12, 12, 0.95)[1] - wilson_cc_bounds(4 / 12, 12, 0.95)[0]

@@ -157,7 +157,8 @@ def test_same_dialogue_id_in_two_applications_stays_apart(make_leaves: MakeLeave
     results = score_tree(tree, leaves, bootstrap=50)
     assert results["A"].value == 10.0
     assert results["B"].value == 0.0
-    assert (results["B"].ci_low, results["B"].ci_high) == (0.0, 0.0)
+    # One "no" on B: never a point, but corrected Wilson's bound for 0 of 1 (×10).
+    assert (results["B"].ci_low, results["B"].ci_high) == (0.0, pytest.approx(9.4537924447))
 
 
 def test_cli_json_contract(small_tree_path: Path, small_csv_path: Path) -> None:

@@ -380,7 +380,7 @@ def print_defect_rates(
     """
     who = [column for column in ("source", "annotator") if rates and column in rates[0].group]
     confidence = rates[0].confidence if rates else 0.95
-    headers = [*who, *grouping, "defects / n", "rate", f"{confidence:.0%} CI"]
+    headers = [*who, *grouping, "defects / n", "testers", "rate", f"{confidence:.0%} CI"]
     extra = ["not measurable"] if compact else ["not measurable", "failed", "ties", "resolved"]
     table = wrapping_table(*headers, *extra, title=title)
     for rate in rates:
@@ -391,6 +391,7 @@ def print_defect_rates(
         row: list[Text | str] = [
             *cells,
             f"{_count(rate.defects)} / {rate.n}",
+            str(rate.testers),
             _percent(rate.rate),
             interval,
         ]
@@ -406,3 +407,7 @@ def print_defect_rates(
     console.print(table)
     methods = sorted({rate.interval for rate in rates})
     console.print(Text(f"intervals: {'; '.join(methods)}", style="dim"))
+    for rate in rates:
+        if rate.warning is not None:
+            where = " · ".join(value for value in rate.group.values() if value)
+            console.print(Text(f"⚠ {where}: {rate.warning}", style="yellow"))

@@ -40,6 +40,15 @@ DifferenceOption = Annotated[
         help="Difference in rate between two applications to detect.",
     ),
 ]
+AssuranceOption = Annotated[
+    float,
+    typer.Option(
+        "--assurance",
+        min=0.5,
+        max=0.99,
+        help="Chance that the reported interval meets --width (default 0.8).",
+    ),
+]
 PowerOption = Annotated[
     float,
     typer.Option("--power", min=0.01, max=0.99, help="Chance of detecting --difference."),
@@ -88,6 +97,7 @@ WriteOption = Annotated[
 def size_command(
     plan: Annotated[Path, typer.Argument(help="Plan YAML file.")],
     width: WidthOption = None,
+    assurance: AssuranceOption = 0.8,
     difference: DifferenceOption = None,
     power: PowerOption = 0.8,
     alpha: AlphaOption = 0.05,
@@ -112,6 +122,7 @@ def size_command(
     source = load_plan_file(plan)
     request = SizeRequest(
         width=width,
+        assurance=assurance,
         difference=difference,
         power=power,
         alpha=alpha,
@@ -188,8 +199,9 @@ def _print_cells(cells: list[CellSize], request: SizeRequest) -> None:
     console.print(table)
     first = cells[0]
     notes = [f"design effect 1 + (m − 1)·ICC with m = {first.per_tester:g}, ICC = {first.icc:.3f}"]
-    if request.width is not None:
-        notes.append(f"width: expected {request.confidence:.0%} Wilson width ≤ {request.width:g}")
+    if first.width_promise is not None:
+        promises = sorted({c.width_promise for c in cells if c.width_promise})
+        notes.append(f"n (width): {' · '.join(promises)}")
     if request.difference is not None:
         notes.append(
             f"power: {request.power:.0%} to detect +{request.difference:g} per application pair, "

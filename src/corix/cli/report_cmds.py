@@ -318,7 +318,7 @@ def _scored_tree(application: str, root: dict[str, Any]) -> Tree:
 
 
 def _add_scored(parent: Tree, node: dict[str, Any]) -> None:
-    from corix.report import interval, number
+    from corix.report import interval, node_notes, number
 
     value = node["value"]
     if isinstance(value, list):
@@ -328,7 +328,15 @@ def _add_scored(parent: Tree, node: dict[str, Any]) -> None:
     else:
         bounds = interval(node.get("ci_low"), node.get("ci_high"))
         shown = f"[bold]{number(value, 2)}[/] {bounds}".rstrip()
+    notes = node_notes(
+        testers=node.get("testers"),
+        warning=node.get("warning"),
+        bias=node.get("bias"),
+        bias_corrected=node.get("bias_corrected"),
+    )
     label = f"{escape(node['id'])} [dim]{escape(node['summarizer'])}[/]: {shown}  n={node['n']}"
+    if notes:
+        label += f"  [dim]{escape(notes)}[/]"
     branch = parent.add(label)
     for child in node["children"]:
         _add_scored(branch, child)

@@ -1,10 +1,14 @@
-"""Multi-stage cluster bootstrap: testers, then dialogues within testers, then annotators.
+"""Cluster bootstrap: testers (or dialogues when each has its own tester), then annotators.
 
 The dialogue is the unit: every replicate draws dialogues with replacement within each
 stratum (an application), so it has as many dialogues per stratum as the data. When
 dialogues share a *tester* (the person, the persona instance or the script that produced
-them), their outcomes are correlated, so a first stage draws testers with replacement and
-the second draws each drawn tester's dialogues with replacement from its own. When
+them), their outcomes are correlated, so the draw is of testers with replacement, each
+drawn tester bringing all its own dialogues. Its dialogues are *not* drawn again within
+it: the spread of the testers' totals already holds the within-tester variance, and a
+second stage would count it twice (with no tester correlation, a testers → dialogues
+bootstrap came out √2 too wide; Davison & Hinkley 1997, *Bootstrap Methods*, §3.8;
+Field & Welsh 2007, JRSS-B 69:369). When
 several annotators label a dialogue, the last stage draws its annotators with
 replacement too, so the interval carries the annotators' disagreement as well as the
 sampling of testers and dialogues. With one dialogue per tester the tester stage is the
@@ -26,11 +30,17 @@ import numpy as np
 from corix.measurement.leaves import IntArray
 from corix.measurement.summarizers import FloatArray
 
+MIN_TESTERS = 5
+"""Below this many testers the spread between testers is too poorly known for an
+interval over them to be trusted: outputs say so beside the interval."""
+
 _MAX_CHUNK_CELLS = 1 << 21  # rows × replicates per chunk: 16 MiB of float64, a few copies live
 
 __all__ = [
+    "MIN_TESTERS",
     "Resample",
     "expanded_percentile_interval",
+    "few_testers_warning",
     "percentile_interval",
     "resampled_stages",
     "two_stage_resamples",
@@ -115,10 +125,10 @@ class _Stratum:
     # Labels grouped by their dialogue's annotator count m:
     # (m, its stream, dialogue rows, label rows m-wide)
     by_count: list[tuple[int, np.random.Generator, IntArray, IntArray]]
-    # Testers grouped by their dialogue count m: (m, its stream, tester numbers, dialogue
-    # rows m-wide); empty when every tester has one dialogue (no tester stage).
+    # Each dialogue's tester number (in the order of ``dialogues``); None when every
+    # tester has one dialogue (the draw is of dialogues).
     testers: int = 0
-    by_size: list[tuple[int, np.random.Generator, IntArray, IntArray]] | None = None
+    tester_of: IntArray | None = None
 
 
 @dataclass
@@ -168,7 +178,7 @@ class _Plan:
             ]
             rng = np.random.default_rng([*stratum_seed, 0])
             stratum = _Stratum(rng, dialogues, by_count)
-            _add_testers(stratum, members[name], keys, tester_of, stratum_seed)
+            _add_testers(stratum, members[name], keys, tester_of)
             strata.append(stratum)
         return cls(len(keys), len(labels), strata)
 
@@ -176,19 +186,13 @@ class _Plan:
         counts = np.zeros((self.n_dialogues, size))
         weights = np.zeros((self.n_labels, size)) if with_labels else None
         for stratum in self.strata:
-            if stratum.by_size is None:
+            if stratum.tester_of is None:
                 counts[stratum.dialogues] = _uniform_counts(
                     stratum.rng, len(stratum.dialogues), size
                 ).T
             else:
                 tester_draws = _uniform_counts(stratum.rng, stratum.testers, size)
-                for m, rng, testers, rows in stratum.by_size:
-                    copies = tester_draws[:, testers]  # replicates × testers
-                    if m == 1:
-                        counts[rows[:, 0]] = copies.T
-                        continue
-                    picked = rng.multinomial(copies * m, np.full(m, 1.0 / m))
-                    counts[rows] = picked.transpose(1, 2, 0)
+                counts[stratum.dialogues] = tester_draws[:, stratum.tester_of].T
             if weights is None:
                 continue
             for n_annotators, rng, dialogue_rows, label_rows in stratum.by_count:
@@ -212,46 +216,33 @@ def _uniform_counts(rng: np.random.Generator, m: int, size: int) -> IntArray:
 
 
 def _add_testers(
-    stratum: _Stratum,
-    rows: Sequence[int],
-    keys: Sequence[str],
-    tester_of: Sequence[str],
-    stratum_seed: Sequence[int],
+    stratum: _Stratum, rows: Sequence[int], keys: Sequence[str], tester_of: Sequence[str]
 ) -> None:
-    """Set the stratum's tester stage when some tester has more than one dialogue.
+    """Set the stratum's tester draw when some tester has more than one dialogue.
 
-    Testers are numbered in key order and their dialogues kept in key order, so draws
-    follow keys, not row positions."""
-    members: dict[str, list[int]] = {}
-    for row in rows:  # already in key order
-        members.setdefault(tester_of[row] or f"\x00{keys[row]}", []).append(row)
-    if all(len(found) == 1 for found in members.values()):
+    Testers are numbered in the order of their names, so draws follow keys, not row
+    positions."""
+    names = [tester_of[row] or f"\x00{keys[row]}" for row in rows]  # rows in key order
+    if len(set(names)) == len(names):
         return
-    by_size: dict[int, tuple[list[int], list[list[int]]]] = {}
-    for number, tester in enumerate(sorted(members)):
-        found = members[tester]
-        testers, dialogue_rows = by_size.setdefault(len(found), ([], []))
-        testers.append(number)
-        dialogue_rows.append(found)
-    stratum.testers = len(members)
-    stratum.by_size = [
-        (
-            m,
-            np.random.default_rng([*stratum_seed, m, 1]),
-            np.asarray(testers, dtype=np.int64),
-            np.asarray(dialogue_rows, dtype=np.int64),
-        )
-        for m, (testers, dialogue_rows) in sorted(by_size.items())
-    ]
+    order = {name: number for number, name in enumerate(sorted(set(names)))}
+    stratum.testers = len(order)
+    stratum.tester_of = np.asarray([order[name] for name in names], dtype=np.int64)
+
+
+def few_testers_warning(testers: int) -> str | None:
+    """The warning an interval over ``testers`` testers carries, if any."""
+    if testers >= MIN_TESTERS:
+        return None
+    return (
+        f"only {testers} tester{'s' if testers != 1 else ''} (fewer than {MIN_TESTERS}): "
+        "the interval is not to be trusted"
+    )
 
 
 def resampled_stages(*, testers: bool, annotators: bool) -> tuple[str, ...]:
     """The stages a bootstrap drew, in order, for outputs to name."""
-    return (
-        *(("testers",) if testers else ()),
-        "dialogues",
-        *(("annotators",) if annotators else ()),
-    )
+    return ("testers" if testers else "dialogues", *(("annotators",) if annotators else ()))
 
 
 def percentile_interval(replicates: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray]:

@@ -10,11 +10,13 @@ Intervals:
 * one 0/1 verdict per dialogue, each from its own tester — the **Wilson** score interval
   with continuity correction on ``defects`` of ``n`` (plain Wilson under-covers with
   few dialogues and rare defects);
-* otherwise — a **multi-stage bootstrap** (testers when some produced several
-  dialogues, then dialogues within testers, then annotators within a dialogue, drawn
-  by stable keys so reruns give identical intervals) estimates the variance of the
-  rate; the interval is corrected Wilson's at the *effective* sample size
-  ``rate·(1−rate)/variance``, never more than the number of labels. Plain percentile
+* otherwise — a **cluster bootstrap** (testers when some produced several dialogues,
+  each drawn tester bringing all its dialogues, else dialogues; then annotators within
+  a dialogue; drawn by stable keys so reruns give identical intervals) estimates the
+  variance of the rate, times k/(k−1) for k testers (a bootstrap over k clusters
+  understates it by (k−1)/k: the CR1 factor); the interval is corrected Wilson's at the
+  *effective* sample size ``rate·(1−rate)/variance``, never more than the number of
+  labels. With no defect seen it is Wilson's at n dialogues: never a point. Plain percentile
   intervals collapse to a point when few or no defects are seen; Wilson's form does
   not. The interval's name says which stages were drawn. Under ``combine: settle`` the
   settled values are what is resampled (annotators are not drawn again), so the
@@ -38,10 +40,15 @@ from statistics import NormalDist
 import numpy as np
 from pydantic import BaseModel
 
-from corix.measurement.bootstrap import resampled_stages, two_stage_resamples
+from corix.measurement.bootstrap import (
+    few_testers_warning,
+    resampled_stages,
+    two_stage_resamples,
+)
 from corix.measurement.settlement import not_measurable_reason
 from corix.measurement.settling import RESOLVED, UNRESOLVED, Verdict, dialogue_value
 from corix.measurement.spec import MeasurementSpec
+from corix.measurement.summarizers import FloatArray
 from corix.storage import MeasuredDialogue
 
 RATE_COLUMNS = ("source", "annotator", "harm", "application", "scenario", "level")
@@ -59,6 +66,7 @@ __all__ = [
     "defect_rates",
     "rate_interval",
     "wilson_bounds",
+    "wilson_cc_arrays",
     "wilson_cc_bounds",
     "wilson_interval",
 ]
@@ -71,7 +79,9 @@ class DefectRate(BaseModel):
     dialogues; ``dialogues`` the sessions counted in ``n`` and ``defect_dialogues`` those
     with a defect value above 0; ``not_measurable`` the group's dialogues left out and
     ``not_measurable_reasons`` why; ``failed`` the dialogues whose every pass failed;
-    ``ties`` the verdicts whose values tied; ``resolved`` / ``unresolved`` the verdicts
+    ``testers`` how many produced its dialogues (an unnamed one counts as its own) and
+    ``warning`` says when they are too few for the interval to be trusted; ``ties`` the
+    verdicts whose values tied; ``resolved`` / ``unresolved`` the verdicts
     with a senior resolution applied / left open.
     """
 
@@ -84,6 +94,8 @@ class DefectRate(BaseModel):
     ci_high: float | None
     interval: str
     confidence: float
+    testers: int
+    warning: str | None
     n_labels: int
     ties: int
     resolved: int
@@ -126,13 +138,24 @@ def wilson_cc_bounds(rate: float, n: float, confidence: float) -> tuple[float, f
         raise ValueError(f"need n > 0, got {n}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    low, high = wilson_cc_arrays(
+        np.asarray([rate], dtype=float), np.asarray([n], float), confidence
+    )
+    return float(low[0]), float(high[0])
+
+
+def wilson_cc_arrays(
+    rate: FloatArray, n: FloatArray, confidence: float
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`wilson_cc_bounds` elementwise over arrays of rates and (positive) sizes, for
+    plan sizing, which weighs every possible outcome."""
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     denominator = 2 * (n + z * z)
     centre = 2 * n * rate + z * z
-    low_root = z * math.sqrt(max(0.0, z * z - 2 - 1 / n + 4 * rate * (n * (1 - rate) + 1)))
-    high_root = z * math.sqrt(max(0.0, z * z + 2 - 1 / n + 4 * rate * (n * (1 - rate) - 1)))
-    low = 0.0 if rate <= 0 else max(0.0, (centre - 1 - low_root) / denominator)
-    high = 1.0 if rate >= 1 else min(1.0, (centre + 1 + high_root) / denominator)
+    low_root = z * np.sqrt(np.maximum(0.0, z * z - 2 - 1 / n + 4 * rate * (n * (1 - rate) + 1)))
+    high_root = z * np.sqrt(np.maximum(0.0, z * z + 2 - 1 / n + 4 * rate * (n * (1 - rate) - 1)))
+    low = np.where(rate <= 0, 0.0, np.maximum(0.0, (centre - 1 - low_root) / denominator))
+    high = np.where(rate >= 1, 1.0, np.minimum(1.0, (centre + 1 + high_root) / denominator))
     return low, high
 
 
@@ -160,12 +183,22 @@ class DialogueLabels:
     settled: bool = False
 
 
-def bootstrap_method(stages: Sequence[str]) -> str:
-    """How an interval from a bootstrap over ``stages`` is named in outputs."""
-    return f"bootstrap over {' → '.join(stages)}, corrected Wilson at the effective n"
+def bootstrap_method(stages: Sequence[str], testers: int | None = None) -> str:
+    """How an interval from a bootstrap over ``stages`` is named in outputs; ``testers``:
+    the number of testers it was expanded for, when testers were drawn."""
+    expanded = "" if testers is None else f" (k = {testers}, variance × k/(k−1))"
+    return f"bootstrap over {' → '.join(stages)}{expanded}, corrected Wilson at the effective n"
 
 
 TWO_STAGE = bootstrap_method(resampled_stages(testers=False, annotators=True))
+
+
+def tester_count(testers: Sequence[str] | None, n: int) -> int:
+    """How many testers produced ``n`` dialogues (an unnamed one is a tester of its own)."""
+    if testers is None:
+        return n
+    named = [tester for tester in testers if tester]
+    return len(set(named)) + n - len(named)
 
 
 def rate_interval(
@@ -193,10 +226,14 @@ def rate_interval(
         totals = chunk.dialogues.sum(axis=0)
         replicates.append(label_values @ chunk.labels / totals)
     variance = float(np.var(np.concatenate(replicates), ddof=1))
+    k = tester_count(testers, n) if clustered else None
+    if k is not None and k > 1:
+        # A bootstrap over k clusters understates the variance by (k−1)/k: the CR1 factor.
+        variance *= k / (k - 1)
     effective = n if variance <= 0 or rate in (0.0, 1.0) else rate * (1 - rate) / variance
     low, high = wilson_cc_bounds(rate, min(effective, float(len(labels))), confidence)
     stages = resampled_stages(testers=clustered, annotators=len(labels) > n)
-    return low, high, bootstrap_method(stages)
+    return low, high, bootstrap_method(stages, k)
 
 
 def _shared(testers: Sequence[str]) -> bool:
@@ -285,6 +322,8 @@ def _empty_rate(
         ci_high=None,
         interval=NOT_MEASURED,
         confidence=spec.confidence,
+        testers=0,
+        warning=None,
         n_labels=0,
         ties=0,
         resolved=0,
@@ -365,6 +404,8 @@ def _rate(
         ci_high=high,
         interval=method,
         confidence=spec.confidence,
+        testers=tester_count(testers, len(keys)),
+        warning=few_testers_warning(tester_count(testers, len(keys))),
         n_labels=len(labels),
         ties=sum(v.settled.tie for v in members),
         resolved=sum(v.resolution == RESOLVED for v in members),

@@ -1,9 +1,10 @@
 """A plan's sample sizes per cell (application × scenario × level × harm).
 
-Each cell gets the dialogues its interval width needs at the assumed rate and, with two
-or more applications, the dialogues per application that detect a difference between
-any two of them with the requested power, both times the testers' design effect (see
-:mod:`corix.measurement.sample_size`). The family of comparisons is every pair of
+Each cell gets the dialogues at which the interval ``corix defects`` reports meets the
+width with the requested probability (the assurance) at the assumed rate and testers'
+design and, with two or more applications, the dialogues per application that detect a
+difference between any two of them with the requested power, times the testers' design
+effect (see :mod:`corix.measurement.sample_size`). The family of comparisons is every pair of
 applications in every scenario × level × harm of the plan, tested at Holm's strictest
 level. Rates, the intra-class correlation and dialogues per tester are given, or read
 from an earlier run (``--from RUN``): its cell's rate, and the correlation of verdicts
@@ -24,7 +25,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from corix.domain import Level
 from corix.execution import Plan
 from corix.measurement.core import Measurement
-from corix.measurement.sample_size import design_effect, icc_anova, n_for_difference, n_for_width
+from corix.measurement.sample_size import (
+    DEFAULT_ASSURANCE,
+    design_effect,
+    icc_anova,
+    n_for_assured_width,
+    n_for_difference,
+)
 from corix.measurement.settling import GUARDRAIL_VIOLATION
 from corix.storage import Database, session_attempts
 
@@ -37,6 +44,7 @@ __all__ = [
     "earlier_run",
     "plan_with_sizes",
     "size_plan",
+    "width_promise",
 ]
 
 Cell = tuple[str, str, str, str]
@@ -50,6 +58,7 @@ class SizeRequest(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     width: float | None = Field(default=None, gt=0, lt=1)
+    assurance: float = Field(default=DEFAULT_ASSURANCE, gt=0, lt=1)
     difference: float | None = Field(default=None, gt=0, lt=1)
     power: float = Field(default=0.8, gt=0, lt=1)
     alpha: float = Field(default=0.05, gt=0, lt=1)
@@ -72,6 +81,7 @@ class CellSize(BaseModel):
     per_tester: float
     design_effect: float
     n_width: int | None
+    width_promise: str | None
     n_power: int | None
     comparisons: int
     n: int
@@ -142,7 +152,14 @@ def size_plan(
                 for harm in harms:
                     rate, source = _rate((app, scenario, level, harm), request, earlier)
                     n_width = (
-                        n_for_width(rate, request.width, request.confidence, deff=deff)
+                        n_for_assured_width(
+                            rate,
+                            request.width,
+                            request.confidence,
+                            assurance=request.assurance,
+                            per_tester=max(1, round(per_tester)),
+                            icc=icc,
+                        )
                         if request.width is not None
                         else None
                     )
@@ -170,12 +187,31 @@ def size_plan(
                             per_tester=per_tester,
                             design_effect=deff,
                             n_width=n_width,
+                            width_promise=(
+                                None
+                                if request.width is None
+                                else width_promise(request, rate, per_tester, icc)
+                            ),
                             n_power=n_power,
                             comparisons=comparisons if n_power is not None else 0,
                             n=max(n for n in (n_width, n_power, 1) if n is not None),
                         )
                     )
     return cells
+
+
+def width_promise(request: SizeRequest, rate: float, per_tester: float, icc: float) -> str:
+    """What ``n_width`` promises, in words: which interval, how wide, how often, if what."""
+    m = max(1, round(per_tester))
+    interval = (
+        "continuity-corrected Wilson"
+        if m == 1
+        else f"cluster interval over testers ({m} dialogues each, ICC {icc:.3f})"
+    )
+    return (
+        f"{request.confidence:.0%} {interval} width ≤ {request.width:g} "
+        f"in at least {request.assurance:.0%} of runs if the rate is {rate:.1%}"
+    )
 
 
 def _pick(given: float | None, measured: float | None, default: float) -> float:

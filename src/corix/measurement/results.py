@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from corix.errors import UnknownNameError
+from corix.measurement.bootstrap import few_testers_warning
 
 # A numeric node holds a float; an aggregation node the tuple of its children's values.
 NodeValue = Union[float, tuple["NodeValue", ...], None]  # noqa: UP007 - recursive alias
@@ -29,7 +30,11 @@ class NodeResult:
     is never silently 0. ``n`` counts the dialogues under the node (the unit).
     ``ci_low``/``ci_high`` are the bootstrap interval when one was computed, and
     ``interval`` says how it was made (the stages resampled; a ``max``/``min`` node's
-    interval from its children's simultaneous intervals).
+    interval from its children's simultaneous intervals); ``testers`` how many testers
+    (a dialogue without one counts as its own) the interval rests on, and ``warning``
+    says when they are too few. ``bias`` (``max``/``min`` nodes) is the bootstrap's
+    estimate of the published value's bias: the max of noisy children overshoots, so
+    ``bias_corrected`` = ``value − bias`` stands beside the value NIST AI 700-2 publishes.
     ``context`` holds the split values on the way from the root (e.g.
     ``{"level": "field_testing"}``); ``dialogues`` the ids behind the node and
     ``provenance`` whose answers they are, when requested.
@@ -44,6 +49,8 @@ class NodeResult:
     ci_low: float | None = None
     ci_high: float | None = None
     interval: str | None = None
+    testers: int | None = None
+    bias: float | None = None
     children: tuple[NodeResult, ...] = ()
     context: Mapping[str, str] = field(default_factory=dict)
     dialogues: tuple[str, ...] | None = None
@@ -61,6 +68,17 @@ class NodeResult:
     @property
     def numeric_value(self) -> float | None:
         return self.value if isinstance(self.value, float) else None
+
+    @property
+    def bias_corrected(self) -> float | None:
+        """``value − bias`` for a ``max``/``min`` node with a bootstrap, else ``None``."""
+        value = self.numeric_value
+        return None if value is None or self.bias is None else value - self.bias
+
+    @property
+    def warning(self) -> str | None:
+        """Why the interval should not be trusted (too few testers), if it should not."""
+        return None if self.testers is None else few_testers_warning(self.testers)
 
     def walk(self) -> Iterator[NodeResult]:
         """This node and its descendants, depth first, each once (shared children too)."""
@@ -95,6 +113,13 @@ class NodeResult:
             data["ci_low"], data["ci_high"] = self.ci_low, self.ci_high
             if self.interval is not None:
                 data["interval"] = self.interval
+            if self.testers is not None:
+                data["testers"] = self.testers
+            if self.warning is not None:
+                data["warning"] = self.warning
+        if self.bias is not None:
+            data["bias"] = self.bias
+            data["bias_corrected"] = self.bias_corrected
         if self.empty:
             data["empty"] = True
         if self.skipped:

@@ -34,7 +34,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from corix.measurement.confidence_sequences import BETTING_CS, betting_confidence_sequence
-from corix.measurement.sample_size import n_for_width
+from corix.measurement.sample_size import n_for_assured_width, n_for_width
 from corix.measurement.width_rule import WIDTH_INTERVAL, stopped_interval
 
 __all__ = [
@@ -219,7 +219,9 @@ def _first_wave(
     if rule.width is None or not counts or counts[0] == 0:
         return None, None
     rate = statistics.fmean(values[: counts[0]])
-    return rate, n_for_width(rate, rule.width, rule.confidence)
+    # What `corix plan size --rate RATE --width W` gives: the interval corix reports at
+    # most W wide in at least 80% of runs.
+    return rate, n_for_assured_width(rate, rule.width, rule.confidence)
 
 
 def _decision_needs(

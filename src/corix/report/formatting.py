@@ -32,6 +32,26 @@ def interval(low: float | None, high: float | None, digits: int = 1) -> str:
     return f"[{low:.{digits}f}, {high:.{digits}f}]"
 
 
+def node_notes(
+    *,
+    testers: int | None,
+    warning: str | None,
+    bias: float | None,
+    bias_corrected: float | None,
+    digits: int = 1,
+) -> str:
+    """What a scored node's interval rests on, and a ``max``/``min`` node's bias, as the
+    measurement core stated them: ``testers=6; bias-corrected 3.1 (bias +0.4)``."""
+    parts = []
+    if testers is not None:
+        parts.append(f"testers={testers}")
+    if bias is not None and bias_corrected is not None:
+        parts.append(f"bias-corrected {bias_corrected:.{digits}f} (bias {bias:+.{digits}f})")
+    if warning is not None:
+        parts.append(f"⚠ {warning}")
+    return "; ".join(parts)
+
+
 def percent(share: float | None, digits: int = 0) -> str:
     if share is None or math.isnan(share):
         return EMPTY

@@ -16,7 +16,7 @@ from corix.measurement import CorrelationMatrix, DefectRate, NodeResult, TreeSpe
 from corix.report.anchors import node_anchor, session_anchor
 from corix.report.colors import EMPTY_COLOUR, ink_on, risk_colour, series_colour
 from corix.report.content import TreeSection
-from corix.report.formatting import interval, number, short_id, words
+from corix.report.formatting import interval, node_notes, number, short_id, words
 from corix.report.labels import node_label
 from corix.report.svg import RadarSeries, radar_svg
 
@@ -92,7 +92,19 @@ def score_of(node: NodeResult, spec: TreeSpec) -> Score:
         band = (_share(node.ci_low, low, high), _share(node.ci_high, low, high))
     return Score(
         value="aggregation" if aggregation and not node.empty else number(value),
-        interval=interval(node.ci_low, node.ci_high),
+        interval=" ".join(
+            part
+            for part in (
+                interval(node.ci_low, node.ci_high),
+                node_notes(
+                    testers=node.testers,
+                    warning=node.warning,
+                    bias=node.bias,
+                    bias_corrected=node.bias_corrected,
+                ),
+            )
+            if part
+        ),
         n=node.n,
         colour=colour,
         ink=ink_on(colour),

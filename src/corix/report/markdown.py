@@ -17,6 +17,7 @@ from corix.report.formatting import (
     EMPTY,
     cost_parts,
     interval,
+    node_notes,
     number,
     p_value,
     percent,
@@ -196,7 +197,14 @@ def _value_with_interval(node: NodeResult) -> str:
     bounds = interval(node.ci_low, node.ci_high)
     # Say how an interval was made when it is not the plain percentile bootstrap.
     how = "" if not node.interval or node.interval.startswith("percentile") else node.interval
-    return f"{text} {bounds} n={node.n}{f' ({md(how)})' if how else ''}".replace("  ", " ")
+    notes = node_notes(
+        testers=node.testers,
+        warning=node.warning,
+        bias=node.bias,
+        bias_corrected=node.bias_corrected,
+    )
+    shown = f"{text} {bounds} n={node.n}{f' ({md(how)})' if how else ''}"
+    return f"{shown}{f'; {md(notes)}' if notes else ''}".replace("  ", " ")
 
 
 def _rates_section(content: ReportContent) -> list[str]:
@@ -364,6 +372,7 @@ def _rate_table(rates: Sequence[DefectRate]) -> list[str]:
             "Rate",
             "Interval",
             "Defects / n",
+            "Testers",
             "Not measurable",
         ],
         [
@@ -373,6 +382,7 @@ def _rate_table(rates: Sequence[DefectRate]) -> list[str]:
                 percent(rate.rate, 1),
                 percent_interval(rate.ci_low, rate.ci_high),
                 f"{rate.defects:g} / {rate.n}",
+                str(rate.testers) + (f" ⚠ {md(rate.warning)}" if rate.warning else ""),
                 str(rate.not_measurable),
             ]
             for rate in rates
