@@ -36,9 +36,10 @@ def test_a_cell_stops_once_the_corrected_wilson_interval_is_narrow_enough() -> N
     high = (z * z + 1 + z * math.sqrt(z * z + 2 - 1 / 16)) / (2 * (16 + z * z))
     assert (progress.stopped, progress.n, progress.low) == ("width", 16, 0.0)
     assert progress.high == pytest.approx(high) and progress.interval == WIDTH_INTERVAL
-    # The first wave saw no defect: the fixed plan at rate 0 needs the n whose Wilson upper
-    # bound z²/(n + z²) is at most 0.3: n ≥ z²·(1 − 0.3)/0.3 = 8.96, so 9.
-    assert (progress.first_wave_rate, progress.fixed_plan) == (0.0, 9)
+    # The first wave saw no defect: `plan size --rate 0` sizes for the interval corix
+    # reports, whose corrected Wilson upper bound at 0 of n is
+    # (z² + 1 + z·√(z² + 2 − 1/n)) / (2(n + z²)): 0.3013 at n = 12, 0.2835 at n = 13.
+    assert (progress.first_wave_rate, progress.fixed_plan) == (0.0, 13)
 
 
 def test_fractional_values_fall_back_to_the_sequence() -> None:
