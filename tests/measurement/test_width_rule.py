@@ -11,6 +11,7 @@ import pytest
 
 from corix.domain import RunSummary
 from corix.measurement.defect_rates import wilson_cc_bounds
+from corix.measurement.sample_size import n_for_assured_width
 from corix.measurement.sequential_record import sequential_record
 from corix.measurement.stopping_rules import UNDECIDED, StoppingRule, cell_progress, parse_until
 from corix.measurement.width_rule import WIDTH_INTERVAL, width_rule_coverage
@@ -121,10 +122,10 @@ def test_the_record_states_the_saving_against_both_fixed_plans() -> None:
     )
     record = sequential_record("run", summary)
     assert record is not None and record.fixed_plans is not None
-    # A group runs its largest cell's plan: 50 + 20; the worst case: 2 × n at 0.5, width 0.3.
+    # A group runs its largest cell's plan: 50 + 20; the worst case: 2 × what
+    # `plan size --width 0.3` gives at 0.5 (its corrected Wilson width ≤ 0.3 in 80% of runs).
     assert (record.fixed_plans.dialogues, record.fixed_plans.first_wave) == (100, 70)
-    worst = record.fixed_plans.worst_case
-    assert worst % 2 == 0 and 2 * 38 <= worst <= 2 * 45
+    assert record.fixed_plans.worst_case == 2 * n_for_assured_width(0.5, 0.3) == 2 * 46
     assert "a fixed plan sized at the first wave's rates" in record.fixed_plans.text()
     assert "43% more" in record.fixed_plans.text()
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from corix.domain import RunSummary
-from corix.measurement.sample_size import n_for_width
+from corix.measurement.sample_size import n_for_assured_width
 from corix.storage import Database, get_run
 
 __all__ = [
@@ -156,7 +156,7 @@ def _fixed_plans(
     return FixedPlans(
         dialogues=sum(g.dialogues for g in groups),
         first_wave=sum(planned.values()),
-        worst_case=len(groups) * n_for_width(0.5, width, confidence),
+        worst_case=len(groups) * n_for_assured_width(0.5, width, confidence),
     )
 
 
