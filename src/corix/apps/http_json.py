@@ -66,7 +66,7 @@ class HttpJsonTransport:
         if self._http is None:
             self._http = aiohttp.ClientSession()
         *history, last = request.messages
-        body = self.body.render(text=last.content, history=[m.model_dump() for m in history])
+        body = self.body.render(text=last.content, history=[m.to_openai() for m in history])
         try:
             async with self._http.post(
                 self.url,

@@ -36,6 +36,7 @@ Script = Callable[[ChatRequest], str] | Sequence[str]
 
 MOCK_MODEL_NAME = "corix-mock"
 _SNIPPET_CHARS = 80
+_TOOL_RESULT_CHARS = 2000
 
 
 class MockModel:
@@ -62,7 +63,8 @@ class MockModel:
             return "", (_tool_call(request.tools[0], last.content, request_digest(request)),)
         text = self.reply(request)
         if self._script is None and last.role == "tool":
-            text = f"{text} — {last.name or 'the tool'} says: {_snippet(last.content)}"
+            result = " ".join(last.content.split())[:_TOOL_RESULT_CHARS]
+            text = f"{text} — {last.name or 'the tool'} says: {result}"
         return text, ()
 
     def reply(self, request: ChatRequest) -> str:
