@@ -41,7 +41,7 @@ def plan_model_tests(
         tests = expand_model_tests(pack, plan.seed)
         if settings.sessions is not None:
             tests = tests[: settings.sessions]
-        for app in plan.applications:
+        for app in plan.applications_for(pack.name):
             for repeat in range(settings.repeats):
                 for test in tests:
                     yield WorkItem(

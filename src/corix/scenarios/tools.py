@@ -36,6 +36,11 @@ class Toolbox:
     def names(self) -> list[str]:
         return list(self._tools)
 
+    @property
+    def forbidden(self) -> frozenset[str]:
+        """The tools the guardrail forbids calling."""
+        return frozenset(name for name, tool in self._tools.items() if tool.forbidden)
+
     def definitions(self) -> list[dict[str, Any]]:
         """The tools as OpenAI's ``tools`` request field declares them."""
         return [

@@ -101,7 +101,7 @@ def _plan_level(
                 seed=rng.getrandbits(32),
             )
             payload = spec.model_dump(mode="json")
-            for app in plan.applications:
+            for app in plan.applications_for(pack.name):
                 yield WorkItem(
                     run_id=run_id,
                     key=f"{app.name}/{scenario}/{level.value}/{index}/{persona.key}",
