@@ -128,3 +128,19 @@ def test_the_annotation_page_shows_blinded_steps_escaped() -> None:
     assert "Tool call" in page and "Tool result" in page
     assert "&lt;script&gt;alert(" in page and HOSTILE not in page
     assert "AcmeBot" not in page and "call_x1" not in page and "[#1]" in page
+
+
+def test_the_jsonl_export_carries_each_turns_messages(agent_run: tuple[Database, str]) -> None:
+    db, run_id = agent_run
+    exported = runner.invoke(app, ["export", run_id, "--db", db.url])
+    assert exported.exit_code == 0, exported.output
+    sessions = {s["id"]: s for s in map(json.loads, exported.output.strip().split("\n"))}
+    (turn,) = sessions["hostile"]["turns"]
+    assert [m["role"] for m in turn["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert turn["messages"][2]["tool_calls"][0]["arguments"] == '{"episode": 2}'
