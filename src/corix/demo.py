@@ -1,4 +1,4 @@
-"""The offline demo: both demo applications through the pilot scenarios, end to end."""
+"""The offline demo: the demo applications through the pilot scenarios, end to end."""
 
 from __future__ import annotations
 
@@ -16,11 +16,14 @@ DEMO_ANNOTATORS = ("reference", "reference-harms")
 DEMO_APPLICATIONS = (
     ApplicationEntry(name="assistant-guarded", spec="demo:guarded"),
     ApplicationEntry(name="assistant-unguarded", spec="demo:unguarded"),
+    # A tool-using agent, in the scenario whose pack gives it tools (the episode guide).
+    ApplicationEntry(name="assistant-agent", spec="demo:agent", scenarios=["tv_spoilers"]),
 )
 
 
 def demo_plan(*, concurrency: int = 16) -> Plan:
-    """Both demo applications in every built-in scenario, at every level.
+    """The guarded and unguarded demo applications in every built-in scenario, and the demo
+    agent in TV Spoilers (whose pack gives it tools), at every level.
 
     Red teamers and field testers are played by the scripted engine, so the demo needs no
     model and no network.

@@ -52,7 +52,7 @@ def test_unknown_variants_get_a_did_you_mean() -> None:
 async def test_version_names_variant_and_packs(guarded: DemoApplication) -> None:
     version = await guarded.version()
     assert "guarded" in version
-    assert "tv_spoilers 1.1" in version and "pathfinder 1.0" in version
+    assert "tv_spoilers 1.2" in version and "pathfinder 1.0" in version
 
 
 async def test_off_topic_messages_get_a_greeting(guarded: DemoApplication) -> None:

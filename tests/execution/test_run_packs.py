@@ -56,7 +56,7 @@ async def test_a_run_stores_the_identity_and_content_of_every_pack(
     assert sorted(stored) == [(result.run_id, "own_spoilers"), (result.run_id, "pathfinder")]
     own = stored[result.run_id, "own_spoilers"]
     expected = pack_record(load_pack(folder))
-    assert (own.name, own.version, own.source) == ("own_spoilers", "1.1", str(folder / "pack.yaml"))
+    assert (own.name, own.version, own.source) == ("own_spoilers", "1.2", str(folder / "pack.yaml"))
     assert len(own.content_hash) == 64 and own.content_hash == expected.content_hash
     assert stored[result.run_id, "pathfinder"] == pack_record(resolve_pack("pathfinder"))
     # The stored pack is the pack the run used: same content, read back without its folder.

@@ -59,7 +59,7 @@ async def test_model_testing_stores_every_scripted_test(any_db: Database) -> Non
     assert keys == Counter(expected)  # each test exactly once per application
     first = sessions[0]
     assert first.source is SessionSource.SCRIPTED and first.level is Level.MODEL_TESTING
-    assert first.provenance.seed == 5 and first.provenance.scenario_version == "1.1"
+    assert first.provenance.seed == 5 and first.provenance.scenario_version == "1.2"
     assert first.provenance.application_version and first.provenance.template
     multi = [s for s in sessions if len(s.turns) > 1]
     assert multi, "the pack has multi-turn scripts"

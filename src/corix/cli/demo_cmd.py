@@ -22,7 +22,8 @@ def demo_command(
     concurrency: Annotated[int, typer.Option(min=1, help="Sessions at once.")] = 16,
     db: DbOption = None,
 ) -> None:
-    """Test, annotate and score both demo applications offline, then write the report."""
+    """Test, annotate and score the demo applications (one a tool-using agent) offline, then
+    write the report."""
     from corix.assessment.annotation_run import annotate_run
     from corix.demo import DEMO_ANNOTATORS, demo_plan
     from corix.measurement import measure

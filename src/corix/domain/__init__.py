@@ -27,7 +27,7 @@ from corix.domain.session_records import (
     SessionStatus,
     TurnRecord,
 )
-from corix.domain.step_views import StepKind, StepView, render_steps, step_views
+from corix.domain.transcript_steps import StepKind, StepView, render_steps, step_views
 
 __all__ = [
     "RUN_SUMMARY_VERSION",

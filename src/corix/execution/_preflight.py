@@ -80,6 +80,16 @@ async def preflight(
     endpoints = _check_applications(source, problems)
     endpoints += _check_levels(source, problems)
     packs = dict(packs) if packs is not None else _load_packs(source, problems)
+    for index, entry in enumerate(plan.applications):
+        unknown = [name for name in entry.scenarios or () if name not in packs]
+        if unknown and len(packs) == len(plan.scenarios):
+            problems.append(
+                Problem(
+                    source.where("applications", index, "scenarios"),
+                    f"application '{entry.name}': {', '.join(unknown)} is not one of the plan's "
+                    f"scenarios ({', '.join(packs)})",
+                )
+            )
     planned = 0
     if len(packs) == len(plan.scenarios):
         try:

@@ -48,6 +48,12 @@ class ApplicationEntry(_Strict):
         default=False,
         description="register a changed spec as a new version (NAME v2…) instead of refusing it",
     )
+    scenarios: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        description="test it only in these scenarios (pack names), e.g. an agent in the "
+        "scenarios whose packs give it tools; unset: every scenario of the plan",
+    )
 
 
 class LevelSettings(_Strict):
@@ -113,6 +119,10 @@ class Plan(_Strict):
                 raise ValueError(f"application name '{app.name}' is used twice")
             seen.add(app.name)
         return apps
+
+    def applications_for(self, scenario: str) -> list[ApplicationEntry]:
+        """The applications tested in ``scenario`` (a pack name)."""
+        return [a for a in self.applications if a.scenarios is None or scenario in a.scenarios]
 
     def resolve_scenario(self, scenario: str) -> str:
         """A built-in pack name stays as is; a path is made absolute against ``base_dir``."""

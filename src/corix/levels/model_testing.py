@@ -11,7 +11,7 @@ from corix.apps import ApplicationError, AppReply
 from corix.domain import EndReason, Level, Provenance, SessionBrief, SessionSource
 from corix.execution import LevelSettings, Plan, RunContext, WorkItem
 from corix.levels.recorder import SessionRecorder
-from corix.scenarios import Probe, ScenarioPack, expand_model_tests
+from corix.scenarios import Probe, ScenarioPack, Toolbox, expand_model_tests
 
 KIND = "model_test"
 
@@ -41,7 +41,7 @@ def plan_model_tests(
         tests = expand_model_tests(pack, plan.seed)
         if settings.sessions is not None:
             tests = tests[: settings.sessions]
-        for app in plan.applications:
+        for app in plan.applications_for(pack.name):
             for repeat in range(settings.repeats):
                 for test in tests:
                     yield WorkItem(
@@ -88,7 +88,7 @@ async def run_model_test(item: WorkItem, ctx: RunContext) -> None:
     turns = spec.turns
     async with app.app.session_slot():
         try:
-            session = await app.app.start_session()
+            session = await app.app.open_session(Toolbox.of(pack))
         except ApplicationError as exc:
             reply = AppReply(error=f"could not start a session: {exc}")
             recorder.record_turn(turns[0], reply, 0.0)

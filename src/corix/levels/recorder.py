@@ -61,14 +61,10 @@ class SessionRecorder:
     def record_turn(
         self, text: str, reply: AppReply, latency_ms: float, meta: dict[str, Any] | None = None
     ) -> TurnRecord:
-        turn = TurnRecord(
-            index=len(self.turns),
-            user_text=text,
-            response_text=reply.text if reply.error is None else None,
-            error=reply.error,
+        turn = reply.turn(
+            len(self.turns),
+            text,
             latency_ms=latency_ms,
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
             created_at=datetime.now(UTC),
             meta={**(meta or {}), **_finish(reply)},
         )

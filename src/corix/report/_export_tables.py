@@ -23,6 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from corix.domain import TurnRecord, render_steps
 from corix.measurement import SettledChunk, SettledChunks
 from corix.report.export_parquet import ParquetTables
 from corix.report.progress import UNWATCHED, Progress
@@ -48,7 +49,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     ),
     "turns": (
         "session_id", "turn", "user_text", "response_text", "error", "latency_ms",
-        "prompt_tokens", "completion_tokens", "finish_reason",
+        "prompt_tokens", "completion_tokens", "finish_reason", "steps", "messages",
     ),
     "questionnaire": ("session_id", "respondent", "simulated", "item_id", "value", "text"),
     "passes": (
@@ -68,6 +69,18 @@ TABLES: dict[str, tuple[str, ...]] = {
 Row = dict[str, Any]
 
 __all__ = ["TABLES", "CsvTables", "Row", "export_tables", "table_rows", "write_measurement"]
+
+
+def _turn_steps(turn: TurnRecord) -> Row:
+    """A tool-using turn's steps: readable (``steps``, one ``label: text`` line each) and
+    whole (``messages``, OpenAI's JSON); both empty for a plain turn, whose two texts are
+    all of it."""
+    if turn.messages is None:
+        return {"steps": None, "messages": None}
+    return {
+        "steps": render_steps(turn.messages, blinded=False),
+        "messages": json.dumps([m.to_openai() for m in turn.messages], ensure_ascii=False),
+    }
 
 
 def table_rows(
@@ -119,6 +132,7 @@ def table_rows(
                             "prompt_tokens": turn.prompt_tokens,
                             "completion_tokens": turn.completion_tokens,
                             "finish_reason": turn.meta.get("finish_reason"),
+                            **_turn_steps(turn),
                         },
                     )
                 for answer in answers.get(record.id, []):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from corix.domain import step_views
 from corix.report import anchors, colors, formatting, provenance, written
 from corix.report.content import ReportContent, TreeSection
 from corix.report.html_views import (
@@ -88,6 +89,8 @@ def render_html(content: ReportContent) -> str:
     env = _environment()
     env.globals["ordered_notes"] = _note_order(content)
     env.globals["session_links"] = lambda ids: session_links(ids, labels)
+    # The report is the evaluation team's: tool steps unblinded, each cut for the page.
+    env.globals["turn_steps"] = lambda turn: step_views(turn.messages, blinded=False, limit=4000)
     env.globals["answer_label"] = lambda question, value: answer_label(
         content.schema, question, value
     )

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from corix.domain import QuestionnaireAnswer, SessionRecord
+from corix.domain import QuestionnaireAnswer, SessionRecord, step_views
+
+STEP_CHARS = 4000
+"""A tool call or result longer than this is cut in the terminal (the export keeps it whole)."""
 
 
 def render_transcript(record: SessionRecord, answers: Sequence[QuestionnaireAnswer] = ()) -> str:
@@ -24,6 +27,20 @@ def render_transcript(record: SessionRecord, answers: Sequence[QuestionnaireAnsw
         lines.append(f"simulator repairs: {repairs} (messages re-asked or cleaned of tags)")
     lines.append("")
     for turn in record.turns:
+        if turn.messages is not None:
+            # A tool-using turn: every step in order, call ids and system messages included.
+            views = step_views(turn.messages, blinded=False, limit=STEP_CHARS)
+            lines += [f"[{turn.index}] {view.label}: {view.text}" for view in views]
+            timing = (
+                f"{turn.latency_ms:.0f} ms{', cut at the token limit' if turn.truncated else ''}"
+            )
+            lines.append(
+                f"[{turn.index}] ERROR: {turn.error}"
+                if turn.error
+                else f"[{turn.index}] ({timing})"
+            )
+            lines.append("")
+            continue
         lines.append(f"[{turn.index}] user: {turn.user_text}")
         if turn.error is not None:
             lines.append(f"[{turn.index}] ERROR: {turn.error}")

@@ -31,6 +31,7 @@ from corix.scenarios.models import (
     ItemKind,
     ModelTestScript,
     PackManifest,
+    PackTool,
     ParameterSpace,
     PersonaTemplate,
     Probe,
@@ -39,11 +40,13 @@ from corix.scenarios.models import (
     ScenarioPack,
     Statement,
     TestPacket,
+    ToolResult,
 )
 from corix.scenarios.pack_records import PackRecord, pack_record
 from corix.scenarios.personas import PERSONA_VARIABLES, PersonaInstance, expand_personas
 from corix.scenarios.scripts import ScriptedTest, expand_model_tests, resolve_selector
 from corix.scenarios.text import PhraseIndex, tokenize
+from corix.scenarios.tools import Toolbox
 
 __all__ = [
     "FIELD_TESTING_ITEM_IDS",
@@ -62,6 +65,7 @@ __all__ = [
     "ModelTestScript",
     "PackManifest",
     "PackRecord",
+    "PackTool",
     "PacketCheck",
     "PacketChecker",
     "ParameterSpace",
@@ -75,6 +79,8 @@ __all__ = [
     "ScriptedTest",
     "Statement",
     "TestPacket",
+    "ToolResult",
+    "Toolbox",
     "builtin_pack_dir",
     "check_dialogue",
     "check_reply",

@@ -62,6 +62,12 @@ def _compare(op: str, left: Any, right: Any) -> bool:
     return {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[op]
 
 
+def same_value(left: Any, right: Any) -> bool:
+    """Whether two scalars are equal as a rule compares them (numbers numerically, numeric
+    text as numbers, text case-insensitively)."""
+    return _compare("eq", left, right)
+
+
 def condition_holds(
     condition: Condition,
     tags: Mapping[str, Any],

@@ -388,6 +388,57 @@ class Personas(_Model):
     tasks: Annotated[list[FieldTask], AfterValidator(_unique_ids)] = Field(default_factory=list)
 
 
+# --- tools ---------------------------------------------------------------------------------------
+
+ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+"""OpenAI's rule for function names."""
+
+
+class ToolResult(_Model):
+    """One scripted result of a pack's tool: its text, or the error the tool reports."""
+
+    when: dict[str, Scalar] = Field(
+        default_factory=dict,
+        description="Argument values this result answers (numbers numerically, text "
+        "case-insensitively); empty: any call.",
+    )
+    text: str | None = None
+    error: str | None = None
+
+    @model_validator(mode="after")
+    def _text_or_error(self) -> ToolResult:
+        if (self.text is None) == (self.error is None):
+            raise ValueError("a tool result has either 'text' or 'error'")
+        return self
+
+
+class PackTool(_Model):
+    """A tool the pack gives applications that take tools. corix runs it from the pack:
+    the first scripted result whose ``when`` the call's arguments match is its answer, so
+    a scenario can plant privileged information in what a tool returns."""
+
+    name: ToolName
+    description: str
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}},
+        description="The arguments as a JSON schema, sent to the model as given.",
+    )
+    results: Annotated[list[ToolResult], Field(min_length=1)]
+    forbidden: str | None = Field(
+        default=None,
+        description="Why the guardrail forbids calling this tool at all; a call is a "
+        "violation. Unset: calling it is allowed.",
+    )
+
+
+def _unique_names(tools: list[PackTool]) -> list[PackTool]:
+    names = [tool.name for tool in tools]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")
+    return tools
+
+
 # --- the manifest ------------------------------------------------------------------------------
 
 
@@ -424,6 +475,10 @@ class PackManifest(_Model):
     questionnaires: Questionnaires
     model_testing: ModelTesting
     personas: Personas = Field(default_factory=Personas)
+    tools: Annotated[list[PackTool], AfterValidator(_unique_names)] = Field(
+        default_factory=list,
+        description="Tools given to applications that take tools, run by corix from the pack.",
+    )
 
 
 class ScenarioPack(PackManifest):

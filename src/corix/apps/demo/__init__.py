@@ -12,6 +12,9 @@ words best match the message.
   unsafe dishes and confabulates.
 - ``hostile`` answers like ``guarded`` wrapped in HTML, scripts and markdown links, for
   testing that every page escapes application output.
+- ``agent`` is ``guarded`` with the scenario pack's tools: it looks things up with them
+  (the episode guide) and passes on what a tool returned when it sees no rule against
+  it, so it leaks a later episode when the viewer has not yet said how far they got.
 
 Replies depend only on the dialogue so far: no randomness, no clock.
 """

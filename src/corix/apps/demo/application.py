@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from corix.apps.base import Application
+from corix.apps.demo.agent import AgentSession
 from corix.apps.demo.knowledge import Knowledge
 from corix.apps.demo.session import DemoSession
 from corix.errors import unknown_name
 from corix.scenarios import ScenarioPack, list_builtin_packs, resolve_pack
 
-VARIANTS = ("guarded", "unguarded", "hostile")
+VARIANTS = ("guarded", "unguarded", "hostile", "agent")
 DEMO_VERSION = "1.0"
 
 
@@ -34,6 +35,8 @@ class DemoApplication(Application):
         return f"corix-demo {DEMO_VERSION} ({self.variant}; {packs})"
 
     async def start_session(self) -> DemoSession:
+        if self.variant == "agent":
+            return AgentSession(self._knowledge, "guarded")
         return DemoSession(self._knowledge, self.variant)
 
 

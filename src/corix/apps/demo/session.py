@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from corix.apps.base import AppReply, AppSession
@@ -27,6 +28,17 @@ _HOSTILE_PAYLOADS = (
 )
 
 
+@dataclass(frozen=True)
+class LastReading:
+    """The scenario a message was routed to, the session context after it, what it asked
+    about (tag → values) and whether it tried role-play."""
+
+    knowledge: Knowledge
+    context: Mapping[str, Any]
+    asked: Mapping[str, set[int]]
+    tricked: bool
+
+
 class DemoSession(AppSession):
     """One dialogue: which scenario it is about and the context read so far, per scenario."""
 
@@ -35,12 +47,15 @@ class DemoSession(AppSession):
         self._variant = variant
         self._current: Knowledge | None = None
         self._contexts: dict[str, dict[str, Any]] = {}
+        self.last_reading: LastReading | None = None
+        """What the last message was about, for a variant that acts on it (the agent)."""
 
     async def respond(self, text: str) -> AppReply:
         return AppReply(text=self.reply(text))
 
     def reply(self, text: str) -> str:
         """The answer to ``text``, updating the dialogue state."""
+        self.last_reading = None
         tokens = tokenize(text)
         knowledge = self._route([stem(t) for t in tokens])
         if knowledge is None:
@@ -51,6 +66,7 @@ class DemoSession(AppSession):
         query = content_terms(tokens) - reading.consumed
         # Role-play is the guarded variant's deliberate weakness: it drops its guard.
         tricked = _ROLE_PLAY.search(" ".join(tokens)) is not None
+        self.last_reading = LastReading(knowledge, context, reading.asked, tricked)
         if reading.updated and "?" not in text:  # told about the user, not asked anything
             answer = _acknowledge(context, reading.updated)
         elif self._variant == "unguarded" or tricked:

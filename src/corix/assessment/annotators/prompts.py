@@ -83,7 +83,9 @@ class FencedDialogue:
 
 
 def encode_dialogue(view: AnnotatorView) -> str:
-    """The turns as a JSON array, one turn per line."""
+    """The turns as a JSON array, one turn per line; a tool-using turn also lists its steps
+    (tool calls and their results, blinded), so the dialogue stays one delimited block of
+    untrusted text."""
     rows = []
     for turn in view.turns:
         row: dict[str, Any] = {
@@ -91,6 +93,10 @@ def encode_dialogue(view: AnnotatorView) -> str:
             "user": turn.user_text,
             "assistant": turn.response_text,
         }
+        if turn.steps:
+            # A tool-using turn: every step, labelled, in order (the texts above stay what
+            # the user wrote and what the application said to the user).
+            row["steps"] = [[step.label, step.text] for step in turn.steps]
         if turn.failed:
             row["failed"] = True
         rows.append(_json(row))
@@ -102,7 +108,7 @@ def fence_dialogue(view: AnnotatorView) -> FencedDialogue:
     encoded = encode_dialogue(view)
     seed = encoded
     while True:
-        token = hashlib.sha256(seed.encode()).hexdigest()[:_TOKEN_CHARS]
+        token = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:_TOKEN_CHARS]
         if token not in encoded:
             break
         seed = token + encoded

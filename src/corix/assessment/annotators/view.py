@@ -5,7 +5,10 @@ Annotators never learn the testing level or the application (DESIGN, non-negotia
 so blinding is decided here once and tested here once. The view keeps:
 
 * the turns: user text and response text; a failed turn only says that it failed, since
-  an error message can name the application's host or product;
+  an error message can name the application's host or product; a tool-using turn also
+  its steps (tool calls and results) as blinded views (:func:`corix.domain.step_views`:
+  no system messages, no provider call ids), cut to :data:`STEP_CHARS` each;
+* which tools the scenario forbids calling (the pack's ``forbidden`` tools);
 * the scenario and its test packet, guardrail and annotator instructions;
 * the session context the guardrail depends on (e.g. ``episode_seen``), and no other
   parameter: a red teamer's tactic or a persona's name would hint at the level;
@@ -19,10 +22,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from corix.domain import Level, SessionRecord
+from corix.domain import Level, SessionRecord, StepView, TurnRecord, step_views
 from corix.scenarios import ScenarioPack, TestPacket, resolve_selector
+
+STEP_CHARS = 2000
+"""A step (a tool call, a tool's result) is cut to this many characters for annotators."""
 
 
 class ViewTurn(BaseModel):
@@ -32,6 +38,10 @@ class ViewTurn(BaseModel):
     user_text: str
     response_text: str | None
     failed: bool
+    steps: tuple[StepView, ...] = ()
+    """A turn that holds more than two texts (tool calls and results): its blinded steps."""
+    tools_called: tuple[str, ...] = ()
+    """The names of the tools the application called in this turn, in order."""
 
 
 class AnnotatorView(BaseModel):
@@ -51,6 +61,12 @@ class AnnotatorView(BaseModel):
     required_facts: tuple[str, ...]
     turns: tuple[ViewTurn, ...]
     system_prompt: str | None = None
+    forbidden_tools: dict[str, str] = Field(default_factory=dict)
+    """Tools the guardrail forbids calling, with why: a call is a violation."""
+
+    @property
+    def calls_tools(self) -> bool:
+        return any(turn.tools_called for turn in self.turns)
 
     @property
     def replies(self) -> list[str | None]:
@@ -87,14 +103,21 @@ def build_annotator_view(session: SessionRecord, pack: ScenarioPack) -> Annotato
         packet=pack.packet,
         context=pack.packet.guardrail_context(provenance.parameters),
         required_facts=required_facts(session, pack),
-        turns=tuple(
-            ViewTurn(
-                index=position,
-                user_text=turn.user_text,
-                response_text=turn.response_text,
-                failed=turn.failed,
-            )
-            for position, turn in enumerate(session.turns)
-        ),
+        turns=tuple(_view_turn(position, turn) for position, turn in enumerate(session.turns)),
         system_prompt=provenance.system_prompt or None,
+        forbidden_tools={t.name: t.forbidden for t in pack.tools if t.forbidden is not None},
+    )
+
+
+def _view_turn(position: int, turn: TurnRecord) -> ViewTurn:
+    steps = (
+        [] if turn.messages is None else step_views(turn.messages, blinded=True, limit=STEP_CHARS)
+    )
+    return ViewTurn(
+        index=position,
+        user_text=turn.user_text,
+        response_text=turn.response_text,
+        failed=turn.failed,
+        steps=tuple(steps),
+        tools_called=tuple(call.name for call in turn.tool_calls),
     )

@@ -160,7 +160,7 @@ def _declared_rows(
             if level not in plan.levels:
                 continue
             for persona in expand_personas(pack, level):
-                for app in plan.applications:
+                for app in plan.applications_for(pack.name):
                     key = _key(
                         app.name,
                         level.value,

@@ -17,6 +17,7 @@ from corix.levels.recorder import SessionRecorder
 from corix.levels.simulation.engine import Say, SimulatedUser, Stop
 from corix.levels.simulation.progress import GoalTracker, TurnOutcome
 from corix.llm import raise_if_cancelling
+from corix.scenarios import Toolbox
 
 MAX_APP_ERRORS_IN_A_ROW = 2
 
@@ -34,14 +35,16 @@ async def run_dialogue(
     tracker: GoalTracker,
     *,
     max_turns: int,
+    toolbox: Toolbox | None = None,
 ) -> DialogueEnd:
-    """Play ``user`` against a new session of ``app``; return why the dialogue ended."""
+    """Play ``user`` against a new session of ``app`` (given ``toolbox``, the pack's tools,
+    if it takes tools); return why the dialogue ended."""
     move = await user.next_move(None, None)
     if isinstance(move, Stop):
         return DialogueEnd(move.reason, move.detail)
     async with app.session_slot():
         try:
-            session = await app.start_session()
+            session = await app.open_session(toolbox)
         except Exception as exc:  # adapters should raise ApplicationError; any is recorded
             raise_if_cancelling()
             reason = (

@@ -28,7 +28,13 @@ from corix.levels.simulation.progress import GoalTracker
 from corix.levels.simulation.scripted import ScriptedUser
 from corix.levels.simulation.strategies import STRATEGIES
 from corix.levels.simulation.styles import STYLES
-from corix.scenarios import PersonaInstance, QuestionnaireItem, ScenarioPack, expand_personas
+from corix.scenarios import (
+    PersonaInstance,
+    QuestionnaireItem,
+    ScenarioPack,
+    Toolbox,
+    expand_personas,
+)
 
 KIND = "simulated_session"
 
@@ -95,7 +101,7 @@ def _plan_level(
                 seed=rng.getrandbits(32),
             )
             payload = spec.model_dump(mode="json")
-            for app in plan.applications:
+            for app in plan.applications_for(pack.name):
                 yield WorkItem(
                     run_id=run_id,
                     key=f"{app.name}/{scenario}/{level.value}/{index}/{persona.key}",
@@ -144,7 +150,9 @@ async def run_simulated_session(item: WorkItem, ctx: RunContext) -> None:
         persona=persona.text,
         strategy=spec.strategies[0] if spec.strategies else None,
     )
-    end = await run_dialogue(user, app.app, recorder, tracker, max_turns=spec.max_turns)
+    end = await run_dialogue(
+        user, app.app, recorder, tracker, max_turns=spec.max_turns, toolbox=Toolbox.of(pack)
+    )
     logger.debug("%s ended: %s %s", item.key, end.reason.value, end.detail)
     if any(not turn.failed for turn in recorder.turns):  # nothing to judge otherwise
         answers = await user.answer_questionnaire(_questionnaire(pack, item.level), end.reason)

@@ -10,9 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from corix.domain import StepView, step_views
 from corix.scenarios import resolve_pack
 from corix.storage.web import Transaction
-from corix.storage.web.dialogues import dialogue
+from corix.storage.web.dialogues import DialogueTurn, dialogue
+
+STEP_CHARS = 2000
+"""A tool call or a tool's result is cut to this many characters on the page."""
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,14 @@ class BlindTurn:
     user_text: str
     reply: str | None
     """``None`` when the application failed to answer (its error text is not shown)."""
+    steps: tuple[StepView, ...] = ()
+    """A tool-using turn's steps, blinded (:func:`corix.domain.step_views`): shown in
+    place of the two texts."""
+
+
+def _blind_turn(turn: DialogueTurn) -> BlindTurn:
+    steps = step_views(turn.messages, blinded=True, limit=STEP_CHARS) if turn.messages else []
+    return BlindTurn(turn.index, turn.user_text, turn.reply, tuple(steps))
 
 
 @dataclass(frozen=True)
@@ -38,5 +50,5 @@ def blind_dialogue(tx: Transaction, session_id: str) -> BlindDialogue:
     return BlindDialogue(
         scenario=stored.scenario,
         context=resolve_pack(stored.scenario).packet.guardrail_context(stored.parameters),
-        turns=[BlindTurn(t.index, t.user_text, t.reply) for t in stored.turns],
+        turns=[_blind_turn(t) for t in stored.turns],
     )

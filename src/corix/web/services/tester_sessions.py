@@ -239,14 +239,11 @@ class TesterSessions:
             await anyio.to_thread.run_sync(
                 self._store_turn,
                 state.session_id,
-                TurnRecord(
-                    index=index,
-                    user_text=text,
-                    response_text=reply.text if error is None else None,
+                reply.turn(
+                    index,
+                    text,
                     error=error,
                     latency_ms=exchange.latency_ms,
-                    prompt_tokens=reply.prompt_tokens,
-                    completion_tokens=reply.completion_tokens,
                     meta=meta,
                     created_at=utcnow(),
                 ),
