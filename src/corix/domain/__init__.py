@@ -6,6 +6,23 @@ schemas (``corix.web``).
 
 from corix.domain.annotation_jobs import AnnotationJobSettings, EndpointIdentity, public_url
 from corix.domain.reports import ReportFormat, ReportOutput, ReportTree, WrittenReportSettings
+from corix.domain.run_file import (
+    RUN_FILE_FORMAT,
+    RUN_FILE_VERSION,
+    ArchivedAnnotationJob,
+    ArchivedApplication,
+    ArchivedConsensus,
+    ArchivedPack,
+    ArchivedPass,
+    ArchivedPassAnswer,
+    ArchivedQuestionnaireAnswer,
+    ArchivedReport,
+    ArchivedResolution,
+    ArchivedRun,
+    ArchivedSession,
+    RunDocument,
+    SessionLine,
+)
 from corix.domain.runs import RUN_SUMMARY_VERSION, Invocation, RunSummary, RunUsage
 from corix.domain.session_records import (
     EndReason,
@@ -21,8 +38,21 @@ from corix.domain.session_records import (
 )
 
 __all__ = [
+    "RUN_FILE_FORMAT",
+    "RUN_FILE_VERSION",
     "RUN_SUMMARY_VERSION",
     "AnnotationJobSettings",
+    "ArchivedAnnotationJob",
+    "ArchivedApplication",
+    "ArchivedConsensus",
+    "ArchivedPack",
+    "ArchivedPass",
+    "ArchivedPassAnswer",
+    "ArchivedQuestionnaireAnswer",
+    "ArchivedReport",
+    "ArchivedResolution",
+    "ArchivedRun",
+    "ArchivedSession",
     "EndReason",
     "EndpointIdentity",
     "Invocation",
@@ -33,9 +63,11 @@ __all__ = [
     "ReportFormat",
     "ReportOutput",
     "ReportTree",
+    "RunDocument",
     "RunSummary",
     "RunUsage",
     "SessionBrief",
+    "SessionLine",
     "SessionRecord",
     "SessionSource",
     "SessionStatus",

@@ -1,4 +1,10 @@
-"""Export of a run as JSON Lines: one session per line, with turns and provenance."""
+"""Export of a run as JSON Lines: one session per line, with turns and provenance.
+
+Each line also carries the dialogue as OpenAI chat ``messages`` (with its ``id``,
+``application``, ``scenario`` and ``level``), so ``corix import`` reads the file back as
+imported dialogues. The whole run, annotations included, travels as a run file
+(:mod:`corix.report.run_file`).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from collections.abc import Iterator
 from itertools import islice
 
 from corix.report.progress import UNWATCHED, Progress
+from corix.report.run_file import openai_messages
 from corix.storage import (
     Database,
     count_complete_sessions,
@@ -27,6 +34,7 @@ def export_jsonl(db: Database, *run_ids: str, progress: Progress = UNWATCHED) ->
             answers = session_questionnaires(db, [record.id for record in batch])
             for record in batch:
                 document = record.model_dump(mode="json")
+                document["messages"] = openai_messages(record.turns)
                 document["questionnaire"] = [a.model_dump() for a in answers.get(record.id, [])]
                 yield json.dumps(document, ensure_ascii=False, sort_keys=True)
                 progress.advance()

@@ -55,6 +55,7 @@ from corix.storage.measured import (
 )
 from corix.storage.people import answers_by_session, session_testers, usernames
 from corix.storage.questionnaires import iter_run_questionnaire_answers
+from corix.storage.run_archive import iter_archived_sessions, run_document
 from corix.storage.run_lease import holding_run, is_stale, shown_status
 from corix.storage.run_provenance import (
     RespondentSummary,
@@ -63,6 +64,7 @@ from corix.storage.run_provenance import (
     respondent_summaries,
     stability_summaries,
 )
+from corix.storage.run_restore import RestoredRun, RunAlreadyStored, restore_run
 from corix.storage.runs import (
     FAILED_END_REASONS,
     NewRun,
@@ -129,6 +131,8 @@ __all__ = [
     "RecordedSession",
     "Rejected",
     "RespondentSummary",
+    "RestoredRun",
+    "RunAlreadyStored",
     "RunRecord",
     "RunTotals",
     "SessionState",
@@ -162,6 +166,7 @@ __all__ = [
     "insert_passes",
     "is_past",
     "is_stale",
+    "iter_archived_sessions",
     "iter_measured_dialogues",
     "iter_pass_provenance",
     "iter_run_questionnaire_answers",
@@ -179,7 +184,9 @@ __all__ = [
     "record_written_report",
     "respondent_answers",
     "respondent_summaries",
+    "restore_run",
     "run_applications",
+    "run_document",
     "run_pack",
     "run_packs",
     "run_totals",
