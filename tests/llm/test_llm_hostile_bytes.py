@@ -104,7 +104,7 @@ async def test_integral_float_usage_is_taken_as_reported() -> None:
     [
         (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
         (b"\xff\xfe not utf-8", "malformed response body"),
-        (b'{"choices": [{"message": {"content": null}}]}', "malformed response body"),
+        (b'{"choices": [{"message": {"content": null}}]}', "no content, refusal or tool calls"),
     ],
 )
 async def test_a_broken_body_fails_the_call_with_its_reason(body: bytes, reason: str) -> None:

@@ -17,8 +17,9 @@ from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ModelCallError
 from corix.llm.call_errors import TransportError, is_deterministic_refusal
-from corix.llm.http_transport import _parse_completion, request_headers
+from corix.llm.http_transport import request_headers
 from corix.llm.mock_server import MockServerConfig, running_mock_server
+from corix.llm.openai_reply import parse_completion
 from corix.llm.transport import RawCompletion, cached_tokens
 from corix.storage import Database, iter_sessions, load_passes, run_totals
 
@@ -232,6 +233,6 @@ def test_cached_prompt_tokens_are_read_where_a_server_reports_them() -> None:
         },
     }
     request = _judge_request()
-    assert _parse_completion(json.dumps(body).encode(), request).cached_prompt_tokens == 2800
+    assert parse_completion(json.dumps(body).encode(), request).cached_prompt_tokens == 2800
     assert cached_tokens({"prompt_tokens_details": {"cached_tokens": True}}) is None
     assert cached_tokens({"prompt_tokens": 5}) is None

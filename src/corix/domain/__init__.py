@@ -5,6 +5,13 @@ schemas (``corix.web``).
 """
 
 from corix.domain.annotation_jobs import AnnotationJobSettings, EndpointIdentity, public_url
+from corix.domain.messages import (
+    ContentPart,
+    Message,
+    MessageRole,
+    ToolCall,
+    split_turns,
+)
 from corix.domain.reports import ReportFormat, ReportOutput, ReportTree, WrittenReportSettings
 from corix.domain.run_file import (
     RUN_FILE_FORMAT,
@@ -36,6 +43,7 @@ from corix.domain.session_records import (
     SessionStatus,
     TurnRecord,
 )
+from corix.domain.step_views import StepKind, StepView, render_steps, step_views
 
 __all__ = [
     "RUN_FILE_FORMAT",
@@ -53,10 +61,13 @@ __all__ = [
     "ArchivedResolution",
     "ArchivedRun",
     "ArchivedSession",
+    "ContentPart",
     "EndReason",
     "EndpointIdentity",
     "Invocation",
     "Level",
+    "Message",
+    "MessageRole",
     "ModelUsage",
     "Provenance",
     "QuestionnaireAnswer",
@@ -71,7 +82,13 @@ __all__ = [
     "SessionRecord",
     "SessionSource",
     "SessionStatus",
+    "StepKind",
+    "StepView",
+    "ToolCall",
     "TurnRecord",
     "WrittenReportSettings",
     "public_url",
+    "render_steps",
+    "split_turns",
+    "step_views",
 ]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from corix.domain.messages import Message, MessageRole, ToolCall, reply_text, user_text
 
 
 class Level(StrEnum):
@@ -121,7 +124,15 @@ class Provenance(BaseModel):
 
 
 class TurnRecord(BaseModel):
-    """One adjacency pair: a user prompt and the application's response (or its error)."""
+    """One adjacency pair: a user prompt and the application's response (or its error).
+
+    A plain turn is its two texts. A turn that holds more — a tool-using application's
+    tool calls and results, system or developer messages, content parts, several messages
+    of one role — keeps every message in order in ``messages``; its ``user_text`` and
+    ``response_text`` are then what the user and the assistant said in it (see
+    :meth:`from_messages`), so readers of the two texts keep working. Read a turn's
+    messages through :attr:`steps`, which gives a plain turn's two texts as messages too.
+    """
 
     index: int
     user_text: str
@@ -132,6 +143,46 @@ class TurnRecord(BaseModel):
     completion_tokens: int | None = None
     created_at: datetime | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
+    messages: tuple[Message, ...] | None = None
+    """Every message of the turn in order; ``None`` for a plain turn (its two texts)."""
+
+    @classmethod
+    def from_messages(cls, index: int, messages: Sequence[Message], **fields: Any) -> TurnRecord:
+        """The turn of ``messages``: its texts derived from them, and the messages kept
+        unless they are exactly a user's text and an assistant's text (a plain turn)."""
+        steps = tuple(messages)
+        plain = (
+            len(steps) == 2
+            and [m.role for m in steps] == [MessageRole.USER, MessageRole.ASSISTANT]
+            and all(m.is_plain for m in steps)
+        )
+        return cls(
+            index=index,
+            user_text=user_text(steps),
+            response_text=fields.pop("response_text", reply_text(steps)),
+            messages=None if plain else steps,
+            **fields,
+        )
+
+    @property
+    def steps(self) -> tuple[Message, ...]:
+        """The turn's messages in order: stored ones, or a plain turn's two texts (no
+        assistant message when the application did not answer)."""
+        if self.messages is not None:
+            return self.messages
+        if self.response_text is None:
+            return (Message.user(self.user_text),)
+        return (Message.user(self.user_text), Message.assistant(self.response_text))
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The assistant's tool calls in this turn, in order."""
+        return [call for m in self.messages or () for call in m.tool_calls]
+
+    @property
+    def tool_results(self) -> list[Message]:
+        """The tool results in this turn, in order."""
+        return [m for m in self.messages or () if m.role is MessageRole.TOOL]
 
     @property
     def simulator_repairs(self) -> int:

@@ -46,15 +46,17 @@ class TransportError(Exception):
 
 _DETERMINISTIC = re.compile(
     r"validation error|invalid request|invalid_request|not supported|unsupported|"
-    r"context length|context window|maximum context|n_ctx|exceeds the context|too many tokens",
+    r"context length|context window|maximum context|n_ctx|exceeds the context|too many tokens|"
+    r"insufficient_quota|billing_hard_limit|exceeded your current quota",
     re.IGNORECASE,
 )
 
 
 def is_deterministic_refusal(detail: str) -> bool:
     """Whether an error body says the request itself is wrong (a validation error, an
-    unsupported option, a prompt over the context window): the same request would fail
-    the same way, so it is not retried, whatever the status (llama-cpp answers these 500)."""
+    unsupported option, a prompt over the context window) or that the account cannot pay
+    for it (OpenAI's 429 ``insufficient_quota``): the same request would fail the same way,
+    so it is not retried, whatever the status (llama-cpp answers these 500)."""
     return _DETERMINISTIC.search(detail) is not None
 
 

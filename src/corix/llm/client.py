@@ -202,7 +202,8 @@ class LLMClient:
             spent = completion.prompt_tokens + completion.completion_tokens
             self._limiter.settle(estimate, spent)
             self.usage.record_success(endpoint, completion, retries=attempts - 1)
-            if key is not None and self._cache is not None:
+            # The cache keeps texts; a reply that called tools is asked again next time.
+            if key is not None and self._cache is not None and not completion.tool_calls:
                 self._cache.put(key, completion)
             return _response(
                 completion,
@@ -335,4 +336,6 @@ def _response(
         structured_output=structured_output,
         finish_reason=completion.finish_reason,
         cached_prompt_tokens=completion.cached_prompt_tokens,
+        tool_calls=completion.tool_calls,
+        refusal=completion.refusal,
     )

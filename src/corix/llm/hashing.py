@@ -10,16 +10,26 @@ from corix.llm.models import ChatRequest
 
 
 def canonical_request(request: ChatRequest) -> dict[str, Any]:
-    """Everything that can change a model's answer, in plain JSON types."""
-    return {
+    """Everything that can change a model's answer, in plain JSON types.
+
+    Tool calls, tool results and tools appear only where a request has them, so a plain
+    request's digest (and its cached reply) stays what it was before corix knew of tools.
+    """
+    canonical: dict[str, Any] = {
         "model": request.model,
-        "messages": [[m.role, m.content] for m in request.messages],
+        "messages": [
+            [m.role, m.content] if m.is_plain else [m.role, m.content, m.to_openai()]
+            for m in request.messages
+        ],
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
         "seed": request.seed,
         "response_format": request.response_format,
         "extra": request.extra,
     }
+    if request.tools is not None:
+        canonical["tools"] = request.tools
+    return canonical
 
 
 def request_digest(request: ChatRequest, *, scope: str = "") -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -20,8 +19,8 @@ import aiohttp
 from corix.llm.call_errors import TransportError
 from corix.llm.endpoint import EndpointConfig
 from corix.llm.models import ChatRequest
-from corix.llm.tokens import estimate_prompt_tokens, estimate_tokens
-from corix.llm.transport import RawCompletion, cached_tokens
+from corix.llm.openai_reply import error_text, parse_completion
+from corix.llm.transport import RawCompletion
 
 _RETRY_AFTER_STATUSES = frozenset({429, 503})
 _ERROR_DETAIL_CHARS = 200
@@ -90,6 +89,7 @@ class OpenAIHTTPTransport:
                 raw = await read_reply(response, endpoint.max_reply_bytes)
                 status = response.status
                 retry_after = response.headers.get("Retry-After")
+                streamed = response.content_type == "text/event-stream"
         except TimeoutError:
             raise  # aiohttp's timeouts are also ClientErrors; the client reports them as such
         except aiohttp.ClientError as exc:
@@ -98,7 +98,7 @@ class OpenAIHTTPTransport:
         if status != 200:
             wait = parse_retry_after(retry_after) if status in _RETRY_AFTER_STATUSES else None
             raise TransportError.from_status(status, _error_detail(raw), wait)
-        return _parse_completion(raw, request)
+        return parse_completion(raw, request, streamed=streamed)
 
     async def aclose(self) -> None:
         if self._owns_connections:
@@ -144,7 +144,7 @@ def parse_retry_after(value: str | None) -> float | None:
 def _payload(request: ChatRequest, endpoint: EndpointConfig) -> dict[str, Any]:
     payload = dict(request.extra)
     payload["model"] = request.model or endpoint.model
-    payload["messages"] = [{"role": m.role, "content": m.content} for m in request.messages]
+    payload["messages"] = [m.to_openai() for m in request.messages]
     if request.temperature is not None:
         payload["temperature"] = request.temperature
     if request.max_tokens is not None:
@@ -153,6 +153,8 @@ def _payload(request: ChatRequest, endpoint: EndpointConfig) -> dict[str, Any]:
         payload["seed"] = request.seed
     if request.response_format is not None:
         payload["response_format"] = request.response_format
+    if request.tools is not None:
+        payload["tools"] = request.tools
     return payload
 
 
@@ -176,47 +178,9 @@ def request_headers(endpoint: EndpointConfig) -> dict[str, str]:
 def _error_detail(raw: bytes) -> str:
     text = raw.decode(errors="replace")
     try:
-        message = json.loads(text)["error"]["message"]
+        error = json.loads(text)["error"]
     except (ValueError, KeyError, TypeError):
         return text[:_ERROR_DETAIL_CHARS]
-    return str(message)[:_ERROR_DETAIL_CHARS]
-
-
-def _parse_completion(raw: bytes, request: ChatRequest) -> RawCompletion:
-    try:
-        data = json.loads(raw)
-        choice = data["choices"][0]
-        message = choice["message"]
-        finish_reason = choice.get("finish_reason")
-        text = message.get("content")
-        if not isinstance(text, str):
-            # A structured-output refusal carries its explanation here instead.
-            text = message["refusal"]
-        if not isinstance(text, str):
-            raise TypeError("the message has no text content")
-        usage = data.get("usage")
-        usage = usage if isinstance(usage, dict) else {}
-        return RawCompletion(
-            text=text,
-            model=str(data.get("model") or request.model),
-            prompt_tokens=_count(
-                usage.get("prompt_tokens"), lambda: estimate_prompt_tokens(request)
-            ),
-            completion_tokens=_count(usage.get("completion_tokens"), lambda: estimate_tokens(text)),
-            finish_reason=finish_reason if isinstance(finish_reason, str) else None,
-            cached_prompt_tokens=cached_tokens(usage),
-        )
-    except (ValueError, LookupError, TypeError, AttributeError) as exc:
-        raise TransportError(f"malformed response body: {exc}", retryable=True) from None
-    except RecursionError:
-        raise TransportError("malformed response body: nested too deeply", retryable=True) from None
-
-
-def _count(reported: object, estimate: Callable[[], int]) -> int:
-    """A token count as the server reported it, or ``estimate()`` when it reported none or
-    nonsense (negative, fractional, NaN, Infinity, a string): accounting never crashes."""
-    if isinstance(reported, int) and not isinstance(reported, bool) and reported >= 0:
-        return reported
-    if isinstance(reported, float) and reported.is_integer() and reported >= 0:
-        return int(reported)
-    return estimate()
+    if not isinstance(error, dict):
+        return str(error)[:_ERROR_DETAIL_CHARS]
+    return error_text(error)[:_ERROR_DETAIL_CHARS]

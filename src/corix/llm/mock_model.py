@@ -10,6 +10,11 @@ share ``1 - judge_noise`` of seeds give the request's one settled answer (drawn 
 request without its seed), the rest a fresh draw of their own; 1 (the default) draws every
 seed afresh, 0 answers the same whatever the seed. A script overrides this: either a
 callable ``(ChatRequest) -> str`` or a list of canned replies consumed in order.
+
+A request that offers tools makes the mock an agent (:meth:`MockModel.answer`): after a
+user message it calls the first tool, with arguments drawn from the user's words (the
+first number for a numeric parameter, the message for a text one); after a tool result
+it answers in text that repeats what the tool returned.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from corix.domain import ToolCall
 from corix.errors import CorixError
 from corix.llm.hashing import request_digest
 from corix.llm.models import ChatRequest
@@ -48,6 +54,16 @@ class MockModel:
         self.judge_noise = judge_noise
         self._script = script
         self._next_canned = 0
+
+    def answer(self, request: ChatRequest) -> tuple[str, tuple[ToolCall, ...]]:
+        """The reply's text and tool calls (see the module docstring)."""
+        last = request.messages[-1]
+        if self._script is None and request.tools and last.role == "user":
+            return "", (_tool_call(request.tools[0], last.content, request_digest(request)),)
+        text = self.reply(request)
+        if self._script is None and last.role == "tool":
+            text = f"{text} — {last.name or 'the tool'} says: {_snippet(last.content)}"
+        return text, ()
 
     def reply(self, request: ChatRequest) -> str:
         if self._script is None:
@@ -98,8 +114,39 @@ _QUOTED_REPLY = re.compile(r"<assistant_reply>.*?</assistant_reply>", re.DOTALL)
 def _text_reply(request: ChatRequest, digest: str) -> str:
     user_messages = [m.content for m in request.messages if m.role == "user"]
     prompt = user_messages[-1] if user_messages else request.messages[-1].content
-    prompt = _QUOTED_REPLY.sub(" ", prompt)
-    snippet = " ".join(prompt.split())
+    return f"Mock reply {digest[:6]} to: {_snippet(_QUOTED_REPLY.sub(' ', prompt))}"
+
+
+def _snippet(text: str) -> str:
+    snippet = " ".join(text.split())
     if len(snippet) > _SNIPPET_CHARS:
         snippet = snippet[: _SNIPPET_CHARS - 1] + "…"
-    return f"Mock reply {digest[:6]} to: {snippet}"
+    return snippet
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _tool_call(tool: dict[str, Any], user_text: str, digest: str) -> ToolCall:
+    """A call of ``tool`` (an OpenAI tool definition) with arguments from ``user_text``."""
+    function = tool.get("function")
+    function = function if isinstance(function, dict) else {}
+    parameters = function.get("parameters")
+    properties = parameters.get("properties") if isinstance(parameters, dict) else None
+    number = _NUMBER.search(user_text)
+    arguments: dict[str, Any] = {}
+    for name, schema in properties.items() if isinstance(properties, dict) else ():
+        kind = schema.get("type") if isinstance(schema, dict) else None
+        if kind == "integer":
+            arguments[name] = int(float(number.group())) if number else 1
+        elif kind == "number":
+            arguments[name] = float(number.group()) if number else 1.0
+        elif kind == "boolean":
+            arguments[name] = True
+        else:
+            arguments[name] = _snippet(user_text)
+    return ToolCall(
+        id=f"call_{digest[:12]}",
+        name=str(function.get("name") or "tool"),
+        arguments=json.dumps(arguments, ensure_ascii=False),
+    )

@@ -1,6 +1,9 @@
 """A built-in OpenAI-compatible server backed by :class:`MockModel`, with injected faults.
 
 It answers ``POST /v1/chat/completions`` (and ``/chat/completions``) with usage counts,
+streamed as server-sent events when the request asks (``stream: true``, with a usage chunk
+when ``stream_options.include_usage``), and with tool calls when the request offers tools
+(see :class:`~corix.llm.mock_model.MockModel`),
 ``GET /v1/models``, and ``GET /mock/stats`` (requests seen, requests in flight and the
 most ever in flight, connections that carried them, faults injected, requests per second)
 so that tests can observe the client from the server's side. It does the least work per
@@ -32,11 +35,19 @@ from aiohttp import web
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from corix.llm.mock_model import MOCK_MODEL_NAME, MockModel
-from corix.llm.models import ChatRequest
+from corix.llm.models import ChatMessage, ChatRequest
 from corix.llm.tokens import estimate_prompt_tokens, estimate_tokens
 
 _GOLDEN_RATIO_FRACTION = 0.6180339887498949
-_CHAT_FIELDS = ("model", "messages", "temperature", "max_tokens", "seed", "response_format")
+_CHAT_FIELDS = (
+    "model",
+    "messages",
+    "temperature",
+    "max_tokens",
+    "seed",
+    "response_format",
+    "tools",
+)
 
 
 class Fault(StrEnum):
@@ -223,7 +234,7 @@ async def _serve_until_stopped(config: MockServerConfig) -> None:
         await stop.wait()
 
 
-async def _chat_completions(request: web.Request) -> web.Response:
+async def _chat_completions(request: web.Request) -> web.StreamResponse:
     state = request.app[_STATE]
     number = state.requests
     state.requests += 1
@@ -245,7 +256,7 @@ async def _chat_completions(request: web.Request) -> web.Response:
 
 async def _answer(
     request: web.Request, state: _ServerState, fault: Fault | None, number: int
-) -> web.Response:
+) -> web.StreamResponse:
     config = state.config
     if fault is not None:
         state.injected[fault.value] += 1
@@ -280,33 +291,83 @@ async def _answer(
             f"This model's maximum context length is {window} tokens. However, you requested "
             f"{asked} tokens. Please reduce the length of the messages or completion.",
         )
-    text = state.model.reply(chat)
-    finish_reason = "stop"
+    text, tool_calls = state.model.answer(chat)
+    finish_reason = "tool_calls" if tool_calls else "stop"
     if chat.max_tokens is not None and estimate_tokens(text) > chat.max_tokens:
         text, finish_reason = text[: chat.max_tokens * 4], "length"
     if config.hostile_bytes:
         text = _hostile(text)
     prompt_tokens = estimate_prompt_tokens(chat)
     completion_tokens = estimate_tokens(text)
-    body = {
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_calls:
+        message = ChatMessage(role="assistant", content="", tool_calls=tool_calls).to_openai()
+    head = {
         "id": f"chatcmpl-mock-{number}",
-        "object": "chat.completion",
         "created": int(time.time()),
         "model": chat.model or config.model_name,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": finish_reason,
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
     }
-    return _json(body)
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    if chat.extra.get("stream") is True:
+        options = chat.extra.get("stream_options")
+        with_usage = isinstance(options, dict) and options.get("include_usage") is True
+        chunks = _stream_chunks(head, message, finish_reason, usage if with_usage else None)
+        return await _sse(request, chunks)
+    choice = {"index": 0, "message": message, "finish_reason": finish_reason}
+    return _json({**head, "object": "chat.completion", "choices": [choice], "usage": usage})
+
+
+def _stream_chunks(
+    head: dict[str, Any],
+    message: dict[str, Any],
+    finish_reason: str,
+    usage: dict[str, Any] | None,
+) -> list[dict[str, Any]]:
+    """``message`` as OpenAI streams it: a role, the text a few words at a time (or each
+    tool call's name, then its arguments in two pieces), the finish reason, the usage."""
+    chunk = {**head, "object": "chat.completion.chunk"}
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    words = (message.get("content") or "").split(" ")
+    deltas += [{"content": word if i == 0 else " " + word} for i, word in enumerate(words) if word]
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        arguments = call["function"]["arguments"]
+        half = len(arguments) // 2
+        deltas.append(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {"name": call["function"]["name"], "arguments": ""},
+                    }
+                ]
+            }
+        )
+        for piece in (arguments[:half], arguments[half:]):
+            deltas.append({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+    chunks = [
+        {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+        for delta in deltas
+    ]
+    chunks.append({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason}]})
+    if usage is not None:
+        chunks.append({**chunk, "choices": [], "usage": usage})
+    return chunks
+
+
+async def _sse(request: web.Request, chunks: list[dict[str, Any]]) -> web.StreamResponse:
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    for chunk in chunks:
+        await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+    await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
 
 
 _HOSTILE_SUFFIX = " \x00\ud800"

@@ -4,18 +4,88 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Role = Literal["system", "user", "assistant"]
+from corix.domain import ToolCall
+
+Role = Literal["system", "developer", "user", "assistant", "tool"]
 
 
 class ChatMessage(BaseModel):
-    """One message of a conversation sent to a model."""
+    """One message of a conversation sent to a model.
+
+    An assistant message may carry the tool calls it made (its ``content`` then often
+    empty); a ``tool`` message is the result of the call ``tool_call_id`` names.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     role: Role
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_openai_shape(cls, data: Any) -> Any:
+        """Take a message as OpenAI's API writes it: content ``null`` or a list of text
+        parts, tool calls with their ``function`` object."""
+        if not isinstance(data, dict) or (
+            isinstance(data.get("content"), str) and "tool_calls" not in data
+        ):
+            return data  # the common case, untouched
+        data = dict(data)
+        content = data.get("content")
+        if content is None:
+            data["content"] = ""
+        elif isinstance(content, list):
+            texts = (part.get("text") for part in content if isinstance(part, dict))
+            data["content"] = "".join(text for text in texts if isinstance(text, str))
+        calls = data.get("tool_calls")
+        if calls is None:
+            data.pop("tool_calls", None)
+        elif isinstance(calls, list):
+            data["tool_calls"] = [_flat_call(call) for call in calls]
+        return data
+
+    @property
+    def is_plain(self) -> bool:
+        """Only a role and a text: how nearly every message looks."""
+        return not self.tool_calls and self.tool_call_id is None and self.name is None
+
+    def to_openai(self) -> dict[str, Any]:
+        """The message as OpenAI's API takes it."""
+        if self.is_plain:
+            return {"role": self.role, "content": self.content}
+        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            data["content"] = self.content or None
+            data["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": call.type,
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call in self.tool_calls
+            ]
+        if self.tool_call_id is not None:
+            data["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            data["name"] = self.name
+        return data
+
+
+def _flat_call(call: Any) -> Any:
+    if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
+        return call
+    function = call["function"]
+    return {
+        "id": call.get("id"),
+        "type": call.get("type", "function"),
+        "name": function.get("name"),
+        "arguments": function.get("arguments", ""),
+    }
 
 
 class ChatRequest(BaseModel):
@@ -36,6 +106,9 @@ class ChatRequest(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
     seed: int | None = None
     response_format: dict[str, Any] | None = None
+    tools: list[dict[str, Any]] | None = None
+    """Tools offered to the model, as OpenAI's ``tools`` (``{"type": "function",
+    "function": {"name", "description", "parameters"}}``)."""
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -64,3 +137,8 @@ class ChatResponse(BaseModel):
     cached_prompt_tokens: int | None = None
     """Of ``prompt_tokens``, those a server or local model took from a kept prefix instead
     of evaluating (OpenAI's ``usage.prompt_tokens_details.cached_tokens``), if reported."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The tool calls the model made, in order (``text`` may then be empty)."""
+    refusal: str | None = None
+    """The model's refusal, when it reported one apart from its content (``text`` is then
+    the refusal, unless it also gave content)."""

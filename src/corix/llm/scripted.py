@@ -42,12 +42,13 @@ class ScriptedTransport:
         failure = next(self._failures, None)
         if failure is not None:
             raise failure
-        text = self.model.reply(request)
+        text, tool_calls = self.model.answer(request)
         return RawCompletion(
             text=text,
             model=request.model or self.model.name,
             prompt_tokens=estimate_prompt_tokens(request),
             completion_tokens=estimate_tokens(text),
+            tool_calls=tool_calls,
         )
 
     async def aclose(self) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from corix.domain import ToolCall
 from corix.llm.endpoint import EndpointConfig
 from corix.llm.models import ChatRequest
 
@@ -21,6 +22,8 @@ class RawCompletion:
     finish_reason: str | None = None
     cached_prompt_tokens: int | None = None
     """Prompt tokens served from a kept prefix instead of evaluated, where reported."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    refusal: str | None = None
 
 
 def cached_tokens(usage: Mapping[str, Any]) -> int | None:

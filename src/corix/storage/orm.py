@@ -202,6 +202,11 @@ class TurnRow(Base):
     prompt_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
     completion_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
     meta: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # Every message of the turn (tool calls and results, system messages, content parts):
+    # NULL for a plain turn, which its two texts hold whole.
+    messages: Mapped[list[Any] | None] = mapped_column(
+        UntrustedJSON(none_as_null=True), default=None
+    )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

@@ -21,6 +21,7 @@ from sqlalchemy.orm import selectinload
 from corix.domain import (
     EndReason,
     Level,
+    Message,
     ModelUsage,
     Provenance,
     QuestionnaireAnswer,
@@ -33,7 +34,7 @@ from corix.storage.clock import as_utc, utcnow
 from corix.storage.database import Database, scalar_chunks
 from corix.storage.orm import QuestionnaireResponseRow, SessionRow, TurnRow
 from corix.storage.store_records import NewQuestionnaireAnswer, NewSession
-from corix.storage.text import marked
+from corix.storage.text import marked, storable_parameters
 from corix.storage.transactions import NotFoundError, Transaction
 
 __all__ = [
@@ -339,6 +340,7 @@ def _session_record(row: SessionRow) -> SessionRecord:
                 completion_tokens=turn.completion_tokens,
                 created_at=turn.created_at,
                 meta=turn.meta,
+                messages=messages_from_column(turn.messages),
             )
             for turn in row.turns
         ],
@@ -397,7 +399,7 @@ _TURN_TEXT = ("user_text", "response_text", "error")
 def _turn_columns(new: NewTurn) -> dict[str, Any]:
     """The turn's row; its meta notes which texts had unstorable characters replaced."""
     turn = new.turn
-    row = {
+    row: dict[str, Any] = {
         "session_id": new.session_id,
         "idx": turn.index,
         "user_text": turn.user_text,
@@ -407,9 +409,29 @@ def _turn_columns(new: NewTurn) -> dict[str, Any]:
         "prompt_tokens": turn.prompt_tokens,
         "completion_tokens": turn.completion_tokens,
         "meta": turn.meta,
+        "messages": _stored_messages(turn.messages),
         "created_at": turn.created_at or utcnow(),
     }
-    return marked(row, _TURN_TEXT, into="meta")
+    row = marked(row, _TURN_TEXT, into="meta")
+    messages = row["messages"]
+    if messages is not None and storable_parameters(messages) is not messages:
+        replaced = [*row["meta"].get("replaced_unstorable", ()), "messages"]
+        row["meta"] = {**row["meta"], "replaced_unstorable": replaced}
+    return row
+
+
+def _stored_messages(messages: Sequence[Message] | None) -> list[dict[str, Any]] | None:
+    """A turn's messages as its JSON column holds them (``None``: a plain turn)."""
+    if messages is None:
+        return None
+    return [message.model_dump(mode="json", exclude_defaults=True) for message in messages]
+
+
+def messages_from_column(stored: list[Any] | None) -> tuple[Message, ...] | None:
+    """A turn's messages as its JSON column holds them, read back."""
+    if stored is None:
+        return None
+    return tuple(Message.model_validate(message) for message in stored)
 
 
 def _answer_columns(answer: NewQuestionnaireAnswer) -> dict[str, Any]:

@@ -13,10 +13,10 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from corix.domain import TurnRecord
+from corix.domain import Message, TurnRecord
 from corix.storage.database import Database
 from corix.storage.orm import SessionRow, TurnRow
-from corix.storage.sessions import NewTurn, add_turns
+from corix.storage.sessions import NewTurn, add_turns, messages_from_column
 from corix.storage.transactions import Transaction, transaction
 
 __all__ = [
@@ -37,6 +37,9 @@ class DialogueTurn:
     reply: str | None
     """``None`` when the application failed to answer (its error text stays in storage)."""
     meta: dict[str, Any]
+    messages: tuple[Message, ...] | None = None
+    """Every message of the turn, when it holds more than its two texts (tool calls and
+    results): render them with :func:`corix.domain.step_views`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +50,21 @@ class StoredDialogue:
     turns: list[DialogueTurn]
 
 
-_COLUMNS = (TurnRow.idx, TurnRow.user_text, TurnRow.response_text, TurnRow.error, TurnRow.meta)
+_COLUMNS = (
+    TurnRow.idx,
+    TurnRow.user_text,
+    TurnRow.response_text,
+    TurnRow.error,
+    TurnRow.meta,
+    TurnRow.messages,
+)
 
 
-def _turn(idx: int, text: str, reply: str | None, error: str | None, meta: Any) -> DialogueTurn:
-    return DialogueTurn(idx, text, reply if error is None else None, dict(meta or {}))
+def _turn(
+    idx: int, text: str, reply: str | None, error: str | None, meta: Any, messages: Any
+) -> DialogueTurn:
+    reply = reply if error is None else None
+    return DialogueTurn(idx, text, reply, dict(meta or {}), messages_from_column(messages))
 
 
 def turns(tx: Transaction, session_id: str) -> list[DialogueTurn]:
