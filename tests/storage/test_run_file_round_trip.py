@@ -13,6 +13,7 @@ the empty summary of a run that never finished as the zero summary it means.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,10 +24,15 @@ from sqlalchemy import Table, select
 
 from corix.domain import (
     AnnotationJobSettings,
+    ContentPart,
     EndReason,
+    Message,
+    MessageRole,
     ReportOutput,
     ReportTree,
     RunSummary,
+    ToolCall,
+    TurnRecord,
     WrittenReportSettings,
 )
 from corix.errors import ConfigError
@@ -36,6 +42,7 @@ from corix.storage import (
     RecordWriter,
     RunAlreadyStored,
     ensure_application,
+    load_session,
     record_annotation_job,
     record_written_report,
 )
@@ -76,6 +83,7 @@ async def _rich_run(db: Database) -> None:
         source="human",
         tester_id=tester,
     )
+    extra.turns.append(("s6", _agent_turn(2)))
     extra.answer("s6", "q_helpful", 5, f"user:{tester}")
     extra.annotate("s6", "risk_assessment", "human:tess", [("ra_user_induced", None, 3.5)])
     await _write_more(db, extra)
@@ -97,6 +105,26 @@ async def _write_more(db: Database, builder: RunBuilder) -> None:
             writer.finish_session(session_id, end_reason=EndReason.USER_ENDED)
         for new_pass in builder.passes:
             writer.add_pass(new_pass)
+
+
+def _agent_turn(index: int) -> TurnRecord:
+    """A tool-using application's turn: a system message, a tool call and its result,
+    content in parts."""
+    call = ToolCall(id="call_1", name="episode_summary", arguments='{"episode": 5}')
+    return TurnRecord.from_messages(
+        index,
+        [
+            Message(role=MessageRole.SYSTEM, content="rules"),
+            Message(
+                role=MessageRole.USER,
+                content=(ContentPart(type="text", text="what happens\u2028next?"),),
+            ),
+            Message.assistant(None, [call]),
+            Message.tool(call, "Anna dies."),
+            Message.assistant("No spoilers."),
+        ],
+        prompt_tokens=7,
+    )
 
 
 def _job() -> AnnotationJobSettings:
@@ -206,6 +234,18 @@ def _comparable(
     return out
 
 
+def _stored_agent_turn(db: Database) -> list[dict[str, Any]]:
+    (turn,) = [t for t in load_session(db, "s6").turns if t.messages]
+    assert turn.tool_calls[0].name == "episode_summary"
+    assert turn.tool_results[0].text == "Anna dies."
+    assert turn == _agent_turn(2).model_copy(update={"created_at": turn.created_at})
+    with db.engine.connect() as connection:
+        turns = _table("turns")
+        query = select(turns.c.messages).where(turns.c.session_id == "s6", turns.c.idx == 2)
+        stored: list[dict[str, Any]] = connection.execute(query).scalar_one()
+    return stored
+
+
 def _export(db: Database, path: Path) -> Path:
     with path.open("w", encoding="utf-8", newline="\n") as handle:
         for line in run_file_lines(db, RUN):
@@ -224,11 +264,29 @@ async def test_a_run_file_imported_into_the_other_backend_stores_every_row_again
     for username in ("senior", "tess"):  # the people exist there too, under other ids
         add_user(target, username, "tester")
     path = _export(source, tmp_path / "run.jsonl")
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line]
+    (s6,) = [line["messages"] for line in lines[1:] if line["corix"]["id"] == "s6"]
+    assert [m["role"] for m in s6] == [
+        "user", "assistant", "user", "system", "user", "assistant", "tool", "assistant",
+    ]  # fmt: skip
+    assert s6[5]["tool_calls"][0]["function"] == {
+        "name": "episode_summary",
+        "arguments": '{"episode": 5}',
+    }
+    assert s6[6] == {
+        "role": "tool",
+        "content": "Anna dies.",
+        "tool_call_id": "call_1",
+        "name": "episode_summary",
+    }
 
     restored = import_run_file(target, path)
 
     before, after = _stored_rows(source, RUN), _stored_rows(target, RUN)
     assert restored.sessions == len(before["sessions"]) == 6  # the unfinished s5 too
+    assert [turn["messages"] for turn in after["turns"] if turn["messages"]] == [
+        _stored_agent_turn(source)
+    ]
     assert {name: len(rows) for name, rows in after.items()} == {
         name: len(rows) for name, rows in before.items()
     }

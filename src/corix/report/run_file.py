@@ -43,13 +43,10 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 def openai_messages(turns: Sequence[TurnRecord]) -> list[dict[str, Any]]:
-    """The turns as OpenAI chat messages: each user text, then the reply when there is one."""
-    messages: list[dict[str, Any]] = []
-    for turn in turns:
-        messages.append({"role": "user", "content": turn.user_text})
-        if turn.response_text is not None:
-            messages.append({"role": "assistant", "content": turn.response_text})
-    return messages
+    """The turns as OpenAI chat messages, every step in order: system and developer
+    messages, the user's, the assistant's with its tool calls, tool results (a plain turn
+    is its user text, then its reply when there is one)."""
+    return [message.to_openai() for turn in turns for message in turn.steps]
 
 
 def run_file_lines(db: Database, run_id: str, progress: Progress = UNWATCHED) -> Iterator[str]:

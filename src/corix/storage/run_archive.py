@@ -55,6 +55,7 @@ from corix.storage.orm import (
 )
 from corix.storage.people import PERSON_RESPONDENT_PREFIX, usernames
 from corix.storage.runs import get_run
+from corix.storage.sessions import messages_from_column
 
 __all__ = ["iter_archived_sessions", "person_respondent", "run_document"]
 
@@ -217,6 +218,7 @@ def _archived(s: Session, ids: Sequence[str], names: dict[int, str]) -> list[Arc
                     completion_tokens=turn.completion_tokens,
                     created_at=as_utc(turn.created_at),
                     meta=turn.meta,
+                    messages=messages_from_column(turn.messages),
                 )
                 for turn in row.turns
             ),

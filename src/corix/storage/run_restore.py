@@ -23,7 +23,6 @@ from corix.domain import (
     ArchivedQuestionnaireAnswer,
     ArchivedSession,
     RunDocument,
-    TurnRecord,
 )
 from corix.errors import CorixError
 from corix.storage.applications import next_version_name
@@ -40,11 +39,11 @@ from corix.storage.orm import (
     RunPackRow,
     RunRow,
     SessionRow,
-    TurnRow,
     WrittenReportRow,
 )
 from corix.storage.orm_web import UserRow
 from corix.storage.people import PERSON_RESPONDENT_PREFIX
+from corix.storage.sessions import NewTurn, add_turns
 from corix.storage.transactions import Transaction, transaction
 
 __all__ = ["RestoredRun", "RunAlreadyStored", "restore_run"]
@@ -192,7 +191,7 @@ def _add_sessions(
         for session in sessions
     ]
     _insert(tx, SessionRow, sessions_rows)
-    _insert(tx, TurnRow, [_turn_columns(s.id, turn) for s in sessions for turn in s.turns])
+    add_turns(tx, [NewTurn(s.id, turn) for s in sessions for turn in s.turns])
     _insert(
         tx,
         QuestionnaireResponseRow,
@@ -250,21 +249,6 @@ def _session_columns(
         "run_id": run_id,
         "application_id": application_id,
         "tester_id": _account(accounts, session.tester),
-    }
-
-
-def _turn_columns(session_id: str, turn: TurnRecord) -> dict[str, Any]:
-    return {
-        "session_id": session_id,
-        "idx": turn.index,
-        "user_text": turn.user_text,
-        "response_text": turn.response_text,
-        "error": turn.error,
-        "latency_ms": turn.latency_ms,
-        "prompt_tokens": turn.prompt_tokens,
-        "completion_tokens": turn.completion_tokens,
-        "meta": turn.meta,
-        "created_at": turn.created_at,
     }
 
 
