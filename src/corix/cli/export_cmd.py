@@ -107,9 +107,7 @@ def export_command(
     )
 
 
-def _export_lines(
-    db: Database, run_ids: list[str], output: Path | None, *, run_file: bool
-) -> None:
+def _export_lines(db: Database, run_ids: list[str], output: Path | None, *, run_file: bool) -> None:
     """One JSON line per session (after the run's header, for a run file), to ``output``
     or standard output."""
     from corix.report import export_jsonl, run_file_lines

@@ -62,7 +62,6 @@ def _import_run_file(path: Path, *, given: list[str | None], db: str | None) -> 
     )
     for name, stored in restored.renamed_applications.items():
         console.print(
-            f"application '{name}' is stored here with another spec: its sessions use "
-            f"'{stored}'",
+            f"application '{name}' is stored here with another spec: its sessions use '{stored}'",
             soft_wrap=True,
         )
