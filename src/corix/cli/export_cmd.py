@@ -34,8 +34,8 @@ FormatOption = Annotated[
     typer.Option(
         "--format",
         help="jsonl (one line per session), corix (the whole run in one versioned file that "
-        "'corix import' reads back), csv, parquet or hf (a folder of tables; hf loads with "
-        "Hugging Face datasets).",
+        "'corix import' reads back), csv (tables for spreadsheets), parquet (the CSV tables "
+        "and typed Parquet) or hf (typed Parquet tables that Hugging Face datasets loads).",
     ),
 ]
 FormulaEscapeOption = Annotated[
@@ -43,7 +43,7 @@ FormulaEscapeOption = Annotated[
     typer.Option(
         "--formula-escape/--no-formula-escape",
         help="CSV: prefix ' to cells a spreadsheet would evaluate (=, +, -, @); on by "
-        "default, since replies are untrusted.",
+        "default, since replies are untrusted (Parquet, hf and JSON lines are never escaped).",
     ),
 ]
 HitKOption = Annotated[
