@@ -323,5 +323,18 @@ async def test_a_cut_or_edited_file_stores_nothing(sqlite_db: Database, tmp_path
     newer.write_text(lines[0].replace('"version":1', '"version":2', 1) + "\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="written by a newer corix"):
         import_run_file(target, newer)
+    session = json.loads(lines[1])
+    for field, value, problem in (
+        ("application", "nobody", "not among the header's applications"),
+        ("work_key", "k" * 301, "at most 300 characters"),  # PostgreSQL's column would refuse
+        ("started_at", "2026-01-01T00:00:00", "timezone"),
+    ):
+        hostile = tmp_path / "hostile.jsonl"
+        line = json.dumps({**session, "corix": {**session["corix"], field: value}})
+        hostile.write_text("\n".join([lines[0], line, *lines[2:]]), encoding="utf-8")
+        with pytest.raises(
+            ConfigError, match=rf"hostile.jsonl:2, field 'corix.{field}': .*{problem}"
+        ):
+            import_run_file(target, hostile)
     assert _stored_rows(target, RUN)["runs"] == []
     target.dispose()

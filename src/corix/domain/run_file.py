@@ -51,6 +51,9 @@ they do not know rather than guess."""
 JsonObject = dict[str, Any]
 """Stored free-form JSON (provenance, meta, a plan), kept as it was stored."""
 
+# Bounds on text fields are the database columns' widths, so a file PostgreSQL would refuse
+# is refused on reading, with its line and field, on every backend.
+
 
 class _Archived(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -67,23 +70,23 @@ class _Timed(_Archived):
 class ArchivedApplication(_Archived):
     """An application the run's sessions used (never its credentials)."""
 
-    name: str
+    name: str = Field(min_length=1, max_length=200)
     spec: str
-    version: str | None = None
+    version: str | None = Field(default=None, max_length=200)
 
 
 class ArchivedPack(_Archived):
     """A scenario pack as the run stored it: identity, content hash and content."""
 
-    name: str
-    version: str
+    name: str = Field(min_length=1, max_length=100)
+    version: str = Field(max_length=100)
     source: str
-    content_hash: str
+    content_hash: str = Field(max_length=64)
     definition: JsonObject
 
 
 class ArchivedAnnotationJob(_Timed):
-    annotator: str
+    annotator: str = Field(max_length=200)
     started_at: AwareDatetime
     settings: AnnotationJobSettings
 
@@ -92,21 +95,21 @@ class ArchivedReport(_Timed):
     """A report written of the run, with the settings (measurement specification
     included) that made it."""
 
-    report_id: str
+    report_id: str = Field(max_length=32)
     written_at: AwareDatetime
-    digest: str
+    digest: str = Field(max_length=64)
     settings: WrittenReportSettings
 
 
 class ArchivedRun(_Timed):
     id: str = Field(min_length=1, max_length=64)
-    name: str
+    name: str = Field(max_length=200)
     series: str | None = Field(
         default=None, description="the web evaluation series it belonged to (not re-attached)"
     )
     plan: JsonObject
     seed: int
-    status: str
+    status: str = Field(max_length=32)
     summary: RunSummary
     created_at: AwareDatetime
     finished_at: AwareDatetime | None = None
@@ -128,8 +131,8 @@ class RunDocument(_Timed):
 
 
 class ArchivedQuestionnaireAnswer(_Timed):
-    item_id: str
-    respondent: str
+    item_id: str = Field(max_length=100)
+    respondent: str = Field(max_length=200)
     """Who answered: a simulated user's name, or ``user:`` and the person's username."""
     simulated: bool
     value: float | None = None
@@ -139,7 +142,7 @@ class ArchivedQuestionnaireAnswer(_Timed):
 
 
 class ArchivedPassAnswer(_Archived):
-    question_id: str
+    question_id: str = Field(max_length=100)
     turn_index: int | None = None
     value: float | None = None
     text: str | None = None
@@ -149,12 +152,12 @@ class ArchivedPassAnswer(_Archived):
 class ArchivedPass(_Timed):
     """One annotator's answers to one category for the session, one repeat."""
 
-    category: str
-    annotator: str
-    annotator_kind: str
+    category: str = Field(max_length=100)
+    annotator: str = Field(max_length=200)
+    annotator_kind: str = Field(max_length=32)
     pass_no: int
     repeat_no: int
-    status: str
+    status: str = Field(max_length=32)
     error: str | None = None
     flagged: bool = False
     note: str | None = None
@@ -168,22 +171,22 @@ class ArchivedPass(_Timed):
 
 
 class ArchivedConsensus(_Archived):
-    category: str
-    annotator: str
-    question_id: str
+    category: str = Field(max_length=100)
+    annotator: str = Field(max_length=200)
+    question_id: str = Field(max_length=100)
     turn_index: int | None = None
     value: float | None = None
     text: str | None = None
-    method: str
+    method: str = Field(max_length=32)
     n_runs: int
     flip_rate: float
 
 
 class ArchivedResolution(_Timed):
-    category: str
-    question_id: str
+    category: str = Field(max_length=100)
+    question_id: str = Field(max_length=100)
     turn_index: int | None = None
-    status: str
+    status: str = Field(max_length=32)
     value: float | None = None
     text: str | None = None
     note: str | None = None
@@ -195,10 +198,10 @@ class ArchivedSession(_Timed):
     """A session as stored, with everything stored of it."""
 
     id: str = Field(min_length=1, max_length=64)
-    work_key: str | None = None
+    work_key: str | None = Field(default=None, max_length=300)
     application: str
     """Names one of the document's applications."""
-    scenario: str
+    scenario: str = Field(max_length=100)
     level: Level
     source: SessionSource
     status: SessionStatus
@@ -206,7 +209,7 @@ class ArchivedSession(_Timed):
     end_detail: str | None = None
     provenance: JsonObject
     persona: str | None = None
-    strategy: str | None = None
+    strategy: str | None = Field(default=None, max_length=100)
     first_success_turn: int | None = None
     tester: str | None = Field(default=None, description="the testing person's username")
     started_at: AwareDatetime

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -62,10 +62,9 @@ def run_file_lines(db: Database, run_id: str, progress: Progress = UNWATCHED) ->
 def is_run_file(path: Path) -> bool:
     """Whether ``path`` opens with a run file's header (any version)."""
     try:
-        with path.open(encoding="utf-8", newline="\n") as handle:
-            first = handle.readline()
-        header = json.loads(first)
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        with path.open("rb") as handle:
+            header = json.loads(handle.readline().decode("utf-8"))
+    except (OSError, ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return False
     return isinstance(header, dict) and header.get("format") == RUN_FILE_FORMAT
 
@@ -73,7 +72,7 @@ def is_run_file(path: Path) -> bool:
 def import_run_file(db: Database, path: Path) -> RestoredRun:
     """Store the run ``path`` holds, all of it or nothing."""
     try:
-        handle = path.open(encoding="utf-8", newline="\n")
+        handle = path.open("rb")  # lines end at b"\n" alone
     except OSError as exc:
         raise ConfigError(f"cannot read the file: {exc.strerror}", path=path) from None
     with handle:
@@ -85,15 +84,19 @@ def import_run_file(db: Database, path: Path) -> RestoredRun:
         return restore_run(db, document, _sessions(path, document, lines))
 
 
-def _numbered_lines(handle: Any, path: Path) -> Iterator[tuple[int, Any]]:
+def _numbered_lines(handle: BinaryIO, path: Path) -> Iterator[tuple[int, Any]]:
     """Each non-blank line's number and JSON object."""
     for number, raw in enumerate(handle, start=1):
-        if not raw.strip():
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"not UTF-8 text (byte {raw[exc.start]:#04x})", path=path, line=number
+            ) from None
+        if not text.strip():
             continue
         try:
-            record = json.loads(raw, parse_constant=_no_constant)
-        except UnicodeDecodeError:
-            raise ConfigError("not UTF-8 text", path=path, line=number) from None
+            record = json.loads(text, parse_constant=_no_constant)
         except ValueError as exc:
             raise ConfigError(f"not valid JSON: {exc}", path=path, line=number) from None
         except RecursionError:
@@ -132,9 +135,17 @@ def _sessions(
     path: Path, document: RunDocument, lines: Iterator[tuple[int, Any]]
 ) -> Iterator[ArchivedSession]:
     seen: dict[str, int] = {}
+    applications = {application.name for application in document.applications}
     for line, record in lines:
         found = _validated(SessionLine, record, path, line)
         session = found.corix
+        if session.application not in applications:
+            raise ConfigError(
+                f"application '{session.application}' is not among the header's applications",
+                path=path,
+                field="corix.application",
+                line=line,
+            )
         if list(found.messages) != openai_messages(session.turns):
             raise ConfigError(
                 "the messages are not the session's turns (edited on one side only?)",
