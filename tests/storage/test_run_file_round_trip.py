@@ -293,6 +293,13 @@ async def test_a_run_file_imported_into_the_other_backend_stores_every_row_again
     assert all(before.values()), "every table holds rows of the run"
     for name in before:
         assert after[name] == before[name], name
+    again = _export(target, tmp_path / "again.jsonl").read_text(encoding="utf-8").split("\n")
+    first = path.read_text(encoding="utf-8").split("\n")
+    assert again[1:] == first[1:]  # exported from either backend: the same session lines
+    assert {**json.loads(again[0]), "exported_at": None} == {
+        **json.loads(first[0]),
+        "exported_at": None,
+    }
 
 
 async def test_a_second_import_is_refused_naming_the_run(
