@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
 from corix import __version__
@@ -121,7 +121,10 @@ def run_document(db: Database, run_id: str) -> RunDocument:
                     .order_by(WrittenReportRow.id)
                 )
             ),
-            sessions=len(list(s.scalars(select(SessionRow.id).where(SessionRow.run_id == run_id)))),
+            sessions=s.scalar(
+                select(func.count()).select_from(SessionRow).where(SessionRow.run_id == run_id)
+            )
+            or 0,
         )
 
 
