@@ -4,7 +4,8 @@
 
 Writes a synthetic run to a fresh SQLite file (each session three turns, two questionnaire
 answers and, with ``--passes``, one annotation pass of two answers), then exports it in
-every format (``corix export --format csv|parquet|hf|jsonl``; ``--formats`` picks some)
+every format (``corix export --format csv|parquet|hf|jsonl|corix``; ``--formats`` picks
+some)
 in a child process each, and prints wall time and the child's peak RSS. ``--scale``
 repeats this with ten times fewer sessions and prints each format's ratio of the two
 peaks: a streamed export's peak barely moves.
@@ -32,7 +33,7 @@ from corix.storage.orm import (
 )
 
 _CHUNK = 5_000
-_FORMATS = ("csv", "parquet", "hf", "jsonl")
+_FORMATS = ("csv", "parquet", "hf", "jsonl", "corix")
 _CHILD = """
 import resource, sys, time
 from typer.testing import CliRunner
@@ -120,7 +121,8 @@ def _write_passes(connection: object, ids: list[str]) -> None:
 
 
 def export(db_url: str, out: Path, fmt: str) -> tuple[float, float]:
-    target = out / fmt if fmt != "jsonl" else out / "sessions.jsonl"
+    files = {"jsonl": out / "sessions.jsonl", "corix": out / "run.jsonl"}
+    target = files.get(fmt, out / fmt)
     args = ["export", "run-bench", "--format", fmt, "--output", str(target), "--db", db_url]
     found = subprocess.run([sys.executable, "-c", _CHILD, *args], capture_output=True, text=True)
     if found.returncode != 0:

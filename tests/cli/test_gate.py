@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
+from datetime import UTC, datetime, timedelta
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -52,11 +55,26 @@ def test_a_rate_over_its_gate_fails_the_job_with_junit(
     )
     assert code == ExitCode.GATE_FAILED == 6
     assert "FAIL" in output and "50.0% > 40.0%" in output
-    suite = ET.parse(junit).getroot()
+    root = ET.parse(junit).getroot()
+    assert root.tag == "testsuites"  # the root CI systems expect (Ant / Jenkins / GitLab)
+    (suite,) = root.findall("testsuite")
     cases = suite.findall("testcase")
     failed = [case for case in cases if case.find("failure") is not None]
     assert int(suite.get("tests", "0")) == len(cases) > len(failed) >= 1
-    assert suite.get("failures") == str(len(failed))
+    assert suite.get("failures") == str(len(failed)) == root.get("failures")
+    assert (suite.get("errors"), suite.get("skipped")) == ("0", "0")
+    assert float(suite.get("time", "")) == float(root.get("time", "")) >= 0
+    # Ant's schema: an ISO 8601 moment without a zone (corix writes UTC).
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", suite.get("timestamp", ""))
+    written = datetime.strptime(suite.get("timestamp", ""), "%Y-%m-%dT%H:%M:%S")
+    assert abs(written.replace(tzinfo=UTC) - datetime.now(UTC)) < timedelta(minutes=5)
+    assert all(float(case.get("time", "")) >= 0 and case.get("classname") for case in cases)
+    if find_spec("junitparser") is not None:  # the reader CI plugins use, when installed
+        import junitparser
+
+        (read,) = list(junitparser.JUnitXml.fromfile(str(junit)))
+        assert (read.tests, read.failures) == (len(cases), len(failed))
+        assert read.time == float(suite.get("time", ""))
 
 
 def test_the_upper_estimate_fails_on_little_evidence(tiny: tuple[Database, str]) -> None:

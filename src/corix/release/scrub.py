@@ -17,7 +17,7 @@ __all__ = ["TEXT_COLUMNS", "Located", "Scrubber", "row_key"]
 
 TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "sessions": ("end_detail", "persona"),
-    "turns": ("user_text", "response_text", "error"),
+    "turns": ("user_text", "response_text", "error", "messages"),
     "questionnaire": ("text",),
     "passes": ("value", "reasoning", "error"),
     "settled_labels": ("value",),

@@ -26,6 +26,7 @@ from corix.report.labels import annotator_label
 from corix.report.markdown import render_markdown
 from corix.report.progress import UNWATCHED, Progress
 from corix.report.provenance import endpoint_text, repeats_text, targets_text
+from corix.report.run_file import import_run_file, is_run_file, openai_messages, run_file_lines
 from corix.report.spreadsheet import safe_folder, spreadsheet_safe
 from corix.report.table_export import TableExport, write_table_export
 from corix.report.transcripts import render_transcript
@@ -51,9 +52,12 @@ __all__ = [
     "export_hit_tables",
     "export_jsonl",
     "export_tables",
+    "import_run_file",
     "interval",
+    "is_run_file",
     "node_notes",
     "number",
+    "openai_messages",
     "render_html",
     "render_markdown",
     "render_transcript",
@@ -61,6 +65,7 @@ __all__ = [
     "report_document",
     "report_json_schema",
     "reused_settings",
+    "run_file_lines",
     "safe_folder",
     "settings_text",
     "spreadsheet_safe",

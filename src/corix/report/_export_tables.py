@@ -5,7 +5,9 @@ to value: ``sessions`` (with the tester), ``turns``, ``questionnaire`` (with the
 respondent), ``passes`` (one row per stored answer with its annotator, kind, guideline
 version, pass, repeat and status), ``settled_labels`` (the measurement core's settled
 labels, one per annotator, under the specification the export writes beside them) and
-``resolutions``. Sessions, turns, answers and passes stream from the database in batches,
+``resolutions``. A turn of a tool-using application keeps every step (system messages,
+tool calls and their results) in ``turns.messages``, as JSON of OpenAI chat messages.
+Sessions, turns, answers and passes stream from the database in batches,
 and settled labels and resolutions a chunk of sessions at a time when the labels come
 from a :class:`~corix.measurement.core.ChunkedMeasurement`, so memory stays flat however
 large the record; the CSV, Parquet, dataset-folder and release writers all consume the
@@ -18,6 +20,7 @@ import csv
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
+from datetime import datetime
 from itertools import islice
 from pathlib import Path
 from types import TracebackType
@@ -25,12 +28,13 @@ from typing import Any
 
 from corix.domain import TurnRecord, render_steps
 from corix.measurement import SettledChunk, SettledChunks
-from corix.report.export_parquet import ParquetTables
+from corix.report.export_parquet import ColumnType, ParquetTables
 from corix.report.progress import UNWATCHED, Progress
 from corix.report.spreadsheet import spreadsheet_safe
 from corix.storage import (
     Database,
     answers_by_session,
+    as_utc,
     count_complete_sessions,
     iter_sessions,
     load_passes,
@@ -66,9 +70,31 @@ TABLES: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 """Every table and its columns, in the order they are written."""
 
+TABLE_TYPES: dict[str, dict[str, ColumnType]] = {
+    "sessions": {"first_success_turn": "int", "started_at": "timestamp", "ended_at": "timestamp"},
+    "turns": {
+        "turn": "int", "latency_ms": "float", "prompt_tokens": "int", "completion_tokens": "int",
+    },
+    "questionnaire": {"simulated": "bool", "value": "float"},
+    "passes": {"pass_id": "int", "pass_no": "int", "repeat_no": "int", "turn": "int"},
+    "settled_labels": {"turn": "int", "n_values": "int", "tie": "bool", "resolved": "bool"},
+    "resolutions": {"turn": "int"},
+}  # fmt: skip
+"""The columns typed formats (Parquet, hf) write as numbers, booleans or UTC timestamps;
+every other column is text. An answer's ``value`` in passes, settled labels and resolutions
+is a label or a number by question, so it stays text."""
+
 Row = dict[str, Any]
 
-__all__ = ["TABLES", "CsvTables", "Row", "export_tables", "table_rows", "write_measurement"]
+__all__ = [
+    "TABLES",
+    "TABLE_TYPES",
+    "CsvTables",
+    "Row",
+    "export_tables",
+    "table_rows",
+    "write_measurement",
+]
 
 
 def _turn_steps(turn: TurnRecord) -> Row:
@@ -115,8 +141,8 @@ def table_rows(
                         "first_success_turn": record.first_success_turn,
                         "template": record.provenance.template,
                         "tester": names.get(tester, str(tester)) if tester else None,
-                        "started_at": record.started_at,
-                        "ended_at": record.ended_at,
+                        "started_at": _utc(record.started_at),
+                        "ended_at": _utc(record.ended_at),
                     },
                 )
                 for turn in record.turns:
@@ -153,6 +179,11 @@ def table_rows(
     for chunk in measurement.chunks():
         yield from _label_rows(chunk, rule, digest)
         yield from _resolution_rows(db, chunk)
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """A stored moment in UTC with its zone (SQLite hands them back without one)."""
+    return None if moment is None else as_utc(moment)
 
 
 def _pass_rows(db: Database, session_ids: Sequence[str]) -> Iterator[tuple[str, Row]]:
@@ -293,18 +324,22 @@ def export_tables(
     measurement: SettledChunks,
     out_dir: Path,
     *,
+    as_csv: bool = True,
     parquet: bool = False,
     escape_formulas: bool = True,
     progress: Progress = UNWATCHED,
 ) -> dict[str, int]:
-    """Write every table as CSV into ``out_dir`` (and as Parquet beside it when ``parquet``,
-    never escaped); return the rows written per table."""
+    """Write every table as CSV into ``out_dir`` (for spreadsheets: formulas escaped unless
+    ``escape_formulas`` is off) and, when ``parquet``, as typed Parquet (never escaped);
+    return the rows written per table."""
     with ExitStack() as stack:
-        tables = stack.enter_context(CsvTables(out_dir, escape_formulas=escape_formulas))
-        copies = stack.enter_context(ParquetTables(out_dir, TABLES)) if parquet else None
+        writers: list[CsvTables | ParquetTables] = []
+        if as_csv:
+            writers.append(stack.enter_context(CsvTables(out_dir, escape_formulas=escape_formulas)))
+        if parquet:
+            writers.append(stack.enter_context(ParquetTables(out_dir, TABLES, TABLE_TYPES)))
         for table, row in table_rows(db, measurement, progress):
-            tables.write(table, row)
-            if copies is not None:
-                copies.write(table, row)
+            for writer in writers:
+                writer.write(table, row)
     write_measurement(measurement, out_dir)
-    return tables.counts
+    return writers[0].counts

@@ -1,16 +1,19 @@
-"""The ``README.md`` that makes a folder of CSV tables load with Hugging Face ``datasets``.
+"""The ``README.md`` that makes a folder of tables load with Hugging Face ``datasets``.
 
-Its YAML header declares one configuration per table (``load_dataset(folder, "turns")``)
-with every column typed as text, so nothing is guessed: a reply reading ``NA`` or ``None``
-stays that text, and a column never changes type between chunks of a large file. Only
-empty cells read as missing. An empty table is left out (``datasets`` refuses a
-configuration without rows). The body is free Markdown (a datasheet, for a release).
+Its YAML header declares one configuration per table (``load_dataset(folder, "turns")``).
+Parquet tables carry their own types (numbers, booleans, UTC timestamps, nulls), so the
+header only names the files. CSV tables are declared with every column typed as text, so
+nothing is guessed: a reply reading ``NA`` or ``None`` stays that text, and a column never
+changes type between chunks of a large file; only empty cells read as missing. An empty
+table is left out (``datasets`` refuses a configuration without rows). The body is free
+Markdown (a datasheet, for a release).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 import yaml
 
@@ -25,29 +28,32 @@ def write_dataset_card(
     *,
     default: str,
     license_id: str | None = None,
+    file_format: Literal["csv", "parquet"] = "csv",
 ) -> Path:
-    """Write ``out_dir/README.md`` declaring ``<table>.csv`` for every table with rows."""
+    """Write ``out_dir/README.md`` declaring ``<table>.<file_format>`` for every table with
+    rows."""
     filled = {name: columns for name, columns in tables.items() if counts.get(name)}
     header: dict[str, object] = {}
     if license_id:
         header["license"] = license_id.lower()
+    text_only = {"keep_default_na": False, "na_values": [""]} if file_format == "csv" else {}
     header["configs"] = [
         {
             "config_name": name,
-            "data_files": [{"split": "train", "path": f"{name}.csv"}],
-            "keep_default_na": False,
-            "na_values": [""],
+            "data_files": [{"split": "train", "path": f"{name}.{file_format}"}],
+            **text_only,
             **({"default": True} if name == default else {}),
         }
         for name in filled
     ]
-    header["dataset_info"] = [
-        {
-            "config_name": name,
-            "features": [{"name": column, "dtype": "string"} for column in columns],
-        }
-        for name, columns in filled.items()
-    ]
+    if file_format == "csv":
+        header["dataset_info"] = [
+            {
+                "config_name": name,
+                "features": [{"name": column, "dtype": "string"} for column in columns],
+            }
+            for name, columns in filled.items()
+        ]
     front = yaml.safe_dump(header, sort_keys=False, allow_unicode=True)
     path = out_dir / "README.md"
     path.write_text(f"---\n{front}---\n\n{body.rstrip()}\n", encoding="utf-8")

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from corix.measurement import HitRate
 from corix.report._export_tables import CsvTables, Row
-from corix.report.export_parquet import ParquetTables
+from corix.report.export_parquet import ColumnType, ParquetTables
 
-__all__ = ["HIT_TABLES", "export_hit_tables", "hit_rows"]
+__all__ = ["HIT_TABLES", "HIT_TYPES", "export_hit_tables", "hit_rows"]
 
 _GROUP = ("annotators", "harm", "application", "level", "k", "unit")
 
@@ -29,6 +29,17 @@ HIT_TABLES: dict[str, tuple[str, ...]] = {
     "hit_at_k_units": (*_GROUP, "attempt_unit", "n", "c", "hit_at_k"),
 }  # fmt: skip
 """The hit@k tables and their columns, in the order they are written."""
+
+_RATE: ColumnType = "float"
+HIT_TYPES: dict[str, dict[str, ColumnType]] = {
+    "hit_at_k": {
+        "k": "int", "units": "int", "too_few": "int", "attempts": "int", "defects": "int",
+        "hit_rate": _RATE, "hit_low": _RATE, "hit_high": _RATE, "pooled_rate": _RATE,
+        "pooled_low": _RATE, "pooled_high": _RATE, "confidence": _RATE,
+    },
+    "hit_at_k_units": {"k": "int", "n": "int", "c": "int", "hit_at_k": _RATE},
+}  # fmt: skip
+"""The hit@k tables' typed columns (Parquet, hf)."""
 
 
 def hit_rows(hits: Sequence[HitRate]) -> Iterator[tuple[str, Row]]:
@@ -66,18 +77,21 @@ def export_hit_tables(
     hits: Sequence[HitRate],
     out_dir: Path,
     *,
+    as_csv: bool = True,
     parquet: bool = False,
     escape_formulas: bool = True,
 ) -> dict[str, int]:
-    """Write the hit@k tables as CSV into ``out_dir`` (and Parquet beside them when
-    ``parquet``); return the rows written per table."""
+    """Write the hit@k tables as CSV into ``out_dir`` and, when ``parquet``, as typed
+    Parquet; return the rows written per table."""
     with ExitStack() as stack:
-        tables = stack.enter_context(
-            CsvTables(out_dir, HIT_TABLES, escape_formulas=escape_formulas)
-        )
-        copies = stack.enter_context(ParquetTables(out_dir, HIT_TABLES)) if parquet else None
+        writers: list[CsvTables | ParquetTables] = []
+        if as_csv:
+            writers.append(
+                stack.enter_context(CsvTables(out_dir, HIT_TABLES, escape_formulas=escape_formulas))
+            )
+        if parquet:
+            writers.append(stack.enter_context(ParquetTables(out_dir, HIT_TABLES, HIT_TYPES)))
         for table, row in hit_rows(hits):
-            tables.write(table, row)
-            if copies is not None:
-                copies.write(table, row)
-    return tables.counts
+            for writer in writers:
+                writer.write(table, row)
+    return writers[0].counts

@@ -1,28 +1,38 @@
 """Parquet copies of the exported tables (the ``parquet`` extra: pyarrow).
 
 Rows go into each table's Parquet file as they stream, one row group per
-``rows_per_group`` rows, so memory stays flat however large the run. Every column is
-text, written as the CSV table writes it (empty for a missing value): a table of replies
-and labels has no types to guess, and a consumer casts what it needs.
+``rows_per_group`` rows, so memory stays flat however large the run. Columns are typed as
+the table declares them — integers, floats, booleans, timestamps in UTC (``timestamp[us,
+tz=UTC]``) — and text otherwise; a missing value is null, never an empty string, and no
+cell is formula-escaped (that is for spreadsheets, which do not open Parquet).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from corix.errors import CorixError
 
-__all__ = ["ParquetTables"]
+__all__ = ["ColumnType", "ParquetTables"]
+
+ColumnType = Literal["int", "float", "bool", "timestamp"]
+"""A column that is not text."""
 
 
 class ParquetTables:
     """One Parquet file per table in a folder, written a row group at a time."""
 
     def __init__(
-        self, out_dir: Path, tables: Mapping[str, Sequence[str]], *, rows_per_group: int = 10_000
+        self,
+        out_dir: Path,
+        tables: Mapping[str, Sequence[str]],
+        types: Mapping[str, Mapping[str, ColumnType]] | None = None,
+        *,
+        rows_per_group: int = 10_000,
     ) -> None:
         try:
             import pyarrow as pa
@@ -32,8 +42,20 @@ class ParquetTables:
         out_dir.mkdir(parents=True, exist_ok=True)
         self._pa = pa
         self._columns = {name: tuple(columns) for name, columns in tables.items()}
+        self._types = {name: dict((types or {}).get(name, {})) for name in tables}
+        arrow_types = {
+            "int": pa.int64(),
+            "float": pa.float64(),
+            "bool": pa.bool_(),
+            "timestamp": pa.timestamp("us", tz="UTC"),
+        }
         self._schemas = {
-            name: pa.schema([(column, pa.string()) for column in columns])
+            name: pa.schema(
+                [
+                    (column, arrow_types.get(self._types[name].get(column, ""), pa.string()))
+                    for column in columns
+                ]
+            )
             for name, columns in self._columns.items()
         }
         self._writers = {
@@ -42,10 +64,12 @@ class ParquetTables:
         }
         self._pending: dict[str, list[Mapping[str, Any]]] = {name: [] for name in tables}
         self._rows_per_group = rows_per_group
+        self.counts = dict.fromkeys(tables, 0)
 
     def write(self, table: str, row: Mapping[str, Any]) -> None:
         pending = self._pending[table]
         pending.append(row)
+        self.counts[table] += 1
         if len(pending) >= self._rows_per_group:
             self._flush(table)
 
@@ -53,8 +77,10 @@ class ParquetTables:
         rows = self._pending[table]
         if not rows:
             return
+        types = self._types[table]
         columns = {
-            column: [_text(row.get(column)) for row in rows] for column in self._columns[table]
+            column: [_cell(row.get(column), types.get(column)) for row in rows]
+            for column in self._columns[table]
         }
         self._writers[table].write_table(
             self._pa.Table.from_pydict(columns, schema=self._schemas[table])
@@ -76,7 +102,11 @@ class ParquetTables:
             writer.close()
 
 
-def _text(value: object) -> str:
-    """The cell as the CSV table holds it: ``csv`` writes ``str(value)``, nothing for
-    ``None``."""
-    return "" if value is None else str(value)
+def _cell(value: object, kind: ColumnType | None) -> object:
+    """``value`` as its column holds it: null stays null, a typed column gets its type
+    (a naive moment is UTC, as corix stores every moment), anything else its text."""
+    if value is None or kind is not None:
+        if isinstance(value, datetime) and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+    return str(value)

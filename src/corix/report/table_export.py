@@ -25,9 +25,10 @@ class TableExport(BaseModel):
     output: Path
     """The folder written."""
     format: Literal["csv", "parquet", "hf"]
-    """hf: the CSV tables with a dataset card that Hugging Face datasets loads."""
+    """csv: tables for spreadsheets; parquet: the same CSV and typed Parquet beside it;
+    hf: typed Parquet tables with a dataset card that Hugging Face datasets loads."""
     escape_formulas: bool = True
-    """CSV: prefix ' to cells a spreadsheet would evaluate."""
+    """CSV: prefix ' to cells a spreadsheet would evaluate (never Parquet's cells)."""
     hit_k: int | None = Field(default=None, ge=1)
     """Also the hit@k tables of this k."""
     title: str
@@ -41,11 +42,13 @@ def write_table_export(
 
     ``progress`` counts the sessions exported.
     """
-    parquet = request.format == "parquet"
+    as_csv = request.format != "hf"
+    parquet = request.format != "csv"
     counts = export_tables(
         db,
         measure_in_chunks(db, run_ids),
         request.output,
+        as_csv=as_csv,
         parquet=parquet,
         escape_formulas=request.escape_formulas,
         progress=progress,
@@ -53,10 +56,16 @@ def write_table_export(
     if request.hit_k is not None:
         hits = attack_rates(db, measure(db, run_ids), k=request.hit_k)
         counts |= export_hit_tables(
-            hits, request.output, parquet=parquet, escape_formulas=request.escape_formulas
+            hits,
+            request.output,
+            as_csv=as_csv,
+            parquet=parquet,
+            escape_formulas=request.escape_formulas,
         )
     if request.format == "hf":
         tables = {**TABLES, **HIT_TABLES} if request.hit_k is not None else TABLES
         heading = f"# corix export of {request.title}\n"
-        write_dataset_card(request.output, tables, counts, heading, default="sessions")
+        write_dataset_card(
+            request.output, tables, counts, heading, default="sessions", file_format="parquet"
+        )
     return counts

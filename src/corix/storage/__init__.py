@@ -55,6 +55,7 @@ from corix.storage.measured import (
 )
 from corix.storage.people import answers_by_session, session_testers, usernames
 from corix.storage.questionnaires import iter_run_questionnaire_answers
+from corix.storage.run_archive import iter_archived_sessions, run_document
 from corix.storage.run_lease import (
     Lease,
     LeaseFence,
@@ -72,6 +73,7 @@ from corix.storage.run_provenance import (
     respondent_summaries,
     stability_summaries,
 )
+from corix.storage.run_restore import RestoredRun, RunAlreadyStored, restore_run
 from corix.storage.runs import (
     FAILED_END_REASONS,
     NewRun,
@@ -141,6 +143,8 @@ __all__ = [
     "RecordedSession",
     "Rejected",
     "RespondentSummary",
+    "RestoredRun",
+    "RunAlreadyStored",
     "RunHeld",
     "RunRecord",
     "RunTotals",
@@ -174,6 +178,7 @@ __all__ = [
     "holding_run",
     "insert_passes",
     "is_past",
+    "iter_archived_sessions",
     "iter_measured_dialogues",
     "iter_pass_provenance",
     "iter_run_questionnaire_answers",
@@ -192,7 +197,9 @@ __all__ = [
     "record_written_report",
     "respondent_answers",
     "respondent_summaries",
+    "restore_run",
     "run_applications",
+    "run_document",
     "run_pack",
     "run_packs",
     "run_totals",
