@@ -17,6 +17,7 @@ from corix.domain import Level
 from corix.errors import ConfigError, CorixError
 from corix.release.pii import RegexDetector, merge_findings
 from corix.release.pseudonyms import Pseudonymizer
+from corix.release.recurrence import identity_key
 from corix.storage import Database, NewPass, StoredAnswer, insert_passes
 from support.run_builder import RunBuilder
 from support.web_records import add_user
@@ -138,7 +139,7 @@ async def test_pseudonyms_are_consistent_across_roles_and_texts(
     assert {row["annotator"] for row in passes} == {"human:" + pseudonyms.person(ANNOTATOR)}
     # The tester named in an annotator's reasoning becomes the tester's own pseudonym; the
     # same e-mail address becomes the same placeholder in every table.
-    placeholder = pseudonyms.finding("EMAIL_ADDRESS", EMAIL)
+    placeholder = pseudonyms.finding("EMAIL_ADDRESS", identity_key(EMAIL))
     assert f"The tester ({tester}) shared {placeholder}." in {row["reasoning"] for row in passes}
     with (out / "turns.csv").open(encoding="utf-8") as handle:
         assert sum(placeholder in row["user_text"] for row in csv.DictReader(handle)) == 2
