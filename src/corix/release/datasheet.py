@@ -117,7 +117,7 @@ def render_datasheet(
         "- Every identifier a detector found anywhere in the release was then replaced "
         "wherever it recurs: in any case, with any separators (`D123-4567` and "
         "`d1234567`), followed by a possessive, and for a person's name also each of "
-        "its capitalized words alone.",
+        "its words alone.",
         f"- Redactions: {redacted or 'none'}; findings a reviewer kept as not personal: {kept}.",
         "- Every redaction was listed in a review file and confirmed by a person before this "
         "release was written. Replacements are placeholders such as `[EMAIL_ADDRESS-…]`; the "

@@ -79,13 +79,14 @@ class PiiDetector(Protocol):
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"')\]]+", re.IGNORECASE)
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1?\d?\d)"
-_IPV4 = re.compile(rf"(?<![\d.])(?:{_OCTET}\.){{3}}{_OCTET}(?![\d.])")
+# Not inside a longer dotted number; a full stop after it ends the sentence.
+_IPV4 = re.compile(rf"(?<![\d.])(?:{_OCTET}\.){{3}}{_OCTET}(?!\d|\.\d)")
 # Candidates only: ipaddress decides, and a time such as 10:30:45 has too few colons.
 _IPV6 = re.compile(r"(?<![\w:])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:])")
-# Digits in groups, optionally led by + and a country code or an area code in brackets;
-# or one run of 7 to 15 digits.
+# Digits in groups, optionally led by + and a country code or an area code in brackets
+# (+33 1 73 41 62 20, 07700 900123, +49 30 36993673); or one run of 7 to 15 digits.
 _PHONE = re.compile(
-    r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,5}(?:[ .-]\d{2,5}){1,5}(?!\w)"
+    r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{1,5}(?:[ .-]\d{2,8}){1,5}(?!\w)"
     r"|(?<![\w+])\+?\d{7,15}(?!\w)"
 )
 _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
@@ -93,8 +94,12 @@ _DATE_LIKE = re.compile(r"^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}$")
 
 _UPPER = "A-ZÀ-ÖØ-ÞĀ-Ž"  # Latin Extended-A interleaves cases: Ł and ł both pass
 _LOWER = "a-zß-öø-ÿĀ-ž"
-NAME_WORD = rf"[{_UPPER}][{_LOWER}]*(?:['’-]?[{_UPPER}]?[{_LOWER}]+)+"
-"""A capitalized name: Ada, McDonald, O'Brien, Jean-Luc, Łukasz, Pérez."""
+NAME_WORD = (
+    rf"[{_UPPER}](?:[{_LOWER}]+|(?=['’][{_UPPER}]))"
+    rf"(?:(?:['’][{_UPPER}]|-[{_UPPER}]?|[{_UPPER}])[{_LOWER}]+)*"
+)
+"""A capitalized name: Ada, McDonald, O'Brien, Jean-Luc, Łukasz, Pérez; not the possessive
+of "Connor's"."""
 _FULL_NAME = rf"{NAME_WORD}(?:\s{NAME_WORD}){{0,2}}"
 _RELATIVES = (
     "wife|husband|partner|son|daughter|mother|mum|mom|father|dad|brother|sister|friend|"
@@ -104,12 +109,12 @@ _RELATIVES = (
 # The cue in any case; the name capitalized, as names are written. "I'm" and "this is"
 # need two capitalized words: "I'm Sarah Connor", not "I'm Happy".
 _NAMED_BY_CUE = re.compile(
-    r"(?:\b(?i:my name is|my name's|name's|i am called|i'm called|call me|signed|"
+    r"\b(?:(?:(?i:my name is|my name's|name's|i am called|i'm called|call me|signed|"
     r"regards,|cheers,|thanks,)\s+"
-    rf"|\b(?i:my|our|his|her|their) (?i:{_RELATIVES}),?\s+"
-    r"|\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame)\.?\s+)"
+    rf"|(?i:my|our|his|her|their) (?i:{_RELATIVES}),?\s+"
+    r"|(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame)\.?\s+)"
     rf"(?P<name>{_FULL_NAME})"
-    rf"|\b(?i:i'm|i am|this is|it's)\s+(?P<pair>{NAME_WORD}\s{NAME_WORD})"
+    rf"|(?i:i'm|i am|this is|it's)\s+(?P<pair>{NAME_WORD}\s{NAME_WORD}))"
 )
 
 STREET_SUFFIX = (
@@ -156,28 +161,25 @@ NINO = r"\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]\b
 # is …"), then the identifier. Cues in any case; the identifier as written.
 _FILLER = r"(?:[^\w\n]{1,3}[\w']+){0,4}?[^\w\n]{1,3}"
 _CUED: tuple[tuple[str, str, str], ...] = (
-    (
-        "DATE_OF_BIRTH",
-        r"born|date of birth|birth ?date|dob|d\.o\.b\.?|birthday",
-        DATE,
-    ),
+    ("DATE_OF_BIRTH", r"born|date of birth|birth ?date|dob\b|d\.o\.b|birthday", DATE),
     ("PASSPORT", r"passport", DOCUMENT_NUMBER),
     (
         "DRIVING_LICENCE",
-        r"driv(?:ing|er'?s?)[ -]licen[cs]e|licen[cs]e (?:number|no)|\bdl\b",
+        r"driv(?:ing|er'?s?)[ -]licen[cs]e|licen[cs]e (?:number|no)|dl\b",
         DOCUMENT_NUMBER,
     ),
     (
         "NATIONAL_ID",
-        r"social security|\bssn\b|national (?:insurance|id|identity|identification)|"
-        r"\bni number|\bnino\b|id card|identity card|identity number|id number|tax id|"
-        r"tax number|personal (?:id|identification) number|citizen (?:id|number)|"
-        r"\bpesel\b|\bbsn\b|\bdni\b|\bnif\b|\bnie\b|aadhaar|\bsin\b",
+        r"(?:social security|ssn|national (?:insurance|id|identity|identification)|ni number|"
+        r"nino|id card|identity card|identity number|id number|tax id|tax number|"
+        r"personal (?:id|identification) number|citizen (?:id|number)|pesel|bsn|dni|nif|nie|"
+        r"aadhaar|sin)\b",
         DOCUMENT_NUMBER,
     ),
 )
+# The word boundary first: checked once per position, not once per alternative.
 _CUED_PATTERNS = [
-    (entity, re.compile(rf"(?i:{cue}){_FILLER}(?P<id>{shape})")) for entity, cue, shape in _CUED
+    (entity, re.compile(rf"\b(?i:{cue}){_FILLER}(?P<id>{shape})")) for entity, cue, shape in _CUED
 ]
 _SHAPED = (
     ("NATIONAL_ID", re.compile(SSN)),

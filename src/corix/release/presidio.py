@@ -11,6 +11,7 @@ of them comes shortly before it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from corix.errors import CorixError
@@ -54,6 +55,7 @@ PRESIDIO_LOOKS_FOR = (
 
 # Presidio's default flags add IGNORECASE; the patterns rely on capitals (names, NI numbers).
 _FLAGS = re.DOTALL | re.MULTILINE
+_CHUNK = 100_000  # characters spaCy reads at once: well under its limit of a million
 _WEAK = 0.2  # below the threshold alone; a context word adds Presidio's 0.35
 _STRONG = 0.6
 _ADDED: tuple[tuple[str, str, float, tuple[str, ...]], ...] = (
@@ -116,16 +118,38 @@ class PresidioDetector:
         self._threshold = threshold
 
     def find(self, text: str) -> list[Finding]:
-        results = self._analyzer.analyze(
-            text=text,
-            language="en",
-            entities=list(PRESIDIO_ENTITIES),
-            score_threshold=self._threshold,
-        )
-        return [
-            Finding(r.start, r.end, r.entity_type, self.name, round(float(r.score), 2))
-            for r in results
-        ]
+        found: list[Finding] = []
+        for offset, chunk in _chunks(text):
+            results = self._analyzer.analyze(
+                text=chunk,
+                language="en",
+                entities=list(PRESIDIO_ENTITIES),
+                score_threshold=self._threshold,
+            )
+            found += [
+                Finding(
+                    offset + r.start,
+                    offset + r.end,
+                    r.entity_type,
+                    self.name,
+                    round(float(r.score), 2),
+                )
+                for r in results
+            ]
+        return found
+
+
+def _chunks(text: str) -> Iterator[tuple[int, str]]:
+    """``text`` in pieces spaCy takes (it refuses a million characters), cut at white
+    space where there is some, each with its offset."""
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + _CHUNK)
+        if end < len(text):
+            space = max(text.rfind(" ", start, end), text.rfind("\n", start, end))
+            end = space + 1 if space > start else end
+        yield start, text[start:end]
+        start = end
 
 
 def _tldextract_offline() -> None:

@@ -9,10 +9,11 @@ pseudonym.
 What counts as the same identifier: the same letters and digits in any case, whatever
 separates them ("Sarah Connor", "SARAH CONNOR", "sarah connor"; "+41 44 668 18 00" and
 "+41446681800"; "D123-4567-8901" and "D12345678901"), followed by anything ("Sarah
-Connor's"). A person's name of several words is also found by each of its words when that
-word is capitalized ("Sarah", "CONNOR", "Connor's"); a word shared by two found names gets
-a pseudonym of its own, so it links to neither. A one-word name, too, is found only
-capitalized: "Will" is a name, "will" is not.
+Connor's"). A person's name of several words is also found by each of its words alone, in
+any case ("Sarah", "CONNOR", "connor's"), with the whole name's pseudonym; a word shared by
+two found names gets a pseudonym of its own, so it links to neither. The price is paid in
+ordinary words that are also names: with "Will Smith" found, every "will" is redacted too,
+and listed in the review.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from corix.release.pii import Finding
 __all__ = ["Identifiers", "RecurrenceDetector", "identity_key"]
 
 _TOKEN = re.compile(r"[^\W_]+")
+_POSSESSIVE = re.compile(r"['’]s$")
 _MIN_KEY = 2
 _NAME_ENTITIES = frozenset({"PERSON"})
 _TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "dame"})
@@ -41,7 +43,6 @@ class _Known:
     entity: str
     canonical: str  # the identity key of the whole identifier this one stands for
     score: float
-    capitalized_only: bool
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -59,6 +60,8 @@ class Identifiers:
 
     def add(self, finding: Finding, text: str) -> None:
         words = tuple(word.casefold() for word in _TOKEN.findall(text))
+        if finding.entity in _NAME_ENTITIES and len(words) > 1 and _POSSESSIVE.search(text):
+            words = words[:-1]  # "Connor's" names Connor
         key = "".join(words)
         if len(key) < _MIN_KEY:
             return
@@ -84,18 +87,18 @@ class RecurrenceDetector:
         known: dict[str, _Known] = {}
         owners: dict[str, set[str]] = {}
         for key, item in found.items():
-            is_name = item.entity in _NAME_ENTITIES
-            known[key] = _Known(item.entity, key, item.score, is_name and len(item.words) == 1)
-            if is_name and len(item.words) > 1:
+            known[key] = _Known(item.entity, key, item.score)
+            if item.entity in _NAME_ENTITIES and len(item.words) > 1:
                 for word in item.words:
                     if len(word) >= _MIN_KEY and word not in _TITLES:
                         owners.setdefault(word, set()).add(key)
         for word, names in sorted(owners.items()):
-            if word in known:
-                continue  # a name of its own, or another kind's identifier
+            if word in known and known[word].entity not in _NAME_ENTITIES:
+                continue  # another kind's identifier
+            # A one-word name found on its own ("Ms Connor") is the whole name's too.
             canonical = next(iter(names)) if len(names) == 1 else word
             score = min(found[name].score for name in names)
-            known[word] = _Known("PERSON", canonical, score, True)
+            known[word] = _Known("PERSON", canonical, score)
         self._known = known
         self._prefixes = {key[:end] for key in known for end in range(1, len(key) + 1)}
 
@@ -123,9 +126,7 @@ class RecurrenceDetector:
                 if joined not in self._prefixes:
                     break
                 known = self._known.get(joined)
-                if known is not None and (
-                    not known.capitalized_only or text[tokens[position][0]].isupper()
-                ):
+                if known is not None:
                     longest = (last, known)
             if longest is None:
                 position += 1
