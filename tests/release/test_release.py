@@ -16,7 +16,7 @@ from typer.testing import CliRunner, Result
 from corix.cli.main import app
 from corix.domain import Level
 from corix.errors import ConfigError, CorixError
-from corix.release.pii import RegexDetector, merge_findings
+from corix.release.pii import Finding, RegexDetector, merge_findings
 from corix.release.presidio import _CHUNK, _chunks
 from corix.release.pseudonyms import Pseudonymizer
 from corix.release.recurrence import Identifiers, identity_key
@@ -399,3 +399,47 @@ def test_presidio_reads_a_huge_text_in_pieces_cut_at_white_space() -> None:
     assert all(offset == text.index(piece, offset) for offset, piece in pieces)
     assert all(len(piece) <= _CHUNK for _, piece in pieces)
     assert pieces[0][1].endswith(" ") and len(pieces) == 6  # 3 of lorem, 3 of x
+
+
+def test_recurrences_by_hand() -> None:
+    identifiers = Identifiers()
+    for text, entity in (
+        ("Sarah Connor", "PERSON"),
+        ("Sarah Lee", "PERSON"),
+        ("+41 44 668 18 00", "PHONE_NUMBER"),
+        ("D123-4567-8901", "DRIVING_LICENCE"),
+    ):
+        identifiers.add(Finding(0, len(text), entity, "regex", 0.9), text)
+    detector = identifiers.detector()
+    text = "SARAH called; connor's phone +41446681800, licence d12345678901, Lee. Sarahs no."
+    found = {(text[f.start : f.end], f.entity) for f in detector.find(text)}
+    assert found == {
+        ("SARAH", "PERSON"),
+        ("connor", "PERSON"),
+        ("41446681800", "PHONE_NUMBER"),
+        ("d12345678901", "DRIVING_LICENCE"),
+        ("Lee", "PERSON"),
+    }
+    # A word of one found name stands for that name; a word two names share, for itself.
+    assert detector.identify("connor") == ("PERSON", "sarahconnor")
+    assert detector.identify("LEE") == ("PERSON", "sarahlee")
+    assert detector.identify("Sarah") == ("PERSON", "sarah")
+    assert detector.identify("Sarahs") is None
+
+
+def test_regex_core_kinds_by_hand() -> None:
+    text = (
+        "I live at 221B Baker Street, born on 3 May 1988; passport number is X1234567, "
+        "DL: D123-4567-8901, NI AB 12 34 56 C, SSN 536-22-8761, host 2001:db8::8a2e:370:7334. "
+        "Not: the 10:30:45 train on 2024-11-24, my passport since 2019, Connor's dog."
+    )
+    found = {(f.entity, text[f.start : f.end]) for f in merge_findings(RegexDetector().find(text))}
+    assert found == {
+        ("STREET_ADDRESS", "221B Baker Street"),
+        ("DATE_OF_BIRTH", "3 May 1988"),
+        ("PASSPORT", "X1234567"),
+        ("DRIVING_LICENCE", "D123-4567-8901"),
+        ("NATIONAL_ID", "AB 12 34 56 C"),
+        ("NATIONAL_ID", "536-22-8761"),
+        ("IP_ADDRESS", "2001:db8::8a2e:370:7334"),
+    }

@@ -70,9 +70,6 @@ class Identifiers:
         if key not in self._found or found > self._found[key]:
             self._found[key] = found
 
-    def __len__(self) -> int:
-        return len(self._found)
-
     def detector(self) -> RecurrenceDetector:
         return RecurrenceDetector(self._found)
 
