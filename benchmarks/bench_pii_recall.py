@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pii_corpus
-from corix.release.pii import PiiDetector
+from corix.release.pii import PiiDetector, merge_findings
 from corix.release.pseudonyms import Pseudonymizer
 from corix.release.recurrence import Identifiers
 from corix.release.scrub import Scrubber
@@ -93,21 +93,23 @@ class _Pass:
 def _run(
     scrubber: Scrubber, corpus: Sequence[dict[str, object]], identifiers: Identifiers | None
 ) -> _Pass:
-    """One pass over ``corpus``; with ``identifiers``, what it finds is also collected (the
-    release's first pass: found by the detectors directly)."""
+    """One pass over ``corpus``. With ``identifiers``, the release's first pass: what the
+    detectors find directly is collected; without, the second: what is redacted and
+    released once the identifiers are learned."""
     done = _Pass()
     for session in corpus:
         for table, row, prefix in _rows(session):
-            found = list(scrubber.locate(table, row))
-            for located in found:
-                if identifiers is not None:
-                    identifiers.add(located.finding, located.text)
-                done.listed.add(_words(located.text))
-                key = (str(session["session"]), _where(prefix, located.column))
-                done.spans.setdefault(key, []).append((located.finding.start, located.finding.end))
             if identifiers is not None:
+                for column, found in scrubber.collect(table, row, identifiers).items():
+                    key = (str(session["session"]), _where(prefix, column))
+                    done.spans[key] = [(f.start, f.end) for f in merge_findings(found)]
                 continue
-            released = scrubber.released(table, row, found)
+            located = list(scrubber.locate(table, row))
+            for one in located:
+                done.listed.add(_words(one.text))
+                key = (str(session["session"]), _where(prefix, one.column))
+                done.spans.setdefault(key, []).append((one.finding.start, one.finding.end))
+            released = scrubber.released(table, row, located)
             for column in _COLUMNS.keys() | {"text"}:
                 words = _words(str(released.get(column) or ""))
                 done.released.update(
@@ -205,7 +207,9 @@ def table(results: dict[str, Recall]) -> str:
         + " | ".join(str(len(results[n].left_in_clear)) for n in names)
         + " |"
     )
-    lines.append("| seconds | | " + " | ".join(f"{results[n].seconds:.1f}" for n in names) + " |")
+    lines.append(
+        "| CPU seconds | | " + " | ".join(f"{results[n].seconds:.0f}" for n in names) + " |"
+    )
     return "\n".join(lines)
 
 

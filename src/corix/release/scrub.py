@@ -90,11 +90,18 @@ class Scrubber:
         self._detectors: list[PiiDetector] = [RegexDetector(terms), *detectors]
         self._recurrence = Identifiers().detector()
 
-    def collect(self, table: str, row: Mapping[str, Any], identifiers: Identifiers) -> None:
-        """Add what the detectors find in the free text of ``row`` to ``identifiers``."""
-        for _column, text in _texts(table, row):
-            for finding in merge_findings([f for d in self._detectors for f in d.find(text)]):
+    def collect(
+        self, table: str, row: Mapping[str, Any], identifiers: Identifiers
+    ) -> dict[str, list[Finding]]:
+        """Add what the detectors find in the free text of ``row`` to ``identifiers``, each
+        finding on its own: merged with a neighbour ("licence no. J953"), it would never
+        recur. Returns the findings by column."""
+        found: dict[str, list[Finding]] = {}
+        for column, text in _texts(table, row):
+            found[column] = [f for detector in self._detectors for f in detector.find(text)]
+            for finding in found[column]:
                 identifiers.add(finding, text[finding.start : finding.end])
+        return found
 
     def learn(self, identifiers: Identifiers) -> None:
         """From now on, find every identifier collected wherever it recurs."""
