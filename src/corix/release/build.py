@@ -7,6 +7,10 @@ A person reads it, keeps what is not personal, adds what detection missed, and t
 settled labels, a datasheet (the ``README.md`` that Hugging Face ``datasets`` loads the
 folder by) and a manifest with checksums. The release appears whole or not at all; if the
 record changed since the review was drafted, nothing is written.
+
+Both steps read the record twice, streamed: first to collect every identifier a detector
+finds anywhere in the release, then to find each of them wherever it recurs, so one found
+in one turn is never left in clear in another (``corix.release.recurrence``).
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ from corix import __version__
 from corix.errors import CorixError
 from corix.measurement import Measurement, measure
 from corix.release.datasheet import ReleaseStats, render_datasheet
-from corix.release.pii import PiiDetector, PresidioDetector
+from corix.release.pii import LOOKED_FOR, PiiDetector
+from corix.release.presidio import PRESIDIO_LOOKS_FOR, PresidioDetector
 from corix.release.pseudonyms import Pseudonymizer, new_salt, read_salt
+from corix.release.recurrence import Identifiers
 from corix.release.review import Review, read_review, write_review
 from corix.release.scrub import Located, Scrubber
 from corix.report import (
@@ -104,6 +110,8 @@ def draft_release(
     settings = settings.model_copy(update={"salt_file": str(salt_file.resolve())})
     measurement = measure(db, settings.run_ids)
     scrubber = _scrubber(db, settings, measurement, Pseudonymizer(salt), Review())
+    progress = _TwoPasses(progress)
+    _learn_identifiers(db, scrubber, measurement, progress)
     found = (
         located
         for table, row in table_rows(db, measurement, progress)
@@ -138,13 +146,18 @@ def finalize_release(
     pseudonyms = Pseudonymizer(read_salt(Path(settings.salt_file)))
     measurement = measure(db, settings.run_ids)
     scrubber = _scrubber(db, settings, measurement, pseudonyms, review)
+    progress = _TwoPasses(progress)
+    _learn_identifiers(db, scrubber, measurement, progress)
+    redacted = review.redacted_replacements | {
+        scrubber.replacement(entity, term)[1] for term, entity in review.added
+    }
     partial = out.with_name(out.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     stats = ReleaseStats()
     try:
         with CsvTables(partial) as tables:
             for table, row in table_rows(db, measurement, progress):
-                chosen = list(_reviewed(scrubber.locate(table, row), review))
+                chosen = list(_reviewed(scrubber.locate(table, row), review, redacted))
                 stats.redactions.update(located.finding.entity for located in chosen)
                 released = scrubber.released(table, row, chosen)
                 stats.count(table, released)
@@ -155,15 +168,12 @@ def finalize_release(
             for run in (get_run(db, run_id) for run_id in settings.run_ids)
         ]
         title = f"ARIA dataset release: {settings.series or runs[0]['name']}"
-        detectors = ["regex core"]
-        if settings.detector == "presidio":
-            detectors.append("Presidio (spaCy small English)")
         body = render_datasheet(
             stats,
             title=title,
             runs=runs,
             settling=measurement.spec.spec.settling,
-            detectors=detectors,
+            detectors=_detectors_looked_for(settings),
             kept=review.kept,
             masked_applications=settings.mask_applications,
             license_id=settings.license,
@@ -181,11 +191,41 @@ def finalize_release(
     return Released(out, dict(tables.counts), sum(stats.redactions.values()), review.kept)
 
 
-def _reviewed(found: Iterator[Located], review: Review) -> Iterator[Located]:
-    """The findings to redact: reviewed ``redact``, or covering a term a person added."""
+class _TwoPasses:
+    """One progress over both passes: the sessions are planned twice over."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._planned = False
+
+    def planned(self, total: int) -> None:
+        if not self._planned:
+            self._progress.planned(2 * total)
+            self._planned = True
+
+    def advance(self) -> None:
+        self._progress.advance()
+
+
+def _learn_identifiers(
+    db: Database, scrubber: Scrubber, measurement: Measurement, progress: Progress
+) -> None:
+    """The first pass: every identifier any detector finds anywhere in the release."""
+    identifiers = Identifiers()
+    for table, row in table_rows(db, measurement, progress):
+        scrubber.collect(table, row, identifiers)
+    scrubber.learn(identifiers)
+
+
+def _reviewed(found: Iterator[Located], review: Review, redacted: set[str]) -> Iterator[Located]:
+    """The findings to redact: those of an identifier the review redacts anywhere (its
+    replacement is one in every row), or covering a term a person added. A finding is
+    kept in clear only where the reviewer kept every finding of its identifier."""
     for located in found:
         decision = review.decisions.get(located.id)
-        if decision is None:
+        if located.replacement in redacted:
+            decision = "redact"
+        elif decision is None:
             covered = located.text.lower()
             if not any(term.lower() in covered for term, _ in review.added):
                 raise CorixError(
@@ -214,6 +254,14 @@ def _scrubber(
         mask_applications=settings.mask_applications,
         detectors=detectors,
     )
+
+
+def _detectors_looked_for(settings: ReleaseSettings) -> list[tuple[str, list[str]]]:
+    """Each detector the release ran, with the kinds of identifier it looked for."""
+    looked_for = [("regex core", list(LOOKED_FOR.values()))]
+    if settings.detector == "presidio":
+        looked_for.append(("Presidio on spaCy's small English model", list(PRESIDIO_LOOKS_FOR)))
+    return looked_for
 
 
 def _write_manifest(

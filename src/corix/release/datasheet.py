@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from corix.release.pii import NOT_LOOKED_FOR
 from corix.report import words
 
 __all__ = ["ReleaseStats", "render_datasheet"]
@@ -52,7 +53,7 @@ def render_datasheet(
     title: str,
     runs: list[dict[str, Any]],
     settling: str,
-    detectors: list[str],
+    detectors: list[tuple[str, list[str]]],
     kept: int,
     masked_applications: bool,
     license_id: str,
@@ -111,11 +112,16 @@ def render_datasheet(
         "",
         "## Anonymization",
         "",
-        f"- Detectors: {', '.join(detectors)}. Redactions: {redacted or 'none'}; findings a "
-        f"reviewer kept as not personal: {kept}.",
+        *(f"- {name} looked for: {'; '.join(kinds)}." for name, kinds in detectors),
+        f"- Not looked for by any detector: {'; '.join(NOT_LOOKED_FOR)}.",
+        "- Every identifier a detector found anywhere in the release was then replaced "
+        "wherever it recurs: in any case, with any separators (`D123-4567` and "
+        "`d1234567`), followed by a possessive, and for a person's name also each of "
+        "its words alone.",
+        f"- Redactions: {redacted or 'none'}; findings a reviewer kept as not personal: {kept}.",
         "- Every redaction was listed in a review file and confirmed by a person before this "
         "release was written. Replacements are placeholders such as `[EMAIL_ADDRESS-…]`; the "
-        "same text always gets the same placeholder.",
+        "same identifier always gets the same placeholder.",
         "",
         "## Data statement",
         "",
@@ -129,8 +135,9 @@ def render_datasheet(
         "## Known limitations",
         "",
         "- Automatic detection misses personal information written in unusual ways; names are "
-        'found only when known to the record, introduced ("my name is …"), listed by the '
-        "team or recognized by Presidio's language model when it was used.",
+        'found only when known to the record, named by a cue ("my name is …", "Dr …"), '
+        "listed by the team, recognized by Presidio's language model when it was used, or "
+        "recurring after one of these found them.",
         "- Defect rates and CoRIx values are relative measurements of these applications, "
         "these scenarios and these annotators; they are not absolute safety ratings.",
         "- Simulated users and LLM annotators are models; their turns and labels are marked "

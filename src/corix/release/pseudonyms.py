@@ -54,7 +54,7 @@ class Pseudonymizer:
         return hashlib.sha256(b"fingerprint\0" + self._salt).hexdigest()[:12]
 
     def _digest(self, kind: str, value: str, length: int) -> str:
-        message = f"{kind}\0{' '.join(value.split()).lower()}".encode()
+        message = f"{kind}\0{' '.join(value.split()).lower()}".encode(errors="surrogatepass")
         return hmac.new(self._salt, message, hashlib.sha256).hexdigest()[:length]
 
     def person(self, username: str) -> str:

@@ -3,7 +3,11 @@
 ``review.csv`` lists one finding per row with its context and replacement, ``decision``
 set to ``redact``. The reviewer may change a decision to ``keep`` (not personal
 information) and may add rows of their own: an empty ``id``, the ``text`` to redact
-wherever it occurs and, optionally, its ``entity`` (``PERSON`` by default).
+wherever it occurs and, optionally, its ``entity`` (``PERSON`` by default). An identifier
+is kept in clear only where every row of its replacement says ``keep``.
+
+The file is opened in a spreadsheet, so a cell a spreadsheet would evaluate is written with
+a leading ``'`` (``spreadsheet_safe``) and read back without it.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 
 from corix.errors import ConfigError
 from corix.release.scrub import Located
+from corix.report import spreadsheet_safe
 
 __all__ = ["DECISIONS", "REVIEW_COLUMNS", "Review", "read_review", "write_review"]
 
@@ -28,26 +33,25 @@ DECISIONS = ("redact", "keep")
 def write_review(path: Path, findings: Iterable[Located]) -> int:
     """Write every finding with the decision ``redact``; return how many."""
     count = 0
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    with path.open("w", newline="", encoding="utf-8", errors="replace") as handle:
         writer = csv.writer(handle)
         writer.writerow(REVIEW_COLUMNS)
         for located in findings:
             finding = located.finding
-            writer.writerow(
-                [
-                    located.id,
-                    located.table,
-                    located.row,
-                    located.column,
-                    finding.entity,
-                    finding.detector,
-                    finding.score,
-                    located.text,
-                    located.context,
-                    located.replacement,
-                    "redact",
-                ]
-            )
+            row = [
+                located.id,
+                located.table,
+                located.row,
+                located.column,
+                finding.entity,
+                finding.detector,
+                finding.score,
+                located.text,
+                located.context,
+                located.replacement,
+                "redact",
+            ]
+            writer.writerow([spreadsheet_safe(cell) for cell in row])
             count += 1
     return count
 
@@ -58,6 +62,9 @@ class Review:
 
     decisions: dict[str, str] = field(default_factory=dict)
     added: list[tuple[str, str]] = field(default_factory=list)
+    redacted_replacements: set[str] = field(default_factory=set)
+    """The replacement of every finding decided ``redact``: one per identifier, so an
+    identifier redacted anywhere is redacted everywhere."""
 
     @property
     def kept(self) -> int:
@@ -89,8 +96,10 @@ def read_review(path: Path) -> Review:
             ident = (row.get("id") or "").strip()
             if ident:
                 review.decisions[ident] = decision
+                if decision == "redact":
+                    review.redacted_replacements.add(_cell(row, "replacement"))
             elif decision == "redact":
-                text = (row.get("text") or "").strip()
+                text = _cell(row, "text")
                 if not text:
                     raise ConfigError(
                         "a row added by hand needs the text to redact",
@@ -98,6 +107,14 @@ def read_review(path: Path) -> Review:
                         field="text",
                         line=line,
                     )
-                entity = (row.get("entity") or "").strip().upper() or "PERSON"
+                entity = _cell(row, "entity").upper() or "PERSON"
                 review.added.append((text, entity))
     return review
+
+
+def _cell(row: dict[str, str | None], column: str) -> str:
+    """A cell as written before ``spreadsheet_safe`` escaped it."""
+    value = (row.get(column) or "").strip()
+    if value.startswith("'") and spreadsheet_safe(value[1:]) != value[1:]:
+        return value[1:]
+    return value

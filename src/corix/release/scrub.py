@@ -1,17 +1,22 @@
 """What a release changes in each row: free text redacted, people and (by choice)
 applications replaced by pseudonyms. Detection and replacement are deterministic, so the
 findings a person reviewed are found again, with the same ids, when the release is written.
+
+Rows are read twice: ``collect`` gathers what the detectors find in every row, ``learn``
+takes that set, and ``locate`` then finds each identifier wherever it recurs as well
+(``corix.release.recurrence``), so that every occurrence gets the same replacement.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from corix.release.pii import Finding, PiiDetector, RegexDetector, merge_findings
 from corix.release.pseudonyms import Pseudonymizer
+from corix.release.recurrence import Identifiers, identity_key
 
 __all__ = ["TEXT_COLUMNS", "Located", "Scrubber", "row_key"]
 
@@ -74,38 +79,60 @@ class Scrubber:
         terms: list[tuple[str, str]] = []
         for username in usernames:
             terms.append((username, "PERSON"))
-            self._stand_in.setdefault(username.lower(), pseudonyms.person(username))
+            self._stand_in.setdefault(identity_key(username), pseudonyms.person(username))
         terms += list(extra_terms)
         if mask_applications:
             for application in applications:
                 terms.append((application, "APPLICATION"))
-                self._stand_in.setdefault(application.lower(), pseudonyms.application(application))
+                self._stand_in.setdefault(
+                    identity_key(application), pseudonyms.application(application)
+                )
         self._detectors: list[PiiDetector] = [RegexDetector(terms), *detectors]
+        self._recurrence = Identifiers().detector()
+
+    def collect(
+        self, table: str, row: Mapping[str, Any], identifiers: Identifiers
+    ) -> dict[str, list[Finding]]:
+        """Add what the detectors find in the free text of ``row`` to ``identifiers``, each
+        finding on its own: merged with a neighbour ("licence no. J953"), it would never
+        recur. Returns the findings by column."""
+        found: dict[str, list[Finding]] = {}
+        for column, text in _texts(table, row):
+            found[column] = [f for detector in self._detectors for f in detector.find(text)]
+            for finding in found[column]:
+                identifiers.add(finding, text[finding.start : finding.end])
+        return found
+
+    def learn(self, identifiers: Identifiers) -> None:
+        """From now on, find every identifier collected wherever it recurs."""
+        self._recurrence = identifiers.detector()
 
     def locate(self, table: str, row: Mapping[str, Any]) -> Iterator[Located]:
         """Every finding in the free text of ``row``, as stored."""
         key = row_key(table, row)
-        for column in TEXT_COLUMNS[table]:
-            text = row.get(column)
-            if not isinstance(text, str) or not text:
-                continue
-            found = [f for detector in self._detectors for f in detector.find(text)]
+        detectors = [*self._detectors, self._recurrence]
+        for column, text in _texts(table, row):
+            found = [f for detector in detectors for f in detector.find(text)]
             for finding in merge_findings(found):
                 covered = text[finding.start : finding.end]
+                entity, replacement = self.replacement(finding.entity, covered)
                 ident = f"{table}\0{key}\0{column}\0{finding.start}\0{finding.end}\0{covered}"
                 yield Located(
-                    id=hashlib.sha256(ident.encode()).hexdigest()[:16],
+                    id=hashlib.sha256(ident.encode(errors="surrogatepass")).hexdigest()[:16],
                     table=table,
                     row=key,
                     column=column,
-                    finding=finding,
+                    finding=replace(finding, entity=entity),
                     text=covered,
-                    replacement=self._replacement(finding.entity, covered),
+                    replacement=replacement,
                     context=_context(text, finding),
                 )
 
-    def _replacement(self, entity: str, text: str) -> str:
-        return self._stand_in.get(text.lower()) or self.pseudonyms.finding(entity, text)
+    def replacement(self, entity: str, text: str) -> tuple[str, str]:
+        """The kind and the replacement of ``text``: one per identifier, in every row."""
+        entity, key = self._recurrence.identify(text) or (entity, identity_key(text) or text)
+        stand_in = self._stand_in.get(key)
+        return entity, stand_in or self.pseudonyms.finding(entity, key)
 
     def released(
         self, table: str, row: Mapping[str, Any], redactions: Sequence[Located]
@@ -130,6 +157,13 @@ class Scrubber:
         if self.mask_applications and table in _APPLICATION_TABLES:
             out["application"] = self.pseudonyms.application(out["application"])
         return out
+
+
+def _texts(table: str, row: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    for column in TEXT_COLUMNS[table]:
+        text = row.get(column)
+        if isinstance(text, str) and text:
+            yield column, text
 
 
 def _context(text: str, finding: Finding, width: int = 30) -> str:
