@@ -1,5 +1,6 @@
 """Shared pieces of the benchmarks: the mock server process, its endpoint, run sizes, a
-scratch database, a free port, a web series of the demo application.
+scratch database, a free port, a web series of the demo application, and slot occupancy
+(requests in flight over time, as the mock server saw them).
 
 The server gets its own process so that its CPU is not counted as the client's; the two
 still share the machine's cores.
@@ -7,21 +8,26 @@ still share the machine's cores.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
 
 from corix.domain import Level
 from corix.llm import EndpointConfig
+from corix.llm.mock_server import IN_FLIGHT_BUCKET_S
 from corix.web.services import EvaluationSettings
 from corix.web.state import WebState
 
@@ -131,3 +137,91 @@ def demo_field_series(state: WebState, title: str, *, turns: int) -> str:
         evaluation, name=f"{title} demo", spec="demo:guarded", credentials_json=""
     )
     return evaluation
+
+
+def mock_stats(base_url: str) -> dict[str, object]:
+    """The mock server's ``/mock/stats`` (requests, in flight over time, faults, …)."""
+    with urllib.request.urlopen(f"{base_url.removesuffix('/v1')}/mock/stats") as response:
+        stats: dict[str, object] = json.load(response)
+    return stats
+
+
+@dataclass(frozen=True)
+class SlotOccupancy:
+    """Requests in flight at the mock server during one run, against the bound the run
+    was given: a slot left waiting shows here as a number, not only as a longer wall.
+
+    The steady part runs from one latency after the first request (every slot had its
+    first reply) to the drain (the last dialogues finishing, when none is left to start).
+    Its mean counts every gap; its median over tenths of a second is the level the run
+    holds, which a machine short of CPU dents between bursts of replies but a run that
+    keeps slots idle (a bound climbed to, a pool or a writer that makes calls wait) lowers.
+    """
+
+    concurrency: int
+    steady: float
+    """Mean requests in flight over the steady part."""
+    steady_median: float
+    """Median of the steady part's tenths of a second."""
+    overall: float
+    """Mean requests in flight from the first request to the last reply."""
+
+    @property
+    def fraction(self) -> float:
+        """``steady`` as a share of the bound: 1.0 when no slot ever waits for work."""
+        return self.steady / self.concurrency
+
+    @property
+    def median_fraction(self) -> float:
+        return self.steady_median / self.concurrency
+
+    def describe(self) -> str:
+        return (
+            f"in flight in the steady part: mean {self.steady:.0f} of {self.concurrency} "
+            f"({self.fraction:.1%}), median {self.median_fraction:.1%}; "
+            f"{self.overall:.0f} counting start and drain"
+        )
+
+
+def slot_occupancy(
+    before: Mapping[str, object],
+    after: Mapping[str, object],
+    concurrency: int,
+    *,
+    ramp_s: float,
+    drain_s: float,
+) -> SlotOccupancy:
+    """Occupancy of the run between two ``/mock/stats`` readings (see :class:`SlotOccupancy`).
+
+    ``ramp_s`` is left out at the start (one latency), ``drain_s`` at the end (a whole
+    dialogue: its turns times the latency). The buckets at the two edges are left out too,
+    being partly outside the run."""
+    run = _series_between(before, after)
+    if not run:
+        raise ValueError("the mock server saw no request in this run")
+    first, last = min(run), max(run)
+    start = first + 1 + round(ramp_s / IN_FLIGHT_BUCKET_S)
+    end = last - round(drain_s / IN_FLIGHT_BUCKET_S)
+    whole = [run.get(bucket, 0.0) for bucket in range(first, last + 1)]
+    steady = [run.get(bucket, 0.0) for bucket in range(start, end)] or whole
+    return SlotOccupancy(
+        concurrency,
+        steady=statistics.fmean(steady),
+        steady_median=statistics.median(steady),
+        overall=statistics.fmean(whole),
+    )
+
+
+def _series_between(before: Mapping[str, object], after: Mapping[str, object]) -> dict[int, float]:
+    old = _series(before)
+    return {
+        bucket: load - old.get(bucket, 0.0)
+        for bucket, load in _series(after).items()
+        if load > old.get(bucket, 0.0)
+    }
+
+
+def _series(stats: Mapping[str, object]) -> dict[int, float]:
+    series = stats["in_flight_series"]
+    assert isinstance(series, dict)
+    return {int(bucket): float(load) for bucket, load in series.items()}

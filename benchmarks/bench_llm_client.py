@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import tempfile
 import time
 from pathlib import Path
 
-import aiohttp
-
-from _bench_support import mock_endpoint, mock_server_process
+from _bench_support import mock_endpoint, mock_server_process, mock_stats, slot_occupancy
 from corix.llm import ChatMessage, ChatRequest, LLMClient, ResponseCache
 
 
@@ -42,13 +39,18 @@ async def _measure(base_url: str, args: argparse.Namespace) -> None:
             # Warm up: open the keep-alive connections outside the measurement.
             await asyncio.gather(*(client.chat(_request(-i - 1)) for i in range(args.concurrency)))
             requests = [_request(i) for i in range(args.calls)]
+            before = mock_stats(base_url)
             cpu_start, wall_start = time.process_time(), time.perf_counter()
             await asyncio.gather(*(client.chat(request) for request in requests))
             wall = time.perf_counter() - wall_start
             cpu = time.process_time() - cpu_start
+            latency_s = args.latency_ms / 1000
+            slots = slot_occupancy(
+                before, mock_stats(base_url), args.concurrency, ramp_s=latency_s, drain_s=latency_s
+            )
         if cache is not None:
             cache.close()
-    server_stats = await _server_stats(base_url)
+    server_stats = mock_stats(base_url)
 
     ideal = args.calls * args.latency_ms / 1000.0 / args.concurrency
     print(f"calls               {args.calls} at concurrency {args.concurrency}")
@@ -59,18 +61,12 @@ async def _measure(base_url: str, args: argparse.Namespace) -> None:
     print(f"ratio               {wall / ideal:.2f}")
     print(f"client CPU per call {cpu * 1000.0 / args.calls:.3f} ms")
     print(f"server max in-flight {server_stats['max_in_flight']}")
+    print(f"slots               {slots.describe()}")
 
 
 def _request(number: int) -> ChatRequest:
     text = f"Question {number}: what should I pack for a two-day hike?"
     return ChatRequest(messages=[ChatMessage(role="user", content=text)], seed=number)
-
-
-async def _server_stats(base_url: str) -> dict[str, int]:
-    stats_url = base_url.removesuffix("/v1") + "/mock/stats"
-    async with aiohttp.ClientSession() as session, session.get(stats_url) as response:
-        stats: dict[str, int] = json.loads(await response.read())
-    return stats
 
 
 if __name__ == "__main__":

@@ -1,29 +1,50 @@
-"""Model testing end to end against the mock server: wall time, CPU per call, memory.
+"""Model testing end to end against the mock server: wall time, slots in use, CPU per call,
+memory, beside a bare aiohttp client in the same run.
 
     python benchmarks/bench_model_testing.py --sessions 2000 --concurrency 50
+    python benchmarks/bench_model_testing.py --sessions 5000 --turns 5 --concurrency 1000 \\
+        --latency-ms 1000 --cli
 
-Runs single-turn model-testing sessions of an OpenAI-compatible application served by
-the mock server (100 ms latency, another process), persisted to a fresh SQLite file,
-through the same ``execute_plan`` as ``corix run``. Reports the wall time against the
-latency-bound ideal (sessions × latency / concurrency), the CPU milliseconds per model
-call, and the peak memory. ``--scale`` first runs 10× fewer sessions and then 10× more,
-to show that memory stays flat as the run grows (peak RSS of the process so far: the
-larger runs must not raise it much).
+Runs model-testing sessions (``--turns`` scripted prompts each) of an OpenAI-compatible
+application served by the mock server (another process), persisted to a fresh SQLite
+file, through the same ``execute_plan`` as ``corix run``; with ``--cli``, the same plan
+also through ``corix run`` in a child process (start-up included). The application's
+endpoint is held at ``--concurrency`` (``adaptive_concurrency=false``): the workload is
+an endpoint declared to sustain that many, so every slot should hold a request.
+
+Each run reports its wall time against the latency-bound ideal (calls × latency ÷
+concurrency), the requests in flight at the mock server (steady part and overall, as a
+share of the bound: see ``_bench_support.slot_occupancy``), its CPU milliseconds per model
+call and peak RSS. The same number of calls at the same concurrency, made by a bare
+aiohttp client (one session, one semaphore, ``json.dumps`` and ``json.loads``), gives the
+floor that corix's CPU per call is compared with. ``--scale`` first runs 10× fewer
+sessions and then 10× more, to show that memory stays flat as the run grows.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import resource
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+import aiohttp
 import yaml
 
-from _bench_support import mock_server_process, run_sizes
+from _bench_support import (
+    SlotOccupancy,
+    mock_server_process,
+    mock_stats,
+    run_sizes,
+    slot_occupancy,
+)
 from corix.domain import Level
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
@@ -31,20 +52,22 @@ from corix.scenarios import builtin_pack_dir
 from corix.storage import Database, run_totals
 
 
-def single_turn_pack(directory: Path, sessions: int) -> Path:
-    """A copy of the Pathfinder pack whose model tests are ``sessions`` one-turn prompts."""
+def scripted_pack(directory: Path, sessions: int, turns: int) -> Path:
+    """A copy of the Pathfinder pack whose model tests are ``sessions`` scripts of
+    ``turns`` prompts each."""
     pack_dir = directory / "bench_pack"
     shutil.copytree(builtin_pack_dir() / "pathfinder", pack_dir)
     manifest_path = pack_dir / "pack.yaml"
     manifest = yaml.safe_load(manifest_path.read_text(encoding="utf-8"))
     manifest["name"] = "bench_pathfinder"
+    prompt = "Question {{ n }}, turn %d: how do I get from Brackenford to Millhaven?"
     manifest["model_testing"] = {
         "scripts": [
             {
                 "id": "ask",
                 "probe": "capability",
-                "description": "One question per session.",
-                "turns": ["Question {{ n }}: how do I get from Brackenford to Millhaven?"],
+                "description": f"{turns} questions per session.",
+                "turns": [prompt % (turn + 1) for turn in range(turns)],
                 "parameters": {"grid": {"n": list(range(sessions))}},
             }
         ]
@@ -53,52 +76,125 @@ def single_turn_pack(directory: Path, sessions: int) -> Path:
     return pack_dir
 
 
-async def measure(
-    base_url: str, sessions: int, concurrency: int, workdir: Path
-) -> dict[str, float]:
-    pack = single_turn_pack(workdir, sessions)
-    plan = Plan(
+def bench_plan(base_url: str, pack: Path, concurrency: int) -> Plan:
+    """Every script once against the mock application, its endpoint held at the bound."""
+    options = f"model=corix-mock&max_concurrency={concurrency}&adaptive_concurrency=false"
+    return Plan(
         name="bench",
         applications=[
-            ApplicationEntry(
-                name="mock-app",
-                spec=f"openai:{base_url}?model=corix-mock&max_concurrency={concurrency}&max_retries=0",
-            )
+            ApplicationEntry(name="mock-app", spec=f"openai:{base_url}?{options}&max_retries=0")
         ],
         scenarios=[str(pack)],
         levels={Level.MODEL_TESTING: LevelSettings()},
         concurrency=concurrency,
     )
-    db = Database(f"sqlite:///{workdir / 'bench.db'}")
+
+
+async def run_plan(plan: Plan, db_url: str) -> tuple[float, float]:
+    """Run ``plan`` in this process: wall and CPU seconds."""
+    db = Database(db_url)
     cpu0, wall0 = time.process_time(), time.perf_counter()
     result = await execute_plan(plan, db)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     counts = run_totals(db, result.run_id)
     db.dispose()
-    assert counts.sessions == sessions and counts.error_turns == 0, counts
-    return {"wall_s": wall, "cpu_ms_per_call": cpu * 1000 / sessions}
+    assert result.status == "complete" and counts.error_turns == 0, (result.status, counts)
+    return wall, cpu
+
+
+def run_cli(plan: Plan, workdir: Path) -> tuple[float, float, float]:
+    """Run ``plan`` through ``corix run`` in a child process: wall and CPU seconds, and the
+    child's peak RSS in MiB."""
+    plan_file = workdir / "plan.yaml"
+    plan_file.write_text(yaml.safe_dump(plan.model_dump(mode="json")), encoding="utf-8")
+    env = {**os.environ, "CORIX_DB": f"sqlite:///{workdir / 'cli.db'}"}
+    command = [
+        sys.executable,
+        "-c",
+        "from corix.cli.main import main; main()",
+        "run",
+        str(plan_file),
+    ]
+    wall0 = time.perf_counter()
+    _pid, status, usage = os.wait4(subprocess.Popen(command, env=env).pid, 0)
+    wall = time.perf_counter() - wall0
+    assert os.waitstatus_to_exitcode(status) == 0, f"corix run exited with {status}"
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+async def bare_client(base_url: str, calls: int, concurrency: int) -> tuple[float, float]:
+    """``calls`` chat requests at ``concurrency`` with nothing but aiohttp: wall and CPU s."""
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    slots = asyncio.Semaphore(concurrency)
+    url = f"{base_url}/chat/completions"
+
+    async def call(session: aiohttp.ClientSession, number: int) -> None:
+        body = {"model": "corix-mock", "messages": [{"role": "user", "content": f"Q {number}"}]}
+        async with slots, session.post(url, data=json.dumps(body).encode()) as response:
+            reply = json.loads(await response.read())
+        assert reply["choices"][0]["message"]["content"]
+
+    async with aiohttp.ClientSession(connector=connector) as session:
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        await asyncio.gather(*(call(session, number) for number in range(calls)))
+        return time.perf_counter() - wall0, time.process_time() - cpu0
+
+
+def report(
+    label: str, calls: int, ideal: float, wall: float, cpu: float, slots: SlotOccupancy
+) -> float:
+    """Print one run's figures; its CPU milliseconds per call."""
+    per_call = cpu * 1000 / calls
+    print(
+        f"  {label:9} wall={wall:.2f}s ratio={wall / ideal:.2f} "
+        f"cpu/call={per_call:.3f}ms {slots.describe()}",
+        flush=True,
+    )
+    return per_call
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=2000)
+    parser.add_argument("--turns", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--latency-ms", type=float, default=100.0)
+    parser.add_argument("--cli", action="store_true", help="also run the plan via corix run")
     parser.add_argument("--scale", action="store_true", help="also run at sessions ÷10 and ×10")
     args = parser.parse_args()
-    sizes = run_sizes(args.sessions, args.scale)
+    latency_s = args.latency_ms / 1000
+    window = {"ramp_s": latency_s, "drain_s": args.turns * latency_s}
     with mock_server_process(args.latency_ms) as base_url:
-        for sessions in sizes:
-            with tempfile.TemporaryDirectory() as tmp:
-                figures = asyncio.run(measure(base_url, sessions, args.concurrency, Path(tmp)))
-            ideal = sessions * args.latency_ms / 1000 / args.concurrency
+        for sessions in run_sizes(args.sessions, args.scale):
+            calls = sessions * args.turns
+            ideal = calls * latency_s / args.concurrency
             print(
-                f"sessions={sessions} concurrency={args.concurrency} "
-                f"wall={figures['wall_s']:.2f}s ideal={ideal:.2f}s "
-                f"ratio={figures['wall_s'] / ideal:.2f} "
-                f"cpu/call={figures['cpu_ms_per_call']:.2f}ms "
-                f"peak-rss={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}MiB"
+                f"sessions={sessions} turns={args.turns} calls={calls} "
+                f"concurrency={args.concurrency} latency={args.latency_ms:g}ms ideal={ideal:.2f}s",
+                flush=True,
             )
+            with tempfile.TemporaryDirectory() as tmp:
+                plan = bench_plan(
+                    base_url, scripted_pack(Path(tmp), sessions, args.turns), args.concurrency
+                )
+                before = mock_stats(base_url)
+                wall, cpu = asyncio.run(run_plan(plan, f"sqlite:///{Path(tmp) / 'bench.db'}"))
+                slots = slot_occupancy(before, mock_stats(base_url), args.concurrency, **window)
+                corix_cpu = report("corix", calls, ideal, wall, cpu, slots)
+                rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+                print(f"  {'':9} peak RSS {rss:.0f} MiB (this process so far)", flush=True)
+                if args.cli:
+                    before = mock_stats(base_url)
+                    wall, cpu, rss = run_cli(plan, Path(tmp))
+                    slots = slot_occupancy(before, mock_stats(base_url), args.concurrency, **window)
+                    report("corix run", calls, ideal, wall, cpu, slots)
+                    print(f"  {'':9} peak RSS {rss:.0f} MiB (start-up included)", flush=True)
+            before = mock_stats(base_url)
+            wall, cpu = asyncio.run(bare_client(base_url, calls, args.concurrency))
+            one_call = {"ramp_s": latency_s, "drain_s": latency_s}
+            bare = slot_occupancy(before, mock_stats(base_url), args.concurrency, **one_call)
+            floor = report("aiohttp", calls, ideal, wall, cpu, bare)
+            print(f"  corix CPU per call = {corix_cpu / floor:.2f}x the bare client's", flush=True)
 
 
 if __name__ == "__main__":

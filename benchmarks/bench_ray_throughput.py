@@ -19,26 +19,29 @@ corix's own CPU per model call is the figure that must not grow with Ray.
 
 With ``--latency-ms`` (each endpoint then held at ``--concurrency``, not ramped up
 adaptively) the figure is how many of the plan's ``concurrency`` slots hold a request:
-each second's requests times the latency (Little's law) at the mock server, the median
-over the run's whole seconds but its first and last, and the mean over every second with
-a request (start and drain included). It equals the bound when no slot waits for work.
+requests in flight at the mock server, in the steady part (mean and median over tenths of
+a second) and counting start and drain (``_bench_support.slot_occupancy``, shared by every
+throughput benchmark). It equals the bound when no slot waits for work.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import statistics
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import ray
 
-from _bench_support import mock_server_with_pid, process_cpu_s
+from _bench_support import (
+    SlotOccupancy,
+    mock_server_with_pid,
+    mock_stats,
+    process_cpu_s,
+    slot_occupancy,
+)
 from corix.domain import Level
 from corix.execution import execute_plan
 from corix.execution.executors import LocalRunExecutor, RunExecutor
@@ -107,36 +110,17 @@ def cpu_of(pids: list[int]) -> dict[int, float]:
     return seconds
 
 
-def requests_per_second(base_url: str) -> dict[int, int]:
-    """The mock server's requests by whole second since it started."""
-    with urllib.request.urlopen(f"{base_url.removesuffix('/v1')}/mock/stats") as response:
-        stats = json.load(response)
-    return {int(second): count for second, count in stats["per_second"].items()}
-
-
-def in_flight(
-    before: dict[int, int], after: dict[int, int], latency_s: float
-) -> tuple[float, float]:
-    """Requests in flight (each second's requests times the latency): the median over the
-    run's steady part (its whole seconds but the first and the last), and the mean over
-    every second with a request (start and drain included)."""
-    seconds = sorted(s for s in after if after[s] > before.get(s, 0))
-    load = {s: (after[s] - before.get(s, 0)) * latency_s for s in seconds}
-    interior = seconds[1:-1] or seconds
-    return statistics.median(load[s] for s in interior), statistics.fmean(load.values())
-
-
 def run_once(
     name: str,
     executor: RunExecutor,
     plan: Plan,
     workdir: Path,
     server: tuple[str, int],
-    latency_s: float,
-) -> dict[str, float]:
+    window: dict[str, float],
+) -> tuple[dict[str, float], SlotOccupancy]:
     base_url, server_pid = server
     db = Database(f"sqlite:///{workdir / f'{name}.db'}")
-    per_second = requests_per_second(base_url)
+    before = mock_stats(base_url)
     system_before = cpu_of(ray_system_pids())
     server0, cpu0, wall0 = process_cpu_s(server_pid), time.process_time(), time.perf_counter()
     result = asyncio.run(execute_plan(plan, db, executor=executor))
@@ -144,7 +128,7 @@ def run_once(
     driver_cpu = time.process_time() - cpu0
     server_cpu = process_cpu_s(server_pid) - server0
     system_after = cpu_of(list(system_before))
-    steady, overall = in_flight(per_second, requests_per_second(base_url), latency_s)
+    slots = slot_occupancy(before, mock_stats(base_url), plan.concurrency, **window)
     db.dispose()
     assert result.status == "complete", result.error
     (invocation,) = result.stats.invocations
@@ -160,9 +144,7 @@ def run_once(
         "workers_cpu_s": workers_cpu,
         "ray_cpu_s": ray_cpu,
         "server_cpu_s": server_cpu,
-        "in_flight": steady,
-        "in_flight_overall": overall,
-    }
+    }, slots
 
 
 def main() -> None:
@@ -181,17 +163,15 @@ def main() -> None:
         try:
             runs: dict[str, RunExecutor] = {"local": LocalRunExecutor()}
             runs.update({f"ray x{n}": RayRunExecutor(workers=n) for n in (1, 2)})
+            window = {"ramp_s": latency_s, "drain_s": args.turns * latency_s}
             with tempfile.TemporaryDirectory() as tmp:
-                local = (0.0, 0.0)
+                local = 0.0
                 for name, executor in runs.items():
                     server = (base_url, server_pid)
-                    f = run_once(name, executor, plan, Path(tmp), server, latency_s)
-                    local = local if local[0] else (f["in_flight"], f["in_flight_overall"])
+                    f, occupancy = run_once(name, executor, plan, Path(tmp), server, window)
+                    local = local or occupancy.steady
                     slots = (
-                        f" in flight={f['in_flight']:.1f} of {args.concurrency} "
-                        f"({f['in_flight'] / local[0]:.2f}x local), "
-                        f"{f['in_flight_overall']:.1f} counting start and drain "
-                        f"({f['in_flight_overall'] / local[1]:.2f}x local)"
+                        f" {occupancy.describe()} ({occupancy.steady / local:.2f}x local)"
                         if latency_s
                         else ""
                     )

@@ -34,7 +34,13 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from _bench_support import mock_server_with_pid, process_cpu_s, run_sizes
+from _bench_support import (
+    mock_server_with_pid,
+    mock_stats,
+    process_cpu_s,
+    run_sizes,
+    slot_occupancy,
+)
 from corix.domain import EndReason, Level
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
@@ -106,12 +112,18 @@ def main() -> None:
     with mock_server_with_pid(args.latency_ms) as (base_url, server_pid):
         for sessions in sizes:
             server_cpu0 = process_cpu_s(server_pid)
+            before = mock_stats(base_url)
             with tempfile.TemporaryDirectory() as tmp:
                 figures = asyncio.run(
                     measure(
                         base_url, sessions, args.turns, args.concurrency, args.adaptive, Path(tmp)
                     )
                 )
+            # A dialogue is its turns (two calls each) and the questionnaire call.
+            drain_s = (args.turns * 2 + 1) * latency_s
+            slots = slot_occupancy(
+                before, mock_stats(base_url), args.concurrency, ramp_s=latency_s, drain_s=drain_s
+            )
             calls = sessions * (args.turns * 2 + 1)
             server_ms = (process_cpu_s(server_pid) - server_cpu0) * 1000 / calls
             turns_ideal = sessions * args.turns * 2 * latency_s / args.concurrency
@@ -124,7 +136,8 @@ def main() -> None:
                 f"ratio={figures['wall_s'] / full_ideal:.2f} "
                 f"cpu/call={figures['cpu_ms_per_call']:.2f}ms "
                 f"mock-server-cpu/call={server_ms:.2f}ms "
-                f"peak-rss={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}MiB"
+                f"peak-rss={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}MiB "
+                f"{slots.describe()}"
             )
 
 

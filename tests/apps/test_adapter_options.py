@@ -82,6 +82,18 @@ def test_an_old_name_still_works_and_warns() -> None:
     assert fixed.endpoint.adaptive_concurrency is False
 
 
+def test_the_old_name_concurrency_keeps_its_fixed_bound() -> None:
+    # Issue 36: a plan's 'concurrency=N' held N in flight before endpoints adapted; read
+    # as an adaptive ceiling it started at 2 and took a dozen latencies to get there.
+    with pytest.warns(DeprecatedOptionWarning, match="use 'max_concurrency'"):
+        old = _openai("concurrency=40")
+    assert (old.endpoint.max_concurrency, old.endpoint.adaptive_concurrency) == (40, False)
+    with pytest.warns(DeprecatedOptionWarning):
+        adaptive = _openai("concurrency=40&adaptive_concurrency=true")
+    assert adaptive.endpoint.adaptive_concurrency is True
+    assert _openai("max_concurrency=40").endpoint.adaptive_concurrency is True
+
+
 def test_a_bad_value_names_the_option_and_the_value() -> None:
     with pytest.raises(InvalidOptionError, match=r"timeout_s: .*number \(got 'soon'\)"):
         _openai("timeout_s=soon")

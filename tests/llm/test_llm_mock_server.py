@@ -1,3 +1,4 @@
+import asyncio
 import json
 import signal
 import subprocess
@@ -105,3 +106,23 @@ def test_the_module_runs_as_a_server_until_terminated() -> None:
         finally:
             server.send_signal(signal.SIGTERM)
             assert server.wait(timeout=10) == 0
+
+
+async def test_stats_give_requests_in_flight_per_tenth_of_a_second() -> None:
+    # Four requests of 0.25 s sent at once, then nothing: 4 in flight for 0.25 s, spread
+    # over the tenths of a second that span it; the sum is 4 × 0.25 = 1 request-second.
+    async with running_mock_server(MockServerConfig(latency_ms=250)) as base_url:
+        endpoint = EndpointConfig(
+            base_url=base_url, model="m", max_concurrency=4, adaptive_concurrency=False
+        )
+        async with LLMClient(endpoint) as client:
+            request = ChatRequest(messages=[ChatMessage(role="user", content="hi")])
+            await asyncio.gather(*(client.chat(request) for _ in range(4)))
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(base_url.removesuffix("/v1") + "/mock/stats") as response,
+        ):
+            series = json.loads(await response.read())["in_flight_series"]
+    assert max(series.values()) <= 4.0 + 1e-9
+    assert sum(series.values()) * 0.1 == pytest.approx(1.0, abs=0.05)
+    assert sorted(series.values())[-1] == pytest.approx(4.0, abs=0.05)  # a full tenth at 4

@@ -89,6 +89,7 @@ RENAMED_ENDPOINT_OPTIONS = {
 """The short names specs used before they took the endpoint model's."""
 
 _FIXED = "fixed_concurrency"
+_OLD_BOUND = "concurrency"
 
 
 def endpoint_options(
@@ -105,6 +106,12 @@ def endpoint_options(
         )
         fixed = options.pop(_FIXED)
         options["adaptive_concurrency"] = not _flag(fixed)
+    if _OLD_BOUND in options and "adaptive_concurrency" not in options:
+        # Before the limit adapted, 'concurrency=N' held N requests in flight from the
+        # first call. The old name keeps that meaning: as an adaptive ceiling, a plan
+        # written with it started at 2 and spent a dozen latencies reaching N (at 1,000
+        # dialogues and 1 s latency, 1.55x the ideal wall instead of 1.10x).
+        options["adaptive_concurrency"] = False
     checked = checked_options(
         dataclasses.replace(spec, options=options),
         ENDPOINT_OPTIONS | frozenset(own),

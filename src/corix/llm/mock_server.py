@@ -5,8 +5,9 @@ streamed as server-sent events when the request asks (``stream: true``, with a u
 when ``stream_options.include_usage``), and with tool calls when the request offers tools
 (see :class:`~corix.llm.mock_model.MockModel`),
 ``GET /v1/models``, and ``GET /mock/stats`` (requests seen, requests in flight and the
-most ever in flight, connections that carried them, faults injected, requests per second)
-so that tests can observe the client from the server's side. It does the least work per
+most ever in flight, connections that carried them, faults injected, requests per second,
+and requests in flight over time, each tenth of a second's mean) so that tests can observe
+the client from the server's side. It does the least work per
 request, since in benchmarks it shares the machine with the client it measures.
 
 Faults are deterministic: request number ``n`` (from 0) gets the fault whose band of
@@ -39,6 +40,8 @@ from corix.llm.models import ChatMessage, ChatRequest
 from corix.llm.tokens import estimate_prompt_tokens, estimate_tokens
 
 _GOLDEN_RATIO_FRACTION = 0.6180339887498949
+IN_FLIGHT_BUCKET_S = 0.1
+"""The width of the time buckets of the in-flight series in ``/mock/stats``."""
 _CHAT_FIELDS = (
     "model",
     "messages",
@@ -144,6 +147,24 @@ class _ServerState:
     connections: int = 0
     """Connections that have carried a chat request: keep-alive reuse keeps this low."""
     seen_transports: weakref.WeakSet[asyncio.BaseTransport] = field(default_factory=weakref.WeakSet)
+    busy_s: dict[int, float] = field(default_factory=dict)
+    """Request-seconds in flight in each bucket of ``IN_FLIGHT_BUCKET_S`` since the start:
+    divided by the width, the mean number of requests in flight then."""
+    changed: float = 0.0
+    """When ``in_flight`` last changed, in seconds since the start."""
+
+    def count_in_flight(self, change: int) -> None:
+        """Change ``in_flight`` by ``change``, first adding the time it held its old value
+        to the buckets that time spans."""
+        now = time.monotonic() - self.started
+        begin, bucket = self.changed, int(self.changed / IN_FLIGHT_BUCKET_S)
+        while self.in_flight and begin < now:  # the bucket counts up: rounding cannot stall it
+            end = min(now, (bucket + 1) * IN_FLIGHT_BUCKET_S)
+            held = self.in_flight * max(0.0, end - begin)
+            self.busy_s[bucket] = self.busy_s.get(bucket, 0.0) + held
+            begin, bucket = end, bucket + 1
+        self.changed = now
+        self.in_flight += change
 
 
 _STATE = web.AppKey("state", _ServerState)
@@ -243,7 +264,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     if request.transport is not None and request.transport not in state.seen_transports:
         state.seen_transports.add(request.transport)
         state.connections += 1
-    state.in_flight += 1
+    state.count_in_flight(+1)
     state.max_in_flight = max(state.max_in_flight, state.in_flight)
     try:
         if state.config.one_at_a_time:
@@ -251,7 +272,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
                 return await _answer(request, state, state.faults.fault_for(number), number)
         return await _answer(request, state, state.faults.fault_for(number), number)
     finally:
-        state.in_flight -= 1
+        state.count_in_flight(-1)
 
 
 async def _answer(
@@ -428,6 +449,9 @@ async def _stats(request: web.Request) -> web.Response:
             "cache_prompt": state.cache_prompt,
             "faults": state.injected,
             "per_second": state.per_second,
+            "in_flight_series": {
+                bucket: busy / IN_FLIGHT_BUCKET_S for bucket, busy in state.busy_s.items()
+            },
         }
     )
 
