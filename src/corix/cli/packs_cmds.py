@@ -68,6 +68,12 @@ def packs_show(
     )
     for template in personas.templates:
         console.print(f"  {template.id}", markup=False)
+    if loaded.tools:
+        console.print(f"\n[bold]tools[/]: {len(loaded.tools)} (run by corix from the pack)")
+        for tool in loaded.tools:
+            results = f"{len(tool.results)} scripted result(s)"
+            forbidden = f"; forbidden: {tool.forbidden}" if tool.forbidden else ""
+            console.print(f"  {tool.name}: {tool.description} ({results}{forbidden})", markup=False)
     tests = expand_model_tests(loaded, 0)
     shown = tests if show_all else tests[:_SHOWN_TESTS]
     console.print(f"\n[bold]model tests[/]: {len(tests)}")
