@@ -9,7 +9,7 @@ import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 
 import typer
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -24,13 +24,22 @@ from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from corix.cli.exit_codes import ExitCode
 from corix.cli.input_errors import describe_input_error
+from corix.cli.streams import escape_unencodable, output_was_closed, silence_closed_output
 from corix.errors import CorixError
 
 if TYPE_CHECKING:  # opening a database loads SQLAlchemy and Alembic: only commands that do
     from corix.storage import Database
 
-console = Console()
-err_console = Console(stderr=True)
+
+class _CommandConsole(Console):
+    def on_broken_pipe(self) -> None:
+        # Rich exits 1 itself; the command line ends a closed pipe with its own code.
+        self.quiet = True
+        raise BrokenPipeError
+
+
+console = _CommandConsole()
+err_console = _CommandConsole(stderr=True)
 
 DbOption = Annotated[
     str | None,
@@ -226,12 +235,19 @@ def run_cli(app: typer.Typer, argv: Sequence[str] | None = None) -> None:
     """
     args = list(sys.argv[1:] if argv is None else argv)
     debug = debug_requested(args)
+    escape_unencodable()
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             code = app(args=args, prog_name="corix", standalone_mode=False)
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
+    except BrokenPipeError:
+        _output_closed()
+    except SystemExit:
+        if output_was_closed():
+            _output_closed()
+        raise
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         raise SystemExit(ExitCode.INTERRUPTED) from None
@@ -253,6 +269,11 @@ def run_cli(app: typer.Typer, argv: Sequence[str] | None = None) -> None:
         _report(exc, f"internal error: {type(exc).__name__}: {exc}", debug, hint=True)
         raise SystemExit(ExitCode.INTERNAL_ERROR) from None
     raise SystemExit(code if isinstance(code, int) else ExitCode.OK)
+
+
+def _output_closed() -> NoReturn:
+    silence_closed_output()
+    raise SystemExit(ExitCode.OUTPUT_CLOSED) from None
 
 
 def _show_warning(
