@@ -14,6 +14,7 @@ from corix.cli.common import (
     database,
     fail,
 )
+from corix.cli.outputs import telling_what_was_left
 from corix.cli.progress import progress_for
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ def export_command(
         raise fail(f"--format {fmt} writes a folder of tables: give --output DIR")
     if fmt == "jsonl" and hit_k is not None:
         raise fail("--hit-k writes tables: give --format csv, parquet or hf")
-    with database(db) as database_:
+    with telling_what_was_left(output), database(db) as database_:
         if run is not None:
             get_run(database_, run)
         run_ids = [run] if run is not None else series_runs(database_, str(series))
@@ -106,6 +107,7 @@ def export_command(
 
 def _export_jsonl(db: Database, run_ids: list[str], output: Path | None) -> None:
     """One JSON line per session, to ``output`` or standard output."""
+    from corix.config import atomic_open
     from corix.report import export_jsonl
 
     # On standard output the lines are the output: no progress among them.
@@ -116,7 +118,7 @@ def _export_jsonl(db: Database, run_ids: list[str], output: Path | None) -> None
             for line in lines:
                 typer.echo(line)
             return
-        with output.open("w", encoding="utf-8") as handle:
+        with atomic_open(output, encoding="utf-8") as handle:
             count = 0
             for line in lines:
                 handle.write(line + "\n")

@@ -12,6 +12,7 @@ from rich.text import Text
 from corix.cli.common import DbOption, JsonOption, RunArgument, console, database, fail, print_json
 from corix.cli.exit_codes import ExitCode
 from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
+from corix.cli.outputs import telling_what_was_left
 
 if TYPE_CHECKING:
     from corix.measurement.gates import Estimate, GateResult
@@ -70,7 +71,8 @@ def gate_command(
         measurement = measure(database_, [run], in_force, source=source)
     results = evaluate_gates(measurement.rates(by=("harm", "application")), thresholds, chosen)
     if junit is not None:
-        _write_junit(junit, run, results)
+        with telling_what_was_left(junit):
+            _write_junit(junit, run, results)
     if as_json:
         print_json(
             {
@@ -101,4 +103,6 @@ def _write_junit(path: Path, run: str, results: list[GateResult]) -> None:
         case = ET.SubElement(suite, "testcase", classname=f"corix.{result.harm}", name=where)
         if not result.passed:
             ET.SubElement(case, "failure", message=result.message).text = result.message
-    path.write_bytes(ET.tostring(suite, encoding="utf-8", xml_declaration=True))
+    from corix.config import write_atomically
+
+    write_atomically(path, ET.tostring(suite, encoding="utf-8", xml_declaration=True))

@@ -1,5 +1,7 @@
-"""Loading pydantic configuration models from YAML with errors that name file, field and line."""
+"""Loading pydantic configuration models from YAML with errors that name file, field and line;
+writing files whole or not at all."""
 
+from corix.config.atomic_files import atomic_open, atomic_path, write_atomically
 from corix.config.json_inputs import json_object_from_env, jsonl_records
 from corix.config.yaml_loader import (
     ALIAS_BUDGET,
@@ -20,6 +22,8 @@ __all__ = [
     "ALIAS_BUDGET",
     "MAX_DEPTH",
     "Location",
+    "atomic_open",
+    "atomic_path",
     "compose_yaml",
     "format_location",
     "json_object_from_env",
@@ -30,5 +34,6 @@ __all__ = [
     "parse_yaml_model",
     "read_config_text",
     "validation_summary",
+    "write_atomically",
     "yaml_data",
 ]

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from corix.config import write_atomically
+
 __all__ = ["write_dataset_card"]
 
 
@@ -50,5 +52,5 @@ def write_dataset_card(
     ]
     front = yaml.safe_dump(header, sort_keys=False, allow_unicode=True)
     path = out_dir / "README.md"
-    path.write_text(f"---\n{front}---\n\n{body.rstrip()}\n", encoding="utf-8")
+    write_atomically(path, f"---\n{front}---\n\n{body.rstrip()}\n")
     return path

@@ -9,10 +9,12 @@ and labels has no types to guess, and a consumer casts what it needs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from corix.config import atomic_path
 from corix.errors import CorixError
 
 __all__ = ["ParquetTables"]
@@ -36,8 +38,12 @@ class ParquetTables:
             name: pa.schema([(column, pa.string()) for column in columns])
             for name, columns in self._columns.items()
         }
+        # Each file appears under its name only when the whole export has ended well.
+        self._files = ExitStack()
         self._writers = {
-            name: pq.ParquetWriter(out_dir / f"{name}.parquet", schema)
+            name: pq.ParquetWriter(
+                self._files.enter_context(atomic_path(out_dir / f"{name}.parquet")), schema
+            )
             for name, schema in self._schemas.items()
         }
         self._pending: dict[str, list[Mapping[str, Any]]] = {name: [] for name in tables}
@@ -74,6 +80,7 @@ class ParquetTables:
             if exc is None:
                 self._flush(table)
             writer.close()
+        self._files.__exit__(exc_type, exc, traceback)
 
 
 def _text(value: object) -> str:

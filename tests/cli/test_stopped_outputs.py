@@ -1,0 +1,58 @@
+"""An export stopped half-way (Ctrl-C) leaves no file that looks complete, and says so."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import invoke
+from support.run_builder import write_tiny_run
+
+from corix.storage import Database
+
+
+@pytest.fixture
+async def tiny_url(sqlite_db: Database) -> str:
+    await write_tiny_run(sqlite_db)
+    return sqlite_db.url
+
+
+def _stops_after_one(real: Any) -> Any:
+    def stopping(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        yield next(iter(real(*args, **kwargs)))
+        raise KeyboardInterrupt
+
+    return stopping
+
+
+def test_a_stopped_jsonl_export_leaves_no_file(
+    tiny_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import corix.report
+
+    monkeypatch.setattr(corix.report, "export_jsonl", _stops_after_one(corix.report.export_jsonl))
+    out = tmp_path / "exports" / "sessions.jsonl"
+    out.parent.mkdir()
+    code, _, err = invoke("export", "run-tiny", "-o", str(out), "--db", tiny_url)
+    assert code == 130
+    assert list(out.parent.iterdir()) == []  # neither a half file nor a temporary one
+    assert f"stopped: {out} not written" in " ".join(err.split())
+
+
+def test_a_stopped_table_export_leaves_no_table(
+    tiny_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import corix.report._export_tables as tables
+
+    monkeypatch.setattr(tables, "table_rows", _stops_after_one(tables.table_rows))
+    out = tmp_path / "tables"
+    out.mkdir()
+    code, _, err = invoke("export", "run-tiny", "--format", "csv", "-o", str(out), "--db", tiny_url)
+    assert code == 130
+    assert list(out.iterdir()) == []  # neither header-only tables nor temporary files
+    assert f"stopped: nothing written in {out}" in " ".join(err.split())
+    monkeypatch.undo()
+    code, _, _ = invoke("export", "run-tiny", "--format", "csv", "-o", str(out), "--db", tiny_url)
+    assert code == 0 and (out / "sessions.csv").read_text(encoding="utf-8").count("\n") > 1
