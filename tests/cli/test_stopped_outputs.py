@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from cli_support import invoke
-from support.run_builder import write_tiny_run
 
 from corix.storage import Database
+from support.run_builder import write_tiny_run
 
 
 @pytest.fixture

@@ -21,13 +21,18 @@ def test_a_finished_write_appears_under_its_name_with_ordinary_permissions(tmp_p
     assert [path.name for path in tmp_path.iterdir()] == ["out.txt"]
 
 
+def _stopped_half_way(target: Path) -> None:
+    with atomic_open(target, encoding="utf-8") as handle:
+        handle.write("half a line")
+        raise KeyboardInterrupt
+
+
 def test_a_stopped_write_leaves_nothing_and_the_earlier_file_as_it_was(tmp_path: Path) -> None:
     fresh, earlier = tmp_path / "fresh.jsonl", tmp_path / "earlier.jsonl"
     earlier.write_text("old\n", encoding="utf-8")
     for target in (fresh, earlier):
-        with pytest.raises(KeyboardInterrupt), atomic_open(target, encoding="utf-8") as handle:
-            handle.write("half a line")
-            raise KeyboardInterrupt
+        with pytest.raises(KeyboardInterrupt):
+            _stopped_half_way(target)
     assert not fresh.exists()
     assert earlier.read_text(encoding="utf-8") == "old\n"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["earlier.jsonl"]
