@@ -5,6 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection
 
+from corix.storage.migration_lock import migration_lock
 from corix.storage.orm import Base
 
 config = context.config
@@ -19,7 +20,7 @@ def _foreign_keys(connection: Connection, *, on: bool) -> None:
     connection.commit()
 
 
-with engine.connect() as connection:
+with engine.connect() as connection, migration_lock(connection):
     sqlite = connection.dialect.name == "sqlite"
     if sqlite:
         _foreign_keys(connection, on=False)
