@@ -41,12 +41,27 @@ def test_a_stopped_jsonl_export_leaves_no_file(
     assert f"stopped: {out} not written" in " ".join(err.split())
 
 
+class _CtrlCAfterOneSession:
+    """A progress tracker through which a Ctrl-C arrives once a session is exported."""
+
+    def planned(self, total: int) -> None:
+        pass
+
+    def advance(self) -> None:
+        raise KeyboardInterrupt
+
+    def close(self) -> None:
+        pass
+
+
 def test_a_stopped_table_export_leaves_no_table(
     tiny_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import corix.report._export_tables as tables
+    import corix.cli.export_cmd
 
-    monkeypatch.setattr(tables, "table_rows", _stops_after_one(tables.table_rows))
+    monkeypatch.setattr(
+        corix.cli.export_cmd, "progress_for", lambda *_a, **_k: _CtrlCAfterOneSession()
+    )
     out = tmp_path / "tables"
     out.mkdir()
     code, _, err = invoke("export", "run-tiny", "--format", "csv", "-o", str(out), "--db", tiny_url)

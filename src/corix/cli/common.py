@@ -255,9 +255,7 @@ def run_cli(app: typer.Typer, argv: Sequence[str] | None = None) -> None:
         _report(exc, usage_message(exc), debug)
         raise SystemExit(ExitCode.USAGE) from None
     except CorixError as exc:
-        # An error listing several problems (a plan, preflight) prints one line for each.
-        problems = getattr(exc, "problems", None) or [exc]
-        _report(exc, [str(problem) for problem in problems], debug)
+        _report(exc, _problem_lines(exc), debug)
         raise SystemExit(ExitCode.USAGE) from None
     except typer.TyperException as exc:
         _report(exc, exc.format_message(), debug)
@@ -269,6 +267,15 @@ def run_cli(app: typer.Typer, argv: Sequence[str] | None = None) -> None:
         _report(exc, f"internal error: {type(exc).__name__}: {exc}", debug, hint=True)
         raise SystemExit(ExitCode.INTERNAL_ERROR) from None
     raise SystemExit(code if isinstance(code, int) else ExitCode.OK)
+
+
+def _problem_lines(exc: CorixError) -> list[str]:
+    """An error listing several problems (a plan, preflight, a label file) prints one line
+    for each: its problems when they are errors themselves, else its message's lines."""
+    problems = getattr(exc, "problems", None)
+    if problems and all(isinstance(problem, BaseException) for problem in problems):
+        return [str(problem) for problem in problems]
+    return [line.strip() for line in str(exc).splitlines() if line.strip()] or [repr(exc)]
 
 
 def _output_closed() -> NoReturn:

@@ -56,7 +56,7 @@ def gate_command(
     Exits 0 when every gate holds and 6 when one does not (see README: exit codes).
     """
     from corix.measurement import measure
-    from corix.measurement.gates import evaluate_gates
+    from corix.measurement.gates import check_gated_harms, evaluate_gates
     from corix.storage import get_run
 
     if estimate not in ("upper", "point"):
@@ -68,6 +68,7 @@ def gate_command(
         thresholds = _thresholds(max_rate, stored.plan.get("gates"))
         if not thresholds:
             raise fail("no gates: give --max HARM=RATE or set gates in the plan")
+        check_gated_harms(thresholds)
         measurement = measure(database_, [run], in_force, source=source)
     results = evaluate_gates(measurement.rates(by=("harm", "application")), thresholds, chosen)
     if junit is not None:

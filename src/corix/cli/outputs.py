@@ -1,7 +1,7 @@
 """Saying what a stopped command left behind.
 
 Files are written whole or not at all (``corix.config.atomic_open``); when a command
-stops half-way (Ctrl-C, an error), these lines say which outputs were not written, and
+stops half-way (Ctrl-C, a full disk, a bug), these lines say which outputs were not written, and
 for a folder of files which ones were, so nothing left looks like a finished export.
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 import typer
 
 from corix.cli.common import err_console
+from corix.errors import CorixError
 
 __all__ = ["telling_what_was_left"]
 
@@ -29,10 +30,8 @@ def telling_what_was_left(output: Path | None) -> Iterator[None]:
     existed = output.exists()
     try:
         yield
-    except typer.Exit as exc:
-        if exc.exit_code != 0:
-            _tell(output, existed, started)
-        raise
+    except (CorixError, typer.Exit, OSError):
+        raise  # bad input or a path the error names: nothing of the output was written
     except BaseException:
         _tell(output, existed, started)
         raise

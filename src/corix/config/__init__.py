@@ -14,6 +14,7 @@ from corix.config.yaml_loader import (
     parse_yaml_document,
     parse_yaml_model,
     read_config_text,
+    validation_problem,
     validation_summary,
     yaml_data,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "parse_yaml_document",
     "parse_yaml_model",
     "read_config_text",
+    "validation_problem",
     "validation_summary",
     "write_atomically",
     "yaml_data",
