@@ -71,3 +71,11 @@ def test_a_stopped_table_export_leaves_no_table(
     monkeypatch.undo()
     code, _, _ = invoke("export", "run-tiny", "--format", "csv", "-o", str(out), "--db", tiny_url)
     assert code == 0 and (out / "sessions.csv").read_text(encoding="utf-8").count("\n") > 1
+
+
+def test_progress_goes_to_stderr_with_its_rate_and_time_left(tiny_url: str, tmp_path: Path) -> None:
+    out = tmp_path / "sessions.jsonl"
+    code, stdout, stderr = invoke("export", "run-tiny", "-o", str(out), "--db", tiny_url)
+    assert code == 0
+    assert " ".join(stdout.split()) == f"wrote 4 sessions to {out}"
+    assert "exporting sessions: 4/4 done after" in stderr and "/s, about 0 s left)" in stderr

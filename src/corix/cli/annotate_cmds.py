@@ -54,6 +54,7 @@ from corix.cli.common import (
     RunArgument,
     console,
     database,
+    err_console,
     print_json,
     wrapping_table,
 )
@@ -114,7 +115,7 @@ def annotate_command(
     from corix.assessment.annotation_run import ProgressHooks, annotate
 
     request = annotation_request(ctx.params)  # every flag above, by parameter name
-    tracker = progress_for(console, "sessions", quiet=as_json)
+    tracker = progress_for(err_console, "sessions", quiet=as_json)
     hooks = ProgressHooks(on_planned=tracker.planned, on_session_done=tracker.advance)
     with database(db) as database_, closing(tracker):
         summary = annotate(database_, request, hooks)
