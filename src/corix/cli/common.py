@@ -50,6 +50,9 @@ DbOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+WideOption = Annotated[
+    bool, typer.Option("--wide", help="Show every column, even where the terminal is narrow.")
+]
 RunArgument = Annotated[str, typer.Argument(help="Run id.")]
 ExecutorOption = Annotated[
     str, typer.Option("--executor", help="local (default) or ray (needs the ray extra).")
@@ -81,16 +84,26 @@ class FittingTable(Table):
 
     Each column gets at least its longest word; the width left over goes to the columns
     with the most text. When even that does not fit the terminal (an 80-column one, say),
-    each row is printed as a block of ``column: value`` lines instead, so every id, name
-    and number stays whole and readable.
+    the ``optional`` columns are left out, last first, with a line naming them (unless
+    ``wide``); only if the rest still does not fit is each row printed as a block of
+    ``column: value`` lines, so every id, name and number stays whole and readable.
     """
+
+    optional: tuple[str, ...] = ()
+    wide: bool = False
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         # Measured without the terminal's limit: the narrowest and widest the table can be.
         unbounded = options.update_width(_UNBOUNDED)
         table = Measurement.get(console, unbounded, self)
         if table.minimum > options.max_width:
-            yield from self._blocks()
+            narrower = None if self.wide else self._without_optional(console, options)
+            if narrower is None:
+                yield from self._blocks()
+                return
+            yield narrower
+            hidden = [str(c.header) for c in self.columns if c not in narrower.columns]
+            yield Text(f"hidden to fit: {', '.join(hidden)} (--wide shows them)", style="dim")
             return
         if table.maximum <= options.max_width:
             yield from super().__rich_console__(console, options)
@@ -107,6 +120,19 @@ class FittingTable(Table):
         finally:
             for column, width in zip(self.columns, saved, strict=True):
                 column.width = width
+
+    def _without_optional(self, console: Console, options: ConsoleOptions) -> Table | None:
+        """This table without as few optional columns as fit it to the width, or None."""
+        unbounded = options.update_width(_UNBOUNDED)
+        dropped: set[str] = set()
+        for name in reversed(self.optional):
+            dropped.add(name)
+            kept = [c for c in self.columns if str(c.header) not in dropped]
+            narrower = FittingTable(*kept, title=self.title, title_justify="left")
+            narrower.rows = list(self.rows)
+            if Measurement.get(console, unbounded, narrower).minimum <= options.max_width:
+                return narrower
+        return None
 
     @staticmethod
     def _column_range(console: Console, options: ConsoleOptions, column: Column) -> tuple[int, int]:
@@ -129,10 +155,17 @@ class FittingTable(Table):
             yield Text("")
 
 
-def wrapping_table(*headers: str, title: str | None = None) -> Table:
-    """A table whose cells wrap rather than cut: ids and names must stay readable whole."""
+def wrapping_table(
+    *headers: str, title: str | None = None, optional: Sequence[str] = (), wide: bool = False
+) -> Table:
+    """A table whose cells wrap rather than cut: ids and names must stay readable whole.
+
+    ``optional`` names the columns of least value, left out (last first) when the table
+    would not fit the terminal otherwise; ``wide`` keeps them all."""
     columns = [Column(header=Text(header), overflow="fold") for header in headers]
-    return FittingTable(*columns, title=title, title_justify="left")
+    table = FittingTable(*columns, title=title, title_justify="left")
+    table.optional, table.wide = tuple(optional), wide
+    return table
 
 
 def print_fields(
