@@ -138,10 +138,7 @@ def defects_command(
         seed=seed,
         confidence=confidence,
     )
-    if reference is not None and correct_judge is None:
-        raise fail("--reference only applies with --correct-judge (the judge it corrects).")
-    if attempt_unit not in ("template", "prompt"):
-        raise fail(f"unknown attempt unit '{attempt_unit}'; choose from template, prompt")
+    _check_options(reference, correct_judge, attempt_unit)
     query = DefectsQuery(
         grouping=grouping,
         hit_k=hit_k,
@@ -163,6 +160,13 @@ def defects_command(
         console.print(_nothing_rated(measurement, reasons))
         return
     print_defect_figures(figures, query)
+
+
+def _check_options(reference: str | None, correct_judge: str | None, attempt_unit: str) -> None:
+    if reference is not None and correct_judge is None:
+        raise fail("--reference only applies with --correct-judge (the judge it corrects).")
+    if attempt_unit not in ("template", "prompt"):
+        raise fail(f"unknown attempt unit '{attempt_unit}'; choose from template, prompt")
 
 
 def defects_document(
