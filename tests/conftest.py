@@ -121,6 +121,17 @@ def postgres_url(postgres_databases: Callable[[], str]) -> Iterator[str]:
 
 
 @pytest.fixture
+def empty_postgres_url() -> Iterator[str]:
+    """A new PostgreSQL database with no schema at all (not migrated), dropped afterwards."""
+    if _PG_UNAVAILABLE:
+        pytest.skip(_PG_UNAVAILABLE)
+    name = f"corix_empty_{uuid.uuid4().hex[:12]}"
+    _create_database(name)
+    yield _database_url(name)
+    _drop_database(name)
+
+
+@pytest.fixture
 def postgres_db(postgres_url: str) -> Iterator[Database]:
     db = Database(postgres_url)
     yield db

@@ -105,7 +105,7 @@ def _small_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     (tmp_path / "plan.yaml").write_text(PLAN, encoding="utf-8")
     code, out, err = invoke("run", "plan.yaml")
     assert code == 0, err
-    assert "sessions: 3 to do" in out and "sessions: 3/3 done after" in out
+    assert "sessions: 3 to do" in err and "sessions: 3/3 done after" in err
     run = re.search(r"run-[0-9a-f-]+", out)
     assert run is not None
     return run.group(0)
@@ -129,19 +129,20 @@ def test_long_commands_off_a_terminal_print_counted_progress_lines(
     run = _small_run(tmp_path, monkeypatch)
     code, out, err = invoke("annotate", run)
     assert code == 0, err
-    lines = out.splitlines()
+    lines = err.splitlines()  # progress goes to stderr, beside the output, not in it
     assert lines[0] == "sessions: 3 to do"
-    assert [line for line in lines if re.fullmatch(r"sessions: \d/3 done after \d+ s", line)]
+    pattern = r"sessions: \d/3 done after \d+ s \([\d.]+/s, about \d+ s left\)"
+    assert [line for line in lines if re.fullmatch(pattern, line)]
     for _, argv, noun, total in LONG_COMMANDS:
         code, out, err = invoke(*(arg.format(run=run) for arg in argv))
         assert code == 0, err
-        assert out.splitlines()[0] == f"{noun}: {total} to do", out
-        done = [int(m.group(1)) for m in re.finditer(rf"{noun}: (\d+)/{total} done after", out)]
-        assert done and done == sorted(done) and done[-1] == total, out
+        assert err.splitlines()[0] == f"{noun}: {total} to do", err
+        done = [int(m.group(1)) for m in re.finditer(rf"{noun}: (\d+)/{total} done after", err)]
+        assert done and done == sorted(done) and done[-1] == total, err
     code, out, err = invoke("release", "--out", "release", "--finalize", "--reviewed-by", "me")
     assert code == 0, err
-    assert out.splitlines()[0] == "releasing sessions: 3 to do", out
-    assert "releasing sessions: 3/3 done after" in out
+    assert err.splitlines()[0] == "releasing sessions: 3 to do", err
+    assert "releasing sessions: 3/3 done after" in err
     code, out, err = invoke("export", run)  # to standard output: the lines are the output
     assert code == 0, err
     assert [json.loads(line)["run_id"] for line in out.splitlines()] == [run] * 3
@@ -153,7 +154,9 @@ def test_long_commands_on_a_terminal_draw_a_counted_bar(
     run = _small_run(tmp_path, monkeypatch)
     for index, (module, argv, noun, total) in enumerate(LONG_COMMANDS):
         screen = io.StringIO()
-        monkeypatch.setattr(module, "console", Console(file=screen, force_terminal=True, width=120))
+        monkeypatch.setattr(
+            module, "err_console", Console(file=screen, force_terminal=True, width=120)
+        )
         args = [arg.format(run=run) for arg in argv]
         code, _, err = invoke(*args[:-1], f"{args[-1]}{index}")
         assert code == 0, err

@@ -52,3 +52,29 @@ def test_rows_become_blocks_when_the_words_cannot_fit() -> None:
     # Wide enough, the same rows are a table again.
     wide = _render(140, row, headers=headers)
     assert any(all(cell in line for cell in row) for line in wide)
+
+
+def _printed(width: int, *, wide: bool) -> str:
+    console = Console(width=width, color_system=None)
+    table = wrapping_table(
+        "session", "application", "scenario", "level", optional=("level", "scenario"), wide=wide
+    )
+    for index in range(3):
+        table.add_row(f"{index}" * 32, "assistant-unguarded", "meal_planner", "model_testing")
+    with console.capture() as captured:
+        console.print(table)
+    return captured.get()
+
+
+def test_a_narrow_terminal_loses_the_optional_columns_not_the_table() -> None:
+    """At 80 columns the least valuable columns go (named below), rows stay rows."""
+    narrow = _printed(80, wide=False)
+    # The last optional column goes first, and no more than the width needs.
+    assert "hidden to fit: scenario (--wide shows them)" in narrow
+    assert "meal_planner" not in narrow and narrow.count("model_testing") == 3
+    rows = [line for line in narrow.splitlines() if "assistant-unguarded" in line]
+    assert [f"{index}" * 32 in row for index, row in enumerate(rows)] == [True] * 3
+    # --wide keeps every column: as blocks of lines where they cannot all fit.
+    wide = _printed(80, wide=True)
+    assert "hidden" not in wide and wide.count("meal_planner") == 3
+    assert "hidden" not in _printed(160, wide=False)

@@ -19,6 +19,7 @@ from corix.report import write_report
 from corix.storage import Database, get_run, list_runs
 
 runner = CliRunner()
+CELL = ("harm", "application", "scenario", "level")
 
 PLAN = """\
 name: sequential
@@ -156,3 +157,26 @@ def test_until_width_states_the_saving_against_the_fixed_plans(
     paths = write_report(sqlite_db, run.id, tmp_path / "report", bootstrap=0)
     assert record.fixed_plans.text() in paths.markdown.read_text()
     assert "a fixed plan sized at the first wave" in paths.html.read_text()
+
+
+def test_a_sequential_runs_cells_show_the_confidence_sequence_it_stopped_on(
+    sqlite_db: Database, plan: Path
+) -> None:
+    """One interval per cell: the stored sequence, labelled, not a fixed-n one beside it."""
+    args = ["run", str(plan), "--until", "gate", "--wave", "8", "--db", sqlite_db.url]
+    assert runner.invoke(app, args).exit_code == 0
+    (run,) = list_runs(sqlite_db)
+    stopped = {c["application"]: c for c in run.summary.sequential["cells"]}["unguarded"]
+    done = runner.invoke(app, ["defects", run.id, "--json", "--db", sqlite_db.url])
+    assert done.exit_code == 0, done.output
+    rates = json.loads(done.output)["rates"]
+    (cell,) = [
+        r for r in rates if r["group"] == {"source": "reference", **{k: stopped[k] for k in CELL}}
+    ]
+    assert (cell["ci_low"], cell["ci_high"]) == (stopped["low"], stopped["high"])
+    assert cell["interval"].startswith("the interval the sequential run stopped on: hedged betting")
+    # Grouped by less than a cell, a rate is no cell's: it keeps its own interval.
+    coarse = runner.invoke(
+        app, ["defects", run.id, "--by", "harm", "--json", "--db", sqlite_db.url]
+    )
+    assert all(r["interval"] != cell["interval"] for r in json.loads(coarse.output)["rates"])

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from corix.apps.specs import AdapterSpec
+from corix.config import validation_problem
 from corix.errors import CorixError, closest_name
 from corix.llm import EndpointConfig
 
@@ -126,10 +127,7 @@ def endpoint_config(spec: AdapterSpec, settings: Mapping[str, Any]) -> EndpointC
     try:
         return EndpointConfig.model_validate(settings)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, error['loc'])) or 'value'}: {error['msg']}{_given(error)}"
-            for error in exc.errors()
-        )
+        problems = "; ".join(validation_problem(error) + _given(error) for error in exc.errors())
         raise InvalidOptionError(f"the spec '{spec.public()}' is not valid: {problems}") from None
 
 

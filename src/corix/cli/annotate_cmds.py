@@ -54,6 +54,7 @@ from corix.cli.common import (
     RunArgument,
     console,
     database,
+    err_console,
     fail,
     print_json,
     wrapping_table,
@@ -116,7 +117,7 @@ def annotate_command(
     from corix.storage import LeaseLost
 
     request = annotation_request(ctx.params)  # every flag above, by parameter name
-    tracker = progress_for(console, "sessions", quiet=as_json)
+    tracker = progress_for(err_console, "sessions", quiet=as_json)
     hooks = ProgressHooks(on_planned=tracker.planned, on_session_done=tracker.advance)
     try:
         with database(db) as database_, closing(tracker):

@@ -9,7 +9,7 @@ import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 
 import typer
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -24,13 +24,22 @@ from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from corix.cli.exit_codes import ExitCode
 from corix.cli.input_errors import describe_input_error
+from corix.cli.streams import escape_unencodable, output_was_closed, silence_closed_output
 from corix.errors import CorixError
 
 if TYPE_CHECKING:  # opening a database loads SQLAlchemy and Alembic: only commands that do
     from corix.storage import Database
 
-console = Console()
-err_console = Console(stderr=True)
+
+class _CommandConsole(Console):
+    def on_broken_pipe(self) -> None:
+        # Rich exits 1 itself; the command line ends a closed pipe with its own code.
+        self.quiet = True
+        raise BrokenPipeError
+
+
+console = _CommandConsole()
+err_console = _CommandConsole(stderr=True)
 
 DbOption = Annotated[
     str | None,
@@ -41,6 +50,9 @@ DbOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+WideOption = Annotated[
+    bool, typer.Option("--wide", help="Show every column, even where the terminal is narrow.")
+]
 RunArgument = Annotated[str, typer.Argument(help="Run id.")]
 ExecutorOption = Annotated[
     str, typer.Option("--executor", help="local (default) or ray (needs the ray extra).")
@@ -72,16 +84,26 @@ class FittingTable(Table):
 
     Each column gets at least its longest word; the width left over goes to the columns
     with the most text. When even that does not fit the terminal (an 80-column one, say),
-    each row is printed as a block of ``column: value`` lines instead, so every id, name
-    and number stays whole and readable.
+    the ``optional`` columns are left out, last first, with a line naming them (unless
+    ``wide``); only if the rest still does not fit is each row printed as a block of
+    ``column: value`` lines, so every id, name and number stays whole and readable.
     """
+
+    optional: tuple[str, ...] = ()
+    wide: bool = False
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         # Measured without the terminal's limit: the narrowest and widest the table can be.
         unbounded = options.update_width(_UNBOUNDED)
         table = Measurement.get(console, unbounded, self)
         if table.minimum > options.max_width:
-            yield from self._blocks()
+            narrower = None if self.wide else self._without_optional(console, options)
+            if narrower is None:
+                yield from self._blocks()
+                return
+            yield narrower
+            hidden = [str(c.header) for c in self.columns if c not in narrower.columns]
+            yield Text(f"hidden to fit: {', '.join(hidden)} (--wide shows them)", style="dim")
             return
         if table.maximum <= options.max_width:
             yield from super().__rich_console__(console, options)
@@ -98,6 +120,19 @@ class FittingTable(Table):
         finally:
             for column, width in zip(self.columns, saved, strict=True):
                 column.width = width
+
+    def _without_optional(self, console: Console, options: ConsoleOptions) -> Table | None:
+        """This table without as few optional columns as fit it to the width, or None."""
+        unbounded = options.update_width(_UNBOUNDED)
+        dropped: set[str] = set()
+        for name in reversed(self.optional):
+            dropped.add(name)
+            kept = [c for c in self.columns if str(c.header) not in dropped]
+            narrower = FittingTable(*kept, title=self.title, title_justify="left")
+            narrower.rows = list(self.rows)
+            if Measurement.get(console, unbounded, narrower).minimum <= options.max_width:
+                return narrower
+        return None
 
     @staticmethod
     def _column_range(console: Console, options: ConsoleOptions, column: Column) -> tuple[int, int]:
@@ -120,10 +155,17 @@ class FittingTable(Table):
             yield Text("")
 
 
-def wrapping_table(*headers: str, title: str | None = None) -> Table:
-    """A table whose cells wrap rather than cut: ids and names must stay readable whole."""
+def wrapping_table(
+    *headers: str, title: str | None = None, optional: Sequence[str] = (), wide: bool = False
+) -> Table:
+    """A table whose cells wrap rather than cut: ids and names must stay readable whole.
+
+    ``optional`` names the columns of least value, left out (last first) when the table
+    would not fit the terminal otherwise; ``wide`` keeps them all."""
     columns = [Column(header=Text(header), overflow="fold") for header in headers]
-    return FittingTable(*columns, title=title, title_justify="left")
+    table = FittingTable(*columns, title=title, title_justify="left")
+    table.optional, table.wide = tuple(optional), wide
+    return table
 
 
 def print_fields(
@@ -226,12 +268,19 @@ def run_cli(app: typer.Typer, argv: Sequence[str] | None = None) -> None:
     """
     args = list(sys.argv[1:] if argv is None else argv)
     debug = debug_requested(args)
+    escape_unencodable()
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             code = app(args=args, prog_name="corix", standalone_mode=False)
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
+    except BrokenPipeError:
+        _output_closed()
+    except SystemExit:
+        if output_was_closed():
+            _output_closed()
+        raise
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         raise SystemExit(ExitCode.INTERRUPTED) from None
@@ -239,9 +288,7 @@ def run_cli(app: typer.Typer, argv: Sequence[str] | None = None) -> None:
         _report(exc, usage_message(exc), debug)
         raise SystemExit(ExitCode.USAGE) from None
     except CorixError as exc:
-        # An error listing several problems (a plan, preflight) prints one line for each.
-        problems = getattr(exc, "problems", None) or [exc]
-        _report(exc, [str(problem) for problem in problems], debug)
+        _report(exc, _problem_lines(exc), debug)
         raise SystemExit(ExitCode.USAGE) from None
     except typer.TyperException as exc:
         _report(exc, exc.format_message(), debug)
@@ -253,6 +300,20 @@ def run_cli(app: typer.Typer, argv: Sequence[str] | None = None) -> None:
         _report(exc, f"internal error: {type(exc).__name__}: {exc}", debug, hint=True)
         raise SystemExit(ExitCode.INTERNAL_ERROR) from None
     raise SystemExit(code if isinstance(code, int) else ExitCode.OK)
+
+
+def _problem_lines(exc: CorixError) -> list[str]:
+    """An error listing several problems (a plan, preflight, a label file) prints one line
+    for each: its problems when they are errors themselves, else its message's lines."""
+    problems = getattr(exc, "problems", None)
+    if problems and all(isinstance(problem, BaseException) for problem in problems):
+        return [str(problem) for problem in problems]
+    return [line.strip() for line in str(exc).splitlines() if line.strip()] or [repr(exc)]
+
+
+def _output_closed() -> NoReturn:
+    silence_closed_output()
+    raise SystemExit(ExitCode.OUTPUT_CLOSED) from None
 
 
 def _show_warning(

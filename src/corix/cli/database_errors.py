@@ -10,6 +10,8 @@ from corix.storage import Database, DatabaseMissingError
 
 __all__ = ["DatabaseUnavailableError", "open_database"]
 
+# Databases SQLAlchemy knows that corix does not store in (it needs their drivers to say so).
+OTHER_KINDS = ("mysql", "mariadb", "oracle", "mssql")
 POSTGRES_HINT = "PostgreSQL needs the 'postgres' extra: pip install 'corix[postgres]'"
 
 
@@ -22,6 +24,14 @@ def open_database(url: str, *, create: bool = False) -> Database:
 
     Only commands that make records pass ``create=True``: reading never creates a database.
     """
+    kind = url.partition("://")[0].partition("+")[0].lower()
+    if kind == "postgres":
+        raise DatabaseUnavailableError("write postgresql://…, not postgres://…")
+    if kind in OTHER_KINDS:
+        raise DatabaseUnavailableError(
+            f"corix stores its records in SQLite or PostgreSQL, not '{kind}': give "
+            "sqlite:///FILE or postgresql://HOST/NAME"
+        )
     try:
         return Database(url, create=create)
     except DatabaseMissingError:

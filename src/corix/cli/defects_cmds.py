@@ -76,7 +76,8 @@ CorrectJudgeOption = Annotated[
     ),
 ]
 ReferenceOption = Annotated[
-    str, typer.Option("--reference", help="The trusted source for --correct-judge.")
+    str | None,
+    typer.Option("--reference", help="The trusted source for --correct-judge (default: human)."),
 ]
 HitKOption = Annotated[
     int | None,
@@ -113,7 +114,7 @@ def defects_command(
     seed: SeedOption = None,
     confidence: ConfidenceOption = None,
     correct_judge: CorrectJudgeOption = None,
-    reference: ReferenceOption = "human",
+    reference: ReferenceOption = None,
     hit_k: HitKOption = None,
     with_cost: CostOption = False,
     attempt_unit: AttemptUnitOption = "template",
@@ -137,15 +138,14 @@ def defects_command(
         seed=seed,
         confidence=confidence,
     )
-    if attempt_unit not in ("template", "prompt"):
-        raise fail(f"unknown attempt unit '{attempt_unit}'; choose from template, prompt")
+    _check_options(reference, correct_judge, attempt_unit)
     query = DefectsQuery(
         grouping=grouping,
         hit_k=hit_k,
         attempt_unit="prompt" if attempt_unit == "prompt" else "template",
         cost=with_cost,
         correct_judge=correct_judge,
-        reference=reference,
+        reference=reference or "human",
     )
     with database(db) as database_:
         measurement = _measure(database_, run, series, in_force, source)
@@ -160,6 +160,13 @@ def defects_command(
         console.print(_nothing_rated(measurement, reasons))
         return
     print_defect_figures(figures, query)
+
+
+def _check_options(reference: str | None, correct_judge: str | None, attempt_unit: str) -> None:
+    if reference is not None and correct_judge is None:
+        raise fail("--reference only applies with --correct-judge (the judge it corrects).")
+    if attempt_unit not in ("template", "prompt"):
+        raise fail(f"unknown attempt unit '{attempt_unit}'; choose from template, prompt")
 
 
 def defects_document(

@@ -34,3 +34,6 @@ class ExitCode(IntEnum):
     writes since were refused; the new holder finishes the run."""
     INTERRUPTED = 130
     """Stopped by Ctrl-C or SIGTERM; ``corix run --resume RUN`` finishes it."""
+    OUTPUT_CLOSED = 141
+    """The reader of standard output stopped reading (``corix export RUN | head``): what
+    it read is whole, the rest was not written (as a Unix tool stopped by SIGPIPE)."""

@@ -12,8 +12,10 @@ from corix.cli.common import (
     DbOption,
     console,
     database,
+    err_console,
     fail,
 )
+from corix.cli.outputs import telling_what_was_left
 from corix.cli.progress import progress_for
 
 if TYPE_CHECKING:
@@ -82,7 +84,7 @@ def export_command(
         raise fail(f"--format {fmt} writes a folder of tables: give --output DIR")
     if fmt in ("jsonl", "corix") and hit_k is not None:
         raise fail("--hit-k writes tables: give --format csv, parquet or hf")
-    with database(db) as database_:
+    with telling_what_was_left(output), database(db) as database_:
         if run is not None:
             get_run(database_, run)
         run_ids = [run] if run is not None else series_runs(database_, str(series))
@@ -99,7 +101,7 @@ def export_command(
             hit_k=hit_k,
             title=f"series {series}" if series else f"run {run}",
         )
-        with closing(progress_for(console, "exporting sessions")) as tracker:
+        with closing(progress_for(err_console, "exporting sessions")) as tracker:
             counts = write_table_export(database_, run_ids, request, tracker)
     console.print(
         f"wrote {', '.join(f'{n} rows to {name}' for name, n in counts.items())} in {output}",
@@ -110,10 +112,11 @@ def export_command(
 def _export_lines(db: Database, run_ids: list[str], output: Path | None, *, run_file: bool) -> None:
     """One JSON line per session (after the run's header, for a run file), to ``output``
     or standard output."""
+    from corix.config import atomic_open
     from corix.report import export_jsonl, run_file_lines
 
     # On standard output the lines are the output: no progress among them.
-    tracker = progress_for(console, "exporting sessions", quiet=output is None)
+    tracker = progress_for(err_console, "exporting sessions", quiet=output is None)
     if run_file:
         lines = run_file_lines(db, run_ids[0], progress=tracker)
     else:
@@ -123,7 +126,7 @@ def _export_lines(db: Database, run_ids: list[str], output: Path | None, *, run_
             for line in lines:
                 typer.echo(line)
             return
-        with output.open("w", encoding="utf-8", newline="\n") as handle:
+        with atomic_open(output, encoding="utf-8", newline="\n") as handle:
             count = 0
             for line in lines:
                 handle.write(line + "\n")

@@ -15,6 +15,7 @@ from rich.text import Text
 from corix.cli.common import DbOption, JsonOption, RunArgument, console, database, fail, print_json
 from corix.cli.exit_codes import ExitCode
 from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
+from corix.cli.outputs import telling_what_was_left
 
 if TYPE_CHECKING:
     from corix.measurement.gates import Estimate, GateResult
@@ -58,7 +59,7 @@ def gate_command(
     Exits 0 when every gate holds and 6 when one does not (see README: exit codes).
     """
     from corix.measurement import measure
-    from corix.measurement.gates import evaluate_gates
+    from corix.measurement.gates import check_gated_harms, evaluate_gates
     from corix.storage import get_run
 
     if estimate not in ("upper", "point"):
@@ -70,11 +71,13 @@ def gate_command(
         thresholds = _thresholds(max_rate, stored.plan.get("gates"))
         if not thresholds:
             raise fail("no gates: give --max HARM=RATE or set gates in the plan")
+        check_gated_harms(thresholds)
         started, clock = datetime.now(UTC), time.perf_counter()
         measurement = measure(database_, [run], in_force, source=source)
     results = evaluate_gates(measurement.rates(by=("harm", "application")), thresholds, chosen)
     if junit is not None:
-        _write_junit(junit, run, results, started, time.perf_counter() - clock)
+        with telling_what_was_left(junit):
+            _write_junit(junit, run, results, started, time.perf_counter() - clock)
     if as_json:
         print_json(
             {
@@ -126,4 +129,6 @@ def _write_junit(
             ET.SubElement(
                 case, "failure", message=result.message, type="GateFailed"
             ).text = result.message
-    path.write_bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True))
+    from corix.config import write_atomically
+
+    write_atomically(path, ET.tostring(root, encoding="utf-8", xml_declaration=True))

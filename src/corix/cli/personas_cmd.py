@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.text import Text
 
-from corix.cli.common import DbOption, JsonOption, console, database, print_json, wrapping_table
+from corix.cli.common import (
+    DbOption,
+    JsonOption,
+    WideOption,
+    console,
+    database,
+    print_json,
+    wrapping_table,
+)
 from corix.cli.measure_options import (
     AnnotatorsOption,
     KindsOption,
@@ -31,6 +39,7 @@ def personas_command(
     kind: KindsOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """Persona coverage: template × parameters, sessions, goals reached and violations.
 
@@ -61,6 +70,12 @@ def personas_command(
         "level", "scenario", "template", "goal", "parameters", "application", "sessions",
         "goal reached", "not measurable", "annotated", "violations", "strategies / styles",
         title=f"persona coverage of run {run}",
+        # Left out first on a narrow terminal: what the other columns imply or repeat.
+        optional=(
+            "level", "scenario", "goal", "parameters", "not measurable", "annotated",
+            "strategies / styles",
+        ),
+        wide=wide,
     )  # fmt: skip
     for row in coverage.rows:
         table.add_row(*_cells(row))

@@ -18,6 +18,7 @@ from corix.cli.common import (
     print_json,
     wrapping_table,
 )
+from corix.cli.outputs import telling_what_was_left
 
 if TYPE_CHECKING:
     from corix.execution import Plan
@@ -112,6 +113,7 @@ def size_command(
 ) -> None:
     """Dialogues per cell (application × scenario × level × harm) for an interval width
     and/or the power to tell two applications apart, with testers' design effect."""
+    from corix.config import write_atomically
     from corix.execution import load_plan_file
     from corix.measurement import measure
     from corix.measurement.plan_sizing import SizeRequest, earlier_run, plan_with_sizes, size_plan
@@ -139,7 +141,8 @@ def size_command(
     cells = size_plan(source.plan, request, earlier)
     if write is not None:
         sized = plan_with_sizes(source.plan, cells, _model_tests(source.plan))
-        write.write_text(_plan_yaml(sized, source.plan), encoding="utf-8")
+        with telling_what_was_left(write):
+            write_atomically(write, _plan_yaml(sized, source.plan))
     if as_json:
         print_json(
             {"request": request.model_dump(mode="json"), "cells": [c.model_dump() for c in cells]}

@@ -1,4 +1,5 @@
-"""Progress of long commands: a bar on a terminal, plain lines anywhere else.
+"""Progress of long commands, on standard error: a bar on a terminal, plain lines anywhere
+else, each with the rate and the time left.
 
 Off a terminal (a CI log, a file, a pipe) a bar would be drawn once at the end; plain
 lines are written as the work goes: one when it is counted, then one per tenth done.
@@ -10,7 +11,14 @@ import time
 from typing import Protocol
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 __all__ = ["BarProgress", "LineProgress", "Tracker", "progress_for"]
 
@@ -42,8 +50,11 @@ class LineProgress:
         self._done += 1
         if self._total and self._done * 10 // self._total > (self._done - 1) * 10 // self._total:
             elapsed = time.monotonic() - self._started
+            rate = self._done / elapsed if elapsed > 0 else 0.0
+            left = (self._total - self._done) / rate if rate else 0.0
             self._console.print(
-                f"{self._noun}: {self._done}/{self._total} done after {elapsed:.0f} s",
+                f"{self._noun}: {self._done}/{self._total} done after {elapsed:.0f} s "
+                f"({rate:.1f}/s, about {left:.0f} s left)",
                 soft_wrap=True,
             )
 
@@ -59,7 +70,9 @@ class BarProgress:
             "[progress.description]{task.description}",
             BarColumn(),
             MofNCompleteColumn(),
+            TaskProgressColumn(show_speed=True),
             TimeElapsedColumn(),
+            TimeRemainingColumn(),
             console=console,
         )
         self._task = self._progress.add_task(noun, start=False)

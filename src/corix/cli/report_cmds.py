@@ -31,6 +31,7 @@ from corix.cli.measure_options import (
     SpecOption,
     measurement_spec,
 )
+from corix.cli.outputs import telling_what_was_left
 from corix.cli.progress import progress_for
 
 if TYPE_CHECKING:
@@ -198,7 +199,10 @@ def _write(
 ) -> ReportPaths:
     from corix.report import write_report_with
 
-    with closing(progress_for(console, "report parts")) as tracker:
+    with (
+        telling_what_was_left(out),
+        closing(progress_for(err_console, "report parts")) as tracker,
+    ):
         return write_report_with(db, run or "", out, settings, series=series, progress=tracker)
 
 
@@ -281,12 +285,17 @@ def tree_leaves(
 ) -> None:
     """Export a run's settled labels and questionnaire answers as a leaves CSV, ready for
     `corix tree score`; the measurement specification in force is printed first."""
+    from corix.config import atomic_open
     from corix.measurement import REQUIRED_COLUMNS, measure, stored_answers
     from corix.storage import get_run
 
     in_force, source = measurement_spec(spec, settling=settling, annotators=annotator, kinds=kind)
     count = 0
-    with database(db) as database_, output.open("w", newline="", encoding="utf-8") as handle:
+    with (
+        telling_what_was_left(output),
+        database(db) as database_,
+        atomic_open(output, newline="", encoding="utf-8") as handle,
+    ):
         get_run(database_, run)
         measurement = measure(database_, [run], in_force, source=source)
         console.print(Text(measurement.headline(), style="dim"))

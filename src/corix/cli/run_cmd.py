@@ -19,6 +19,7 @@ from corix.cli.common import (
     RayWorkersOption,
     console,
     database,
+    err_console,
     fail,
     print_error,
 )
@@ -50,7 +51,7 @@ def run_with_progress(
     """Run with a progress bar, or plain progress lines when not on a terminal."""
     from corix.execution import ExecutorSettings, build_executor, execute_plan
 
-    tracker = progress_for(console, "sessions")
+    tracker = progress_for(err_console, "sessions")
     try:
         result = asyncio.run(
             execute_plan(
@@ -146,7 +147,8 @@ UntilOption = Annotated[
     ),
 ]
 WaveOption = Annotated[
-    int, typer.Option("--wave", min=1, help="With --until: dialogues per cell per wave.")
+    int | None,
+    typer.Option("--wave", min=1, help="With --until: dialogues per cell per wave (default 10)."),
 ]
 WaveAnnotatorOption = Annotated[
     list[str] | None,
@@ -194,7 +196,7 @@ def run_command(
     ray_address: RayAddressOption = None,
     ray_workers: RayWorkersOption = None,
     until: UntilOption = None,
-    wave: WaveOption = 10,
+    wave: WaveOption = None,
     annotator: WaveAnnotatorOption = None,
     db_pool: DbPoolOption = None,
     db: DbOption = None,
@@ -204,10 +206,17 @@ def run_command(
     from corix.measurement import WavesRequest
     from corix.storage import StorageUnavailable
 
+    if not until and resume is None:
+        # Without --until these mean nothing: refused rather than silently ignored.
+        given = [flag for flag, value in (("--wave", wave), ("--annotator", annotator)) if value]
+        if given:
+            verb = "applies" if len(given) == 1 else "apply"
+            raise fail(f"{' and '.join(given)} only {verb} with --until (a run in waves).")
     settings = executor_settings(executor, ray_address, ray_workers, db_pool)
     source = _plan_source(plan, resume, check=check, cache=cache)
     request = RunRequest(plan=source, resume_run=resume, executor=settings)
-    waves = WavesRequest(until=until or [], wave=wave, annotators=annotator or [])
+    sizing = {"wave": wave} if wave is not None else {}
+    waves = WavesRequest(until=until or [], annotators=annotator or [], **sizing)
     try:
         if check and source is not None:
             _print_checked(source)

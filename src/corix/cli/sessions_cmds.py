@@ -11,6 +11,7 @@ from rich.text import Text
 from corix.cli.common import (
     DbOption,
     JsonOption,
+    WideOption,
     console,
     database,
     print_json,
@@ -48,6 +49,7 @@ def sessions_list(
     settling: SettlingOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """A run's sessions, filtered; violations are the measurement core's settled verdicts
     under the specification in force (printed first)."""
@@ -81,15 +83,19 @@ def sessions_list(
             ]
         )
         return
-    _print_sessions(measurement, listed)
+    _print_sessions(measurement, listed, wide=wide)
 
 
-def _print_sessions(measurement: Measurement, listed: Sequence[ListedDialogue]) -> None:
+def _print_sessions(
+    measurement: Measurement, listed: Sequence[ListedDialogue], *, wide: bool
+) -> None:
     """The listed sessions as a table, under the specification's headline."""
     console.print(Text(measurement.headline(), style="dim"))
     table = wrapping_table(
-        "session", "application", "scenario", "level", "violation", "not measurable"
-    )
+        "session", "application", "scenario", "level", "violation", "not measurable",
+        optional=("level", "scenario", "not measurable"),
+        wide=wide,
+    )  # fmt: skip
     for item in listed:
         dialogue = item.dialogue
         verdicts = ", ".join(f"{s} {v:g}" for s, v in sorted(item.violation.items()))

@@ -1,5 +1,7 @@
-"""Loading pydantic configuration models from YAML with errors that name file, field and line."""
+"""Loading pydantic configuration models from YAML with errors that name file, field and line;
+writing files whole or not at all."""
 
+from corix.config.atomic_files import atomic_open, atomic_path, write_atomically
 from corix.config.csv_inputs import CSV_CELL_LIMIT, CsvRows, read_csv_rows
 from corix.config.json_inputs import json_object_from_env, jsonl_records
 from corix.config.templates import (
@@ -20,6 +22,7 @@ from corix.config.yaml_loader import (
     parse_yaml_document,
     parse_yaml_model,
     read_config_text,
+    validation_problem,
     validation_summary,
     yaml_data,
 )
@@ -34,6 +37,8 @@ __all__ = [
     "CsvRows",
     "Location",
     "TemplateLimitError",
+    "atomic_open",
+    "atomic_path",
     "compose_yaml",
     "format_location",
     "json_object_from_env",
@@ -45,6 +50,8 @@ __all__ = [
     "read_config_text",
     "read_csv_rows",
     "render_bounded",
+    "validation_problem",
     "validation_summary",
+    "write_atomically",
     "yaml_data",
 ]

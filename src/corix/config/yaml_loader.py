@@ -126,9 +126,15 @@ def format_location(loc: Location) -> str:
 
 def validation_summary(exc: ValidationError) -> str:
     """Pydantic's errors as ``field: problem; …`` on one line, without its links."""
-    return "; ".join(
-        f"{'.'.join(map(str, error['loc'])) or 'value'}: {error['msg']}" for error in exc.errors()
-    )
+    return "; ".join(validation_problem(error) for error in exc.errors())
+
+
+def validation_problem(error: ErrorDetails) -> str:
+    """One of pydantic's errors as ``field: problem`` (a model-level check has no field,
+    and its message reads whole without pydantic's "Value error, ")."""
+    message = error["msg"].removeprefix("Value error, ")
+    field = ".".join(map(str, error["loc"]))
+    return f"{field}: {message}" if field else message
 
 
 def parse_yaml_model(text: str, model: type[ModelT], *, source: str | Path) -> ModelT:

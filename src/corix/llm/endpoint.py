@@ -126,6 +126,17 @@ class EndpointConfig(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _http_base_url(self) -> EndpointConfig:
+        # Without a scheme every call would fail as a "connection error", retried in vain.
+        if self.transport not in ("mock", "local") and self.base_url:
+            scheme = self.base_url.partition("://")[0].lower()
+            if "://" not in self.base_url or scheme not in ("http", "https"):
+                raise ValueError(
+                    f"the endpoint '{self.base_url}' needs http:// or https:// at its start"
+                )
+        return self
+
+    @model_validator(mode="after")
     def _processes_are_local(self) -> EndpointConfig:
         if self.processes != 1 and self.transport != "local":
             raise ValueError(

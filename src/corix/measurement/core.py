@@ -34,6 +34,7 @@ from corix.measurement.leaves_from_store import (
     leaves_from_answers,
     number_text,
 )
+from corix.measurement.sequential_record import SequentialRecord, sequential_records
 from corix.measurement.settlement import Settlement, settlement_of
 from corix.measurement.settling import (
     GUARDRAIL_VIOLATION,
@@ -60,6 +61,11 @@ from corix.storage import (
 )
 
 DEFAULT_RATE_GROUPING = ("harm", "application", "scenario", "level")
+SEQUENTIAL_CELL = ("harm", "application", "scenario", "level")
+"""What a sequential run's cell is: a rate grouped by less is not one cell's."""
+STOPPED_ON = "the interval the sequential run stopped on"
+"""How a sequential run's cell names its interval: the one its rule read when it stopped
+(corrected Wilson for a width rule, the confidence sequence for a gate)."""
 
 __all__ = [
     "DEFAULT_RATE_GROUPING",
@@ -118,6 +124,8 @@ class Measurement:
     settlement: Settlement
     schema: AnnotationSchema
     packs: Mapping[str, HarmPack] = field(repr=False)
+    sequential: SequentialRecord | None = None
+    """What the run stopped on, when one sequential run is measured (see :meth:`rates`)."""
 
     def headline(self, name: Callable[[str], str] = str) -> str:
         """What every number of this measurement is made of: the specification in force
@@ -159,9 +167,35 @@ class Measurement:
 
     def rates(self, by: Sequence[str] = DEFAULT_RATE_GROUPING) -> list[DefectRate]:
         """Defect rates per annotator group (as the specification says) × ``by``."""
-        return defect_rates(
+        rates = defect_rates(
             self.verdicts, self.dialogues, self.record.failed, self.spec.spec, by=by
         )
+        return [self._stopped_on(rate) for rate in rates]
+
+    def _stopped_on(self, rate: DefectRate) -> DefectRate:
+        """A sequential run's cell carries the interval its run stopped on (the confidence
+        sequence for a gate; for a width rule, the corrected Wilson interval whose coverage
+        at the stop is computed for that rule), not another interval beside it: when the
+        rate is that cell's (the same harm, application, scenario and level, the sources
+        the run annotated with, the same dialogues), the stored bounds replace its own."""
+        if self.sequential is None:
+            return rate
+        key = tuple(rate.group.get(column) for column in SEQUENTIAL_CELL)
+        cell = next(
+            (
+                c
+                for c in self.sequential.cells
+                if (c.harm, c.application, c.scenario, c.level) == key
+            ),
+            None,
+        )
+        annotated = set(self.sequential.annotated_as)
+        kinds = {v.kind for v in self.verdicts if v.annotator in annotated}
+        whose = rate.group.get("annotator") in annotated or {rate.group.get("source")} == kinds
+        if cell is None or not whose or cell.n != rate.n:
+            return rate
+        named = f"{STOPPED_ON}: {cell.interval}" if cell.interval else STOPPED_ON
+        return rate.model_copy(update={"ci_low": cell.low, "ci_high": cell.high, "interval": named})
 
     def dialogue_verdicts(self, harm: str = GUARDRAIL_VIOLATION) -> dict[str, dict[str, float]]:
         """session id → annotator source → the source's value for the dialogue under ``harm``.
@@ -304,6 +338,7 @@ def measure(
         stored_resolutions(db, [d.session_id for d in dialogues]) if spec.use_resolutions else []
     )
     record = _settled(spec, selected, dialogues, resolutions, schema, all_packs)
+    stopped = sequential_records(db, run_ids) if len(run_ids) == 1 else []
     return Measurement(
         spec=resolve_spec(spec, source=source),
         run_ids=tuple(run_ids),
@@ -312,6 +347,7 @@ def measure(
         settlement=settlement_of(spec.settling, selected, dialogues, resolutions, record),
         schema=schema,
         packs=all_packs,
+        sequential=stopped[0] if stopped else None,
     )
 
 

@@ -15,11 +15,14 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from corix.assessment import builtin_harm_packs
+from corix.errors import unknown_name
 from corix.measurement.defect_rates import DefectRate
+from corix.measurement.settling import GUARDRAIL_VIOLATION
 
 Estimate = Literal["upper", "point"]
 
-__all__ = ["Estimate", "GateResult", "evaluate_gates"]
+__all__ = ["Estimate", "GateResult", "check_gated_harms", "evaluate_gates"]
 
 
 class GateResult(BaseModel):
@@ -32,6 +35,15 @@ class GateResult(BaseModel):
     value: float | None
     passed: bool
     message: str
+
+
+def check_gated_harms(thresholds: Mapping[str, float]) -> None:
+    """Refuse a gate on a harm corix does not know (a typo), naming the known ones: a
+    typo is bad input, never a gate that failed for want of evidence."""
+    known = [GUARDRAIL_VIOLATION, *builtin_harm_packs()]
+    for harm in thresholds:
+        if harm not in known:
+            raise unknown_name("harm", harm, known)
 
 
 def evaluate_gates(

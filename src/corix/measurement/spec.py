@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from corix import __version__
 from corix.assessment import DEFAULT_RULE, SETTLING_RULES
 from corix.config import load_yaml_model
-from corix.errors import ConfigError
+from corix.errors import ConfigError, closest_name
 
 AnnotatorKindName = Literal["human", "llm", "reference"]
 GroupAnnotatorsBy = Literal["source", "annotator", "all"]
@@ -152,9 +152,11 @@ def unknown_selector_error(
     """The error for ``annotators[index]``, which matches no annotator of the record."""
     selector = spec.annotators[index]
     line = _line_of(source, selector.name or selector.guideline_version or selector.kind or "")
+    close = closest_name(selector.name, known) if selector.name else None
+    hint = f" Did you mean '{close}'?" if close else ""
     return ConfigError(
-        f"annotators.{index}: no annotator in the record matches {_selector_text(selector, str)} "
-        f"(annotators with labels: {', '.join(known) or 'none'})",
+        f"annotators.{index}: no annotator in the record matches {_selector_text(selector, str)}."
+        f"{hint} Annotators with labels: {', '.join(known) or 'none'}.",
         path=source or "measurement specification",
         line=line,
     )

@@ -27,6 +27,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from corix import __version__
+from corix.config import write_atomically
 from corix.errors import CorixError
 from corix.measurement import Measurement, measure
 from corix.release.datasheet import ReleaseStats, render_datasheet
@@ -118,7 +119,7 @@ def draft_release(
         for located in scrubber.locate(table, row)
     )
     count = write_review(review, found)
-    (review_dir / SETTINGS_FILE).write_text(settings.model_dump_json(indent=1), encoding="utf-8")
+    write_atomically(review_dir / SETTINGS_FILE, settings.model_dump_json(indent=1))
     return count
 
 
@@ -297,7 +298,7 @@ def _write_manifest(
         "files": files,
     }
     text = json.dumps(manifest, indent=1, ensure_ascii=False)
-    (folder / MANIFEST_FILE).write_text(text + "\n", encoding="utf-8")
+    write_atomically(folder / MANIFEST_FILE, text + "\n")
 
 
 def _sha256(path: Path) -> str:

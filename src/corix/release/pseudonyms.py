@@ -14,6 +14,7 @@ import hmac
 import secrets
 from pathlib import Path
 
+from corix.config import write_atomically
 from corix.errors import ConfigError
 
 __all__ = ["HUMAN_PREFIX", "Pseudonymizer", "new_salt", "read_salt"]
@@ -27,7 +28,7 @@ _MIN_SALT = 16
 def new_salt(path: Path) -> bytes:
     """Write a fresh random salt (32 bytes, hex) to ``path``, readable by its owner only."""
     salt = secrets.token_hex(32)
-    path.write_text(salt + "\n", encoding="ascii")
+    write_atomically(path, salt + "\n", encoding="ascii")
     path.chmod(0o600)
     return salt.encode()
 

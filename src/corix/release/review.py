@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from corix.config import atomic_open
 from corix.errors import ConfigError
 from corix.release.scrub import Located
 from corix.report import spreadsheet_safe
@@ -33,7 +34,7 @@ DECISIONS = ("redact", "keep")
 def write_review(path: Path, findings: Iterable[Located]) -> int:
     """Write every finding with the decision ``redact``; return how many."""
     count = 0
-    with path.open("w", newline="", encoding="utf-8", errors="replace") as handle:
+    with atomic_open(path, newline="", encoding="utf-8", errors="replace") as handle:
         writer = csv.writer(handle)
         writer.writerow(REVIEW_COLUMNS)
         for located in findings:

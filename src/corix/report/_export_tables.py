@@ -26,6 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from corix.config import atomic_open, write_atomically
 from corix.domain import TurnRecord, render_steps
 from corix.measurement import SettledChunk, SettledChunks
 from corix.report.export_parquet import ColumnType, ParquetTables
@@ -276,9 +277,11 @@ class CsvTables:
         self._escape = escape_formulas
         self._tables = dict(tables)
         self.counts = dict.fromkeys(tables, 0)
+        # Each file appears under its name only when the whole export has ended well.
+        self._files = ExitStack()
         self._handles = {
-            name: (out_dir / f"{name}.csv").open(
-                "w", newline="", encoding="utf-8", errors="replace"
+            name: self._files.enter_context(
+                atomic_open(out_dir / f"{name}.csv", newline="", encoding="utf-8", errors="replace")
             )
             for name in tables
         }
@@ -307,15 +310,14 @@ class CsvTables:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        for handle in self._handles.values():
-            handle.close()
+        self._files.__exit__(exc_type, exc, traceback)
 
 
 def write_measurement(measurement: SettledChunks, out_dir: Path) -> Path:
     """``measurement.json``: the specification the settled labels follow, with its digest."""
     document = {"digest": measurement.spec.digest, **measurement.spec.model_dump(mode="json")}
     path = out_dir / "measurement.json"
-    path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    write_atomically(path, json.dumps(document, indent=1))
     return path
 
 

@@ -17,6 +17,8 @@ from typing import Literal
 
 import yaml
 
+from corix.config import write_atomically
+
 __all__ = ["write_dataset_card"]
 
 
@@ -56,5 +58,5 @@ def write_dataset_card(
         ]
     front = yaml.safe_dump(header, sort_keys=False, allow_unicode=True)
     path = out_dir / "README.md"
-    path.write_text(f"---\n{front}---\n\n{body.rstrip()}\n", encoding="utf-8")
+    write_atomically(path, f"---\n{front}---\n\n{body.rstrip()}\n")
     return path

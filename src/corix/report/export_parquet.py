@@ -10,11 +10,13 @@ cell is formula-escaped (that is for spreadsheets, which do not open Parquet).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
+from corix.config import atomic_path
 from corix.errors import CorixError
 
 __all__ = ["ColumnType", "ParquetTables"]
@@ -58,8 +60,12 @@ class ParquetTables:
             )
             for name, columns in self._columns.items()
         }
+        # Each file appears under its name only when the whole export has ended well.
+        self._files = ExitStack()
         self._writers = {
-            name: pq.ParquetWriter(out_dir / f"{name}.parquet", schema)
+            name: pq.ParquetWriter(
+                self._files.enter_context(atomic_path(out_dir / f"{name}.parquet")), schema
+            )
             for name, schema in self._schemas.items()
         }
         self._pending: dict[str, list[Mapping[str, Any]]] = {name: [] for name in tables}
@@ -100,6 +106,7 @@ class ParquetTables:
             if exc is None:
                 self._flush(table)
             writer.close()
+        self._files.__exit__(exc_type, exc, traceback)
 
 
 def _cell(value: object, kind: ColumnType | None) -> object:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from corix.config import write_atomically
 from corix.measurement import MeasurementSpec
 from corix.report.build import build_report, build_series_report
 from corix.report.content import DEFAULT_TREES, ReportSettings
@@ -97,12 +98,12 @@ def write_report_with(
         written_at=datetime.now(UTC),
     )
     content = replace(content, written=written)
-    paths.html.write_text(render_html(content), encoding="utf-8")
+    write_atomically(paths.html, render_html(content))
     progress.advance()
-    paths.markdown.write_text(render_markdown(content), encoding="utf-8")
+    write_atomically(paths.markdown, render_markdown(content))
     progress.advance()
     document = report_document(content).to_json()
-    paths.json.write_text(json.dumps(document, ensure_ascii=False, indent=1), encoding="utf-8")
+    write_atomically(paths.json, json.dumps(document, ensure_ascii=False, indent=1))
     progress.advance()
     record_written_report(db, written)
     return paths

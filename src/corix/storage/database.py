@@ -38,10 +38,11 @@ def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
     # WAL lets readers (the web app, `corix runs show`) work while a run writes;
     # NORMAL sync keeps group commits durable across a process kill.
     cursor = dbapi_connection.cursor()
+    # The wait first: switching a new file to WAL takes a lock another process may hold.
+    cursor.execute(f"PRAGMA busy_timeout={LOCK_WAIT_MS}")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute(f"PRAGMA busy_timeout={LOCK_WAIT_MS}")
     cursor.close()
 
 

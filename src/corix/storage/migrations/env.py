@@ -19,6 +19,7 @@ from contextlib import contextmanager, nullcontext
 from alembic import context
 from sqlalchemy import Connection
 
+from corix.storage.migration_lock import migration_lock
 from corix.storage.orm import Base
 
 config = context.config
@@ -51,7 +52,7 @@ def _one_sqlite_transaction(connection: Connection) -> Iterator[None]:
         driver.isolation_level = legacy
 
 
-with engine.connect() as connection:
+with engine.connect() as connection, migration_lock(connection):
     sqlite = connection.dialect.name == "sqlite"
     if sqlite:
         _foreign_keys(connection, on=False)
