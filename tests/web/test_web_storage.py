@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import timedelta
 
 import pytest
@@ -20,7 +21,7 @@ from web_support import (
     stored_turns,
 )
 
-from corix.storage import Database, iter_sessions, load_passes
+from corix.storage import Database, iter_sessions, load_passes, load_session
 from corix.storage.web import queues, transaction
 from corix.web.services import Conflict, human_run_id
 from corix.web.services.clock import utcnow
@@ -128,3 +129,20 @@ async def test_an_expired_claim_goes_back_to_the_queue(any_db: Database) -> None
     with pytest.raises(Conflict, match="has gone back to the queue"):
         queue.submit(anna, anna_token, [], flagged=False, note=None)
     await world.state.live.close()
+
+
+async def test_a_human_testers_application_is_given_the_packs_tools(sqlite_db: Database) -> None:
+    # The web path opened every dialogue without the scenario's tools, so a tool-using
+    # application met human testers unarmed: the risk planted in a tool result never showed.
+    world = build_world(sqlite_db, applications={"Agent": "demo:agent"})
+    try:
+        session_id = await complete_session(
+            world, "felix", ["What happens in episode 6?"], application="Agent"
+        )
+    finally:
+        await world.state.live.close()
+    (turn,) = load_session(sqlite_db, session_id).turns
+    (call,) = turn.tool_calls
+    assert call.name == "episode_guide" and json.loads(call.arguments) == {"episode": 6}
+    (result,) = turn.tool_results
+    assert result.tool_call_id == call.id and result.text.startswith("Episode 6")

@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 
 from corix.apps import Application, AppReply, AppSession, build_application
+from corix.scenarios import Toolbox
 from corix.storage import Database
 from corix.storage.web.applications import launch
 
@@ -96,9 +97,11 @@ class LiveApplications:
         *,
         index: int,
         history: Callable[[], Sequence[tuple[str, str]]] | None,
+        toolbox: Toolbox | None = None,
     ) -> Exchange:
         """Send one message, the session's turn ``index``; failures come back as an error
-        reply (past the deadline too).
+        reply (past the deadline too). ``toolbox``: the scenario pack's tools, given to an
+        application that takes them when its dialogue opens (as the testing levels do).
 
         ``history`` loads the session's answered turns (user text, reply); ``None`` when the
         session has no turns yet. It is read only when the live dialogue is missing or behind.
@@ -107,7 +110,8 @@ class LiveApplications:
         outcome: tuple[AppReply, bool, bool]
         try:
             outcome = await asyncio.wait_for(
-                self._respond(session_id, application_id, text, index, history), self._deadline_s
+                self._respond(session_id, application_id, text, index, history, toolbox),
+                self._deadline_s,
             )
         except TimeoutError:
             # The dialogue may be half-way through a reply: the next turn rebuilds it.
@@ -127,6 +131,7 @@ class LiveApplications:
         text: str,
         index: int,
         history: Callable[[], Sequence[tuple[str, str]]] | None,
+        toolbox: Toolbox | None,
     ) -> tuple[AppReply, bool, bool]:
         restarted = resumed = False
         live = self._dialogues.get(session_id)
@@ -135,7 +140,7 @@ class LiveApplications:
             live = None
         if live is None:
             opened = await self._opened(application_id)
-            live = _Live(await opened.app.start_session(), turns_seen=0)
+            live = _Live(await opened.app.open_session(toolbox), turns_seen=0)
             if history is not None:
                 earlier = await anyio.to_thread.run_sync(history)
                 resumed = await live.dialogue.replay(earlier)

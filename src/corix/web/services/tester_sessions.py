@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from corix.domain import Level, Provenance, SessionBrief, SessionSource, TurnRecord
-from corix.scenarios import QuestionnaireItem, ScenarioPack, resolve_pack
+from corix.scenarios import QuestionnaireItem, ScenarioPack, Toolbox, resolve_pack
 from corix.storage import Database, NewQuestionnaireAnswer, NewSession, storable_text
 from corix.storage.web import Duplicate, Transaction, WriteGate, transaction
 from corix.storage.web import assignments as store
@@ -88,6 +88,7 @@ class ChatView:
 class _TurnState:
     session_id: str
     application_id: int
+    scenario: str
     turns: int
     max_turns: int
     earlier: ChatTurn | None
@@ -226,6 +227,7 @@ class TesterSessions:
                 text,
                 index=index,
                 history=partial(self._answered_turns, state.session_id) if index else None,
+                toolbox=Toolbox.of(resolve_pack(state.scenario)),
             )
             reply = exchange.reply
             error = reply.error
@@ -280,6 +282,7 @@ class TesterSessions:
             return _TurnState(
                 session_id=row.session_id,
                 application_id=row.application_id,
+                scenario=row.scenario,
                 turns=count,
                 max_turns=evaluation_settings(tx, row.evaluation_id).max_turns,
                 earlier=earlier,
