@@ -1,7 +1,9 @@
+import sqlite3
 from pathlib import Path
 
 import pytest
 
+from corix.domain import ToolCall
 from corix.llm import ChatMessage, ChatRequest, EndpointConfig, RawCompletion, ResponseCache
 from corix.llm.cache import cache_key
 
@@ -54,3 +56,37 @@ def test_replies_survive_reopening_and_are_shared_between_connections(tmp_path: 
         assert len(reader) == 1
     with ResponseCache(path) as reopened:
         assert reopened.get("k") == completion
+
+
+def test_tool_calls_and_a_refusal_come_back_as_they_were_cached(tmp_path: Path) -> None:
+    # Replies that called tools were not cached: an agent's rerun paid for every call again.
+    calls = (
+        ToolCall(id="call_1", name="episode_guide", arguments='{"episode": 6}'),
+        ToolCall(id="call_2", name="lookup", arguments='{"q": "a\\u0000b \ud800", "broken'),
+    )
+    reply = RawCompletion("", "m", 10, 3, tool_calls=calls)
+    refused = RawCompletion("I can't help with that.", "m", 10, 5, refusal="I can't help.")
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        cache.put("tools", reply)
+        cache.put("refused", refused)
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        assert cache.get("tools") == reply
+        assert cache.get("refused") == refused
+
+
+def test_a_cache_file_from_before_tool_calls_opens_and_keeps_its_replies(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE responses (key TEXT PRIMARY KEY, text TEXT NOT NULL, model TEXT NOT NULL, "
+        "prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, "
+        "created_at REAL NOT NULL) WITHOUT ROWID"
+    )
+    old.execute("INSERT INTO responses VALUES ('k', 'kept', 'm', 4, 2, 0)")
+    old.commit()
+    old.close()
+    with ResponseCache(path) as cache:
+        assert cache.get("k") == RawCompletion("kept", "m", 4, 2)
+        called = RawCompletion("", "m", 1, 1, tool_calls=(ToolCall(id="c", name="t"),))
+        cache.put("new", called)
+        assert cache.get("new") == called

@@ -12,16 +12,20 @@ interleave. WAL journaling lets several processes share the file.
 
 A reply is returned exactly as it came, hostile bytes included: text SQLite cannot hold
 as TEXT (a lone surrogate is not UTF-8) is stored as its ``surrogatepass`` bytes in the
-same column and decoded back on the way out.
+same column and decoded back on the way out. Tool calls and a refusal come back too, so an
+agent's rerun asks no model again either; a cache file written before they were kept gains
+their columns when opened.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from pathlib import Path
 from types import TracebackType
 
+from corix.domain import ToolCall
 from corix.llm.endpoint import EndpointConfig
 from corix.llm.hashing import request_digest
 from corix.llm.models import ChatRequest
@@ -34,9 +38,13 @@ CREATE TABLE IF NOT EXISTS responses (
     model TEXT NOT NULL,
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    tool_calls TEXT,
+    refusal TEXT
 ) WITHOUT ROWID
 """
+_ADDED_COLUMNS = ("tool_calls", "refusal")
+"""Columns later versions added: an older file gets them (NULL: a plain reply)."""
 
 
 def cache_key(request: ChatRequest, endpoint: EndpointConfig) -> str:
@@ -69,24 +77,34 @@ class ResponseCache:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.execute(_SCHEMA)
+        present = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
+        for column in _ADDED_COLUMNS:
+            if column not in present:
+                self._db.execute(f"ALTER TABLE responses ADD COLUMN {column} TEXT")
 
     def get(self, key: str) -> RawCompletion | None:
         row = self._db.execute(
-            "SELECT text, model, prompt_tokens, completion_tokens FROM responses WHERE key = ?",
+            "SELECT text, model, prompt_tokens, completion_tokens, tool_calls, refusal "
+            "FROM responses WHERE key = ?",
             (key,),
         ).fetchone()
         if row is None:
             return None
+        calls = json.loads(_from_column(row[4])) if row[4] is not None else []
         return RawCompletion(
             text=_from_column(row[0]),
             model=_from_column(row[1]),
             prompt_tokens=row[2],
             completion_tokens=row[3],
+            tool_calls=tuple(ToolCall.model_validate(call) for call in calls),
+            refusal=_from_column(row[5]) if row[5] is not None else None,
         )
 
     def put(self, key: str, completion: RawCompletion) -> None:
+        calls = [call.model_dump() for call in completion.tool_calls]
         self._db.execute(
-            "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO responses (key, text, model, prompt_tokens, "
+            "completion_tokens, created_at, tool_calls, refusal) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 key,
                 _to_column(completion.text),
@@ -94,6 +112,8 @@ class ResponseCache:
                 completion.prompt_tokens,
                 completion.completion_tokens,
                 time.time(),
+                _to_column(json.dumps(calls, ensure_ascii=False)) if calls else None,
+                None if completion.refusal is None else _to_column(completion.refusal),
             ),
         )
 

@@ -202,8 +202,7 @@ class LLMClient:
             spent = completion.prompt_tokens + completion.completion_tokens
             self._limiter.settle(estimate, spent)
             self.usage.record_success(endpoint, completion, retries=attempts - 1)
-            # The cache keeps texts; a reply that called tools is asked again next time.
-            if key is not None and self._cache is not None and not completion.tool_calls:
+            if key is not None and self._cache is not None:
                 self._cache.put(key, completion)
             return _response(
                 completion,
