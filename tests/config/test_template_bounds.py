@@ -55,7 +55,7 @@ def test_a_bomb_fails_fast_with_memory_bounded(source: str) -> None:
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 10  # unbounded, the first took 152 s
     assert peak < 8 * MAX_TEXT * 4, f"peak {peak:,} bytes"
 
 

@@ -126,23 +126,18 @@ class _BoundedCodeGenerator(CodeGenerator):
 
 
 def _bounded_filter(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    # A filter marked to take the environment or context gets it first: it is not data.
+    skip = 1 if getattr(function, "jinja_pass_arg", None) is not None else 0
+
     @wraps(function)
     def bounded(*args: Any, **kwargs: Any) -> Any:
-        values = [arg for arg in args if not _is_jinja_context(arg)]
-        subject, rest = (values[0], tuple(values[1:])) if values else (None, ())
-        _check_arguments([*rest, *kwargs.values()], f"the filter '{name}'")
-        _check_amplification(name, subject, rest)
+        if len(args) > skip + 1 or kwargs:
+            rest = args[skip + 1 :]
+            _check_arguments([*rest, *kwargs.values()], f"the filter '{name}'")
+            _check_amplification(name, args[skip] if len(args) > skip else None, rest)
         return _check_size(function(*args, **kwargs), f"the filter '{name}'")
 
     return bounded
-
-
-def _is_jinja_context(value: object) -> bool:
-    # Context-taking filters get the environment or context first; they are not data.
-    return isinstance(value, SandboxedEnvironment) or type(value).__name__ in {
-        "Context",
-        "EvalContext",
-    }
 
 
 class BoundedSandbox(SandboxedEnvironment):
@@ -188,6 +183,8 @@ class BoundedSandbox(SandboxedEnvironment):
         *args: Any,
         **kwargs: Any,
     ) -> Any:
+        if __obj is budgeted or __obj is bounded_text:  # the sandbox's own, on every loop
+            return __obj(*args)
         name = getattr(__obj, "__name__", "a call")
         _check_arguments([*args, *kwargs.values()], f"'{name}'")
         _check_amplification(name, getattr(__obj, "__self__", None), args)
