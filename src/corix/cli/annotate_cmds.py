@@ -63,7 +63,7 @@ from corix.cli.exit_codes import ExitCode
 from corix.cli.progress import progress_for
 
 if TYPE_CHECKING:
-    from corix.assessment.annotation_run import AnnotationSummary
+    from corix.assessment.annotation_run import AnnotationRequest, AnnotationSummary
 
 
 def annotate_command(
@@ -113,23 +113,28 @@ def annotate_command(
 
     Exits 3 when some passes failed (stored with their reason; --retry-failed asks
     again), unless --allow-failures."""
-    from corix.assessment.annotation_run import ProgressHooks, annotate
-    from corix.storage import LeaseLost
-
     request = annotation_request(ctx.params)  # every flag above, by parameter name
-    tracker = progress_for(err_console, "sessions", quiet=as_json)
-    hooks = ProgressHooks(on_planned=tracker.planned, on_session_done=tracker.advance)
-    try:
-        with database(db) as database_, closing(tracker):
-            summary = annotate(database_, request, hooks)
-    except LeaseLost as exc:
-        raise fail(str(exc), ExitCode.TAKEN_OVER) from None
+    summary = _annotated(db, request, quiet=as_json)
     if as_json:
         print_json(summary.model_dump(mode="json"))
     else:
         _print_summary(summary)
     if summary.passes_failed and not allow_failures:
         raise typer.Exit(ExitCode.FAILURES)
+
+
+def _annotated(db: str | None, request: AnnotationRequest, *, quiet: bool) -> AnnotationSummary:
+    """Annotate with progress on a terminal; a run taken over meanwhile exits 8."""
+    from corix.assessment.annotation_run import ProgressHooks, annotate
+    from corix.storage import LeaseLost
+
+    tracker = progress_for(err_console, "sessions", quiet=quiet)
+    hooks = ProgressHooks(on_planned=tracker.planned, on_session_done=tracker.advance)
+    try:
+        with database(db) as database_, closing(tracker):
+            return annotate(database_, request, hooks)
+    except LeaseLost as exc:
+        raise fail(str(exc), ExitCode.TAKEN_OVER) from None
 
 
 def _print_summary(summary: AnnotationSummary) -> None:
