@@ -150,11 +150,13 @@ def runs_compare(
                 "rows": [
                     {
                         "what": row.what,
+                        "share": row.share,
                         "a": row.a,
                         "a_interval": list(row.a_interval),
                         "b": row.b,
                         "b_interval": list(row.b_interval),
                         "change": row.change,
+                        "change_interval": list(row.change_interval),
                         "intervals_overlap": row.overlap,
                     }
                     for row in rows
@@ -164,15 +166,45 @@ def runs_compare(
         return
     settled = f"{first}: {a.settlement.text()}\n{second}: {b.settlement.text()}"
     console.print(Text(f"{a.spec.headline()}\n{settled}", style="dim"))
+    level = f"{a.spec.spec.confidence:.0%}"
+    console.print(
+        Text(
+            f"Rates in %, changes in percentage points, each with its {level} interval; "
+            "tree values on their own scale.",
+            style="dim",
+        )
+    )
     table = wrapping_table("what", first, second, "change", "intervals overlap")
     for row in rows:
         overlap = {None: "—", True: "yes", False: "no"}[row.overlap]
-        table.add_row(Text(row.what), _value(row.a), _value(row.b), _value(row.change), overlap)
+        table.add_row(
+            Text(row.what),
+            _with_interval(row.a, row.a_interval, row.share),
+            _with_interval(row.b, row.b_interval, row.share),
+            _with_interval(row.change, row.change_interval, row.share, signed=True),
+            overlap,
+        )
     console.print(table)
 
 
-def _value(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3g}"
+def _with_interval(
+    value: float | None,
+    interval: tuple[float | None, float | None],
+    share: bool,
+    *,
+    signed: bool = False,
+) -> str:
+    """``33.0 [26.6, 40.0]``: a share in percent (points for a change) or a tree value, and
+    its interval when it has one."""
+    if value is None:
+        return "—"
+    scale, digits = (100, 1) if share else (1, 2)
+    sign = "+" if signed else ""
+    shown = f"{value * scale:{sign}.{digits}f}"
+    low, high = interval
+    if low is None or high is None:
+        return shown
+    return f"{shown} [{low * scale:{sign}.{digits}f}, {high * scale:{sign}.{digits}f}]"
 
 
 @runs_app.command("show")
