@@ -9,7 +9,6 @@ import pytest
 from corix.measurement.defect_rates import wilson_bounds, wilson_cc_bounds
 from corix.measurement.run_comparison import Compared, difference_interval
 
-
 Bounds = Callable[[float, float, float], tuple[float, float]]
 
 
