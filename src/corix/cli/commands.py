@@ -17,6 +17,7 @@ from corix.cli.demo_cmd import demo_command
 from corix.cli.export_cmd import export_command
 from corix.cli.gate_cmd import gate_command
 from corix.cli.import_cmd import import_command
+from corix.cli.init_cmd import init_command
 from corix.cli.mock_cmd import mock_server_command
 from corix.cli.packs_cmds import packs_app
 from corix.cli.personas_cmd import personas_command
@@ -65,6 +66,7 @@ def _root(
 
 # Short summaries for the command list: whole sentences that fit 80 columns.
 app.command("demo", short_help="Test, annotate, score and report the demo offline.")(demo_command)
+app.command("init", short_help="Write a commented starter plan.")(init_command)
 app.command("run", short_help="Execute a plan; a stopped run resumes.")(run_command)
 app.command("export", short_help="Sessions as JSON lines, or tables of everything.")(export_command)
 app.command("import", short_help="Dialogues recorded elsewhere become a run.")(import_command)
