@@ -25,6 +25,7 @@ from corix.cli.measure_options import SettlingOption, SpecOption, measurement_sp
 from corix.cli.run_cmd import summary_rows
 
 if TYPE_CHECKING:
+    from corix.measurement.run_comparison import Compared
     from corix.storage import AnnotationJobRecord, WrittenReportRecord
 
 
@@ -147,30 +148,34 @@ def runs_compare(
         print_json(
             {
                 "measurement": {"a": a.document(), "b": b.document()},
-                "rows": [
-                    {
-                        "what": row.what,
-                        "share": row.share,
-                        "a": row.a,
-                        "a_interval": list(row.a_interval),
-                        "b": row.b,
-                        "b_interval": list(row.b_interval),
-                        "change": row.change,
-                        "change_interval": list(row.change_interval),
-                        "intervals_overlap": row.overlap,
-                    }
-                    for row in rows
-                ],
+                "rows": [_compared_json(row) for row in rows],
             }
         )
         return
     settled = f"{first}: {a.settlement.text()}\n{second}: {b.settlement.text()}"
     console.print(Text(f"{a.spec.headline()}\n{settled}", style="dim"))
-    level = f"{a.spec.spec.confidence:.0%}"
+    _print_compared(rows, first, second, a.spec.spec.confidence)
+
+
+def _compared_json(row: Compared) -> dict[str, object]:
+    return {
+        "what": row.what,
+        "share": row.share,
+        "a": row.a,
+        "a_interval": list(row.a_interval),
+        "b": row.b,
+        "b_interval": list(row.b_interval),
+        "change": row.change,
+        "change_interval": list(row.change_interval),
+        "intervals_overlap": row.overlap,
+    }
+
+
+def _print_compared(rows: list[Compared], first: str, second: str, confidence: float) -> None:
     console.print(
         Text(
-            f"Rates in %, changes in percentage points, each with its {level} interval; "
-            "tree values on their own scale.",
+            f"Rates in %, changes in percentage points, each with its {confidence:.0%} "
+            "interval; tree values on their own scale.",
             style="dim",
         )
     )
