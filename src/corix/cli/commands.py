@@ -35,7 +35,7 @@ app = typer.Typer(
     help="Measure the risks and impacts of AI applications in context.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,
 )
 
 
