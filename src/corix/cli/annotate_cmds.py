@@ -114,7 +114,7 @@ def annotate_command(
     from corix.assessment.annotation_run import ProgressHooks, annotate
 
     request = annotation_request(ctx.params)  # every flag above, by parameter name
-    tracker = progress_for(console, "sessions", quiet=as_json)
+    tracker = progress_for("sessions", quiet=as_json)
     hooks = ProgressHooks(on_planned=tracker.planned, on_session_done=tracker.advance)
     with database(db) as database_, closing(tracker):
         summary = annotate(database_, request, hooks)

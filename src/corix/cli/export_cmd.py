@@ -97,7 +97,7 @@ def export_command(
             hit_k=hit_k,
             title=f"series {series}" if series else f"run {run}",
         )
-        with closing(progress_for(console, "exporting sessions")) as tracker:
+        with closing(progress_for("exporting sessions")) as tracker:
             counts = write_table_export(database_, run_ids, request, tracker)
     console.print(
         f"wrote {', '.join(f'{n} rows to {name}' for name, n in counts.items())} in {output}",
@@ -111,7 +111,7 @@ def _export_jsonl(db: Database, run_ids: list[str], output: Path | None) -> None
     from corix.report import export_jsonl
 
     # On standard output the lines are the output: no progress among them.
-    tracker = progress_for(console, "exporting sessions", quiet=output is None)
+    tracker = progress_for("exporting sessions", quiet=output is None)
     lines = export_jsonl(db, *run_ids, progress=tracker)
     with closing(tracker):
         if output is None:

@@ -201,7 +201,7 @@ def _write(
 
     with (
         telling_what_was_left(out),
-        closing(progress_for(console, "report parts")) as tracker,
+        closing(progress_for("report parts")) as tracker,
     ):
         return write_report_with(db, run or "", out, settings, series=series, progress=tracker)
 
