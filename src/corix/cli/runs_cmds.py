@@ -25,7 +25,7 @@ from corix.cli.measure_options import SettlingOption, SpecOption, measurement_sp
 from corix.cli.run_cmd import summary_rows
 
 if TYPE_CHECKING:
-    from corix.measurement.run_comparison import Compared
+    from corix.measurement import Compared
     from corix.storage import AnnotationJobRecord, WrittenReportRecord
 
 
