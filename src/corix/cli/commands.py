@@ -27,6 +27,7 @@ from corix.cli.report_cmds import report_command, tree_app
 from corix.cli.run_cmd import run_command
 from corix.cli.runs_cmds import runs_app
 from corix.cli.sessions_cmds import sessions_app
+from corix.cli.view_cmd import view_command
 from corix.cli.web_cmds import serve_command, users_app
 
 app = typer.Typer(
@@ -82,6 +83,7 @@ app.command("report", short_help="Write the HTML, Markdown and JSON report.")(re
 app.command("release", short_help="Release a run as an anonymized dataset.")(release_command)
 app.command("personas", short_help="Persona coverage of a run.")(personas_command)
 app.command("serve", short_help="Serve the web testbed for people.")(serve_command)
+app.command("view", short_help="Browse runs, series, reports; compare two runs.")(view_command)
 app.command("mock-server", short_help="A local OpenAI-compatible mock server.")(mock_server_command)
 app.add_typer(runs_app, name="runs")
 app.add_typer(sessions_app, name="sessions")

@@ -172,6 +172,8 @@ def _compared_json(row: Compared) -> dict[str, object]:
 
 
 def _print_compared(rows: list[Compared], first: str, second: str, confidence: float) -> None:
+    from corix.report import value_with_interval as shown
+
     console.print(
         Text(
             f"Rates in %, changes in percentage points, each with its {confidence:.0%} "
@@ -184,32 +186,12 @@ def _print_compared(rows: list[Compared], first: str, second: str, confidence: f
         overlap = {None: "—", True: "yes", False: "no"}[row.overlap]
         table.add_row(
             Text(row.what),
-            _with_interval(row.a, row.a_interval, row.share),
-            _with_interval(row.b, row.b_interval, row.share),
-            _with_interval(row.change, row.change_interval, row.share, signed=True),
+            shown(row.a, row.a_interval, share=row.share),
+            shown(row.b, row.b_interval, share=row.share),
+            shown(row.change, row.change_interval, share=row.share, signed=True),
             overlap,
         )
     console.print(table)
-
-
-def _with_interval(
-    value: float | None,
-    interval: tuple[float | None, float | None],
-    share: bool,
-    *,
-    signed: bool = False,
-) -> str:
-    """``33.0 [26.6, 40.0]``: a share in percent (points for a change) or a tree value, and
-    its interval when it has one."""
-    if value is None:
-        return "—"
-    scale, digits = (100, 1) if share else (1, 2)
-    sign = "+" if signed else ""
-    shown = f"{value * scale:{sign}.{digits}f}"
-    low, high = interval
-    if low is None or high is None:
-        return shown
-    return f"{shown} [{low * scale:{sign}.{digits}f}, {high * scale:{sign}.{digits}f}]"
 
 
 @runs_app.command("show")
