@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import errno
+import os
 from collections.abc import Mapping
 from contextlib import closing
 from pathlib import Path
@@ -204,6 +206,8 @@ def _write(
 ) -> ReportPaths:
     from corix.report import write_report_with
 
+    if out.exists() and not out.is_dir():  # said before the work, not after it
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(out))
     with (
         telling_what_was_left(out),
         closing(progress_for("report parts")) as tracker,
