@@ -24,8 +24,10 @@ def test_every_test_folder_is_named_after_a_corix_package() -> None:
 
 # Issue 28 narrowed these surfaces (from 112, 56 and 35 names); `scripts/surfaces.py` shows
 # who uses each name. A new export raises the ceiling here, on purpose and in review.
+# corix.measurement 57: `Compared`, the rows `compare_measurements` returns (runs compare
+# and the results home format them).
 SURFACE_CEILINGS = {
-    "corix.measurement": (measurement, 56),
+    "corix.measurement": (measurement, 57),
     "corix.assessment": (assessment, 24),
     "corix.execution": (execution, 29),
 }

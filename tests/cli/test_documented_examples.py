@@ -3,8 +3,10 @@
 The blocks are read from the documents themselves, so an example cannot drift from what
 corix does. Each runs in a folder holding a small run (``RUN``), a plan (``plan.yaml``)
 and the files the examples name; ports become free ones and a PostgreSQL URL a SQLite
-file. Servers (``corix serve``, a line ending in ``&``) must come up and listen. The few
-commands that need what a test machine lacks are listed below with the reason.
+file — a fresh database on the test PostgreSQL server when there is one, so the web
+set-up steps run on PostgreSQL as written. Servers (``corix serve``, a line ending in
+``&``) must come up and listen. The few commands that need what a test machine lacks are
+listed below with the reason.
 """
 
 from __future__ import annotations
@@ -136,10 +138,24 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout_s: float
     raise AssertionError(f"nothing listened on port {port} within {timeout_s} s")
 
 
-def _filled(command: str, workspace: Workspace, port: int) -> str:
+def _filled(command: str, workspace: Workspace, port: int, postgres: str) -> str:
     command = re.sub(r"\bRUN\b", workspace.run, command)
     command = command.replace("8000", str(port))
-    return re.sub(r"postgresql://\S+", "sqlite:///web.db", command)
+    return re.sub(r"postgresql://\S+", postgres, command)
+
+
+def _postgres_or_sqlite(example: Example, request: pytest.FixtureRequest) -> str:
+    """A fresh PostgreSQL database for an example that names one, when the test server is
+    up; else a SQLite file of its own (every command of the example shares it either way)."""
+    place = re.sub(r"\W", "-", example.where)
+    own_file = f"sqlite:///web-{place}.db"
+    if not any("postgresql://" in command for command in example.commands):
+        return own_file
+    try:
+        make = request.getfixturevalue("postgres_databases")
+    except pytest.skip.Exception:
+        return own_file
+    return str(make())
 
 
 def test_the_documents_have_examples() -> None:
@@ -149,7 +165,10 @@ def test_the_documents_have_examples() -> None:
 
 @pytest.mark.parametrize("example", [_param(example) for example in EXAMPLES])
 def test_a_documented_example_succeeds(
-    example: Example, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+    example: Example,
+    workspace: Workspace,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
 ) -> None:
     skipped = [why for c in example.commands for part, why in NOT_RUN.items() if part in c]
     if len(skipped) == len(example.commands):
@@ -157,13 +176,14 @@ def test_a_documented_example_succeeds(
     monkeypatch.chdir(workspace.folder)
     monkeypatch.delenv("CORIX_DB", raising=False)
     port = _free_port()
+    postgres = _postgres_or_sqlite(example, request)
     servers: list[subprocess.Popen[bytes]] = []
     try:
         for command in example.commands:
             if any(part in command for part in NOT_RUN):
                 continue
             background = command.rstrip().endswith("&")
-            args = shlex.split(_filled(command.rstrip(" &"), workspace, port))[1:]
+            args = shlex.split(_filled(command.rstrip(" &"), workspace, port, postgres))[1:]
             if background or args[0] == "serve":
                 server = subprocess.Popen(
                     [str(CORIX), *args],

@@ -126,3 +126,24 @@ def test_the_gate_takes_a_settling_rule_and_prints_it(tiny: tuple[Database, str]
     db, run_id = tiny
     code, output = _gate(db, run_id, "--max", "guardrail_violation=1", "--settling", "majority")
     assert code == ExitCode.OK and "repeats settled by majority" in output
+
+
+def test_runs_compare_prints_percentages_with_intervals_and_the_change(
+    tiny: tuple[Database, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # one line per row, to find each row's text
+    sqlite_db, first = tiny
+    second = first  # the same record measured twice: no change
+    result = runner.invoke(app, ["runs", "compare", first, second, "--db", sqlite_db.url])
+    assert result.exit_code == ExitCode.OK, result.output
+    text = result.output
+    assert "95% interval" in text
+    result = runner.invoke(app, ["runs", "compare", first, second, "--db", sqlite_db.url, "--json"])
+    rows = json.loads(result.output)["rows"]
+    rates = [row for row in rows if row["share"] and row["a_interval"][0] is not None]
+    assert rates
+    for row in rates:
+        low, high = row["change_interval"]
+        assert row["change"] == 0 and low < 0 < high
+        # The text shows the same rate in percent with its interval.
+        assert f"{row['a'] * 100:.1f} [{row['a_interval'][0] * 100:.1f}," in text

@@ -16,7 +16,7 @@ from rich.console import Console
 from typer._click.core import Command  # typer vendors its own click
 from typer.core import TyperOption
 
-from corix.cli import export_cmd, personas_cmd, release_cmd, report_cmds
+from corix.cli import export_cmd, personas_cmd, progress, release_cmd, report_cmds
 from corix.cli.common import print_fields
 from corix.cli.main import app
 
@@ -106,6 +106,7 @@ def _small_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     code, out, err = invoke("run", "plan.yaml")
     assert code == 0, err
     assert "sessions: 3 to do" in err and "sessions: 3/3 done after" in err
+    assert "to do" not in out
     run = re.search(r"run-[0-9a-f-]+", out)
     assert run is not None
     return run.group(0)
@@ -129,10 +130,13 @@ def test_long_commands_off_a_terminal_print_counted_progress_lines(
     run = _small_run(tmp_path, monkeypatch)
     code, out, err = invoke("annotate", run)
     assert code == 0, err
-    lines = err.splitlines()  # progress goes to stderr, beside the output, not in it
+    assert "to do" not in out  # progress goes to standard error, results to standard output
+    lines = err.splitlines()
     assert lines[0] == "sessions: 3 to do"
-    pattern = r"sessions: \d/3 done after \d+ s \([\d.]+/s, about \d+ s left\)"
-    assert [line for line in lines if re.fullmatch(pattern, line)]
+    rate = r"\(\d+\.\d/(s|min), (about [\d hmins]+ left|done)\)"
+    assert [
+        line for line in lines if re.fullmatch(rf"sessions: \d/3 done after \d+ s {rate}", line)
+    ]
     for _, argv, noun, total in LONG_COMMANDS:
         code, out, err = invoke(*(arg.format(run=run) for arg in argv))
         assert code == 0, err
@@ -152,14 +156,21 @@ def test_long_commands_on_a_terminal_draw_a_counted_bar(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run = _small_run(tmp_path, monkeypatch)
-    for index, (module, argv, noun, total) in enumerate(LONG_COMMANDS):
+    for index, (_, argv, noun, total) in enumerate(LONG_COMMANDS):
         screen = io.StringIO()
-        monkeypatch.setattr(
-            module, "err_console", Console(file=screen, force_terminal=True, width=120)
-        )
+        terminal = Console(file=screen, force_terminal=True, width=120)
+        monkeypatch.setattr(progress, "err_console", terminal)
         args = [arg.format(run=run) for arg in argv]
         code, _, err = invoke(*args[:-1], f"{args[-1]}{index}")
         assert code == 0, err
         drawn = screen.getvalue()
         assert noun in drawn and f"{total}/{total}" in drawn, drawn
+        assert re.search(r"\d+\.\d/(s|min)", drawn) and "left" in drawn, drawn  # rate, ETA
         assert "to do" not in drawn and "done after" not in drawn
+
+
+def test_rate_and_time_left_by_hand() -> None:
+    assert progress.rate_and_eta(10, 40, 4.0) == "2.5/s, about 12 s left"
+    assert progress.rate_and_eta(1, 400, 20.0) == "3.0/min, about 2 h 13 min left"
+    assert progress.rate_and_eta(5, 5, 2.0) == "2.5/s, done"
+    assert progress.rate_and_eta(0, 5, 2.0) == "rate not known yet"

@@ -71,3 +71,35 @@ def test_plan_size_needs_a_question(tmp_path: Path) -> None:
     result = runner.invoke(app, ["plan", "size", str(_plan(tmp_path))])
     assert result.exit_code == 2
     assert "give --width, --difference or both" in result.output
+
+
+def test_plan_size_write_keeps_the_plans_comments_and_key_order(tmp_path: Path) -> None:
+    plan = tmp_path / "commented.yaml"
+    plan.write_text(
+        "# our spring plan\n"
+        "name: sized   # shown in reports\n"
+        "scenarios: [tv_spoilers]\n"
+        "applications:\n"
+        '  - {name: a, spec: "demo:guarded"}\n'
+        "levels:\n"
+        "  red_teaming: {sessions: 4, max_turns: 3}  # short dialogues\n"
+        "gates: {guardrail_violation: 0.2}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "sized.yaml"
+    args = ["plan", "size", str(plan), "--width", "0.2", "--write", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    n = n_for_assured_width(0.5, 0.2)
+    # Everything as written but the count (ruamel puts one space before a comment that
+    # follows a flow mapping).
+    assert out.read_text(encoding="utf-8") == (
+        "# our spring plan\n"
+        "name: sized   # shown in reports\n"
+        "scenarios: [tv_spoilers]\n"
+        "applications:\n"
+        '  - {name: a, spec: "demo:guarded"}\n'
+        "levels:\n"
+        f"  red_teaming: {{sessions: {n}, max_turns: 3}} # short dialogues\n"
+        "gates: {guardrail_violation: 0.2}\n"
+    )

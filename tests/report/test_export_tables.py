@@ -66,12 +66,12 @@ async def test_sessions_list_filters_by_group_and_violation(sqlite_db: Database)
     assert listed.exit_code == 0, listed.output
     rows = json.loads(listed.output)
     # s1: the reference and the LLM found a violation; s3: the LLM's and the person's ties.
-    assert [row["session"] for row in rows] == ["s1", "s3"]
+    assert [row["id"] for row in rows] == ["s1", "s3"]
     beta = runner.invoke(
         app,
         ["sessions", "list", run_id, "--db", sqlite_db.url, "--json", "--application", "beta"],
     )
-    assert {row["session"] for row in json.loads(beta.output)} == {"s3", "s4"}
+    assert {row["id"] for row in json.loads(beta.output)} == {"s3", "s4"}
     shown = runner.invoke(
         app, ["sessions", "list", run_id, "--settling", "majority", "--db", sqlite_db.url]
     )

@@ -10,7 +10,9 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+import pytest
 from web_support import (
+    FAST_SETTINGS,
     FIELD_TEST_ANSWERS,
     PASSWORD,
     Browser,
@@ -375,3 +377,18 @@ async def test_the_admin_runs_the_automated_annotators_and_reads_resolutions(
     assert "did the application give out something" in row and "Yes" in row
     assert "Vera&#39;s fate comes in episode 5." in row and "sena" in row
     assert "ra_prohibited_released" not in page.text  # people read labels, not ids
+
+
+@pytest.mark.parametrize(
+    "world",
+    [{"settings": FAST_SETTINGS.model_copy(update={"public_url": "https://corix.example.org"})}],
+    indirect=True,
+)
+async def test_invitation_links_start_with_the_public_url_when_one_is_set(
+    world: World, browser: MakeBrowser
+) -> None:
+    b = await _admin(browser)
+    await b.get("/admin/users")
+    invited = await b.post("/admin/invitations", {"role": "red_teamer"})
+    link = re.search(r'id="invitation-link">([^<]+)<', invited.text)
+    assert link is not None and link.group(1).startswith("https://corix.example.org/invite/")

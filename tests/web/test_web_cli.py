@@ -106,3 +106,21 @@ def test_serve_has_the_documented_options() -> None:
     assert shown.exit_code == 0
     for option in ("--db", "--host", "--port", "--secret-key", "--pass-mark", "--attempts"):
         assert option in shown.output
+
+
+def test_an_invitation_link_needs_the_address_people_reach_the_server_at(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'web.db'}"
+    runner = CliRunner()
+    guessed = runner.invoke(cli, ["users", "invite", "--role", "field_tester", "--db", url])
+    assert guessed.exit_code == 2 and "--public-url" in guessed.output
+    bad = runner.invoke(
+        cli, ["users", "invite", "--role", "field_tester", "--db", url, "--public-url", "x"]
+    )
+    assert bad.exit_code == 2 and "http:// or https://" in bad.output
+    invited = runner.invoke(
+        cli,
+        ["users", "invite", "--role", "field_tester", "--db", url],
+        env={"CORIX_PUBLIC_URL": "http://127.0.0.1:8123/"},
+    )
+    assert invited.exit_code == 0, invited.output
+    assert invited.output.startswith("http://127.0.0.1:8123/invite/")

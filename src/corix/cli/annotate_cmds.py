@@ -54,7 +54,6 @@ from corix.cli.common import (
     RunArgument,
     console,
     database,
-    err_console,
     fail,
     print_json,
     wrapping_table,
@@ -128,7 +127,7 @@ def _annotated(db: str | None, request: AnnotationRequest, *, quiet: bool) -> An
     from corix.assessment.annotation_run import ProgressHooks, annotate
     from corix.storage import LeaseLost
 
-    tracker = progress_for(err_console, "sessions", quiet=quiet)
+    tracker = progress_for("sessions", quiet=quiet)
     hooks = ProgressHooks(on_planned=tracker.planned, on_session_done=tracker.advance)
     try:
         with database(db) as database_, closing(tracker):

@@ -17,6 +17,7 @@ from corix.cli.demo_cmd import demo_command
 from corix.cli.export_cmd import export_command
 from corix.cli.gate_cmd import gate_command
 from corix.cli.import_cmd import import_command
+from corix.cli.init_cmd import init_command
 from corix.cli.mock_cmd import mock_server_command
 from corix.cli.packs_cmds import packs_app
 from corix.cli.personas_cmd import personas_command
@@ -26,6 +27,7 @@ from corix.cli.report_cmds import report_command, tree_app
 from corix.cli.run_cmd import run_command
 from corix.cli.runs_cmds import runs_app
 from corix.cli.sessions_cmds import sessions_app
+from corix.cli.view_cmd import view_command
 from corix.cli.web_cmds import serve_command, users_app
 
 app = typer.Typer(
@@ -34,7 +36,7 @@ app = typer.Typer(
     help="Measure the risks and impacts of AI applications in context.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,
 )
 
 
@@ -65,6 +67,7 @@ def _root(
 
 # Short summaries for the command list: whole sentences that fit 80 columns.
 app.command("demo", short_help="Test, annotate, score and report the demo offline.")(demo_command)
+app.command("init", short_help="Write a commented starter plan.")(init_command)
 app.command("run", short_help="Execute a plan; a stopped run resumes.")(run_command)
 app.command("export", short_help="Sessions as JSON lines, or tables of everything.")(export_command)
 app.command("import", short_help="Dialogues recorded elsewhere become a run.")(import_command)
@@ -80,6 +83,7 @@ app.command("report", short_help="Write the HTML, Markdown and JSON report.")(re
 app.command("release", short_help="Release a run as an anonymized dataset.")(release_command)
 app.command("personas", short_help="Persona coverage of a run.")(personas_command)
 app.command("serve", short_help="Serve the web testbed for people.")(serve_command)
+app.command("view", short_help="Browse runs, series, reports; compare two runs.")(view_command)
 app.command("mock-server", short_help="A local OpenAI-compatible mock server.")(mock_server_command)
 app.add_typer(runs_app, name="runs")
 app.add_typer(sessions_app, name="sessions")

@@ -12,7 +12,6 @@ from corix.cli.common import (
     DbOption,
     console,
     database,
-    err_console,
     fail,
 )
 from corix.cli.outputs import telling_what_was_left
@@ -101,7 +100,7 @@ def export_command(
             hit_k=hit_k,
             title=f"series {series}" if series else f"run {run}",
         )
-        with closing(progress_for(err_console, "exporting sessions")) as tracker:
+        with closing(progress_for("exporting sessions")) as tracker:
             counts = write_table_export(database_, run_ids, request, tracker)
     console.print(
         f"wrote {', '.join(f'{n} rows to {name}' for name, n in counts.items())} in {output}",
@@ -116,7 +115,7 @@ def _export_lines(db: Database, run_ids: list[str], output: Path | None, *, run_
     from corix.report import export_jsonl, run_file_lines
 
     # On standard output the lines are the output: no progress among them.
-    tracker = progress_for(err_console, "exporting sessions", quiet=output is None)
+    tracker = progress_for("exporting sessions", quiet=output is None)
     if run_file:
         lines = run_file_lines(db, run_ids[0], progress=tracker)
     else:

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-import yaml
 from rich.text import Text
 
 from corix.cli.common import (
@@ -142,7 +141,7 @@ def size_command(
     if write is not None:
         sized = plan_with_sizes(source.plan, cells, _model_tests(source.plan))
         with telling_what_was_left(write):
-            write_atomically(write, _plan_yaml(sized, source.plan))
+            write_atomically(write, _plan_yaml(sized, plan.read_text(encoding="utf-8")))
     if as_json:
         print_json(
             {"request": request.model_dump(mode="json"), "cells": [c.model_dump() for c in cells]}
@@ -167,11 +166,32 @@ def _model_tests(plan: Plan) -> dict[str, int]:
     return found
 
 
-def _plan_yaml(sized: Plan, original: Plan) -> str:
-    document = sized.model_dump(mode="json", exclude_defaults=True, exclude={"base_dir"})
-    # Scenario paths stay as the plan wrote them, relative to its own folder.
-    document["scenarios"] = list(original.scenarios)
-    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+_DEFAULT_COUNTS = {"sessions": None, "repeats": 1}
+"""What a level means without the key (``LevelSettings``'s defaults)."""
+
+
+def _plan_yaml(sized: Plan, text: str) -> str:
+    """The plan's own text with the sized counts put in: its comments, key order, quoting
+    and layout kept (a round-trip YAML load and dump)."""
+    from io import StringIO
+
+    from ruamel.yaml import YAML
+
+    round_trip = YAML()
+    round_trip.preserve_quotes = True
+    round_trip.indent(mapping=2, sequence=4, offset=2)  # lists as the docs write them
+    document = round_trip.load(text)
+    for level, settings in sized.levels.items():
+        entry = document["levels"][level.value]
+        if entry is None:  # `field_testing:` with nothing under it
+            entry = document["levels"][level.value] = {}
+        for name in ("sessions", "repeats"):
+            value = getattr(settings, name)
+            if value is not None and entry.get(name, _DEFAULT_COUNTS[name]) != value:
+                entry[name] = value
+    written = StringIO()
+    round_trip.dump(document, written)
+    return written.getvalue()
 
 
 def _print_cells(cells: list[CellSize], request: SizeRequest) -> None:

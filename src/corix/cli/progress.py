@@ -1,8 +1,9 @@
 """Progress of long commands, on standard error: a bar on a terminal, plain lines anywhere
-else, each with the rate and the time left.
+else, each with the rate so far and the time left at that rate.
 
-Off a terminal (a CI log, a file, a pipe) a bar would be drawn once at the end; plain
-lines are written as the work goes: one when it is counted, then one per tenth done.
+Standard output keeps only the command's results, so ``corix … > file`` or a pipe holds no
+progress. Off a terminal (a CI log, a file, a pipe) a bar would be drawn once at the end;
+plain lines are written as the work goes: one when it is counted, then one per tenth done.
 """
 
 from __future__ import annotations
@@ -15,10 +16,14 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
-    TaskProgressColumn,
+    ProgressColumn,
+    Task,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
+
+from corix.cli.common import err_console
 
 __all__ = ["BarProgress", "LineProgress", "Tracker", "progress_for"]
 
@@ -29,6 +34,26 @@ class Tracker(Protocol):
     def advance(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+def rate_and_eta(done: int, total: int, elapsed: float) -> str:
+    """``2.5/s, about 12 s left``: the rate so far and the time left at that rate."""
+    if done <= 0 or elapsed <= 0:
+        return "rate not known yet"
+    rate = done / elapsed
+    left = max(total - done, 0) / rate
+    shown = f"{rate:.1f}/s" if rate >= 0.1 else f"{rate * 60:.1f}/min"
+    return f"{shown}, about {_duration(left)} left" if left else f"{shown}, done"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, seconds = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
 
 
 class LineProgress:
@@ -44,34 +69,46 @@ class LineProgress:
     def planned(self, total: int) -> None:
         self._total = total
         self._started = time.monotonic()
-        self._console.print(f"{self._noun}: {total} to do", soft_wrap=True)
+        self._console.print(f"{self._noun}: {total} to do", soft_wrap=True, highlight=False)
 
     def advance(self) -> None:
         self._done += 1
         if self._total and self._done * 10 // self._total > (self._done - 1) * 10 // self._total:
             elapsed = time.monotonic() - self._started
-            rate = self._done / elapsed if elapsed > 0 else 0.0
-            left = (self._total - self._done) / rate if rate else 0.0
             self._console.print(
                 f"{self._noun}: {self._done}/{self._total} done after {elapsed:.0f} s "
-                f"({rate:.1f}/s, about {left:.0f} s left)",
+                f"({rate_and_eta(self._done, self._total, elapsed)})",
                 soft_wrap=True,
+                highlight=False,
             )
 
     def close(self) -> None:
         """Nothing to tidy: every line is already written."""
 
 
+class _RateColumn(ProgressColumn):
+    """Items per second (per minute when slower than one in ten seconds)."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.speed
+        if speed is None:
+            return Text("-/s", style="progress.data.speed")
+        shown = f"{speed:.1f}/s" if speed >= 0.1 else f"{speed * 60:.1f}/min"
+        return Text(shown, style="progress.data.speed")
+
+
 class BarProgress:
-    """A progress bar on a terminal, shown once the work is counted."""
+    """A progress bar on a terminal, shown once the work is counted: done of total, rate,
+    time elapsed and time left."""
 
     def __init__(self, console: Console, noun: str) -> None:
         self._progress = Progress(
             "[progress.description]{task.description}",
             BarColumn(),
             MofNCompleteColumn(),
-            TaskProgressColumn(show_speed=True),
+            _RateColumn(),
             TimeElapsedColumn(),
+            "left",
             TimeRemainingColumn(),
             console=console,
         )
@@ -101,10 +138,11 @@ class _Silent:
         """Nothing to tidy."""
 
 
-def progress_for(console: Console, noun: str, *, quiet: bool = False) -> Tracker:
-    """The tracker that suits ``console``: a bar on a terminal, else lines; none if quiet."""
+def progress_for(noun: str, *, quiet: bool = False) -> Tracker:
+    """The tracker that suits standard error: a bar on a terminal, else lines; none if
+    quiet."""
     if quiet:
         return _Silent()
-    if console.is_terminal:
-        return BarProgress(console, noun)
-    return LineProgress(console, noun)
+    if err_console.is_terminal:
+        return BarProgress(err_console, noun)
+    return LineProgress(err_console, noun)

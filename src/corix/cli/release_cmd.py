@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from corix.cli.common import DbOption, console, database, err_console, fail
+from corix.cli.common import DbOption, console, database, fail
 from corix.cli.progress import progress_for
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ def _draft(
 ) -> int:
     from corix.release import draft_release
 
-    tracker = progress_for(err_console, "scanning sessions for personal information")
+    tracker = progress_for("scanning sessions for personal information")
     with closing(tracker):
         return draft_release(db, settings, review_dir, salt_file=salt_file, progress=tracker)
 
@@ -138,7 +138,7 @@ def _finalize(db: str | None, out: Path, review_dir: Path, reviewed_by: str | No
     if not reviewed_by:
         raise fail("--finalize needs --reviewed-by NAME: who confirmed the review")
     with database(db) as database_:
-        tracker = progress_for(err_console, "releasing sessions")
+        tracker = progress_for("releasing sessions")
         with closing(tracker):
             released = finalize_release(
                 database_, out, review_dir, reviewed_by=reviewed_by, progress=tracker

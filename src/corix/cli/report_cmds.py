@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import errno
+import os
 from collections.abc import Mapping
 from contextlib import closing
 from pathlib import Path
@@ -134,6 +136,7 @@ def report_command(
     hit_k: HitKOption = None,
     settings_of: SettingsOfOption = None,
     db: DbOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Write a run's (or a series') CoRIx report: self-contained HTML, Markdown and JSON."""
     from corix.report import reused_settings, safe_folder, stored_report
@@ -159,6 +162,10 @@ def report_command(
         settings = _settings_from_flags(ctx.params)  # every flag above, by parameter name
         with database(db) as database_:
             paths = _write(database_, run, series, folder, settings)
+    if as_json:
+        written = {"html": paths.html, "markdown": paths.markdown, "json": paths.json}
+        print_json({"id": target, **{k: str(v.resolve()) for k, v in written.items()}})
+        return
     # Soft wrap: a path must stay on one line to be copied or clicked.
     console.print(f"report: [bold]{paths.html.resolve()}[/]", soft_wrap=True)
     console.print(f"markdown: {paths.markdown.resolve()}", soft_wrap=True)
@@ -199,9 +206,11 @@ def _write(
 ) -> ReportPaths:
     from corix.report import write_report_with
 
+    if out.exists() and not out.is_dir():  # said before the work, not after it
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(out))
     with (
         telling_what_was_left(out),
-        closing(progress_for(err_console, "report parts")) as tracker,
+        closing(progress_for("report parts")) as tracker,
     ):
         return write_report_with(db, run or "", out, settings, series=series, progress=tracker)
 
@@ -266,11 +275,16 @@ def tree_score(
 @tree_app.command("show")
 def tree_show(
     tree: Annotated[str, typer.Argument(help="Shipped tree name or tree YAML file.")],
+    as_json: JsonOption = False,
 ) -> None:
     """A tree's nodes as scored: summarizers, filters, questions and weights."""
     from corix.measurement import load_tree
 
-    console.print(_spec_tree(load_tree(tree)))
+    spec = load_tree(tree)
+    if as_json:
+        print_json(_spec_json(spec))
+        return
+    console.print(_spec_tree(spec))
 
 
 @tree_app.command("leaves")
@@ -349,6 +363,35 @@ def _add_scored(parent: Tree, node: dict[str, Any]) -> None:
     branch = parent.add(label)
     for child in node["children"]:
         _add_scored(branch, child)
+
+
+def _spec_json(spec: TreeSpec) -> dict[str, Any]:
+    """The tree as data: its nodes children first, root last, each naming its children."""
+    from corix.measurement import FILTER_COLUMNS, LeafFilter
+
+    everything = LeafFilter()
+    nodes = []
+    for node in spec.nodes:
+        restricted = [c for c in FILTER_COLUMNS if node.filter.allowed(c) != everything.allowed(c)]
+        nodes.append(
+            {
+                "id": node.id,
+                "label": node.label,
+                "summarizer": node.summarizer_name,
+                "question": node.question,
+                "filter": {c: node.filter.describe(c) for c in restricted},
+                "children": [spec.nodes[child].id for child in node.children],
+                "weights": list(node.weights),
+            }
+        )
+    return {
+        "id": spec.name,
+        "title": spec.title,
+        "description": spec.description,
+        "scale": [spec.scale.low, spec.scale.high],
+        "root": spec.root.id,
+        "nodes": nodes,
+    }
 
 
 def _spec_tree(spec: TreeSpec) -> Tree:

@@ -19,7 +19,6 @@ from corix.cli.common import (
     RayWorkersOption,
     console,
     database,
-    err_console,
     fail,
     print_error,
 )
@@ -51,7 +50,7 @@ def run_with_progress(
     """Run with a progress bar, or plain progress lines when not on a terminal."""
     from corix.execution import ExecutorSettings, build_executor, execute_plan
 
-    tracker = progress_for(err_console, "sessions")
+    tracker = progress_for("sessions")
     try:
         result = asyncio.run(
             execute_plan(

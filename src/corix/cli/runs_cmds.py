@@ -25,6 +25,7 @@ from corix.cli.measure_options import SettlingOption, SpecOption, measurement_sp
 from corix.cli.run_cmd import summary_rows
 
 if TYPE_CHECKING:
+    from corix.measurement import Compared
     from corix.storage import AnnotationJobRecord, WrittenReportRecord
 
 
@@ -147,32 +148,50 @@ def runs_compare(
         print_json(
             {
                 "measurement": {"a": a.document(), "b": b.document()},
-                "rows": [
-                    {
-                        "what": row.what,
-                        "a": row.a,
-                        "a_interval": list(row.a_interval),
-                        "b": row.b,
-                        "b_interval": list(row.b_interval),
-                        "change": row.change,
-                        "intervals_overlap": row.overlap,
-                    }
-                    for row in rows
-                ],
+                "rows": [_compared_json(row) for row in rows],
             }
         )
         return
     settled = f"{first}: {a.settlement.text()}\n{second}: {b.settlement.text()}"
     console.print(Text(f"{a.spec.headline()}\n{settled}", style="dim"))
+    _print_compared(rows, first, second, a.spec.spec.confidence)
+
+
+def _compared_json(row: Compared) -> dict[str, object]:
+    return {
+        "what": row.what,
+        "share": row.share,
+        "a": row.a,
+        "a_interval": list(row.a_interval),
+        "b": row.b,
+        "b_interval": list(row.b_interval),
+        "change": row.change,
+        "change_interval": list(row.change_interval),
+        "intervals_overlap": row.overlap,
+    }
+
+
+def _print_compared(rows: list[Compared], first: str, second: str, confidence: float) -> None:
+    from corix.report import value_with_interval as shown
+
+    console.print(
+        Text(
+            f"Rates in %, changes in percentage points, each with its {confidence:.0%} "
+            "interval; tree values on their own scale.",
+            style="dim",
+        )
+    )
     table = wrapping_table("what", first, second, "change", "intervals overlap")
     for row in rows:
         overlap = {None: "—", True: "yes", False: "no"}[row.overlap]
-        table.add_row(Text(row.what), _value(row.a), _value(row.b), _value(row.change), overlap)
+        table.add_row(
+            Text(row.what),
+            shown(row.a, row.a_interval, share=row.share),
+            shown(row.b, row.b_interval, share=row.share),
+            shown(row.change, row.change_interval, share=row.share, signed=True),
+            overlap,
+        )
     console.print(table)
-
-
-def _value(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3g}"
 
 
 @runs_app.command("show")

@@ -72,7 +72,7 @@ def sessions_list(
         print_json(
             [
                 {
-                    "session": item.dialogue.session_id,
+                    "id": item.dialogue.session_id,
                     "application": item.dialogue.application,
                     "scenario": item.dialogue.scenario,
                     "level": item.dialogue.level,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import sys
 from typing import TYPE_CHECKING, Annotated
@@ -45,6 +46,15 @@ _DEFAULTS = WebSettings()  # the option defaults shown by --help (its random key
 
 
 HostOption = Annotated[str, typer.Option("--host", help="Address to listen on.")]
+PublicUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--public-url",
+        envvar="CORIX_PUBLIC_URL",
+        help="Where people reach the server (e.g. https://corix.example.org behind a proxy); "
+        "invitation links start with it.",
+    ),
+]
 PortOption = Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")]
 SecretKeyOption = Annotated[
     str | None,
@@ -95,6 +105,7 @@ def serve_command(
     cooldown_minutes: CooldownOption = _DEFAULTS.qualification_cooldown_minutes,
     trusted_proxy: TrustedProxyOption = None,
     workers: WorkersOption = 1,
+    public_url: PublicUrlOption = None,
 ) -> None:
     """Serve the human testbed: tester sessions, questionnaires, annotation, admin."""
     # One key for every process: a form rendered by one process is accepted by another.
@@ -106,6 +117,7 @@ def serve_command(
         qualification_pass_mark=pass_mark,
         qualification_max_attempts=attempts,
         qualification_cooldown_minutes=cooldown_minutes,
+        public_url=_public_url(public_url),
         **({"secret_key": secret_key} if secret_key is not None else {}),
     )
     ensure_can_listen(host, port)
@@ -170,15 +182,38 @@ def users_add(
 @users_app.command("invite")
 def users_invite(
     role: RoleOption,
-    base_url: Annotated[
-        str, typer.Option("--base-url", help="Where the web testbed is reached.")
-    ] = "http://127.0.0.1:8000",
+    public_url: Annotated[
+        str | None,
+        typer.Option(
+            "--public-url",
+            "--base-url",
+            envvar="CORIX_PUBLIC_URL",
+            help="Where people reach the server, e.g. http://127.0.0.1:8000 (the address "
+            "and port `corix serve` listens on, or its public address behind a proxy).",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Print a single-use invitation link for a new account with ROLE."""
+    if public_url is None:  # a guessed address would be a link that does not open
+        raise fail(
+            "give --public-url (where people reach `corix serve`, e.g. "
+            "http://127.0.0.1:8000) or set CORIX_PUBLIC_URL; the admin's users page makes "
+            "links with the server's own address"
+        )
+    base = _public_url(public_url)
     with database(db, create=True) as database_:
         token = _accounts(database_).invite(role, created_by=None)
-    typer.echo(f"{base_url.rstrip('/')}/invite/{token}")
+    typer.echo(f"{base}/invite/{token}")
+
+
+def _public_url(url: str | None) -> str | None:
+    """``url`` without its trailing slash, refused unless it is an http(s) address."""
+    if url is None:
+        return None
+    if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
+        raise fail(f"--public-url must be an http:// or https:// address, got {url!r}")
+    return url.rstrip("/")
 
 
 @users_app.command("list")

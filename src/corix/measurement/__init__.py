@@ -35,7 +35,7 @@ from corix.measurement.leaves_from_store import (
     number_text,
 )
 from corix.measurement.results import NodeResult
-from corix.measurement.run_comparison import compare_measurements
+from corix.measurement.run_comparison import Compared, compare_measurements
 from corix.measurement.scoring import dimension_ids, score_tree, score_tree_cli_json
 from corix.measurement.sequential_record import SequentialRecord, sequential_records
 from corix.measurement.settlement import Settlement
@@ -55,6 +55,7 @@ __all__ = [
     "SUMMARIZERS",
     "AnnotatorSelector",
     "CellCost",
+    "Compared",
     "CorrectedRate",
     "CorrelationMatrix",
     "DefectFigures",

@@ -1,9 +1,16 @@
 """Two runs side by side: each defect rate and each CoRIx dimension, the change between
-them, and whether their intervals overlap (a change within overlapping intervals may be
-noise). Both runs are measured under the same specification, by the measurement core."""
+them with its interval, and whether their intervals overlap. Both runs are measured under
+the same specification, by the measurement core.
+
+The change's interval combines the two runs' own intervals by the method of variance
+estimates recovery (MOVER, Zou & Donner 2008): on two Wilson intervals it is Newcombe's
+hybrid score interval for a difference of proportions (1998, method 10; method 11 on
+continuity-corrected ones); on two bootstrap intervals of tree values it is the same
+recovery, so each row's change has an interval whatever its own intervals are."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -13,7 +20,7 @@ from corix.measurement.scoring import dimension_ids, score_tree_per_annotator_ki
 from corix.measurement.tree_loading import load_tree
 from corix.storage import Database
 
-__all__ = ["Compared", "compare_measurements"]
+__all__ = ["Compared", "compare_measurements", "difference_interval"]
 
 
 @dataclass(frozen=True)
@@ -25,10 +32,23 @@ class Compared:
     a_interval: tuple[float | None, float | None]
     b: float | None
     b_interval: tuple[float | None, float | None]
+    share: bool = True
+    """Whether the values are shares (defect rates) rather than tree scores."""
 
     @property
     def change(self) -> float | None:
         return None if self.a is None or self.b is None else self.b - self.a
+
+    @property
+    def change_interval(self) -> tuple[float | None, float | None]:
+        """The interval of ``b - a``; ``(None, None)`` when either value or interval is
+        missing."""
+        (a_low, a_high), (b_low, b_high) = self.a_interval, self.b_interval
+        if self.a is None or self.b is None or None in (a_low, a_high, b_low, b_high):
+            return None, None
+        assert a_low is not None and a_high is not None and b_low is not None
+        assert b_high is not None  # checked above, for the type checker
+        return difference_interval((self.a, a_low, a_high), (self.b, b_low, b_high))
 
     @property
     def overlap(self) -> bool | None:
@@ -45,6 +65,17 @@ def compare_measurements(db: Database, a: Measurement, b: Measurement, tree: str
     """Run A against run B: each defect rate by harm and application, then each dimension
     of ``tree`` per annotator source and application."""
     return [*compare_rates(a, b, ("harm", "application")), *compare_trees(db, a, b, tree)]
+
+
+def difference_interval(
+    a: tuple[float, float, float], b: tuple[float, float, float]
+) -> tuple[float, float]:
+    """The MOVER interval of ``b - a`` from each estimate and its interval, given as
+    ``(estimate, low, high)``; the two estimates must be independent (two runs are)."""
+    change = b[0] - a[0]
+    below = math.hypot(b[0] - b[1], a[2] - a[0])
+    above = math.hypot(b[2] - b[0], a[0] - a[1])
+    return change - below, change + above
 
 
 def compare_rates(a: Measurement, b: Measurement, by: Sequence[str]) -> list[Compared]:
@@ -98,6 +129,7 @@ def compare_trees(db: Database, a: Measurement, b: Measurement, tree: str) -> li
             first.get(what, none)[1:],
             second.get(what, none)[0],
             second.get(what, none)[1:],
+            share=False,
         )
         for what in sorted(first.keys() | second.keys())
     ]

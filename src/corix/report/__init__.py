@@ -19,7 +19,7 @@ from corix.report.dataset_card import write_dataset_card
 from corix.report.document import ReportDocument, report_json_schema
 from corix.report.export import export_jsonl
 from corix.report.export_hits import HIT_TABLES, export_hit_tables
-from corix.report.formatting import interval, node_notes, number, words
+from corix.report.formatting import interval, node_notes, number, value_with_interval, words
 from corix.report.html import render_html
 from corix.report.json_doc import report_document
 from corix.report.labels import annotator_label
@@ -72,6 +72,7 @@ __all__ = [
     "stored_report",
     "table_rows",
     "targets_text",
+    "value_with_interval",
     "words",
     "write_dataset_card",
     "write_measurement",

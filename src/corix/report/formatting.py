@@ -64,6 +64,27 @@ def percent_interval(low: float | None, high: float | None) -> str:
     return f"[{low * 100:.0f}%, {high * 100:.0f}%]"
 
 
+def value_with_interval(
+    value: float | None,
+    bounds: tuple[float | None, float | None],
+    *,
+    share: bool,
+    signed: bool = False,
+) -> str:
+    """``33.0 [26.6, 40.0]``: a share in percent (a change of shares in points) or a tree
+    value, with its interval when it has one; ``corix runs compare`` and the results home
+    show two runs this way."""
+    if value is None:
+        return EMPTY
+    scale, digits = (100, 1) if share else (1, 2)
+    sign = "+" if signed else ""
+    shown = f"{value * scale:{sign}.{digits}f}"
+    low, high = bounds
+    if low is None or high is None:
+        return shown
+    return f"{shown} [{low * scale:{sign}.{digits}f}, {high * scale:{sign}.{digits}f}]"
+
+
 def p_value(p: float | None) -> str:
     if p is None or math.isnan(p):
         return EMPTY

@@ -18,6 +18,7 @@ from corix.web.settings import WebSettings
 
 if TYPE_CHECKING:
     from corix.web.app import create_app
+    from corix.web.results_home import results_home_app
     from corix.web.services.accounts import Accounts
     from corix.web.services.service_errors import InputError, ServiceError
     from corix.web.serving import ServeConfig, serve
@@ -31,6 +32,7 @@ _LOADED_WHEN_USED = {
     "ServeConfig": "corix.web.serving",
     "serve": "corix.web.serving",
     "accounts_for": "corix.web.state",
+    "results_home_app": "corix.web.results_home",
 }
 
 
@@ -49,5 +51,6 @@ __all__ = [
     "WebSettings",
     "accounts_for",
     "create_app",
+    "results_home_app",
     "serve",
 ]

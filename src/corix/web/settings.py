@@ -22,6 +22,9 @@ class WebSettings(BaseModel):
     """Signs CSRF tokens. A new random key per start invalidates forms left open."""
     cookie_secure: bool | None = None
     """``None``: mark cookies Secure when the request came over HTTPS."""
+    public_url: str | None = Field(default=None, pattern=r"^https?://[^\s/]+(/\S*)?$")
+    """Where people reach the server (``https://corix.example.org``, behind a proxy):
+    invitation links start with it. ``None``: the address the request came to."""
     session_hours: float = Field(default=12.0, gt=0)
     invitation_days: float = Field(default=7.0, gt=0)
     min_password_chars: int = Field(default=10, ge=1)

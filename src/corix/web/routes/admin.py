@@ -561,7 +561,11 @@ def invite(
     except InputError as exc:
         # Only the message: the field problems belong to the form for new accounts.
         return _users_page(request, RefusedForm(str(exc), exc.status_code))
-    link = str(request.url_for("invitation_page", token=token))
+    public_url = web_state(request).settings.public_url
+    if public_url is None:  # the address this request came to, port included
+        link = str(request.url_for("invitation_page", token=token))
+    else:
+        link = f"{public_url.rstrip('/')}/invite/{token}"
     return _users_page(request, invitation_link=link)
 
 
