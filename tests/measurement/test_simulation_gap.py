@@ -1,0 +1,115 @@
+"""The simulation gap: human against simulated testers per cell, checked by hand."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from corix.measurement.core import measure
+from corix.measurement.defect_rates import wilson_bounds, wilson_cc_bounds
+from corix.measurement.simulation_gap import newcombe_difference, simulation_gap
+from corix.storage import Database
+from support.run_builder import RunBuilder
+
+CELL = ("alpha", "tv_spoilers", "red_teaming")
+
+
+def test_newcombe_difference_matches_the_published_example() -> None:
+    # Newcombe (1998), Table II, 56/70 − 48/80, method 10: 0.0524 to 0.3339.
+    low1, high1 = wilson_bounds(56 / 70, 70, 0.95)
+    low2, high2 = wilson_bounds(48 / 80, 80, 0.95)
+    low, high = newcombe_difference(56 / 70, low1, high1, 48 / 80, low2, high2)
+    assert (round(low, 4), round(high, 4)) == (0.0524, 0.3339)
+
+
+def _session(
+    run: RunBuilder,
+    sid: str,
+    source: str,
+    users: list[str],
+    violation: bool,
+    *,
+    cell: tuple[str, str, str] = CELL,
+    tester: int | None = None,
+) -> None:
+    run.session(sid, *cell, [(text, "Sure.") for text in users], source=source)
+    application, new = run.sessions[-1]
+    run.sessions[-1] = (application, replace(new, tester_id=tester))
+    released = "yes" if violation else "no"
+    run.annotate(sid, "risk_assessment", "reference", [("ra_prohibited_released", None, released)])
+
+
+async def _mixed_run(db: Database) -> str:
+    """Cell alpha · tv_spoilers · red teaming: four people (2 violations), four simulated
+    testers (1 violation), one script (ignored); a second cell with people only."""
+    run = RunBuilder("run-gap")
+    human_users = [["a" * 10, "b" * 12], ["c" * 20, "d" * 20, "e"], ["f" * 30], ["g" * 8] * 4]
+    for i, users in enumerate(human_users):
+        _session(run, f"h{i}", "human", users, violation=i < 2, tester=i)
+        run.answer(f"h{i}", "trust", 4 + i % 2, respondent=f"tester-{i}")
+    for i in range(4):
+        _session(run, f"s{i}", "simulated", ["x" * (2 + i)], violation=i == 0)
+        if i < 2:
+            run.answer(f"s{i}", "trust", 2 + i, respondent="sim-user")
+    _session(run, "m0", "scripted", ["script"], violation=True)
+    _session(run, "o0", "human", ["hi"], violation=True, cell=("beta", *CELL[1:]), tester=9)
+    return await run.write(db)
+
+
+async def test_rates_differences_and_features_by_hand(sqlite_db: Database) -> None:
+    measurement = measure(sqlite_db, [await _mixed_run(sqlite_db)])
+    gap = simulation_gap(sqlite_db, measurement, delta=0.1)
+    (cell,) = gap.cells  # beta has people only; the script takes no part
+    assert cell.cell == dict(zip(("application", "scenario", "level"), CELL, strict=True))
+    assert (cell.human_dialogues, cell.simulated_dialogues) == (4, 4)
+    assert (cell.human_testers, cell.simulated_testers) == (4, 4)
+    (rate,) = [r for r in cell.rates if r.group["harm"] == "guardrail_violation"]
+    assert rate.human.rate == 0.5 and rate.simulated.rate == 0.25
+    # One label per dialogue, no shared tester: each rate's interval is corrected Wilson.
+    h_low, h_high = wilson_cc_bounds(0.5, 4, 0.95)
+    s_low, s_high = wilson_cc_bounds(0.25, 4, 0.95)
+    assert (rate.human.ci_low, rate.simulated.ci_high) == (h_low, s_high)
+    assert rate.difference == -0.25
+    assert rate.ci_low == pytest.approx(-0.25 - ((0.25 - s_low) ** 2 + (h_high - 0.5) ** 2) ** 0.5)
+    assert rate.ci_high == pytest.approx(-0.25 + ((s_high - 0.25) ** 2 + (0.5 - h_low) ** 2) ** 0.5)
+    assert rate.within_delta is False and cell.stands_in is False
+
+    features = {f.feature: f for f in cell.features}
+    turns = features["turns"]  # people: 2, 3, 1, 4 turns; simulated: 1 each
+    assert (turns.human, turns.simulated) == (2.5, 1.0)
+    # U(simulated) = 0.5 (the tie with the one-turn person) + 0 → Cliff's delta = 2·2/16 − 1
+    assert turns.effect == pytest.approx(2 * 2 / 16 - 1)
+    length = features["user message length (characters)"]
+    assert length.human == pytest.approx((11 + 41 / 3) / 2)  # medians of 11, 41/3, 30, 8
+    assert length.effect == -1.0 and length.p_value < 0.05
+    violation = features["reached a violation (by reference)"]
+    assert (violation.human, violation.simulated, violation.effect) == (0.5, 0.25, -0.25)
+    assert violation.p_value == pytest.approx(1.0)  # Fisher: [[1, 3], [2, 2]]
+    trust = features["questionnaire: trust"]  # people 4, 5, 4, 5; simulated 2, 3
+    assert (trust.human_n, trust.simulated_n, trust.effect) == (4, 2, -1.0)
+
+
+async def test_a_wide_enough_delta_lets_simulation_stand_in(sqlite_db: Database) -> None:
+    measurement = measure(sqlite_db, [await _mixed_run(sqlite_db)])
+    (cell,) = simulation_gap(sqlite_db, measurement, delta=0.95).cells
+    assert cell.stands_in is True
+
+
+async def test_a_persons_dialogues_are_resampled_together(sqlite_db: Database) -> None:
+    run = RunBuilder("run-gap-testers")
+    for i in range(6):
+        _session(run, f"h{i}", "human", ["hello"], violation=i < 3, tester=i // 3)
+        _session(run, f"s{i}", "simulated", ["hello"], violation=i < 3)
+    measurement = measure(sqlite_db, [await run.write(sqlite_db)])
+    (cell,) = simulation_gap(sqlite_db, measurement).cells
+    (rate,) = [r for r in cell.rates if r.group["harm"] == "guardrail_violation"]
+    assert rate.human.interval.startswith("bootstrap over testers → dialogues")
+    assert rate.simulated.interval.startswith("wilson")
+    assert rate.difference == 0.0 and rate.ci_low is not None and rate.ci_high is not None
+    assert rate.ci_low < 0 < rate.ci_high
+
+
+def test_delta_must_be_a_share() -> None:
+    with pytest.raises(ValueError, match="delta"):
+        simulation_gap(None, None, delta=1.5)  # type: ignore[arg-type]
