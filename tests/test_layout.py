@@ -25,7 +25,8 @@ def test_every_test_folder_is_named_after_a_corix_package() -> None:
 # Issue 28 narrowed these surfaces (from 112, 56 and 35 names); `scripts/surfaces.py` shows
 # who uses each name. A new export raises the ceiling here, on purpose and in review.
 SURFACE_CEILINGS = {
-    "corix.measurement": (measurement, 56),
+    # +2 (issue 38): SimulationGap and simulation_gap_per_cell, for `corix validity sim`.
+    "corix.measurement": (measurement, 58),
     "corix.assessment": (assessment, 24),
     "corix.execution": (execution, 29),
 }

@@ -8,7 +8,7 @@ import pytest
 
 from corix.measurement.core import measure
 from corix.measurement.defect_rates import wilson_bounds, wilson_cc_bounds
-from corix.measurement.simulation_gap import newcombe_difference, simulation_gap
+from corix.measurement.simulation_gap import newcombe_difference, simulation_gap_per_cell
 from corix.storage import Database
 from support.run_builder import RunBuilder
 
@@ -59,7 +59,7 @@ async def _mixed_run(db: Database) -> str:
 
 async def test_rates_differences_and_features_by_hand(sqlite_db: Database) -> None:
     measurement = measure(sqlite_db, [await _mixed_run(sqlite_db)])
-    gap = simulation_gap(sqlite_db, measurement, delta=0.1)
+    gap = simulation_gap_per_cell(sqlite_db, measurement, delta=0.1)
     (cell,) = gap.cells  # beta has people only; the script takes no part
     assert cell.cell == dict(zip(("application", "scenario", "level"), CELL, strict=True))
     assert (cell.human_dialogues, cell.simulated_dialogues) == (4, 4)
@@ -92,7 +92,7 @@ async def test_rates_differences_and_features_by_hand(sqlite_db: Database) -> No
 
 async def test_a_wide_enough_delta_lets_simulation_stand_in(sqlite_db: Database) -> None:
     measurement = measure(sqlite_db, [await _mixed_run(sqlite_db)])
-    (cell,) = simulation_gap(sqlite_db, measurement, delta=0.95).cells
+    (cell,) = simulation_gap_per_cell(sqlite_db, measurement, delta=0.95).cells
     assert cell.stands_in is True
 
 
@@ -102,7 +102,7 @@ async def test_a_persons_dialogues_are_resampled_together(sqlite_db: Database) -
         _session(run, f"h{i}", "human", ["hello"], violation=i < 3, tester=i // 3)
         _session(run, f"s{i}", "simulated", ["hello"], violation=i < 3)
     measurement = measure(sqlite_db, [await run.write(sqlite_db)])
-    (cell,) = simulation_gap(sqlite_db, measurement).cells
+    (cell,) = simulation_gap_per_cell(sqlite_db, measurement).cells
     (rate,) = [r for r in cell.rates if r.group["harm"] == "guardrail_violation"]
     assert rate.human.interval.startswith("bootstrap over testers → dialogues")
     assert rate.simulated.interval.startswith("wilson")
@@ -112,4 +112,4 @@ async def test_a_persons_dialogues_are_resampled_together(sqlite_db: Database) -
 
 def test_delta_must_be_a_share() -> None:
     with pytest.raises(ValueError, match="delta"):
-        simulation_gap(None, None, delta=1.5)  # type: ignore[arg-type]
+        simulation_gap_per_cell(None, None, delta=1.5)  # type: ignore[arg-type]

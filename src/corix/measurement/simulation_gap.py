@@ -53,7 +53,7 @@ __all__ = [
     "RateGap",
     "SimulationGap",
     "newcombe_difference",
-    "simulation_gap",
+    "simulation_gap_per_cell",
 ]
 
 
@@ -122,7 +122,7 @@ def newcombe_difference(
     return max(-1.0, low), min(1.0, high)
 
 
-def simulation_gap(
+def simulation_gap_per_cell(
     db: Database, measurement: Measurement, *, delta: float = DEFAULT_DELTA
 ) -> SimulationGap:
     """The simulation gap of every cell of ``measurement`` with human and simulated testers."""
