@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from corix.measurement.core import measure
@@ -11,8 +9,7 @@ from corix.measurement.defect_rates import wilson_bounds, wilson_cc_bounds
 from corix.measurement.simulation_gap import newcombe_difference, simulation_gap_per_cell
 from corix.storage import Database
 from support.run_builder import RunBuilder
-
-CELL = ("alpha", "tv_spoilers", "red_teaming")
+from support.testers_run import CELL, add_tester_session, write_mixed_testers_run
 
 
 def test_newcombe_difference_matches_the_published_example() -> None:
@@ -23,42 +20,8 @@ def test_newcombe_difference_matches_the_published_example() -> None:
     assert (round(low, 4), round(high, 4)) == (0.0524, 0.3339)
 
 
-def _session(
-    run: RunBuilder,
-    sid: str,
-    source: str,
-    users: list[str],
-    violation: bool,
-    *,
-    cell: tuple[str, str, str] = CELL,
-    tester: int | None = None,
-) -> None:
-    run.session(sid, *cell, [(text, "Sure.") for text in users], source=source)
-    application, new = run.sessions[-1]
-    run.sessions[-1] = (application, replace(new, tester_id=tester))
-    released = "yes" if violation else "no"
-    run.annotate(sid, "risk_assessment", "reference", [("ra_prohibited_released", None, released)])
-
-
-async def _mixed_run(db: Database) -> str:
-    """Cell alpha · tv_spoilers · red teaming: four people (2 violations), four simulated
-    testers (1 violation), one script (ignored); a second cell with people only."""
-    run = RunBuilder("run-gap")
-    human_users = [["a" * 10, "b" * 12], ["c" * 20, "d" * 20, "e"], ["f" * 30], ["g" * 8] * 4]
-    for i, users in enumerate(human_users):
-        _session(run, f"h{i}", "human", users, violation=i < 2, tester=i)
-        run.answer(f"h{i}", "trust", 4 + i % 2, respondent=f"tester-{i}")
-    for i in range(4):
-        _session(run, f"s{i}", "simulated", ["x" * (2 + i)], violation=i == 0)
-        if i < 2:
-            run.answer(f"s{i}", "trust", 2 + i, respondent="sim-user")
-    _session(run, "m0", "scripted", ["script"], violation=True)
-    _session(run, "o0", "human", ["hi"], violation=True, cell=("beta", *CELL[1:]), tester=9)
-    return await run.write(db)
-
-
 async def test_rates_differences_and_features_by_hand(sqlite_db: Database) -> None:
-    measurement = measure(sqlite_db, [await _mixed_run(sqlite_db)])
+    measurement = measure(sqlite_db, [await write_mixed_testers_run(sqlite_db)])
     gap = simulation_gap_per_cell(sqlite_db, measurement, delta=0.1)
     (cell,) = gap.cells  # beta has people only; the script takes no part
     assert cell.cell == dict(zip(("application", "scenario", "level"), CELL, strict=True))
@@ -91,7 +54,7 @@ async def test_rates_differences_and_features_by_hand(sqlite_db: Database) -> No
 
 
 async def test_a_wide_enough_delta_lets_simulation_stand_in(sqlite_db: Database) -> None:
-    measurement = measure(sqlite_db, [await _mixed_run(sqlite_db)])
+    measurement = measure(sqlite_db, [await write_mixed_testers_run(sqlite_db)])
     (cell,) = simulation_gap_per_cell(sqlite_db, measurement, delta=0.95).cells
     assert cell.stands_in is True
 
@@ -99,8 +62,8 @@ async def test_a_wide_enough_delta_lets_simulation_stand_in(sqlite_db: Database)
 async def test_a_persons_dialogues_are_resampled_together(sqlite_db: Database) -> None:
     run = RunBuilder("run-gap-testers")
     for i in range(6):
-        _session(run, f"h{i}", "human", ["hello"], violation=i < 3, tester=i // 3)
-        _session(run, f"s{i}", "simulated", ["hello"], violation=i < 3)
+        add_tester_session(run, f"h{i}", "human", ["hello"], violation=i < 3, tester=i // 3)
+        add_tester_session(run, f"s{i}", "simulated", ["hello"], violation=i < 3)
     measurement = measure(sqlite_db, [await run.write(sqlite_db)])
     (cell,) = simulation_gap_per_cell(sqlite_db, measurement).cells
     (rate,) = [r for r in cell.rates if r.group["harm"] == "guardrail_violation"]

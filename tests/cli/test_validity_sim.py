@@ -1,0 +1,50 @@
+"""`corix validity sim`: formats the core's simulation gap, as a table and as JSON."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from corix.cli.exit_codes import ExitCode
+from corix.cli.main import app
+from corix.measurement import measure, simulation_gap_per_cell
+from corix.storage import Database
+from support.run_builder import write_tiny_run
+from support.testers_run import write_mixed_testers_run
+
+runner = CliRunner()
+
+
+async def test_json_holds_the_cores_figures(sqlite_db: Database) -> None:
+    run_id = await write_mixed_testers_run(sqlite_db)
+    result = runner.invoke(
+        app, ["validity", "sim", run_id, "--delta", "0.2", "--db", sqlite_db.url, "--json"]
+    )
+    assert result.exit_code == ExitCode.OK, result.output
+    document = json.loads(result.output)
+    expected = simulation_gap_per_cell(sqlite_db, measure(sqlite_db, [run_id]), delta=0.2)
+    assert document["cells"] == expected.model_dump(mode="json")["cells"]
+    assert document["delta"] == 0.2 and "digest" in document["measurement"]
+
+
+async def test_the_table_says_per_cell_whether_simulation_stands_in(sqlite_db: Database) -> None:
+    run_id = await write_mixed_testers_run(sqlite_db)
+    result = runner.invoke(app, ["validity", "sim", run_id, "--db", sqlite_db.url])
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "simulation stands in: no" in result.output
+    assert "-25.0 pts" in result.output and "Fisher" in result.output
+
+
+async def test_a_run_without_both_kinds_says_so(sqlite_db: Database) -> None:
+    run_id = await write_tiny_run(sqlite_db)
+    result = runner.invoke(app, ["validity", "sim", run_id, "--db", sqlite_db.url])
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "no application × scenario × level has both" in result.output
+
+
+def test_usage_errors_are_one_line(sqlite_db: Database) -> None:
+    result = runner.invoke(app, ["validity", "sim", "--db", sqlite_db.url])
+    assert result.exit_code == ExitCode.USAGE and "give a run id or --series" in result.output
+    result = runner.invoke(app, ["validity", "sim", "x", "--delta", "2", "--db", sqlite_db.url])
+    assert result.exit_code == ExitCode.USAGE and "Traceback" not in result.output

@@ -1,0 +1,46 @@
+"""A stored run with human, simulated and scripted testers, for the simulation gap."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from corix.storage import Database
+from support.run_builder import RunBuilder
+
+CELL = ("alpha", "tv_spoilers", "red_teaming")
+
+
+def add_tester_session(
+    run: RunBuilder,
+    sid: str,
+    source: str,
+    users: list[str],
+    violation: bool,
+    *,
+    cell: tuple[str, str, str] = CELL,
+    tester: int | None = None,
+) -> None:
+    run.session(sid, *cell, [(text, "Sure.") for text in users], source=source)
+    application, new = run.sessions[-1]
+    run.sessions[-1] = (application, replace(new, tester_id=tester))
+    released = "yes" if violation else "no"
+    run.annotate(sid, "risk_assessment", "reference", [("ra_prohibited_released", None, released)])
+
+
+async def write_mixed_testers_run(db: Database) -> str:
+    """Cell alpha · tv_spoilers · red teaming: four people (2 violations), four simulated
+    testers (1 violation), one script (ignored); a second cell with people only."""
+    run = RunBuilder("run-gap")
+    human_users = [["a" * 10, "b" * 12], ["c" * 20, "d" * 20, "e"], ["f" * 30], ["g" * 8] * 4]
+    for i, users in enumerate(human_users):
+        add_tester_session(run, f"h{i}", "human", users, violation=i < 2, tester=i)
+        run.answer(f"h{i}", "trust", 4 + i % 2, respondent=f"tester-{i}")
+    for i in range(4):
+        add_tester_session(run, f"s{i}", "simulated", ["x" * (2 + i)], violation=i == 0)
+        if i < 2:
+            run.answer(f"s{i}", "trust", 2 + i, respondent="sim-user")
+    add_tester_session(run, "m0", "scripted", ["script"], violation=True)
+    add_tester_session(
+        run, "o0", "human", ["hi"], violation=True, cell=("beta", *CELL[1:]), tester=9
+    )
+    return await run.write(db)
