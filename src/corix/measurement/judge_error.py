@@ -30,11 +30,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel
 
+from corix.measurement.defect_rates import wilson_cc_bounds
+
 METHOD = (
     "latent-class posterior over the judged sample with its calibration dialogues "
     "(Jeffreys prior on the rate, uniform on sensitivity and specificity), median and "
     "equal-tailed credible interval"
 )
+ACCURACY_INTERVAL = "Wilson, continuity-corrected, over the calibration dialogues"
 MIN_CALIBRATION = 10
 """Trusted defects and non-defects each needed before a correction is more than its prior:
 with 10, a sensitivity near 0.8 is known to about ±0.13."""
@@ -43,6 +46,7 @@ _CHAINS = 200
 _BURN_IN = 60
 
 __all__ = [
+    "ACCURACY_INTERVAL",
     "METHOD",
     "MIN_CALIBRATION",
     "CorrectedRate",
@@ -57,7 +61,8 @@ class CorrectedRate(BaseModel):
 
     ``corrected_rate`` is the posterior median, ``rogan_gladen`` the point correction by
     the formula (``None`` where undefined); ``calibration_defects`` counts the trusted
-    defects among the calibration dialogues.
+    defects among the calibration dialogues. The sensitivity's and specificity's intervals
+    (:data:`ACCURACY_INTERVAL`) count the calibration dialogues as independent.
     """
 
     group: dict[str, str]
@@ -69,6 +74,11 @@ class CorrectedRate(BaseModel):
     calibration_defects: int = 0
     sensitivity: float | None
     specificity: float | None
+    sensitivity_low: float | None = None
+    sensitivity_high: float | None = None
+    specificity_low: float | None = None
+    specificity_high: float | None = None
+    accuracy_interval: str = ACCURACY_INTERVAL
     rogan_gladen: float | None = None
     corrected_rate: float | None
     ci_low: float | None
@@ -118,6 +128,8 @@ def corrected_rate(
         calibration_defects=int(truth_on_pairs.sum()),
         sensitivity=sensitivity,
         specificity=specificity,
+        **_bounds("sensitivity", judge_on_pairs[truth_on_pairs], confidence),
+        **_bounds("specificity", ~judge_on_pairs[~truth_on_pairs], confidence),
         rogan_gladen=(
             None
             if raw is None or sensitivity is None or specificity is None
@@ -211,6 +223,14 @@ def _thin(counts: _Counts, rate: float) -> str | None:
         f"calibration too thin to correct: {defects} human-labelled defects and {clean} "
         f"non-defects (need {MIN_CALIBRATION} of each: about {needed} human labels at this rate)"
     )
+
+
+def _bounds(name: str, hits: np.ndarray, confidence: float) -> dict[str, float | None]:
+    """``{name}_low`` and ``{name}_high``: the interval of the share of ``hits``."""
+    if not len(hits):
+        return {f"{name}_low": None, f"{name}_high": None}
+    low, high = wilson_cc_bounds(float(hits.mean()), len(hits), confidence)
+    return {f"{name}_low": low, f"{name}_high": high}
 
 
 def _share(hits: np.ndarray, among: np.ndarray) -> float | None:
