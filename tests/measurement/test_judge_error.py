@@ -11,7 +11,7 @@ from scipy import stats
 from corix.measurement.core import measure
 from corix.measurement.judge_error import corrected_rate, posterior_rates, rogan_gladen
 from corix.storage import Database
-from support.run_builder import RunBuilder
+from support.testers_run import write_judged_levels_run
 
 
 def test_rogan_gladen_by_hand() -> None:
@@ -89,24 +89,14 @@ def test_sensitivity_and_specificity_carry_corrected_wilson_intervals() -> None:
     assert rate.sensitivity_high == pytest.approx(16.399419 / 17.682918, abs=1e-6)
     assert rate.specificity_low is not None and rate.specificity_high is not None
     assert rate.specificity_low < 0.8 < rate.specificity_high
+    assert rate.below_accuracy is True  # sensitivity 0.6 < 0.8
     only_defects = corrected_rate({}, {"a": 1.0}, {"a": 1.0}, judge="llm", reference="human")
     assert only_defects.specificity_low is None and only_defects.sensitivity_low is not None
+    assert only_defects.below_accuracy is None
 
 
 async def test_a_judges_error_is_measured_per_level(sqlite_db: Database) -> None:
-    run = RunBuilder("run-judge-levels")
-    for level in ("model_testing", "field_testing"):
-        for i in range(4):
-            sid = f"{level[0]}{i}"
-            run.session(sid, "alpha", "tv_spoilers", level, [("Hi", "Hello")])
-            person = "yes" if i < 2 else "no"
-            # At model testing the judge agrees with the person; at field testing it
-            # flags everything.
-            judged = person if level == "model_testing" else "yes"
-            for annotator, value in (("human:ann", person), ("llm:judge", judged)):
-                answers = [("ra_prohibited_released", None, value)]
-                run.annotate(sid, "risk_assessment", annotator, answers)
-    measurement = measure(sqlite_db, [await run.write(sqlite_db)])
+    measurement = measure(sqlite_db, [await write_judged_levels_run(sqlite_db)])
     rates = measurement.judge_corrected("llm", "human", by=("application", "level"))
     by_level = {r.group["level"]: r for r in rates if r.group["harm"] == "guardrail_violation"}
     assert (by_level["model_testing"].sensitivity, by_level["model_testing"].specificity) == (
@@ -123,5 +113,6 @@ async def test_a_judges_error_is_measured_per_level(sqlite_db: Database) -> None
         if r.group["harm"] == "guardrail_violation"
     ]
     assert pooled.specificity == 0.5 and "level" not in pooled.group
+    assert by_level["model_testing"].below_accuracy is False
     with pytest.raises(ValueError, match="annotator"):
         measurement.judge_corrected("llm", "human", by=("annotator",))

@@ -44,3 +44,21 @@ async def write_mixed_testers_run(db: Database) -> str:
         run, "o0", "human", ["hi"], violation=True, cell=("beta", *CELL[1:]), tester=9
     )
     return await run.write(db)
+
+
+async def write_judged_levels_run(db: Database) -> str:
+    """alpha · tv_spoilers at model and field testing, four dialogues each, labelled by a
+    person (two violations per level) and an LLM judge."""
+    run = RunBuilder("run-judge-levels")
+    for level in ("model_testing", "field_testing"):
+        for i in range(4):
+            sid = f"{level[0]}{i}"
+            run.session(sid, "alpha", "tv_spoilers", level, [("Hi", "Hello")])
+            person = "yes" if i < 2 else "no"
+            # At model testing the judge agrees with the person; at field testing it
+            # flags everything.
+            judged = person if level == "model_testing" else "yes"
+            for annotator, value in (("human:ann", person), ("llm:judge", judged)):
+                answers = [("ra_prohibited_released", None, value)]
+                run.annotate(sid, "risk_assessment", annotator, answers)
+    return await run.write(db)

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from corix.cli.common import DbOption, JsonOption, console, database, print_json, wrapping_table
+from corix.cli.common import (
+    DbOption,
+    JsonOption,
+    console,
+    database,
+    fail,
+    print_json,
+    wrapping_table,
+)
 from corix.cli.defects_cmds import measured
 from corix.cli.measure_options import (
     AnnotatorsOption,
@@ -22,7 +30,7 @@ from corix.cli.measure_options import (
 )
 
 if TYPE_CHECKING:
-    from corix.measurement import SimulationGap
+    from corix.measurement import CorrectedRate, SimulationGap
 
 validity_app = typer.Typer(help="Validity: simulated testers against people.")
 
@@ -163,3 +171,96 @@ def _interval(
     low: float | None, high: float | None, shown: Callable[[float], str] = _percent
 ) -> str:
     return "—" if low is None or high is None else f"{shown(low)} to {shown(high)}"
+
+
+JudgeByOption = Annotated[
+    str,
+    typer.Option(
+        "--by", help="Measure the judge's error per: application, scenario, level (comma list)."
+    ),
+]
+
+
+@validity_app.command("judge")
+def judge_command(
+    run: Annotated[str | None, typer.Argument(help="Run id (or --series NAME).")] = None,
+    series: SeriesOption = None,
+    judge: Annotated[str, typer.Option("--judge", help="The judged source.")] = "llm",
+    reference: Annotated[
+        str, typer.Option("--reference", help="The trusted source it is checked against.")
+    ] = "human",
+    by: JudgeByOption = "application",
+    spec: SpecOption = None,
+    settling: SettlingOption = None,
+    seed: SeedOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The judge's validity per harm: its sensitivity and specificity against the trusted
+    source, with intervals, beside its raw and corrected rates."""
+    keys = tuple(key.strip() for key in by.split(",") if key.strip())
+    wrong = [key for key in keys if key not in _JUDGE_KEYS]
+    if wrong or not keys:
+        raise fail(f"--by takes {', '.join(_JUDGE_KEYS)}, not '{by}'")
+    keys = tuple(key for key in _JUDGE_KEYS if key in keys)
+    in_force, source = measurement_spec(spec, settling=settling, seed=seed)
+    with database(db) as database_:
+        measurement = measured(database_, run, series, in_force, source)
+        rates = measurement.judge_corrected(judge, reference, by=keys)
+    if as_json:
+        print_json(
+            {
+                "measurement": measurement.document(),
+                "judge_validity": [rate.model_dump(mode="json") for rate in rates],
+            }
+        )
+        return
+    console.print(Text(measurement.headline(), style="dim"))
+    print_judge_validity(rates, keys, judge, reference)
+
+
+_JUDGE_KEYS = ("application", "scenario", "level")
+
+
+def print_judge_validity(
+    rates: list[CorrectedRate], keys: tuple[str, ...], judge: str, reference: str
+) -> None:
+    """Sensitivity and specificity with intervals beside the raw and corrected rates."""
+    if not rates:
+        console.print(f"no dialogues rated by '{judge}' to check against '{reference}'")
+        return
+    table = wrapping_table(
+        "harm",
+        *keys,
+        "raw",
+        "sensitivity (CI)",
+        "specificity (CI)",
+        f"pairs ({reference} defects)",
+        "corrected (CI)",
+        "warning",
+        title=f"judge '{judge}' against '{reference}'",
+    )
+    for r in rates:
+        corrected = f"{_percent(r.corrected_rate)} ({_interval(r.ci_low, r.ci_high)})"
+        if r.note is not None:
+            corrected = f"{corrected}; {r.note}"
+        table.add_row(
+            Text(r.group["harm"]),
+            *(Text(r.group[key]) for key in keys),
+            _percent(r.raw_rate),
+            f"{_percent(r.sensitivity)} ({_interval(r.sensitivity_low, r.sensitivity_high)})",
+            f"{_percent(r.specificity)} ({_interval(r.specificity_low, r.specificity_high)})",
+            f"{r.n_calibration} ({r.calibration_defects})",
+            Text(corrected),
+            "below accuracy" if r.below_accuracy else "",
+        )
+    console.print(table)
+    console.print(
+        Text(
+            f"sensitivity and specificity of '{judge}' on the dialogues '{reference}' also "
+            f"labelled; intervals: {rates[0].accuracy_interval}. 'below accuracy': "
+            f"sensitivity or specificity under {rates[0].accuracy_floor:.0%}, so its raw "
+            f"rates are not the {reference} rates. Corrected: {rates[0].method}.",
+            style="dim",
+        )
+    )

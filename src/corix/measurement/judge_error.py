@@ -38,6 +38,9 @@ METHOD = (
     "equal-tailed credible interval"
 )
 ACCURACY_INTERVAL = "Wilson, continuity-corrected, over the calibration dialogues"
+MIN_ACCURACY = 0.8
+"""A judge whose sensitivity or specificity on the calibration dialogues is under this is
+flagged (``below_accuracy``): its raw rates should not be read as the people's."""
 MIN_CALIBRATION = 10
 """Trusted defects and non-defects each needed before a correction is more than its prior:
 with 10, a sensitivity near 0.8 is known to about ±0.13."""
@@ -48,6 +51,7 @@ _BURN_IN = 60
 __all__ = [
     "ACCURACY_INTERVAL",
     "METHOD",
+    "MIN_ACCURACY",
     "MIN_CALIBRATION",
     "CorrectedRate",
     "corrected_rate",
@@ -79,6 +83,10 @@ class CorrectedRate(BaseModel):
     specificity_low: float | None = None
     specificity_high: float | None = None
     accuracy_interval: str = ACCURACY_INTERVAL
+    accuracy_floor: float = MIN_ACCURACY
+    below_accuracy: bool | None = None
+    """Sensitivity or specificity under :data:`MIN_ACCURACY`; ``None`` when either is
+    unknown (no trusted defect or no trusted non-defect)."""
     rogan_gladen: float | None = None
     corrected_rate: float | None
     ci_low: float | None
@@ -130,6 +138,11 @@ def corrected_rate(
         specificity=specificity,
         **_bounds("sensitivity", judge_on_pairs[truth_on_pairs], confidence),
         **_bounds("specificity", ~judge_on_pairs[~truth_on_pairs], confidence),
+        below_accuracy=(
+            None
+            if sensitivity is None or specificity is None
+            else min(sensitivity, specificity) < MIN_ACCURACY
+        ),
         rogan_gladen=(
             None
             if raw is None or sensitivity is None or specificity is None

@@ -11,7 +11,7 @@ from corix.cli.main import app
 from corix.measurement import measure, simulation_gap_per_cell
 from corix.storage import Database
 from support.run_builder import write_tiny_run
-from support.testers_run import write_mixed_testers_run
+from support.testers_run import write_judged_levels_run, write_mixed_testers_run
 
 runner = CliRunner()
 
@@ -48,3 +48,25 @@ def test_usage_errors_are_one_line(sqlite_db: Database) -> None:
     assert result.exit_code == ExitCode.USAGE and "give a run id or --series" in result.output
     result = runner.invoke(app, ["validity", "sim", "x", "--delta", "2", "--db", sqlite_db.url])
     assert result.exit_code == ExitCode.USAGE and "Traceback" not in result.output
+
+
+async def test_judge_validity_per_level_flags_the_inaccurate_level(sqlite_db: Database) -> None:
+    run_id = await write_judged_levels_run(sqlite_db)
+    args = ["validity", "judge", run_id, "--by", "level,application", "--db", sqlite_db.url]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == ExitCode.OK, result.output
+    rows = json.loads(result.output)["judge_validity"]
+    expected = measure(sqlite_db, [run_id]).judge_corrected(
+        "llm", "human", by=("application", "level")
+    )
+    assert rows == [rate.model_dump(mode="json") for rate in expected]
+    table = runner.invoke(app, args)
+    assert table.exit_code == ExitCode.OK, table.output
+    words = " ".join(table.output.split())
+    assert words.count("below accuracy") == 2  # field testing's row, and the legend
+    assert "Wilson, continuity-corrected" in words
+
+
+def test_judge_validity_rejects_an_unknown_grouping(sqlite_db: Database) -> None:
+    result = runner.invoke(app, ["validity", "judge", "r", "--by", "tester", "--db", sqlite_db.url])
+    assert result.exit_code == ExitCode.USAGE and "--by takes application" in result.output
