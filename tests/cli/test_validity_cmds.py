@@ -34,6 +34,7 @@ async def test_the_table_says_per_cell_whether_simulation_stands_in(sqlite_db: D
     assert result.exit_code == ExitCode.OK, result.output
     assert "simulation stands in: no" in result.output
     assert "-25.0 pts" in result.output and "Fisher" in result.output
+    assert "closest to the human testers first" in result.output and "verbose" in result.output
 
 
 async def test_a_run_without_both_kinds_says_so(sqlite_db: Database) -> None:

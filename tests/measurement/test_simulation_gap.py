@@ -45,12 +45,21 @@ async def test_rates_differences_and_features_by_hand(sqlite_db: Database) -> No
     assert turns.effect == pytest.approx(2 * 2 / 16 - 1)
     length = features["user message length (characters)"]
     assert length.human == pytest.approx((11 + 41 / 3) / 2)  # medians of 11, 41/3, 30, 8
-    assert length.effect == -1.0 and length.p_value < 0.05
+    # Simulated 2, 3, 4, 9 against 8, 11, 41/3, 30: only 9 > 8, U = 1 → 2·1/16 − 1; exact
+    # two-sided p: 2 of the C(8, 4) = 70 orderings have U ≤ 1, doubled.
+    assert length.effect == -0.875 and length.p_value == pytest.approx(4 / 70)
     violation = features["reached a violation (by reference)"]
     assert (violation.human, violation.simulated, violation.effect) == (0.5, 0.25, -0.25)
     assert violation.p_value == pytest.approx(1.0)  # Fisher: [[1, 3], [2, 2]]
     trust = features["questionnaire: trust"]  # people 4, 5, 4, 5; simulated 2, 3
     assert (trust.human_n, trust.simulated_n, trust.effect) == (4, 2, -1.0)
+    # Per template, mean |Cliff's delta| over turns and length: verbose (9 > 8 only):
+    # (|2·1/4 − 1| + |2·0.5/4 − 1|) / 2 = (0.5 + 0.75) / 2; eager and plain: (1 + 0.75) / 2.
+    assert [(t.template, t.dialogues, t.distance) for t in cell.templates] == [
+        ("verbose", 1, 0.625),
+        ("eager", 2, 0.875),
+        ("plain", 1, 0.875),
+    ]
 
 
 async def test_a_wide_enough_delta_lets_simulation_stand_in(sqlite_db: Database) -> None:

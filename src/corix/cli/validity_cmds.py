@@ -100,7 +100,8 @@ def print_simulation_gap(gap: SimulationGap) -> None:
             f"{', '.join(gap.simulated_sources)} (scripted and imported take no part). "
             f"{gap.rule}. Differences: simulated − human, {gap.difference_interval}; each "
             "rate's interval resamples testers as clusters. Feature tests treat dialogues "
-            "as independent.",
+            "as independent. A template's distance: the mean |Cliff's delta| of its "
+            "dialogues against the human testers' over turns and user message length.",
             style="dim",
         )
     )
@@ -165,6 +166,26 @@ def _print_cell(gap: SimulationGap, at: int) -> None:
             f"{f.effect:+.2f} ({f.effect_size})",
         )
     console.print(features)
+    templates = wrapping_table(
+        "persona template",
+        "dialogues",
+        "distance",
+        *(f"{feature} (Cliff's delta)" for feature in _template_features(gap, at)),
+        title="persona templates, closest to the human testers first",
+    )
+    for t in cell.templates:
+        templates.add_row(
+            Text(t.template),
+            str(t.dialogues),
+            f"{t.distance:.2f}",
+            *(f"{effect:+.2f}" for effect in t.effects.values()),
+        )
+    console.print(templates)
+
+
+def _template_features(gap: SimulationGap, at: int) -> list[str]:
+    templates = gap.cells[at].templates
+    return list(templates[0].effects) if templates else []
 
 
 def _interval(

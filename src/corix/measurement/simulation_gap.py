@@ -14,7 +14,9 @@ same clustering. Beside them, dialogue features with a two-sample test and an ef
 turns and mean user message length (Mann–Whitney U, Cliff's delta), the share of dialogues
 with a violation (Fisher's exact test, risk difference) and each questionnaire item both
 kinds answered (Mann–Whitney U, Cliff's delta). The feature tests treat dialogues as
-independent: when testers hold several dialogues their p-values are too small.
+independent: when testers hold several dialogues their p-values are too small. Persona
+templates are ranked by their distance to the human testers: the mean |Cliff's delta| of
+their dialogues against the people's over turns and user message length.
 
 The rule: simulation can stand in for people in a cell when every rate difference's
 interval lies within ±δ (a user setting, :data:`DEFAULT_DELTA` by default). Features do not
@@ -27,6 +29,7 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from pydantic import BaseModel
 from scipy import stats
@@ -52,6 +55,7 @@ __all__ = [
     "FeatureGap",
     "RateGap",
     "SimulationGap",
+    "TemplateDistance",
     "newcombe_difference",
     "simulation_gap_per_cell",
 ]
@@ -86,6 +90,18 @@ class FeatureGap(BaseModel):
     effect: float
 
 
+class TemplateDistance(BaseModel):
+    """How far one persona template's dialogues in a cell are from the human testers':
+    the mean of |Cliff's delta| over turns and user message length (0: alike, 1: every
+    dialogue of one kind above every dialogue of the other)."""
+
+    template: str
+    dialogues: int
+    distance: float
+    effects: dict[str, float]
+    """Feature → Cliff's delta (this template's dialogues vs human)."""
+
+
 class CellGap(BaseModel):
     """Human against simulated testers in one application × scenario × level."""
 
@@ -96,6 +112,8 @@ class CellGap(BaseModel):
     simulated_testers: int
     rates: list[RateGap]
     features: list[FeatureGap]
+    templates: list[TemplateDistance]
+    """Persona templates from the closest to the human testers to the furthest."""
     stands_in: bool | None
     """Whether simulation may stand in here (see the rule); ``None`` when no rate compares."""
 
@@ -158,6 +176,7 @@ def simulation_gap_per_cell(
                 simulated_testers=_testers(kinds[SIMULATED]),
                 rates=gaps,
                 features=features,
+                templates=_template_distances(kinds, lengths),
                 stands_in=all(comparable) if comparable else None,
             )
         )
@@ -175,6 +194,16 @@ def simulation_gap_per_cell(
 _LEVELS = {"model_testing": 0, "red_teaming": 1, "field_testing": 2}
 _CELL_KEYS = ("application", "scenario", "level")
 _GroupKey = tuple[tuple[str, str], ...]
+_NO_TEMPLATE = "(no template)"
+
+
+class _Shape(NamedTuple):
+    features: dict[str, float]
+    template: str
+
+
+_TURNS = "turns"
+_USER_LENGTH = "user message length (characters)"
 
 
 def _cell(dialogue: MeasuredDialogue) -> tuple[str, str, str]:
@@ -242,12 +271,16 @@ def _rate_gaps(
     return gaps
 
 
-def _user_lengths(db: Database, session_ids: Sequence[str]) -> dict[str, tuple[int, float]]:
-    """session → (its turns, the mean length in characters of its user messages)."""
+def _user_lengths(db: Database, session_ids: Sequence[str]) -> dict[str, _Shape]:
+    """session → its turns, the mean length of its user messages, its persona template."""
     found = {}
     for session in iter_sessions(db, session_ids=list(session_ids)):
         lengths = [len(turn.user_text) for turn in session.turns]
-        found[session.id] = (len(lengths), statistics.fmean(lengths) if lengths else 0.0)
+        features = {
+            _TURNS: float(len(lengths)),
+            _USER_LENGTH: statistics.fmean(lengths) if lengths else 0.0,
+        }
+        found[session.id] = _Shape(features, session.provenance.template or _NO_TEMPLATE)
     return found
 
 
@@ -278,14 +311,36 @@ def _mann_whitney(feature: str, human: list[float], simulated: list[float]) -> F
 
 
 def _length_features(
-    kinds: dict[str, list[MeasuredDialogue]], lengths: dict[str, tuple[int, float]]
+    kinds: dict[str, list[MeasuredDialogue]], lengths: dict[str, _Shape]
 ) -> list[FeatureGap]:
     found = []
-    for feature, at in (("turns", 0), ("user message length (characters)", 1)):
-        human = [float(lengths[d.session_id][at]) for d in kinds[HUMAN]]
-        simulated = [float(lengths[d.session_id][at]) for d in kinds[SIMULATED]]
+    for feature in (_TURNS, _USER_LENGTH):
+        human = [lengths[d.session_id].features[feature] for d in kinds[HUMAN]]
+        simulated = [lengths[d.session_id].features[feature] for d in kinds[SIMULATED]]
         found.append(_mann_whitney(feature, human, simulated))
     return found
+
+
+def _template_distances(
+    kinds: dict[str, list[MeasuredDialogue]], lengths: dict[str, _Shape]
+) -> list[TemplateDistance]:
+    by_template: defaultdict[str, list[str]] = defaultdict(list)
+    for dialogue in kinds[SIMULATED]:
+        by_template[lengths[dialogue.session_id].template].append(dialogue.session_id)
+    found = []
+    for template, sessions in by_template.items():
+        effects = {}
+        for feature in (_TURNS, _USER_LENGTH):
+            human = [lengths[d.session_id].features[feature] for d in kinds[HUMAN]]
+            simulated = [lengths[s].features[feature] for s in sessions]
+            effects[feature] = _mann_whitney(feature, human, simulated).effect
+        distance = statistics.fmean(abs(effect) for effect in effects.values())
+        found.append(
+            TemplateDistance(
+                template=template, dialogues=len(sessions), distance=distance, effects=effects
+            )
+        )
+    return sorted(found, key=lambda t: (t.distance, t.template))
 
 
 def _violation_features(gaps: Sequence[RateGap]) -> list[FeatureGap]:
