@@ -116,3 +116,10 @@ async def test_a_judges_error_is_measured_per_level(sqlite_db: Database) -> None
     assert by_level["model_testing"].below_accuracy is False
     with pytest.raises(ValueError, match="annotator"):
         measurement.judge_corrected("llm", "human", by=("annotator",))
+
+
+def test_a_thin_calibration_names_its_reference_not_people() -> None:
+    judge = {"a": 1.0, "b": 0.0}
+    rate = corrected_rate({}, judge, {"a": 1.0, "b": 0.0}, judge="llm", reference="reference")
+    assert rate.note is not None and "1 reference-labelled defects" in rate.note
+    assert "human" not in rate.note

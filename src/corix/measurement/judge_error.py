@@ -18,7 +18,7 @@ a second, independent sample). Priors: Jeffreys Beta(½, ½) on π, uniform on S
 A Gibbs sampler (many short chains, vectorized) draws the posterior; the rate is its
 median and the interval its equal-tailed credible interval. Fewer than
 :data:`MIN_CALIBRATION` trusted defects (or non-defects) is said in ``note``, with
-about how many human labels would give that many.
+about how many labels of the reference source would give that many.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def corrected_rate(
             "corrected_rate": float(median),
             "ci_low": float(low),
             "ci_high": float(high),
-            "note": _thin(counts, float(median)),
+            "note": _thin(counts, float(median), reference),
         }
     )
 
@@ -225,7 +225,7 @@ def posterior_rates(
     return np.concatenate(kept)[:draws]
 
 
-def _thin(counts: _Counts, rate: float) -> str | None:
+def _thin(counts: _Counts, rate: float, reference: str) -> str | None:
     tp, fn, fp, tn = counts.cells
     defects, clean = tp + fn, fp + tn
     if defects >= MIN_CALIBRATION and clean >= MIN_CALIBRATION:
@@ -233,8 +233,9 @@ def _thin(counts: _Counts, rate: float) -> str | None:
     rate = min(max(rate, 1e-3), 1 - 1e-3)
     needed = math.ceil(max(MIN_CALIBRATION / rate, MIN_CALIBRATION / (1 - rate)))
     return (
-        f"calibration too thin to correct: {defects} human-labelled defects and {clean} "
-        f"non-defects (need {MIN_CALIBRATION} of each: about {needed} human labels at this rate)"
+        f"calibration too thin to correct: {defects} {reference}-labelled defects and {clean} "
+        f"non-defects (need {MIN_CALIBRATION} of each: about {needed} {reference} labels at "
+        "this rate)"
     )
 
 
