@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from corix.measurement.core import measure
 from corix.measurement.judge_error import corrected_rate, posterior_rates, rogan_gladen
+from corix.storage import Database
+from support.testers_run import write_judged_levels_run
 
 
 def test_rogan_gladen_by_hand() -> None:
@@ -72,3 +75,51 @@ def test_the_posterior_is_reproducible_per_seed() -> None:
     first = posterior_rates(counts, 500, [1, 2])
     np.testing.assert_array_equal(first, posterior_rates(counts, 500, [1, 2]))
     assert len(first) == 500 and first.min() > 0 and first.max() < 1
+
+
+def test_sensitivity_and_specificity_carry_corrected_wilson_intervals() -> None:
+    keys = [f"d{i}" for i in range(10)]
+    truth = {key: float(i < 5) for i, key in enumerate(keys)}
+    judge = {key: float(key in {"d0", "d1", "d2", "d5"}) for key in keys}
+    rate = corrected_rate({"harm": "h"}, judge, truth, judge="llm", reference="human")
+    # Sensitivity 3/5, Newcombe's method 4 by hand (z² = 3.841459, 2·(5 + z²) = 17.682918):
+    # low  = (6 + z² − 1 − z·√(z² − 2 − 1/5 + 4·0.6·(2 + 1))) / 17.682918
+    # high = (6 + z² + 1 + z·√(z² + 2 − 1/5 + 4·0.6·(2 − 1))) / 17.682918
+    assert rate.sensitivity_low == pytest.approx(3.013586 / 17.682918, abs=1e-6)
+    assert rate.sensitivity_high == pytest.approx(16.399419 / 17.682918, abs=1e-6)
+    assert rate.specificity_low is not None and rate.specificity_high is not None
+    assert rate.specificity_low < 0.8 < rate.specificity_high
+    assert rate.below_accuracy is True  # sensitivity 0.6 < 0.8
+    only_defects = corrected_rate({}, {"a": 1.0}, {"a": 1.0}, judge="llm", reference="human")
+    assert only_defects.specificity_low is None and only_defects.sensitivity_low is not None
+    assert only_defects.below_accuracy is None
+
+
+async def test_a_judges_error_is_measured_per_level(sqlite_db: Database) -> None:
+    measurement = measure(sqlite_db, [await write_judged_levels_run(sqlite_db)])
+    rates = measurement.judge_corrected("llm", "human", by=("application", "level"))
+    by_level = {r.group["level"]: r for r in rates if r.group["harm"] == "guardrail_violation"}
+    assert (by_level["model_testing"].sensitivity, by_level["model_testing"].specificity) == (
+        1.0,
+        1.0,
+    )
+    assert (by_level["field_testing"].sensitivity, by_level["field_testing"].specificity) == (
+        1.0,
+        0.0,
+    )
+    (pooled,) = [
+        r
+        for r in measurement.judge_corrected("llm", "human")
+        if r.group["harm"] == "guardrail_violation"
+    ]
+    assert pooled.specificity == 0.5 and "level" not in pooled.group
+    assert by_level["model_testing"].below_accuracy is False
+    with pytest.raises(ValueError, match="annotator"):
+        measurement.judge_corrected("llm", "human", by=("annotator",))
+
+
+def test_a_thin_calibration_names_its_reference_not_people() -> None:
+    judge = {"a": 1.0, "b": 0.0}
+    rate = corrected_rate({}, judge, {"a": 1.0, "b": 0.0}, judge="llm", reference="reference")
+    assert rate.note is not None and "1 reference-labelled defects" in rate.note
+    assert "human" not in rate.note

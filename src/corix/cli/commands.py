@@ -27,6 +27,7 @@ from corix.cli.report_cmds import report_command, tree_app
 from corix.cli.run_cmd import run_command
 from corix.cli.runs_cmds import runs_app
 from corix.cli.sessions_cmds import sessions_app
+from corix.cli.validity_cmds import validity_app
 from corix.cli.view_cmd import view_command
 from corix.cli.web_cmds import serve_command, users_app
 
@@ -93,6 +94,7 @@ app.add_typer(annotations_app, name="annotations")
 app.add_typer(tree_app, name="tree")
 app.add_typer(plan_app, name="plan")
 app.add_typer(users_app, name="users")
+app.add_typer(validity_app, name="validity")
 
 
 def _whole_summaries(typer_app: typer.Typer) -> None:

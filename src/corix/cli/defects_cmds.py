@@ -148,7 +148,7 @@ def defects_command(
         reference=reference or "human",
     )
     with database(db) as database_:
-        measurement = _measure(database_, run, series, in_force, source)
+        measurement = measured(database_, run, series, in_force, source)
         figures = defect_figures(database_, measurement, query)
         no_rates = not figures.rates
         reasons = _failure_reasons(database_, measurement) if no_rates else Counter[str]()
@@ -351,9 +351,10 @@ def _nothing_rated(measurement: Measurement, reasons: Counter[str]) -> str:
     return "\n".join(lines)
 
 
-def _measure(
+def measured(
     db: Database, run: str | None, series: str | None, spec: MeasurementSpec, source: str | None
 ) -> Measurement:
+    """The run (or series) measured under ``spec``; a usage error unless exactly one is given."""
     from corix.measurement import measure, measure_series
     from corix.storage import get_run
 

@@ -40,6 +40,7 @@ from corix.measurement.scoring import dimension_ids, score_tree, score_tree_cli_
 from corix.measurement.sequential_record import SequentialRecord, sequential_records
 from corix.measurement.settlement import Settlement
 from corix.measurement.settling import GUARDRAIL_VIOLATION
+from corix.measurement.simulation_gap import SimulationGap, simulation_gap_per_cell
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec, ResolvedSpec, load_spec
 from corix.measurement.summarizers import SUMMARIZERS, Summarizer
 from corix.measurement.tree_loading import load_tree
@@ -75,6 +76,7 @@ __all__ = [
     "SettledChunk",
     "SettledChunks",
     "Settlement",
+    "SimulationGap",
     "SourceCost",
     "Summarizer",
     "TreeSpec",
@@ -102,6 +104,7 @@ __all__ = [
     "score_tree",
     "score_tree_cli_json",
     "sequential_records",
+    "simulation_gap_per_cell",
     "stored_answers",
     "stored_leaves",
     "tree_figures",

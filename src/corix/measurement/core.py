@@ -212,31 +212,37 @@ class Measurement:
             found.setdefault(session_id, {})[kind] = dialogue_value(verdicts, self.spec.spec)
         return found
 
-    def judge_corrected(self, judge: str = "llm", reference: str = "human") -> list[CorrectedRate]:
-        """Per harm × application: the ``judge`` source's rate corrected for its error as
-        measured against the ``reference`` source on the dialogues both labelled (see
-        :mod:`corix.measurement.judge_error`)."""
-        application = {d.session_id: d.application for d in self.dialogues}
+    def judge_corrected(
+        self,
+        judge: str = "llm",
+        reference: str = "human",
+        by: Sequence[str] = ("application",),
+    ) -> list[CorrectedRate]:
+        """Per harm × ``by`` (application, scenario, level): the ``judge`` source's rate
+        corrected for its error as measured against the ``reference`` source on the
+        dialogues both labelled in that group (see :mod:`corix.measurement.judge_error`)."""
+        unknown = [column for column in by if column not in ("application", "scenario", "level")]
+        if unknown:
+            raise ValueError(f"cannot group a judge's error by {unknown[0]!r}")
+        cell = {d.session_id: tuple(getattr(d, column) for column in by) for d in self.dialogues}
         spec = self.spec.spec
         corrected = []
         for harm in self.harms:
             by_source = self.dialogue_verdicts(harm)
-            for app in sorted({application[s] for s in by_source}):
+            for key in sorted({cell[s] for s in by_source}):
                 judged = {
-                    s: v[judge]
-                    for s, v in by_source.items()
-                    if application[s] == app and judge in v
+                    s: v[judge] for s, v in by_source.items() if cell[s] == key and judge in v
                 }
                 if not judged:
                     continue
                 trusted = {
                     s: v[reference]
                     for s, v in by_source.items()
-                    if application[s] == app and reference in v
+                    if cell[s] == key and reference in v
                 }
                 corrected.append(
                     corrected_rate(
-                        {"harm": harm, "application": app},
+                        {"harm": harm, **dict(zip(by, key, strict=True))},
                         judged,
                         trusted,
                         judge=judge,

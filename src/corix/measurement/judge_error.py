@@ -18,7 +18,7 @@ a second, independent sample). Priors: Jeffreys Beta(½, ½) on π, uniform on S
 A Gibbs sampler (many short chains, vectorized) draws the posterior; the rate is its
 median and the interval its equal-tailed credible interval. Fewer than
 :data:`MIN_CALIBRATION` trusted defects (or non-defects) is said in ``note``, with
-about how many human labels would give that many.
+about how many labels of the reference source would give that many.
 """
 
 from __future__ import annotations
@@ -30,11 +30,17 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel
 
+from corix.measurement.defect_rates import wilson_cc_bounds
+
 METHOD = (
     "latent-class posterior over the judged sample with its calibration dialogues "
     "(Jeffreys prior on the rate, uniform on sensitivity and specificity), median and "
     "equal-tailed credible interval"
 )
+ACCURACY_INTERVAL = "Wilson, continuity-corrected, over the calibration dialogues"
+MIN_ACCURACY = 0.8
+"""A judge whose sensitivity or specificity on the calibration dialogues is under this is
+flagged (``below_accuracy``): its raw rates should not be read as the people's."""
 MIN_CALIBRATION = 10
 """Trusted defects and non-defects each needed before a correction is more than its prior:
 with 10, a sensitivity near 0.8 is known to about ±0.13."""
@@ -43,7 +49,9 @@ _CHAINS = 200
 _BURN_IN = 60
 
 __all__ = [
+    "ACCURACY_INTERVAL",
     "METHOD",
+    "MIN_ACCURACY",
     "MIN_CALIBRATION",
     "CorrectedRate",
     "corrected_rate",
@@ -57,7 +65,8 @@ class CorrectedRate(BaseModel):
 
     ``corrected_rate`` is the posterior median, ``rogan_gladen`` the point correction by
     the formula (``None`` where undefined); ``calibration_defects`` counts the trusted
-    defects among the calibration dialogues.
+    defects among the calibration dialogues. The sensitivity's and specificity's intervals
+    (:data:`ACCURACY_INTERVAL`) count the calibration dialogues as independent.
     """
 
     group: dict[str, str]
@@ -69,6 +78,15 @@ class CorrectedRate(BaseModel):
     calibration_defects: int = 0
     sensitivity: float | None
     specificity: float | None
+    sensitivity_low: float | None = None
+    sensitivity_high: float | None = None
+    specificity_low: float | None = None
+    specificity_high: float | None = None
+    accuracy_interval: str = ACCURACY_INTERVAL
+    accuracy_floor: float = MIN_ACCURACY
+    below_accuracy: bool | None = None
+    """Sensitivity or specificity under :data:`MIN_ACCURACY`; ``None`` when either is
+    unknown (no trusted defect or no trusted non-defect)."""
     rogan_gladen: float | None = None
     corrected_rate: float | None
     ci_low: float | None
@@ -118,6 +136,13 @@ def corrected_rate(
         calibration_defects=int(truth_on_pairs.sum()),
         sensitivity=sensitivity,
         specificity=specificity,
+        **_bounds("sensitivity", judge_on_pairs[truth_on_pairs], confidence),
+        **_bounds("specificity", ~judge_on_pairs[~truth_on_pairs], confidence),
+        below_accuracy=(
+            None
+            if sensitivity is None or specificity is None
+            else min(sensitivity, specificity) < MIN_ACCURACY
+        ),
         rogan_gladen=(
             None
             if raw is None or sensitivity is None or specificity is None
@@ -138,7 +163,7 @@ def corrected_rate(
             "corrected_rate": float(median),
             "ci_low": float(low),
             "ci_high": float(high),
-            "note": _thin(counts, float(median)),
+            "note": _thin(counts, float(median), reference),
         }
     )
 
@@ -200,7 +225,7 @@ def posterior_rates(
     return np.concatenate(kept)[:draws]
 
 
-def _thin(counts: _Counts, rate: float) -> str | None:
+def _thin(counts: _Counts, rate: float, reference: str) -> str | None:
     tp, fn, fp, tn = counts.cells
     defects, clean = tp + fn, fp + tn
     if defects >= MIN_CALIBRATION and clean >= MIN_CALIBRATION:
@@ -208,9 +233,18 @@ def _thin(counts: _Counts, rate: float) -> str | None:
     rate = min(max(rate, 1e-3), 1 - 1e-3)
     needed = math.ceil(max(MIN_CALIBRATION / rate, MIN_CALIBRATION / (1 - rate)))
     return (
-        f"calibration too thin to correct: {defects} human-labelled defects and {clean} "
-        f"non-defects (need {MIN_CALIBRATION} of each: about {needed} human labels at this rate)"
+        f"calibration too thin to correct: {defects} {reference}-labelled defects and {clean} "
+        f"non-defects (need {MIN_CALIBRATION} of each: about {needed} {reference} labels at "
+        "this rate)"
     )
+
+
+def _bounds(name: str, hits: np.ndarray, confidence: float) -> dict[str, float | None]:
+    """``{name}_low`` and ``{name}_high``: the interval of the share of ``hits``."""
+    if not len(hits):
+        return {f"{name}_low": None, f"{name}_high": None}
+    low, high = wilson_cc_bounds(float(hits.mean()), len(hits), confidence)
+    return {f"{name}_low": low, f"{name}_high": high}
 
 
 def _share(hits: np.ndarray, among: np.ndarray) -> float | None:
