@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from corix.cli import common
 from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
 from corix.storage import Database
@@ -131,7 +132,9 @@ def test_the_gate_takes_a_settling_rule_and_prints_it(tiny: tuple[Database, str]
 def test_runs_compare_prints_percentages_with_intervals_and_the_change(
     tiny: tuple[Database, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "200")  # one line per row, to find each row's text
+    # One line per row, to find each row's text (the console's width is read once, when
+    # the module loads: COLUMNS set now would not reach it).
+    monkeypatch.setattr(common.console, "_width", 200)
     sqlite_db, first = tiny
     second = first  # the same record measured twice: no change
     result = runner.invoke(app, ["runs", "compare", first, second, "--db", sqlite_db.url])

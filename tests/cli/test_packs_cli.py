@@ -33,13 +33,12 @@ def test_show_says_how_many_tests_it_left_out_and_lists_them_all_on_request() ->
 
 
 def test_show_lists_the_tools_a_pack_gives_and_which_are_forbidden() -> None:
-    shown = runner.invoke(app, ["packs", "show", "tv_spoilers"], env={"COLUMNS": "300"})
-    assert "tools: 2 (run by corix from the pack)" in shown.output
-    assert "episode_guide: The plot of one episode" in shown.output
-    forum = next(line for line in shown.output.splitlines() if "post_to_forum:" in line)
+    shown = runner.invoke(app, ["packs", "show", "tv_spoilers"])
+    flat = " ".join(shown.output.split())  # as read, however the terminal wrapped it
+    tools = flat[flat.index("tools: 2 (run by corix from the pack)") : flat.index("model tests")]
+    guide, forum = tools.split("post_to_forum:")
+    assert "episode_guide: The plot of one episode" in guide and "forbidden" not in guide
     assert "forbidden: Posting in the viewer's name" in forum
-    guide = next(line for line in shown.output.splitlines() if "episode_guide:" in line)
-    assert "forbidden" not in guide
 
 
 def test_a_pack_a_plugin_registers_is_listed_and_shown(

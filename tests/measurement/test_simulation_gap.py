@@ -76,7 +76,7 @@ async def test_a_persons_dialogues_are_resampled_together(sqlite_db: Database) -
     measurement = measure(sqlite_db, [await run.write(sqlite_db)])
     (cell,) = simulation_gap_per_cell(sqlite_db, measurement).cells
     (rate,) = [r for r in cell.rates if r.group["harm"] == "guardrail_violation"]
-    assert rate.human.interval.startswith("bootstrap over testers → dialogues")
+    assert rate.human.interval.startswith("bootstrap over testers (k = 2")
     assert rate.simulated.interval.startswith("wilson")
     assert rate.difference == 0.0 and rate.ci_low is not None and rate.ci_high is not None
     assert rate.ci_low < 0 < rate.ci_high

@@ -152,6 +152,11 @@ def _print_cell(gap: SimulationGap, at: int) -> None:
             "—" if r.within_delta is None else ("yes" if r.within_delta else "no"),
         )
     console.print(rates)
+    _print_features_and_templates(gap, at)
+
+
+def _print_features_and_templates(gap: SimulationGap, at: int) -> None:
+    cell = gap.cells[at]
     features = wrapping_table(
         "feature", "summary", "human (n)", "simulated (n)", "test", "p", "effect size"
     )

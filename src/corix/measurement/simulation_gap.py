@@ -32,7 +32,6 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from pydantic import BaseModel
-from scipy import stats
 
 from corix.measurement.core import DEFAULT_RATE_GROUPING, Measurement
 from corix.measurement.defect_rates import DefectRate, defect_rates
@@ -294,6 +293,8 @@ def _answers(db: Database, session_ids: Sequence[str]) -> dict[tuple[str, str, b
 
 
 def _mann_whitney(feature: str, human: list[float], simulated: list[float]) -> FeatureGap:
+    from scipy import stats  # loaded on use: importing scipy costs about a second
+
     result = stats.mannwhitneyu(simulated, human, alternative="two-sided")
     cliff = 2 * float(result.statistic) / (len(simulated) * len(human)) - 1
     return FeatureGap(
@@ -351,6 +352,8 @@ def _violation_features(gaps: Sequence[RateGap]) -> list[FeatureGap]:
             continue
         h_yes, h_n = len(gap.human.defect_dialogues), gap.human.n
         s_yes, s_n = len(gap.simulated.defect_dialogues), gap.simulated.n
+        from scipy import stats  # loaded on use
+
         result = stats.fisher_exact([[s_yes, s_n - s_yes], [h_yes, h_n - h_yes]])
         who = gap.group.get("source") or gap.group.get("annotator") or "all annotators"
         found.append(
