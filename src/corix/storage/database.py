@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, Select, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -101,8 +103,18 @@ def alembic_config(engine: Engine) -> Config:
 
 
 def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest migration (idempotent)."""
-    command.upgrade(alembic_config(engine), "head")
+    """Bring the schema to the newest migration (idempotent).
+
+    A schema already at the newest is only read: an upgrade takes the database's write
+    lock (one transaction, see the migrations' ``env.py``), which a database another
+    process holds locked would refuse although there is nothing to do.
+    """
+    config = alembic_config(engine)
+    with engine.connect() as connection:
+        current = set(MigrationContext.configure(connection).get_current_heads())
+    if current == set(ScriptDirectory.from_config(config).get_heads()):
+        return
+    command.upgrade(config, "head")
 
 
 class Database:
