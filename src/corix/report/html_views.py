@@ -38,6 +38,9 @@ class Score:
 
     value: str
     interval: str
+    notes: str
+    """What the interval rests on (testers, a warning) and a max/min node's bias, in words:
+    apart from the interval, so that it can wrap."""
     n: int
     colour: str
     ink: str
@@ -92,18 +95,12 @@ def score_of(node: NodeResult, spec: TreeSpec) -> Score:
         band = (_share(node.ci_low, low, high), _share(node.ci_high, low, high))
     return Score(
         value="aggregation" if aggregation and not node.empty else number(value),
-        interval=" ".join(
-            part
-            for part in (
-                interval(node.ci_low, node.ci_high),
-                node_notes(
-                    testers=node.testers,
-                    warning=node.warning,
-                    bias=node.bias,
-                    bias_corrected=node.bias_corrected,
-                ),
-            )
-            if part
+        interval=interval(node.ci_low, node.ci_high),
+        notes=node_notes(
+            testers=node.testers,
+            warning=node.warning,
+            bias=node.bias,
+            bias_corrected=node.bias_corrected,
         ),
         n=node.n,
         colour=colour,
