@@ -177,7 +177,14 @@ async def _requests_seen(base_url: str) -> int:
 
 @pytest.mark.timeout(240)
 @POSTGRES_IS_SLOW
-@pytest.mark.parametrize("killed_after", [8, 24], ids=["a-third-in", "after-its-last-chunk"])
+# The later kill takes a minute and a half on a loaded CI machine: it runs with -m slow.
+@pytest.mark.parametrize(
+    "killed_after",
+    [
+        pytest.param(8, id="a-third-in"),
+        pytest.param(24, id="after-its-last-chunk", marks=pytest.mark.slow),
+    ],
+)
 async def test_a_killed_workers_sessions_are_run_again_by_the_others(
     local_ray: None, any_db: Database, killed_after: int
 ) -> None:
@@ -337,7 +344,13 @@ def _annotation_worker_pids() -> list[int]:
 
 
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("killed_after", [0.5, 1.0], ids=["halfway", "after-its-last-chunk"])
+@pytest.mark.parametrize(
+    "killed_after",
+    [
+        pytest.param(0.5, id="halfway"),
+        pytest.param(1.0, id="after-its-last-chunk", marks=pytest.mark.slow),
+    ],
+)
 async def test_a_killed_annotation_worker_loses_no_pass_and_counts_each_one_once(
     local_ray: None, sqlite_db: Database, killed_after: float
 ) -> None:
