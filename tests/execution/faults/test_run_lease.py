@@ -37,6 +37,29 @@ def _corix(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     return int(end.value.code or 0), printed.out + printed.err
 
 
+def _plan(tmp_path: Path, base_url: str, head: str, levels: str) -> Path:
+    """A plan testing one application behind the mock server at ``base_url``."""
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"{head}\n"
+        f'applications:\n  - name: slow\n    spec: "openai:{base_url}"\n'
+        "    options: {model: mock}\n"
+        f"scenarios: [tv_spoilers]\nlevels:\n  model_testing: {levels}\n",
+        encoding="utf-8",
+    )
+    return plan
+
+
+async def _corix_run(
+    plan: Path, db: Database, *, stderr: int = asyncio.subprocess.DEVNULL
+) -> asyncio.subprocess.Process:
+    """``corix run PLAN`` in a process of its own."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "corix.cli.main", "run", str(plan), "--db", db.url,
+        stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
+    )  # fmt: skip
+
+
 async def _held_run(db: Database) -> str:
     """The id of the run once its holder has taken the lease."""
     for _ in range(1000):
@@ -56,18 +79,8 @@ async def test_a_held_run_refuses_a_second_process_and_a_dead_holder_is_stale(
 ) -> None:
     db: Database = request.getfixturevalue(f"{backend}_db")
     async with running_mock_server(MockServerConfig(latency_ms=1000)) as base_url:
-        plan = tmp_path / "plan.yaml"
-        plan.write_text(
-            "name: held\nseed: 2\nconcurrency: 1\n"
-            f'applications:\n  - name: slow\n    spec: "openai:{base_url}"\n'
-            "    options: {model: mock}\n"
-            "scenarios: [tv_spoilers]\nlevels:\n  model_testing: {repeats: 10}\n",
-            encoding="utf-8",
-        )
-        holder = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "corix.cli.main", "run", str(plan), "--db", db.url,
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-        )  # fmt: skip
+        plan = _plan(tmp_path, base_url, "name: held\nseed: 2\nconcurrency: 1", "{repeats: 10}")
+        holder = await _corix_run(plan, db)
         try:
             run_id = await _held_run(db)
             held_by = "held by corix run on "
@@ -121,18 +134,8 @@ async def test_a_paused_holder_that_wakes_after_a_takeover_stops_and_writes_noth
     # stops at once with exit 8.
     db: Database = request.getfixturevalue(f"{backend}_db")
     async with running_mock_server(MockServerConfig(latency_ms=100)) as base_url:
-        plan = tmp_path / "plan.yaml"
-        plan.write_text(
-            "name: paused\nseed: 3\nconcurrency: 2\n"
-            f'applications:\n  - name: slow\n    spec: "openai:{base_url}"\n'
-            "    options: {model: mock}\n"
-            "scenarios: [tv_spoilers]\nlevels:\n  model_testing: {sessions: 6}\n",
-            encoding="utf-8",
-        )
-        paused = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "corix.cli.main", "run", str(plan), "--db", db.url,
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+        plan = _plan(tmp_path, base_url, "name: paused\nseed: 3\nconcurrency: 2", "{sessions: 6}")
+        paused = await _corix_run(plan, db, stderr=asyncio.subprocess.PIPE)
         try:
             run_id = await _held_run(db)
             await _sessions_done(db, run_id, 1)
