@@ -25,10 +25,10 @@ mkdir -p test-artifacts
 # verdict is read once the tests are done.
 (.venv/bin/mypy && .venv/bin/lint-imports) > test-artifacts/static-checks.log 2>&1 &
 static_checks=$!
-# Four workers on two cores: most tests wait on subprocesses, browsers, servers and model
-# stubs; with three the cores were still a fifth idle (1.44 cores busy over the run).
-# Grouped tests (the Ray cluster's) stay on one worker.
-.venv/bin/python -m pytest -n 4 --dist loadgroup -rs --junitxml=test-artifacts/junit.xml "$@"
+# Three workers on two cores: most tests wait on subprocesses, browsers, servers and model
+# stubs, and two workers kept the cores about half idle. Grouped tests (the Ray cluster's)
+# stay on one worker.
+.venv/bin/python -m pytest -n 3 --dist loadgroup -rs --junitxml=test-artifacts/junit.xml "$@"
 if ! wait "$static_checks"; then
     cat test-artifacts/static-checks.log >&2
     echo "error: mypy or lint-imports failed" >&2

@@ -258,6 +258,7 @@ async def test_a_killed_broker_leaves_the_rate_limit_and_the_sessions_whole(
     assert max(three_seconds) <= 10 + 30, per_second
 
 
+@pytest.mark.slow  # 40 s on CI; the endpoint's bound across workers stays in the default run
 @pytest.mark.timeout(240)
 async def test_rate_limits_hold_across_workers(local_ray: None, sqlite_db: Database) -> None:
     rpm = 600.0  # 10 requests a second; two workers each on their own would make 20

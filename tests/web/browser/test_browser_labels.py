@@ -44,6 +44,7 @@ def _check(page: Page, url: str, name: str, found: dict[str, list[str]]) -> None
         found[name] = ids
 
 
+@pytest.mark.slow  # 20 s of page visits; the accessibility test keeps the pages' labels checked
 def test_pages_and_the_report_name_things_in_words(server: LiveServer, new_page: NewPage) -> None:
     session_id = populate_series(server)
     found: dict[str, list[str]] = {}
