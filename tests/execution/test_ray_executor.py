@@ -304,6 +304,7 @@ def _consensus(db: Database, run_id: str) -> list[str]:
     )
 
 
+@pytest.mark.slow  # Ray's annotation, endpoint and pool tests: minutes on CI; `-m slow` runs them
 @pytest.mark.timeout(240)
 @POSTGRES_IS_SLOW
 def test_annotating_on_ray_stores_what_annotating_here_stores(
@@ -345,6 +346,7 @@ def _annotation_worker_pids() -> list[int]:
     return pids
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize(
     "killed_after",
@@ -450,6 +452,7 @@ async def test_the_deadline_stops_the_workers_and_resume_completes_the_run(
     assert len(keys) == 24 and set(keys.values()) == {1}  # no gaps, no duplicates
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 async def test_an_endpoints_concurrency_bound_holds_across_workers(
     local_ray: None, sqlite_db: Database

@@ -65,6 +65,7 @@ schema = schemathesis.openapi.from_dict(_ROUTES.openapi())
 schema.app = _ROUTES
 
 
+@pytest.mark.slow  # 112 generated cases, about 40 s: a fuzz study, run with -m slow
 @schema.parametrize()
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 def test_no_route_answers_with_a_server_error(case: schemathesis.Case, signed_in: SignedIn) -> None:
