@@ -47,8 +47,11 @@ def simulate(n_dialogues: int, n_annotators: int, seed: int) -> LeafTable:
 
 @pytest.mark.parametrize(
     ("n_dialogues", "n_annotators"),
-    [(30, 1), (30, 3), (60, 2)],
-    ids=["30 dialogues, one annotator", "30 dialogues, three disagreeing", "60 dialogues, two"],
+    [
+        pytest.param(30, 1, id="30 dialogues, one annotator"),
+        pytest.param(30, 3, id="30 dialogues, three disagreeing"),
+        pytest.param(60, 2, id="60 dialogues, two", marks=pytest.mark.slow),  # 10 s on CI
+    ],
 )
 def test_interval_covers_the_true_value_at_nominal_rate(
     n_dialogues: int, n_annotators: int

@@ -52,6 +52,7 @@ def _likert_anchors_share_a_row(page: Page) -> None:
         assert first["y"] >= low["y"] + low["height"] - 1
 
 
+@pytest.mark.slow  # 30 s of pages at 390 px: `bash scripts/test.sh -m slow` runs it
 def test_every_page_fits_a_phone(server: LiveServer, chromium: Browser) -> None:
     disagreement = populate_series(server)
     evaluation = f"/admin/evaluations/{server.evaluation_id}"
