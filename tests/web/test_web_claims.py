@@ -162,3 +162,20 @@ async def test_the_claim_time_is_a_setting_of_the_series(
     await admin.post(f"{url}/claim-time", {"claim_minutes": ""})  # back to the default
     assert queue.claim_minutes(evaluation_id) == 60
     assert queue.open_claims(evaluation_id) == (1, 0)
+
+
+@ONE_PASS
+async def test_an_old_page_of_a_dialogue_claimed_again_leads_to_the_new_claim(
+    world: World, browser: MakeBrowser
+) -> None:
+    await complete_session(world, "felix", ["I'm on episode 2. Recap episode 1?"])
+    (anna,) = await _annotators(world, browser, "anna")
+    first = await _claim(world, anna, "anna")
+    _later(world, 61)
+    second = await _claim(world, anna, "anna")  # her own claim, taken back and given again
+    assert second != first
+    moved = await anna.get(f"/annotate/tasks/{first}")
+    assert moved.headers["location"] == f"/annotate/tasks/{second}"
+    saved = await anna.post(f"/annotate/tasks/{first}", NO)  # the old tab's form
+    assert saved.headers["location"] == "/annotate?notice=pass_saved"
+    assert _stored_passes(world) == ["user:anna"]
