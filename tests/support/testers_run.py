@@ -93,3 +93,19 @@ async def write_partly_labelled_run(db: Database, run_id: str = "run-partly-labe
                 sid, "risk_assessment", "human:ann", [("ra_prohibited_released", None, person)]
             )
     return await run.write(db)
+
+
+async def write_judge_against_people_run(
+    db: Database, people: str, judge: str, *, run_id: str = "run-judge-people", other: str = "human"
+) -> str:
+    """alpha · tv_spoilers · model testing: dialogue ``k{i}`` labelled by ``other`` (a person
+    by default) and an LLM judge; ``people`` and ``judge`` spell their verdicts, ``y`` / ``n``."""
+    run = RunBuilder(run_id)
+    names = {"human": "human:ann", "reference": "reference:rules"}
+    for i, (person, flagged) in enumerate(zip(people, judge, strict=True)):
+        sid = f"k{i}"
+        run.session(sid, "alpha", "tv_spoilers", "model_testing", [("Hi", "Hello")])
+        for annotator, value in ((names[other], person), ("llm:judge", flagged)):
+            answer = ("ra_prohibited_released", None, "yes" if value == "y" else "no")
+            run.annotate(sid, "risk_assessment", annotator, [answer])
+    return await run.write(db)
