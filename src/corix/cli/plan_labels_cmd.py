@@ -70,8 +70,8 @@ def labels_command(
 ) -> None:
     """Choose the dialogues whose labels narrow the judge's corrected intervals most.
 
-    Labels go to the cell whose corrected interval is widest, in the judge-verdict stratum
-    where one narrows it most; the table says how far each cell's interval should shrink.
+    Each label goes to the cell and judge-verdict stratum where it cuts the largest share of
+    the cell's variance; the table says how far each cell's interval should shrink.
     """
     from corix.measurement import GUARDRAIL_VIOLATION
     from corix.measurement.label_plan import plan_labels

@@ -8,10 +8,12 @@ Beta(½, ½) prior a stratum with ``x`` defects in ``n`` labels has posterior va
 ``p(1 − p)/(n + 2)``, ``p = (x + ½)/(n + 1)``, so the rate's variance is
 ``Σ w_h² p_h(1 − p_h)/(n_h + 2)`` with ``w_h`` the verdict shares.
 
-**Rule.** Each next label goes to the cell whose expected interval is widest, in the
-stratum (judge yes or no) where one more label shrinks that interval most; within a cell
-this is Neyman's allocation (labels in proportion to ``w_h·√(p_h(1 − p_h))``): a rare
-harm's few "yes" verdicts, whose truth is most uncertain, get far more than their share.
+**Rule.** Each next label goes to the cell and stratum (judge yes or no) where it cuts the
+largest share of that cell's variance. Within a cell this is Neyman's allocation (labels
+in proportion to ``w_h·√(p_h(1 − p_h))`` once the strata are known): a rare harm's few
+"yes" verdicts, whose truth is least certain, get more than their share. Across cells a
+share, not an amount, counts, so a rare harm's narrow interval is narrowed as much, in
+proportion, as a common harm's wide one.
 Within a stratum the dialogues are drawn at random (a seeded hash), so the labelled ones
 represent their stratum.
 
@@ -41,9 +43,9 @@ from corix.measurement.judge_error import CorrectedRate
 from corix.measurement.settling import GUARDRAIL_VIOLATION
 
 RULE = (
-    "each label to the cell whose expected corrected interval is widest, in the judge-verdict "
-    "stratum where one more label shrinks it most (Neyman's allocation within a cell); "
-    "dialogues drawn at random within a stratum"
+    "each label to the cell and judge-verdict stratum where it cuts the largest share of "
+    "that cell's expected variance (Neyman's allocation within a cell, cells alike whatever "
+    "their rate); dialogues drawn at random within a stratum"
 )
 BY_COLUMNS = ("application", "scenario", "level")
 
