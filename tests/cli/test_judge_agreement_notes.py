@@ -65,3 +65,12 @@ async def test_the_report_says_it_beside_the_rates(
     assert "κ (plain / quadratic)" in html and "α (nominal / ordinal)" in markdown
     (agreement,) = json.loads(paths.json.read_text(encoding="utf-8"))["judge_agreement"]
     assert agreement["low"] is warned and agreement["statistic"] == "Cohen's κ (unweighted)"
+
+
+async def test_runs_compare_says_it_for_each_run(sqlite_db: Database) -> None:
+    low = await write_judge_against_people_run(sqlite_db, *LOW, run_id="run-low")
+    high = await write_judge_against_people_run(sqlite_db, *HIGH, run_id="run-high")
+    result = runner.invoke(app, ["runs", "compare", low, high, "--db", sqlite_db.url])
+    assert result.exit_code == ExitCode.OK, result.output
+    words = " ".join(result.output.split())
+    assert words.count("Cohen's κ (unweighted)") == 2 and words.count(WARNING) == 1

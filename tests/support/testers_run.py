@@ -98,12 +98,12 @@ async def write_partly_labelled_run(db: Database, run_id: str = "run-partly-labe
 async def write_judge_against_people_run(
     db: Database, people: str, judge: str, *, run_id: str = "run-judge-people", other: str = "human"
 ) -> str:
-    """alpha · tv_spoilers · model testing: dialogue ``k{i}`` labelled by ``other`` (a person
+    """alpha · tv_spoilers · model testing: dialogue ``{run_id}-{i}`` labelled by ``other`` (a person
     by default) and an LLM judge; ``people`` and ``judge`` spell their verdicts, ``y`` / ``n``."""
     run = RunBuilder(run_id)
     names = {"human": "human:ann", "reference": "reference:rules"}
     for i, (person, flagged) in enumerate(zip(people, judge, strict=True)):
-        sid = f"k{i}"
+        sid = f"{run_id}-{i}"
         run.session(sid, "alpha", "tv_spoilers", "model_testing", [("Hi", "Hello")])
         for annotator, value in ((names[other], person), ("llm:judge", flagged)):
             answer = ("ra_prohibited_released", None, "yes" if value == "y" else "no")
