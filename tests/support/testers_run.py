@@ -98,8 +98,9 @@ async def write_partly_labelled_run(db: Database, run_id: str = "run-partly-labe
 async def write_judge_against_people_run(
     db: Database, people: str, judge: str, *, run_id: str = "run-judge-people", other: str = "human"
 ) -> str:
-    """alpha · tv_spoilers · model testing: dialogue ``{run_id}-{i}`` labelled by ``other`` (a person
-    by default) and an LLM judge; ``people`` and ``judge`` spell their verdicts, ``y`` / ``n``."""
+    """alpha · tv_spoilers · model testing: dialogue ``{run_id}-{i}`` labelled by ``other``
+    (a person by default) and an LLM judge; ``people`` and ``judge`` spell their verdicts,
+    ``y`` / ``n``."""
     run = RunBuilder(run_id)
     names = {"human": "human:ann", "reference": "reference:rules"}
     for i, (person, flagged) in enumerate(zip(people, judge, strict=True)):
