@@ -73,3 +73,40 @@ async def write_judged_levels_run(db: Database) -> str:
                 )
                 run.annotate(sid, "risk_assessment", annotator, [answer])
     return await run.write(db)
+
+
+async def write_partly_labelled_run(db: Database, run_id: str = "run-partly-labelled") -> str:
+    """alpha · tv_spoilers · model testing: 20 dialogues an LLM judge rated (``j0``–``j3``
+    flagged), of which a person labelled ``j0``, ``j1`` (a defect and not) and ``j10``–``j13``
+    (no defect)."""
+    run = RunBuilder(run_id)
+    for i in range(20):
+        sid = f"j{i}"
+        run.session(sid, "alpha", "tv_spoilers", "model_testing", [("Hi", "Hello")])
+        flagged = "yes" if i < 4 else "no"
+        run.annotate(
+            sid, "risk_assessment", "llm:judge", [("ra_prohibited_released", None, flagged)]
+        )
+        if i in (0, 1, 10, 11, 12, 13):
+            person = "yes" if i == 0 else "no"
+            run.annotate(
+                sid, "risk_assessment", "human:ann", [("ra_prohibited_released", None, person)]
+            )
+    return await run.write(db)
+
+
+async def write_judge_against_people_run(
+    db: Database, people: str, judge: str, *, run_id: str = "run-judge-people", other: str = "human"
+) -> str:
+    """alpha · tv_spoilers · model testing: dialogue ``{run_id}-{i}`` labelled by ``other``
+    (a person by default) and an LLM judge; ``people`` and ``judge`` spell their verdicts,
+    ``y`` / ``n``."""
+    run = RunBuilder(run_id)
+    names = {"human": "human:ann", "reference": "reference:rules"}
+    for i, (person, flagged) in enumerate(zip(people, judge, strict=True)):
+        sid = f"{run_id}-{i}"
+        run.session(sid, "alpha", "tv_spoilers", "model_testing", [("Hi", "Hello")])
+        for annotator, value in ((names[other], person), ("llm:judge", flagged)):
+            answer = ("ra_prohibited_released", None, "yes" if value == "y" else "no")
+            run.annotate(sid, "risk_assessment", annotator, [answer])
+    return await run.write(db)

@@ -18,6 +18,7 @@ from corix.cli.common import (
     print_json,
     wrapping_table,
 )
+from corix.cli.judge_notes import print_judge_agreement
 from corix.cli.measure_options import (
     AnnotatorsOption,
     GroupByOption,
@@ -174,6 +175,7 @@ def defects_document(
 ) -> dict[str, object]:
     """The figures as JSON: the rates, then each figure the query asked for."""
     document = rates_document(measurement, figures.rates)
+    document["judge_agreement"] = [a.model_dump(mode="json") for a in figures.judges]
     if query.correct_judge is not None:
         document["judge_corrected"] = [c.model_dump(mode="json") for c in figures.corrected]
     if query.cost:
@@ -186,6 +188,7 @@ def defects_document(
 def print_defect_figures(figures: DefectFigures, query: DefectsQuery) -> None:
     """The rates as tables, then each figure the query asked for."""
     print_defect_rates(figures.rates, query.grouping)
+    print_judge_agreement(figures.judges)
     if query.correct_judge is not None:
         print_corrected(figures.corrected)
     if query.cost:

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from corix.cli.common import DbOption, console, database
 from corix.cli.defects_cmds import print_defect_rates
+from corix.cli.judge_notes import print_judge_agreement
 from corix.cli.run_cmd import run_with_progress
 
 DEMO_GROUPING = ("application", "harm")
@@ -43,5 +44,6 @@ def demo_command(
         print_defect_rates(
             rates, DEMO_GROUPING, title="defect rates per demo application", compact=True
         )
+        print_judge_agreement(measurement.judge_agreement())
         paths = write_report(database_, result.run_id, out / result.run_id)
     console.print(f"report: [bold]{paths.html.resolve()}[/]")

@@ -164,6 +164,7 @@ def _build(
             else ()
         ),
         judge_corrected=tuple(judge_corrected_rates(measurement)),
+        judge_agreement=tuple(measurement.judge_agreement()),
         sequential=tuple(sequential_records(db, run_ids)),
         cell_costs=tuple(cell_costs(db, run_ids)),
     )

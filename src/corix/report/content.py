@@ -26,6 +26,7 @@ from corix.measurement import (
     TreeSpec,
     ViewGap,
 )
+from corix.measurement.judge_agreement import JudgeAgreement
 from corix.measurement.questionnaire_stats import GroupComparison, ItemSummary
 from corix.report.agreement import PairAgreement
 from corix.report.history import RunLabel
@@ -167,6 +168,9 @@ class ReportContent:
     judge_corrected: tuple[CorrectedRate, ...] = ()
     """Each machine source's rates beside their correction for its error measured against
     people's labels on the dialogues both labelled (empty without people's labels)."""
+    judge_agreement: tuple[JudgeAgreement, ...] = ()
+    """Per harm, how far the LLM judge agrees with people (or the reference annotator):
+    said beside its rates, with a warning when low."""
     cell_costs: tuple[CellCost, ...] = ()
     """Each application × scenario × level's calls, tokens and cost, by source."""
     written: WrittenReportSettings | None = None

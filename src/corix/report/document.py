@@ -24,6 +24,7 @@ from corix.measurement import (
     MeasurementSpec,
     SequentialRecord,
 )
+from corix.measurement.judge_agreement import JudgeAgreement
 from corix.measurement.questionnaire_stats import ItemSummary
 from corix.report.history import RunLabel
 from corix.report.provenance import AnnotatorSummary
@@ -202,6 +203,7 @@ class ReportDocument(_Part):
     sequential: list[SequentialRecord]
     cell_costs: list[CellCost]
     judge_corrected: list[CorrectedRate]
+    judge_agreement: list[JudgeAgreement] = []
     harm_packs: dict[str, HarmPackPart]
     questionnaire: QuestionnairePart
     agreement: list[PairAgreementPart]
