@@ -4,7 +4,7 @@ When a series' human annotation selection is ``plan``, its annotation queue offe
 dialogues and no others.
 
 Revision ID: label_plan
-Revises: lease_epoch
+Revises: series_claims
 """
 
 from collections.abc import Sequence
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "label_plan"
-down_revision: str | None = "lease_epoch"
+down_revision: str | None = "series_claims"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
