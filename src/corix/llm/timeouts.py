@@ -8,9 +8,9 @@ declared ``timeout_s`` (the floor) and :data:`P95_MULTIPLE` times the 95th perce
 the latest :data:`WINDOW` successful replies' latencies, once :data:`MIN_SAMPLES` were
 seen; the call deadline (unless there is none) grows in the same proportion, so it holds
 as many attempts as declared (three 60 s attempts in 180 s by default) and a deadline
-declared short stays short while the endpoint is fast. Latencies are measured from the moment a request
-is sent, so time spent in corix's own queues (rate limits, concurrency slots) never
-counts. The decision and its figures are in docs/models.md.
+declared short stays short while the endpoint is fast. Latencies are measured from the
+moment a request is sent, so time spent in corix's own queues (rate limits, concurrency
+slots) never counts. The decision and its figures are in docs/models.md.
 """
 
 from __future__ import annotations
