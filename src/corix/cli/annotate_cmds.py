@@ -54,6 +54,7 @@ from corix.cli.common import (
     RunArgument,
     console,
     database,
+    err_console,
     fail,
     print_json,
     wrapping_table,
@@ -134,6 +135,13 @@ def _annotated(db: str | None, request: AnnotationRequest, *, quiet: bool) -> An
             return annotate(database_, request, hooks)
     except LeaseLost as exc:
         raise fail(str(exc), ExitCode.TAKEN_OVER) from None
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: exits 130
+        err_console.print(
+            "interrupted: the passes stored so far are kept; the same command adds the rest",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise
 
 
 def _print_summary(summary: AnnotationSummary) -> None:
