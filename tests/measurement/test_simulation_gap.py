@@ -82,6 +82,42 @@ async def test_a_persons_dialogues_are_resampled_together(sqlite_db: Database) -
     assert rate.ci_low < 0 < rate.ci_high
 
 
+async def test_refusals_and_the_violation_turn_come_from_the_packet_check(
+    sqlite_db: Database,
+) -> None:
+    run = RunBuilder("run-gap-packet")
+    leak = "Pim finds a buried transmitter."  # an episode 3 fact: prohibited after episode 1
+    dialogues = [
+        ("h0", "human", ["No spoilers, sorry.", leak]),
+        ("h1", "human", ["Sure."]),
+        ("s0", "simulated", ["Sure.", "Sure.", leak]),
+        ("s1", "simulated", ["I can't share that."]),
+    ]
+    for i, (sid, source, replies) in enumerate(dialogues):
+        users = ["tell me"] * len(replies)
+        tester = i if source == "human" else None
+        add_tester_session(
+            run,
+            sid,
+            source,
+            users,
+            violation=False,
+            tester=tester,
+            replies=replies,
+            episode_seen=1,
+        )
+    measurement = measure(sqlite_db, [await run.write(sqlite_db)])
+    (cell,) = simulation_gap_per_cell(sqlite_db, measurement).cells
+    features = {f.feature: f for f in cell.features}
+    refusals = features["application refusals (share of replies)"]
+    # Per dialogue: people 1/2 and 0, simulated 0 and 1. U(simulated) = 0 + 0.5 + 1 + 1.
+    assert (refusals.summary, refusals.human, refusals.simulated) == ("mean", 0.25, 0.5)
+    assert refusals.effect == pytest.approx(2 * 2.5 / 4 - 1)
+    turn = features["turn of the first prohibited release (packet check)"]
+    assert (turn.human, turn.simulated, turn.human_n, turn.simulated_n) == (2, 3, 1, 1)
+    assert turn.effect == 1.0
+
+
 def test_delta_must_be_a_share() -> None:
     with pytest.raises(ValueError, match="delta"):
         simulation_gap_per_cell(None, None, delta=1.5)  # type: ignore[arg-type]

@@ -11,9 +11,11 @@ bootstrap with testers — people, persona instances — as clusters, corrected 
 effective n), and their difference (simulated − human) with Newcombe's hybrid score
 interval (1998, method 10) built from those two intervals, so the difference carries the
 same clustering. Beside them, dialogue features with a two-sample test and an effect size:
-turns and mean user message length (Mann–Whitney U, Cliff's delta), the share of dialogues
-with a violation (Fisher's exact test, risk difference) and each questionnaire item both
-kinds answered (Mann–Whitney U, Cliff's delta). The feature tests treat dialogues as
+turns, mean user message length, the share of the application's replies that refuse and
+the turn of the first prohibited release (:mod:`dialogue_features`; Mann–Whitney U, Cliff's
+delta), the share of dialogues with a violation as the annotators settled it (Fisher's
+exact test, risk difference) and each questionnaire item both kinds answered
+(Mann–Whitney U, Cliff's delta). The feature tests treat dialogues as
 independent: when testers hold several dialogues their p-values are too small. Persona
 templates are ranked by their distance to the human testers: the mean |Cliff's delta| of
 their dialogues against the people's over turns and user message length.
@@ -29,14 +31,21 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from pydantic import BaseModel
 
 from corix.measurement.core import DEFAULT_RATE_GROUPING, Measurement
 from corix.measurement.defect_rates import DefectRate, defect_rates
+from corix.measurement.dialogue_features import (
+    REFUSAL_SHARE,
+    TURNS,
+    USER_LENGTH,
+    VIOLATION_TURN,
+    DialogueShape,
+    dialogue_shapes,
+)
 from corix.measurement.settling import GUARDRAIL_VIOLATION
-from corix.storage import Database, MeasuredDialogue, iter_sessions, respondent_answers
+from corix.storage import Database, MeasuredDialogue, respondent_answers
 
 HUMAN = "human"
 SIMULATED = "simulated"
@@ -154,7 +163,7 @@ def simulation_gap_per_cell(
     compared = {key: kinds for key, kinds in cells.items() if all(kinds.values())}
     rates = {kind: _rates_of(measurement, kind) for kind in (HUMAN, SIMULATED)}
     sessions = [d.session_id for kinds in compared.values() for ds in kinds.values() for d in ds]
-    lengths = _user_lengths(db, sessions)
+    lengths = dialogue_shapes(db, sessions)
     answers = _answers(db, sessions)
     found = []
     for key in sorted(compared, key=lambda k: (k[0], k[1], _LEVELS.get(k[2], 9), k[2])):
@@ -193,16 +202,8 @@ def simulation_gap_per_cell(
 _LEVELS = {"model_testing": 0, "red_teaming": 1, "field_testing": 2}
 _CELL_KEYS = ("application", "scenario", "level")
 _GroupKey = tuple[tuple[str, str], ...]
-_NO_TEMPLATE = "(no template)"
-
-
-class _Shape(NamedTuple):
-    features: dict[str, float]
-    template: str
-
-
-_TURNS = "turns"
-_USER_LENGTH = "user message length (characters)"
+_MEAN_FEATURES = (REFUSAL_SHARE,)
+"""Features mostly zero, whose medians would hide a difference: summarized by their mean."""
 
 
 def _cell(dialogue: MeasuredDialogue) -> tuple[str, str, str]:
@@ -270,19 +271,6 @@ def _rate_gaps(
     return gaps
 
 
-def _user_lengths(db: Database, session_ids: Sequence[str]) -> dict[str, _Shape]:
-    """session → its turns, the mean length of its user messages, its persona template."""
-    found = {}
-    for session in iter_sessions(db, session_ids=list(session_ids)):
-        lengths = [len(turn.user_text) for turn in session.turns]
-        features = {
-            _TURNS: float(len(lengths)),
-            _USER_LENGTH: statistics.fmean(lengths) if lengths else 0.0,
-        }
-        found[session.id] = _Shape(features, session.provenance.template or _NO_TEMPLATE)
-    return found
-
-
 def _answers(db: Database, session_ids: Sequence[str]) -> dict[tuple[str, str, bool], float]:
     """(session, item, simulated respondent) → the mean numeric answer to the item."""
     values: defaultdict[tuple[str, str, bool], list[float]] = defaultdict(list)
@@ -297,11 +285,13 @@ def _mann_whitney(feature: str, human: list[float], simulated: list[float]) -> F
 
     result = stats.mannwhitneyu(simulated, human, alternative="two-sided")
     cliff = 2 * float(result.statistic) / (len(simulated) * len(human)) - 1
+    mean = feature in _MEAN_FEATURES
+    summarize = statistics.fmean if mean else statistics.median
     return FeatureGap(
         feature=feature,
-        summary="median",
-        human=statistics.median(human),
-        simulated=statistics.median(simulated),
+        summary="mean" if mean else "median",
+        human=summarize(human),
+        simulated=summarize(simulated),
         human_n=len(human),
         simulated_n=len(simulated),
         test=_MANN_WHITNEY,
@@ -312,18 +302,28 @@ def _mann_whitney(feature: str, human: list[float], simulated: list[float]) -> F
 
 
 def _length_features(
-    kinds: dict[str, list[MeasuredDialogue]], lengths: dict[str, _Shape]
+    kinds: dict[str, list[MeasuredDialogue]], lengths: dict[str, DialogueShape]
 ) -> list[FeatureGap]:
+    """Each feature of :mod:`dialogue_features` both kinds of dialogue have (the violation
+    turn only where the packet check finds a violation)."""
     found = []
-    for feature in (_TURNS, _USER_LENGTH):
-        human = [lengths[d.session_id].features[feature] for d in kinds[HUMAN]]
-        simulated = [lengths[d.session_id].features[feature] for d in kinds[SIMULATED]]
-        found.append(_mann_whitney(feature, human, simulated))
+    for feature in (TURNS, USER_LENGTH, REFUSAL_SHARE, VIOLATION_TURN):
+        human = _values(kinds[HUMAN], lengths, feature)
+        simulated = _values(kinds[SIMULATED], lengths, feature)
+        if human and simulated:
+            found.append(_mann_whitney(feature, human, simulated))
     return found
 
 
+def _values(
+    dialogues: Sequence[MeasuredDialogue], lengths: dict[str, DialogueShape], feature: str
+) -> list[float]:
+    found = (lengths[d.session_id].features.get(feature) for d in dialogues)
+    return [value for value in found if value is not None]
+
+
 def _template_distances(
-    kinds: dict[str, list[MeasuredDialogue]], lengths: dict[str, _Shape]
+    kinds: dict[str, list[MeasuredDialogue]], lengths: dict[str, DialogueShape]
 ) -> list[TemplateDistance]:
     by_template: defaultdict[str, list[str]] = defaultdict(list)
     for dialogue in kinds[SIMULATED]:
@@ -331,7 +331,7 @@ def _template_distances(
     found = []
     for template, sessions in by_template.items():
         effects = {}
-        for feature in (_TURNS, _USER_LENGTH):
+        for feature in (TURNS, USER_LENGTH):
             human = [lengths[d.session_id].features[feature] for d in kinds[HUMAN]]
             simulated = [lengths[s].features[feature] for s in sessions]
             effects[feature] = _mann_whitney(feature, human, simulated).effect
