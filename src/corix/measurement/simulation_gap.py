@@ -34,6 +34,11 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
+from corix.measurement.calibrated_simulation import (
+    CellCalibration,
+    SampledDialogue,
+    calibrate_cell,
+)
 from corix.measurement.core import DEFAULT_RATE_GROUPING, Measurement
 from corix.measurement.defect_rates import DefectRate, defect_rates
 from corix.measurement.dialogue_features import (
@@ -50,6 +55,9 @@ from corix.storage import Database, MeasuredDialogue, respondent_answers
 HUMAN = "human"
 SIMULATED = "simulated"
 DEFAULT_DELTA = 0.10
+CALIBRATION_REPLICATES = 400
+"""Fewer than the rates' bootstrap: each replicate solves for the weights again."""
+CALIBRATION_FEATURES = (TURNS, USER_LENGTH, REFUSAL_SHARE)
 DIFFERENCE_INTERVAL = "Newcombe hybrid score (method 10) from the two rates' intervals"
 RULE = "simulation stands in when every rate difference's interval lies within ±δ"
 _MANN_WHITNEY = "Mann–Whitney U, two-sided"
@@ -124,6 +132,9 @@ class CellGap(BaseModel):
     """Persona templates from the closest to the human testers to the furthest."""
     stands_in: bool | None
     """Whether simulation may stand in here (see the rule); ``None`` when no rate compares."""
+    calibration: CellCalibration | None
+    """The simulated rates with the persona templates reweighted to the human testers'
+    features; ``None`` without a feature both kinds have."""
 
 
 class SimulationGap(BaseModel):
@@ -149,9 +160,14 @@ def newcombe_difference(
 
 
 def simulation_gap_per_cell(
-    db: Database, measurement: Measurement, *, delta: float = DEFAULT_DELTA
+    db: Database,
+    measurement: Measurement,
+    *,
+    delta: float = DEFAULT_DELTA,
+    replicates: int = CALIBRATION_REPLICATES,
 ) -> SimulationGap:
-    """The simulation gap of every cell of ``measurement`` with human and simulated testers."""
+    """The simulation gap of every cell of ``measurement`` with human and simulated testers;
+    ``replicates``: the calibrated rates' bootstrap replicates."""
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
     cells: defaultdict[tuple[str, str, str], dict[str, list[MeasuredDialogue]]] = defaultdict(
@@ -186,6 +202,7 @@ def simulation_gap_per_cell(
                 features=features,
                 templates=_template_distances(kinds, lengths),
                 stands_in=all(comparable) if comparable else None,
+                calibration=_calibration(kinds, lengths, gaps, measurement, replicates),
             )
         )
     return SimulationGap(
@@ -393,3 +410,45 @@ def _questionnaire_features(
         if human and simulated:
             found.append(_mann_whitney(f"questionnaire: {item}", human, simulated))
     return found
+
+
+def _calibration(
+    kinds: dict[str, list[MeasuredDialogue]],
+    lengths: dict[str, DialogueShape],
+    gaps: Sequence[RateGap],
+    measurement: Measurement,
+    replicates: int,
+) -> CellCalibration | None:
+    """Simulated templates reweighted on the features every dialogue of the cell has."""
+    dialogues = [d for found in kinds.values() for d in found]
+    features = [
+        f
+        for f in CALIBRATION_FEATURES
+        if all(f in lengths[d.session_id].features for d in dialogues)
+    ]
+    if not features:
+        return None
+
+    def sampled(dialogue: MeasuredDialogue, kind: str) -> SampledDialogue:
+        shape = lengths[dialogue.session_id]
+        rates = [gap.human if kind == HUMAN else gap.simulated for gap in gaps]
+        return SampledDialogue(
+            tester=dialogue.tester or f"dialogue {dialogue.session_id}",
+            template=shape.template,
+            features=tuple(shape.features[f] for f in features),
+            defects=frozenset(
+                at for at, r in enumerate(rates) if dialogue.session_id in r.defect_dialogues
+            ),
+            rated=frozenset(at for at, r in enumerate(rates) if dialogue.session_id in r.dialogues),
+        )
+
+    spec = measurement.spec.spec
+    return calibrate_cell(
+        [sampled(d, HUMAN) for d in kinds[HUMAN]],
+        [sampled(d, SIMULATED) for d in kinds[SIMULATED]],
+        features,
+        [gap.group for gap in gaps],
+        confidence=spec.confidence,
+        replicates=replicates,
+        seed=spec.seed,
+    )
