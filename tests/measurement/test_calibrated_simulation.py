@@ -142,4 +142,5 @@ def test_the_interval_covers_the_human_rate_in_a_small_simulation() -> None:
 
 @pytest.mark.slow
 def test_the_interval_covers_the_human_rate() -> None:
-    assert 0.90 <= _coverage(datasets=200, replicates=200) <= 0.99
+    # 100 data sets: a true coverage of 0.95 lands in this range with about 98% chance
+    assert 0.89 <= _coverage(datasets=100, replicates=150) <= 0.995

@@ -23,6 +23,7 @@ from corix.measurement import (
     HitRate,
     MeasurementSpec,
     SequentialRecord,
+    SimulationGap,
 )
 from corix.measurement.questionnaire_stats import ItemSummary
 from corix.report.history import RunLabel
@@ -202,6 +203,9 @@ class ReportDocument(_Part):
     sequential: list[SequentialRecord]
     cell_costs: list[CellCost]
     judge_corrected: list[CorrectedRate]
+    simulation_gap: SimulationGap | None = Field(
+        default=None, description="human against simulated testers per cell; null without both"
+    )
     harm_packs: dict[str, HarmPackPart]
     questionnaire: QuestionnairePart
     agreement: list[PairAgreementPart]

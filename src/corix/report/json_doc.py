@@ -106,6 +106,7 @@ def report_document(content: ReportContent) -> ReportDocument:
         sequential=list(content.sequential),
         cell_costs=list(content.cell_costs),
         judge_corrected=list(content.judge_corrected),
+        simulation_gap=content.simulation_gap,
         harm_packs={
             harm: HarmPackPart(
                 title=pack.title,
