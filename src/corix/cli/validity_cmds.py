@@ -208,6 +208,11 @@ def _print_calibration(gap: SimulationGap, at: int) -> None:
             f"calibrated simulation on {', '.join(calibration.features)}: template weights "
             f"{weights}; effective n {calibration.effective_n:.1f} of "
             f"{calibration.simulated_dialogues} simulated dialogues"
+            + (
+                f" (not balanced: {', '.join(calibration.left_out)})"
+                if calibration.left_out
+                else ""
+            )
         ),
     )
     for r, c in zip(cell.rates, calibration.rates, strict=True):

@@ -24,7 +24,7 @@ import math
 import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel
@@ -35,6 +35,9 @@ CALIBRATION_METHOD = (
 )
 MATCH_TOLERANCE = 1e-4
 """Largest standardized gap between a weighted mean and the human mean that counts as matched."""
+_MAX_ITERATIONS = 50
+"""Newton steps converge in a handful where weights exist; where they do not (the target on
+or outside the templates' hull in several features at once), this bounds the search."""
 
 __all__ = [
     "CALIBRATION_METHOD",
@@ -74,6 +77,10 @@ class CellCalibration(BaseModel):
     """The simulated testers of one cell reweighted to look like its human testers."""
 
     features: list[str]
+    """The features balanced."""
+    left_out: list[str]
+    """Features not balanced: the templates do not differ on them, or there are too few
+    templates to balance them too."""
     human_means: list[float]
     raw_means: list[float]
     template_weights: dict[str, float]
@@ -126,6 +133,8 @@ def entropy_weights(
         mean = w @ z
         return np.asarray((z * w[:, None]).T @ z - np.outer(mean, mean))
 
+    if np.any(z.min(axis=0) >= 0) or np.any(z.max(axis=0) <= 0):
+        return None  # the target is not inside every feature's range: no weights reach it
     with np.errstate(all="ignore"):  # an unreachable target sends λ off to infinity
         found = minimize(
             dual,
@@ -133,7 +142,7 @@ def entropy_weights(
             jac=True,
             hess=hessian,
             method="Newton-CG",
-            options={"maxiter": 100},
+            options={"maxiter": _MAX_ITERATIONS},
         )
         w = _normalized(z @ found.x)
     if not np.all(np.isfinite(w)) or np.abs(w @ z).max() > MATCH_TOLERANCE:
@@ -159,12 +168,18 @@ def calibrate_cell(
     seed: int,
 ) -> CellCalibration:
     """Reweight ``simulated``'s templates to ``human``'s feature means; each rate of
-    ``groups`` raw and calibrated, the calibrated one with its bootstrap interval."""
-    weights = _template_weights(human, simulated)
+    ``groups`` raw and calibrated, the calibrated one with its bootstrap interval.
+
+    Templates are reweighted as wholes, so k templates can match at most k − 1 features:
+    the features whose template means differ are balanced in the order given, up to that
+    many; the others are named in ``left_out``."""
+    kept = _balanceable(simulated, len(feature_names))
+    human, simulated = _only(human, kept), _only(simulated, kept)
+    weights = _template_weights(human, simulated) if kept else None
     draws: list[list[float | None]] = []
     unmatched = 0
     rng = random.Random(seed)
-    for _ in range(replicates):
+    for _ in range(replicates if kept else 0):
         h, s = _resample(human, rng), _resample(simulated, rng)
         replicate = _template_weights(h, s)
         if replicate is None:
@@ -186,7 +201,8 @@ def calibrate_cell(
             )
         )
     return CellCalibration(
-        features=list(feature_names),
+        features=[feature_names[at] for at in kept],
+        left_out=[name for at, name in enumerate(feature_names) if at not in kept],
         human_means=_means(human),
         raw_means=_means(simulated),
         template_weights=_shares(simulated, weights),
@@ -195,10 +211,32 @@ def calibrate_cell(
         replicates=replicates,
         unmatched_replicates=unmatched,
         rates=rates,
-        note=None if weights is not None else _UNMATCHED,
+        note=None if weights is not None else (_UNMATCHED if kept else _NOTHING_TO_BALANCE),
     )
 
 
+def _balanceable(simulated: Sequence[SampledDialogue], features: int) -> list[int]:
+    """The features whose template means differ, in order, at most one fewer than there
+    are templates."""
+    by_template: defaultdict[str, list[SampledDialogue]] = defaultdict(list)
+    for dialogue in simulated:
+        by_template[dialogue.template].append(dialogue)
+    means = [_means(found) for found in by_template.values()]
+    varying = [at for at in range(features) if len({round(m[at], 9) for m in means}) > 1]
+    return varying[: len(by_template) - 1]
+
+
+def _only(dialogues: Sequence[SampledDialogue], kept: Sequence[int]) -> list[SampledDialogue]:
+    return [
+        replace(dialogue, features=tuple(dialogue.features[at] for at in kept))
+        for dialogue in dialogues
+    ]
+
+
+_NOTHING_TO_BALANCE = (
+    "the persona templates do not differ on any feature (or there is one template): nothing "
+    "to reweight"
+)
 _UNMATCHED = (
     "the human testers' feature means lie outside what reweighting the persona templates can "
     "reach: no calibrated rate"

@@ -120,6 +120,7 @@ def calibration_line(gap: SimulationGap, at: int) -> str:
         f"{calibration.simulated_dialogues} simulated dialogues "
         f"({calibration.unmatched_replicates} of {calibration.replicates} bootstrap "
         "replicates could not match and were dropped)."
+        + (f" Not balanced: {', '.join(calibration.left_out)}." if calibration.left_out else "")
     )
 
 
