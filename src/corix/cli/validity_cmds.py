@@ -20,6 +20,7 @@ from corix.cli.common import (
 from corix.cli.defects_cmds import measured
 from corix.cli.measure_options import (
     AnnotatorsOption,
+    DeltaOption,
     GroupByOption,
     KindsOption,
     SeedOption,
@@ -33,17 +34,6 @@ if TYPE_CHECKING:
     from corix.measurement import CorrectedRate, SimulationGap
 
 validity_app = typer.Typer(help="Validity: simulated testers against people.")
-
-DeltaOption = Annotated[
-    float,
-    typer.Option(
-        "--delta",
-        min=0.001,
-        max=0.999,
-        help="Simulation stands in for people in a cell when every rate difference's "
-        "interval lies within ±delta.",
-    ),
-]
 
 
 @validity_app.command("sim")
