@@ -177,10 +177,11 @@ def simulation_gap_per_cell(
         if dialogue.not_measurable is None and dialogue.source in (HUMAN, SIMULATED):
             cells[_cell(dialogue)][dialogue.source].append(dialogue)
     compared = {key: kinds for key, kinds in cells.items() if all(kinds.values())}
-    rates = {kind: _rates_of(measurement, kind) for kind in (HUMAN, SIMULATED)}
+    # Every report asks: a record without both kinds in one cell costs no rate or query.
+    rates = {kind: _rates_of(measurement, kind) for kind in (HUMAN, SIMULATED)} if compared else {}
     sessions = [d.session_id for kinds in compared.values() for ds in kinds.values() for d in ds]
-    lengths = dialogue_shapes(db, sessions)
-    answers = _answers(db, sessions)
+    lengths = dialogue_shapes(db, sessions) if compared else {}
+    answers = _answers(db, sessions) if compared else {}
     found = []
     for key in sorted(compared, key=lambda k: (k[0], k[1], _LEVELS.get(k[2], 9), k[2])):
         kinds = compared[key]
