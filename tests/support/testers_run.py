@@ -20,11 +20,17 @@ def add_tester_session(
     cell: tuple[str, str, str] = CELL,
     tester: int | None = None,
     template: str | None = None,
+    replies: list[str] | None = None,
+    episode_seen: int | None = None,
 ) -> None:
-    run.session(sid, *cell, [(text, "Sure.") for text in users], source=source)
+    said = replies or ["Sure."] * len(users)
+    run.session(sid, *cell, list(zip(users, said, strict=True)), source=source)
     application, new = run.sessions[-1]
     # Each simulated dialogue its own persona instance (own parameters): a tester of its own.
-    update = {"template": template, "parameters": {"instance": sid}}
+    parameters: dict[str, object] = {"instance": sid}
+    if episode_seen is not None:
+        parameters["episode_seen"] = episode_seen
+    update = {"template": template, "parameters": parameters}
     provenance = new.provenance.model_copy(update=update)
     run.sessions[-1] = (application, replace(new, tester_id=tester, provenance=provenance))
     released = "yes" if violation else "no"

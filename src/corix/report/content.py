@@ -23,6 +23,7 @@ from corix.measurement import (
     ScoreTable,
     SequentialRecord,
     Settlement,
+    SimulationGap,
     TreeSpec,
     ViewGap,
 )
@@ -65,6 +66,9 @@ class ReportSettings(BaseModel):
     measurement_source: str | None = None
     hit_k: int | None = Field(default=None, ge=1)
     """When set, attacker-style rates: hit@k per persona template × application."""
+    simulation_delta: float = Field(default=0.10, gt=0, lt=1)
+    """Simulation stands in for people in a cell when every rate difference's interval lies
+    within ± this (the core's ``DEFAULT_DELTA``)."""
 
     def measurement_spec(self) -> MeasurementSpec:
         """The specification in force: ``measurement`` with this report's tree settings."""
@@ -173,6 +177,8 @@ class ReportContent:
     said beside its rates, with a warning when low."""
     cell_costs: tuple[CellCost, ...] = ()
     """Each application × scenario × level's calls, tokens and cost, by source."""
+    simulation_gap: SimulationGap | None = None
+    """Human against simulated testers per cell; ``None`` when no cell has both."""
     written: WrittenReportSettings | None = None
     """The settings the report was written with, as stored with its runs (``None`` for
     content shown without being written, e.g. in the web app)."""

@@ -23,6 +23,7 @@ from corix.measurement import (
     HitRate,
     MeasurementSpec,
     SequentialRecord,
+    SimulationGap,
 )
 from corix.measurement.judge_agreement import JudgeAgreement
 from corix.measurement.questionnaire_stats import ItemSummary
@@ -204,6 +205,9 @@ class ReportDocument(_Part):
     cell_costs: list[CellCost]
     judge_corrected: list[CorrectedRate]
     judge_agreement: list[JudgeAgreement] = []
+    simulation_gap: SimulationGap | None = Field(
+        default=None, description="human against simulated testers per cell; null without both"
+    )
     harm_packs: dict[str, HarmPackPart]
     questionnaire: QuestionnairePart
     agreement: list[PairAgreementPart]

@@ -41,6 +41,7 @@ from corix.report.labels import (
     question_texts,
 )
 from corix.report.provenance import endpoint_text, repeats_text, targets_text
+from corix.report.simulation_section import simulation_markdown
 from corix.report.written import settings_line
 
 # Enough to keep text from becoming emphasis, code, links, HTML or table cells.
@@ -78,6 +79,8 @@ def render_markdown(content: ReportContent) -> str:
     for section in content.trees:
         lines += _tree_section(section, questions)
     lines += _rates_section(content)
+    if content.simulation_gap is not None:
+        lines += simulation_markdown(content.simulation_gap, md, _table)
     lines += _views_section(content, questions)
     lines += _questionnaire_section(content)
     lines += _agreement_section(content, questions)
