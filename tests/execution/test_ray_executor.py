@@ -20,8 +20,9 @@ import pytest
 from sqlalchemy import text
 
 from corix.assessment.annotation_run import AnnotateOptions, ProgressHooks, annotate_run
-from corix.assessment.annotation_run.on_ray import annotate_run_on_ray
+from corix.assessment.annotation_run.on_ray import annotate_run_on_ray, annotation_workers
 from corix.domain import Level
+from corix.errors import CorixError
 from corix.execution import execute_plan
 from corix.execution.executor_settings import ExecutorSettings
 from corix.execution.executors import LocalRunExecutor
@@ -84,6 +85,17 @@ def test_the_connection_budget_is_split_between_workers() -> None:
     assert worker_pool(None, 3) == 2  # the default: two each
     assert worker_pool(10, 4) == 2
     assert worker_pool(2, 4) == 1  # every worker needs one to write
+
+
+def test_annotation_workers_hold_no_more_connections_than_the_pool_budget() -> None:
+    # An annotation worker needs two connections: the budget caps how many start.
+    assert annotation_workers(800, None) == 800
+    assert annotation_workers(800, 800) == 400
+    for budget in (2, 3, 5, 8):
+        workers = annotation_workers(4, budget)
+        assert workers * worker_pool(budget, workers, least=2) <= budget
+    with pytest.raises(CorixError, match="--db-pool 2 or more"):
+        annotation_workers(4, 1)
 
 
 def _work_key_of(db: Database, run_id: str) -> dict[str, str]:

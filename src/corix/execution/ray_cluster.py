@@ -1,6 +1,6 @@
 """Which Ray cluster corix uses, and connecting to it quickly or failing in one line.
 
-* Without an address corix starts a local cluster of its own (``address="local"``),
+* Without an address (or with ``local``) corix starts a local cluster of its own,
   never the one ``RAY_ADDRESS`` or Ray's current-cluster file names: joining a cluster
   must be asked for, with ``--ray-address`` (``auto`` joins the one Ray finds).
 * With an address, its host and port are tried first (``PROBE_TIMEOUT_S``), then whether
@@ -61,7 +61,7 @@ def _host_and_port(address: str) -> tuple[str, int]:
     host, sep, port = bare.rpartition(":")
     if not sep or not host or not port.isdigit():
         raise ClusterUnavailable(
-            f"--ray-address '{address}' is not HOST:PORT, ray://HOST:PORT or auto"
+            f"--ray-address '{address}' is not HOST:PORT, ray://HOST:PORT, auto or local"
         )
     return host.strip("[]"), int(port)
 
@@ -123,7 +123,7 @@ def connect(address: str | None, *, num_cpus: int | None = None) -> bool:
     if ray.is_initialized():
         return False
     quiet = {"include_dashboard": False, "logging_level": logging.WARNING}
-    if address is None:
+    if address in (None, "local"):
         ray.init(address="local", num_cpus=num_cpus, **quiet)  # type: ignore[arg-type]
         return True
     if address != "auto":

@@ -63,12 +63,26 @@ from corix.storage import (
     stopped_when_taken_over,
 )
 
-__all__ = ["annotate_run_on_ray"]
+__all__ = ["annotate_run_on_ray", "annotation_workers"]
 
 
 ANNOTATION_WORKER_POOL = 2
 """Connections an annotation worker cannot do without: reading stored sessions streams
 one query while loading what it names through a second."""
+
+
+def annotation_workers(wanted: int, db_pool: int | None) -> int:
+    """Workers to start: ``wanted``, but no more than ``db_pool`` connections can serve
+    (:data:`ANNOTATION_WORKER_POOL` each), so that together they hold at most the budget."""
+    if db_pool is None:
+        return wanted
+    if db_pool < ANNOTATION_WORKER_POOL:
+        raise CorixError(
+            f"--db-pool {db_pool} is too few for annotating on Ray: a worker needs "
+            f"{ANNOTATION_WORKER_POOL} connections; give --db-pool {ANNOTATION_WORKER_POOL} "
+            "or more"
+        )
+    return min(wanted, db_pool // ANNOTATION_WORKER_POOL)
 
 
 @dataclass(frozen=True)
@@ -194,6 +208,7 @@ def annotate_run_on_ray(
     """:func:`~corix.assessment.annotation_run.annotate_run` with the sessions spread over Ray."""
     started = time.perf_counter()
     get_run(db, run_id)
+    annotation_workers(1, settings.db_pool)  # a budget too small fails before any work
     # Built here only to check the options and names; its client is never called.
     checked = _job(
         db, run_id, annotator, options, None if endpoint is None else LLMClient(endpoint)
@@ -259,7 +274,8 @@ def _start_workers(
     """One annotation worker per share of ``--concurrency``, with its share of the pool."""
     resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
     cpus = resources.get("CPU", 1.0)
-    shares = split_bound(setup.options.concurrency, settings.ray_workers or max(1, int(cpus)))
+    wanted = annotation_workers(settings.ray_workers or max(1, int(cpus)), settings.db_pool)
+    shares = split_bound(setup.options.concurrency, wanted)
     remote_worker: Any = ray.remote(AnnotationWorker)
     per_worker = worker_cpus(cpus, len(shares))
     workers = [
