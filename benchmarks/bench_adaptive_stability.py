@@ -10,8 +10,8 @@ The same sessions are annotated twice, in two copies of one SQLite file:
 * **fixed**: ``--repeats 5``, every item asked five times;
 * **adaptive**: ``--repeats 5 --adaptive`` with the default stopping rule: an item stops
   once the chance that its remaining repeats would settle it otherwise is at most
-  ``--max-change`` for the judge noise measured from the first two runs of each item
-  (``--judge-noise`` is assumed until 30 items measured it; the mock's noise is not told).
+  ``--max-change`` for the judge noise the pilot measured from the first two runs of the
+  items of 100 sessions drawn from ``--seed`` (the mock's noise is not told).
 
 Both use the same seeds, so an adaptive item's runs are the first runs of its fixed item.
 Reports, per noise level, the share of items whose settled answers (the stored consensus
@@ -89,8 +89,9 @@ def main() -> None:
     parser.add_argument("--judge-noise", type=float, default=0.4)
     parser.add_argument("--max-flip-rate", type=float, default=0.0)
     parser.add_argument("--min-repeats", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0, help="the annotation seed (repeats' seeds)")
     args = parser.parse_args()
-    fixed = AnnotateOptions(repeats=REPEATS, concurrency=32, temperature=1.0)
+    fixed = AnnotateOptions(repeats=REPEATS, concurrency=32, temperature=1.0, seed=args.seed)
     adaptive = fixed.model_copy(
         update={
             "adaptive": True,
@@ -103,7 +104,7 @@ def main() -> None:
     print(
         f"Adaptive stability ({ANNOTATOR}, {REPEATS} fixed repeats; adaptive: at least "
         f"{args.min_repeats}, max change {args.max_change:g} at judge noise "
-        f"{args.judge_noise:g}, max flip rate {args.max_flip_rate:g})"
+        f"{args.judge_noise:g}, max flip rate {args.max_flip_rate:g}; seed {args.seed})"
     )
     for noise in args.noise:
         compare(args.sessions, noise, fixed, adaptive)

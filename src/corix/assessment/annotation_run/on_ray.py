@@ -43,6 +43,7 @@ from corix.execution.on_ray import (
     close_workers,
     connect,
     dispatch_chunks,
+    open_workers,
     split_bound,
     worker_cpus,
     worker_pool,
@@ -355,8 +356,9 @@ async def _annotate_on_cluster(
     workers, shares = _start_workers(setup, settings, broker)
     tally, pilot_tally = AnnotationTally(), AnnotationTally()
     try:
-        await asyncio.gather(*(worker.open.remote() for worker in workers))
+        _, died_starting = await open_workers([worker.open.remote() for worker in workers])
         dispatcher = _Dispatcher(job.db, setup, workers, shares)
+        dispatcher.dead.update(died_starting)  # they get no work
         noise = None
         if setup.options.adaptive:
             # The pilot first, then one noise for every worker (see _pilot).
