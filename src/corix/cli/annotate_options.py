@@ -67,7 +67,7 @@ JudgeNoiseOption = Annotated[
         min=0.01,
         max=0.99,
         help="With --adaptive, the share of random judge runs assumed when the pilot "
-        "(100 sessions' first two runs) measures fewer than 30 pairs.",
+        "(200 sessions' first two runs) measures fewer than 30 pairs.",
     ),
 ]
 

@@ -21,8 +21,9 @@ from corix.assessment.annotation_run._summary import AnnotationTally
 from corix.assessment.annotation_run.repeat_consensus import answers_of
 from corix.assessment.stability import JudgeNoise
 
-PILOT_SESSIONS = 100
-"""Sessions in the pilot: at four items a session, about 400 pairs of runs."""
+PILOT_SESSIONS = 200
+"""Sessions in the pilot: at four items a session, about 800 pairs of runs (100 sessions
+left the bound loose enough to cost 0.02–0.05× more calls at noise 0.2)."""
 
 PILOT_REPEATS = 2
 """Repeats the pilot asks of each item: their disagreement measures the noise."""
