@@ -9,10 +9,12 @@ imported. About a minute each: slow.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,7 +54,8 @@ def _head(tmp_path: Path, token: str | None) -> Iterator[str]:
     env.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token} if token else {})
     env.setdefault("RAY_AUTH_MODE", "disabled")
     args = [str(BIN / "ray"), "start", "--head", "--block", f"--port={port}", "--num-cpus=1"]
-    args += [f"--temp-dir={tmp_path / 'ray'}", "--include-dashboard=false"]
+    temp = tempfile.mkdtemp(prefix="crx")  # short: Ray's socket paths must fit 107 bytes
+    args += [f"--temp-dir={temp}", "--include-dashboard=false"]
     args += ["--disable-usage-stats", f"--ray-client-server-port={_free_port()}"]
     head = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -69,6 +72,7 @@ def _head(tmp_path: Path, token: str | None) -> Iterator[str]:
     finally:
         head.send_signal(signal.SIGTERM)  # `ray start --block` stops what it started
         head.wait(timeout=60)
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 @pytest.fixture
