@@ -113,3 +113,22 @@ async def test_the_noise_is_the_bound_from_the_pilots_first_two_repeats(
     assert expected.differing > 0
     assert summary.judge_noise == pytest.approx(expected.bound())
     assert not math.isclose(expected.bound(), 0.4)  # measured, not the assumption
+
+
+async def test_a_resumed_annotation_asks_what_one_uninterrupted_asks(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    whole = Database(f"sqlite:///{tmp_path_factory.mktemp('whole') / 'corix.db'}")
+    resumed = Database(f"sqlite:///{tmp_path_factory.mktemp('resumed') / 'corix.db'}")
+    for db in (whole, resumed):
+        store_run(db, _dialogues())
+    first = await _annotate(whole, 8, 0)
+    # Stopped after every item's first two repeats (the pilot's and more), then resumed.
+    early = AnnotateOptions(repeats=2, harms=HARMS, temperature=1.0, seed=7, concurrency=8)
+    async with LLMClient(JUDGE, transport=ShuffledJudge(3)) as client:
+        await annotate_run_async(resumed, "run-test", "llm-harms", options=early, client=client)
+    again = await _annotate(resumed, 3, 4)
+    assert again.judge_noise == first.judge_noise
+    assert _stored(resumed) == _stored(whole)
+    for db in (whole, resumed):
+        db.dispose()
