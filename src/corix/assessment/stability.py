@@ -229,8 +229,8 @@ class JudgeNoise:
     Under the judge model of :func:`change_probability` two runs of an item on a scale of
     k values differ with probability ε(2 − ε)(1 − 1/k). The first two runs of the items
     measured are asked whatever they say, so their disagreement is a sample free of the
-    stopping rule's selection. :meth:`bound` solves for ε at the 95% Wilson upper bound of that share,
-    and returns ``assumed`` until ``min_pairs`` pairs were seen.
+    stopping rule's selection. :meth:`bound` solves for ε at the 95% Wilson upper bound of
+    that share, and returns ``assumed`` until ``min_pairs`` pairs were seen.
     """
 
     assumed: float
