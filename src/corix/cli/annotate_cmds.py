@@ -175,6 +175,11 @@ def _print_summary(summary: AnnotationSummary) -> None:
     console.print(table)
     if summary.consensus_rows:
         console.print(f"consensus rows stored: {summary.consensus_rows}")
+    if summary.judge_noise is not None:
+        saved = sum(counts.repeats_saved for counts in summary.by_target.values())
+        console.print(
+            f"adaptive repeats: {saved} saved, at a judge noise of {summary.judge_noise:.3f}"
+        )
     if summary.model_calls:
         console.print(
             f"model calls: {summary.model_calls}, tokens: {summary.prompt_tokens} prompt + "
