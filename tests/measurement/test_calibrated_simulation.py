@@ -14,6 +14,7 @@ from corix.measurement.calibrated_simulation import (
     entropy_weights,
     kish_ess,
 )
+from corix.measurement.defect_rates import wilson_cc_bounds
 
 
 def _dialogue(tester: str, template: str, turns: float, defect: bool = False) -> SampledDialogue:
@@ -92,6 +93,21 @@ def test_the_calibrated_rate_uses_the_matching_weights() -> None:
     assert found.human_means == [2.0] and found.raw_means == pytest.approx([5 / 3])
     assert rate.ci_low is not None and rate.ci_high is not None
     assert rate.ci_low <= rate.calibrated_rate <= rate.ci_high
+
+
+def test_no_defect_in_any_replicate_leaves_corrected_wilsons_upper_end() -> None:
+    human = [_dialogue("h0", "", 1.0), _dialogue("h1", "", 3.0)]
+    simulated = [_dialogue("s0", "A", 1.0), _dialogue("s1", "A", 1.0), _dialogue("s2", "B", 3.0)]
+    found = calibrate_cell(
+        human, simulated, ["turns"], [{"harm": "x"}], confidence=0.95, replicates=50, seed=3
+    )
+    (rate,) = found.rates
+    assert rate.calibrated_rate == 0.0 and rate.ci_low == 0.0
+    # Weights ¼, ¼, ½: effective n 1 / (2 · ¼² + ½²) = 8/3, and the upper end is corrected
+    # Wilson's at that n (a point [0, 0] would claim the rate is known to be zero).
+    assert found.effective_n == pytest.approx(8 / 3)
+    assert rate.ci_high == pytest.approx(wilson_cc_bounds(0.0, 8 / 3, 0.95)[1])
+    assert rate.ci_high is not None and rate.ci_high > 0.5
 
 
 # A population of two behaviours: "brief" testers (2 turns, defect rate 0.2) and "persistent"

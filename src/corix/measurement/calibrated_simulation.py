@@ -15,7 +15,9 @@ is a percentile bootstrap that resamples the human testers and the simulated tes
 instances) as clusters and estimates the weights again in each replicate, so it carries the
 weighting's uncertainty; replicates in which the features cannot be matched are dropped and
 counted. The effective number of simulated dialogues after weighting is Kish's
-``(Σw)² / Σw²``.
+``(Σw)² / Σw²``. Where the replicates show no spread (no defect, or only defects, in every
+one) the percentile interval would be a point; it is then continuity-corrected Wilson's at
+the group's effective n, as every other rate's interval is when nothing varies.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel
+
+from corix.measurement.defect_rates import wilson_cc_bounds
 
 CALIBRATION_METHOD = (
     "entropy balancing of persona templates on the features' means; interval: percentile "
@@ -191,6 +195,8 @@ def calibrate_cell(
         uniform = [1.0] * len(simulated)
         values = sorted(value for draw in draws if (value := draw[at]) is not None)
         low, high = _percentiles(values, confidence) if values else (None, None)
+        if weights is not None and low is not None and low == high:
+            low, high = _no_spread_bounds(simulated, weights, at, confidence)
         rates.append(
             CalibratedRate(
                 group=dict(group),
@@ -241,6 +247,17 @@ _UNMATCHED = (
     "the human testers' feature means lie outside what reweighting the persona templates can "
     "reach: no calibrated rate"
 )
+
+
+def _no_spread_bounds(
+    dialogues: Sequence[SampledDialogue], weights: Sequence[float], at: int, confidence: float
+) -> tuple[float, float]:
+    """Corrected Wilson at the effective n of the dialogues rated in group ``at``: what an
+    absence of spread still leaves open."""
+    rated = [w for d, w in zip(dialogues, weights, strict=True) if at in d.rated]
+    rate = _weighted_rate(dialogues, weights, at)
+    assert rate is not None  # a group with replicates has rated dialogues
+    return wilson_cc_bounds(rate, kish_ess(rated), confidence)
 
 
 def _template_weights(
