@@ -11,7 +11,7 @@ from corix.apps import ApplicationError, AppReply
 from corix.domain import EndReason, Level, Provenance, SessionBrief, SessionSource
 from corix.execution import LevelSettings, Plan, RunContext, WorkItem
 from corix.levels.recorder import SessionRecorder
-from corix.scenarios import Probe, ScenarioPack, Toolbox, expand_model_tests
+from corix.scenarios import Probe, ScenarioPack, ScriptedTest, Toolbox, expand_model_tests
 
 KIND = "model_test"
 
@@ -41,9 +41,10 @@ def plan_model_tests(
         tests = expand_model_tests(pack, plan.seed)
         if settings.sessions is not None:
             tests = tests[: settings.sessions]
+        payloads = [_payload(test) for test in tests]  # the same for every application
         for app in plan.applications_for(pack.name):
             for repeat in range(settings.repeats):
-                for test in tests:
+                for test, payload in zip(tests, payloads, strict=True):
                     yield WorkItem(
                         run_id=run_id,
                         key=f"{app.name}/{scenario}/{Level.MODEL_TESTING.value}/{test.key}/{repeat}",
@@ -52,15 +53,19 @@ def plan_model_tests(
                         scenario=scenario,
                         level=Level.MODEL_TESTING,
                         seed=plan.seed,
-                        payload=ModelTestSpec(
-                            turns=tuple(test.turns),
-                            parameters=dict(test.parameters),
-                            template=test.template,
-                            template_version=test.template_version,
-                            probe=test.probe,
-                            required_facts=tuple(test.required_facts),
-                        ).model_dump(mode="json"),
+                        payload=payload,
                     )
+
+
+def _payload(test: ScriptedTest) -> dict[str, Any]:
+    return ModelTestSpec(
+        turns=tuple(test.turns),
+        parameters=dict(test.parameters),
+        template=test.template,
+        template_version=test.template_version,
+        probe=test.probe,
+        required_facts=tuple(test.required_facts),
+    ).model_dump(mode="json")
 
 
 async def run_model_test(item: WorkItem, ctx: RunContext) -> None:
