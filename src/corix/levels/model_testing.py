@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import to_jsonable_python
 
 from corix.apps import ApplicationError, AppReply
 from corix.domain import EndReason, Level, Provenance, SessionBrief, SessionSource
@@ -41,10 +42,9 @@ def plan_model_tests(
         tests = expand_model_tests(pack, plan.seed)
         if settings.sessions is not None:
             tests = tests[: settings.sessions]
-        payloads = [_payload(test) for test in tests]  # the same for every application
         for app in plan.applications_for(pack.name):
             for repeat in range(settings.repeats):
-                for test, payload in zip(tests, payloads, strict=True):
+                for test in tests:
                     yield WorkItem(
                         run_id=run_id,
                         key=f"{app.name}/{scenario}/{Level.MODEL_TESTING.value}/{test.key}/{repeat}",
@@ -53,19 +53,21 @@ def plan_model_tests(
                         scenario=scenario,
                         level=Level.MODEL_TESTING,
                         seed=plan.seed,
-                        payload=payload,
+                        payload=spec_payload(test),
                     )
 
 
-def _payload(test: ScriptedTest) -> dict[str, Any]:
-    return ModelTestSpec(
-        turns=tuple(test.turns),
-        parameters=dict(test.parameters),
-        template=test.template,
-        template_version=test.template_version,
-        probe=test.probe,
-        required_facts=tuple(test.required_facts),
-    ).model_dump(mode="json")
+def spec_payload(test: ScriptedTest) -> dict[str, Any]:
+    """``ModelTestSpec``'s JSON form, made from a test the pack already validated (the
+    worker validates it as a ``ModelTestSpec``)."""
+    return {
+        "turns": list(test.turns),
+        "parameters": to_jsonable_python(test.parameters),
+        "template": test.template,
+        "template_version": test.template_version,
+        "probe": test.probe.value,
+        "required_facts": list(test.required_facts),
+    }
 
 
 async def run_model_test(item: WorkItem, ctx: RunContext) -> None:
