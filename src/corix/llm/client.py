@@ -144,7 +144,8 @@ class LLMClient:
 
     async def _call(self, request: ChatRequest, key: str | None) -> ChatResponse:
         endpoint = self.endpoint
-        estimate = estimate_request_tokens(request)
+        # Only a token quota reads the estimate (a cheap sum, but one over every message).
+        estimate = estimate_request_tokens(request) if endpoint.tokens_per_minute else 0
         attempts = 0
         first_sent: float | None = None  # the call's total time counts from here
         queued_s = 0.0  # ... but not a retry's wait in corix's own queues
