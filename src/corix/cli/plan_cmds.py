@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 plan_app = typer.Typer(
-    help="Plans: how many dialogues a question needs; which ones people label next."
+    help="Plans: dialogues to run, dialogues to label next."
 )
 
 
