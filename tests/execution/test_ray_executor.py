@@ -497,6 +497,7 @@ async def test_an_endpoints_concurrency_bound_holds_across_workers(
     assert stats["max_in_flight"] <= 2  # the endpoint's 2 in all, not 2 on each worker
 
 
+@pytest.mark.slow  # 57 s of the default run's Ray group on a loaded CI machine
 @pytest.mark.timeout(240)
 async def test_the_workers_hold_no_more_connections_than_the_pool_budget(
     local_ray: None, postgres_db: Database
