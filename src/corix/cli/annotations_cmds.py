@@ -135,6 +135,7 @@ def _print_consensus(consensus_rows: Sequence[StoredConsensus]) -> None:
         "runs",
         "flip rate",
         title="consensus of repeated runs",
+        keys=("annotator", "category"),
     )
     for row in consensus_rows:
         table.add_row(

@@ -206,6 +206,7 @@ def _print_cells(cells: list[CellSize], request: SizeRequest) -> None:
         "n (power)",
         "n",
         title="dialogues per cell",
+        keys=("application", "scenario", "level"),
     )
     for c in cells:
         table.add_row(

@@ -12,6 +12,7 @@ from rich.text import Text
 from corix.cli.common import (
     DbOption,
     JsonOption,
+    WideOption,
     console,
     database,
     fail,
@@ -87,7 +88,7 @@ def runs_delete(
 
 
 @runs_app.command("list")
-def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
+def runs_list(db: DbOption = None, as_json: JsonOption = False, wide: WideOption = False) -> None:
     """All runs, oldest first."""
     from corix.storage import list_runs, shown_status
 
@@ -107,7 +108,11 @@ def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
             ]
         )
         return
-    table = wrapping_table("run", "name", "status", "sessions", "error turns", "created")
+    table = wrapping_table(
+        "run", "name", "status", "sessions", "error turns", "created",
+        optional=("error turns", "created"),
+        wide=wide,
+    )  # fmt: skip
     for r in rows:
         table.add_row(
             r.id,
@@ -131,6 +136,7 @@ def runs_compare(
     settling: SettlingOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """Two runs side by side: rates and CoRIx dimensions, the change, and whether the
     intervals overlap. Both are measured under one specification, printed first."""
@@ -154,7 +160,7 @@ def runs_compare(
         return
     settled = f"{first}: {a.settlement.text()}\n{second}: {b.settlement.text()}"
     console.print(Text(f"{a.spec.headline()}\n{settled}", style="dim"))
-    _print_compared(rows, first, second, a.spec.spec.confidence)
+    _print_compared(rows, (first, second), a.spec.spec.confidence, wide=wide)
 
 
 def _compared_json(row: Compared) -> dict[str, object]:
@@ -171,7 +177,9 @@ def _compared_json(row: Compared) -> dict[str, object]:
     }
 
 
-def _print_compared(rows: list[Compared], first: str, second: str, confidence: float) -> None:
+def _print_compared(
+    rows: list[Compared], runs: tuple[str, str], confidence: float, *, wide: bool
+) -> None:
     from corix.report import value_with_interval as shown
 
     console.print(
@@ -181,7 +189,13 @@ def _print_compared(rows: list[Compared], first: str, second: str, confidence: f
             style="dim",
         )
     )
-    table = wrapping_table("what", first, second, "change", "intervals overlap")
+    # The runs' ids name the columns in the title: as headers they alone fill 80 columns.
+    table = wrapping_table(
+        "what", "A", "B", "change (B − A)", "intervals overlap",
+        title=f"A: {runs[0]}, B: {runs[1]}",
+        optional=("intervals overlap",),
+        wide=wide,
+    )  # fmt: skip
     for row in rows:
         overlap = {None: "—", True: "yes", False: "no"}[row.overlap]
         table.add_row(
