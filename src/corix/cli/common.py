@@ -245,9 +245,21 @@ def open_db(url: str | None, *, create: bool = False) -> Database:
 @contextmanager
 def database(url: str | None, *, create: bool = False) -> Iterator[Database]:
     """The database of ``--db``; only commands that make records may ``create`` it."""
+    from sqlalchemy.exc import DBAPIError
+
+    from corix.cli.database_errors import database_label
+    from corix.storage import StorageUnavailable, storage_trouble
+
     db = open_db(url, create=create)
     try:
         yield db
+    except (DBAPIError, StorageUnavailable) as exc:
+        # A database that takes no writes (read-only, full, locked): named, never a bug.
+        cause = storage_trouble(exc)
+        if cause is None:
+            raise
+        label = database_label(db.url)
+        raise fail(f"the database {label} takes no writes: {cause}", ExitCode.STORAGE) from None
     finally:
         db.dispose()
 

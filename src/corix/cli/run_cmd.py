@@ -203,7 +203,6 @@ def run_command(
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
     from corix.execution import PreflightError, RunRequest
     from corix.measurement import WavesRequest
-    from corix.storage import StorageUnavailable
 
     if not until and resume is None:
         # Without --until these mean nothing: refused rather than silently ignored.
@@ -226,8 +225,6 @@ def run_command(
         for problem in exc.problems:
             print_error(str(problem))
         raise typer.Exit(ExitCode.USAGE) from None
-    except StorageUnavailable as exc:
-        raise fail(f"the database takes no writes: {exc}", ExitCode.STORAGE) from None
     if result.storage_error is not None:
         raise typer.Exit(ExitCode.STORAGE)
     if result.taken_over is not None:

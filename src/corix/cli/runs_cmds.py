@@ -110,7 +110,7 @@ def runs_list(db: DbOption = None, as_json: JsonOption = False, wide: WideOption
         return
     table = wrapping_table(
         "run", "name", "status", "sessions", "error turns", "created",
-        optional=("error turns", "created"),
+        optional=("sessions", "error turns", "created"),
         wide=wide,
     )  # fmt: skip
     for r in rows:
