@@ -50,7 +50,9 @@ def open_database(url: str, *, create: bool = False) -> Database:
             f"cannot open the database {database_label(url)}: {_first_line(exc.orig)}"
         ) from exc
     except (SQLAlchemyError, CommandError) as exc:
-        raise DatabaseUnavailableError(f"cannot use the database: {_first_line(exc)}") from exc
+        raise DatabaseUnavailableError(
+            f"cannot use the database {database_label(url)}: {_first_line(exc)}"
+        ) from exc
 
 
 def database_label(url: str) -> str:

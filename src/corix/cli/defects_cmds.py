@@ -166,7 +166,7 @@ def defects_command(
 
 def _check_options(reference: str | None, correct_judge: str | None, attempt_unit: str) -> None:
     if reference is not None and correct_judge is None:
-        raise fail("--reference only applies with --correct-judge (the judge it corrects).")
+        raise fail("--reference only applies with --correct-judge (the judge it corrects)")
     if attempt_unit not in ("template", "prompt"):
         raise fail(f"unknown attempt unit '{attempt_unit}'; choose from template, prompt")
 

@@ -209,7 +209,7 @@ def run_command(
         given = [flag for flag, value in (("--wave", wave), ("--annotator", annotator)) if value]
         if given:
             verb = "applies" if len(given) == 1 else "apply"
-            raise fail(f"{' and '.join(given)} only {verb} with --until (a run in waves).")
+            raise fail(f"{' and '.join(given)} only {verb} with --until (a run in waves)")
     settings = executor_settings(executor, ray_address, ray_workers, db_pool)
     source = _plan_source(plan, resume, check=check, cache=cache)
     request = RunRequest(plan=source, resume_run=resume, executor=settings)
