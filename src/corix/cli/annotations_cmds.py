@@ -52,6 +52,7 @@ def _answers_table(
         "value",
         "reasoning",
         title=title,
+        keys=("annotator", "category"),
     )
     rows = 0
     for stored in passes:
