@@ -36,7 +36,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, s
     first, second = (
         asyncio.run(
             write_synthetic_run(
-                db, run_id=run_id, applications=APPLICATIONS, seed=seed, sessions_per_cell=2
+                db, run_id=run_id, applications=APPLICATIONS, seed=seed, sessions_per_cell=1
             )
         )
         for seed, run_id in enumerate(("run-20261129-050941-d0bd", "run-20261129-055556-eefd"))
