@@ -10,8 +10,8 @@ The same sessions are annotated twice, in two copies of one SQLite file:
 * **fixed**: ``--repeats 5``, every item asked five times;
 * **adaptive**: ``--repeats 5 --adaptive`` with the default stopping rule: an item stops
   once the chance that its remaining repeats would settle it otherwise is at most
-  ``--max-change`` for the judge noise measured from the first two runs of each item
-  (``--judge-noise`` is assumed until 30 items measured it; the mock's noise is not told).
+  ``--max-change`` for the judge noise the pilot measured from the first two runs of the
+  items of 200 sessions drawn from ``--seed`` (the mock's noise is not told).
 
 Both use the same seeds, so an adaptive item's runs are the first runs of its fixed item.
 Reports, per noise level, the share of items whose settled answers (the stored consensus
@@ -42,13 +42,16 @@ Item = tuple[str, str]
 Labels = dict[Item, dict[tuple[str, int | None], object]]
 
 
-async def annotate(db: Database, run_id: str, noise: float, options: AnnotateOptions) -> int:
-    """Annotate with the noisy mock judge; return the judge calls made."""
+async def annotate(
+    db: Database, run_id: str, noise: float, options: AnnotateOptions
+) -> tuple[int, float | None]:
+    """Annotate with the noisy mock judge; return the judge calls made and, adaptive, the
+    judge noise the pilot measured."""
     endpoint = EndpointConfig(name="judge", transport="mock", model="corix-mock")
     transport = ScriptedTransport(MockModel(judge_noise=noise))
     async with LLMClient(endpoint, transport=transport) as client:
         summary = await annotate_run_async(db, run_id, ANNOTATOR, options=options, client=client)
-    return summary.model_calls
+    return summary.model_calls, summary.judge_noise
 
 
 def settled_labels(db: Database, run_id: str) -> Labels:
@@ -68,16 +71,16 @@ def compare(sessions: int, noise: float, fixed: AnnotateOptions, adaptive: Annot
         results = {}
         for name, path, options in (("fixed", first, fixed), ("adaptive", second, adaptive)):
             db = Database(f"sqlite:///{path}")
-            calls = asyncio.run(annotate(db, run_id, noise, options))
-            results[name] = (calls, settled_labels(db, run_id))
+            calls, measured = asyncio.run(annotate(db, run_id, noise, options))
+            results[name] = (calls, measured, settled_labels(db, run_id))
             db.dispose()
-    fixed_calls, fixed_labels = results["fixed"]
-    adaptive_calls, adaptive_labels = results["adaptive"]
+    fixed_calls, _, fixed_labels = results["fixed"]
+    adaptive_calls, measured, adaptive_labels = results["adaptive"]
     same = sum(adaptive_labels.get(item) == labels for item, labels in fixed_labels.items())
     print(
         f"  noise {noise:<4g} items {len(fixed_labels)}  fixed calls {fixed_calls}  "
         f"adaptive calls {adaptive_calls} ({adaptive_calls / fixed_calls:.3f}x)  "
-        f"same settled labels {same / len(fixed_labels):.2%}"
+        f"same settled labels {same / len(fixed_labels):.2%}  measured noise {measured:.3f}"
     )
 
 
@@ -89,8 +92,9 @@ def main() -> None:
     parser.add_argument("--judge-noise", type=float, default=0.4)
     parser.add_argument("--max-flip-rate", type=float, default=0.0)
     parser.add_argument("--min-repeats", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0, help="the annotation seed (repeats' seeds)")
     args = parser.parse_args()
-    fixed = AnnotateOptions(repeats=REPEATS, concurrency=32, temperature=1.0)
+    fixed = AnnotateOptions(repeats=REPEATS, concurrency=32, temperature=1.0, seed=args.seed)
     adaptive = fixed.model_copy(
         update={
             "adaptive": True,
@@ -103,7 +107,7 @@ def main() -> None:
     print(
         f"Adaptive stability ({ANNOTATOR}, {REPEATS} fixed repeats; adaptive: at least "
         f"{args.min_repeats}, max change {args.max_change:g} at judge noise "
-        f"{args.judge_noise:g}, max flip rate {args.max_flip_rate:g})"
+        f"{args.judge_noise:g}, max flip rate {args.max_flip_rate:g}; seed {args.seed})"
     )
     for noise in args.noise:
         compare(args.sessions, noise, fixed, adaptive)

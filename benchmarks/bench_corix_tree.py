@@ -1,8 +1,8 @@
 """Benchmark: scoring the ARIA pilot CoRIx tree over many leaves, and bootstrap intervals.
 
 Targets: 1,000,000 leaves for 10 applications in under 5 s (time linear in the number of
-leaves: 0.5×, 1×, 2× are timed), and 1,000 two-stage bootstrap replicates (dialogues,
-then their two annotators) on 100,000 leaves in under 10 s.
+leaves: 0.5×, 1×, 2× are timed), and 1,000 bootstrap replicates (dialogues, each with
+its two annotators' labels) on 100,000 leaves in under 10 s.
 Run: ``python benchmarks/bench_corix_tree.py``.
 """
 
@@ -84,7 +84,7 @@ def random_leaves(n: int, seed: int = 0) -> LeafTable:
         question=column(question, questions),
         dialogue_id=Categorical(dialogue, tuple(f"d{i:08d}" for i in range(n_dialogues))),
         scenario=column(scenario, SCENARIOS),
-        # Two annotators label every dialogue, so the bootstrap runs both of its stages.
+        # Two annotators label every dialogue: a drawn dialogue brings both labels.
         annotator=column(rng.integers(0, len(ANNOTATORS), n), ANNOTATORS),
         wording=Categorical(np.zeros(n, dtype=np.int64), ("",)),
         dialogue_key=Categorical(np.zeros(n, dtype=np.int64), ("",)),

@@ -17,8 +17,12 @@ concurrency), the requests in flight at the mock server (steady part and overall
 share of the bound: see ``_bench_support.slot_occupancy``), its CPU milliseconds per model
 call and peak RSS. The same number of calls at the same concurrency, made by a bare
 aiohttp client (one session, one semaphore, ``json.dumps`` and ``json.loads``), gives the
-floor that corix's CPU per call is compared with. ``--scale`` first runs 10× fewer
-sessions and then 10× more, to show that memory stays flat as the run grows.
+floor that corix's CPU per call is compared with. Before measuring, a run of 20 sessions
+loads what a process loads once (corix's layers, its plugins), as the bare client's
+aiohttp is imported before it is measured; ``--cold`` counts that start-up in corix's
+CPU per call instead, and the ``corix run`` row always includes it. ``--scale`` first
+runs 10× fewer sessions and then 10× more, to show that memory stays flat as the run
+grows.
 """
 
 from __future__ import annotations
@@ -140,6 +144,15 @@ async def bare_client(base_url: str, calls: int, concurrency: int) -> tuple[floa
         return time.perf_counter() - wall0, time.process_time() - cpu0
 
 
+def warm_up(base_url: str, concurrency: int) -> float:
+    """Run 20 single-turn sessions, unmeasured but for their CPU seconds, returned: what a
+    process does once (importing the layers a run uses, registering plugins) is done."""
+    with tempfile.TemporaryDirectory() as tmp:
+        plan = bench_plan(base_url, scripted_pack(Path(tmp), 20, 1), concurrency)
+        _wall, cpu = asyncio.run(run_plan(plan, f"sqlite:///{Path(tmp) / 'warm.db'}"))
+    return cpu
+
+
 def report(
     label: str, calls: int, ideal: float, wall: float, cpu: float, slots: SlotOccupancy
 ) -> float:
@@ -161,10 +174,16 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=100.0)
     parser.add_argument("--cli", action="store_true", help="also run the plan via corix run")
     parser.add_argument("--scale", action="store_true", help="also run at sessions ÷10 and ×10")
+    parser.add_argument(
+        "--cold", action="store_true", help="no warm-up: count corix's start-up per call"
+    )
     args = parser.parse_args()
     latency_s = args.latency_ms / 1000
     window = {"ramp_s": latency_s, "drain_s": args.turns * latency_s}
     with mock_server_process(args.latency_ms) as base_url:
+        if not args.cold:
+            cpu = warm_up(base_url, args.concurrency)
+            print(f"warm-up: 20 sessions, {cpu:.2f}s CPU (start-up, not counted)", flush=True)
         for sessions in run_sizes(args.sessions, args.scale):
             calls = sessions * args.turns
             ideal = calls * latency_s / args.concurrency

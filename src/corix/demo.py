@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from corix.domain import Level
+import uuid
+from typing import NamedTuple
+
+from corix.domain import EndReason, Level, SessionSource
 from corix.execution import ApplicationEntry, LevelSettings, Plan
 from corix.scenarios import list_builtin_packs
+from corix.storage import Database, NewSession, RecordWriter, ensure_application, iter_sessions
 
 # Simulated users per application × scenario at each simulated level: enough to compare the
 # two applications, few enough to keep the demo well under half a minute.
@@ -41,3 +45,73 @@ def demo_plan(*, concurrency: int = 16) -> Plan:
         },
         concurrency=concurrency,
     )
+
+
+class HumanLikeCell(NamedTuple):
+    """A cell where scripted human-like testers replay the simulated testers' dialogues as
+    people: to the end (``turns`` None), or stopping after ``turns`` replies."""
+
+    application: str
+    scenario: str
+    level: Level
+    turns: int | None
+    behaviour: str
+
+
+HUMAN_LIKE_CELLS = (
+    HumanLikeCell(
+        "assistant-guarded",
+        "meal_planner",
+        Level.FIELD_TESTING,
+        None,
+        "play the simulated personas to the end, as the simulated testers do",
+    ),
+    HumanLikeCell(
+        "assistant-guarded",
+        "pathfinder",
+        Level.RED_TEAMING,
+        1,
+        "stop after the application's first reply, where the simulated red teamers press on",
+    ),
+)
+HUMAN_LIKE_TESTERS = 4
+"""People sharing a cell's human-like dialogues: the bootstrap resamples them as clusters."""
+DEMO_DELTA = 0.35
+"""The demo's cells hold 12 simulated dialogues: an interval of a difference from 12 against
+12 is rarely narrower than ±0.3, so the demo states a wide δ (the default is 0.10)."""
+
+
+async def add_human_like_testers(db: Database, run_id: str) -> int:
+    """Store, in run ``run_id``, a human-like tester's dialogue for every simulated dialogue of
+    :data:`HUMAN_LIKE_CELLS` (source ``human``, no persona template), before it is annotated;
+    returns how many."""
+    cells = {(c.application, c.scenario, c.level): c for c in HUMAN_LIKE_CELLS}
+    specs = {entry.name: entry.spec for entry in DEMO_APPLICATIONS}
+    found = [
+        s
+        for s in iter_sessions(db, run_id)
+        if s.source is SessionSource.SIMULATED and (s.application, s.scenario, s.level) in cells
+    ]
+    async with RecordWriter(db) as writer:
+        for at, session in enumerate(found):
+            cell = cells[(session.application, session.scenario, session.level)]
+            person = NewSession(
+                id=uuid.uuid4().hex,
+                run_id=run_id,
+                work_key=None,
+                application_id=ensure_application(db, session.application, specs[cell.application]),
+                scenario=session.scenario,
+                level=session.level,
+                source=SessionSource.HUMAN,
+                provenance=session.provenance.model_copy(update={"template": None, "engine": None}),
+                tester_id=_FIRST_TESTER + at % HUMAN_LIKE_TESTERS,
+            )
+            writer.start_session(person)
+            for turn in session.turns[: cell.turns]:
+                writer.add_turn(person.id, turn.model_copy(update={"created_at": None}))
+            writer.finish_session(person.id, end_reason=EndReason.USER_ENDED)
+    return len(found)
+
+
+_FIRST_TESTER = 9000
+"""Demo people's tester ids, clear of any web account a fresh database would have."""

@@ -9,6 +9,7 @@ from corix.errors import UnknownNameError
 from corix.scenarios import (
     DialogueCheck,
     ScriptedTest,
+    Toolbox,
     check_dialogue,
     expand_model_tests,
     list_builtin_packs,
@@ -211,3 +212,20 @@ async def test_a_demo_over_chosen_packs_knows_only_those() -> None:
     app = DemoApplication("guarded", packs=[resolve_pack("pathfinder")])
     (reply,) = await talk(app, "I'm on episode 3 of The Halloway Signal.")
     assert reply.startswith("Hello! I can help with: Pathfinder")
+
+
+@pytest.mark.parametrize("variant", ["guarded", "agent"])
+async def test_a_fresh_session_given_the_earlier_turns_answers_on_alike(variant: str) -> None:
+    """What lets the web serve a demo dialogue's turns on any process: a replayed session
+    ends in the state of the one that answered (the agent's tool calls included)."""
+    app = build_demo_application(variant)
+    toolbox = Toolbox.of(resolve_pack("tv_spoilers"))
+    turns = ["I'm on episode 2.", "What happens in episode 6?", "What happens in episode 3?"]
+    original = await app.open_session(toolbox)
+    replies = [await original.respond(text) for text in turns]
+    replayed = await app.open_session(toolbox)
+    earlier = [(text, reply.text or "") for text, reply in zip(turns, replies, strict=True)]
+    assert await replayed.replay(earlier[:-1]) is True
+    assert await replayed.respond(turns[-1]) == replies[-1]
+    fresh = await app.open_session(toolbox)  # without the replay it is another dialogue
+    assert await fresh.respond(turns[-1]) != replies[-1]

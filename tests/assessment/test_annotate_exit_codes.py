@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import queue
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -104,3 +105,25 @@ def test_annotate_takes_the_retry_limits(sqlite_db: Database) -> None:
     assert result.exit_code == ExitCode.FAILURES, result.output
     (failed,) = load_passes(sqlite_db, run_id=run_id)
     assert failed.error is not None and "more than the 0.5 s corix waits" in failed.error
+
+
+def test_a_failed_pass_records_the_attempts_its_error_names(sqlite_db: Database) -> None:
+    """Every request is refused with a short Retry-After: the call gives up after its
+    retries, and the pass stores as many attempts as its error says (it stored 0)."""
+    run_id = store_run(sqlite_db, [CLEAN])
+    with _serving(MockServerConfig(fail_429=1.0, retry_after_s=0.01)) as url:
+        result = CliRunner().invoke(
+            app,
+            [
+                "annotate", run_id, "--db", sqlite_db.url, "--annotator", "llm",
+                "--endpoint-url", url, "--model", "corix-mock",
+                "--categories", "dialogue_utility",
+            ],
+        )  # fmt: skip
+    assert result.exit_code == ExitCode.FAILURES, result.output
+    (failed,) = load_passes(sqlite_db, run_id=run_id)
+    assert failed.error is not None
+    named = re.search(r"failed after (\d+) attempt", failed.error)
+    assert named is not None, failed.error
+    assert int(named.group(1)) == 5  # the first request and the default 4 retries
+    assert failed.provenance["details"]["attempts"] == 5

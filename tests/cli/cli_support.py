@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import signal
 import sys
 
 from corix.cli.main import main
@@ -13,6 +14,7 @@ def invoke(*argv: str, stdin: str = "") -> tuple[int, str, str]:
 
     Standard input is ``stdin``, and never a terminal."""
     saved_argv, saved_stdin = sys.argv, sys.stdin
+    saved_sigterm = signal.getsignal(signal.SIGTERM)  # main() makes SIGTERM interrupt
     out, err = io.StringIO(), io.StringIO()
     saved_out, saved_err = sys.stdout, sys.stderr
     sys.argv, sys.stdin, sys.stdout, sys.stderr = ["corix", *argv], io.StringIO(stdin), out, err
@@ -24,4 +26,5 @@ def invoke(*argv: str, stdin: str = "") -> tuple[int, str, str]:
         code = 0
     finally:
         sys.argv, sys.stdin, sys.stdout, sys.stderr = saved_argv, saved_stdin, saved_out, saved_err
+        signal.signal(signal.SIGTERM, saved_sigterm)
     return code, out.getvalue(), err.getvalue()

@@ -1,7 +1,10 @@
-"""Bad invocations through the installed ``corix`` entry point: one line, exit code 2.
+"""Bad invocations: one line, exit code 2.
 
-Each case runs the console script a user runs, in a subprocess, so that nothing between
-the shell and corix (Typer's vendored click, the entry point, error printing) is skipped.
+Every case runs ``corix.cli.main.main`` — the console script's own function, with its argv
+and standard streams — in this process; a few also run the installed ``corix`` script in a
+subprocess, so that nothing between the shell and corix (the entry point, interpreter
+start-up, error printing to a real stream) is skipped. One subprocess costs about two
+seconds of start-up, which 29 cases would spend again and again on the same path.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_support import invoke
 
 from corix.cli.exit_codes import ExitCode
 from corix.storage import Database
@@ -164,19 +168,32 @@ CASES = [
 ]
 
 
-def _assert_one_line_usage_error(result: subprocess.CompletedProcess[str], says: str) -> None:
-    assert result.returncode == ExitCode.USAGE, (result.returncode, result.stderr)
-    assert "Traceback" not in result.stderr + result.stdout
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
+def _assert_one_line_usage_error(code: int, stdout: str, stderr: str, says: str) -> None:
+    assert code == ExitCode.USAGE, (code, stderr)
+    assert "Traceback" not in stderr + stdout
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
     assert lines[0].startswith("error: ")
     assert says in lines[0]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
-def test_a_bad_invocation_gets_one_line_and_exit_code_2(case: Case, tmp_path: Path) -> None:
+def test_a_bad_invocation_gets_one_line_and_exit_code_2(
+    case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
     args = [arg(tmp_path) if callable(arg) else arg for arg in case.args]
-    _assert_one_line_usage_error(corix(*args, cwd=tmp_path), case.says)
+    _assert_one_line_usage_error(*invoke(*args), case.says)
+
+
+ENTRY_POINT_CASES = [case for case in CASES if case.id in {"no command", "non-UTF-8 plan"}]
+
+
+@pytest.mark.parametrize("case", ENTRY_POINT_CASES, ids=[case.id for case in ENTRY_POINT_CASES])
+def test_the_installed_script_reports_the_same_line(case: Case, tmp_path: Path) -> None:
+    args = [arg(tmp_path) if callable(arg) else arg for arg in case.args]
+    result = corix(*args, cwd=tmp_path)
+    _assert_one_line_usage_error(result.returncode, result.stdout, result.stderr, case.says)
 
 
 def test_mock_server_on_a_busy_port(busy_port: int, tmp_path: Path) -> None:

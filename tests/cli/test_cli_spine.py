@@ -55,6 +55,16 @@ def test_demo_stores_sessions_and_writes_a_report(demo_dir: Path) -> None:
     assert reports, "the demo writes an HTML report"
 
 
+def test_the_demo_shows_where_simulation_stands_in_and_where_not(demo_dir: Path) -> None:
+    (report,) = (demo_dir / ".corix" / "reports").rglob("report.json")
+    gap = json.loads(report.read_text())["simulation_gap"]
+    verdicts = {" · ".join(cell["cell"].values()): cell["stands_in"] for cell in gap["cells"]}
+    assert verdicts == {
+        "assistant-guarded · meal_planner · field_testing": True,
+        "assistant-guarded · pathfinder · red_teaming": False,
+    }
+
+
 def test_export_writes_one_line_per_session(demo_dir: Path) -> None:
     run_id = _run_id(demo_dir)
     lines = corix("export", run_id, cwd=demo_dir).stdout.splitlines()

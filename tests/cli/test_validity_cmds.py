@@ -35,6 +35,10 @@ async def test_the_table_says_per_cell_whether_simulation_stands_in(sqlite_db: D
     assert "simulation stands in: no" in result.output
     assert "-25.0 pts" in result.output and "Fisher" in result.output
     assert "closest to the human testers first" in result.output and "verbose" in result.output
+    # People average 2.5 turns, every simulated tester 1: no reweighting reaches them.
+    assert "calibrated simulation: the human testers' feature means lie outside" in " ".join(
+        result.output.split()
+    )
 
 
 async def test_a_run_without_both_kinds_says_so(sqlite_db: Database) -> None:

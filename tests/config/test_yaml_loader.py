@@ -2,9 +2,10 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from corix.config import MAX_DEPTH, load_yaml_model, parse_yaml_model
+from corix.config import MAX_DEPTH, compose_yaml, load_yaml_model, parse_yaml_model
 from corix.errors import ConfigError, ConfigErrors
 
 
@@ -151,3 +152,28 @@ def test_an_unknown_field_deep_inside_gets_its_own_models_names() -> None:
         "n.yaml:2, field 'entries.0.weight': Field required",
         "n.yaml:3, field 'entries.0.wieght': unknown field 'wieght'; did you mean 'weight'?",
     ]
+
+
+def _nodes(node: yaml.Node) -> list[tuple[object, ...]]:
+    found: list[tuple[object, ...]] = [
+        (type(node).__name__, node.tag, node.start_mark.line, node.start_mark.column)
+    ]
+    if isinstance(node, yaml.ScalarNode):
+        found.append((node.value,))
+    children = node.value if isinstance(node, yaml.SequenceNode) else []
+    if isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    for child in children:
+        found += _nodes(child)
+    return found
+
+
+def test_composing_gives_the_nodes_and_lines_of_pythons_composer() -> None:
+    # corix composes with libyaml when it can; every value and line must be what
+    # PyYAML's own composer makes of the same text (aliases, block and flow styles, dates).
+    pack = Path(__file__).parents[2] / "src/corix/packs/tv_spoilers/pack.yaml"
+    extra = "extra: &a {when: 2026-11-29, n: [1, 'x']}\nagain: *a\nlong: |\n  two\n  lines\n"
+    text = pack.read_text(encoding="utf-8") + extra
+    fast = compose_yaml(text, source="p.yaml")
+    assert fast is not None
+    assert _nodes(fast) == _nodes(yaml.compose(text, Loader=yaml.SafeLoader))

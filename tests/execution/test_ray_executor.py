@@ -20,8 +20,9 @@ import pytest
 from sqlalchemy import text
 
 from corix.assessment.annotation_run import AnnotateOptions, ProgressHooks, annotate_run
-from corix.assessment.annotation_run.on_ray import annotate_run_on_ray
+from corix.assessment.annotation_run.on_ray import annotate_run_on_ray, annotation_workers
 from corix.domain import Level
+from corix.errors import CorixError
 from corix.execution import execute_plan
 from corix.execution.executor_settings import ExecutorSettings
 from corix.execution.executors import LocalRunExecutor
@@ -84,6 +85,17 @@ def test_the_connection_budget_is_split_between_workers() -> None:
     assert worker_pool(None, 3) == 2  # the default: two each
     assert worker_pool(10, 4) == 2
     assert worker_pool(2, 4) == 1  # every worker needs one to write
+
+
+def test_annotation_workers_hold_no_more_connections_than_the_pool_budget() -> None:
+    # An annotation worker needs two connections: the budget caps how many start.
+    assert annotation_workers(800, None) == 800
+    assert annotation_workers(800, 800) == 400
+    for budget in (2, 3, 5, 8):
+        workers = annotation_workers(4, budget)
+        assert workers * worker_pool(budget, workers, least=2) <= budget
+    with pytest.raises(CorixError, match="--db-pool 2 or more"):
+        annotation_workers(4, 1)
 
 
 def _work_key_of(db: Database, run_id: str) -> dict[str, str]:
@@ -307,27 +319,38 @@ def _consensus(db: Database, run_id: str) -> list[str]:
 @pytest.mark.slow  # Ray's annotation, endpoint and pool tests: minutes on CI; `-m slow` runs them
 @pytest.mark.timeout(240)
 @POSTGRES_IS_SLOW
-def test_annotating_on_ray_stores_what_annotating_here_stores(
+async def test_annotating_on_ray_stores_what_annotating_here_stores(
     local_ray: None, any_db: Database
 ) -> None:
+    await _cpus_released()
     plan = _every_level_plan().model_copy(update={"levels": {Level.MODEL_TESTING: LevelSettings()}})
     # Two runs of one plan hold the same sessions: one is annotated here, one on Ray.
-    here, on_ray = (asyncio.run(execute_plan(plan, any_db)).run_id for _ in range(2))
+    here, on_ray = [(await execute_plan(plan, any_db)).run_id for _ in range(2)]
     assert _stored(any_db, on_ray) == _stored(any_db, here)
-    judge = EndpointConfig(name="judge", transport="mock", model="corix-mock")
-    options = AnnotateOptions(repeats=3, adaptive=True, concurrency=4, harms=("groundedness",))
-    local = annotate_run(any_db, here, "llm-harms", options=options, endpoint=judge)
-    spread = annotate_run_on_ray(
-        any_db,
-        on_ray,
-        "llm-harms",
-        options=options,
-        endpoint=judge,
-        settings=ExecutorSettings(kind="ray", ray_workers=WORKERS),
+    # Adaptive repeats with a noisy judge: which items stop early depends on the judge
+    # noise, measured once by the pilot whichever worker ran which session.
+    options = AnnotateOptions(
+        repeats=5, adaptive=True, concurrency=4, harms=("groundedness", "ip_leakage")
     )
+    async with running_mock_server(MockServerConfig(judge_noise=0.15)) as base_url:
+        judge = EndpointConfig(name="judge", base_url=base_url, model="corix-mock")
+        local = await asyncio.to_thread(
+            annotate_run, any_db, here, "llm-harms", options=options, endpoint=judge
+        )
+        spread = await asyncio.to_thread(
+            annotate_run_on_ray,
+            any_db,
+            on_ray,
+            "llm-harms",
+            options=options,
+            endpoint=judge,
+            settings=ExecutorSettings(kind="ray", ray_workers=WORKERS),
+        )
     assert spread.sessions == local.sessions > 10
     assert spread.model_calls == local.model_calls
     assert spread.by_target == local.by_target
+    assert spread.judge_noise == local.judge_noise is not None
+    assert sum(c.repeats_saved for c in local.by_target.values()) > 0
     expected = _passes(any_db, here)
     assert sum(expected.values()) > 0 and _passes(any_db, on_ray) == expected
     assert _consensus(any_db, on_ray) == _consensus(any_db, here)

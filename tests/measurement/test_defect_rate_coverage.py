@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from corix.measurement.defect_rates import TWO_STAGE, WILSON, DialogueLabels, rate_interval
+from corix.measurement.defect_rates import DIALOGUE_BOOTSTRAP, WILSON, DialogueLabels, rate_interval
 
 SIMULATIONS = 300
 RESAMPLES = 300
@@ -33,19 +33,21 @@ def _labels(
     return DialogueLabels(keys, [float(v) for v in votes.mean(axis=1)], labels)
 
 
-def _coverage(n: int, p: float, annotators: int, eps: float) -> tuple[float, set[str]]:
+def _coverage(
+    n: int, p: float, annotators: int, eps: float, simulations: int = SIMULATIONS
+) -> tuple[float, set[str]]:
     rng = np.random.default_rng([n, int(p * 100), annotators])
     target = p * (1 - eps) + (1 - p) * eps
     covered = 0
     methods = set()
-    for simulation in range(SIMULATIONS):
+    for simulation in range(simulations):
         data = _labels(rng, n, p, annotators, eps)
         low, high, method = rate_interval(
             data, confidence=0.95, resamples=RESAMPLES, seed=simulation
         )
         covered += low <= target <= high
         methods.add(method)
-    return covered / SIMULATIONS, methods
+    return covered / simulations, methods
 
 
 @pytest.mark.parametrize("n", [30, 60])
@@ -56,11 +58,14 @@ def test_one_label_per_dialogue_covers(n: int, p: float) -> None:
     assert coverage >= 0.93
 
 
-@pytest.mark.parametrize("n", [30, 60])
+@pytest.mark.parametrize("n", [30, pytest.param(60, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("p", [0.05, 0.2, 0.5])
 def test_disagreeing_annotators_cover(n: int, p: float) -> None:
-    coverage, methods = _coverage(n, p, annotators=3, eps=0.15)
-    assert methods == {TWO_STAGE}
+    """The dialogue is drawn, not its annotators again, so the interval is not wide by a
+    double count and sits near nominal (0.95–0.96): 1,000 simulations (±0.013) tell it
+    from 0.93, 300 would not."""
+    coverage, methods = _coverage(n, p, annotators=3, eps=0.15, simulations=1000)
+    assert methods == {DIALOGUE_BOOTSTRAP}
     assert coverage >= 0.93
 
 

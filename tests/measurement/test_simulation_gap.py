@@ -82,6 +82,65 @@ async def test_a_persons_dialogues_are_resampled_together(sqlite_db: Database) -
     assert rate.ci_low < 0 < rate.ci_high
 
 
+async def test_refusals_and_the_violation_turn_come_from_the_packet_check(
+    sqlite_db: Database,
+) -> None:
+    run = RunBuilder("run-gap-packet")
+    leak = "Pim finds a buried transmitter."  # an episode 3 fact: prohibited after episode 1
+    dialogues = [
+        ("h0", "human", ["No spoilers, sorry.", leak]),
+        ("h1", "human", ["Sure."]),
+        ("s0", "simulated", ["Sure.", "Sure.", leak]),
+        ("s1", "simulated", ["I can't share that."]),
+    ]
+    for i, (sid, source, replies) in enumerate(dialogues):
+        users = ["tell me"] * len(replies)
+        tester = i if source == "human" else None
+        add_tester_session(
+            run,
+            sid,
+            source,
+            users,
+            violation=False,
+            tester=tester,
+            replies=replies,
+            episode_seen=1,
+        )
+    measurement = measure(sqlite_db, [await run.write(sqlite_db)])
+    (cell,) = simulation_gap_per_cell(sqlite_db, measurement).cells
+    features = {f.feature: f for f in cell.features}
+    refusals = features["application refusals (share of replies)"]
+    # Per dialogue: people 1/2 and 0, simulated 0 and 1. U(simulated) = 0 + 0.5 + 1 + 1.
+    assert (refusals.summary, refusals.human, refusals.simulated) == ("mean", 0.25, 0.5)
+    assert refusals.effect == pytest.approx(2 * 2.5 / 4 - 1)
+    turn = features["turn of the first prohibited release (packet check)"]
+    assert (turn.human, turn.simulated, turn.human_n, turn.simulated_n) == (2, 3, 1, 1)
+    assert turn.effect == 1.0
+
+
+async def test_templates_are_reweighted_to_the_human_testers(sqlite_db: Database) -> None:
+    run = RunBuilder("run-gap-calibrated")
+    for i, turns in enumerate([1, 1, 2, 2]):  # people average 1.5 turns; one violation
+        add_tester_session(run, f"h{i}", "human", ["hello"] * turns, violation=i == 0, tester=i)
+    for i, (template, turns) in enumerate([("short", 1), ("short", 1), ("long", 3), ("long", 3)]):
+        users = ["hello"] * turns
+        add_tester_session(
+            run, f"s{i}", "simulated", users, violation=turns == 3, template=template
+        )
+    measurement = measure(sqlite_db, [await run.write(sqlite_db)])
+    (cell,) = simulation_gap_per_cell(sqlite_db, measurement, replicates=30).cells
+    calibration = cell.calibration
+    assert calibration is not None
+    # short · p + long · (1 − p) = 1 · p + 3 · (1 − p) = 1.5 → p = 3/4: 3/8 to each short
+    # dialogue, 1/8 to each long one; Kish: 1 / (2 · (3/8)² + 2 · (1/8)²) = 3.2.
+    assert calibration.template_weights == pytest.approx({"long": 0.25, "short": 0.75})
+    assert calibration.effective_n == pytest.approx(3.2)
+    assert calibration.features[0] == "turns" and calibration.human_means[0] == 1.5
+    at = [i for i, r in enumerate(cell.rates) if r.group["harm"] == "guardrail_violation"]
+    rate = calibration.rates[at[0]]
+    assert (rate.raw_rate, rate.calibrated_rate) == (0.5, pytest.approx(0.25))
+
+
 def test_delta_must_be_a_share() -> None:
     with pytest.raises(ValueError, match="delta"):
         simulation_gap_per_cell(None, None, delta=1.5)  # type: ignore[arg-type]

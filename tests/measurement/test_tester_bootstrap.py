@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from corix.measurement.bootstrap import two_stage_resamples
+from corix.measurement.bootstrap import cluster_resamples
 from corix.measurement.defect_rates import (
     WILSON,
     DialogueLabels,
@@ -17,14 +17,14 @@ KEYS = [f"d{i}" for i in range(1, 6)]
 
 
 def test_one_dialogue_per_tester_draws_exactly_as_without_testers() -> None:
-    plain = next(two_stage_resamples(KEYS, 200, seed=4))
-    tested = next(two_stage_resamples(KEYS, 200, seed=4, testers=["t1", "t2", "t3", "t4", "t5"]))
+    plain = next(cluster_resamples(KEYS, 200, seed=4))
+    tested = next(cluster_resamples(KEYS, 200, seed=4, testers=["t1", "t2", "t3", "t4", "t5"]))
     np.testing.assert_array_equal(plain.dialogues, tested.dialogues)
 
 
 def test_a_testers_dialogues_are_drawn_only_with_the_tester() -> None:
     testers = ["a", "a", "b", "b", "b"]
-    counts = next(two_stage_resamples(KEYS, 500, seed=1, testers=testers)).dialogues
+    counts = next(cluster_resamples(KEYS, 500, seed=1, testers=testers)).dialogues
     a, b = counts[:2].sum(axis=0), counts[2:].sum(axis=0)
     # Each drawn copy of a tester brings as many dialogue draws as it has dialogues.
     assert set(np.unique(a)) <= {0, 2, 4} and set(np.unique(b)) <= {0, 3, 6}
@@ -41,7 +41,7 @@ def test_the_tester_stage_reproduces_the_bootstrap_of_tester_means() -> None:
     counts = np.concatenate(
         [
             chunk.dialogues
-            for chunk in two_stage_resamples(
+            for chunk in cluster_resamples(
                 keys, 8000, seed=2, testers=[key.split("-")[0] for key in keys]
             )
         ],
@@ -55,7 +55,7 @@ def test_the_tester_stage_reproduces_the_bootstrap_of_tester_means() -> None:
 def test_a_drawn_tester_brings_each_of_its_dialogues_once_per_draw() -> None:
     """No second stage: dialogues of one tester are drawn exactly as often as it is."""
     testers = ["a", "a", "b", "b", "b"]
-    counts = next(two_stage_resamples(KEYS, 300, seed=3, testers=testers)).dialogues
+    counts = next(cluster_resamples(KEYS, 300, seed=3, testers=testers)).dialogues
     np.testing.assert_array_equal(counts[0], counts[1])
     np.testing.assert_array_equal(counts[2], counts[4])
 
@@ -70,7 +70,7 @@ def test_no_tester_correlation_gives_the_independent_variance() -> None:
     keys = [f"d{i:03d}" for i in range(200)]
     testers = [f"t{i // 5:02d}" for i in range(200)]
     counts = np.concatenate(
-        [c.dialogues for c in two_stage_resamples(keys, 20000, seed=1, testers=testers)], axis=1
+        [c.dialogues for c in cluster_resamples(keys, 20000, seed=1, testers=testers)], axis=1
     )
     replicates = values @ counts / counts.sum(axis=0)
     totals = values.reshape(40, 5).sum(axis=1)

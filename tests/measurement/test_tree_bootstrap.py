@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from corix.measurement import LeafTable, NodeResult, TreeSpec, bootstrap, score_tree
-from corix.measurement.bootstrap import Resample, percentile_interval, two_stage_resamples
+from corix.measurement.bootstrap import Resample, cluster_resamples, percentile_interval
 from corix.measurement.engine import PreparedLeaves, TreeEvaluator
 from corix.measurement.tree_loading import parse_tree
 
@@ -52,7 +52,7 @@ def test_a_replicate_equals_scoring_the_resampled_dialogues(
     evaluator = TreeEvaluator(prepared, prepared.application, 2)
     draws = {"d1": 2, "d2": 0, "d3": 1, "d4": 0, "d5": 3, "d6": 1, "d7": 1}
     counts = np.array([[draws[d]] for d in prepared.dialogue_ids], dtype=float)
-    replicate = evaluator.evaluate(Resample(counts, None))
+    replicate = evaluator.evaluate(Resample(counts))
 
     # Each copy of a dialogue is a dialogue of its own.
     rows = [
@@ -87,11 +87,10 @@ def test_resamples_keep_each_strata_dialogue_count(
     monkeypatch.setattr(bootstrap, "_MAX_CHUNK_CELLS", chunk_cells)
     keys = ["a1", "a2", "a3", "b1", "b2", "c1"]
     strata = ["A", "A", "A", "B", "B", "C"]
-    chunks = list(two_stage_resamples(keys, 25, seed=0, strata=strata))
+    chunks = list(cluster_resamples(keys, 25, seed=0, strata=strata))
     assert len(chunks) == (1 if chunk_cells > 1000 else 7)  # 4 replicates per small chunk
     draws = np.concatenate([chunk.dialogues for chunk in chunks], axis=1)
     assert draws.shape == (6, 25)
-    assert all(chunk.labels is None for chunk in chunks)
     np.testing.assert_array_equal(draws[:3].sum(axis=0), 3)
     np.testing.assert_array_equal(draws[3:5].sum(axis=0), 2)
     np.testing.assert_array_equal(draws[5], 1)
@@ -99,63 +98,33 @@ def test_resamples_keep_each_strata_dialogue_count(
 
 def test_resamples_follow_keys_not_row_order() -> None:
     keys = [f"d{i}" for i in range(8)]
-    labels = [(key, annotator) for key in keys for annotator in ("h1", "h2", "llm")]
-    first = next(two_stage_resamples(keys, 50, seed=3, labels=labels))
+    first = next(cluster_resamples(keys, 50, seed=3))
     order = np.random.default_rng(1).permutation(8)
-    label_order = np.random.default_rng(2).permutation(len(labels))
-    shuffled = next(
-        two_stage_resamples(
-            [keys[i] for i in order], 50, seed=3, labels=[labels[i] for i in label_order]
-        )
-    )
-    assert first.labels is not None and shuffled.labels is not None
+    shuffled = next(cluster_resamples([keys[i] for i in order], 50, seed=3))
     np.testing.assert_array_equal(shuffled.dialogues, first.dialogues[order])
-    np.testing.assert_array_equal(shuffled.labels, first.labels[label_order])
-
-
-def test_second_stage_weights_sum_to_the_dialogue_draws() -> None:
-    keys = ["x", "y", "z"]
-    labels = [("x", "a"), ("x", "b"), ("y", "a"), ("z", "a"), ("z", "b"), ("z", "c")]
-    resample = next(two_stage_resamples(keys, 400, seed=9, labels=labels))
-    assert resample.labels is not None
-    per_dialogue = np.stack(
-        [resample.labels[0:2].sum(0), resample.labels[2], resample.labels[3:6].sum(0)]
-    )
-    np.testing.assert_allclose(per_dialogue, resample.dialogues)
-    # A single annotator takes its dialogue's count; two annotators split it unevenly
-    # in some replicates (the second stage does resample them).
-    np.testing.assert_array_equal(resample.labels[2], resample.dialogues[1])
-    drawn_x = resample.dialogues[0] > 0
-    assert (resample.labels[0][drawn_x] != resample.labels[1][drawn_x]).any()
-    # Each of z's annotators carries a third of z's draws on average.
-    assert resample.labels[3:6].sum(1) / resample.dialogues[2].sum() == pytest.approx(
-        [1 / 3] * 3, abs=0.05
-    )
 
 
 def test_chunking_never_changes_the_draws(monkeypatch: pytest.MonkeyPatch) -> None:
     keys = [f"d{i}" for i in range(6)]
     strata = ["A", "A", "A", "B", "B", "B"]
-    labels = [(key, a) for key in keys for a in ("h1", "h2")] + [("d0", "llm")]
+    testers = ["t1", "t1", "t2", "", "", ""]
 
-    def draws(chunk_cells: int) -> tuple[np.ndarray, np.ndarray]:
+    def draws(chunk_cells: int) -> np.ndarray:
         monkeypatch.setattr(bootstrap, "_MAX_CHUNK_CELLS", chunk_cells)
-        chunks = list(two_stage_resamples(keys, 40, seed=4, strata=strata, labels=labels))
-        weights = [chunk.labels for chunk in chunks if chunk.labels is not None]
-        return np.hstack([c.dialogues for c in chunks]), np.hstack(weights)
+        chunks = list(cluster_resamples(keys, 40, seed=4, strata=strata, testers=testers))
+        return np.hstack([c.dialogues for c in chunks])
 
-    whole, in_chunks = draws(1 << 20), draws(19 * 3)  # one chunk vs chunks of 3 replicates
-    np.testing.assert_array_equal(whole[0], in_chunks[0])
-    np.testing.assert_array_equal(whole[1], in_chunks[1])
+    whole, in_chunks = draws(1 << 20), draws(6 * 3)  # one chunk vs chunks of 3 replicates
+    np.testing.assert_array_equal(whole, in_chunks)
 
 
 def test_resample_arguments_are_checked() -> None:
     with pytest.raises(ValueError, match="distinct"):
-        next(two_stage_resamples(["a", "a"], 1, seed=0))
-    with pytest.raises(ValueError, match="unknown dialogue"):
-        next(two_stage_resamples(["a"], 1, seed=0, labels=[("b", "h")]))
+        next(cluster_resamples(["a", "a"], 1, seed=0))
+    with pytest.raises(ValueError, match="one tester per dialogue"):
+        next(cluster_resamples(["a"], 1, seed=0, testers=["t", "u"]))
     with pytest.raises(ValueError, match="one stratum per dialogue"):
-        next(two_stage_resamples(["a"], 1, seed=0, strata=["A", "B"]))
+        next(cluster_resamples(["a"], 1, seed=0, strata=["A", "B"]))
 
 
 def test_percentile_interval_skips_empty_replicates() -> None:

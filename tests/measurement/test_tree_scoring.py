@@ -254,22 +254,26 @@ def test_without_an_annotator_column_a_dialogues_answers_form_one_value() -> Non
     assert violations.find("violations").value == pytest.approx((10 / 3 + 10) / 2)
 
 
-def test_intervals_widen_when_annotators_disagree() -> None:
-    agree, disagree = [], []
+def test_annotators_who_disagree_count_once_through_the_dialogue_value() -> None:
+    """A dialogue's annotators are not drawn again: their disagreement enters through the
+    dialogue's value (their mean) alone. Two annotators who split on every dialogue give
+    every dialogue 5 of 10, so the dialogues show no spread; the node is not the point
+    5 but reaches corrected Wilson's interval for a share of 0.5 at its 40 dialogues."""
+    from scipy import stats
+
+    split, disagree = [], []
     for i in range(40):
         says = "yes" if i % 4 == 0 else "no"
         other = "no" if i % 2 else "yes"  # disagrees with the first on many dialogues
-        agree += [(f"d{i}", "h1", "harm", says), (f"d{i}", "h2", "harm", says)]
+        split += [(f"d{i}", "h1", "harm", "yes"), (f"d{i}", "h2", "harm", "no")]
         disagree += [(f"d{i}", "h1", "harm", says), (f"d{i}", "h2", "harm", other)]
     tree = parse_tree(ANNOTATED_TREE)
-
-    def width(rows: list[tuple[str, str, str, str]]) -> float:
-        node = score_tree(tree, annotated_leaves(rows), bootstrap=2000, seed=5)["A"]
-        low, high = node.find("violations").ci_low, node.find("violations").ci_high
-        assert low is not None and high is not None
-        return high - low
-
-    assert width(disagree) > width(agree)
+    node = score_tree(tree, annotated_leaves(split), bootstrap=500, seed=5)["A"]
+    found = node.find("violations")
+    wilson = stats.binomtest(20, 40).proportion_ci(0.95, method="wilsoncc")
+    assert found.value == 5.0
+    assert (found.ci_low, found.ci_high) == pytest.approx((10 * wilson.low, 10 * wilson.high))
+    assert found.interval is not None and "no spread seen" in found.interval
     again = score_tree(tree, annotated_leaves(list(reversed(disagree))), bootstrap=200, seed=5)
     first = score_tree(tree, annotated_leaves(disagree), bootstrap=200, seed=5)
     assert again["A"].find("violations").ci_low == first["A"].find("violations").ci_low

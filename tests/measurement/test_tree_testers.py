@@ -1,4 +1,4 @@
-"""Tree intervals with testers as a stage, and ``max`` nodes' simultaneous intervals."""
+"""Tree intervals with testers as a stage, and ``max`` nodes' intervals from their children's."""
 
 from __future__ import annotations
 
@@ -73,17 +73,19 @@ def test_testers_are_resampled_and_said_so() -> None:
 
 
 def test_a_max_takes_the_max_of_its_childrens_simultaneous_bounds() -> None:
+    """Lower ends: each of three children at 1 − 0.05/3 (any child can push the max's low
+    end up); upper ends: each child at 95% (only the truly largest can pull it down)."""
     levels = ["model_testing", "red_teaming", "field_testing"] * 8
     tree = parse_tree(LEVELS)
     at_95 = score_tree(tree, _leaves(None, levels), bootstrap=600, seed=5)["app"]
-    # Each of three children at 1 − 0.05/3: the same replicates, read at that level.
+    # The same replicates, read at the Bonferroni level.
     at_bonferroni = score_tree(
         tree, _leaves(None, levels), bootstrap=600, seed=5, confidence=1 - 0.05 / 3
     )["app"]
-    children = at_bonferroni.children
+    wide, plain = at_bonferroni.children, at_95.children
     assert at_95.value == max(child.value for child in at_95.children)  # type: ignore[type-var]
-    assert at_95.ci_low == pytest.approx(max(c.ci_low for c in children))  # type: ignore[type-var]
-    assert at_95.ci_high == pytest.approx(max(c.ci_high for c in children))  # type: ignore[type-var]
+    assert at_95.ci_low == pytest.approx(max(c.ci_low for c in wide))  # type: ignore[type-var]
+    assert at_95.ci_high == pytest.approx(max(c.ci_high for c in plain))  # type: ignore[type-var]
     assert at_95.interval is not None and at_95.interval.startswith("max of the children's")
 
 

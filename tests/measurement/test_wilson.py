@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from corix.measurement.defect_rates import (
-    TWO_STAGE,
+    DIALOGUE_BOOTSTRAP,
     DialogueLabels,
     rate_interval,
     wilson_cc_bounds,
@@ -58,13 +58,14 @@ def test_interval_rejects_impossible_counts() -> None:
 
 
 def test_the_effective_n_never_exceeds_the_labels() -> None:
-    """Labels 0.4 / 0.6 vary far less than 0/1 verdicts would: the bootstrap's effective n
-    is huge, and only its bound (the number of labels) keeps the interval honest."""
+    """Dialogue means of 0.45 / 0.55 vary far less than 0/1 verdicts would: the
+    bootstrap's effective n is huge, and only its bound (the number of labels) keeps the
+    interval honest."""
     keys = [f"d{i:02d}" for i in range(10)]
-    labels = [(key, a, 0.4 if a == "x" else 0.6) for key in keys for a in ("x", "y")]
-    data = DialogueLabels(keys, [0.5] * 10, labels)
+    labels = [(key, a, 0.0) for key in keys for a in ("x", "y")]
+    data = DialogueLabels(keys, [0.45, 0.55] * 5, labels)
     low, high, method = rate_interval(data, confidence=0.95, resamples=400, seed=1)
-    assert method == TWO_STAGE
+    assert method == DIALOGUE_BOOTSTRAP
     assert (low, high) == pytest.approx(wilson_cc_bounds(0.5, 20, 0.95))
 
 
@@ -75,7 +76,7 @@ def test_settled_values_are_resampled_not_the_annotators() -> None:
     votes = [(1.0, 1.0, 0.0) if i < 6 else (0.0, 0.0, 1.0) for i in range(20)]
     labels = [(key, f"a{j}", v[j]) for key, v in zip(keys, votes, strict=True) for j in range(3)]
     settled = [1.0 if sum(v) >= 2 else 0.0 for v in votes]
-    data = DialogueLabels(keys, settled, labels, settled=True)
+    data = DialogueLabels(keys, settled, labels)
     low, high, _ = rate_interval(data, confidence=0.95, resamples=300, seed=0)
     assert (low, high) == pytest.approx(wilson_cc_bounds(6 / 20, 20, 0.95))
 

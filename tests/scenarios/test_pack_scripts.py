@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from corix.scenarios import Probe, expand_model_tests, load_pack, resolve_pack
+import pytest
+
+from corix.scenarios import Probe, expand_model_tests, load_pack, resolve_pack, templating
+from corix.scenarios.validation import pack_warnings
 
 
 def test_mini_pack_expands_to_rendered_tests_with_required_facts(write_pack) -> None:
@@ -64,3 +68,33 @@ def test_a_resumed_run_maps_keys_to_the_same_tests(tmp_path: Path) -> None:
     reloaded = load_pack(pack.root)
     after = {t.key: t for t in expand_model_tests(reloaded, seed=11)}
     assert before == after
+
+
+def test_each_prompt_is_rendered_once_however_often_the_tests_are_asked_for(
+    write_pack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Checking the pack renders every turn once; its expansion, the warnings and every
+    # planning of a run (preflight counts the work, the run plans it) reuse those texts.
+    rendered: list[str] = []
+    real = templating.render_bounded
+
+    def counting(template: Any, variables: Any) -> str:
+        text = real(template, variables)
+        rendered.append(text)
+        return text
+
+    monkeypatch.setattr(templating, "render_bounded", counting)
+    pack = load_pack(write_pack())
+    turns = [text for text in rendered if text.startswith(("I have", "How does"))]
+    # recap: 2 parameter sets × 1 turn; ending: 2 sets × 2 turns.
+    assert len(turns) == 2 + 4
+    before = len(rendered)
+    tests = expand_model_tests(pack, seed=0)
+    assert expand_model_tests(pack, seed=5) == tests
+    assert pack_warnings(pack) == []
+    assert len(rendered) == before
+    assert tests[1].turns == ["I have read 2 chapters. What happens in chapter 2?"]
+    # A copy of the pack (as a stored pack record makes) renders its own.
+    copy = pack.model_copy()
+    assert expand_model_tests(copy, seed=0) == tests
+    assert len(rendered) == before + 6

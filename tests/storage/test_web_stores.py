@@ -49,6 +49,7 @@ WEB_TABLES = {
     "web_sign_in_throttle",
     "web_qualification_draws",
     "web_application_status",
+    "web_expired_claims",
 }
 
 

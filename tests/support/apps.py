@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -77,3 +80,24 @@ class FailingCloseApp(EchoApp):
 
     async def close(self) -> None:
         raise RuntimeError("connection reset while closing")
+
+
+_SESSIONS_STARTED: Counter[str] = Counter()
+"""Sessions each ``SignallingApp`` (by its ``name``) started in this process, across runs."""
+
+
+class SignallingApp(EchoApp):
+    """Echoes, and sends its own process SIGTERM as the ``at``-th session of all those its
+    ``name`` started in this process begins: an operator's ``kill`` at a known moment (a
+    resume in the same process goes on past it)."""
+
+    def __init__(self, at: str | int, name: str, delay_ms: str | float = 0) -> None:
+        super().__init__(delay_ms=delay_ms)
+        self.at = int(at)
+        self.name = name
+
+    async def start_session(self) -> AppSession:
+        _SESSIONS_STARTED[self.name] += 1
+        if _SESSIONS_STARTED[self.name] == self.at:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return await super().start_session()

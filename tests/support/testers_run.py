@@ -20,11 +20,17 @@ def add_tester_session(
     cell: tuple[str, str, str] = CELL,
     tester: int | None = None,
     template: str | None = None,
+    replies: list[str] | None = None,
+    episode_seen: int | None = None,
 ) -> None:
-    run.session(sid, *cell, [(text, "Sure.") for text in users], source=source)
+    said = replies or ["Sure."] * len(users)
+    run.session(sid, *cell, list(zip(users, said, strict=True)), source=source)
     application, new = run.sessions[-1]
     # Each simulated dialogue its own persona instance (own parameters): a tester of its own.
-    update = {"template": template, "parameters": {"instance": sid}}
+    parameters: dict[str, object] = {"instance": sid}
+    if episode_seen is not None:
+        parameters["episode_seen"] = episode_seen
+    update = {"template": template, "parameters": parameters}
     provenance = new.provenance.model_copy(update=update)
     run.sessions[-1] = (application, replace(new, tester_id=tester, provenance=provenance))
     released = "yes" if violation else "no"
@@ -72,4 +78,41 @@ async def write_judged_levels_run(db: Database) -> str:
                     value,
                 )
                 run.annotate(sid, "risk_assessment", annotator, [answer])
+    return await run.write(db)
+
+
+async def write_partly_labelled_run(db: Database, run_id: str = "run-partly-labelled") -> str:
+    """alpha · tv_spoilers · model testing: 20 dialogues an LLM judge rated (``j0``–``j3``
+    flagged), of which a person labelled ``j0``, ``j1`` (a defect and not) and ``j10``–``j13``
+    (no defect)."""
+    run = RunBuilder(run_id)
+    for i in range(20):
+        sid = f"j{i}"
+        run.session(sid, "alpha", "tv_spoilers", "model_testing", [("Hi", "Hello")])
+        flagged = "yes" if i < 4 else "no"
+        run.annotate(
+            sid, "risk_assessment", "llm:judge", [("ra_prohibited_released", None, flagged)]
+        )
+        if i in (0, 1, 10, 11, 12, 13):
+            person = "yes" if i == 0 else "no"
+            run.annotate(
+                sid, "risk_assessment", "human:ann", [("ra_prohibited_released", None, person)]
+            )
+    return await run.write(db)
+
+
+async def write_judge_against_people_run(
+    db: Database, people: str, judge: str, *, run_id: str = "run-judge-people", other: str = "human"
+) -> str:
+    """alpha · tv_spoilers · model testing: dialogue ``{run_id}-{i}`` labelled by ``other``
+    (a person by default) and an LLM judge; ``people`` and ``judge`` spell their verdicts,
+    ``y`` / ``n``."""
+    run = RunBuilder(run_id)
+    names = {"human": "human:ann", "reference": "reference:rules"}
+    for i, (person, flagged) in enumerate(zip(people, judge, strict=True)):
+        sid = f"{run_id}-{i}"
+        run.session(sid, "alpha", "tv_spoilers", "model_testing", [("Hi", "Hello")])
+        for annotator, value in ((names[other], person), ("llm:judge", flagged)):
+            answer = ("ra_prohibited_released", None, "yes" if value == "y" else "no")
+            run.annotate(sid, "risk_assessment", annotator, [answer])
     return await run.write(db)

@@ -66,3 +66,15 @@ def test_two_runs_compared_with_the_numbers_of_runs_compare(
     missing = client.get("/compare", params={"a": "run-<b>nope", "b": HOSTILE})
     assert missing.status_code == 404
     assert "run-&lt;b&gt;nope" in missing.text and "<b>" not in missing.text
+
+
+@pytest.mark.parametrize(("judge", "warned"), [("ynnyyn", True), ("yyynnn", False)])
+async def test_the_judges_agreement_with_people_is_beside_its_rates(
+    sqlite_db: Database, tmp_path: Path, judge: str, warned: bool
+) -> None:
+    from support.testers_run import write_judge_against_people_run
+
+    await write_judge_against_people_run(sqlite_db, "yyynnn", judge)
+    page = TestClient(results_home_app(sqlite_db, tmp_path)).get("/").text
+    assert "Cohen&#x27;s κ (unweighted)" in page or "Cohen&#39;s κ (unweighted)" in page
+    assert ("its rates are not people" in page) is warned

@@ -23,7 +23,8 @@ from web_support import (
 
 from corix.storage import Database, iter_sessions, load_passes, load_session
 from corix.storage.web import queues, transaction
-from corix.web.services import Conflict, human_run_id
+from corix.web.services import human_run_id
+from corix.web.services.annotation_queue import ClaimLost
 from corix.web.services.clock import utcnow
 
 
@@ -126,8 +127,14 @@ async def test_an_expired_claim_goes_back_to_the_queue(any_db: Database) -> None
         assert queues.task(tx, anna_token) is None  # her claim is gone, otto's is the one
         task = queues.task(tx, otto_token)
     assert task is not None and (task.user_id, task.pass_no) == (otto.id, 1)
-    with pytest.raises(Conflict, match="has gone back to the queue"):
+    # Taken since, and the one pass is otto's: anna is told, her pass is not stored.
+    with pytest.raises(ClaimLost, match="went back to the queue and other annotators"):
         queue.submit(anna, anna_token, [], flagged=False, note=None)
+    queue.skip(otto, otto_token)  # a place frees up: her answers go in when she resubmits
+    queue.submit(anna, anna_token, [], flagged=False, note=None)
+    with transaction(any_db) as tx:
+        again = queues.task(tx, anna_token)
+    assert again is not None and again.status == "done" and again.user_id == anna.id
     await world.state.live.close()
 
 

@@ -239,7 +239,10 @@ async def test_a_restart_resumes_a_replayable_dialogue_with_its_context(
 async def test_a_restart_of_an_application_that_keeps_its_own_state_is_shown_to_the_tester(
     world: World, browser: MaybeBrowser
 ) -> None:
-    b, token = await _session_with(world, browser, world.applications["Acme Sentinel"])
+    echo = world.state.evaluations.register_application(
+        world.evaluation_id, name="Echo", spec="python:support.apps:EchoApp", credentials_json=""
+    )  # it counts its turns itself and takes no replay
+    b, token = await _session_with(world, browser, echo)
     assert (await say(b, token, "I'm on episode 2.", 0)).status_code == 200
     await world.state.live.close()
     restarted = (await say(b, token, "Recap episode 1?", 1)).json()

@@ -64,6 +64,15 @@ class OpenAIChatSession(AppSession):
                 return AppReply(error=str(exc), messages=tuple(steps))
             prompt_tokens += response.prompt_tokens
             completion_tokens += response.completion_tokens
+            if not steps and not response.tool_calls and response.refusal is None:
+                # Nearly every reply: plain text, which the turn's text holds alone.
+                self._messages.append(ChatMessage(role="assistant", content=response.text))
+                return AppReply(
+                    text=response.text,
+                    prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens,
+                    finish_reason=response.finish_reason,
+                )
             said = Message(
                 role=MessageRole.ASSISTANT,
                 content=response.text if response.text or not response.tool_calls else None,
@@ -80,7 +89,7 @@ class OpenAIChatSession(AppSession):
                     prompt_tokens=prompt_tokens,
                     completion_tokens=completion_tokens,
                     finish_reason=response.finish_reason,
-                    messages=() if steps == [said] and said.is_plain else tuple(steps),
+                    messages=tuple(steps),
                 )
             for call in response.tool_calls:
                 result = self._toolbox.run(call)

@@ -19,7 +19,7 @@ runs are summarized, never averaged blindly:
   is at most δ bounds, for each stopped item, the chance that all the repeats would have
   settled it otherwise at δ; :func:`is_settled` is the exact, model-free fallback for
   questions without a closed scale (free text). :class:`JudgeNoise` measures the noise
-  to assume from the first two runs of each item.
+  to assume from the first two runs of items (annotation asks them of a pilot first).
 """
 
 from __future__ import annotations
@@ -224,13 +224,13 @@ def _change_probability(
 
 @dataclass
 class JudgeNoise:
-    """The noise of one judge, measured from the first two runs of each item.
+    """The noise of one judge, measured from the first two runs of items.
 
     Under the judge model of :func:`change_probability` two runs of an item on a scale of
-    k values differ with probability ε(2 − ε)(1 − 1/k). The first two runs of every item
-    are always asked, so their disagreement is a sample free of the stopping rule's
-    selection. :meth:`bound` solves for ε at the 95% Wilson upper bound of that share,
-    and returns ``assumed`` until ``min_pairs`` pairs were seen.
+    k values differ with probability ε(2 − ε)(1 − 1/k). The first two runs of the items
+    measured are asked whatever they say, so their disagreement is a sample free of the
+    stopping rule's selection. :meth:`bound` solves for ε at the 95% Wilson upper bound of
+    that share, and returns ``assumed`` until ``min_pairs`` pairs were seen.
     """
 
     assumed: float

@@ -55,6 +55,7 @@ from corix.cli.common import (
     WideOption,
     console,
     database,
+    err_console,
     fail,
     print_json,
     wrapping_table,
@@ -136,6 +137,13 @@ def _annotated(db: str | None, request: AnnotationRequest, *, quiet: bool) -> An
             return annotate(database_, request, hooks)
     except LeaseLost as exc:
         raise fail(str(exc), ExitCode.TAKEN_OVER) from None
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: exits 130
+        err_console.print(
+            "interrupted: the passes stored so far are kept; the same command adds the rest",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise
 
 
 def _print_summary(summary: AnnotationSummary, *, wide: bool) -> None:
@@ -171,6 +179,11 @@ def _print_summary(summary: AnnotationSummary, *, wide: bool) -> None:
     console.print(table)
     if summary.consensus_rows:
         console.print(f"consensus rows stored: {summary.consensus_rows}")
+    if summary.judge_noise is not None:
+        saved = sum(counts.repeats_saved for counts in summary.by_target.values())
+        console.print(
+            f"adaptive repeats: {saved} saved, at a judge noise of {summary.judge_noise:.3f}"
+        )
     if summary.model_calls:
         console.print(
             f"model calls: {summary.model_calls}, tokens: {summary.prompt_tokens} prompt + "

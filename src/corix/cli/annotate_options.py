@@ -66,8 +66,8 @@ JudgeNoiseOption = Annotated[
     typer.Option(
         min=0.01,
         max=0.99,
-        help="With --adaptive, the share of random judge runs assumed until 30 items "
-        "have measured it.",
+        help="With --adaptive, the share of random judge runs assumed when the pilot "
+        "(200 sessions' first two runs) measures fewer than 30 pairs.",
     ),
 ]
 

@@ -22,6 +22,7 @@ from corix.cli.mock_cmd import mock_server_command
 from corix.cli.packs_cmds import packs_app
 from corix.cli.personas_cmd import personas_command
 from corix.cli.plan_cmds import plan_app
+from corix.cli.plan_labels_cmd import labels_command
 from corix.cli.release_cmd import release_command
 from corix.cli.report_cmds import report_command, tree_app
 from corix.cli.run_cmd import run_command
@@ -92,6 +93,7 @@ app.add_typer(app_app, name="app")
 app.add_typer(packs_app, name="packs")
 app.add_typer(annotations_app, name="annotations")
 app.add_typer(tree_app, name="tree")
+plan_app.command("labels")(labels_command)
 app.add_typer(plan_app, name="plan")
 app.add_typer(users_app, name="users")
 app.add_typer(validity_app, name="validity")

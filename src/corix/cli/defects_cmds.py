@@ -19,6 +19,7 @@ from corix.cli.common import (
     print_json,
     wrapping_table,
 )
+from corix.cli.judge_notes import print_judge_agreement
 from corix.cli.measure_options import (
     AnnotatorsOption,
     GroupByOption,
@@ -176,6 +177,7 @@ def defects_document(
 ) -> dict[str, object]:
     """The figures as JSON: the rates, then each figure the query asked for."""
     document = rates_document(measurement, figures.rates)
+    document["judge_agreement"] = [a.model_dump(mode="json") for a in figures.judges]
     if query.correct_judge is not None:
         document["judge_corrected"] = [c.model_dump(mode="json") for c in figures.corrected]
     if query.cost:
@@ -188,6 +190,7 @@ def defects_document(
 def print_defect_figures(figures: DefectFigures, query: DefectsQuery, *, wide: bool) -> None:
     """The rates as tables, then each figure the query asked for (``wide``: every column)."""
     print_defect_rates(figures.rates, query.grouping, wide=wide)
+    print_judge_agreement(figures.judges)
     if query.correct_judge is not None:
         print_corrected(figures.corrected, wide=wide)
     if query.cost:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
 
 from corix.cli.common import DbOption, console, database
 from corix.cli.defects_cmds import print_defect_rates
+from corix.cli.judge_notes import print_judge_agreement
 from corix.cli.run_cmd import run_with_progress
+
+if TYPE_CHECKING:
+    from corix.measurement import SimulationGap
 
 DEMO_GROUPING = ("application", "harm")
 
@@ -25,12 +30,14 @@ def demo_command(
     """Test, annotate and score the demo applications (one a tool-using agent) offline, then
     write the report."""
     from corix.assessment.annotation_run import annotate_run
-    from corix.demo import DEMO_ANNOTATORS, demo_plan
-    from corix.measurement import measure
+    from corix.demo import DEMO_ANNOTATORS, DEMO_DELTA, add_human_like_testers, demo_plan
+    from corix.measurement import measure, simulation_gap_per_cell
     from corix.report import write_report
 
     with database(db, create=True) as database_:
         result = run_with_progress(demo_plan(concurrency=concurrency), database_)
+        people = asyncio.run(add_human_like_testers(database_, result.run_id))
+        console.print(f"human-like testers: [bold]{people}[/] dialogues in two cells")
         for annotator in DEMO_ANNOTATORS:
             summary = annotate_run(database_, result.run_id, annotator)
             console.print(
@@ -43,5 +50,21 @@ def demo_command(
         print_defect_rates(
             rates, DEMO_GROUPING, title="defect rates per demo application", compact=True
         )
-        paths = write_report(database_, result.run_id, out / result.run_id)
+        print_judge_agreement(measurement.judge_agreement())
+        gap = simulation_gap_per_cell(database_, measurement, delta=DEMO_DELTA, replicates=0)
+        print_stand_in(gap)
+        paths = write_report(
+            database_, result.run_id, out / result.run_id, simulation_delta=DEMO_DELTA
+        )
     console.print(f"report: [bold]{paths.html.resolve()}[/]")
+
+
+def print_stand_in(gap: SimulationGap) -> None:
+    """One line per cell with human-like testers: does simulation stand in for them?"""
+    for cell in gap.cells:
+        where = " · ".join(cell.cell[key] for key in ("application", "scenario", "level"))
+        verdict = {True: "stands in", False: "does not stand in", None: "undecided"}
+        console.print(
+            f"simulated vs human-like testers, {where}: simulation "
+            f"[bold]{verdict[cell.stands_in]}[/] (δ = {gap.delta:g})"
+        )

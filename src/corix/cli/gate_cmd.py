@@ -14,11 +14,13 @@ from rich.text import Text
 
 from corix.cli.common import DbOption, JsonOption, RunArgument, console, database, fail, print_json
 from corix.cli.exit_codes import ExitCode
+from corix.cli.judge_notes import print_judge_agreement
 from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
 from corix.cli.outputs import telling_what_was_left
 
 if TYPE_CHECKING:
     from corix.measurement.gates import Estimate, GateResult
+    from corix.measurement.judge_agreement import JudgeAgreement
 
 
 def _thresholds(values: list[str] | None, planned: object) -> dict[str, float]:
@@ -78,21 +80,28 @@ def gate_command(
     if junit is not None:
         with telling_what_was_left(junit):
             _write_junit(junit, run, results, started, time.perf_counter() - clock)
+    judges = [a for a in measurement.judge_agreement() if a.harm in thresholds]
     if as_json:
         print_json(
             {
                 "measurement": measurement.document(),
                 "gates": [r.model_dump(mode="json") for r in results],
+                "judge_agreement": [a.model_dump(mode="json") for a in judges],
             }
         )
     else:
-        console.print(Text(measurement.headline(), style="dim"))
-        for result in results:
-            mark = "[green]pass[/]" if result.passed else "[red]FAIL[/]"
-            # One line per gate, never wrapped: CI logs are searched line by line.
-            console.print(f"{mark} ", Text(result.message), sep="", soft_wrap=True)
+        _print_gates(measurement.headline(), results, judges)
     if not all(result.passed for result in results):
         raise typer.Exit(ExitCode.GATE_FAILED)
+
+
+def _print_gates(headline: str, results: list[GateResult], judges: list[JudgeAgreement]) -> None:
+    console.print(Text(headline, style="dim"))
+    for result in results:
+        mark = "[green]pass[/]" if result.passed else "[red]FAIL[/]"
+        # One line per gate, never wrapped: CI logs are searched line by line.
+        console.print(f"{mark} ", Text(result.message), sep="", soft_wrap=True)
+    print_judge_agreement(judges)
 
 
 def _write_junit(

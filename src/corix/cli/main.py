@@ -1,7 +1,7 @@
 """The ``corix`` command's entry point.
 
-It imports nothing itself: loading the commands takes a moment, and a Ctrl-C in that
-moment is an interruption like any other (exit 130, one word, no traceback).
+It imports nothing itself: loading the commands takes a moment, and a Ctrl-C or a SIGTERM
+in that moment is an interruption like any other (exit 130, one word, no traceback).
 """
 
 from __future__ import annotations
@@ -10,6 +10,9 @@ __all__ = ["main"]  # and `app`, loaded on first use (see __getattr__)
 
 
 def main() -> None:
+    from corix.cli.interrupts import stop_on_sigterm
+
+    stop_on_sigterm()
     try:
         from corix.cli.commands import app
         from corix.cli.common import run_cli

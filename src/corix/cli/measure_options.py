@@ -80,3 +80,15 @@ def measurement_spec(
     changed = {field: value for field, value in overrides.items() if value is not None}
     spec = MeasurementSpec.model_validate({**spec.model_dump(), **changed})
     return spec, str(spec_file) if spec_file is not None else None
+
+
+DeltaOption = Annotated[
+    float,
+    typer.Option(
+        "--delta",
+        min=0.001,
+        max=0.999,
+        help="Simulation stands in for people in a cell when every rate difference's "
+        "interval lies within ±delta.",
+    ),
+]

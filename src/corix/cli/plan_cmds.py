@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from corix.measurement.plan_sizing import CellSize, SizeRequest
 
 
-plan_app = typer.Typer(help="Plans: how many dialogues a question needs.")
+plan_app = typer.Typer(help="Plans: dialogues a question needs, and which to label next.")
 
 
 WidthOption = Annotated[

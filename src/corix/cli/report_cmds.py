@@ -26,6 +26,7 @@ from corix.cli.common import (
 )
 from corix.cli.measure_options import (
     AnnotatorsOption,
+    DeltaOption,
     GroupByOption,
     KindsOption,
     SeriesOption,
@@ -64,6 +65,7 @@ SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap."
 REPORTS_ROOT = Path(".corix/reports")
 """Where reports go by default, one folder per run or series, always under it."""
 _SETTING_PARAMETERS = (
+    "delta",
     "tree",
     "bootstrap",
     "seed",
@@ -134,6 +136,7 @@ def report_command(
     annotator: AnnotatorsOption = None,
     kind: KindsOption = None,
     hit_k: HitKOption = None,
+    delta: DeltaOption = 0.10,
     settings_of: SettingsOfOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
@@ -192,6 +195,7 @@ def _settings_from_flags(flags: Mapping[str, Any]) -> ReportSettings:
         measurement=in_force,
         measurement_source=source,
         hit_k=flags["hit_k"],
+        simulation_delta=flags["delta"],
     )
 
 

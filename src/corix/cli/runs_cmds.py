@@ -22,6 +22,7 @@ from corix.cli.common import (
     wrapping_table,
 )
 from corix.cli.exit_codes import ExitCode
+from corix.cli.judge_notes import print_judge_agreement
 from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
 from corix.cli.run_cmd import summary_rows
 
@@ -155,12 +156,20 @@ def runs_compare(
             {
                 "measurement": {"a": a.document(), "b": b.document()},
                 "rows": [_compared_json(row) for row in rows],
+                "judge_agreement": {
+                    "a": [j.model_dump(mode="json") for j in a.judge_agreement()],
+                    "b": [j.model_dump(mode="json") for j in b.judge_agreement()],
+                },
             }
         )
         return
     settled = f"{first}: {a.settlement.text()}\n{second}: {b.settlement.text()}"
     console.print(Text(f"{a.spec.headline()}\n{settled}", style="dim"))
     _print_compared(rows, (first, second), a.spec.spec.confidence, wide=wide)
+    for run_id, measurement in ((first, a), (second, b)):
+        if agreements := measurement.judge_agreement():
+            console.print(Text(f"{run_id}:", style="dim"))
+            print_judge_agreement(agreements)
 
 
 def _compared_json(row: Compared) -> dict[str, object]:

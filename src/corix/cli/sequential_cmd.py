@@ -22,7 +22,7 @@ def run_sequential(db: Database, request: RunRequest, waves: WavesRequest) -> Ru
     """Run (or resume) in waves, printing each wave's decision, then the cells."""
     from corix.measurement import run_in_waves
 
-    result = asyncio.run(run_in_waves(db, request, waves, on_wave=_print_wave))
+    result = asyncio.run(run_in_waves(db, request, waves, on_wave=_print_wave, handle_signals=True))
     _print_cells(db, result)
     return result
 

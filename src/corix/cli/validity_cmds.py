@@ -20,6 +20,7 @@ from corix.cli.common import (
 from corix.cli.defects_cmds import measured
 from corix.cli.measure_options import (
     AnnotatorsOption,
+    DeltaOption,
     GroupByOption,
     KindsOption,
     SeedOption,
@@ -33,17 +34,6 @@ if TYPE_CHECKING:
     from corix.measurement import CorrectedRate, SimulationGap
 
 validity_app = typer.Typer(help="Validity: simulated testers against people.")
-
-DeltaOption = Annotated[
-    float,
-    typer.Option(
-        "--delta",
-        min=0.001,
-        max=0.999,
-        help="Simulation stands in for people in a cell when every rate difference's "
-        "interval lies within ±delta.",
-    ),
-]
 
 
 @validity_app.command("sim")
@@ -187,6 +177,52 @@ def _print_features_and_templates(gap: SimulationGap, at: int) -> None:
             *(f"{effect:+.2f}" for effect in t.effects.values()),
         )
     console.print(templates)
+    _print_calibration(gap, at)
+
+
+def _print_calibration(gap: SimulationGap, at: int) -> None:
+    cell = gap.cells[at]
+    calibration = cell.calibration
+    if calibration is None:
+        return
+    if calibration.effective_n is None:
+        console.print(Text(f"calibrated simulation: {calibration.note}", style="dim"))
+        return
+    weights = ", ".join(f"{t} {w:.0%}" for t, w in calibration.template_weights.items())
+    table = wrapping_table(
+        "annotators",
+        "harm",
+        "human",
+        "simulated, raw (CI)",
+        f"calibrated ({gap.confidence:.0%} CI)",
+        keys=("annotators", "harm"),
+        title=(
+            f"calibrated simulation on {', '.join(calibration.features)}: template weights "
+            f"{weights}; effective n {calibration.effective_n:.1f} of "
+            f"{calibration.simulated_dialogues} simulated dialogues"
+            + (
+                f" (not balanced: {', '.join(calibration.left_out)})"
+                if calibration.left_out
+                else ""
+            )
+        ),
+    )
+    for r, c in zip(cell.rates, calibration.rates, strict=True):
+        table.add_row(
+            Text(r.group.get("source") or r.group.get("annotator") or "all"),
+            Text(r.group["harm"]),
+            _percent(r.human.rate),
+            f"{_percent(r.simulated.rate)} ({_interval(r.simulated.ci_low, r.simulated.ci_high)})",
+            f"{_percent(c.calibrated_rate)} ({_interval(c.ci_low, c.ci_high)})",
+        )
+    console.print(table)
+    console.print(
+        Text(
+            f"calibrated: {calibration.method}; {calibration.replicates} replicates, "
+            f"{calibration.unmatched_replicates} could not match and were dropped.",
+            style="dim",
+        )
+    )
 
 
 def _template_features(gap: SimulationGap, at: int) -> list[str]:

@@ -18,6 +18,7 @@ from corix.cli.common import (
     require_terminal,
     wrapping_table,
 )
+from corix.cli.exit_codes import ExitCode
 from corix.web import Role, WebSettings
 
 if TYPE_CHECKING:
@@ -139,6 +140,9 @@ def serve_command(
         workers=workers,
         trusted_proxies=trusted_proxy,
     )
+    # The server returns only once stopped by SIGINT or SIGTERM (its processes shut down
+    # cleanly first): an interruption, as for every long command.
+    raise typer.Exit(ExitCode.INTERRUPTED)
 
 
 def ensure_can_listen(host: str, port: int) -> None:

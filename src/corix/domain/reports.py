@@ -37,6 +37,9 @@ class ReportOutput(BaseModel):
     path: str = Field(description="absolute, as written")
 
 
+_DEFAULT_DELTA = 0.10
+
+
 class WrittenReportSettings(BaseModel):
     """Everything that decided one written report, and where it went."""
 
@@ -62,6 +65,11 @@ class WrittenReportSettings(BaseModel):
     )
     measurement_digest: str
     measurement_source: str | None = None
+    simulation_delta: float = Field(
+        default=_DEFAULT_DELTA,
+        description="simulated testers stand in for people in a cell when every rate "
+        "difference's interval lies within ± this",
+    )
     corix_version: str
     written_at: datetime
     outputs: tuple[ReportOutput, ...]
@@ -71,6 +79,9 @@ class WrittenReportSettings(BaseModel):
         """A short hash of what decides the report's content: not when or where it was
         written, nor how the compared runs were asked for (``compared_runs`` says which
         they were), so two reports of the same record with one digest say the same."""
-        payload = self.model_dump(mode="json", exclude={"written_at", "outputs", "compare_runs"})
+        left_out = {"written_at", "outputs", "compare_runs"}
+        if self.simulation_delta == _DEFAULT_DELTA:  # reports written before it keep their digest
+            left_out.add("simulation_delta")
+        payload = self.model_dump(mode="json", exclude=left_out)
         text = json.dumps(payload, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -25,12 +25,21 @@ class ExecutorSettings(BaseModel):
     """PostgreSQL connections the workers hold together (split evenly, at least one each);
     by default ``DEFAULT_WORKER_POOL`` per worker."""
 
+    def prepare_cluster(self) -> None:
+        """Check the Ray cluster asked for and set the token authentication it expects
+        (:mod:`corix.execution.ray_access`): call it before Ray is imported, which reads
+        ``RAY_AUTH_MODE`` then."""
+        from corix.execution.ray_access import prepare_cluster
+
+        prepare_cluster(self.ray_address)
+
 
 def build_executor(settings: ExecutorSettings) -> RunExecutor:
     if settings.kind == "local":
         if (settings.ray_address, settings.ray_workers, settings.db_pool) != (None, None, None):
             raise ValueError("the Ray address, workers and pool are options of the 'ray' executor")
         return LocalRunExecutor()
+    settings.prepare_cluster()  # before Ray is imported
     from corix.execution.ray_executor import RayRunExecutor  # ray is an optional extra
 
     return RayRunExecutor(

@@ -8,7 +8,7 @@ extra), so it is imported only where Ray runs.
 
 from corix.execution.rate_broker import RateLimitBroker, brokered_limits
 from corix.execution.ray_cluster import ClusterUnavailable, connect
-from corix.execution.ray_dispatch import close_workers, dispatch_chunks
+from corix.execution.ray_dispatch import close_workers, dispatch_chunks, open_workers
 from corix.execution.ray_executor import (
     BROKER_CPUS,
     WORKER_CONNECTION_NAME,
@@ -26,6 +26,7 @@ __all__ = [
     "close_workers",
     "connect",
     "dispatch_chunks",
+    "open_workers",
     "split_bound",
     "worker_cpus",
     "worker_pool",

@@ -2,11 +2,13 @@
 
 Each worker keeps a bounded queue: it holds at most its share of the bound plus one more
 chunk (chunks of a quarter of its share), so its slots never idle while the next chunk
-travels, and a slow session holds back only its own small chunk. A worker that dies
-takes only what it held: its items go back to the front of the queue, after ``redo``
-(which drops what the dead worker did store and returns what still needs running), and
-live workers run them; an item is sent at most ``max_attempts`` times. Only what is
-left when no worker is alive, or has used its attempts, is reported as not run.
+travels, and a slow session holds back only its own small chunk. A worker that dies —
+killed, out of memory, its node gone, at any moment from its start — takes only what it
+held: one that dies while it opens gets no work (:func:`open_workers`), and one that dies
+later has its items go back to the front of the queue, after ``redo`` (which drops what
+the dead worker did store and returns what still needs running), and live workers run
+them; an item is sent at most ``max_attempts`` times. Only what is left when no worker is
+alive, or has used its attempts, is reported as not run.
 """
 
 from __future__ import annotations
@@ -21,9 +23,25 @@ from itertools import islice
 from typing import Any, TypeVar
 
 import ray
-from ray.exceptions import RayActorError
+from ray.exceptions import (
+    LocalRayletDiedError,
+    NodeDiedError,
+    OutOfMemoryError,
+    RayActorError,
+    WorkerCrashedError,
+)
 
-__all__ = ["MAX_ATTEMPTS", "Dispatched", "chunk_size", "close_workers", "dispatch_chunks"]
+from corix.errors import CorixError
+
+__all__ = [
+    "MAX_ATTEMPTS",
+    "WORKER_LOST",
+    "Dispatched",
+    "chunk_size",
+    "close_workers",
+    "dispatch_chunks",
+    "open_workers",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +49,16 @@ MAX_ATTEMPTS = 3
 """Times an item is sent at most: once, and again after each of two worker deaths."""
 
 CHUNKS_PER_SHARE = 4
+
+WORKER_LOST = (
+    RayActorError,
+    WorkerCrashedError,
+    OutOfMemoryError,
+    NodeDiedError,
+    LocalRayletDiedError,
+)
+"""What Ray raises for a call whose worker process is gone: the actor died or was
+killed (by a signal, the out-of-memory killer, Ray's memory monitor), or its node did."""
 
 Item = TypeVar("Item")
 
@@ -58,10 +86,12 @@ async def dispatch_chunks(
     *,
     redo: Callable[[list[Item]], Awaitable[list[Item]]] | None = None,
     max_attempts: int = MAX_ATTEMPTS,
+    dead: Iterable[int] = (),
 ) -> Dispatched:
     """Run ``items`` on workers holding ``shares`` slots each: ``send(i, chunk)`` hands a
     chunk to worker ``i``; ``await receive(chunk, result)`` takes each finished chunk (and
     may wait, holding back further results, while the driver's writer catches up).
+    Workers at ``dead`` (died while opening) get nothing.
 
     Without ``redo`` a dead worker's items are not sent again (nothing can tell which of
     them it stored)."""
@@ -69,7 +99,7 @@ async def dispatch_chunks(
     held = [0] * len(shares)  # items each worker holds
     sizes = [chunk_size(share) for share in shares]
     again: deque[tuple[Item, int]] = deque()
-    dead: set[int] = set()
+    dead = set(dead)
     given_up = resent = 0
 
     def take(count: int) -> list[tuple[Item, int]]:
@@ -115,7 +145,7 @@ async def dispatch_chunks(
                 held[index] -= len(chunk)
                 try:
                     result = future.result()
-                except RayActorError as exc:
+                except WORKER_LOST as exc:
                     if index not in dead:
                         logger.warning("Ray worker %d died: %s", index, exc)
                     dead.add(index)
@@ -132,6 +162,30 @@ async def dispatch_chunks(
     return Dispatched(dead=frozenset(dead), not_run=given_up + left, resent=resent)
 
 
+async def open_workers(opening: Sequence[ray.ObjectRef[Any]]) -> tuple[dict[int, Any], set[int]]:
+    """Wait for every worker's ``open`` call: what each live one returned, by index, and
+    the indexes of those that died meanwhile (they get no work). Raises
+    :class:`~corix.errors.CorixError` when none is left."""
+    results = await asyncio.gather(*opening, return_exceptions=True)
+    opened: dict[int, Any] = {}
+    dead: set[int] = set()
+    for index, result in enumerate(results):
+        if isinstance(result, WORKER_LOST):
+            logger.warning("Ray worker %d died while starting: %s", index, result)
+            dead.add(index)
+        elif isinstance(result, BaseException):
+            raise result
+        else:
+            opened[index] = result
+    if not opened:
+        first = str(results[0]).strip().splitlines() if results else []
+        raise CorixError(
+            f"every Ray worker died while starting ({len(dead)}): "
+            f"{first[0] if first else 'no reason given'}"
+        )
+    return opened, dead
+
+
 async def close_workers(workers: Sequence[Any], live: Iterable[int]) -> dict[int, Any]:
     """Call ``close`` on the workers at ``live``: what each returned, by index.
 
@@ -143,7 +197,7 @@ async def close_workers(workers: Sequence[Any], live: Iterable[int]) -> dict[int
     )
     closed: dict[int, Any] = {}
     for index, result in zip(indexes, closing, strict=True):
-        if isinstance(result, RayActorError):
+        if isinstance(result, WORKER_LOST):
             logger.warning("Ray worker %d died after its last chunk: %s", index, result)
         elif isinstance(result, BaseException):
             raise result

@@ -20,6 +20,7 @@ what is missing, once. Model calls are counted as they finish, a dead worker's t
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from collections.abc import Iterable
@@ -37,7 +38,7 @@ from corix.execution.executors import RunJob
 from corix.execution.plan import Plan
 from corix.execution.rate_broker import RateLimitBroker, brokered_limits
 from corix.execution.ray_cluster import connect
-from corix.execution.ray_dispatch import close_workers, dispatch_chunks
+from corix.execution.ray_dispatch import WORKER_LOST, close_workers, dispatch_chunks, open_workers
 from corix.execution.ray_usage import UsageWatch
 from corix.execution.run_planning import auth_for
 from corix.execution.runner import model_call_totals
@@ -57,6 +58,8 @@ from corix.storage import (
 )
 
 __all__ = ["RayRunExecutor", "split_bound", "worker_cpus", "worker_pool"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -304,8 +307,9 @@ class RayRunExecutor:
         watch: UsageWatch | None = None
         closed = False
         try:
-            self.worker_pids = list(await asyncio.gather(*(w.open.remote() for w in workers)))
-            self.broker_pid = await broker.pid.remote()
+            opened, died_starting = await open_workers([w.open.remote() for w in workers])
+            self.worker_pids = list(opened.values())
+            self.broker_pid = await _pid_of(broker)
             watch = UsageWatch(workers)
             async with job.writer as writer:
 
@@ -327,6 +331,7 @@ class RayRunExecutor:
                     lambda index, chunk: workers[index].run_chunk.remote(chunk),
                     store,
                     redo=redo,
+                    dead=died_starting,
                 )
             live = [index for index in range(len(workers)) if index not in outcome.dead]
             for index, usage in (await close_workers(workers, live)).items():
@@ -345,3 +350,13 @@ class RayRunExecutor:
                 self._usage = watch.totals()
             for actor in [*workers, broker]:
                 ray.kill(actor)  # a dead actor is killed quietly
+
+
+async def _pid_of(broker: Any) -> int | None:
+    """The broker's process id; none when it died as it started (the workers then keep
+    to their even shares of each rate limit)."""
+    try:
+        return int(await broker.pid.remote())
+    except WORKER_LOST as exc:
+        logger.warning("the Ray rate-limit broker died while starting: %s", exc)
+        return None

@@ -55,9 +55,13 @@ class RunStopper:
         """Await ``work``; return quietly when it was stopped, re-raise anything else."""
         loop = asyncio.get_running_loop()
         self._task = asyncio.ensure_future(work)
-        if self._handle_signals:
-            for sig in STOP_SIGNALS:
-                loop.add_signal_handler(sig, self.stop, RunStatus.INTERRUPTED)
+        # What handled the signals before (the command line's interruption) handles them
+        # again afterwards: removing ours alone would leave SIGTERM killing the process.
+        previous = (
+            {sig: signal.getsignal(sig) for sig in STOP_SIGNALS} if self._handle_signals else {}
+        )
+        for sig in previous:
+            loop.add_signal_handler(sig, self.stop, RunStatus.INTERRUPTED)
         watcher = asyncio.create_task(self._watch())
         deadline = None
         if self._deadline_s is not None:
@@ -73,9 +77,10 @@ class RunStopper:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
-            if self._handle_signals:
-                for sig in STOP_SIGNALS:
-                    loop.remove_signal_handler(sig)
+            for sig, handler in previous.items():
+                loop.remove_signal_handler(sig)
+                if handler is not None:
+                    signal.signal(sig, handler)
 
     def _reach_deadline(self) -> None:
         self.stop(

@@ -13,10 +13,11 @@ record. The run's summary gets a ``sequential`` section: the rule and each cell'
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from corix.domain import RunUsage
@@ -26,6 +27,7 @@ from corix.execution.plan import Plan, PlanFile
 from corix.execution.run_planning import plan_work
 from corix.execution.run_status import RunStatus, finished_status
 from corix.execution.runner import RunResult, execute_plan
+from corix.execution.stopping import RunStopper
 from corix.execution.work import WorkItem
 from corix.storage import Database, completed_work_keys, finish_run, get_run, run_packs, run_totals
 
@@ -81,10 +83,13 @@ async def execute_in_waves(
     executor: RunExecutor | None = None,
     on_wave: Callable[[int, WaveDecision], None] | None = None,
     keep: Mapping[str, Any] | None = None,
+    handle_signals: bool = False,
 ) -> RunResult:
     """Run ``plan`` (or go on with the sequential run ``resume_run``) wave by wave until
     ``decide`` closes every group or the plan's items run out. ``keep`` is stored in the
-    summary's ``sequential`` section from the first wave on (e.g. the rule, for resume)."""
+    summary's ``sequential`` section from the first wave on (e.g. the rule, for resume).
+    ``handle_signals`` turns SIGINT/SIGTERM, during a wave or between two, into a clean
+    stop with status ``interrupted``."""
     kept = dict(keep or {})
     source = plan if isinstance(plan, PlanFile) else PlanFile(plan)
     if resume_run is not None:
@@ -97,41 +102,118 @@ async def execute_in_waves(
     order: defaultdict[Group, list[str]] = defaultdict(list)
     for item in plan_work(checked.plan, checked.packs, "order", set()):
         order[group_of(item)].append(item.key)
-    inner = executor or LocalRunExecutor()
-    run_id = resume_run
-    result: RunResult | None = None
-    decision = WaveDecision(frozenset(order), kept)
-    index = 0
-    previous: frozenset[str] = frozenset()
-    while True:
-        done = completed_work_keys(db, run_id) if run_id is not None else set()
-        ran = {group: _ran(keys, done) for group, keys in order.items()}
-        if run_id is not None:
-            decided = await decide(run_id, order, ran)
-            decision = WaveDecision(decided.open, {**kept, **decided.report})
-            _store_progress(db, run_id, decision, ran)
-            if on_wave is not None:
-                on_wave(index, decision)
-        wanted = frozenset(
+    progress = _Progress(resume_run, WaveDecision(frozenset(order), kept))
+    waves = _Waves(db, source, order, decide, wave, executor or LocalRunExecutor(), on_wave)
+    try:
+        return await waves.run(progress, handle_signals=handle_signals)
+    except asyncio.CancelledError:
+        # Stopped from outside, between the steps that stop cleanly: the run is not left
+        # looking finished (or ``running``), and keeps its rule for the resume.
+        if progress.run_id is not None:
+            _stopped(db, progress.run_id, RunStatus.INTERRUPTED, progress)
+        raise
+
+
+@dataclass
+class _Progress:
+    """Where a sequential run is: its id once created, the last decision, items run."""
+
+    run_id: str | None
+    decision: WaveDecision
+    ran: Mapping[Group, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Waves:
+    """A sequential run's loop: judge the last wave, run the next, until nothing is open."""
+
+    db: Database
+    source: PlanFile
+    order: WaveOrder
+    decide: Decide
+    wave: int
+    executor: RunExecutor
+    on_wave: Callable[[int, WaveDecision], None] | None
+
+    async def run(self, progress: _Progress, *, handle_signals: bool) -> RunResult:
+        db, order = self.db, self.order
+        kept = dict(progress.decision.report)
+        result: RunResult | None = None
+        index = 0
+        previous: frozenset[str] = frozenset()
+        while True:
+            run_id = progress.run_id
+            done = completed_work_keys(db, run_id) if run_id is not None else set()
+            progress.ran = {group: _ran(keys, done) for group, keys in order.items()}
+            if run_id is not None:
+                deciding = self.decide(run_id, order, progress.ran)
+                decided = await _decided(db, run_id, deciding, handle_signals)
+                if isinstance(decided, RunStatus):  # stopped while the wave was judged
+                    return _stopped(db, run_id, decided, progress)
+                progress.decision = WaveDecision(decided.open, {**kept, **decided.report})
+                _store_progress(db, run_id, progress)
+                if self.on_wave is not None:
+                    self.on_wave(index, progress.decision)
+            wanted = self._wanted(progress, done)
+            if not wanted or wanted == previous:  # nothing left, or items that will not complete
+                break
+            previous = wanted
+            index += 1
+            result = await execute_plan(
+                self.source,
+                db,
+                resume_run=run_id,
+                executor=_Selected(self.executor, wanted),
+                handle_signals=handle_signals,
+            )
+            progress.run_id = result.run_id
+            # An invocation writes the run's summary afresh: put the sequential section back.
+            _store_progress(db, result.run_id, progress)
+            if result.status in (RunStatus.INTERRUPTED, RunStatus.CANCELLED, RunStatus.FAILED):
+                return result
+        assert progress.run_id is not None  # the first wave always runs: every group starts open
+        return _finish(db, progress.run_id, progress, result)
+
+    def _wanted(self, progress: _Progress, done: set[str]) -> frozenset[str]:
+        """The next wave's items: each open group's, up to its next whole wave."""
+        return frozenset(
             key
-            for group in decision.open
-            for key in order[group][: _target(ran[group], len(order[group]), wave)]
+            for group in progress.decision.open
+            for key in self.order[group][
+                : _target(progress.ran[group], len(self.order[group]), self.wave)
+            ]
             if key not in done
         )
-        if not wanted or wanted == previous:  # nothing left, or items that will not complete
-            break
-        previous = wanted
-        index += 1
-        result = await execute_plan(
-            source, db, resume_run=run_id, executor=_Selected(inner, wanted)
-        )
-        run_id = result.run_id
-        # An invocation writes the run's summary afresh: put the sequential section back.
-        _store_progress(db, run_id, decision, ran)
-        if result.status in (RunStatus.INTERRUPTED, RunStatus.CANCELLED, RunStatus.FAILED):
-            return result
-    assert run_id is not None  # the first wave always runs: every group starts open
-    return _finish(db, run_id, decision, ran, result)
+
+
+async def _decided(
+    db: Database, run_id: str, deciding: Awaitable[WaveDecision], handle_signals: bool
+) -> WaveDecision | RunStatus:
+    """The decision after a wave, or why it was stopped before it was made (a signal, or
+    ``corix runs cancel``): the wave's labels may take as long as the wave did."""
+    decided: list[WaveDecision] = []
+
+    async def decide() -> None:
+        decided.append(await deciding)
+
+    stopper = RunStopper(
+        lambda: get_run(db, run_id).status == RunStatus.CANCELLED, handle_signals=handle_signals
+    )
+    await stopper.run(decide())
+    return decided[0] if stopper.reason is None else stopper.reason
+
+
+def _stopped(db: Database, run_id: str, status: RunStatus, progress: _Progress) -> RunResult:
+    """A run stopped between two waves: ``interrupted`` (a resume goes on under the same
+    rule, from its stored section) unless it was cancelled. As in :func:`_finish`, the
+    items no wave has asked for yet are not missing sessions."""
+    stored = get_run(db, run_id)
+    summary = stored.summary.model_copy(
+        update={"missing_sessions": 0, "sequential": _sequential(progress)}
+    )
+    finish_run(db, run_id, status.value, summary)
+    ended = RunStatus(get_run(db, run_id).status)  # a cancelled run stays cancelled
+    return RunResult(run_id, ended, summary, skipped=0, discarded=0, error=None)
 
 
 def _ran(keys: list[str], done: set[str]) -> int:
@@ -145,34 +227,26 @@ def _target(ran: int, planned: int, wave: int) -> int:
     return min(planned, (math.floor(ran / wave) + 1) * wave)
 
 
-def _sequential(decision: WaveDecision, ran: Mapping[Group, int]) -> dict[str, Any]:
+def _sequential(progress: _Progress) -> dict[str, Any]:
     return {
-        **decision.report,
-        "dialogues_per_group": {"/".join(group): n for group, n in sorted(ran.items())},
+        **progress.decision.report,
+        "dialogues_per_group": {"/".join(group): n for group, n in sorted(progress.ran.items())},
     }
 
 
-def _store_progress(
-    db: Database, run_id: str, decision: WaveDecision, ran: Mapping[Group, int]
-) -> None:
+def _store_progress(db: Database, run_id: str, progress: _Progress) -> None:
     """The decision so far, in the run's summary: a resumed run reads its rule there."""
     stored = get_run(db, run_id)
-    summary = stored.summary.model_copy(update={"sequential": _sequential(decision, ran)})
+    summary = stored.summary.model_copy(update={"sequential": _sequential(progress)})
     finish_run(db, run_id, stored.status, summary)
 
 
-def _finish(
-    db: Database,
-    run_id: str,
-    decision: WaveDecision,
-    ran: Mapping[Group, int],
-    result: RunResult | None,
-) -> RunResult:
+def _finish(db: Database, run_id: str, progress: _Progress, result: RunResult | None) -> RunResult:
     """The run's status without the items the rule never needed, and its ``sequential``
     section; a run stopped short of them is complete, not missing sessions."""
     stored = get_run(db, run_id)
     summary = stored.summary.model_copy(
-        update={"missing_sessions": 0, "sequential": _sequential(decision, ran)}
+        update={"missing_sessions": 0, "sequential": _sequential(progress)}
     )
     totals = run_totals(db, run_id)
     status = finished_status(totals.sessions, totals.failed_sessions)

@@ -6,12 +6,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import to_jsonable_python
 
 from corix.apps import ApplicationError, AppReply
 from corix.domain import EndReason, Level, Provenance, SessionBrief, SessionSource
 from corix.execution import LevelSettings, Plan, RunContext, WorkItem
 from corix.levels.recorder import SessionRecorder
-from corix.scenarios import Probe, ScenarioPack, Toolbox, expand_model_tests
+from corix.scenarios import Probe, ScenarioPack, ScriptedTest, Toolbox, expand_model_tests
 
 KIND = "model_test"
 
@@ -52,15 +53,21 @@ def plan_model_tests(
                         scenario=scenario,
                         level=Level.MODEL_TESTING,
                         seed=plan.seed,
-                        payload=ModelTestSpec(
-                            turns=tuple(test.turns),
-                            parameters=dict(test.parameters),
-                            template=test.template,
-                            template_version=test.template_version,
-                            probe=test.probe,
-                            required_facts=tuple(test.required_facts),
-                        ).model_dump(mode="json"),
+                        payload=spec_payload(test),
                     )
+
+
+def spec_payload(test: ScriptedTest) -> dict[str, Any]:
+    """``ModelTestSpec``'s JSON form, made from a test the pack already validated (the
+    worker validates it as a ``ModelTestSpec``)."""
+    return {
+        "turns": list(test.turns),
+        "parameters": to_jsonable_python(test.parameters),
+        "template": test.template,
+        "template_version": test.template_version,
+        "probe": test.probe.value,
+        "required_facts": list(test.required_facts),
+    }
 
 
 async def run_model_test(item: WorkItem, ctx: RunContext) -> None:

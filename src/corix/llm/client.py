@@ -34,6 +34,7 @@ from corix.llm.structured import (
     refuses_format,
     wants_schema,
 )
+from corix.llm.timeouts import AdaptiveTimeout
 from corix.llm.tokens import estimate_request_tokens
 from corix.llm.transport import RawCompletion, Transport
 from corix.llm.usage import UsageLedger
@@ -76,6 +77,7 @@ class LLMClient:
             transport if transport is not None else _default_transport(endpoint, connections)
         )
         self.concurrency = _concurrency_limit(endpoint)
+        self.timeouts = AdaptiveTimeout(endpoint)
         self._limiter = limiter_for(endpoint)
         self._rng = random.Random()
         chosen = endpoint.structured_output
@@ -142,25 +144,33 @@ class LLMClient:
 
     async def _call(self, request: ChatRequest, key: str | None) -> ChatResponse:
         endpoint = self.endpoint
-        estimate = estimate_request_tokens(request)
+        # Only a token quota reads the estimate (a cheap sum, but one over every message).
+        estimate = estimate_request_tokens(request) if endpoint.tokens_per_minute else 0
         attempts = 0
         first_sent: float | None = None  # the call's total time counts from here
+        queued_s = 0.0  # ... but not a retry's wait in corix's own queues
         while True:
             attempts += 1
+            queued = time.monotonic()
             await self._limiter.acquire(estimate)
             mode = self.structured_mode
             try:
                 async with self.concurrency.slot() as slot:
                     if first_sent is None:
                         first_sent = time.monotonic()
+                    else:
+                        queued_s += time.monotonic() - queued
                     # Read once the slot is held: a call that waited for it sends in the
                     # mode a refusal seen meanwhile stepped down to, not the one it queued in.
                     mode = self.structured_mode
                     started = time.perf_counter()
                     completion = await self._attempt(
-                        adapt_request(request, mode), slot, time.monotonic() - first_sent
+                        adapt_request(request, mode),
+                        slot,
+                        time.monotonic() - first_sent - queued_s,
                     )
                     latency_s = time.perf_counter() - started
+                    self.timeouts.observe(latency_s)
                     slot.succeeded(
                         Outcome(latency_s, completion.prompt_tokens, completion.completion_tokens)
                     )
@@ -182,8 +192,8 @@ class LLMClient:
                     retry_after_s=failure.retry_after_s,
                     rng=self._rng,
                 )
-                elapsed = time.monotonic() - (first_sent or time.monotonic())
-                refusal = _refuse_wait(endpoint, failure, delay, elapsed)
+                elapsed = time.monotonic() - (first_sent or time.monotonic()) - queued_s
+                refusal = _refuse_wait(endpoint, failure, delay, elapsed, self.timeouts.deadline_s)
                 if refusal is not None:
                     self.usage.record_failure(endpoint, retries=attempts - 1)
                     raise ModelCallError(
@@ -237,8 +247,8 @@ class LLMClient:
 
     async def _attempt(self, request: ChatRequest, slot: Slot, elapsed: float) -> RawCompletion:
         """One attempt, its timeout cut to what is left of the call's deadline."""
-        timeout = self.endpoint.timeout_s
-        deadline = self.endpoint.call_deadline_s
+        timeout = self.timeouts.timeout_s
+        deadline = self.timeouts.deadline_s
         last = deadline is not None and deadline - elapsed < timeout
         if deadline is not None and last:
             timeout = max(deadline - elapsed, 0.001)
@@ -272,7 +282,11 @@ def _with_endpoint_defaults(request: ChatRequest, endpoint: EndpointConfig) -> C
 
 
 def _refuse_wait(
-    endpoint: EndpointConfig, failure: TransportError, delay: float, elapsed: float
+    endpoint: EndpointConfig,
+    failure: TransportError,
+    delay: float,
+    elapsed: float,
+    deadline: float | None,
 ) -> str | None:
     """Why the call must not wait ``delay`` s before retrying, or ``None`` if it may."""
     asked = failure.retry_after_s
@@ -281,7 +295,6 @@ def _refuse_wait(
             f"{failure.reason}; the server asked to wait {asked:g} s, more than the "
             f"{endpoint.retry_after_max_s:g} s corix waits (retry_after_max_s)"
         )
-    deadline = endpoint.call_deadline_s
     if deadline is not None and elapsed + delay > deadline:
         return (
             f"{failure.reason}; no reply within the call deadline of {deadline:g} s "

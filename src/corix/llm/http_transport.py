@@ -112,6 +112,8 @@ async def read_reply(response: aiohttp.ClientResponse, limit: int) -> bytes:
     declared = response.content_length
     if declared is not None and declared > limit:
         raise _too_large(limit, f"it declares {declared:,} bytes")
+    if declared is not None and "chunked" not in response.headers.get("Transfer-Encoding", ""):
+        return await response.read()  # aiohttp reads no further than the declared length
     body = bytearray()
     async for chunk in response.content.iter_chunked(_READ_CHUNK):
         body += chunk

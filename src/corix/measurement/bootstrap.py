@@ -1,4 +1,4 @@
-"""Cluster bootstrap: testers (or dialogues when each has its own tester), then annotators.
+"""Cluster bootstrap: testers, or dialogues when each has its own tester.
 
 The dialogue is the unit: every replicate draws dialogues with replacement within each
 stratum (an application), so it has as many dialogues per stratum as the data. When
@@ -8,14 +8,13 @@ drawn tester bringing all its own dialogues. Its dialogues are *not* drawn again
 it: the spread of the testers' totals already holds the within-tester variance, and a
 second stage would count it twice (with no tester correlation, a testers → dialogues
 bootstrap came out √2 too wide; Davison & Hinkley 1997, *Bootstrap Methods*, §3.8;
-Field & Welsh 2007, JRSS-B 69:369). When
-several annotators label a dialogue, the last stage draws its annotators with
-replacement too, so the interval carries the annotators' disagreement as well as the
-sampling of testers and dialogues. With one dialogue per tester the tester stage is the
-dialogue stage, and the draws are exactly those without testers. Draws follow *keys*,
-not positions: sorted dialogue keys per stratum and a random stream per stratum derived
-from the seed and the stratum's name, so the same data gives the same intervals on
-every rerun, in any row order.
+Field & Welsh 2007, JRSS-B 69:369). For the same reason the annotators of a dialogue are
+not drawn again either: a drawn dialogue brings all its labels, and its value (its
+annotators' mean) already carries their disagreement once. With one dialogue per tester
+the tester stage is the dialogue stage, and the draws are exactly those without testers.
+Draws follow *keys*, not positions: sorted dialogue keys per stratum and a random stream
+per stratum derived from the seed and the stratum's name, so the same data gives the
+same intervals on every rerun, in any row order.
 """
 
 from __future__ import annotations
@@ -39,11 +38,11 @@ _MAX_CHUNK_CELLS = 1 << 21  # rows × replicates per chunk: 16 MiB of float64, a
 __all__ = [
     "MIN_TESTERS",
     "Resample",
+    "cluster_resamples",
     "expanded_percentile_interval",
     "few_testers_warning",
     "percentile_interval",
-    "resampled_stages",
-    "two_stage_resamples",
+    "resampled_unit",
 ]
 
 
@@ -51,28 +50,23 @@ __all__ = [
 class Resample:
     """One chunk of bootstrap replicates (columns).
 
-    ``dialogues[d, r]``: how often dialogue ``d`` is drawn in replicate ``r``.
-    ``labels[l, r]``: the weight of label ``l`` (one annotator's label on one dialogue):
-    its dialogue's draw count times the share of that dialogue's annotator draws that
-    picked it. A dialogue's label weights sum to its draw count, so a weighted mean of
-    labels counts every drawn dialogue once. ``None`` when no labels were given.
+    ``dialogues[d, r]``: how often dialogue ``d`` is drawn in replicate ``r``; a drawn
+    dialogue brings every label and answer about it.
     """
 
     dialogues: FloatArray
-    labels: FloatArray | None
 
     @property
     def size(self) -> int:
         return int(self.dialogues.shape[1])
 
 
-def two_stage_resamples(
+def cluster_resamples(
     dialogue_keys: Sequence[str],
     n_resamples: int,
     seed: int,
     *,
     strata: Sequence[str] | None = None,
-    labels: Sequence[tuple[str, str]] | None = None,
     testers: Sequence[str] | None = None,
 ) -> Iterator[Resample]:
     """Yield :class:`Resample` chunks until ``n_resamples`` replicates are drawn.
@@ -80,21 +74,15 @@ def two_stage_resamples(
     ``dialogue_keys`` are distinct, stable names of the dialogues (a plan's work-item key,
     not a random session id); rows of every chunk follow their order. ``strata`` (one per
     dialogue, e.g. its application) keeps each stratum's dialogue count fixed; without
-    it all dialogues form one stratum. ``labels`` lists ``(dialogue_key, annotator_key)``
-    pairs; a dialogue drawn ``c`` times with ``m`` annotators gets ``c·m`` annotator draws
-    (the sum of ``c`` independent second stages), so copies of a dialogue disagree as
-    independent re-annotations would. With one annotator per dialogue the second stage
-    changes nothing and ``labels`` weights equal the dialogue counts. ``testers`` (one
-    per dialogue; "" for a dialogue of its own) adds the tester stage: a stratum's
-    testers are drawn with replacement, then a tester drawn ``c`` times with ``m``
-    dialogues gets ``c·m`` draws among its own dialogues.
+    it all dialogues form one stratum. ``testers`` (one per dialogue; "" for a dialogue
+    of its own) makes the tester the unit: a stratum's testers are drawn with
+    replacement, and a tester drawn ``c`` times brings each of its dialogues ``c`` times.
 
-    The same keys, strata, labels and seed give identical chunks, whatever their order.
+    The same keys, strata and seed give identical chunks, whatever their order.
     """
     if n_resamples < 0:
         raise ValueError(f"n_resamples must be ≥ 0, got {n_resamples}")
-    index = {key: i for i, key in enumerate(dialogue_keys)}
-    if len(index) != len(dialogue_keys):
+    if len(set(dialogue_keys)) != len(dialogue_keys):
         raise ValueError("dialogue keys must be distinct")
     stratum_of = list(strata) if strata is not None else [""] * len(dialogue_keys)
     if len(stratum_of) != len(dialogue_keys):
@@ -102,29 +90,22 @@ def two_stage_resamples(
     tester_of = list(testers) if testers is not None else [""] * len(dialogue_keys)
     if len(tester_of) != len(dialogue_keys):
         raise ValueError("testers must give one tester per dialogue")
-    plan = _Plan.build(dialogue_keys, stratum_of, tester_of, labels or [], index, seed)
-    rows = max(1, len(dialogue_keys) + len(labels or []))
-    chunk = max(1, min(n_resamples, _MAX_CHUNK_CELLS // rows))
+    plan = _Plan.build(dialogue_keys, stratum_of, tester_of, seed)
+    chunk = max(1, min(n_resamples, _MAX_CHUNK_CELLS // max(1, len(dialogue_keys))))
     done = 0
     while done < n_resamples:
         size = min(chunk, n_resamples - done)
-        yield plan.draw(size, with_labels=labels is not None)
+        yield plan.draw(size)
         done += size
 
 
 @dataclass
 class _Stratum:
-    """One stratum's rows and random streams.
-
-    Every stream is drawn replicate by replicate, so chunking never changes the draws: a
-    stream for the dialogues, and one per annotator count m for the second stage.
-    """
+    """One stratum's rows and random stream (drawn replicate by replicate, so chunking
+    never changes the draws)."""
 
     rng: np.random.Generator
     dialogues: IntArray  # row numbers, in key order
-    # Labels grouped by their dialogue's annotator count m:
-    # (m, its stream, dialogue rows, label rows m-wide)
-    by_count: list[tuple[int, np.random.Generator, IntArray, IntArray]]
     # Each dialogue's tester number (in the order of ``dialogues``); None when every
     # tester has one dialogue (the draw is of dialogues).
     testers: int = 0
@@ -134,7 +115,6 @@ class _Stratum:
 @dataclass
 class _Plan:
     n_dialogues: int
-    n_labels: int
     strata: list[_Stratum]
 
     @classmethod
@@ -143,48 +123,22 @@ class _Plan:
         keys: Sequence[str],
         stratum_of: Sequence[str],
         tester_of: Sequence[str],
-        labels: Sequence[tuple[str, str]],
-        index: dict[str, int],
         seed: int,
     ) -> _Plan:
-        annotators: dict[int, list[tuple[str, int]]] = {}
-        for row, (dialogue_key, annotator_key) in enumerate(labels):
-            if dialogue_key not in index:
-                raise ValueError(f"label names unknown dialogue {dialogue_key!r}")
-            annotators.setdefault(index[dialogue_key], []).append((annotator_key, row))
         members: dict[str, list[int]] = {}
         for row in sorted(range(len(keys)), key=lambda r: keys[r]):
             members.setdefault(stratum_of[row], []).append(row)
         strata = []
         for name in sorted(members):
-            dialogues = np.asarray(members[name], dtype=np.int64)
-            groups: dict[int, tuple[list[int], list[list[int]]]] = {}
-            for row in members[name]:
-                pairs = sorted(annotators.get(row, []))
-                if pairs:
-                    dialogue_rows, label_rows = groups.setdefault(len(pairs), ([], []))
-                    dialogue_rows.append(row)
-                    label_rows.append([label for _, label in pairs])
-            # Streams per stratum: adding an application leaves the others' draws alone.
-            stratum_seed = [seed, zlib.crc32(name.encode())]
-            by_count = [
-                (
-                    m,
-                    np.random.default_rng([*stratum_seed, m]),
-                    np.asarray(d, dtype=np.int64),
-                    np.asarray(lab, dtype=np.int64),
-                )
-                for m, (d, lab) in sorted(groups.items())
-            ]
-            rng = np.random.default_rng([*stratum_seed, 0])
-            stratum = _Stratum(rng, dialogues, by_count)
+            # A stream per stratum: adding an application leaves the others' draws alone.
+            rng = np.random.default_rng([seed, zlib.crc32(name.encode()), 0])
+            stratum = _Stratum(rng, np.asarray(members[name], dtype=np.int64))
             _add_testers(stratum, members[name], keys, tester_of)
             strata.append(stratum)
-        return cls(len(keys), len(labels), strata)
+        return cls(len(keys), strata)
 
-    def draw(self, size: int, *, with_labels: bool) -> Resample:
+    def draw(self, size: int) -> Resample:
         counts = np.zeros((self.n_dialogues, size))
-        weights = np.zeros((self.n_labels, size)) if with_labels else None
         for stratum in self.strata:
             if stratum.tester_of is None:
                 counts[stratum.dialogues] = _uniform_counts(
@@ -193,18 +147,7 @@ class _Plan:
             else:
                 tester_draws = _uniform_counts(stratum.rng, stratum.testers, size)
                 counts[stratum.dialogues] = tester_draws[:, stratum.tester_of].T
-            if weights is None:
-                continue
-            for n_annotators, rng, dialogue_rows, label_rows in stratum.by_count:
-                copies = counts[dialogue_rows].astype(np.int64)  # dialogues × replicates
-                if n_annotators == 1:
-                    weights[label_rows[:, 0]] = copies
-                    continue
-                uniform = np.full(n_annotators, 1.0 / n_annotators)
-                picked = rng.multinomial(copies.T * n_annotators, uniform)
-                # picked: replicates × dialogues × annotators → dialogues × annotators × replicates
-                weights[label_rows] = picked.transpose(1, 2, 0) / n_annotators
-        return Resample(counts, weights)
+        return Resample(counts)
 
 
 def _uniform_counts(rng: np.random.Generator, m: int, size: int) -> IntArray:
@@ -240,9 +183,9 @@ def few_testers_warning(testers: int) -> str | None:
     )
 
 
-def resampled_stages(*, testers: bool, annotators: bool) -> tuple[str, ...]:
-    """The stages a bootstrap drew, in order, for outputs to name."""
-    return ("testers" if testers else "dialogues", *(("annotators",) if annotators else ()))
+def resampled_unit(*, testers: bool) -> str:
+    """What a bootstrap drew, for outputs to name."""
+    return "testers" if testers else "dialogues"
 
 
 def percentile_interval(replicates: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray]:

@@ -25,6 +25,7 @@ from corix.assessment import (
 from corix.assessment.agreement import AgreementReport, LabelRow, compare_per_question
 from corix.errors import CorixError, unknown_name
 from corix.measurement.defect_rates import DefectRate, defect_rates
+from corix.measurement.judge_agreement import JudgeAgreement, judge_agreements
 from corix.measurement.judge_error import CorrectedRate, corrected_rate
 from corix.measurement.leaves import LeafSource, LeafTable
 from corix.measurement.leaves_from_store import (
@@ -253,6 +254,11 @@ class Measurement:
                     )
                 )
         return corrected
+
+    def judge_agreement(self) -> list[JudgeAgreement]:
+        """Per harm, how far the LLM judge agrees with people, or else with the reference
+        annotator (see :mod:`corix.measurement.judge_agreement`)."""
+        return judge_agreements(self.harms, self.dialogue_verdicts)
 
     def label_rows(
         self, question: str | None = None, *, annotators: Collection[str] | None = None

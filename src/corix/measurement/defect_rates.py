@@ -11,17 +11,19 @@ Intervals:
   with continuity correction on ``defects`` of ``n`` (plain Wilson under-covers with
   few dialogues and rare defects);
 * otherwise — a **cluster bootstrap** (testers when some produced several dialogues,
-  each drawn tester bringing all its dialogues, else dialogues; then annotators within
-  a dialogue; drawn by stable keys so reruns give identical intervals) estimates the
+  each drawn tester bringing all its dialogues, else dialogues, each bringing all its
+  labels; drawn by stable keys so reruns give identical intervals) estimates the
   variance of the rate, times k/(k−1) for k testers (a bootstrap over k clusters
   understates it by (k−1)/k: the CR1 factor); the interval is corrected Wilson's at the
-  *effective* sample size ``rate·(1−rate)/variance``, never more than the number of
-  labels. With no defect seen it is Wilson's at n dialogues: never a point. Plain percentile
-  intervals collapse to a point when few or no defects are seen; Wilson's form does
-  not. The interval's name says which stages were drawn. Under ``combine: settle`` the
-  settled values are what is resampled (annotators are not drawn again), so the
-  interval covers the expected settled rate and is never narrower than Wilson's on the
-  settled dialogues. ``benchmarks/coverage_study.py`` measures the coverage.
+  *effective* sample size ``rate·(1−rate)/variance``, never more than the dialogues
+  for 0/1 values, nor the labels for annotators' means. With no defect seen it is
+  Wilson's at n dialogues: never a point. Plain percentile intervals collapse to a point
+  when few or no defects are seen; Wilson's form does not. The interval's name says what
+  was drawn. Annotators are never drawn again within a dialogue: its value already
+  carries their disagreement, and a second stage would count it twice. Under
+  ``combine: settle`` the interval covers the expected settled rate and is never
+  narrower than Wilson's on the settled dialogues. ``benchmarks/coverage_study.py``
+  measures the coverage.
 
 Dialogues that are not measurable are counted per group, with their reasons, and left
 out of ``n``. A cell whose dialogues were none of them measurable is still a rate, with
@@ -41,9 +43,9 @@ import numpy as np
 from pydantic import BaseModel
 
 from corix.measurement.bootstrap import (
+    cluster_resamples,
     few_testers_warning,
-    resampled_stages,
-    two_stage_resamples,
+    resampled_unit,
 )
 from corix.measurement.settlement import not_measurable_reason
 from corix.measurement.settling import RESOLVED, UNRESOLVED, Verdict, dialogue_value
@@ -56,9 +58,9 @@ WILSON = "wilson, continuity-corrected"
 NOT_MEASURED = "not measured"
 
 __all__ = [
+    "DIALOGUE_BOOTSTRAP",
     "NOT_MEASURED",
     "RATE_COLUMNS",
-    "TWO_STAGE",
     "WILSON",
     "DefectRate",
     "DialogueLabels",
@@ -171,26 +173,24 @@ class DialogueLabels:
     """One group's dialogues (in key order) and its labels (dialogue key, annotator, value).
 
     ``testers`` names who produced each dialogue ("" when unknown: a tester of its own),
-    so dialogues of one tester are resampled together. ``settled``: each dialogue's value
-    is its annotators' settled verdict, not their mean, so the bootstrap resamples the
-    settled values rather than the annotators.
+    so dialogues of one tester are resampled together. A dialogue's value is its
+    annotators' mean (``keep``) or their settled verdict (``settle``).
     """
 
     keys: list[str]
     values: list[float]
     labels: list[tuple[str, str, float]]
     testers: list[str] | None = None
-    settled: bool = False
 
 
-def bootstrap_method(stages: Sequence[str], testers: int | None = None) -> str:
-    """How an interval from a bootstrap over ``stages`` is named in outputs; ``testers``:
+def bootstrap_method(unit: str, testers: int | None = None) -> str:
+    """How an interval from a bootstrap over ``unit`` is named in outputs; ``testers``:
     the number of testers it was expanded for, when testers were drawn."""
     expanded = "" if testers is None else f" (k = {testers}, variance × k/(k−1))"
-    return f"bootstrap over {' → '.join(stages)}{expanded}, corrected Wilson at the effective n"
+    return f"bootstrap over {unit}{expanded}, corrected Wilson at the effective n"
 
 
-TWO_STAGE = bootstrap_method(resampled_stages(testers=False, annotators=True))
+DIALOGUE_BOOTSTRAP = bootstrap_method(resampled_unit(testers=False))
 
 
 def tester_count(testers: Sequence[str] | None, n: int) -> int:
@@ -204,36 +204,35 @@ def tester_count(testers: Sequence[str] | None, n: int) -> int:
 def rate_interval(
     data: DialogueLabels, *, confidence: float, resamples: int, seed: int
 ) -> tuple[float, float, str]:
-    """The interval of the mean of ``data.values`` (see the module docstring)."""
+    """The interval of the mean of ``data.values`` (see the module docstring).
+
+    The resampled unit is the dialogue, or its tester: a dialogue's value (its
+    annotators' mean under ``keep``) carries their disagreement once, so annotators are
+    never drawn again, and labels of one dialogue never count as independent draws."""
     n = len(data.keys)
-    rate = statistics.fmean(data.values)
-    labels = data.labels
-    if data.settled:  # the settled values are the labels: one per dialogue
-        labels = [
-            (key, "settled", value) for key, value in zip(data.keys, data.values, strict=True)
-        ]
+    values = np.asarray(data.values, dtype=float)
+    rate = float(values.mean())
     clustered = data.testers is not None and _shared(data.testers)
-    single = len(labels) == n and all(v in (0.0, 1.0) for v in data.values)
-    if (single and not clustered) or resamples == 0:
+    binary = bool(np.isin(values, (0.0, 1.0)).all())
+    if (binary and not clustered) or resamples == 0:
         low, high = wilson_cc_bounds(rate, n, confidence)
         return low, high, WILSON
-    pairs = [(key, annotator) for key, annotator, _ in labels]
-    label_values = np.array([value for _, _, value in labels])
     replicates: list[np.ndarray] = []
     testers = data.testers if clustered else None
-    for chunk in two_stage_resamples(data.keys, resamples, seed, labels=pairs, testers=testers):
-        assert chunk.labels is not None  # labels were given
-        totals = chunk.dialogues.sum(axis=0)
-        replicates.append(label_values @ chunk.labels / totals)
+    for chunk in cluster_resamples(data.keys, resamples, seed, testers=testers):
+        replicates.append(values @ chunk.dialogues / chunk.dialogues.sum(axis=0))
     variance = float(np.var(np.concatenate(replicates), ddof=1))
     k = tester_count(testers, n) if clustered else None
     if k is not None and k > 1:
         # A bootstrap over k clusters understates the variance by (k−1)/k: the CR1 factor.
         variance *= k / (k - 1)
     effective = n if variance <= 0 or rate in (0.0, 1.0) else rate * (1 - rate) / variance
-    low, high = wilson_cc_bounds(rate, min(effective, float(len(labels))), confidence)
-    stages = resampled_stages(testers=clustered, annotators=len(labels) > n)
-    return low, high, bootstrap_method(stages, k)
+    # A mean of several annotators' 0/1 labels varies less than one 0/1 value, so its
+    # effective n may pass the dialogues, through their measured spread alone (the labels
+    # bound it); a 0/1 value per dialogue never counts for more than one dialogue.
+    bound = n if binary else max(n, len(data.labels))
+    low, high = wilson_cc_bounds(rate, min(effective, float(bound)), confidence)
+    return low, high, bootstrap_method(resampled_unit(testers=clustered), k)
 
 
 def _shared(testers: Sequence[str]) -> bool:
@@ -385,8 +384,7 @@ def _rate(
         (key, verdict.annotator, verdict.value) for key in keys for verdict in by_dialogue[key]
     ]
     testers = [by_dialogue[key][0].dialogue.tester for key in keys]
-    settled = spec.combine == "settle"
-    data = DialogueLabels(keys, values, labels, testers=testers, settled=settled)
+    data = DialogueLabels(keys, values, labels, testers=testers)
     low, high, method = rate_interval(
         data, confidence=spec.confidence, resamples=spec.bootstrap, seed=spec.seed
     )

@@ -13,6 +13,7 @@ from corix.measurement.cell_cost import CellCost, cell_costs
 from corix.measurement.core import DEFAULT_RATE_GROUPING, Measurement
 from corix.measurement.defect_rates import DefectRate
 from corix.measurement.hit_at_k import HitRate, attack_rates
+from corix.measurement.judge_agreement import JudgeAgreement
 from corix.measurement.judge_error import CorrectedRate
 from corix.storage import Database
 
@@ -41,6 +42,8 @@ class DefectFigures:
     hits: Sequence[HitRate] = ()
     costs: Sequence[CellCost] = ()
     corrected: Sequence[CorrectedRate] = ()
+    judges: Sequence[JudgeAgreement] = ()
+    """How far the LLM judge whose rates are shown agrees with people, per harm."""
 
 
 def defect_figures(db: Database, measurement: Measurement, query: DefectsQuery) -> DefectFigures:
@@ -60,4 +63,5 @@ def defect_figures(db: Database, measurement: Measurement, query: DefectsQuery) 
         hits=hits,
         costs=cell_costs(db, measurement.run_ids) if query.cost else [],
         corrected=corrected,
+        judges=measurement.judge_agreement(),
     )

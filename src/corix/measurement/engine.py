@@ -20,7 +20,7 @@ import numpy as np
 
 from corix.measurement.bootstrap import Resample
 from corix.measurement.filters import FILTER_COLUMNS
-from corix.measurement.leaves import IntArray, LeafError, LeafSource, LeafTable
+from corix.measurement.leaves import IntArray, LeafError, LeafTable
 from corix.measurement.summarizers import FloatArray, NumericSummarizer, Sample
 from corix.measurement.tree_spec import NodeInstance, TreeSpec
 
@@ -193,38 +193,6 @@ class PreparedLeaves:
         return self._label_coding[0] // len(self.leaves.annotator.categories)
 
     @cached_property
-    def _annotation_labels(self) -> tuple[tuple[tuple[str, str], ...], IntArray]:
-        # Only annotators are resampled within a dialogue: a questionnaire has one respondent.
-        annotation = self.leaves.source.code_of(LeafSource.ANNOTATION.value)
-        is_annotation = np.zeros(len(self._label_coding[0]), dtype=bool)
-        if annotation is not None:
-            is_annotation[self.label[self.leaves.source.codes[self.rows] == annotation]] = True
-        chosen = np.flatnonzero(is_annotation)
-        per_dialogue = np.bincount(self.label_dialogue[chosen], minlength=self.n_dialogues)
-        row = np.full(len(is_annotation), -1, dtype=np.int64)
-        if not (per_dialogue > 1).any():
-            return (), row  # one annotator per dialogue: a second stage changes nothing
-        row[chosen] = np.arange(len(chosen))
-        annotators = self.leaves.annotator.categories
-        n_annotators = len(annotators)
-        pairs = tuple(
-            (self.dialogue_keys[int(self.label_dialogue[c])], annotators[int(p % n_annotators)])
-            for c, p in zip(chosen, self._label_coding[0][chosen], strict=True)
-        )
-        return pairs, row
-
-    @property
-    def annotation_labels(self) -> tuple[tuple[str, str], ...]:
-        """``(dialogue key, annotator)`` of every annotation label, for the second stage;
-        empty when no dialogue has more than one annotator."""
-        return self._annotation_labels[0]
-
-    @property
-    def annotation_label_row(self) -> IntArray:
-        """Per label, its row in :attr:`annotation_labels` (-1 when not resampled)."""
-        return self._annotation_labels[1]
-
-    @cached_property
     def mapped(self) -> FloatArray:
         """Each sorted position's answer on the tree's scale."""
         mapped = np.empty(len(self.rows))
@@ -280,13 +248,10 @@ class _QuestionCells:
     maps cells (rows) onto (unit, distinct value) columns.
     """
 
-    labels: IntArray
     dialogue: IntArray
-    node_dialogue: IntArray  # each cell's row in ``per_dialogue``
     share: FloatArray
     distinct: FloatArray
     histogram: sparse.csr_array
-    per_dialogue: sparse.csr_array  # node dialogues × cells, to sum cells per dialogue
 
 
 class TreeEvaluator:
@@ -317,8 +282,7 @@ class TreeEvaluator:
         """Each node's values, shape ``units × replicates`` (``None`` for an aggregation).
 
         Without ``resample`` there is one replicate: the data as observed. ``resample``
-        rows follow ``prepared``'s dialogues and, for labels, its annotation labels
-        (:attr:`PreparedLeaves.annotation_labels`).
+        rows follow ``prepared``'s dialogues.
         """
         replicates = 1 if resample is None else resample.size
         empty = np.full((self.n_units, replicates), np.nan)
@@ -381,19 +345,11 @@ class TreeEvaluator:
             scale=self.spec.scale,
         )
 
-    def _cell_weights(self, cells: _QuestionCells, resample: Resample) -> FloatArray:
-        """Each cell's weight per replicate; a drawn dialogue's cells sum to its draw count."""
-        copies = resample.dialogues[cells.dialogue]
-        row = self.prepared.annotation_label_row[cells.labels]
-        if resample.labels is None or not (row >= 0).any():
-            weights: FloatArray = copies * cells.share[:, None]
-            return weights
-        # Second stage: the annotators drawn for this dialogue, renormalized over the ones
-        # that answered this question (a dialogue none of them answered drops out).
-        drawn = np.where(row[:, None] >= 0, resample.labels[np.maximum(row, 0)], copies)
-        total = (cells.per_dialogue @ drawn)[cells.node_dialogue]
-        weights = np.zeros_like(drawn)
-        np.divide(copies * drawn, total, out=weights, where=total > 0)
+    @staticmethod
+    def _cell_weights(cells: _QuestionCells, resample: Resample) -> FloatArray:
+        """Each cell's weight per replicate: a drawn dialogue brings all its annotators'
+        cells, which sum to its draw count (its annotators are not drawn again)."""
+        weights: FloatArray = resample.dialogues[cells.dialogue] * cells.share[:, None]
         return weights
 
     def _question_cells(self, position: int) -> _QuestionCells:
@@ -412,7 +368,7 @@ class TreeEvaluator:
         answers = np.bincount(cell)
         value = np.bincount(cell, weights=prepared.mapped[where]) / answers
         dialogue = prepared.label_dialogue[labels]
-        node_dialogues, node_dialogue = np.unique(dialogue, return_inverse=True)
+        _, node_dialogue = np.unique(dialogue, return_inverse=True)
         share = 1.0 / np.bincount(node_dialogue)[node_dialogue]
         unit = np.zeros(len(labels), dtype=np.int64)
         unit[cell] = self.units[where]
@@ -420,18 +376,12 @@ class TreeEvaluator:
         k = len(distinct)
         n_cells = len(labels)
         cells = _QuestionCells(
-            labels=labels,
             dialogue=dialogue,
-            node_dialogue=node_dialogue,
             share=share,
             distinct=distinct,
             histogram=sparse.csr_array(
                 (np.ones(n_cells), (np.arange(n_cells), unit * k + value_index)),
                 shape=(n_cells, self.n_units * k),
-            ),
-            per_dialogue=sparse.csr_array(
-                (np.ones(n_cells), (node_dialogue, np.arange(n_cells))),
-                shape=(len(node_dialogues), n_cells),
             ),
         )
         self._cells[position] = cells

@@ -29,8 +29,8 @@ class NodeResult:
     ``value`` is ``None`` when the node is empty (no leaves, or only empty children); it
     is never silently 0. ``n`` counts the dialogues under the node (the unit).
     ``ci_low``/``ci_high`` are the bootstrap interval when one was computed, and
-    ``interval`` says how it was made (the stages resampled; a ``max``/``min`` node's
-    interval from its children's simultaneous intervals); ``testers`` how many testers
+    ``interval`` says how it was made (what was resampled; a ``max``/``min`` node's
+    interval from its children's intervals); ``testers`` how many testers
     (a dialogue without one counts as its own) the interval rests on, and ``warning``
     says when they are too few. ``bias`` (``max``/``min`` nodes) is the bootstrap's
     estimate of the published value's bias: the max of noisy children overshoots, so

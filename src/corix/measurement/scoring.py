@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -12,14 +13,15 @@ import numpy as np
 import numpy.typing as npt
 
 from corix.measurement.bootstrap import (
+    cluster_resamples,
     expanded_percentile_interval,
     percentile_interval,
-    resampled_stages,
-    two_stage_resamples,
+    resampled_unit,
 )
 from corix.measurement.defect_rates import wilson_cc_arrays, wilson_cc_bounds
 from corix.measurement.engine import PreparedLeaves, TreeEvaluator
 from corix.measurement.gating_check import undeclared_gating
+from corix.measurement.intervals import Interval
 from corix.measurement.leaves import IntArray, LeafSource, LeafTable
 from corix.measurement.results import NodeProvenance, NodeResult, NodeValue
 from corix.measurement.summarizers import FloatArray, Max, Min
@@ -38,9 +40,9 @@ def score_tree(
 ) -> dict[str, NodeResult]:
     """Score ``spec`` for every application in ``leaves``; returns application → root.
 
-    With ``bootstrap`` > 0, each numeric node gets a percentile interval from that many
-    two-stage bootstrap replicates (dialogues resampled within each application, then
-    the annotators within each dialogue when several labelled it), seeded by ``seed``
+    With ``bootstrap`` > 0, each numeric node gets an interval from that many cluster
+    bootstrap replicates (dialogues, or their testers, resampled within each
+    application, each bringing all its labels and answers), seeded by ``seed``
     and keyed by the leaves' ``dialogue_key`` (else the dialogue id), so reruns give
     identical intervals. ``n`` counts the
     dialogues under a node. ``include_dialogues`` lists their ids, the annotators whose
@@ -216,12 +218,11 @@ def _intervals(
     applications = prepared.leaves.application.categories
     strata = [applications[int(a)] for a in prepared.dialogue_application]
     clustered = _clustered_units(prepared.dialogue_testers, prepared.dialogue_application)
-    resamples = two_stage_resamples(
+    resamples = cluster_resamples(
         prepared.dialogue_keys,
         replicates,
         seed,
         strata=strata,
-        labels=prepared.annotation_labels or None,
         testers=prepared.dialogue_testers if clustered.any() else None,
     )
     chunks = [evaluator.evaluate(resample) for resample in resamples]
@@ -231,16 +232,9 @@ def _intervals(
         found = [values for chunk in chunks if (values := chunk[position]) is not None]
         series.append(None if observed is None else np.concatenate(found, axis=1))
     testers = evaluator.tester_counts()
-    stages = resampled_stages(testers=False, annotators=bool(prepared.annotation_labels))
     counts = evaluator.dialogue_counts()
     bounds = _Bounds(
-        evaluator.spec,
-        point,
-        series,
-        testers if clustered.any() else None,
-        clustered,
-        stages,
-        counts,
+        evaluator.spec, point, series, testers if clustered.any() else None, clustered, counts
     )
     nodes: list[_NodeBounds | None] = []
     for position, values in enumerate(series):
@@ -278,6 +272,8 @@ def _with_extremes(
     n = counts[position].astype(float)
     at_low = (values == span.low) & (n > 0)
     at_high = (values == span.high) & (n > 0)
+    inside = (n > 0) & ~(at_low | at_high)
+    bounds = _no_spread_inside(bounds, values, n, inside, span, confidence)
     if not (at_low.any() or at_high.any()):
         return bounds
     reach = np.zeros(len(values))
@@ -291,6 +287,35 @@ def _with_extremes(
         if edge
         else method
         for method, edge, k in zip(bounds.methods, at_low | at_high, n, strict=True)
+    )
+    return _NodeBounds(low, high, methods, bounds.bias)
+
+
+def _no_spread_inside(
+    bounds: _NodeBounds,
+    values: FloatArray,
+    n: FloatArray,
+    candidates: npt.NDArray[np.bool_],
+    span: Interval,
+    confidence: float,
+) -> _NodeBounds:
+    """A unit whose bootstrap is one point inside the range (every dialogue the same
+    value, e.g. two annotators who always split) gets at least corrected Wilson's
+    interval for its share at its n dialogues, as a rate whose dialogues do not vary
+    does: an unseen spread is not evidence of none."""
+    point = candidates & (bounds.high == bounds.low)
+    if not point.any():
+        return bounds
+    share = (values[point] - span.low) / span.width
+    wilson_low, wilson_high = wilson_cc_arrays(share, n[point], confidence)
+    low, high = bounds.low.copy(), bounds.high.copy()
+    low[point] = np.fmin(low[point], span.low + wilson_low * span.width)
+    high[point] = np.fmax(high[point], span.low + wilson_high * span.width)
+    methods = tuple(
+        f"{method}; with no spread seen, at least corrected Wilson's interval at its n"
+        if flat
+        else method
+        for method, flat in zip(bounds.methods, point, strict=True)
     )
     return _NodeBounds(low, high, methods, bounds.bias)
 
@@ -327,7 +352,6 @@ class _Bounds:
         series: list[FloatArray | None],
         testers: list[IntArray] | None,
         clustered: npt.NDArray[np.bool_],
-        stages: tuple[str, ...],
         counts: list[IntArray],
     ) -> None:
         self.spec = spec
@@ -335,7 +359,6 @@ class _Bounds:
         self.series = series
         self.testers = testers
         self.clustered = clustered
-        self.stages = stages
         self.counts = counts
         self._memo: dict[tuple[int, float], _NodeBounds] = {}
 
@@ -363,26 +386,14 @@ class _Bounds:
         extreme = isinstance(node.summarizer, Max | Min) and node.question is None
         children = [c for c in node.children if self.series[c] is not None]
         if extreme and len(children) > 1:
-            level = 1 - (1 - confidence) / len(children)
-            # Each child's own interval over testers at this level: with testers drawn
-            # whole, their plain percentile intervals made the max cover only 0.93.
-            parts = [self.at(child, level) for child in children]
-            pick = np.fmax if isinstance(node.summarizer, Max) else np.fmin
-            low, high = parts[0].low, parts[0].high
-            for part in parts[1:]:
-                low, high = pick(low, part.low), pick(high, part.high)
-            method = (
-                f"{node.summarizer_name} of the children's simultaneous intervals "
-                f"(Bonferroni, each at {level:.2%})"
-            )
-            return _NodeBounds(low, high, (method,) * len(low), self._bias(position))
+            return self._extreme(position, children, confidence)
         values = self.series[position]
         assert values is not None  # only numeric nodes are asked for
         low, high = percentile_interval(values, confidence)
-        methods = [f"percentile bootstrap over {' → '.join(self.stages)}"] * len(low)
+        methods = [f"percentile bootstrap over {resampled_unit(testers=False)}"] * len(low)
         if self.testers is None:
             return _NodeBounds(low, high, tuple(methods))
-        tested = " → ".join(resampled_stages(testers=True, annotators=len(self.stages) > 1))
+        tested = resampled_unit(testers=True)
         for unit in np.flatnonzero(self.clustered):
             k = int(self.testers[position][unit])
             found = self._effective_wilson(position, int(unit), k, confidence)
@@ -399,6 +410,31 @@ class _Bounds:
                 "corrected Wilson at the effective n"
             )
         return _NodeBounds(low, high, tuple(methods))
+
+    def _extreme(self, position: int, children: list[int], confidence: float) -> _NodeBounds:
+        """A ``max`` over c children: the max of the children's upper ends at the node's
+        level, and of their lower ends at level 1 − α/c (Bonferroni); a ``min`` mirrors it.
+
+        The max misses above only if the true largest child lies above its own upper end
+        (probability ≤ α/2), and below only if some child's lower end lies above its true
+        value (≤ c · α/(2c)), so it covers with probability ≥ 1 − α whatever the gap
+        between the children. Only the side that any child can spoil needs Bonferroni."""
+        node = self.spec.nodes[position]
+        is_max = isinstance(node.summarizer, Max)
+        level = 1 - (1 - confidence) / len(children)
+        # Each child's own interval (over testers where drawn): with testers drawn whole,
+        # their plain percentile intervals made the max cover only 0.93.
+        wide = [self.at(child, level) for child in children]
+        plain = [self.at(child, confidence) for child in children]
+        pick = np.fmax if is_max else np.fmin
+        low = functools.reduce(pick, [part.low for part in (wide if is_max else plain)])
+        high = functools.reduce(pick, [part.high for part in (plain if is_max else wide)])
+        method = (
+            f"{node.summarizer_name} of the children's intervals ("
+            f"{'lower' if is_max else 'upper'} ends Bonferroni at {level:.2%}, "
+            f"{'upper' if is_max else 'lower'} ends at {confidence:.0%})"
+        )
+        return _NodeBounds(low, high, (method,) * len(low), self._bias(position))
 
     def _effective_wilson(
         self, position: int, unit: int, testers: int, confidence: float

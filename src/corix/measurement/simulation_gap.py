@@ -11,9 +11,11 @@ bootstrap with testers — people, persona instances — as clusters, corrected 
 effective n), and their difference (simulated − human) with Newcombe's hybrid score
 interval (1998, method 10) built from those two intervals, so the difference carries the
 same clustering. Beside them, dialogue features with a two-sample test and an effect size:
-turns and mean user message length (Mann–Whitney U, Cliff's delta), the share of dialogues
-with a violation (Fisher's exact test, risk difference) and each questionnaire item both
-kinds answered (Mann–Whitney U, Cliff's delta). The feature tests treat dialogues as
+turns, mean user message length, the share of the application's replies that refuse and
+the turn of the first prohibited release (:mod:`dialogue_features`; Mann–Whitney U, Cliff's
+delta), the share of dialogues with a violation as the annotators settled it (Fisher's
+exact test, risk difference) and each questionnaire item both kinds answered
+(Mann–Whitney U, Cliff's delta). The feature tests treat dialogues as
 independent: when testers hold several dialogues their p-values are too small. Persona
 templates are ranked by their distance to the human testers: the mean |Cliff's delta| of
 their dialogues against the people's over turns and user message length.
@@ -29,18 +31,33 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from pydantic import BaseModel
 
+from corix.measurement.calibrated_simulation import (
+    CellCalibration,
+    SampledDialogue,
+    calibrate_cell,
+)
 from corix.measurement.core import DEFAULT_RATE_GROUPING, Measurement
 from corix.measurement.defect_rates import DefectRate, defect_rates
+from corix.measurement.dialogue_features import (
+    REFUSAL_SHARE,
+    TURNS,
+    USER_LENGTH,
+    VIOLATION_TURN,
+    DialogueShape,
+    dialogue_shapes,
+)
 from corix.measurement.settling import GUARDRAIL_VIOLATION
-from corix.storage import Database, MeasuredDialogue, iter_sessions, respondent_answers
+from corix.storage import Database, MeasuredDialogue, respondent_answers
 
 HUMAN = "human"
 SIMULATED = "simulated"
 DEFAULT_DELTA = 0.10
+CALIBRATION_REPLICATES = 400
+"""Fewer than the rates' bootstrap: each replicate solves for the weights again."""
+CALIBRATION_FEATURES = (TURNS, USER_LENGTH, REFUSAL_SHARE)
 DIFFERENCE_INTERVAL = "Newcombe hybrid score (method 10) from the two rates' intervals"
 RULE = "simulation stands in when every rate difference's interval lies within ±δ"
 _MANN_WHITNEY = "Mann–Whitney U, two-sided"
@@ -115,6 +132,9 @@ class CellGap(BaseModel):
     """Persona templates from the closest to the human testers to the furthest."""
     stands_in: bool | None
     """Whether simulation may stand in here (see the rule); ``None`` when no rate compares."""
+    calibration: CellCalibration | None
+    """The simulated rates with the persona templates reweighted to the human testers'
+    features; ``None`` without a feature both kinds have."""
 
 
 class SimulationGap(BaseModel):
@@ -140,9 +160,14 @@ def newcombe_difference(
 
 
 def simulation_gap_per_cell(
-    db: Database, measurement: Measurement, *, delta: float = DEFAULT_DELTA
+    db: Database,
+    measurement: Measurement,
+    *,
+    delta: float = DEFAULT_DELTA,
+    replicates: int = CALIBRATION_REPLICATES,
 ) -> SimulationGap:
-    """The simulation gap of every cell of ``measurement`` with human and simulated testers."""
+    """The simulation gap of every cell of ``measurement`` with human and simulated testers;
+    ``replicates``: the calibrated rates' bootstrap replicates."""
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
     cells: defaultdict[tuple[str, str, str], dict[str, list[MeasuredDialogue]]] = defaultdict(
@@ -152,10 +177,11 @@ def simulation_gap_per_cell(
         if dialogue.not_measurable is None and dialogue.source in (HUMAN, SIMULATED):
             cells[_cell(dialogue)][dialogue.source].append(dialogue)
     compared = {key: kinds for key, kinds in cells.items() if all(kinds.values())}
-    rates = {kind: _rates_of(measurement, kind) for kind in (HUMAN, SIMULATED)}
+    # Every report asks: a record without both kinds in one cell costs no rate or query.
+    rates = {kind: _rates_of(measurement, kind) for kind in (HUMAN, SIMULATED)} if compared else {}
     sessions = [d.session_id for kinds in compared.values() for ds in kinds.values() for d in ds]
-    lengths = _user_lengths(db, sessions)
-    answers = _answers(db, sessions)
+    lengths = dialogue_shapes(db, sessions) if compared else {}
+    answers = _answers(db, sessions) if compared else {}
     found = []
     for key in sorted(compared, key=lambda k: (k[0], k[1], _LEVELS.get(k[2], 9), k[2])):
         kinds = compared[key]
@@ -177,6 +203,7 @@ def simulation_gap_per_cell(
                 features=features,
                 templates=_template_distances(kinds, lengths),
                 stands_in=all(comparable) if comparable else None,
+                calibration=_calibration(kinds, lengths, gaps, measurement, replicates),
             )
         )
     return SimulationGap(
@@ -193,16 +220,8 @@ def simulation_gap_per_cell(
 _LEVELS = {"model_testing": 0, "red_teaming": 1, "field_testing": 2}
 _CELL_KEYS = ("application", "scenario", "level")
 _GroupKey = tuple[tuple[str, str], ...]
-_NO_TEMPLATE = "(no template)"
-
-
-class _Shape(NamedTuple):
-    features: dict[str, float]
-    template: str
-
-
-_TURNS = "turns"
-_USER_LENGTH = "user message length (characters)"
+_MEAN_FEATURES = (REFUSAL_SHARE,)
+"""Features mostly zero, whose medians would hide a difference: summarized by their mean."""
 
 
 def _cell(dialogue: MeasuredDialogue) -> tuple[str, str, str]:
@@ -270,19 +289,6 @@ def _rate_gaps(
     return gaps
 
 
-def _user_lengths(db: Database, session_ids: Sequence[str]) -> dict[str, _Shape]:
-    """session → its turns, the mean length of its user messages, its persona template."""
-    found = {}
-    for session in iter_sessions(db, session_ids=list(session_ids)):
-        lengths = [len(turn.user_text) for turn in session.turns]
-        features = {
-            _TURNS: float(len(lengths)),
-            _USER_LENGTH: statistics.fmean(lengths) if lengths else 0.0,
-        }
-        found[session.id] = _Shape(features, session.provenance.template or _NO_TEMPLATE)
-    return found
-
-
 def _answers(db: Database, session_ids: Sequence[str]) -> dict[tuple[str, str, bool], float]:
     """(session, item, simulated respondent) → the mean numeric answer to the item."""
     values: defaultdict[tuple[str, str, bool], list[float]] = defaultdict(list)
@@ -297,11 +303,13 @@ def _mann_whitney(feature: str, human: list[float], simulated: list[float]) -> F
 
     result = stats.mannwhitneyu(simulated, human, alternative="two-sided")
     cliff = 2 * float(result.statistic) / (len(simulated) * len(human)) - 1
+    mean = feature in _MEAN_FEATURES
+    summarize = statistics.fmean if mean else statistics.median
     return FeatureGap(
         feature=feature,
-        summary="median",
-        human=statistics.median(human),
-        simulated=statistics.median(simulated),
+        summary="mean" if mean else "median",
+        human=summarize(human),
+        simulated=summarize(simulated),
         human_n=len(human),
         simulated_n=len(simulated),
         test=_MANN_WHITNEY,
@@ -312,18 +320,28 @@ def _mann_whitney(feature: str, human: list[float], simulated: list[float]) -> F
 
 
 def _length_features(
-    kinds: dict[str, list[MeasuredDialogue]], lengths: dict[str, _Shape]
+    kinds: dict[str, list[MeasuredDialogue]], lengths: dict[str, DialogueShape]
 ) -> list[FeatureGap]:
+    """Each feature of :mod:`dialogue_features` both kinds of dialogue have (the violation
+    turn only where the packet check finds a violation)."""
     found = []
-    for feature in (_TURNS, _USER_LENGTH):
-        human = [lengths[d.session_id].features[feature] for d in kinds[HUMAN]]
-        simulated = [lengths[d.session_id].features[feature] for d in kinds[SIMULATED]]
-        found.append(_mann_whitney(feature, human, simulated))
+    for feature in (TURNS, USER_LENGTH, REFUSAL_SHARE, VIOLATION_TURN):
+        human = _values(kinds[HUMAN], lengths, feature)
+        simulated = _values(kinds[SIMULATED], lengths, feature)
+        if human and simulated:
+            found.append(_mann_whitney(feature, human, simulated))
     return found
 
 
+def _values(
+    dialogues: Sequence[MeasuredDialogue], lengths: dict[str, DialogueShape], feature: str
+) -> list[float]:
+    found = (lengths[d.session_id].features.get(feature) for d in dialogues)
+    return [value for value in found if value is not None]
+
+
 def _template_distances(
-    kinds: dict[str, list[MeasuredDialogue]], lengths: dict[str, _Shape]
+    kinds: dict[str, list[MeasuredDialogue]], lengths: dict[str, DialogueShape]
 ) -> list[TemplateDistance]:
     by_template: defaultdict[str, list[str]] = defaultdict(list)
     for dialogue in kinds[SIMULATED]:
@@ -331,7 +349,7 @@ def _template_distances(
     found = []
     for template, sessions in by_template.items():
         effects = {}
-        for feature in (_TURNS, _USER_LENGTH):
+        for feature in (TURNS, USER_LENGTH):
             human = [lengths[d.session_id].features[feature] for d in kinds[HUMAN]]
             simulated = [lengths[s].features[feature] for s in sessions]
             effects[feature] = _mann_whitney(feature, human, simulated).effect
@@ -393,3 +411,45 @@ def _questionnaire_features(
         if human and simulated:
             found.append(_mann_whitney(f"questionnaire: {item}", human, simulated))
     return found
+
+
+def _calibration(
+    kinds: dict[str, list[MeasuredDialogue]],
+    lengths: dict[str, DialogueShape],
+    gaps: Sequence[RateGap],
+    measurement: Measurement,
+    replicates: int,
+) -> CellCalibration | None:
+    """Simulated templates reweighted on the features every dialogue of the cell has."""
+    dialogues = [d for found in kinds.values() for d in found]
+    features = [
+        f
+        for f in CALIBRATION_FEATURES
+        if all(f in lengths[d.session_id].features for d in dialogues)
+    ]
+    if not features:
+        return None
+
+    def sampled(dialogue: MeasuredDialogue, kind: str) -> SampledDialogue:
+        shape = lengths[dialogue.session_id]
+        rates = [gap.human if kind == HUMAN else gap.simulated for gap in gaps]
+        return SampledDialogue(
+            tester=dialogue.tester or f"dialogue {dialogue.session_id}",
+            template=shape.template,
+            features=tuple(shape.features[f] for f in features),
+            defects=frozenset(
+                at for at, r in enumerate(rates) if dialogue.session_id in r.defect_dialogues
+            ),
+            rated=frozenset(at for at, r in enumerate(rates) if dialogue.session_id in r.dialogues),
+        )
+
+    spec = measurement.spec.spec
+    return calibrate_cell(
+        [sampled(d, HUMAN) for d in kinds[HUMAN]],
+        [sampled(d, SIMULATED) for d in kinds[SIMULATED]],
+        features,
+        [gap.group for gap in gaps],
+        confidence=spec.confidence,
+        replicates=replicates,
+        seed=spec.seed,
+    )

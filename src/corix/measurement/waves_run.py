@@ -43,8 +43,10 @@ async def run_in_waves(
     waves: WavesRequest,
     *,
     on_wave: Callable[[int, WaveDecision], None] | None = None,
+    handle_signals: bool = False,
 ) -> RunResult:
-    """Run (or resume) ``request`` wave by wave until the rule closes every cell."""
+    """Run (or resume) ``request`` wave by wave until the rule closes every cell;
+    ``handle_signals`` turns SIGINT/SIGTERM into a clean stop (``interrupted``)."""
     source = plan_to_run(db, request)
     stored_rule: StoppingRule | None = None
     gates: Mapping[str, float] = source.plan.gates
@@ -68,6 +70,7 @@ async def run_in_waves(
         executor=build_executor(request.executor),
         on_wave=on_wave,
         keep={"rule": rule.text(), "settings": rule.model_dump(), "annotators": annotators},
+        handle_signals=handle_signals,
     )
 
 

@@ -12,6 +12,7 @@ from corix.measurement import (
     CorrectedRate,
     LeafTable,
     Measurement,
+    SimulationGap,
     TreeSpec,
     attack_rates,
     cell_costs,
@@ -19,6 +20,7 @@ from corix.measurement import (
     load_tree,
     measure,
     sequential_records,
+    simulation_gap_per_cell,
     stored_answers,
     tree_figures,
 )
@@ -164,9 +166,18 @@ def _build(
             else ()
         ),
         judge_corrected=tuple(judge_corrected_rates(measurement)),
+        judge_agreement=tuple(measurement.judge_agreement()),
         sequential=tuple(sequential_records(db, run_ids)),
         cell_costs=tuple(cell_costs(db, run_ids)),
+        simulation_gap=_simulation_gap(db, measurement, settings),
     )
+
+
+def _simulation_gap(
+    db: Database, measurement: Measurement, settings: ReportSettings
+) -> SimulationGap | None:
+    gap = simulation_gap_per_cell(db, measurement, delta=settings.simulation_delta)
+    return gap if gap.cells else None
 
 
 def judge_corrected_rates(measurement: Measurement) -> list[CorrectedRate]:

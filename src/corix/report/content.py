@@ -23,9 +23,11 @@ from corix.measurement import (
     ScoreTable,
     SequentialRecord,
     Settlement,
+    SimulationGap,
     TreeSpec,
     ViewGap,
 )
+from corix.measurement.judge_agreement import JudgeAgreement
 from corix.measurement.questionnaire_stats import GroupComparison, ItemSummary
 from corix.report.agreement import PairAgreement
 from corix.report.history import RunLabel
@@ -64,6 +66,9 @@ class ReportSettings(BaseModel):
     measurement_source: str | None = None
     hit_k: int | None = Field(default=None, ge=1)
     """When set, attacker-style rates: hit@k per persona template × application."""
+    simulation_delta: float = Field(default=0.10, gt=0, lt=1)
+    """Simulation stands in for people in a cell when every rate difference's interval lies
+    within ± this (the core's ``DEFAULT_DELTA``)."""
 
     def measurement_spec(self) -> MeasurementSpec:
         """The specification in force: ``measurement`` with this report's tree settings."""
@@ -167,8 +172,13 @@ class ReportContent:
     judge_corrected: tuple[CorrectedRate, ...] = ()
     """Each machine source's rates beside their correction for its error measured against
     people's labels on the dialogues both labelled (empty without people's labels)."""
+    judge_agreement: tuple[JudgeAgreement, ...] = ()
+    """Per harm, how far the LLM judge agrees with people (or the reference annotator):
+    said beside its rates, with a warning when low."""
     cell_costs: tuple[CellCost, ...] = ()
     """Each application × scenario × level's calls, tokens and cost, by source."""
+    simulation_gap: SimulationGap | None = None
+    """Human against simulated testers per cell; ``None`` when no cell has both."""
     written: WrittenReportSettings | None = None
     """The settings the report was written with, as stored with its runs (``None`` for
     content shown without being written, e.g. in the web app)."""

@@ -23,7 +23,9 @@ from corix.measurement import (
     HitRate,
     MeasurementSpec,
     SequentialRecord,
+    SimulationGap,
 )
+from corix.measurement.judge_agreement import JudgeAgreement
 from corix.measurement.questionnaire_stats import ItemSummary
 from corix.report.history import RunLabel
 from corix.report.provenance import AnnotatorSummary
@@ -202,6 +204,10 @@ class ReportDocument(_Part):
     sequential: list[SequentialRecord]
     cell_costs: list[CellCost]
     judge_corrected: list[CorrectedRate]
+    judge_agreement: list[JudgeAgreement] = []
+    simulation_gap: SimulationGap | None = Field(
+        default=None, description="human against simulated testers per cell; null without both"
+    )
     harm_packs: dict[str, HarmPackPart]
     questionnaire: QuestionnairePart
     agreement: list[PairAgreementPart]

@@ -19,7 +19,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup
 
 from corix.domain import step_views
-from corix.report import anchors, colors, formatting, provenance, written
+from corix.report import anchors, colors, formatting, provenance, simulation_section, written
 from corix.report.content import ReportContent, TreeSection
 from corix.report.html_views import (
     ComparisonRow,
@@ -204,5 +204,6 @@ def _environment() -> Environment:
         COST_COLUMNS=formatting.COST_COLUMNS,
         COST_NOTE=formatting.COST_NOTE,
         cost_parts=formatting.cost_parts,
+        sim=simulation_section,
     )
     return env

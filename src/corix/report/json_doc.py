@@ -106,6 +106,8 @@ def report_document(content: ReportContent) -> ReportDocument:
         sequential=list(content.sequential),
         cell_costs=list(content.cell_costs),
         judge_corrected=list(content.judge_corrected),
+        judge_agreement=list(content.judge_agreement),
+        simulation_gap=content.simulation_gap,
         harm_packs={
             harm: HarmPackPart(
                 title=pack.title,

@@ -9,7 +9,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from corix.measurement import CorrectedRate, DefectRate, HitRate, NodeResult, SequentialRecord
+from corix.measurement import (
+    GUARDRAIL_VIOLATION,
+    CorrectedRate,
+    DefectRate,
+    HitRate,
+    NodeResult,
+    SequentialRecord,
+)
 from corix.report.content import ReportContent, TreeSection
 from corix.report.formatting import (
     COST_COLUMNS,
@@ -34,6 +41,7 @@ from corix.report.labels import (
     question_texts,
 )
 from corix.report.provenance import endpoint_text, repeats_text, targets_text
+from corix.report.simulation_section import simulation_markdown
 from corix.report.written import settings_line
 
 # Enough to keep text from becoming emphasis, code, links, HTML or table cells.
@@ -71,6 +79,8 @@ def render_markdown(content: ReportContent) -> str:
     for section in content.trees:
         lines += _tree_section(section, questions)
     lines += _rates_section(content)
+    if content.simulation_gap is not None:
+        lines += simulation_markdown(content.simulation_gap, md, _table)
     lines += _views_section(content, questions)
     lines += _questionnaire_section(content)
     lines += _agreement_section(content, questions)
@@ -210,14 +220,25 @@ def _value_with_interval(node: NodeResult) -> str:
 def _rates_section(content: ReportContent) -> list[str]:
     lines = ["## Defect rates", "", "### Guardrail violations", ""]
     lines += _rate_table(content.violation_rates)
+    lines += _judge_notes(content, GUARDRAIL_VIOLATION)
     for harm, pack in content.harm_packs.items():
         lines += [f"### {md(pack.title)}", ""]
         lines += _rate_table([r for r in content.defect_rates if r.group["harm"] == harm])
+        lines += _judge_notes(content, harm)
     if content.judge_corrected:
         lines += ["### Judge-corrected rates", "", CORRECTED_NOTE, ""]
         lines += _corrected_table(content.judge_corrected)
     lines += _hit_section(content.hit_rates) + _sequential_section(content.sequential)
     return lines + _cost_section(content)
+
+
+def _judge_notes(content: ReportContent, harm: str) -> list[str]:
+    """How far the LLM judge agrees with people on ``harm``, a warning when it is low."""
+    return [
+        f"{'⚠ ' if a.low else ''}{md(a.sentence())}\n"
+        for a in content.judge_agreement
+        if a.harm == harm
+    ]
 
 
 def _cost_section(content: ReportContent) -> list[str]:
@@ -471,15 +492,27 @@ def _agreement_section(content: ReportContent, questions: Mapping[str, str]) -> 
     for pair in content.agreement:
         lines += [f"### {md(annotator_label(pair.a))} vs {md(annotator_label(pair.b))}", ""]
         lines += _table(
-            ["Question", "Items", "Exact", "±1", "κ", "α"],
+            [
+                "Question",
+                "Items",
+                "Exact",
+                "±1",
+                "Scale",
+                "κ (plain / quadratic)",
+                "α (nominal / ordinal)",
+            ],
             [
                 [
                     md(questions.get(r.question_id or "", r.question_id or EMPTY)),
                     str(r.n_items),
                     percent(r.exact_agreement),
                     percent(r.relaxed_agreement),
-                    number(r.cohen_kappa_quadratic if r.ordinal else r.cohen_kappa, 2),
-                    number(r.alpha_ordinal if r.ordinal else r.alpha_nominal, 2),
+                    "ordinal" if r.ordinal else "nominal",
+                    f"{number(r.cohen_kappa_quadratic, 2)} quadratic"
+                    if r.ordinal
+                    else f"{number(r.cohen_kappa, 2)} plain",
+                    f"{number(r.alpha_ordinal if r.ordinal else r.alpha_nominal, 2)} "
+                    + ("ordinal" if r.ordinal else "nominal"),
                 ]
                 for r in pair.reports
             ],

@@ -46,6 +46,7 @@ def write_report(
     measurement_source: str | None = None,
     series: str | None = None,
     hit_k: int | None = None,
+    simulation_delta: float = 0.10,
     progress: Progress = UNWATCHED,
 ) -> ReportPaths:
     """Compute the report of ``run_id`` and write it into ``out_dir`` (created if needed).
@@ -56,6 +57,8 @@ def write_report(
     settle (its tree and interval fields are replaced by the arguments above);
     ``measurement_source`` names the file it was read from. With ``series``, the report
     covers every run of that evaluation series (``run_id`` is then ignored).
+    ``simulation_delta``: simulated testers stand in for people in a cell when every rate
+    difference's interval lies within ± this.
 
     The report states the settings it was written with, and they are stored with every
     run it covers (``corix runs show`` lists them) once its files are written.
@@ -71,6 +74,7 @@ def write_report(
         measurement=measurement or MeasurementSpec(),
         measurement_source=measurement_source,
         hit_k=hit_k,
+        simulation_delta=simulation_delta,
     )
     return write_report_with(db, run_id, out_dir, settings, series=series, progress=progress)
 

@@ -46,6 +46,7 @@ def written_settings(
         measurement=content.measurement.model_dump(mode="json", exclude={"source"}),
         measurement_digest=content.measurement.digest,
         measurement_source=content.measurement.source,
+        simulation_delta=settings.simulation_delta,
         corix_version=content.measurement.corix_version,
         written_at=written_at,
         outputs=tuple(
@@ -129,4 +130,5 @@ def reused_settings(stored: WrittenReportSettings) -> ReportSettings:
         compare_runs=stored.compared_runs,
         measurement=in_force.spec,
         measurement_source=stored.measurement_source,
+        simulation_delta=stored.simulation_delta,
     )

@@ -1,6 +1,8 @@
 """Model-testing scripts expanded into concrete scripted dialogues.
 
-Each script's turn templates are rendered once per parameter set. A test's ``key`` is
+Each script's turn templates are rendered once per parameter set and loaded pack: checking
+the pack renders them, and its expansion is kept with the pack while it lives (a pack is
+frozen), so planning a run and counting its work reuse the same tests. A test's ``key`` is
 ``pack/script/index`` where ``index`` is the parameter set's position in the script's full
 expansion, so the same test keeps the same key across runs and a resumed run maps its work
 items back onto the same tests.
@@ -9,6 +11,8 @@ items back onto the same tests.
 from __future__ import annotations
 
 import random
+import weakref
+from collections.abc import Sequence
 from typing import Any
 
 from jinja2 import TemplateError
@@ -50,12 +54,21 @@ def resolve_selector(packet: TestPacket, selector: FactSelector, parameters: Con
     return select_statements(packet, ids, selector.where, parameters)
 
 
-def expand_script(pack: ScenarioPack, script: ModelTestScript) -> list[ScriptedTest]:
-    """Every parameter set of ``script``, in order; template problems raise ``ConfigError``."""
+def expand_script(
+    pack: ScenarioPack, script: ModelTestScript, rendered: Sequence[Sequence[str]] | None = None
+) -> list[ScriptedTest]:
+    """Every parameter set of ``script``, in order; template problems raise ``ConfigError``.
+
+    ``rendered[index]`` holds the turns already rendered for parameter set ``index`` (as
+    checking the pack does); without it the turns are rendered here.
+    """
     tests = []
     for index, parameters in enumerate(script.parameters.expand()):
         try:
-            turns = [render(turn, parameters) for turn in script.turns]
+            if rendered is None:
+                turns = [render(turn, parameters) for turn in script.turns]
+            else:
+                turns = list(rendered[index])
             required = resolve_selector(pack.packet, script.required_facts, parameters)
         except (TemplateError, KeyError) as exc:
             raise ConfigError(
@@ -79,6 +92,26 @@ def expand_script(pack: ScenarioPack, script: ModelTestScript) -> list[ScriptedT
     return tests
 
 
+# Each loaded pack's expansion (one list of tests per script), by the pack's id while it lives.
+_EXPANSIONS: dict[int, list[list[ScriptedTest]]] = {}
+
+
+def keep_expansion(pack: ScenarioPack, expansion: list[list[ScriptedTest]]) -> None:
+    """Keep ``expansion`` (every script's tests, in script order) with ``pack``."""
+    if id(pack) not in _EXPANSIONS:
+        weakref.finalize(pack, _EXPANSIONS.pop, id(pack), None)
+    _EXPANSIONS[id(pack)] = expansion
+
+
+def script_expansions(pack: ScenarioPack) -> list[list[ScriptedTest]]:
+    """Every script's tests, in script order, rendered once per pack object."""
+    expansion = _EXPANSIONS.get(id(pack))
+    if expansion is None:
+        expansion = [expand_script(pack, script) for script in pack.model_testing.scripts]
+        keep_expansion(pack, expansion)
+    return expansion
+
+
 def _describe(exc: Exception) -> str:
     if isinstance(exc, KeyError):
         return f"unknown fact '{exc.args[0]}'"
@@ -92,8 +125,7 @@ def expand_model_tests(pack: ScenarioPack, seed: int = 0) -> list[ScriptedTest]:
     (the same seed always draws the same sets, and keys do not depend on the draw).
     """
     tests: list[ScriptedTest] = []
-    for script in pack.model_testing.scripts:
-        expanded = expand_script(pack, script)
+    for script, expanded in zip(pack.model_testing.scripts, script_expansions(pack), strict=True):
         if script.sample is not None and script.sample < len(expanded):
             rng = random.Random(f"{seed}/{pack.name}/{script.id}")
             chosen = sorted(rng.sample(range(len(expanded)), script.sample))

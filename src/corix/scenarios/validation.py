@@ -29,7 +29,13 @@ from corix.scenarios.models import (
     ScenarioPack,
 )
 from corix.scenarios.personas import PERSONA_VARIABLES
-from corix.scenarios.scripts import expand_script, resolve_selector
+from corix.scenarios.scripts import (
+    ScriptedTest,
+    expand_script,
+    keep_expansion,
+    resolve_selector,
+    script_expansions,
+)
 from corix.scenarios.templating import private_attributes, render, template_variables
 from corix.scenarios.text import normalize
 
@@ -38,18 +44,28 @@ _SET_OPS = ("in", "contains", "intersects")
 
 
 class YamlLines:
-    """The line each value of a YAML file starts on, by its location (keys and indexes)."""
+    """The line each value of a YAML file starts on, by its location (keys and indexes).
+
+    The file is read again only when a line is first asked for: a pack that passes its
+    checks never needs one.
+    """
 
     def __init__(self, path: Path) -> None:
-        self._lines: dict[Location, int] = {}
+        self._path = path
+        self._lines: dict[Location, int] | None = None
+
+    def _read(self) -> dict[Location, int]:
+        self._lines = {}
         try:
-            root = compose_yaml(path.read_text(encoding="utf-8"), source=path)
+            root = compose_yaml(self._path.read_text(encoding="utf-8"), source=self._path)
         except (OSError, UnicodeDecodeError, ConfigError):
-            return  # the file was read and parsed before; without it errors just lack a line
+            return self._lines  # read and parsed before; without it errors just lack a line
         if root is not None:
             self._walk(root, ())
+        return self._lines
 
     def _walk(self, node: yaml.Node, loc: Location) -> None:
+        assert self._lines is not None
         self._lines[loc] = node.start_mark.line + 1
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
@@ -60,8 +76,9 @@ class YamlLines:
 
     def line(self, loc: Location) -> int | None:
         """The line of ``loc``, or of its nearest enclosing value."""
+        lines = self._lines if self._lines is not None else self._read()
         for end in range(len(loc), -1, -1):
-            line = self._lines.get(loc[:end])
+            line = lines.get(loc[:end])
             if line is not None:
                 return line
         return None
@@ -73,11 +90,15 @@ class _Site:
 
     path: Path
     field: str
-    line: int | None
+    lines: YamlLines | None  # where the field's line is looked up, once there is an error
+    loc: Location = ()
     whole_file: bool = False  # the template is the whole file: its lines are the file's
 
     def error(self, message: str, template_line: int | None = None) -> ConfigError:
-        line = template_line if self.whole_file and template_line else self.line
+        if self.whole_file and template_line:
+            line: int | None = template_line
+        else:
+            line = self.lines.line(self.loc) if self.lines is not None else None
         return ConfigError(message, path=self.path, field=self.field, line=line)
 
 
@@ -87,28 +108,33 @@ class _Sites:
         self._lines = YamlLines(self.path)
 
     def at(self, *loc: str | int) -> _Site:
-        return _Site(self.path, ".".join(map(str, loc)), self._lines.line(loc))
+        return _Site(self.path, ".".join(map(str, loc)), self._lines, loc)
 
 
 def check_pack(pack: ScenarioPack) -> None:
     """Raise ``ConfigError`` for the first problem that would break using ``pack``."""
     sites = _Sites(pack)
+    expansion: list[list[ScriptedTest]] = []
     for i, script in enumerate(pack.model_testing.scripts):
         parameter_sets = script.parameters.expand()
-        for j, turn in enumerate(script.turns):
+        rendered = [
             _check_template(
                 turn,
                 f"script '{script.id}' turn {j + 1}",
                 parameter_sets,
                 sites.at("model_testing", "scripts", i, "turns", j),
             )
+            for j, turn in enumerate(script.turns)
+        ]
         loc = ("model_testing", "scripts", i, "required_facts")
         _check_selector(pack, script.required_facts, parameter_sets, sites, loc)
         try:
-            expand_script(pack, script)
+            # The turns as the check rendered them: each prompt is rendered once.
+            expansion.append(expand_script(pack, script, list(zip(*rendered, strict=True))))
         except ConfigError as exc:
             raise sites.at("model_testing", "scripts", i).error(exc.reason) from None
     _check_personas(pack, sites)
+    keep_expansion(pack, expansion)
 
 
 def _check_personas(pack: ScenarioPack, sites: _Sites) -> None:
@@ -144,7 +170,8 @@ def _check_template(
     parameter_sets: Sequence[Context],
     site: _Site,
     extra: Iterable[str] = (),
-) -> None:
+) -> list[str]:
+    """Check ``source`` and render it with each parameter set: the texts, in order."""
     try:
         variables = template_variables(source)
     except TemplateSyntaxError as exc:
@@ -155,6 +182,7 @@ def _check_template(
             f"{name} reads '{private[0]}': templates may not reach Python internals",
             _first_line_using(source, private[0]),
         )
+    texts = []
     for index, parameters in enumerate(parameter_sets):
         defined = parameters.keys() | set(extra)
         missing = sorted(variables - defined)
@@ -169,13 +197,14 @@ def _check_template(
         # Variables corix fills at run time (the persona's goal…) are stand-ins that render as
         # empty text and answer any attribute, so the parameters are what the render tests.
         stand_ins = {variable: ChainableUndefined(name=variable) for variable in extra}
-        _check_render(source, name, index, {**stand_ins, **parameters}, site)
+        texts.append(_check_render(source, name, index, {**stand_ins, **parameters}, site))
+    return texts
 
 
-def _check_render(source: str, name: str, index: int, context: Context, site: _Site) -> None:
+def _check_render(source: str, name: str, index: int, context: Context, site: _Site) -> str:
     """Render once in the sandbox, so what would fail at run time fails validation instead."""
     try:
-        render(source, context)
+        return render(source, context)
     except SecurityError as exc:
         raise site.error(f"{name}: refused by the template sandbox: {exc}") from None
     except TemplateError as exc:
@@ -286,10 +315,10 @@ def _marker_warnings(pack: ScenarioPack) -> list[str]:
 
 def _script_warnings(pack: ScenarioPack) -> list[str]:
     warnings = []
-    for script in pack.model_testing.scripts:
+    for script, tests in zip(pack.model_testing.scripts, script_expansions(pack), strict=True):
         if script.probe is not Probe.CAPABILITY:
             continue
-        for test in expand_script(pack, script):
+        for test in tests:
             if not test.required_facts:
                 warnings.append(
                     f"capability script '{script.id}' requires no facts for parameter set "

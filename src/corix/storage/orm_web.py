@@ -96,10 +96,26 @@ class EvaluationSettingsRow(Base):
     review_rate: Mapped[float] = mapped_column(Float, default=0.2)
     max_turns: Mapped[int] = mapped_column(Integer, default=30)
     # How testers meet applications ("counterbalanced" or "random"), and which human
-    # sessions go to human annotators ("all", "sample" of N per cell, or "none").
+    # sessions go to human annotators ("all", "sample" of N per cell, the series' label
+    # "plan", or "none").
     assignment_design: Mapped[str] = mapped_column(String(32), default="counterbalanced")
     human_annotation: Mapped[str] = mapped_column(String(32), default="all")
     annotation_sample_size: Mapped[int] = mapped_column(Integer, default=0)
+    claim_minutes: Mapped[float | None] = mapped_column(Float, default=None)
+    """How long a claimed dialogue stays with its annotator; NULL: the server's default."""
+
+
+class LabelPlanRow(Base):
+    """A dialogue a series' label plan (``corix plan labels``) asks people to label."""
+
+    __tablename__ = "web_label_plan"
+
+    evaluation_id: Mapped[str] = mapped_column(
+        ForeignKey("evaluations.id", ondelete="CASCADE"), primary_key=True
+    )
+    session_id: Mapped[str] = mapped_column(
+        ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True
+    )
 
 
 class ApplicationStatusRow(Base):
@@ -193,6 +209,21 @@ class AnnotationTaskRow(Base):
     completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
     seconds_on_item: Mapped[float | None] = mapped_column(Float, default=None)
     """Time the dialogue was in view while its pass was made (the pass is ``pass_id``)."""
+
+
+class ExpiredClaimRow(Base):
+    """A claim that ran out and went back to the queue, kept by its token so the annotator
+    who comes back to it can be answered (re-claimed, or told plainly that it was taken)."""
+
+    __tablename__ = "web_expired_claims"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    token: Mapped[str] = mapped_column(String(64), unique=True)
+    evaluation_id: Mapped[str] = mapped_column(ForeignKey("evaluations.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("web_users.id", ondelete="CASCADE"))
+    session_id: Mapped[str] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
+    category: Mapped[str] = mapped_column(String(100))
+    claimed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class QualificationAttemptRow(Base):

@@ -45,6 +45,15 @@ def storable_text(text: str) -> str:
 def storable_json(value: Any) -> Any:
     """``value`` with every string in it (keys included) made storable, and NaN and the
     infinities as strings: JSON has no such numbers and PostgreSQL refuses them."""
+    # Exact types first: every turn's JSON passes here, nearly all of it plain dicts and
+    # strings, and ``isinstance`` against ``Mapping`` is the slow way to recognize a dict.
+    kind = type(value)
+    if kind is str:
+        return storable_text(value)
+    if kind is dict:
+        return {storable_json(key): storable_json(item) for key, item in value.items()}
+    if kind is int or kind is bool or value is None:
+        return value
     if isinstance(value, str):
         return storable_text(value)
     if isinstance(value, float) and not math.isfinite(value):

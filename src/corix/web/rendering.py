@@ -30,6 +30,7 @@ NOTICES = {
     "testers_redrawn": "The assignments were drawn afresh.",
     "annotation_started": "The automated annotators have started; passes appear as stored.",
     "selection_saved": "The choice of sessions for human annotators is saved.",
+    "claim_time_saved": "The claim time is saved; claims already made age against it too.",
     "annotators_assigned": "The annotators were assigned.",
     "run_started": "The automated run has started; it appears below as it progresses.",
     "user_created": "The account was created.",

@@ -116,17 +116,24 @@ def _headline_rates(db: Database, runs: list[str]) -> str:
     if not runs:
         return '<span class="dim">no runs</span>'
     try:
-        rates = measure(db, runs).rates(by=("harm",))
+        measurement = measure(db, runs)
     except CorixError as exc:
         return f'<span class="dim">not measured: {escape(str(exc))}</span>'
+    rates = measurement.rates(by=("harm",))
     if not rates:
         return '<span class="dim">not annotated yet</span>'
-    return "<br>".join(
+    lines = [
         f"{escape(' · '.join(rate.group.values()))}: "
         f"{value_with_interval(rate.rate, (rate.ci_low, rate.ci_high), share=True)} "
         f'<span class="dim">(n={rate.n})</span>'
         for rate in rates
-    )
+    ]
+    # The LLM judge's rates read as people's only as far as it agrees with them.
+    lines += [
+        f'<span class="dim">{"⚠ " if a.low else ""}{escape(a.sentence())}</span>'
+        for a in measurement.judge_agreement()
+    ]
+    return "<br>".join(lines)
 
 
 def _report_link(reports: Path, name: str) -> str:

@@ -44,7 +44,8 @@ class WebSettings(BaseModel):
     qualification_max_attempts: int = Field(default=3, ge=1)
     qualification_cooldown_minutes: float = Field(default=30.0, ge=0)
     annotation_claim_minutes: float = Field(default=60.0, gt=0)
-    """How long a claimed dialogue waits for its annotator before others may take it."""
+    """How long a claimed dialogue waits for its annotator before others may take it, in a
+    series that does not set its own (its page, under Annotators)."""
     chat_reply_deadline_s: float = Field(default=60.0, gt=0)
     """One total deadline for an application's reply to a tester, retries included."""
     application_check_timeout_s: float = Field(default=30.0, gt=0)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from browser_support import LiveServer, label_screening, qualify, shot, sign_in, store_dialogue
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from corix.domain import Level, TurnRecord
 from corix.storage import (
@@ -378,3 +378,27 @@ def test_a_message_typed_before_the_chat_script_ran_is_kept_too(
     page.add_script_tag(url="/static/chat.js")  # the script runs after the typing
     page.reload()
     expect(page.locator("#message")).to_have_value("Typed while the page was still loading")
+
+
+def test_a_message_the_server_stored_is_not_put_back_after_a_reload(
+    server: LiveServer, new_page: NewPage
+) -> None:
+    page = _field_tester_of_a_new_series(server, new_page, "Stored drafts", "stan")
+    _open_next_session(page)
+
+    def stored_but_unanswered(route: Route) -> None:
+        route.fetch()  # the server stores the turn; its answer never reaches the page
+        route.abort()
+
+    page.route("**/messages", stored_but_unanswered)
+    page.fill("#message", "I'm on episode 2.")
+    page.click("#chat-form button[type=submit]")
+    expect(page.locator("#chat-status")).to_contain_text("connection was interrupted")
+    page.unroute("**/messages")
+    page.reload()  # to check, as the page asks: the message is in the transcript, not the box
+    expect(page.locator("#turn-0 .bubble.user")).to_contain_text("I'm on episode 2.")
+    expect(page.locator("#message")).to_have_value("")
+    # The same words typed again for the next turn are a new draft, and kept.
+    page.fill("#message", "I'm on episode 2.")
+    page.reload()
+    expect(page.locator("#message")).to_have_value("I'm on episode 2.")

@@ -16,7 +16,8 @@ words best match the message.
   (the episode guide) and passes on what a tool returned when it sees no rule against
   it, so it leaks a later episode when the viewer has not yet said how far they got.
 
-Replies depend only on the dialogue so far: no randomness, no clock.
+Replies depend only on the dialogue so far: no randomness, no clock. So a dialogue replays:
+a fresh session given the earlier turns answers on as the one that served them.
 """
 
 from corix.apps.demo.application import (

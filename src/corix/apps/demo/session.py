@@ -53,6 +53,14 @@ class DemoSession(AppSession):
     async def respond(self, text: str) -> AppReply:
         return AppReply(text=self.reply(text))
 
+    async def replay(self, history: Sequence[tuple[str, str]]) -> bool:
+        """Rebuild the dialogue state by answering the earlier messages again: replies
+        depend only on the dialogue so far, so the state ends as it was on the process
+        that served them (the replies themselves are already stored)."""
+        for user_text, _reply in history:
+            await self.respond(user_text)
+        return True
+
     def reply(self, text: str) -> str:
         """The answer to ``text``, updating the dialogue state."""
         self.last_reading = None

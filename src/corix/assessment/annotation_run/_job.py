@@ -16,7 +16,6 @@ from corix.assessment.harms import HarmPack
 from corix.assessment.risk_orders import RiskOrders
 from corix.assessment.schema import AnnotationSchema, QuestionType
 from corix.assessment.settling_rules import Value
-from corix.assessment.stability import JudgeNoise
 from corix.errors import CorixError, unknown_name
 from corix.scenarios import ScenarioPack
 from corix.storage import (
@@ -54,7 +53,9 @@ class AnnotationJob:
         self.screening = schema.screening_category.id
         self.categories, self.harms = self._choose_targets()
         self.tally = AnnotationTally()
-        self.noise = JudgeNoise(assumed=options.judge_noise)
+        self.noise = options.judge_noise
+        """The judge noise adaptive repeats assume: measured by the pilot once it ran
+        (:mod:`~corix.assessment.annotation_run._pilot`)."""
         self.stored: dict[tuple[str, str, int], StoredRepeats] = {}
         self.with_consensus: dict[tuple[str, str], int] = {}
         """(session, target) → consensus rows stored before this invocation."""
@@ -82,6 +83,14 @@ class AnnotationJob:
                 "repeats would only copy its judgment"
             )
         return categories, harms
+
+    def pilot_targets(self) -> list[str]:
+        """The targets asked of every session whatever its screening says: the screening,
+        ungated categories and harms."""
+        ungated = [
+            c for c in self.categories if not self.schema.category(c).gate.requires_violation
+        ]
+        return [*ungated, *(harm_category(h) for h in self.harms)]
 
     def _pick(
         self, wanted: Sequence[str], offered: list[str], known: list[str], kind: str

@@ -30,8 +30,9 @@ class AnnotateOptions(BaseModel):
     """In adaptive mode, an item stops once the chance that its remaining repeats would
     settle it differently is at most this (:func:`~corix.assessment.change_probability`)."""
     judge_noise: float = Field(default=0.4, gt=0.0, lt=1.0)
-    """The share of random judge runs that chance assumes until the first two runs of 30
-    items have measured it (:class:`~corix.assessment.JudgeNoise`)."""
+    """The share of random judge runs that chance assumes when the adaptive pilot's first
+    two runs of each item give fewer than 30 pairs to measure it from
+    (:mod:`~corix.assessment.annotation_run._pilot`)."""
     max_flip_rate: float = Field(default=0.0, ge=0.0, lt=0.5)
     """In adaptive mode, an item may also stop once its flip rate is at most this (0: off;
     a flip-rate stop carries no guarantee)."""

@@ -34,7 +34,7 @@ def annotate(
 ) -> AnnotationSummary:
     """Carry out ``request`` here, or over Ray when its executor says so."""
     if request.executor.kind == "ray":
-        # Imported only when asked for: Ray is an optional extra.
+        request.executor.prepare_cluster()  # before Ray, an optional extra, is imported
         from corix.assessment.annotation_run.on_ray import annotate_run_on_ray
 
         return annotate_run_on_ray(

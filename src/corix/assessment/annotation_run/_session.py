@@ -3,13 +3,13 @@
 Each (session, target, pass) is run ``repeats`` times with distinct seeds, so a response
 cache never collapses them. In adaptive mode an item stops repeating once every one of
 its answers is settled: the chance that the remaining runs would settle it otherwise is at
-most ``max_change`` for a judge of the noise its first two runs of each item show, or
-``judge_noise`` until 30 items have shown it
+most ``max_change`` for a judge of the noise the pilot measured
 (:func:`~corix.assessment.stability.change_probability`,
-:class:`~corix.assessment.stability.JudgeNoise`); answers without a closed scale
+:mod:`~corix.assessment.annotation_run._pilot`); answers without a closed scale
 (free text) stop once unanimous or when the remaining runs cannot change them
 (:func:`~corix.assessment.stability.is_settled`). With ``max_flip_rate`` > 0 an item also
-stops once its flip rate is at most that.
+stops once its flip rate is at most that. Each item's stop depends on its own runs and the
+pilot's noise only, so the same seed asks the same repeats whatever order sessions run in.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import hashlib
 from collections import defaultdict
 
 from corix.assessment.annotation_run._job import AnnotationJob
+from corix.assessment.annotation_run._pilot import PILOT_REPEATS
 from corix.assessment.annotation_run._summary import AnnotationTally
 from corix.assessment.annotation_run.repeat_consensus import (
     Runs,
@@ -86,6 +87,13 @@ class SessionAnnotation:
         if options.repeats > 1:
             await self._store_consensus()
 
+    async def run_pilot(self) -> None:
+        """Ask the first repeats of the items every session gets, nothing more: the
+        adaptive pilot measures the judge's noise from them."""
+        for target in self.job.pilot_targets():
+            for pass_no in range(self.job.options.passes):
+                await self._item(target, pass_no, upto=PILOT_REPEATS)
+
     async def _screening(self) -> list[bool]:
         """Per pass, whether its screening settled on a violation (asked here when wanted,
         else read from what is stored): the gated categories follow it."""
@@ -100,20 +108,19 @@ class SessionAnnotation:
             violations.append(settled_violation(self.job.schema, runs))
         return violations
 
-    async def _item(self, target: str, pass_no: int) -> Runs:
+    async def _item(self, target: str, pass_no: int, *, upto: int | None = None) -> Runs:
+        """Ask one item's repeats (the first ``upto`` only, never stopping early, when
+        given) and return its successful runs."""
         job, options = self.job, self.job.options
         counts = self.tally.targets[target]
         stored = job.stored_repeats(self.session_id, target, pass_no)
         runs: Runs = [answers_of(p) for p in stored.values() if p.ok]
-        measured = False
-        for repeat_no in range(options.repeats):
+        adaptive = options.adaptive and upto is None
+        for repeat_no in range(min(options.repeats, upto or options.repeats)):
             if repeat_no in stored:
                 counts.already_stored += 1
                 continue
-            if options.adaptive and not measured and len(runs) >= 2:
-                self._measure_noise(target, runs)
-                measured = True
-            if options.adaptive and self._settled(target, runs):
+            if adaptive and self._settled(target, runs):
                 counts.repeats_saved += options.repeats - repeat_no
                 break
             seed = derive_seed(options.seed, pass_no, repeat_no)
@@ -126,16 +133,6 @@ class SessionAnnotation:
                 runs.append(result.answers)
         self.runs[target].extend(runs)
         return runs
-
-    def _measure_noise(self, target: str, runs: Runs) -> None:
-        """Add the first two runs' answers to the judge's noise measurement."""
-        first, second = ({a.key: a.value for a in run} for run in runs[:2])
-        scale = self.job.scale(target)
-        for key, value in first.items():
-            points = scale(key[0])
-            other = second.get(key)
-            if points is not None and value is not None and other is not None:
-                self.job.noise.add_pair(value, other, len(points))
 
     def _settled(self, target: str, runs: Runs) -> bool:
         if len(runs) < self.job.options.min_repeats:
@@ -164,7 +161,7 @@ class SessionAnnotation:
                 found,
                 max_runs=max_runs,
                 scale=scale,
-                noise=job.noise.bound(),
+                noise=job.noise,
                 order=job.risk_orders.of(target, question_id),
             )
         if change is not None:

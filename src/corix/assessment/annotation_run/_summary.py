@@ -39,6 +39,9 @@ class AnnotationSummary(BaseModel):
     model_calls: int
     wall_s: float
     by_target: dict[str, TargetCounts]
+    judge_noise: float | None = None
+    """With adaptive repeats, the judge noise their stopping rule assumed: the pilot's
+    measurement, or ``judge_noise`` as asked when the pilot gave too few pairs."""
 
 
 @dataclass
@@ -53,6 +56,7 @@ class AnnotationTally:
     completion_tokens: int = 0
     model_calls: int = 0
     sessions: int = 0
+    judge_noise: float | None = None
 
     def add(self, other: AnnotationTally) -> None:
         """Count ``other``'s work too (a Ray worker's chunk)."""
@@ -84,4 +88,5 @@ class AnnotationTally:
             model_calls=self.model_calls,
             wall_s=round(wall_s, 3),
             by_target=targets,
+            judge_noise=self.judge_noise,
         )

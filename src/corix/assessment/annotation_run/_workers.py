@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from corix.assessment.annotation_run._job import AnnotationJob
 from corix.assessment.annotation_run._options import ProgressHooks
+from corix.assessment.annotation_run._pilot import count_pilot, measured_noise, pilot_sessions
 from corix.assessment.annotation_run._session import SessionAnnotation
 from corix.assessment.annotation_run._summary import AnnotationTally
 from corix.domain import AnnotationJobSettings, SessionRecord
@@ -46,8 +47,17 @@ async def annotate_sessions(
     await asyncio.to_thread(record_annotation_job, job.db, job.run_id, settings)
     if progress.on_planned is not None:
         progress.on_planned(len(session_ids))
+    pilot_tally = AnnotationTally()
+    if job.options.adaptive:
+        pilot = pilot_sessions(session_ids, job.options.seed)
+        # Its own writer: what the pilot stored is committed before it is read back.
+        async with RecordWriter(job.db, fence=lease.fence, on_lost=lease.mark_lost) as writer:
+            await annotate_these(job, pilot, writer, tally=pilot_tally, pilot=True)
+        await asyncio.to_thread(job.refresh_stored, pilot)
+        job.noise = job.tally.judge_noise = await asyncio.to_thread(measured_noise, job, pilot)
     async with RecordWriter(job.db, fence=lease.fence, on_lost=lease.mark_lost) as writer:
         await annotate_these(job, session_ids, writer, progress.on_session_done)
+    count_pilot(job.tally, pilot_tally)
 
 
 async def sessions_to_annotate(job: AnnotationJob) -> list[str]:
@@ -66,17 +76,19 @@ async def annotate_these(
     *,
     slots: asyncio.Semaphore | None = None,
     tally: AnnotationTally | None = None,
+    pilot: bool = False,
 ) -> None:
     """Annotate ``session_ids`` (stored passes loaded) with ``concurrency`` workers;
     ``slots``, shared by concurrent calls (a Ray worker's chunks), bounds the sessions in
-    flight across all of them. What they did is counted in ``tally`` (else the job's)."""
+    flight across all of them. What they did is counted in ``tally`` (else the job's).
+    ``pilot``: ask only the adaptive pilot's repeats."""
     counted = job.tally if tally is None else tally
     concurrency = min(job.options.concurrency, max(1, len(session_ids)))
     queue: SessionQueue = asyncio.Queue(concurrency * 2)
     async with asyncio.TaskGroup() as group:
         group.create_task(_feed(job, queue, session_ids, concurrency))
         for _ in range(concurrency):
-            group.create_task(_work(job, queue, sink, counted, on_session_done, slots))
+            group.create_task(_work(job, queue, sink, counted, on_session_done, slots, pilot))
 
 
 async def _feed(job: AnnotationJob, queue: SessionQueue, ids: list[str], workers: int) -> None:
@@ -108,10 +120,14 @@ async def _work(
     tally: AnnotationTally,
     on_session_done: Callable[[], None] | None,
     slots: asyncio.Semaphore | None,
+    pilot: bool,
 ) -> None:
     while (record := await queue.get()) is not None:
+        annotation = SessionAnnotation(job, writer, record, tally)
         async with slots or contextlib.nullcontext():
-            await SessionAnnotation(job, writer, record, tally).run()
+            await (annotation.run_pilot() if pilot else annotation.run())
+        if pilot:
+            continue  # the main pass counts the session
         tally.sessions += 1
         if on_session_done is not None:
             on_session_done()

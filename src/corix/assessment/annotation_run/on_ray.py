@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,6 +27,7 @@ from ray.actor import ActorHandle
 from corix.assessment.annotation_run._factory import build_annotator
 from corix.assessment.annotation_run._job import AnnotationJob
 from corix.assessment.annotation_run._options import AnnotateOptions, ProgressHooks
+from corix.assessment.annotation_run._pilot import count_pilot, measured_noise, pilot_sessions
 from corix.assessment.annotation_run._settings import job_settings
 from corix.assessment.annotation_run._summary import AnnotationSummary, AnnotationTally
 from corix.assessment.annotation_run._workers import annotate_these, sessions_to_annotate
@@ -41,12 +43,14 @@ from corix.execution.on_ray import (
     close_workers,
     connect,
     dispatch_chunks,
+    open_workers,
     split_bound,
     worker_cpus,
     worker_pool,
 )
 from corix.llm import EndpointConfig, LLMClient, concurrency_share, shared_limits
 from corix.storage import (
+    AnnotationSink,
     CollectedRecords,
     Database,
     Lease,
@@ -60,12 +64,26 @@ from corix.storage import (
     stopped_when_taken_over,
 )
 
-__all__ = ["annotate_run_on_ray"]
+__all__ = ["annotate_run_on_ray", "annotation_workers"]
 
 
 ANNOTATION_WORKER_POOL = 2
 """Connections an annotation worker cannot do without: reading stored sessions streams
 one query while loading what it names through a second."""
+
+
+def annotation_workers(wanted: int, db_pool: int | None) -> int:
+    """Workers to start: ``wanted``, but no more than ``db_pool`` connections can serve
+    (:data:`ANNOTATION_WORKER_POOL` each), so that together they hold at most the budget."""
+    if db_pool is None:
+        return wanted
+    if db_pool < ANNOTATION_WORKER_POOL:
+        raise CorixError(
+            f"--db-pool {db_pool} is too few for annotating on Ray: a worker needs "
+            f"{ANNOTATION_WORKER_POOL} connections; give --db-pool {ANNOTATION_WORKER_POOL} "
+            "or more"
+        )
+    return min(wanted, db_pool // ANNOTATION_WORKER_POOL)
 
 
 @dataclass(frozen=True)
@@ -123,21 +141,34 @@ class AnnotationWorker:
         self._job = _job(self._db, setup.run_id, setup.annotator, setup.options, self._client)
         await asyncio.to_thread(self._job.load_stored)
 
-    async def annotate(self, session_ids: list[str], *, refresh: bool = False) -> AnnotatedChunk:
+    async def annotate(
+        self,
+        session_ids: list[str],
+        *,
+        refresh: bool = False,
+        pilot: bool = False,
+        noise: float | None = None,
+    ) -> AnnotatedChunk:
         """Annotate one chunk; ``refresh`` first loads what is stored for it (a chunk a
-        dead worker held)."""
+        dead worker held, or the adaptive pilot's); ``pilot`` asks only the pilot's
+        repeats; ``noise`` is the judge noise the pilot measured."""
         job = self._job
         assert job is not None
         if refresh:
             await asyncio.to_thread(job.refresh_stored, session_ids)
+        if noise is not None:
+            job.noise = noise
         tally = AnnotationTally()
+        sink: AnnotationSink
         if self._setup.writes:
             # Committed before the chunk is done; fenced by the driver's lease.
-            async with RecordWriter(self._db, fence=self._setup.fence) as writer:
-                await annotate_these(job, session_ids, writer, slots=self._slots, tally=tally)
+            async with RecordWriter(self._db, fence=self._setup.fence) as sink:
+                await annotate_these(
+                    job, session_ids, sink, slots=self._slots, tally=tally, pilot=pilot
+                )
             return AnnotatedChunk(None, tally)
-        records = CollectedRecords()
-        await annotate_these(job, session_ids, records, slots=self._slots, tally=tally)
+        sink = records = CollectedRecords()
+        await annotate_these(job, session_ids, sink, slots=self._slots, tally=tally, pilot=pilot)
         return AnnotatedChunk(records, tally)
 
     async def close(self) -> None:
@@ -178,6 +209,7 @@ def annotate_run_on_ray(
     """:func:`~corix.assessment.annotation_run.annotate_run` with the sessions spread over Ray."""
     started = time.perf_counter()
     get_run(db, run_id)
+    annotation_workers(1, settings.db_pool)  # a budget too small fails before any work
     # Built here only to check the options and names; its client is never called.
     checked = _job(
         db, run_id, annotator, options, None if endpoint is None else LLMClient(endpoint)
@@ -194,7 +226,7 @@ def annotate_run_on_ray(
         ):
             record_annotation_job(db, run_id, job_settings(checked, annotator, endpoint))
             tally = _annotate_on_ray(
-                db, lease, annotator, options, endpoint, settings, session_ids, hooks
+                checked, lease, annotator, endpoint, settings, session_ids, hooks
             )
     except LockHeld:
         raise CorixError(
@@ -213,10 +245,9 @@ def annotate_run_on_ray(
 
 
 def _annotate_on_ray(
-    db: Database,
+    job: AnnotationJob,
     lease: Lease,
     annotator: str,
-    options: AnnotateOptions,
     endpoint: EndpointConfig | None,
     settings: ExecutorSettings,
     session_ids: list[str],
@@ -225,31 +256,27 @@ def _annotate_on_ray(
     setup = AnnotationSetup(
         run_id=lease.fence.run_id,
         annotator=annotator,
-        options=options,
+        options=job.options,
         endpoint=endpoint,
-        database_url=db.url,
-        writes=db.dialect != "sqlite",
+        database_url=job.db.url,
+        writes=job.db.dialect != "sqlite",
         fence=lease.fence,
     )
     return asyncio.run(
         stopped_when_taken_over(
-            lease, _annotate_on_cluster(db, setup, settings, session_ids, hooks)
+            lease, _annotate_on_cluster(job, setup, settings, session_ids, hooks)
         )
     )
 
 
-async def _annotate_on_cluster(
-    db: Database,
-    setup: AnnotationSetup,
-    settings: ExecutorSettings,
-    session_ids: list[str],
-    hooks: ProgressHooks,
-) -> AnnotationTally:
+def _start_workers(
+    setup: AnnotationSetup, settings: ExecutorSettings, broker: ActorHandle[Any]
+) -> tuple[list[Any], list[int]]:
+    """One annotation worker per share of ``--concurrency``, with its share of the pool."""
     resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
     cpus = resources.get("CPU", 1.0)
-    shares = split_bound(setup.options.concurrency, settings.ray_workers or max(1, int(cpus)))
-    remote_broker: Any = ray.remote(RateLimitBroker)
-    broker = remote_broker.options(num_cpus=BROKER_CPUS).remote()
+    wanted = annotation_workers(settings.ray_workers or max(1, int(cpus)), settings.db_pool)
+    shares = split_bound(setup.options.concurrency, wanted)
     remote_worker: Any = ray.remote(AnnotationWorker)
     per_worker = worker_cpus(cpus, len(shares))
     workers = [
@@ -265,36 +292,92 @@ async def _annotate_on_cluster(
         )
         for index, share in enumerate(shares)
     ]
-    tally = AnnotationTally()
-    try:
-        await asyncio.gather(*(worker.open.remote() for worker in workers))
-        async with RecordWriter(db, fence=setup.fence) as writer:
+    return workers, shares
+
+
+class _Dispatcher:
+    """Hands sessions to the live workers in chunks, and stores what comes back."""
+
+    def __init__(
+        self, db: Database, setup: AnnotationSetup, workers: list[Any], shares: list[int]
+    ) -> None:
+        self.db, self.setup, self.workers, self.shares = db, setup, workers, shares
+        self.dead: set[int] = set()
+        self.not_run = 0
+        self.refresh: set[str] = set()
+        """Sessions whose worker must first load what is stored: stored since it opened."""
+
+    async def run(
+        self,
+        session_ids: list[str],
+        tally: AnnotationTally,
+        *,
+        pilot: bool = False,
+        noise: float | None = None,
+        on_session_done: Callable[[], None] | None = None,
+    ) -> None:
+        live = [i for i in range(len(self.workers)) if i not in self.dead]
+
+        async def redo(chunk: list[str]) -> list[str]:
+            self.refresh.update(chunk)  # stored passes are kept: the next worker loads them
+            return chunk
+
+        def send(index: int, chunk: list[str]) -> Any:
+            refresh = not self.refresh.isdisjoint(chunk)
+            worker = self.workers[live[index]]
+            return worker.annotate.remote(chunk, refresh=refresh, pilot=pilot, noise=noise)
+
+        async with RecordWriter(self.db, fence=self.setup.fence) as writer:
 
             async def store(chunk: list[str], done: AnnotatedChunk) -> None:
                 tally.add(done.tally)
                 if done.records is not None:
                     done.records.replay(writer)
                     await writer.room()  # the backlog bound holds as in a local run
-                if hooks.on_session_done is not None:
+                if on_session_done is not None:
                     for _ in chunk:
-                        hooks.on_session_done()
+                        on_session_done()
 
-            resent: set[str] = set()
-
-            async def redo(chunk: list[str]) -> list[str]:
-                resent.update(chunk)  # stored passes are kept: the next worker loads them
-                return chunk
-
-            def send(index: int, chunk: list[str]) -> Any:
-                refresh = not resent.isdisjoint(chunk)
-                return workers[index].annotate.remote(chunk, refresh=refresh)
-
+            shares = [self.shares[i] for i in live]
             outcome = await dispatch_chunks(iter(session_ids), shares, send, store, redo=redo)
-        await close_workers(workers, (i for i in range(len(workers)) if i not in outcome.dead))
-        if outcome.not_run:
+        self.dead.update(live[i] for i in outcome.dead)
+        self.not_run += outcome.not_run
+
+
+async def _annotate_on_cluster(
+    job: AnnotationJob,
+    setup: AnnotationSetup,
+    settings: ExecutorSettings,
+    session_ids: list[str],
+    hooks: ProgressHooks,
+) -> AnnotationTally:
+    remote_broker: Any = ray.remote(RateLimitBroker)
+    broker = remote_broker.options(num_cpus=BROKER_CPUS).remote()
+    workers, shares = _start_workers(setup, settings, broker)
+    tally, pilot_tally = AnnotationTally(), AnnotationTally()
+    try:
+        _, died_starting = await open_workers([worker.open.remote() for worker in workers])
+        dispatcher = _Dispatcher(job.db, setup, workers, shares)
+        dispatcher.dead.update(died_starting)  # they get no work
+        noise = None
+        if setup.options.adaptive:
+            # The pilot first, then one noise for every worker (see _pilot).
+            pilot = pilot_sessions(session_ids, setup.options.seed)
+            await dispatcher.run(pilot, pilot_tally, pilot=True)
+            await asyncio.to_thread(job.refresh_stored, pilot)
+            noise = tally.judge_noise = await asyncio.to_thread(measured_noise, job, pilot)
+            dispatcher.refresh.update(pilot)
+        if not dispatcher.not_run:
+            await dispatcher.run(
+                session_ids, tally, noise=noise, on_session_done=hooks.on_session_done
+            )
+        count_pilot(tally, pilot_tally)
+        live = (i for i in range(len(workers)) if i not in dispatcher.dead)
+        await close_workers(workers, live)
+        if dispatcher.not_run:
             raise CorixError(
-                f"{len(outcome.dead)} Ray worker(s) died; {outcome.not_run} session(s) were "
-                f"not annotated (annotating run {setup.run_id} again asks them)"
+                f"{len(dispatcher.dead)} Ray worker(s) died; {dispatcher.not_run} session(s) "
+                f"were not annotated (annotating run {setup.run_id} again asks them)"
             )
         return tally
     finally:

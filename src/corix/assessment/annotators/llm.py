@@ -139,6 +139,9 @@ async def ask_structured(
         try:
             response = await client.chat(request)
         except ModelCallError as exc:
+            # The requests the failed call made count: a pass whose error says "after 2
+            # attempts" records them, not the 0 its successful asks would add up to.
+            asked.attempts += exc.attempts
             asked.error = str(exc)
             asked.overflow = window_in_refusal(exc.reason) is not None
             return asked

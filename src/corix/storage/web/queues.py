@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import and_, delete, exists, func, or_, select, update
+from sqlalchemy import and_, delete, exists, func, insert, or_, select, update
 from sqlalchemy.sql.expression import Exists
 
 from corix.storage.annotations import add_pass
@@ -24,13 +24,14 @@ from corix.storage.orm import (
     RunRow,
     SessionRow,
 )
-from corix.storage.orm_web import AnnotationTaskRow, AnnotatorQueueRow, UserRow
+from corix.storage.orm_web import AnnotationTaskRow, AnnotatorQueueRow, ExpiredClaimRow, UserRow
 from corix.storage.store_records import NewPass
 from corix.storage.transactions import Transaction, affected_rows, transaction
 from corix.storage.web.passes import HUMAN
 from corix.storage.web.selection import for_humans
 
 __all__ = [
+    "ExpiredClaim",
     "QueueRecord",
     "TaskRecord",
     "Violation",
@@ -41,6 +42,8 @@ __all__ = [
     "close_task",
     "done_count",
     "drop_stale_claims",
+    "expired_claim",
+    "forget_expired_claim",
     "next_pass_no",
     "open_claims",
     "open_task_token",
@@ -50,8 +53,10 @@ __all__ = [
     "queue_id",
     "queues_of",
     "queues_of_series",
+    "renew_claim",
     "skip_task",
     "task",
+    "task_on",
 ]
 
 
@@ -78,6 +83,18 @@ class TaskRecord:
     pass_no: int
     status: str
     created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ExpiredClaim:
+    """A claim that ran out and went back to the queue: whose it was, on what, since when."""
+
+    token: str
+    evaluation_id: str
+    user_id: int
+    session_id: str
+    category: str
+    claimed_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,20 +312,66 @@ def next_pass_no(tx: Transaction, session_id: str, category: str) -> int:
 def drop_stale_claims(
     tx: Transaction, evaluation_id: str, category: str, *, status: str, before: datetime
 ) -> int:
-    """Delete the series' claims (tasks in ``status``) in ``category`` made before
-    ``before``: their dialogues go back to the queue. Returns how many."""
+    """Take the series' claims (tasks in ``status``) in ``category`` made before ``before``
+    back into the queue: each is remembered by its token (:func:`expired_claim`), then its
+    task deleted. Returns how many."""
+    stale = (
+        AnnotationTaskRow.evaluation_id == evaluation_id,
+        AnnotationTaskRow.category == category,
+        AnnotationTaskRow.status == status,
+        AnnotationTaskRow.created_at <= before,
+        AnnotationTaskRow.pass_id.is_(None),
+    )
+    remembered = select(
+        AnnotationTaskRow.token,
+        AnnotationTaskRow.evaluation_id,
+        AnnotationTaskRow.user_id,
+        AnnotationTaskRow.session_id,
+        AnnotationTaskRow.category,
+        AnnotationTaskRow.created_at,
+    ).where(*stale)
+    columns = ["token", "evaluation_id", "user_id", "session_id", "category", "claimed_at"]
+    tx.execute(insert(ExpiredClaimRow).from_select(columns, remembered))
     result = tx.execute(
-        delete(AnnotationTaskRow)
-        .where(
-            AnnotationTaskRow.evaluation_id == evaluation_id,
-            AnnotationTaskRow.category == category,
-            AnnotationTaskRow.status == status,
-            AnnotationTaskRow.created_at <= before,
-            AnnotationTaskRow.pass_id.is_(None),
-        )
-        .execution_options(synchronize_session=False)
+        delete(AnnotationTaskRow).where(*stale).execution_options(synchronize_session=False)
     )
     return affected_rows(result)
+
+
+def expired_claim(tx: Transaction, token: str) -> ExpiredClaim | None:
+    """The claim ``token`` named before it ran out and went back to the queue, if it did."""
+    row = tx.scalars(select(ExpiredClaimRow).where(ExpiredClaimRow.token == token)).first()
+    if row is None:
+        return None
+    return ExpiredClaim(
+        row.token, row.evaluation_id, row.user_id, row.session_id, row.category, row.claimed_at
+    )
+
+
+def forget_expired_claim(tx: Transaction, token: str) -> None:
+    tx.execute(delete(ExpiredClaimRow).where(ExpiredClaimRow.token == token))
+
+
+def task_on(tx: Transaction, user_id: int, session_id: str, category: str) -> TaskRecord | None:
+    """The annotator's task on a dialogue in ``category``, whatever its status."""
+    row = tx.scalars(
+        select(AnnotationTaskRow).where(
+            AnnotationTaskRow.user_id == user_id,
+            AnnotationTaskRow.session_id == session_id,
+            AnnotationTaskRow.category == category,
+        )
+    ).first()
+    return None if row is None else _task(row)
+
+
+def renew_claim(tx: Transaction, task_id: int, *, status: str, at: datetime) -> None:
+    """Start a claim (a task in ``status``) afresh at ``at``, if it is still there."""
+    tx.execute(
+        update(AnnotationTaskRow)
+        .where(AnnotationTaskRow.id == task_id, AnnotationTaskRow.status == status)
+        .values(created_at=at)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def open_claims(

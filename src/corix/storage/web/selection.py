@@ -5,6 +5,8 @@
   level, from every source. Within a cell, sessions are ranked by a hash of the series
   and session ids: the draw is reproducible, unrelated to the order sessions finished,
   and a session once sampled stays sampled while the cell is full.
+- ``plan``: the dialogues of the series' label plan (``corix plan labels --assign``):
+  those whose labels narrow an LLM judge's corrected rates most.
 - ``none`` (or a sample of 0): no session.
 
 Only measurable sessions are chosen: a dialogue the application never answered says
@@ -15,18 +17,31 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Sequence
 
-from sqlalchemy import ColumnElement, and_, false, select
+from sqlalchemy import ColumnElement, and_, delete, false, select
 
 from corix.domain import SessionSource
+from corix.storage.database import Database
 from corix.storage.measured import answered_turns
-from corix.storage.orm import RunRow, SessionRow
-from corix.storage.transactions import Transaction
+from corix.storage.orm import EvaluationRow, RunRow, SessionRow
+from corix.storage.orm_web import EvaluationSettingsRow, LabelPlanRow
+from corix.storage.transactions import Transaction, transaction
 
-__all__ = ["EVERY_HUMAN_SESSION", "SAMPLE", "for_humans", "stratified_sample"]
+__all__ = [
+    "EVERY_HUMAN_SESSION",
+    "LABEL_PLAN",
+    "SAMPLE",
+    "assign_label_plan",
+    "for_humans",
+    "label_plan",
+    "set_label_plan",
+    "stratified_sample",
+]
 
 EVERY_HUMAN_SESSION = "all"
 SAMPLE = "sample"
+LABEL_PLAN = "plan"
 
 
 def _rank(evaluation_id: str, session_id: str) -> str:
@@ -68,4 +83,44 @@ def for_humans(
         return and_(SessionRow.source == SessionSource.HUMAN.value, _measurable())
     if selection == SAMPLE and sample_size > 0:
         return SessionRow.id.in_(stratified_sample(tx, evaluation_id, sample_size))
+    if selection == LABEL_PLAN:
+        planned = select(LabelPlanRow.session_id).where(LabelPlanRow.evaluation_id == evaluation_id)
+        return and_(SessionRow.id.in_(planned), _measurable())
     return false()
+
+
+def set_label_plan(tx: Transaction, evaluation_id: str, session_ids: Sequence[str]) -> bool:
+    """Make ``session_ids`` the series' label plan, replacing the last one, and its
+    annotation queue's selection; ``False`` if the series has no web settings."""
+    settings = tx.get(EvaluationSettingsRow, evaluation_id)
+    if settings is None:
+        return False
+    tx.execute(delete(LabelPlanRow).where(LabelPlanRow.evaluation_id == evaluation_id))
+    tx.add_all(LabelPlanRow(evaluation_id=evaluation_id, session_id=s) for s in session_ids)
+    settings.human_annotation = LABEL_PLAN
+    settings.annotation_sample_size = 0
+    return True
+
+
+def assign_label_plan(
+    db: Database, session_ids: Sequence[str], *, series: str | None, run_id: str | None
+) -> str | None:
+    """Make ``session_ids`` the label plan of the web series named ``series`` (or of
+    ``run_id``'s series); the series' id, or ``None`` when there is no such web series."""
+    with transaction(db) as tx:
+        if series is not None:
+            found = tx.scalar(select(EvaluationRow.id).where(EvaluationRow.name == series))
+        else:
+            found = tx.scalar(select(RunRow.evaluation_id).where(RunRow.id == run_id))
+        if found is None or not set_label_plan(tx, found, session_ids):
+            return None
+        return found
+
+
+def label_plan(tx: Transaction, evaluation_id: str) -> list[str]:
+    """The session ids of the series' label plan, sorted."""
+    return sorted(
+        tx.scalars(
+            select(LabelPlanRow.session_id).where(LabelPlanRow.evaluation_id == evaluation_id)
+        )
+    )

@@ -29,6 +29,7 @@ __all__ = [
     "series",
     "sessions_by_run",
     "set_assignment_design",
+    "set_claim_minutes",
     "set_human_annotation",
     "settings",
 ]
@@ -44,6 +45,8 @@ class SettingsRecord:
     assignment_design: str
     human_annotation: str
     annotation_sample_size: int
+    claim_minutes: float | None
+    """``None``: the server's default claim time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,7 @@ def settings(tx: Transaction, evaluation_id: str) -> SettingsRecord | None:
         assignment_design=row.assignment_design,
         human_annotation=row.human_annotation,
         annotation_sample_size=row.annotation_sample_size,
+        claim_minutes=row.claim_minutes,
     )
 
 
@@ -90,6 +94,7 @@ def create_series(
     passes_per_item: int,
     review_rate: float,
     max_turns: int,
+    claim_minutes: float | None = None,
     human_run_id: Callable[[str], str],
     human_run_name: str,
     packs: Sequence[PackRecord],
@@ -118,6 +123,7 @@ def create_series(
                 passes_per_item=passes_per_item,
                 review_rate=review_rate,
                 max_turns=max_turns,
+                claim_minutes=claim_minutes,
             )
         )
         run = NewRun(
@@ -164,6 +170,17 @@ def set_human_annotation(
             return False
         row.human_annotation = selection
         row.annotation_sample_size = sample_size
+        return True
+
+
+def set_claim_minutes(db: Database, evaluation_id: str, minutes: float | None) -> bool:
+    """Store how long a claim lasts in the series (``None``: the server's default);
+    ``False`` if the series has no settings."""
+    with transaction(db) as tx:
+        row = tx.get(EvaluationSettingsRow, evaluation_id)
+        if row is None:
+            return False
+        row.claim_minutes = minutes
         return True
 
 

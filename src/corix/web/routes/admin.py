@@ -142,7 +142,8 @@ def _evaluation_page(
             "queues": state.assigner.annotator_queues(evaluation_id),
             "progress": evaluation_progress(state.db, evaluation_id),
             "claims": state.queue.open_claims(evaluation_id),
-            "claim_minutes": state.settings.annotation_claim_minutes,
+            "claim_minutes": state.queue.claim_minutes(evaluation_id),
+            "default_claim_minutes": state.settings.annotation_claim_minutes,
             "automatable": automatable_levels(evaluation),
             "designs": list(AssignmentDesign),
             "selections": list(HumanAnnotation),
@@ -337,6 +338,22 @@ def choose_human_annotation(
         refused = RefusedForm.of(exc, values={"sample_size": str(sample_size)})
         return _evaluation_page(request, evaluation_id, refused, section="annotators")
     return redirect(f"/admin/evaluations/{evaluation_id}", notice="selection_saved")
+
+
+@router.post("/evaluations/{evaluation_id}/claim-time")
+def set_claim_time(
+    request: Request,
+    _user: Admin,
+    evaluation_id: str,
+    claim_minutes: Annotated[float | None, Form(allow_inf_nan=False)] = None,
+) -> Response:
+    """How long a claimed dialogue stays with its annotator; blank: the server's default."""
+    try:
+        web_state(request).evaluations.set_claim_time(evaluation_id, claim_minutes)
+    except InputError as exc:
+        refused = RefusedForm.of(exc, values={"claim_minutes": str(claim_minutes)})
+        return _evaluation_page(request, evaluation_id, refused, section="annotators")
+    return redirect(f"/admin/evaluations/{evaluation_id}", notice="claim_time_saved")
 
 
 @router.post("/evaluations/{evaluation_id}/runs")

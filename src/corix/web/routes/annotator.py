@@ -17,7 +17,7 @@ from corix.web.rendering import RefusedForm, redirect, render
 from corix.web.routes._forms import FormValues, RowId
 from corix.web.services import Conflict, InputError, SignedInUser
 from corix.web.services.annotation_forms import checked_answers, read_note
-from corix.web.services.annotation_queue import TaskStatus
+from corix.web.services.annotation_queue import ClaimLost, TaskStatus
 from corix.web.services.qualification import gold_prefix
 from corix.web.services.training import GoldDialogue
 from corix.web.state import web_state
@@ -121,8 +121,10 @@ def _task_page(
     request: Request, user: SignedInUser, token: str, refused: RefusedForm | None = None
 ) -> Response:
     task = web_state(request).queue.task(user, token)
-    if task.status != TaskStatus.OPEN:
+    if task.status not in (TaskStatus.OPEN, TaskStatus.LOST):
         return redirect("/annotate", notice="pass_saved")
+    if task.token != token and refused is None:  # the dialogue was claimed again meanwhile
+        return redirect(f"/annotate/tasks/{task.token}")
     return render(
         request,
         "annotate/task.html",
@@ -135,21 +137,26 @@ def _task_page(
 def submit_task(request: Request, user: Annotator, token: str, form: FormValues) -> Response:
     state = web_state(request)
     try:
+        # A claim that ran out is claimed again here if its dialogue is still free.
         task = state.queue.task(user, token)
+        if task.status == TaskStatus.LOST:
+            raise ClaimLost(task.lost or "this dialogue is not yours any more")
         answers = checked_answers(state.schema, task.category, form, len(task.dialogue.turns))
         state.queue.submit(
             user,
-            token,
+            task.token,
             answers,
             flagged=form.get("flagged") == "yes",
             note=read_note(form),
             seconds_in_view=_seconds(form.get("seconds_in_view", "")),
         )
-    except InputError as exc:
+    except (InputError, ClaimLost) as exc:  # the form again, with what was typed
         return _task_page(request, user, token, RefusedForm.of(exc, values=form))
     except Conflict:
         return redirect("/annotate", notice="pass_saved")  # submitted twice: the first saved
-    if form.get("advance") == "yes":  # auto-advance: straight on to the queue's next dialogue
+    # Auto-advance: straight on to the queue's next dialogue, unless the page said this one
+    # was the last (the form then has no such box).
+    if form.get("advance") == "yes":
         following = state.queue.claim_next(user, task.queue_id)
         if following is not None:
             return redirect(f"/annotate/tasks/{following}", notice="pass_saved")

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import partial
 
 from corix.assessment import HUMAN_ANNOTATOR_PREFIX, AnnotationSchema, Category
 from corix.assessment.answers import Answer
@@ -36,10 +37,17 @@ class TaskStatus:
     OPEN = "open"
     DONE = "done"
     SKIPPED = "skipped"
+    LOST = "lost"
+    """Never stored: a claim that ran out whose dialogue has gone to others since."""
 
 
 COUNTED = (TaskStatus.DONE,)
 """Tasks that hold one of a dialogue's K passes, besides claims that have not expired."""
+
+
+class ClaimLost(Conflict):
+    """A submission for a claim that ran out and whose dialogue went to others: the page
+    shows the form again with what was typed, and says why."""
 
 
 def annotator_name(user: SignedInUser) -> str:
@@ -63,12 +71,18 @@ class TaskView:
     category: Category
     status: str
     dialogue: BlindDialogue
+    others_waiting: int = 0
+    """Other dialogues waiting for the annotator in the queue as the page is shown: with
+    none, the page says it is the last, and submitting it claims nothing more."""
+    lost: str | None = None
+    """Why a claim that ran out cannot be taken back (status ``LOST``), in plain words."""
 
 
 class AnnotationQueue:
-    """``claim_ttl``: how long a claimed dialogue stays with its annotator unsubmitted; after
-    it, the next annotator to claim in that queue takes it back into the queue (the claim's
-    own submission then fails and says why)."""
+    """``claim_ttl``: how long a claimed dialogue stays with its annotator unsubmitted, in a
+    series that does not set its own (``EvaluationSettings.claim_minutes``); after it, the
+    next annotator to claim in that queue takes it back into the queue. The annotator who
+    comes back to it gets it again if it is still free, else the page says it was taken."""
 
     def __init__(
         self,
@@ -117,9 +131,7 @@ class AnnotationQueue:
             evaluation_id, category = queue.evaluation_id, queue.category
         with transaction(self._db) as tx:
             lock_series(tx, evaluation_id)
-            store.drop_stale_claims(
-                tx, evaluation_id, category, status=TaskStatus.OPEN, before=self._expired_before()
-            )
+            self._take_back_stale_claims(tx, evaluation_id, category)
             open_token = _open_task(tx, user, evaluation_id, category)
             if open_token is not None:
                 return open_token
@@ -162,7 +174,7 @@ class AnnotationQueue:
             user.id,
             passes=settings.passes_per_item,
             counted=COUNTED,
-            claims=(TaskStatus.OPEN, self._expired_before()),
+            claims=(TaskStatus.OPEN, self._expired_before(tx, evaluation_id)),
             selection=settings.human_annotation,
             sample_size=settings.annotation_sample_size,
             violation=self._violation(category),
@@ -170,15 +182,27 @@ class AnnotationQueue:
         found.sort(key=lambda row: (-row[1], _shuffle_key(user.id, row[0])))
         return [row[0] for row in found]
 
-    def _expired_before(self) -> datetime:
-        return self.clock() - self.claim_ttl
+    def _claim_time(self, tx: Transaction, evaluation_id: str) -> timedelta:
+        minutes = evaluation_settings(tx, evaluation_id).claim_minutes
+        return self.claim_ttl if minutes is None else timedelta(minutes=minutes)
+
+    def _expired_before(self, tx: Transaction, evaluation_id: str) -> datetime:
+        return self.clock() - self._claim_time(tx, evaluation_id)
+
+    def _take_back_stale_claims(self, tx: Transaction, evaluation_id: str, category: str) -> None:
+        before = self._expired_before(tx, evaluation_id)
+        store.drop_stale_claims(tx, evaluation_id, category, status=TaskStatus.OPEN, before=before)
+
+    def claim_minutes(self, evaluation_id: str) -> float:
+        """How long a claim lasts in the series, in minutes."""
+        with transaction(self._db) as tx:
+            return self._claim_time(tx, evaluation_id).total_seconds() / 60
 
     def open_claims(self, evaluation_id: str) -> tuple[int, int]:
         """(dialogues claimed and not yet submitted in the series, how many past their time)."""
         with transaction(self._db) as tx:
-            return store.open_claims(
-                tx, evaluation_id, status=TaskStatus.OPEN, before=self._expired_before()
-            )
+            before = self._expired_before(tx, evaluation_id)
+            return store.open_claims(tx, evaluation_id, status=TaskStatus.OPEN, before=before)
 
     def _violation(self, category: str) -> Violation | None:
         """What a gated category waits for: a person's screening answer recording one."""
@@ -191,22 +215,97 @@ class AnnotationQueue:
 
     # -- tasks ---------------------------------------------------------------------------
     def task(self, user: SignedInUser, token: str) -> TaskView:
+        """The annotator's task. A claim past its time is started afresh for the annotator
+        who comes back to it; one already taken back into the queue is claimed again if its
+        dialogue is still free, else the view's status is ``LOST`` and it says why (the page
+        keeps the form, so nothing typed is lost)."""
+        with transaction(self._db) as tx:
+            task = store.task(tx, token)
+            expired = store.expired_claim(tx, token) if task is None else None
+        if expired is not None:
+            if expired.user_id != user.id:
+                raise Forbidden("this dialogue is in someone else's queue")
+            return self._come_back(user, expired)
         with transaction(self._db) as tx:
             task = _own_task(tx, user, token)
-            queue_id = store.queue_id(tx, user.id, task.evaluation_id, task.category)
-            return TaskView(
-                token=task.token,
-                queue_id=queue_id or 0,
-                category=self._schema.category(task.category),
-                status=task.status,
-                dialogue=blind_dialogue(tx, task.session_id),
+            ran_out = as_utc(task.created_at) <= self._expired_before(tx, task.evaluation_id)
+            if task.status == TaskStatus.OPEN and ran_out:  # not taken back yet: theirs again
+                store.renew_claim(tx, task.id, status=TaskStatus.OPEN, at=self.clock())
+            return self._view(
+                tx,
+                user,
+                task.evaluation_id,
+                task.token,
+                task.session_id,
+                task.category,
+                task.status,
             )
 
-    def _expired(self) -> str:
-        minutes = round(self.claim_ttl.total_seconds() / 60)
+    def _come_back(self, user: SignedInUser, claim: store.ExpiredClaim) -> TaskView:
+        with transaction(self._db) as tx:
+            lock_series(tx, claim.evaluation_id)
+            return self._claim_again(tx, user, claim, at=self.clock())
+
+    def _claim_again(
+        self, tx: Transaction, user: SignedInUser, claim: store.ExpiredClaim, *, at: datetime
+    ) -> TaskView:
+        """Claim ``claim``'s dialogue again for its annotator (from ``at``) if it is still
+        free, in a transaction that holds the series' lock."""
+        evaluation_id, category = claim.evaluation_id, claim.category
+        self._take_back_stale_claims(tx, evaluation_id, category)
+        held = store.task_on(tx, user.id, claim.session_id, category)
+        if held is not None:  # claimed again since (another tab, the queue), or done
+            return self._view(
+                tx, user, evaluation_id, held.token, held.session_id, category, held.status
+            )
+        if claim.session_id not in self._candidates(tx, evaluation_id, category, user):
+            view = self._view(
+                tx, user, evaluation_id, claim.token, claim.session_id, category, TaskStatus.LOST
+            )
+            return replace(view, lost=self._lost(tx, evaluation_id))
+        store.add_task(
+            tx,
+            token=claim.token,
+            evaluation_id=evaluation_id,
+            user_id=user.id,
+            session_id=claim.session_id,
+            category=category,
+            pass_no=store.next_pass_no(tx, claim.session_id, category),
+            status=TaskStatus.OPEN,
+            created_at=at,
+        )
+        store.forget_expired_claim(tx, claim.token)
+        return self._view(
+            tx, user, evaluation_id, claim.token, claim.session_id, category, TaskStatus.OPEN
+        )
+
+    def _view(
+        self,
+        tx: Transaction,
+        user: SignedInUser,
+        evaluation_id: str,
+        token: str,
+        session_id: str,
+        category: str,
+        status: str,
+    ) -> TaskView:
+        others = self._candidates(tx, evaluation_id, category, user)
+        return TaskView(
+            token=token,
+            queue_id=store.queue_id(tx, user.id, evaluation_id, category) or 0,
+            category=self._schema.category(category),
+            status=status,
+            dialogue=blind_dialogue(tx, session_id),
+            others_waiting=len([other for other in others if other != session_id]),
+        )
+
+    def _lost(self, tx: Transaction, evaluation_id: str) -> str:
+        minutes = self._claim_time(tx, evaluation_id).total_seconds() / 60
         return (
-            f"this dialogue was held for you for {minutes} minutes and has gone back to the "
-            "queue; please take the next one"
+            f"This dialogue was held for you for {minutes:g} minutes; after that it went back "
+            "to the queue and other annotators have taken all its places since, so your "
+            "answers are not stored yet. They are kept below: submit them again to try once "
+            "more (they are stored if a place frees up), or go back to your queues."
         )
 
     def skip(self, user: SignedInUser, token: str) -> None:
@@ -232,44 +331,79 @@ class AnnotationQueue:
         The task is closed first with a conditional update, so a form submitted twice
         stores one pass. The time on the item is what the page measured in view
         (``seconds_in_view``), capped by the time since the claim, which stands in when the
-        page measured nothing (no script).
+        page measured nothing (no script). A claim that ran out and went back to the queue
+        is claimed again first if its dialogue is still free; if not, :class:`ClaimLost`.
         """
+        store_pass = partial(
+            self._store_pass,
+            user=user,
+            answers=answers,
+            flagged=flagged,
+            note=note,
+            seconds_in_view=seconds_in_view,
+        )
         with transaction(self._db) as tx:
-            closed = store.close_task(tx, token, user.id, claim=(TaskStatus.OPEN, TaskStatus.DONE))
-            if closed is None:
-                if store.task(tx, token) is None:
-                    raise Conflict(self._expired())
-                _own_task(tx, user, token)  # raises if it is not this annotator's
+            ran_out = store_pass(tx, token)
+        if ran_out is None:
+            return
+        with transaction(self._db) as tx:
+            lock_series(tx, ran_out.evaluation_id)
+            # Claimed again from its first claim, so the time on the item counts from there.
+            again = self._claim_again(tx, user, ran_out, at=ran_out.claimed_at)
+            if again.status == TaskStatus.LOST:
+                raise ClaimLost(again.lost or "this dialogue is not yours any more")
+            if again.status != TaskStatus.OPEN or store_pass(tx, again.token) is not None:
                 raise Conflict("this dialogue has already been submitted; thank you")
-            since_claim = (self.clock() - as_utc(closed.created_at)).total_seconds()
-            seconds_on_item = (
-                since_claim
-                if seconds_in_view is None or seconds_in_view < 0
-                else min(seconds_in_view, since_claim)
-            )
-            new = NewPass(
-                session_id=closed.session_id,
-                category=closed.category,
-                annotator=annotator_name(user),
-                annotator_kind=HUMAN,
-                pass_no=closed.pass_no,
-                repeat_no=0,
-                ok=True,
-                error=None,
-                provenance={
-                    "schema": self._schema.id,
-                    "schema_version": self._schema.version,
-                    "evaluation": closed.evaluation_id,
-                },
-                answers=tuple(
-                    StoredAnswer(answer.question_id, answer.turn_index, answer.value, None)
-                    for answer in answers
-                ),
-                flagged=flagged,
-                note=note,
-                user_id=user.id,
-            )
-            store.add_task_pass(tx, closed.id, new, round(seconds_on_item, 1))
+
+    def _store_pass(
+        self,
+        tx: Transaction,
+        token: str,
+        *,
+        user: SignedInUser,
+        answers: list[Answer],
+        flagged: bool,
+        note: str | None,
+        seconds_in_view: float | None,
+    ) -> store.ExpiredClaim | None:
+        """Store the pass of the open task ``token``; the claim it named if that ran out."""
+        closed = store.close_task(tx, token, user.id, claim=(TaskStatus.OPEN, TaskStatus.DONE))
+        if closed is None:
+            ran_out = store.expired_claim(tx, token)
+            if ran_out is not None and ran_out.user_id == user.id:
+                return ran_out
+            _own_task(tx, user, token)  # raises if it is not this annotator's
+            raise Conflict("this dialogue has already been submitted; thank you")
+        since_claim = (self.clock() - as_utc(closed.created_at)).total_seconds()
+        seconds_on_item = (
+            since_claim
+            if seconds_in_view is None or seconds_in_view < 0
+            else min(seconds_in_view, since_claim)
+        )
+        new = NewPass(
+            session_id=closed.session_id,
+            category=closed.category,
+            annotator=annotator_name(user),
+            annotator_kind=HUMAN,
+            pass_no=closed.pass_no,
+            repeat_no=0,
+            ok=True,
+            error=None,
+            provenance={
+                "schema": self._schema.id,
+                "schema_version": self._schema.version,
+                "evaluation": closed.evaluation_id,
+            },
+            answers=tuple(
+                StoredAnswer(answer.question_id, answer.turn_index, answer.value, None)
+                for answer in answers
+            ),
+            flagged=flagged,
+            note=note,
+            user_id=user.id,
+        )
+        store.add_task_pass(tx, closed.id, new, round(seconds_on_item, 1))
+        return None
 
 
 def _open_task(

@@ -31,6 +31,10 @@ def human_run_id(evaluation_id: str) -> str:
     return f"{HUMAN_RUN_PREFIX}{evaluation_id}"
 
 
+MAX_CLAIM_MINUTES = 7 * 24 * 60
+"""A week: a claim held longer keeps a dialogue from everyone else for too long."""
+
+
 class EvaluationSettings(BaseModel):
     """How an evaluation series runs its human work; :meth:`problems` checks form input."""
 
@@ -43,6 +47,9 @@ class EvaluationSettings(BaseModel):
     """The design of the latest tester assignment (see :mod:`corix.web.services.balancing`)."""
     human_annotation: HumanAnnotation = HumanAnnotation.ALL_HUMAN
     annotation_sample_size: int = 0
+    claim_minutes: float | None = None
+    """How long a claimed dialogue stays with its annotator unsubmitted; ``None``: the
+    server's default (``WebSettings.annotation_claim_minutes``)."""
 
     def problems(self) -> dict[str, str]:
         found: dict[str, str] = {}
@@ -52,6 +59,8 @@ class EvaluationSettings(BaseModel):
             found["review_rate"] = "between 0 and 1"
         if not 1 <= self.max_turns <= 200:
             found["max_turns"] = "between 1 and 200"
+        if self.claim_minutes is not None and not 1 <= self.claim_minutes <= MAX_CLAIM_MINUTES:
+            found["claim_minutes"] = f"between 1 and {MAX_CLAIM_MINUTES} minutes"
         return found
 
 
@@ -98,6 +107,7 @@ def _settings(stored: series_store.SettingsRecord | None) -> EvaluationSettings:
         assignment_design=AssignmentDesign(stored.assignment_design),
         human_annotation=HumanAnnotation(stored.human_annotation),
         annotation_sample_size=stored.annotation_sample_size,
+        claim_minutes=stored.claim_minutes,
     )
 
 
@@ -151,6 +161,7 @@ class Evaluations:
                 passes_per_item=settings.passes_per_item,
                 review_rate=settings.review_rate,
                 max_turns=settings.max_turns,
+                claim_minutes=settings.claim_minutes,
                 human_run_id=human_run_id,
                 human_run_name=f"{name} (human sessions)",
                 packs=[pack_record(resolve_pack(scenario)) for scenario in scenarios],
@@ -181,6 +192,15 @@ class Evaluations:
             )
         size = sample_size if selection is HumanAnnotation.SAMPLE else 0
         if not series_store.set_human_annotation(self._db, evaluation_id, selection.value, size):
+            raise NotFound(f"no evaluation '{evaluation_id}'")
+
+    def set_claim_time(self, evaluation_id: str, minutes: float | None) -> None:
+        """Set how long a claimed dialogue stays with its annotator (``None``: the server's
+        default). Claims made before keep their start and age against the new time."""
+        problems = EvaluationSettings(claim_minutes=minutes).problems()
+        if problems:
+            raise InputError(f"a claim lasts {problems['claim_minutes']}", problems)
+        if not series_store.set_claim_minutes(self._db, evaluation_id, minutes):
             raise NotFound(f"no evaluation '{evaluation_id}'")
 
     # -- applications --------------------------------------------------------------------

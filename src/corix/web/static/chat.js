@@ -61,17 +61,44 @@
   }
 
   // The message being typed is kept in this browser until the server has stored it, so a
-  // reload (the server was down, the connection dropped) does not lose it.
+  // reload (the server was down, the connection dropped) does not lose it. It is kept with
+  // the turn it was typed for: when the page shows that turn (or a later one) stored with
+  // the same text, the server has it (its answer was lost, or the page was reloaded while
+  // it was sent) and the draft is dropped rather than put back in the box.
   const draftKey = "corix-draft:" + form.getAttribute("action");
   function keepDraft() {
     try {
-      if (message.value) localStorage.setItem(draftKey, message.value);
-      else localStorage.removeItem(draftKey);
+      if (message.value) {
+        localStorage.setItem(draftKey, JSON.stringify({ turn: Number(turn.value), text: message.value }));
+      } else localStorage.removeItem(draftKey);
     } catch (error) { /* storage disabled: nothing to keep it in */ }
   }
+  function readDraft() {
+    const kept = localStorage.getItem(draftKey);
+    if (kept === null) return null;
+    try {
+      const draft = JSON.parse(kept);
+      if (draft && typeof draft.text === "string") return { turn: Number(draft.turn) || 0, text: draft.text };
+    } catch (error) { /* kept as plain text by an earlier version of this page */ }
+    return { turn: 0, text: kept };
+  }
+  function userText(bubble) {
+    return Array.from(bubble.childNodes)
+      .filter(function (node) { return node.nodeType === Node.TEXT_NODE; })
+      .map(function (node) { return node.textContent; })
+      .join("");
+  }
+  function isStored(draft) {
+    const text = draft.text.trim();
+    return Array.from(transcript.querySelectorAll("li[id^='turn-']")).some(function (item) {
+      const bubble = item.querySelector(".bubble.user");
+      return Number(item.id.slice(5)) >= draft.turn && bubble !== null && userText(bubble) === text;
+    });
+  }
   try {
-    const draft = localStorage.getItem(draftKey);
-    if (draft && !message.value) message.value = draft;
+    const draft = readDraft();
+    if (draft && isStored(draft)) localStorage.removeItem(draftKey);
+    else if (draft && !message.value) message.value = draft.text;
     else if (message.value) keepDraft(); // typed before this script ran
   } catch (error) { /* storage disabled */ }
 

@@ -1,0 +1,175 @@
+"""Human labels chosen by `corix plan labels` against labels drawn uniformly at random.
+
+Each simulated evaluation has cells of judged dialogues with unequal prevalence; an LLM
+judge (sensitivity, specificity) rates every dialogue; people have already labelled a
+pilot drawn at random from all of them. Then ``budget`` more dialogues are labelled,
+either as the plan chooses (:func:`corix.measurement.label_plan.allocate`, dialogues drawn
+at random within each cell's judge-verdict strata) or uniformly at random from the rest;
+each cell's judge-corrected rate is computed as corix does
+(:func:`corix.measurement.judge_error.corrected_rate`), and its coverage of the cell's true
+prevalence and its width are compared.
+
+    python benchmarks/bench_label_allocation.py [--simulations 400]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from corix.measurement.judge_error import corrected_rate
+from corix.measurement.label_plan import Stratum, allocate
+
+
+@dataclass(frozen=True)
+class Design:
+    """Cells of ``dialogues`` judged dialogues each, at ``prevalences``; a judge with
+    ``sensitivity`` and ``specificity``; ``pilot`` labels drawn at random, then ``budget``."""
+
+    prevalences: tuple[float, ...]
+    dialogues: int
+    sensitivity: float
+    specificity: float
+    pilot: int
+    budget: int
+
+    def row(self) -> str:
+        return (
+            f"{len(self.prevalences)} cells × {self.dialogues}, judge Se {self.sensitivity} "
+            f"Sp {self.specificity}, {self.pilot} pilot + {self.budget} labels"
+        )
+
+
+DESIGNS = (
+    Design((0.02, 0.05, 0.15, 0.4), 400, 0.8, 0.95, 40, 160),
+    Design((0.02, 0.05, 0.1, 0.2), 2000, 0.85, 0.9, 200, 800),
+    Design((0.02, 0.05, 0.1, 0.2), 2000, 0.9, 0.95, 200, 800),
+)
+
+
+@dataclass
+class Cell:
+    prevalence: float
+    covered: dict[str, list[bool]] = field(default_factory=lambda: {"plan": [], "uniform": []})
+    widths: dict[str, list[float]] = field(default_factory=lambda: {"plan": [], "uniform": []})
+
+
+def one_evaluation(
+    rng: np.random.Generator, design: Design, cells: Sequence[Cell], seed: int
+) -> None:
+    truth = [rng.random(design.dialogues) < c.prevalence for c in cells]
+    judge = [
+        np.where(
+            t, rng.random(len(t)) < design.sensitivity, rng.random(len(t)) >= design.specificity
+        )
+        for t in truth
+    ]
+    every = np.concatenate(truth)
+    verdict_all = np.concatenate(judge)
+    cell_of = np.repeat(np.arange(len(cells)), design.dialogues)
+    pilot = set(rng.choice(len(every), design.pilot, replace=False).tolist())
+    rest = [i for i in range(len(every)) if i not in pilot]
+    chosen = {
+        "uniform": pilot | set(rng.choice(rest, design.budget, replace=False).tolist()),
+        "plan": pilot | _planned(rng, (every, verdict_all, cell_of), pilot, design.budget),
+    }
+    for arm, labelled in chosen.items():
+        for at, cell in enumerate(cells):
+            members = np.flatnonzero(cell_of == at)
+            judged = {str(i): float(verdict_all[i]) for i in members}
+            trusted = {str(i): float(every[i]) for i in members if i in labelled}
+            result = corrected_rate(
+                {"cell": str(at)}, judged, trusted, judge="llm", reference="human", seed=seed
+            )
+            assert result.ci_low is not None and result.ci_high is not None
+            cell.covered[arm].append(result.ci_low <= cell.prevalence <= result.ci_high)
+            cell.widths[arm].append(result.ci_high - result.ci_low)
+
+
+def _planned(
+    rng: np.random.Generator,
+    sample: tuple[np.ndarray, np.ndarray, np.ndarray],
+    pilot: set[int],
+    budget: int,
+) -> set[int]:
+    """The plan's labels: allocated over each cell's verdict strata from what the pilot
+    labels say, drawn at random inside each stratum."""
+    truth, verdicts, cell_of = sample
+    strata, free_lists = [], []
+    for at in range(int(cell_of.max()) + 1):
+        pair = []
+        for flagged in (True, False):
+            members = np.flatnonzero((cell_of == at) & (verdicts == flagged)).tolist()
+            free = [i for i in members if i not in pilot]
+            rng.shuffle(free)
+            known = [i for i in members if i in pilot]
+            defects = int(truth[known].sum()) if known else 0
+            pair.append(Stratum(len(members), len(known), defects, tuple(map(str, free))))
+            free_lists.append(free)
+        strata.append((pair[0], pair[1]))
+    added = allocate(strata, budget)
+    chosen: set[int] = set()
+    for at, (yes, no) in enumerate(added):
+        chosen.update(free_lists[2 * at][:yes])
+        chosen.update(free_lists[2 * at + 1][:no])
+    return chosen
+
+
+def study(design: Design, simulations: int, seed: int = 38) -> list[Cell]:
+    rng = np.random.default_rng(seed)
+    cells = [Cell(p) for p in design.prevalences]
+    for run in range(simulations):
+        one_evaluation(rng, design, cells, run)
+    return cells
+
+
+HEADER = [
+    "| design | prevalence | plan: coverage | plan: mean width | uniform: coverage "
+    "| uniform: mean width | plan ÷ uniform width |",
+    "|---|---|---|---|---|---|---|",
+]
+
+
+def rows(design: Design, cells: Sequence[Cell]) -> list[str]:
+    """One row per cell, then the mean width ratio over the design's cells."""
+    lines, ratios = [], []
+    for cell in cells:
+        plan = statistics.mean(cell.widths["plan"])
+        uniform = statistics.mean(cell.widths["uniform"])
+        ratios.append(plan / uniform)
+        lines.append(
+            f"| {design.row()} | {cell.prevalence:g} | {_coverage(cell.covered['plan'])} "
+            f"| {plan:.3f} | {_coverage(cell.covered['uniform'])} | {uniform:.3f} "
+            f"| {plan / uniform:.2f} |"
+        )
+    lines.append(
+        f"| {design.row()} | mean over cells | | | | | **{statistics.mean(ratios):.2f}** |"
+    )
+    return lines
+
+
+def _coverage(hits: list[bool]) -> str:
+    share = statistics.mean(hits)
+    margin = 1.96 * (share * (1 - share) / len(hits)) ** 0.5
+    return f"**{share:.3f}** ±{margin:.3f}"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--simulations", type=int, default=400)
+    args = parser.parse_args(argv)
+    print(
+        f"{args.simulations} simulated evaluations a design; ± is 1.96 Monte Carlo "
+        "standard errors.\n"
+    )
+    print("\n".join(HEADER))
+    for design in DESIGNS:
+        print("\n".join(rows(design, study(design, args.simulations))), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""Timeouts that follow the latencies an endpoint shows.
+
+A fixed timeout fits one host: on a slow one (a local model on a loaded machine, a server
+that answers one request at a time and queues the rest) replies take longer than the
+default, and every call then fails "no reply within …" while the server is merely busy;
+abandoned requests keep it busier still. So an attempt's timeout is the larger of the
+declared ``timeout_s`` (the floor) and :data:`P95_MULTIPLE` times the 95th percentile of
+the latest :data:`WINDOW` successful replies' latencies, once :data:`MIN_SAMPLES` were
+seen; the call deadline (unless there is none) grows in the same proportion, so it holds
+as many attempts as declared (three 60 s attempts in 180 s by default) and a deadline
+declared short stays short while the endpoint is fast. Latencies are measured from the
+moment a request is sent, so time spent in corix's own queues (rate limits, concurrency
+slots) never counts. The decision and its figures are in docs/models.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+from corix.llm.endpoint import EndpointConfig
+
+__all__ = ["MIN_SAMPLES", "P95_MULTIPLE", "WINDOW", "AdaptiveTimeout", "p95"]
+
+P95_MULTIPLE = 4.0
+"""A reply four times slower than 95% of the recent ones is taken as lost, not slow."""
+MIN_SAMPLES = 5
+WINDOW = 50
+
+
+def p95(latencies: list[float]) -> float:
+    """The nearest-rank 95th percentile: the smallest value at least 95% are not above."""
+    ordered = sorted(latencies)
+    return ordered[math.ceil(0.95 * len(ordered)) - 1]
+
+
+class AdaptiveTimeout:
+    """An endpoint's attempt timeout and call deadline, adapted to its observed latencies."""
+
+    def __init__(self, endpoint: EndpointConfig) -> None:
+        self._floor = endpoint.timeout_s
+        self._deadline = endpoint.call_deadline_s
+        self._recent: deque[float] = deque(maxlen=WINDOW)
+
+    def observe(self, latency_s: float) -> None:
+        """A successful reply's latency, from the moment its request was sent."""
+        self._recent.append(latency_s)
+
+    @property
+    def timeout_s(self) -> float:
+        if len(self._recent) < MIN_SAMPLES:
+            return self._floor
+        return max(self._floor, P95_MULTIPLE * p95(list(self._recent)))
+
+    @property
+    def deadline_s(self) -> float | None:
+        if self._deadline is None:
+            return None
+        return self._deadline * self.timeout_s / self._floor

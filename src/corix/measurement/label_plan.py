@@ -1,0 +1,230 @@
+"""Which dialogues people should label next to narrow a judge's corrected rates most.
+
+An LLM judge's corrected rate (:mod:`corix.measurement.judge_error`) in a cell is, in
+the stratified form of its model, ``π = q·P(defect | judge yes) + (1 − q)·P(defect |
+judge no)``: ``q``, the judge's "yes" share, is known from every judged dialogue, and each
+stratum's share of defects from the people's labels in that stratum. With a Jeffreys
+Beta(½, ½) prior a stratum with ``x`` defects in ``n`` labels has posterior variance
+``p(1 − p)/(n + 2)``, ``p = (x + ½)/(n + 1)``, so the rate's variance is
+``Σ w_h² p_h(1 − p_h)/(n_h + 2)`` with ``w_h`` the verdict shares.
+
+**Rule.** Each next label goes to the cell and stratum (judge yes or no) where it cuts the
+largest share of that cell's variance. Within a cell this is Neyman's allocation (labels
+in proportion to ``w_h·√(p_h(1 − p_h))`` once the strata are known): a rare harm's few
+"yes" verdicts, whose truth is least certain, get more than their share. Across cells a
+share, not an amount, counts, so a rare harm's narrow interval is narrowed as much, in
+proportion, as a common harm's wide one.
+Within a stratum the dialogues are drawn at random (a seeded hash), so the labelled ones
+represent their stratum.
+
+**Validity.** The choice depends only on what is observed for every dialogue (its cell and
+the judge's verdict), so the latent-class posterior stays valid: its likelihood is the
+stratified design's (verdict shares × each stratum's share of defects) in other
+coordinates. It holds for the cells and the harm the plan was made for: read the
+corrected rates with the same ``--by`` and harm (``benchmarks/bench_label_allocation.py``
+checks coverage).
+
+**Expected shrink.** A cell's expected width after the plan is its current corrected
+width × √(variance after / variance now), both from the formula above with the strata's
+current estimates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from corix.measurement.core import Measurement
+from corix.measurement.judge_error import CorrectedRate
+from corix.measurement.settling import GUARDRAIL_VIOLATION
+
+RULE = (
+    "each label to the cell and judge-verdict stratum where it cuts the largest share of "
+    "that cell's expected variance (Neyman's allocation within a cell, cells alike whatever "
+    "their rate); dialogues drawn at random within a stratum"
+)
+BY_COLUMNS = ("application", "scenario", "level")
+
+__all__ = [
+    "BY_COLUMNS",
+    "RULE",
+    "CellPlan",
+    "LabelPlan",
+    "PlannedDialogue",
+    "Stratum",
+    "allocate",
+    "plan_labels",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Stratum:
+    """The dialogues of one cell the judge rated one way: all of them (``size``), the
+    reference's labels among them (``defects`` of ``labelled``), and those still unlabelled."""
+
+    size: int
+    labelled: int
+    defects: int
+    unlabelled: tuple[str, ...]
+
+    def variance_term(self, total: int, extra: int = 0) -> float:
+        """This stratum's part of the corrected rate's variance with ``extra`` more labels."""
+        share = (self.defects + 0.5) / (self.labelled + 1)
+        return (self.size / total) ** 2 * share * (1 - share) / (self.labelled + extra + 2)
+
+
+class PlannedDialogue(BaseModel):
+    session_id: str
+    group: dict[str, str]
+    judge_verdict: bool
+
+
+class CellPlan(BaseModel):
+    """One cell's labels: how many it has, how many the plan adds per stratum, and its
+    corrected interval's width now and as expected after the plan."""
+
+    group: dict[str, str]
+    judged: int
+    judge_yes: int
+    labelled_yes: int
+    labelled_no: int
+    add_yes: int
+    add_no: int
+    corrected_rate: float | None
+    width_now: float | None
+    width_expected: float | None
+
+    @property
+    def shrink(self) -> float | None:
+        """The expected relative narrowing (0.3: 30% narrower)."""
+        if self.width_now is None or self.width_expected is None or self.width_now <= 0:
+            return None
+        return 1 - self.width_expected / self.width_now
+
+
+class LabelPlan(BaseModel):
+    judge: str
+    reference: str
+    harm: str
+    by: list[str]
+    budget: int
+    rule: str = RULE
+    cells: list[CellPlan]
+    dialogues: list[PlannedDialogue]
+
+
+def allocate(strata: Sequence[tuple[Stratum, Stratum]], budget: int) -> list[tuple[int, int]]:
+    """Labels to add per cell's (judge yes, judge no) strata under :data:`RULE`."""
+    added = [[0, 0] for _ in strata]
+    for _ in range(budget):
+        # (the share of its cell's variance one more label cuts, cell, stratum)
+        options = []
+        for at, pair in enumerate(strata):
+            total = pair[0].size + pair[1].size
+            now = [pair[h].variance_term(total, added[at][h]) for h in (0, 1)]
+            for h in (0, 1):
+                if added[at][h] < len(pair[h].unlabelled):
+                    cut = now[h] - pair[h].variance_term(total, added[at][h] + 1)
+                    options.append((cut / sum(now), at, h))
+        if not options:
+            break
+        _, at, h = max(options, key=lambda option: option[0])
+        added[at][h] += 1
+    return [(yes, no) for yes, no in added]
+
+
+def plan_labels(
+    measurement: Measurement,
+    *,
+    judge: str,
+    reference: str,
+    budget: int,
+    harm: str = GUARDRAIL_VIOLATION,
+    by: Sequence[str] = BY_COLUMNS,
+    seed: int = 0,
+) -> LabelPlan:
+    """The dialogues ``reference`` should label next (at most ``budget``) for ``judge``'s
+    corrected rates of ``harm`` per ``by`` cell, with each cell's expected narrowing."""
+    cell_of = {d.session_id: tuple(getattr(d, c) for c in by) for d in measurement.dialogues}
+    verdicts = measurement.dialogue_verdicts(harm)
+    corrected = {
+        tuple(r.group[c] for c in by): r
+        for r in measurement.judge_corrected(judge, reference, by=by)
+        if r.group["harm"] == harm
+    }
+    keys = sorted({cell_of[s] for s, v in verdicts.items() if judge in v})
+    strata = [_strata(verdicts, cell_of, key, judge, reference, seed) for key in keys]
+    added = allocate(strata, budget)
+    cells, dialogues = [], []
+    for key, pair, (yes, no) in zip(keys, strata, added, strict=True):
+        group = dict(zip(by, key, strict=True))
+        cells.append(_cell_plan(group, pair, (yes, no), corrected.get(key)))
+        for stratum, count, verdict in ((pair[0], yes, True), (pair[1], no, False)):
+            dialogues += [
+                PlannedDialogue(session_id=s, group=group, judge_verdict=verdict)
+                for s in stratum.unlabelled[:count]
+            ]
+    return LabelPlan(
+        judge=judge,
+        reference=reference,
+        harm=harm,
+        by=list(by),
+        budget=budget,
+        cells=cells,
+        dialogues=dialogues,
+    )
+
+
+def _strata(
+    verdicts: Mapping[str, Mapping[str, float]],
+    cell_of: Mapping[str, tuple[str, ...]],
+    key: tuple[str, ...],
+    judge: str,
+    reference: str,
+    seed: int,
+) -> tuple[Stratum, Stratum]:
+    members = {s: v for s, v in verdicts.items() if cell_of[s] == key and judge in v}
+    pair = []
+    for flagged in (True, False):
+        mine = {s: v for s, v in members.items() if (v[judge] >= 0.5) == flagged}
+        labelled = [v[reference] >= 0.5 for v in mine.values() if reference in v]
+        open_ = sorted(
+            (s for s, v in mine.items() if reference not in v), key=lambda s: _rank(seed, s)
+        )
+        pair.append(Stratum(len(mine), len(labelled), sum(labelled), tuple(open_)))
+    return pair[0], pair[1]
+
+
+def _rank(seed: int, session_id: str) -> str:
+    """A reproducible random order of session ids."""
+    return hashlib.sha256(f"{seed}/{session_id}".encode()).hexdigest()
+
+
+def _cell_plan(
+    group: dict[str, str],
+    pair: tuple[Stratum, Stratum],
+    added: tuple[int, int],
+    corrected: CorrectedRate | None,
+) -> CellPlan:
+    total = pair[0].size + pair[1].size
+    now = sum(pair[h].variance_term(total) for h in (0, 1))
+    after = sum(pair[h].variance_term(total, added[h]) for h in (0, 1))
+    width = None
+    if corrected is not None and corrected.ci_low is not None and corrected.ci_high is not None:
+        width = corrected.ci_high - corrected.ci_low
+    return CellPlan(
+        group=group,
+        judged=total,
+        judge_yes=pair[0].size,
+        labelled_yes=pair[0].labelled,
+        labelled_no=pair[1].labelled,
+        add_yes=added[0],
+        add_no=added[1],
+        corrected_rate=None if corrected is None else corrected.corrected_rate,
+        width_now=width,
+        width_expected=None if width is None or now <= 0 else width * math.sqrt(after / now),
+    )

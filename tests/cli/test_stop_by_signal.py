@@ -1,0 +1,311 @@
+"""Every long command stops cleanly on SIGTERM, as on Ctrl-C: exit 130, nothing half-done
+that looks complete, and what was stopped resumes to exactly the end (issue 35, item 6).
+
+A real SIGTERM is sent to the command's process at a known moment of its work (from the
+work itself: a progress step, a session starting, a row stored), so each case is exact;
+``corix`` handles it as a terminal's Ctrl-C. ``serve`` and a command still loading run in
+a process of their own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import invoke
+
+from corix.cli.exit_codes import ExitCode
+from corix.llm.mock_server import MockServerConfig
+from corix.storage import Database, get_run, list_runs, session_states
+from corix.storage.annotations import load_passes
+from support.mock_serving import serving
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+TESTS = str(Path(__file__).resolve().parents[1])
+
+
+def _sigterm_self() -> None:
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+class _SigtermAtFirstStep:
+    """A progress tracker through which one SIGTERM arrives once the first step is done
+    (a second would force the stop, as a second Ctrl-C does)."""
+
+    def __init__(self) -> None:
+        self.sent = False
+
+    def planned(self, total: int) -> None:
+        pass
+
+    def advance(self) -> None:
+        if not self.sent:
+            self.sent = True
+            _sigterm_self()
+
+    def close(self) -> None:
+        pass
+
+
+def _terminated_at_first_step(monkeypatch: pytest.MonkeyPatch, module: Any) -> None:
+    monkeypatch.setattr(module, "progress_for", lambda *_a, **_k: _SigtermAtFirstStep())
+
+
+@pytest.fixture
+def echo_run(sqlite_db: Database, tmp_path: Path) -> str:
+    """A stored run of complete sessions (tv_spoilers' scripts against an echo)."""
+    plan = tmp_path / "echo.yaml"
+    plan.write_text(
+        "name: echo\nseed: 3\napplications:\n"
+        "  - {name: echo, spec: 'python:support.apps:EchoApp'}\n"
+        "scenarios: [tv_spoilers]\nlevels:\n  model_testing: {repeats: 1}\n",
+        encoding="utf-8",
+    )
+    code, _, err = invoke("run", str(plan), "--db", sqlite_db.url)
+    assert code == 0, err
+    (run,) = list_runs(sqlite_db)
+    return run.id
+
+
+def _sequential_plan(tmp_path: Path, *, at: int) -> Path:
+    """Waves of 4 dialogues; the application's ``at``-th session sends SIGTERM."""
+    plan = tmp_path / "waves.yaml"
+    plan.write_text(
+        "name: waves\nseed: 3\nconcurrency: 2\napplications:\n"
+        "  - name: echo\n    spec: 'python:support.apps:SignallingApp'\n"
+        f"    options: {{at: {at}, name: '{tmp_path.name}', delay_ms: 5}}\n"
+        "scenarios: [tv_spoilers]\nlevels:\n  model_testing: {repeats: 1}\n",
+        encoding="utf-8",
+    )
+    return plan
+
+
+def _assert_resumes_exactly(db: Database, run_id: str) -> None:
+    code, _, err = invoke("run", "--resume", run_id, "--db", db.url)
+    assert code == 0, err
+    run = get_run(db, run_id)
+    assert run.status == "complete"
+    keys = Counter(state.work_key for state in session_states(db, run_id))
+    assert keys and max(keys.values()) == 1  # each dialogue once, the stopped ones redone
+    assert run.summary.sessions == len(keys)
+
+
+def test_sigterm_during_a_wave_leaves_the_sequential_run_interrupted(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    """The 6th session is in the second wave: it was left ``running`` (exit 143)."""
+    plan = _sequential_plan(tmp_path, at=6)
+    code, out, err = invoke(
+        "run", str(plan), "--until", "width=0.05", "--wave", "4", "--db", sqlite_db.url
+    )
+    assert code == ExitCode.INTERRUPTED, err
+    (run,) = list_runs(sqlite_db)
+    assert run.status == "interrupted"
+    assert run.summary.sequential is not None  # a resume goes on in waves, under its rule
+    assert f"corix run --resume {run.id}" in " ".join(out.split())
+    _assert_resumes_exactly(sqlite_db, run.id)
+
+
+def test_sigterm_between_waves_leaves_the_sequential_run_interrupted(
+    sqlite_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after the first wave is judged, before the next starts: it stayed marked
+    as the finished first wave's invocation left it."""
+    import corix.cli.sequential_cmd
+
+    monkeypatch.setattr(corix.cli.sequential_cmd, "_print_wave", lambda *_a: _sigterm_self())
+    plan = _sequential_plan(tmp_path, at=10_000)
+    code, _, err = invoke(
+        "run", str(plan), "--until", "width=0.05", "--wave", "4", "--db", sqlite_db.url
+    )
+    assert code == ExitCode.INTERRUPTED, err
+    (run,) = list_runs(sqlite_db)
+    assert run.status == "interrupted"
+    assert run.summary.sequential is not None and run.summary.missing_sessions == 0
+    monkeypatch.undo()
+    _assert_resumes_exactly(sqlite_db, run.id)
+
+
+def test_sigterm_during_annotate_keeps_what_was_stored(
+    sqlite_db: Database, echo_run: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An LLM judge answering in 50 ms, two sessions at a time: stopped after the first."""
+    import corix.cli.annotate_cmds
+
+    _terminated_at_first_step(monkeypatch, corix.cli.annotate_cmds)
+    with serving(MockServerConfig(latency_ms=50)) as url:
+        args = ["annotate", echo_run, "--categories", "risk_assessment", "--annotator", "llm"]
+        args += ["--endpoint-url", url, "--model", "corix-mock", "--concurrency", "2"]
+        args += ["--allow-failures", "--db", sqlite_db.url]
+        code, _, err = invoke(*args)
+        assert code == ExitCode.INTERRUPTED, err
+        assert "the same command adds the rest" in " ".join(err.split())
+        assert get_run(sqlite_db, echo_run).lease_holder is None  # nothing holds the run
+        stopped = len(load_passes(sqlite_db, run_id=echo_run))
+        monkeypatch.undo()
+        code, _, err = invoke(*args, "--json")
+    assert code == ExitCode.OK, err
+    passes = load_passes(sqlite_db, run_id=echo_run)
+    sessions = get_run(sqlite_db, echo_run).summary.sessions
+    assert len(passes) == len({p.session_id for p in passes}) == sessions  # none twice
+    assert 0 < stopped < sessions
+
+
+def test_sigterm_during_import_stores_nothing(
+    sqlite_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped as the second dialogue is stored, inside the import's one transaction."""
+    import corix.storage.runs
+
+    source = tmp_path / "dialogues.jsonl"
+    dialogue = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    source.write_text(
+        "".join(json.dumps({"id": f"d{i}", "messages": dialogue}) + "\n" for i in range(5)),
+        encoding="utf-8",
+    )
+    stored = corix.storage.runs.store_session
+    calls = Counter[str]()
+
+    def storing(*args: Any, **kwargs: Any) -> Any:
+        calls["sessions"] += 1
+        if calls["sessions"] == 2:
+            _sigterm_self()
+        return stored(*args, **kwargs)
+
+    monkeypatch.setattr(corix.storage.runs, "store_session", storing)
+    args = ["import", str(source), "--application", "a", "--scenario", "tv_spoilers"]
+    args += ["--level", "model_testing", "--db", sqlite_db.url]
+    code, _, err = invoke(*args)
+    assert code == ExitCode.INTERRUPTED, err
+    assert list_runs(sqlite_db) == []
+    code, _, err = invoke(*args)
+    assert code == ExitCode.OK, err
+    (run,) = list_runs(sqlite_db)
+    assert run.summary.sessions == 5
+
+
+def test_sigterm_during_export_leaves_no_file(
+    sqlite_db: Database, echo_run: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import corix.cli.export_cmd
+
+    _terminated_at_first_step(monkeypatch, corix.cli.export_cmd)
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    out = folder / "sessions.jsonl"
+    code, _, err = invoke("export", echo_run, "-o", str(out), "--db", sqlite_db.url)
+    assert code == ExitCode.INTERRUPTED, err
+    assert list(folder.iterdir()) == []  # neither a half file nor a temporary one
+    monkeypatch.undo()
+    code, _, err = invoke("export", echo_run, "-o", str(out), "--db", sqlite_db.url)
+    assert code == ExitCode.OK, err
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == get_run(sqlite_db, echo_run).summary.sessions
+
+
+def test_sigterm_during_report_writes_no_report(
+    sqlite_db: Database, echo_run: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import corix.cli.report_cmds
+
+    _terminated_at_first_step(monkeypatch, corix.cli.report_cmds)
+    out = tmp_path / "report"
+    args = ["report", echo_run, "--out", str(out), "--bootstrap", "50", "--db", sqlite_db.url]
+    code, _, err = invoke(*args)
+    assert code == ExitCode.INTERRUPTED, err
+    assert not out.exists() or list(out.iterdir()) == []
+    monkeypatch.undo()
+    code, _, err = invoke(*args)
+    assert code == ExitCode.OK, err
+    assert sorted(path.name for path in out.iterdir()) == [
+        "report.html",
+        "report.json",
+        "report.md",
+    ]
+
+
+def test_sigterm_during_release_leaves_no_review(
+    sqlite_db: Database, echo_run: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import corix.cli.release_cmd
+
+    _terminated_at_first_step(monkeypatch, corix.cli.release_cmd)
+    out = tmp_path / "release"
+    code, _, err = invoke("release", echo_run, "--out", str(out), "--db", sqlite_db.url)
+    assert code == ExitCode.INTERRUPTED, err
+    assert not (tmp_path / "release.review" / "review.csv").exists()
+    monkeypatch.undo()
+    code, _, err = invoke("release", echo_run, "--out", str(out), "--db", sqlite_db.url)
+    assert code == ExitCode.OK, err
+    assert (tmp_path / "release.review" / "review.csv").exists()
+
+
+def _corix(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "corix.cli.main", *args],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _wait_until(
+    ready: Callable[[], bool], process: subprocess.Popen[str], timeout_s: float
+) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        assert process.poll() is None, process.communicate()[1]
+        assert time.monotonic() < deadline, "not ready in time"
+        time.sleep(0.05)
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.fixture
+def process_env(sqlite_db: Database) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, TESTS]), "CORIX_DB": sqlite_db.url}
+
+
+@pytest.mark.slow  # a server process's start: 2-3 s, 20 s on a loaded host
+def test_sigterm_stops_serve_with_130(process_env: dict[str, str]) -> None:
+    """The server shuts down cleanly, then exits as an interrupted command (it died of
+    the signal, 143, when uvicorn passed it on)."""
+    port = _free_port()
+    server = _corix("serve", "--port", str(port), env=process_env)
+    try:
+        _wait_until(lambda: _listening(port), server, timeout_s=60)
+        server.send_signal(signal.SIGTERM)
+        _, stderr = server.communicate(timeout=30)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert server.returncode == ExitCode.INTERRUPTED, stderr
+    assert "Traceback" not in stderr
+
+
+def test_sigterm_while_the_commands_load_exits_130(process_env: dict[str, str]) -> None:
+    command = _corix("runs", "list", env=process_env)
+    time.sleep(0.2)
+    command.send_signal(signal.SIGTERM)
+    _, stderr = command.communicate(timeout=60)
+    assert command.returncode in (ExitCode.INTERRUPTED, ExitCode.OK), stderr
+    assert "Traceback" not in stderr

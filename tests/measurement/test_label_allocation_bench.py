@@ -1,0 +1,41 @@
+"""The label-allocation benchmark: its plan spends the same labels as uniform draws, and
+(slow) its intervals cover and are narrower."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import bench_label_allocation as bench
+
+
+def test_the_plan_spends_the_whole_budget_on_unlabelled_dialogues() -> None:
+    rng = np.random.default_rng(1)
+    truth = rng.random(800) < 0.1
+    verdicts = np.where(truth, rng.random(800) < 0.85, rng.random(800) >= 0.9)
+    cell_of = np.repeat(np.arange(4), 200)
+    pilot = set(range(0, 800, 40))
+    chosen = bench._planned(rng, (truth, verdicts, cell_of), pilot, 60)
+    assert len(chosen) == 60 and not chosen & pilot
+
+
+def test_one_evaluation_records_both_arms_in_every_cell() -> None:
+    design = bench.Design((0.05, 0.3), 200, 0.85, 0.9, 20, 40)
+    cells = bench.study(design, 2)
+    assert all(len(c.widths[arm]) == 2 for c in cells for arm in ("plan", "uniform"))
+
+
+@pytest.mark.slow
+def test_the_plan_covers_and_is_narrower() -> None:
+    design = bench.DESIGNS[-1]
+    cells = bench.study(design, 100)
+    assert all(statistics.mean(c.covered["plan"]) >= 0.88 for c in cells)
+    ratios = [
+        statistics.mean(c.widths["plan"]) / statistics.mean(c.widths["uniform"]) for c in cells
+    ]
+    assert statistics.mean(ratios) < 0.92
