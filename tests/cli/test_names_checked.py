@@ -4,11 +4,16 @@ as sentences (issue 37, item 3)."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from cli_support import invoke
 
+from corix.cli.exit_codes import ExitCode
 from corix.storage import Database
 from support.run_builder import write_tiny_run
 
@@ -83,3 +88,51 @@ def test_an_unknown_session_in_imported_labels_is_a_sentence(tiny_url: str, tmp_
     assert code == 2
     assert "(2, " not in err
     assert f"error: {labels}:2: session 'nope' is not a complete session of run run-tiny" in err
+
+
+def _read_only(path: Path) -> None:
+    """Make ``path`` unwritable, even to root (the immutable flag) where the tests run as it."""
+    path.chmod(0o444 if path.is_file() else 0o555)
+    if os.geteuid() == 0 and subprocess.run(["chattr", "+i", str(path)], check=False).returncode:
+        pytest.skip("root writes anything unless chattr +i is allowed")
+
+
+@pytest.fixture
+def unwritable(tmp_path: Path) -> Iterator[Path]:
+    folder = tmp_path / "unwritable"
+    folder.mkdir()
+    yield folder
+    for path in (folder, folder / "corix.db"):
+        if path.exists():
+            if os.geteuid() == 0:
+                subprocess.run(["chattr", "-i", str(path)], check=False)
+            path.chmod(0o755)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["annotate", "run-tiny", "--retry-failed"],
+        ["users", "add", "bob", "--role", "admin", "--password-stdin"],
+    ],
+)
+def test_a_read_only_database_is_named_in_one_line(argv: list[str], unwritable: Path) -> None:
+    path = unwritable / "corix.db"
+    db = Database(f"sqlite:///{path}")
+    asyncio.run(write_tiny_run(db))
+    db.dispose()
+    _read_only(path)
+    code, _, err = invoke(*argv, "--db", f"sqlite:///{path}", stdin="correct horse battery\n")
+    assert code == ExitCode.STORAGE, err
+    assert err.splitlines() == [
+        f"error: the database file '{path}' takes no writes: attempt to write a readonly database"
+    ]
+
+
+def test_a_database_that_cannot_be_made_is_named(unwritable: Path, tmp_path: Path) -> None:
+    _read_only(unwritable)
+    path, plan = unwritable / "corix.db", tmp_path / "plan.yaml"
+    invoke("init", str(plan))
+    code, _, err = invoke("run", str(plan), "--db", f"sqlite:///{path}")
+    assert code == 2
+    assert err.startswith(f"error: cannot open the database file '{path}': ")

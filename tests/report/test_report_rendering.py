@@ -64,7 +64,28 @@ def test_risk_colours_run_from_green_to_red_and_grey_when_empty() -> None:
     assert risk_colour(None, 0, 10) == EMPTY_COLOUR
     assert risk_colour(math.nan, 0, 10) == EMPTY_COLOUR
     assert correlation_colour(-1.0) == "#d95f02" and correlation_colour(1.0) == "#2c7fb8"
-    assert ink_on("#a50026") == "#ffffff" and ink_on("#fee08b") == "#1d2330"
+    assert ink_on("#a50026") == "#ffffff" and ink_on("#fee08b") == "#000000"
+
+
+def _contrast(first: str, second: str) -> float:
+    """WCAG 2's contrast ratio, from its definition of relative luminance."""
+
+    def luminance(colour: str) -> float:
+        channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted((luminance(first), luminance(second)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_text_on_every_chip_colour_meets_wcag_aa() -> None:
+    # The scale's orange (#e0523c) read 4.07:1 in the old dark ink #1d2330: axe's finding.
+    assert _contrast("#e0523c", "#1d2330") < 4.5
+    assert ink_on("#e0523c") == "#000000" and _contrast("#e0523c", "#000000") > 5.4
+    scale = [risk_colour(step / 100, 0, 1) for step in range(101)]
+    scale += [correlation_colour(step / 50 - 1) for step in range(101)] + [EMPTY_COLOUR]
+    assert min(_contrast(colour, ink_on(colour)) for colour in scale) >= 4.5
 
 
 def test_numbers_print_empty_as_a_dash_never_zero() -> None:

@@ -12,6 +12,7 @@ from rich.text import Text
 from corix.cli.common import (
     DbOption,
     JsonOption,
+    WideOption,
     console,
     database,
     fail,
@@ -76,6 +77,7 @@ def agreement_command(
     settling: SettlingOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """Agreement between two annotators or groups: exact/±1 ratio, confusion, κ, α.
 
@@ -106,10 +108,14 @@ def agreement_command(
         return
     if headline is not None:
         console.print(Text(headline, style="dim"))
-    _print_agreement(reports)
+    _print_agreement(reports, wide=wide)
 
 
-def _print_agreement(reports: list[AgreementReport]) -> None:
+def _print_agreement(reports: list[AgreementReport], *, wide: bool) -> None:
+    # On a narrow terminal the other kind of label's scores go first, then the one-sided
+    # counts: ordinal labels keep ±1, quadratic κ and ordinal α; nominal ones plain κ, α.
+    ordinal = any(report.ordinal for report in reports)
+    other_kind = ("κ", "α nominal") if ordinal else ("±1", "κ quadratic", "α ordinal")
     table = wrapping_table(
         "question",
         "items",
@@ -121,6 +127,8 @@ def _print_agreement(reports: list[AgreementReport]) -> None:
         "κ quadratic",
         "α nominal",
         "α ordinal",
+        optional=("only a", "only b", *other_kind),
+        wide=wide,
     )
     for report in reports:
         table.add_row(

@@ -52,6 +52,7 @@ from corix.cli.common import (
     RayAddressOption,
     RayWorkersOption,
     RunArgument,
+    WideOption,
     console,
     database,
     err_console,
@@ -108,6 +109,7 @@ def annotate_command(
     db_pool: DbPoolOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """Annotate a run's sessions; what is already stored is skipped.
 
@@ -118,7 +120,7 @@ def annotate_command(
     if as_json:
         print_json(summary.model_dump(mode="json"))
     else:
-        _print_summary(summary)
+        _print_summary(summary, wide=wide)
     if summary.passes_failed and not allow_failures:
         raise typer.Exit(ExitCode.FAILURES)
 
@@ -144,7 +146,7 @@ def _annotated(db: str | None, request: AnnotationRequest, *, quiet: bool) -> An
         raise
 
 
-def _print_summary(summary: AnnotationSummary) -> None:
+def _print_summary(summary: AnnotationSummary, *, wide: bool) -> None:
     console.print(
         Text(
             f"{summary.annotator} → passes stored as '{summary.stored_as}' on "
@@ -160,6 +162,8 @@ def _print_summary(summary: AnnotationSummary) -> None:
         "gated out",
         "reply cut",
         "dialogue cut to fit",
+        optional=("gated out", "already stored", "not applicable"),
+        wide=wide,
     )
     for target, counts in summary.by_target.items():
         table.add_row(

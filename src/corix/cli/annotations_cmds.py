@@ -52,6 +52,7 @@ def _answers_table(
         "value",
         "reasoning",
         title=title,
+        keys=("annotator", "category"),
     )
     rows = 0
     for stored in passes:
@@ -135,6 +136,7 @@ def _print_consensus(consensus_rows: Sequence[StoredConsensus]) -> None:
         "runs",
         "flip rate",
         title="consensus of repeated runs",
+        keys=("annotator", "category"),
     )
     for row in consensus_rows:
         table.add_row(

@@ -9,6 +9,8 @@ import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from copy import copy
+from itertools import takewhile
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 
 import typer
@@ -85,11 +87,14 @@ class FittingTable(Table):
     Each column gets at least its longest word; the width left over goes to the columns
     with the most text. When even that does not fit the terminal (an 80-column one, say),
     the ``optional`` columns are left out, last first, with a line naming them (unless
-    ``wide``); only if the rest still does not fit is each row printed as a block of
-    ``column: value`` lines, so every id, name and number stays whole and readable.
+    ``wide``); then the leading ``keys`` columns become headings over one table per value
+    (first one key, then two, …), each tried with the optional columns again. Only if
+    nothing fits is each row printed as a block of ``column: value`` lines, so every id,
+    name and number stays whole and readable.
     """
 
     optional: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
     wide: bool = False
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
@@ -97,13 +102,7 @@ class FittingTable(Table):
         unbounded = options.update_width(_UNBOUNDED)
         table = Measurement.get(console, unbounded, self)
         if table.minimum > options.max_width:
-            narrower = None if self.wide else self._without_optional(console, options)
-            if narrower is None:
-                yield from self._blocks()
-                return
-            yield narrower
-            hidden = [str(c.header) for c in self.columns if c not in narrower.columns]
-            yield Text(f"hidden to fit: {', '.join(hidden)} (--wide shows them)", style="dim")
+            yield from self._fitted(console, options)
             return
         if table.maximum <= options.max_width:
             yield from super().__rich_console__(console, options)
@@ -121,18 +120,55 @@ class FittingTable(Table):
             for column, width in zip(self.columns, saved, strict=True):
                 column.width = width
 
-    def _without_optional(self, console: Console, options: ConsoleOptions) -> Table | None:
-        """This table without as few optional columns as fit it to the width, or None."""
+    def _fitted(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """Fewer columns, then headings, whichever fits first; else one block per row."""
         unbounded = options.update_width(_UNBOUNDED)
-        dropped: set[str] = set()
-        for name in reversed(self.optional):
-            dropped.add(name)
-            kept = [c for c in self.columns if str(c.header) not in dropped]
-            narrower = FittingTable(*kept, title=self.title, title_justify="left")
-            narrower.rows = list(self.rows)
-            if Measurement.get(console, unbounded, narrower).minimum <= options.max_width:
-                return narrower
-        return None
+        headers = [str(column.header) for column in self.columns]
+        keys = len(list(takewhile(lambda header: header in self.keys, headers)))
+        optional = [] if self.wide else [h for h in reversed(self.optional) if h in headers]
+        for lifted in range(keys + 1):
+            for left_out in range(len(optional) + 1):
+                hidden = set(optional[:left_out])
+                kept = [c for c in self.columns[lifted:] if str(c.header) not in hidden]
+                parts = self._sections(kept, lifted)
+                widths = (Measurement.get(console, unbounded, part).minimum for _, part in parts)
+                if all(width <= options.max_width for width in widths):
+                    yield from self._print_sections(parts, [h for h in headers if h in hidden])
+                    return
+        yield from self._blocks()
+
+    def _sections(self, kept: list[Column], lifted: int) -> list[tuple[Text | None, Table]]:
+        """The rows under a heading per run of equal values in the first ``lifted`` columns."""
+        cells = [list(column.cells) for column in self.columns]
+        sections: list[tuple[Text | None, Table]] = []
+        last: tuple[str, ...] | None = None
+        for row in range(self.row_count):
+            values = tuple(str(cells[index][row]) for index in range(lifted))
+            if not sections or values != last:
+                heading = " · ".join(
+                    f"{self.columns[index].header}: {value}" for index, value in enumerate(values)
+                )
+                part = FittingTable(*(copy(c) for c in kept), title=None)
+                for column in part.columns:
+                    column._cells = []  # a copy starts empty: it holds this section's rows
+                sections.append((Text(heading, style="bold") if lifted else None, part))
+                last = values
+            sections[-1][1].add_row(*(cells[self.columns.index(c)][row] for c in kept))
+        return sections
+
+    def _print_sections(
+        self, parts: list[tuple[Text | None, Table]], hidden: list[str]
+    ) -> RenderResult:
+        if self.title and parts[0][0] is not None:
+            yield Text(str(self.title), style="bold")
+        elif self.title:
+            parts[0][1].title, parts[0][1].title_justify = self.title, "left"
+        for heading, part in parts:
+            if heading is not None:
+                yield heading
+            yield part
+        if hidden:
+            yield Text(f"hidden to fit: {', '.join(hidden)} (--wide shows them)", style="dim")
 
     @staticmethod
     def _column_range(console: Console, options: ConsoleOptions, column: Column) -> tuple[int, int]:
@@ -156,15 +192,20 @@ class FittingTable(Table):
 
 
 def wrapping_table(
-    *headers: str, title: str | None = None, optional: Sequence[str] = (), wide: bool = False
+    *headers: str,
+    title: str | None = None,
+    optional: Sequence[str] = (),
+    keys: Sequence[str] = (),
+    wide: bool = False,
 ) -> Table:
     """A table whose cells wrap rather than cut: ids and names must stay readable whole.
 
     ``optional`` names the columns of least value, left out (last first) when the table
-    would not fit the terminal otherwise; ``wide`` keeps them all."""
+    would not fit the terminal otherwise; ``keys`` the leading columns that may become
+    headings over the rows that share their values; ``wide`` keeps every column."""
     columns = [Column(header=Text(header), overflow="fold") for header in headers]
     table = FittingTable(*columns, title=title, title_justify="left")
-    table.optional, table.wide = tuple(optional), wide
+    table.optional, table.keys, table.wide = tuple(optional), tuple(keys), wide
     return table
 
 
@@ -204,9 +245,21 @@ def open_db(url: str | None, *, create: bool = False) -> Database:
 @contextmanager
 def database(url: str | None, *, create: bool = False) -> Iterator[Database]:
     """The database of ``--db``; only commands that make records may ``create`` it."""
+    from sqlalchemy.exc import DBAPIError
+
+    from corix.cli.database_errors import database_label
+    from corix.storage import StorageUnavailable, storage_trouble
+
     db = open_db(url, create=create)
     try:
         yield db
+    except (DBAPIError, StorageUnavailable) as exc:
+        # A database that takes no writes (read-only, full, locked): named, never a bug.
+        cause = storage_trouble(exc)
+        if cause is None:
+            raise
+        label = database_label(db.url)
+        raise fail(f"the database {label} takes no writes: {cause}", ExitCode.STORAGE) from None
     finally:
         db.dispose()
 

@@ -8,7 +8,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlch
 from corix.errors import CorixError
 from corix.storage import Database, DatabaseMissingError
 
-__all__ = ["DatabaseUnavailableError", "open_database"]
+__all__ = ["DatabaseUnavailableError", "database_label", "open_database"]
 
 # Databases SQLAlchemy knows that corix does not store in (it needs their drivers to say so).
 OTHER_KINDS = ("mysql", "mariadb", "oracle", "mssql")
@@ -47,10 +47,25 @@ def open_database(url: str, *, create: bool = False) -> Database:
         ) from exc
     except DBAPIError as exc:
         raise DatabaseUnavailableError(
-            f"cannot open the database: {_first_line(exc.orig)}"
+            f"cannot open the database {database_label(url)}: {_first_line(exc.orig)}"
         ) from exc
     except (SQLAlchemyError, CommandError) as exc:
-        raise DatabaseUnavailableError(f"cannot use the database: {_first_line(exc)}") from exc
+        raise DatabaseUnavailableError(
+            f"cannot use the database {database_label(url)}: {_first_line(exc)}"
+        ) from exc
+
+
+def database_label(url: str) -> str:
+    """The database as a person finds it: a SQLite file's path, else the URL (no password)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return f"'{url}'"
+    if parsed.get_backend_name() == "sqlite" and parsed.database:
+        return f"file '{parsed.database}'"
+    return f"'{parsed.render_as_string(hide_password=True)}'"
 
 
 def _first_line(exc: BaseException | None) -> str:

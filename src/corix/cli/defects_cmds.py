@@ -12,6 +12,7 @@ from rich.text import Text
 from corix.cli.common import (
     DbOption,
     JsonOption,
+    WideOption,
     console,
     database,
     fail,
@@ -121,6 +122,7 @@ def defects_command(
     attempt_unit: AttemptUnitOption = "template",
     db: DbOption = None,
     as_json: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """Defect rates per annotator source × harm × application × scenario × level.
 
@@ -160,12 +162,12 @@ def defects_command(
     if no_rates:
         console.print(_nothing_rated(measurement, reasons))
         return
-    print_defect_figures(figures, query)
+    print_defect_figures(figures, query, wide=wide)
 
 
 def _check_options(reference: str | None, correct_judge: str | None, attempt_unit: str) -> None:
     if reference is not None and correct_judge is None:
-        raise fail("--reference only applies with --correct-judge (the judge it corrects).")
+        raise fail("--reference only applies with --correct-judge (the judge it corrects)")
     if attempt_unit not in ("template", "prompt"):
         raise fail(f"unknown attempt unit '{attempt_unit}'; choose from template, prompt")
 
@@ -185,19 +187,19 @@ def defects_document(
     return document
 
 
-def print_defect_figures(figures: DefectFigures, query: DefectsQuery) -> None:
-    """The rates as tables, then each figure the query asked for."""
-    print_defect_rates(figures.rates, query.grouping)
+def print_defect_figures(figures: DefectFigures, query: DefectsQuery, *, wide: bool) -> None:
+    """The rates as tables, then each figure the query asked for (``wide``: every column)."""
+    print_defect_rates(figures.rates, query.grouping, wide=wide)
     print_judge_agreement(figures.judges)
     if query.correct_judge is not None:
-        print_corrected(figures.corrected)
+        print_corrected(figures.corrected, wide=wide)
     if query.cost:
-        print_costs(figures.costs, figures.rates)
+        print_costs(figures.costs, figures.rates, wide=wide)
     if query.hit_k is not None:
-        print_hit_rates(figures.hits)
+        print_hit_rates(figures.hits, wide=wide)
 
 
-def print_costs(costs: Sequence[CellCost], rates: Sequence[DefectRate]) -> None:
+def print_costs(costs: Sequence[CellCost], rates: Sequence[DefectRate], *, wide: bool) -> None:
     """Each cell's calls, tokens and cost by source beside its guardrail-violation rates."""
     from corix.measurement import GUARDRAIL_VIOLATION
 
@@ -212,6 +214,9 @@ def print_costs(costs: Sequence[CellCost], rates: Sequence[DefectRate]) -> None:
         "total",
         "violation rate (CI)",
         title="what each cell cost (calls, prompt + completion tokens, cost)",
+        keys=("application", "scenario"),
+        optional=("total", "simulator calls", "application calls"),
+        wide=wide,
     )
     for c in costs:
         shown = [
@@ -243,7 +248,7 @@ def _source(part: SourceCost) -> str:
     return f"{part.calls}\n{part.prompt_tokens} + {part.completion_tokens}\n{cost}"
 
 
-def print_hit_rates(hits: Sequence[HitRate]) -> None:
+def print_hit_rates(hits: Sequence[HitRate], *, wide: bool) -> None:
     """hit@k per annotator group × harm × application × level, beside the pooled rate."""
     if not hits:
         console.print("no attempts with a persona template or script to compute hit@k from")
@@ -262,6 +267,9 @@ def print_hit_rates(hits: Sequence[HitRate]) -> None:
         f"hit@{k}",
         f"{confidence:.0%} CI ",
         title=f"attacker-style rates: hit@{k} per {unit}",
+        keys=(*who, "harm", "application"),
+        optional=(f"{unit}s (too few)", "defects / attempts"),
+        wide=wide,
     )
     for h in hits:
         table.add_row(
@@ -287,7 +295,7 @@ def _interval(low: float | None, high: float | None) -> str:
     return "—" if low is None else f"{_percent(low)}–{_percent(high)}"
 
 
-def print_corrected(corrected: Sequence[CorrectedRate]) -> None:
+def print_corrected(corrected: Sequence[CorrectedRate], *, wide: bool) -> None:
     """The judge's raw and corrected rates with its sensitivity and specificity."""
     table = wrapping_table(
         "harm",
@@ -299,6 +307,9 @@ def print_corrected(corrected: Sequence[CorrectedRate]) -> None:
         "corrected",
         "interval",
         title="judge-corrected rates",
+        keys=("harm",),
+        optional=("sensitivity", "specificity", "pairs"),
+        wide=wide,
     )
     for c in corrected:
         interval = "—" if c.ci_low is None else f"{_percent(c.ci_low)}–{_percent(c.ci_high)}"
@@ -384,16 +395,26 @@ def print_defect_rates(
     *,
     title: str | None = None,
     compact: bool = False,
+    wide: bool = False,
 ) -> None:
     """A table of defect rates with their counts and intervals.
 
-    ``compact`` leaves out ties, failures and resolutions, for a summary.
+    ``compact`` leaves out ties, failures and resolutions, for a summary; on a narrow
+    terminal the counts beside the rate go first (unless ``wide``), then the cell's keys
+    become headings.
     """
     who = [column for column in ("source", "annotator") if rates and column in rates[0].group]
     confidence = rates[0].confidence if rates else 0.95
     headers = [*who, *grouping, "defects / n", "testers", "rate", f"{confidence:.0%} CI"]
     extra = ["not measurable"] if compact else ["not measurable", "failed", "ties", "resolved"]
-    table = wrapping_table(*headers, *extra, title=title)
+    table = wrapping_table(
+        *headers,
+        *extra,
+        title=title,
+        keys=(*who, *grouping),
+        optional=("testers", *extra),
+        wide=wide,
+    )
     for rate in rates:
         interval = (
             "—" if rate.ci_low is None else f"{_percent(rate.ci_low)}–{_percent(rate.ci_high)}"

@@ -24,9 +24,7 @@ if TYPE_CHECKING:
     from corix.measurement.plan_sizing import CellSize, SizeRequest
 
 
-plan_app = typer.Typer(
-    help="Plans: dialogues to run, dialogues to label next."
-)
+plan_app = typer.Typer(help="Plans: dialogues a question needs, and which to label next.")
 
 
 WidthOption = Annotated[
@@ -208,6 +206,7 @@ def _print_cells(cells: list[CellSize], request: SizeRequest) -> None:
         "n (power)",
         "n",
         title="dialogues per cell",
+        keys=("application", "scenario", "level"),
     )
     for c in cells:
         table.add_row(

@@ -139,6 +139,7 @@ def print_label_plan(plan: LabelPlan, assigned: str | None) -> None:
         "expected",
         "shrink",
         title=f"{len(plan.dialogues)} dialogues for '{plan.reference}' to label ({plan.harm})",
+        keys=plan.by,
     )
     for cell in plan.cells:
         rate = "—" if cell.corrected_rate is None else f"{cell.corrected_rate:.1%}"

@@ -203,14 +203,13 @@ def run_command(
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
     from corix.execution import PreflightError, RunRequest
     from corix.measurement import WavesRequest
-    from corix.storage import StorageUnavailable
 
     if not until and resume is None:
         # Without --until these mean nothing: refused rather than silently ignored.
         given = [flag for flag, value in (("--wave", wave), ("--annotator", annotator)) if value]
         if given:
             verb = "applies" if len(given) == 1 else "apply"
-            raise fail(f"{' and '.join(given)} only {verb} with --until (a run in waves).")
+            raise fail(f"{' and '.join(given)} only {verb} with --until (a run in waves)")
     settings = executor_settings(executor, ray_address, ray_workers, db_pool)
     source = _plan_source(plan, resume, check=check, cache=cache)
     request = RunRequest(plan=source, resume_run=resume, executor=settings)
@@ -226,8 +225,6 @@ def run_command(
         for problem in exc.problems:
             print_error(str(problem))
         raise typer.Exit(ExitCode.USAGE) from None
-    except StorageUnavailable as exc:
-        raise fail(f"the database takes no writes: {exc}", ExitCode.STORAGE) from None
     if result.storage_error is not None:
         raise typer.Exit(ExitCode.STORAGE)
     if result.taken_over is not None:

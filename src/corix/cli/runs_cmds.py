@@ -12,6 +12,7 @@ from rich.text import Text
 from corix.cli.common import (
     DbOption,
     JsonOption,
+    WideOption,
     console,
     database,
     fail,
@@ -88,7 +89,7 @@ def runs_delete(
 
 
 @runs_app.command("list")
-def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
+def runs_list(db: DbOption = None, as_json: JsonOption = False, wide: WideOption = False) -> None:
     """All runs, oldest first."""
     from corix.storage import list_runs, shown_status
 
@@ -108,7 +109,11 @@ def runs_list(db: DbOption = None, as_json: JsonOption = False) -> None:
             ]
         )
         return
-    table = wrapping_table("run", "name", "status", "sessions", "error turns", "created")
+    table = wrapping_table(
+        "run", "name", "status", "sessions", "error turns", "created",
+        optional=("sessions", "error turns", "created"),
+        wide=wide,
+    )  # fmt: skip
     for r in rows:
         table.add_row(
             r.id,
@@ -132,6 +137,7 @@ def runs_compare(
     settling: SettlingOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """Two runs side by side: rates and CoRIx dimensions, the change, and whether the
     intervals overlap. Both are measured under one specification, printed first."""
@@ -159,7 +165,7 @@ def runs_compare(
         return
     settled = f"{first}: {a.settlement.text()}\n{second}: {b.settlement.text()}"
     console.print(Text(f"{a.spec.headline()}\n{settled}", style="dim"))
-    _print_compared(rows, first, second, a.spec.spec.confidence)
+    _print_compared(rows, (first, second), a.spec.spec.confidence, wide=wide)
     for run_id, measurement in ((first, a), (second, b)):
         if agreements := measurement.judge_agreement():
             console.print(Text(f"{run_id}:", style="dim"))
@@ -180,7 +186,9 @@ def _compared_json(row: Compared) -> dict[str, object]:
     }
 
 
-def _print_compared(rows: list[Compared], first: str, second: str, confidence: float) -> None:
+def _print_compared(
+    rows: list[Compared], runs: tuple[str, str], confidence: float, *, wide: bool
+) -> None:
     from corix.report import value_with_interval as shown
 
     console.print(
@@ -190,7 +198,13 @@ def _print_compared(rows: list[Compared], first: str, second: str, confidence: f
             style="dim",
         )
     )
-    table = wrapping_table("what", first, second, "change", "intervals overlap")
+    # The runs' ids name the columns in the title: as headers they alone fill 80 columns.
+    table = wrapping_table(
+        "what", "A", "B", "change (B − A)", "intervals overlap",
+        title=f"A: {runs[0]}, B: {runs[1]}",
+        optional=("intervals overlap",),
+        wide=wide,
+    )  # fmt: skip
     for row in rows:
         overlap = {None: "—", True: "yes", False: "no"}[row.overlap]
         table.add_row(

@@ -55,6 +55,7 @@ def _print_cells(db: Database, result: RunResult) -> None:
         "stopped",
         "fixed plan at first-wave rate",
         title="cells",
+        keys=("application", "scenario", "level"),
     )
     for cell in record.cells:
         table.add_row(

@@ -123,6 +123,7 @@ def _print_cell(gap: SimulationGap, at: int) -> None:
         "difference",
         f"{confidence}  ",
         f"within ±{gap.delta:g}",
+        keys=("annotators", "harm"),
         title=(
             f"{where}: {cell.human_dialogues} human dialogues ({cell.human_testers} testers), "
             f"{cell.simulated_dialogues} simulated ({cell.simulated_testers} testers); "
@@ -194,6 +195,7 @@ def _print_calibration(gap: SimulationGap, at: int) -> None:
         "human",
         "simulated, raw (CI)",
         f"calibrated ({gap.confidence:.0%} CI)",
+        keys=("annotators", "harm"),
         title=(
             f"calibrated simulation on {', '.join(calibration.features)}: template weights "
             f"{weights}; effective n {calibration.effective_n:.1f} of "
@@ -300,6 +302,7 @@ def print_judge_validity(
         "corrected (CI)",
         "warning",
         title=f"judge '{judge}' against '{reference}'",
+        keys=("harm", *keys),
     )
     for r in rates:
         corrected = f"{_percent(r.corrected_rate)} ({_interval(r.ci_low, r.ci_high)})"

@@ -177,4 +177,5 @@ def test_a_database_locked_at_start_is_one_line_and_its_exit_code(
     printed = capsys.readouterr()
     assert end.value.code == ExitCode.STORAGE
     lines = printed.err.strip().splitlines()
-    assert lines == ["error: the database takes no writes: database is locked"], printed.err
+    expected = f"error: the database file '{path}' takes no writes: database is locked"
+    assert lines == [expected], printed.err
