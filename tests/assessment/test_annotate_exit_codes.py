@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-import queue
 import re
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 from annotator_support import CLEAN, SPOILER, store_run
@@ -16,36 +12,16 @@ from typer.testing import CliRunner
 
 from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
-from corix.llm.mock_server import MockServerConfig, running_mock_server
+from corix.llm.mock_server import MockServerConfig
 from corix.storage import Database
 from corix.storage.annotations import load_passes
-
-
-@contextmanager
-def _serving(config: MockServerConfig) -> Iterator[str]:
-    """A mock server on its own thread's loop, so the CLI can run its own loop."""
-    urls: queue.Queue[str] = queue.Queue()
-    stop = threading.Event()
-
-    async def serve() -> None:
-        async with running_mock_server(config) as url:
-            urls.put(url)
-            while not stop.is_set():
-                await asyncio.sleep(0.02)
-
-    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
-    thread.start()
-    try:
-        yield urls.get(timeout=10)
-    finally:
-        stop.set()
-        thread.join(timeout=10)
+from support.mock_serving import serving
 
 
 @pytest.fixture
 def garbage_endpoint() -> Iterator[str]:
     """A mock server answering every request with broken JSON."""
-    with _serving(MockServerConfig(fail_malformed=1.0)) as url:
+    with serving(MockServerConfig(fail_malformed=1.0)) as url:
         yield url
 
 
@@ -78,7 +54,7 @@ def test_failed_passes_set_the_exit_code(
 
 def test_annotate_takes_the_retry_limits(sqlite_db: Database) -> None:
     run_id = store_run(sqlite_db, [CLEAN])
-    with _serving(MockServerConfig(fail_429=1.0, retry_after_s=30)) as url:
+    with serving(MockServerConfig(fail_429=1.0, retry_after_s=30)) as url:
         started = time.perf_counter()
         result = CliRunner().invoke(
             app,
@@ -111,7 +87,7 @@ def test_a_failed_pass_records_the_attempts_its_error_names(sqlite_db: Database)
     """Every request is refused with a short Retry-After: the call gives up after its
     retries, and the pass stores as many attempts as its error says (it stored 0)."""
     run_id = store_run(sqlite_db, [CLEAN])
-    with _serving(MockServerConfig(fail_429=1.0, retry_after_s=0.01)) as url:
+    with serving(MockServerConfig(fail_429=1.0, retry_after_s=0.01)) as url:
         result = CliRunner().invoke(
             app,
             [
