@@ -10,6 +10,13 @@ each cell's judge-corrected rate is computed as corix does
 prevalence and its width are compared.
 
     python benchmarks/bench_label_allocation.py [--simulations 400]
+    python benchmarks/bench_label_allocation.py --ceiling [--simulations 100]
+
+``--ceiling`` bounds what any allocation over verdict strata can gain for this estimator:
+per cell, its share of the labels (pilot + budget over the cells) is split between the
+judge's "yes" and "no" dialogues at fixed shares, the truth of each stratum known in
+advance, and the narrowest mean width is divided by the proportional (uniform) split's,
+on the same simulated evaluations.
 """
 
 from __future__ import annotations
@@ -127,6 +134,44 @@ def study(design: Design, simulations: int, seed: int = 38) -> list[Cell]:
     return cells
 
 
+YES_SHARES = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
+
+
+def ceiling(design: Design, simulations: int, seed: int = 38) -> list[tuple[float | None, float]]:
+    """Per cell: the best "yes" share (``None``: proportional) and its mean width ÷ the
+    proportional split's."""
+    rng = np.random.default_rng(seed)
+    labels = (design.pilot + design.budget) // len(design.prevalences)
+    found = []
+    for prevalence in design.prevalences:
+        widths: dict[float | None, list[float]] = {share: [] for share in (None, *YES_SHARES)}
+        for run in range(simulations):
+            truth = rng.random(design.dialogues) < prevalence
+            verdicts = np.where(
+                truth,
+                rng.random(design.dialogues) < design.sensitivity,
+                rng.random(design.dialogues) >= design.specificity,
+            )
+            yes = rng.permutation(np.flatnonzero(verdicts))
+            no = rng.permutation(np.flatnonzero(~verdicts))
+            judged = {str(i): float(v) for i, v in enumerate(verdicts)}
+            for share in widths:
+                # None: the proportional split, what uniform draws give on average
+                wanted = len(yes) / design.dialogues if share is None else share
+                take = min(round(labels * wanted), len(yes))
+                labelled = [*yes[:take], *no[: labels - take]]
+                trusted = {str(i): float(truth[i]) for i in labelled}
+                result = corrected_rate(
+                    {}, judged, trusted, judge="llm", reference="human", seed=run
+                )
+                assert result.ci_low is not None and result.ci_high is not None
+                widths[share].append(result.ci_high - result.ci_low)
+        proportional = statistics.mean(widths[None])
+        best = min(widths, key=lambda share: statistics.mean(widths[share]))
+        found.append((best, statistics.mean(widths[best]) / proportional))
+    return found
+
+
 HEADER = [
     "| design | prevalence | plan: coverage | plan: mean width | uniform: coverage "
     "| uniform: mean width | plan ÷ uniform width |",
@@ -161,7 +206,20 @@ def _coverage(hits: list[bool]) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--simulations", type=int, default=400)
+    parser.add_argument("--ceiling", action="store_true", help="the best fixed split instead")
     args = parser.parse_args(argv)
+    if args.ceiling:
+        print(f"{args.simulations} simulated cells a prevalence; best of {YES_SHARES}.\n")
+        print("| design | prevalence | best yes share | best ÷ proportional width |")
+        print("|---|---|---|---|")
+        for design in DESIGNS:
+            found = ceiling(design, args.simulations)
+            for prevalence, (share, ratio) in zip(design.prevalences, found, strict=True):
+                best = "proportional" if share is None else f"{share:g}"
+                print(f"| {design.row()} | {prevalence:g} | {best} | {ratio:.2f} |", flush=True)
+            mean = statistics.mean(ratio for _, ratio in found)
+            print(f"| {design.row()} | mean over cells | | **{mean:.2f}** |", flush=True)
+        return
     print(
         f"{args.simulations} simulated evaluations a design; ± is 1.96 Monte Carlo "
         "standard errors.\n"

@@ -39,3 +39,14 @@ def test_the_plan_covers_and_is_narrower() -> None:
         statistics.mean(c.widths["plan"]) / statistics.mean(c.widths["uniform"]) for c in cells
     ]
     assert statistics.mean(ratios) < 0.92
+
+
+def test_the_ceiling_is_never_wider_than_the_proportional_split() -> None:
+    # The best split is chosen among fixed shares *and* the proportional one, so its
+    # ratio is at most 1, and exactly 1 when the proportional split wins.
+    design = bench.Design((0.05, 0.3), 200, 0.85, 0.9, 20, 40)
+    found = bench.ceiling(design, 2)
+    assert len(found) == 2
+    for share, ratio in found:
+        assert 0 < ratio <= 1
+        assert (share is None) == (ratio == 1)
