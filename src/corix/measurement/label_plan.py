@@ -15,7 +15,9 @@ in proportion to ``w_h·√(p_h(1 − p_h))`` once the strata are known): a rare
 share, not an amount, counts, so a rare harm's narrow interval is narrowed as much, in
 proportion, as a common harm's wide one.
 Within a stratum the dialogues are drawn at random (a seeded hash), so the labelled ones
-represent their stratum.
+represent their stratum. At the budgets of ``benchmarks/bench_label_allocation.py`` the
+rule narrows the corrected intervals as much as the best fixed split over the strata does
+(its ``--ceiling``): what limits the gain is the estimator's data, not the rule.
 
 **Validity.** The choice depends only on what is observed for every dialogue (its cell and
 the judge's verdict), so the latent-class posterior stays valid: its likelihood is the
