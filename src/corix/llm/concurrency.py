@@ -16,7 +16,7 @@ adds one at a time (additive increase), and cuts back when the endpoint is overl
 
 Latencies are compared as medians of at least six completions per level, never one round
 against the fastest sample seen: cloud jitter alone trips that (with a log-normal spread
-of 0.3 it held a parallel endpoint below two in flight). A level must be measured before
+of 0.3 it held a parallel endpoint near two in flight of eight). A level must be measured before
 the limit grows past it.
 
 A *round* is as many completions as the limit allows at once. Latency is normalized by
