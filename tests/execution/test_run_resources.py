@@ -16,7 +16,7 @@ from corix.storage import Database, get_run, run_totals
 
 
 async def test_a_failing_close_is_logged_and_the_run_still_ends(
-    sqlite_db: Database, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    any_db: Database, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     plan = tmp_path / "plan.yaml"
     plan.write_text(
@@ -26,11 +26,11 @@ async def test_a_failing_close_is_logged_and_the_run_still_ends(
         encoding="utf-8",
     )
     with caplog.at_level(logging.WARNING):
-        result = await execute_plan(load_plan(plan), sqlite_db)
+        result = await execute_plan(load_plan(plan), any_db)
     assert result.status is RunStatus.COMPLETE
-    stored = get_run(sqlite_db, result.run_id)
+    stored = get_run(any_db, result.run_id)
     assert stored.status == "complete" and stored.lease_holder is None
-    assert stored.summary.sessions == run_totals(sqlite_db, result.run_id).sessions == 2
+    assert stored.summary.sessions == run_totals(any_db, result.run_id).sessions == 2
     assert "closing application 'brittle': RuntimeError: connection reset while closing" in (
         caplog.text
     )

@@ -150,3 +150,34 @@ def test_a_process_killed_while_upgrading_leaves_a_database_the_next_one_upgrade
         child.wait()
         Database(url).dispose()
         assert _counts(url) == expected
+
+
+def test_a_postgres_upgrade_cut_short_is_finished_by_the_next_command(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """PostgreSQL runs DDL in transactions: the same cuts, on one database taken back to
+    the old schema after each."""
+    db = Database(postgres_url)
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "name: old\nseed: 1\napplications:\n  - {name: a, spec: 'demo:guarded'}\n"
+        "scenarios: [tv_spoilers]\nlevels:\n  model_testing: {sessions: 3}\n",
+        encoding="utf-8",
+    )
+    asyncio.run(execute_plan(load_plan(plan), db))
+    db.dispose()
+    expected = _counts(postgres_url)
+    for statement in (3, 17):  # two points; every ninth (every one, slow) on SQLite
+        _downgrade(postgres_url)
+        _cut_at(postgres_url, statement)
+        Database(postgres_url).dispose()  # the next command: upgrades to the newest schema
+        assert _counts(postgres_url) == expected, f"cut at statement {statement}"
+        engine = create_engine(postgres_url)
+        assert "annotation_jobs" in inspect(engine).get_table_names()
+        engine.dispose()
+
+
+def _downgrade(url: str) -> None:
+    db = Database(url, run_migrations=False)
+    command.downgrade(alembic_config(db.engine), OLD_REVISION)
+    db.dispose()

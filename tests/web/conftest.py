@@ -11,10 +11,13 @@ from corix.storage import Database
 
 
 @pytest.fixture
-def world(sqlite_db: Database, request: pytest.FixtureRequest) -> World:
-    """The populated series; a test changes how it is built with
-    ``@pytest.mark.parametrize("world", [{...build_world's keywords...}], indirect=True)``."""
-    return build_world(sqlite_db, **getattr(request, "param", {}))
+def world(request: pytest.FixtureRequest) -> World:
+    """The populated series, on SQLite; a test changes how it is built with
+    ``@pytest.mark.parametrize("world", [{...build_world's keywords...}], indirect=True)``,
+    and ``"backend": "postgres"`` among them builds it on PostgreSQL."""
+    settings = dict(getattr(request, "param", {}))
+    db: Database = request.getfixturevalue(f"{settings.pop('backend', 'sqlite')}_db")
+    return build_world(db, **settings)
 
 
 @pytest.fixture

@@ -51,6 +51,9 @@ def _stored_passes(world: World) -> list[str]:
     return [made.annotator for made in load_passes(world.state.db)]
 
 
+@pytest.mark.parametrize(
+    "world", [{}, {"backend": "postgres"}], ids=["sqlite", "postgres"], indirect=True
+)
 async def test_a_claim_that_ran_out_is_claimed_again_when_its_dialogue_is_still_free(
     world: World, browser: MakeBrowser
 ) -> None:

@@ -3,13 +3,21 @@
 A cloud endpoint serves hundreds of requests at once; a local server answers one at a
 time and queues the rest, so each queued request's latency grows with the queue until it
 times out. :class:`AdaptiveConcurrency` finds the level an endpoint sustains the way TCP
-congestion control finds a link's: it starts modestly, doubles each round while latency
-holds (slow start), then adds one per round (additive increase), and cuts back
-multiplicatively when the endpoint shows it is overloaded:
+congestion control finds a link's: it measures the endpoint alone first (the first few
+requests go one at a time), then doubles the limit while latency holds (slow start), then
+adds one at a time (additive increase), and cuts back when the endpoint is overloaded:
 
 * a timeout, a 429 or a 503 halves the limit;
-* queueing — a round whose median size-normalized latency exceeds ``tolerance`` times the
-  best recently seen — cuts it by a quarter.
+* queueing — a level whose median latency has grown over a lower level's nearly in
+  proportion to the level (at least 1.4×, or √ of the levels' ratio), so the extra
+  requests bought no throughput — goes back to the lower level that served the most per
+  second, and growth waits 16 rounds there (doubling each time, up to 256). An endpoint
+  that answers one request at a time thus settles at 1.
+
+Latencies are compared as medians of at least six completions per level, never one round
+against the fastest sample seen: cloud jitter alone trips that (with a log-normal spread
+of 0.3 it held a parallel endpoint near two in flight of eight). A level must be measured before
+the limit grows past it.
 
 A *round* is as many completions as the limit allows at once. Latency is normalized by
 the request's size (generated tokens plus a tenth of the prompt's, a rough rule for how
@@ -40,7 +48,14 @@ PROMPT_TOKEN_WEIGHT = 0.1
 """A prompt token costs a model about a tenth of a generated one (prefill is batched)."""
 NOISE_FLOOR_S = 0.02
 """Latency differences below this are scheduling noise, never queueing."""
-_BASELINE_SAMPLES = 256
+_LEVEL_SAMPLES = 6
+"""Completions at one level before its median latency is compared with a lower level's."""
+_NO_GAIN_RATIO = 1.4
+"""Latency grown this much (at least; √ of the levels' ratio when larger) over a lower
+level's means the extra requests only queued: halfway, in log scale, between a parallel
+endpoint (×1) and a serialized one (×2 from level 1 to 2)."""
+_HOLD_ROUNDS = 16
+_HOLD_ROUNDS_MAX = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,25 +174,23 @@ class _AdaptiveSlot:
 class AdaptiveConcurrency:
     """An AIMD limit between 1 and ``ceiling``, starting at ``initial`` (module docstring)."""
 
-    def __init__(
-        self, *, initial: int, ceiling: int, tolerance: float = 2.0, name: str = ""
-    ) -> None:
+    def __init__(self, *, initial: int, ceiling: int, name: str = "") -> None:
         if initial < 1:
             raise ValueError(f"the initial concurrency is at least 1, got {initial}")
-        if tolerance <= 1:
-            raise ValueError(f"the latency tolerance must exceed 1, got {tolerance}")
         self._name = name
         self._ceiling = ceiling
-        self._tolerance = tolerance
         self._limit = float(min(initial, ceiling))
-        self._gate = _Gate(int(self._limit))
+        self._probing = self._limit > 1  # a cut ends the probe too (it resizes the gate)
+        self._gate = _Gate(1 if self._probing else int(self._limit))
         self._slow_start = True
+        self._by_level: dict[int, deque[float]] = {}
+        self._hold_until_round = 0
+        self._hold_rounds = _HOLD_ROUNDS
         self._round = 0
         self._round_samples: list[tuple[float, float]] = []
         self._round_waited = False
-        self._recent: deque[float] = deque(maxlen=_BASELINE_SAMPLES)
-        self.peak = self._gate.size
-        """The highest limit reached."""
+        self.peak = int(self._limit)
+        """The highest limit reached (the initial one included)."""
         self.cuts = 0
         """How often the limit was cut."""
 
@@ -196,23 +209,60 @@ class AdaptiveConcurrency:
 
     def _on_success(self, round_no: int, outcome: Outcome) -> None:
         sample = outcome.latency_s / outcome.size
-        self._recent.append(sample)
         if round_no != self._round:
-            return  # sent under a limit already changed: it only teaches the baseline
-        self._round_samples.append((sample, outcome.size))
-        if len(self._round_samples) < self._gate.size:
+            return  # sent under a limit already changed
+        level = self._gate.size
+        self._by_level.setdefault(level, deque(maxlen=2 * _LEVEL_SAMPLES)).append(sample)
+        if self._probing:
+            if len(self._by_level[level]) >= _LEVEL_SAMPLES:
+                self._probing = False
+                self._set(self._limit, "latency measured alone")
+            else:
+                self._next_round()
             return
-        best = min(self._recent)
-        median = statistics.median(sample for sample, _ in self._round_samples)
+        self._round_samples.append((sample, outcome.size))
+        if len(self._round_samples) < level:
+            return
         floor = NOISE_FLOOR_S / statistics.median(size for _, size in self._round_samples)
-        if median > self._tolerance * best + floor:
-            ratio = median / max(best, 1e-9)
-            self._cut(round_no, 0.75, f"latency {ratio:.1f}× the best (queueing)")
-        elif self._round_waited and self._limit < self._ceiling:
+        no_gain_below = self._level_without_gain(level, floor)
+        if no_gain_below is not None:
+            self._fall_back(no_gain_below, level)
+        elif self._round_waited and self._may_grow(level):
             grown = self._limit * 2 if self._slow_start else self._limit + 1
             self._set(min(float(self._ceiling), grown), "latency holds")
         else:
             self._next_round()
+
+    def _level_without_gain(self, level: int, floor: float) -> int | None:
+        """The lower level that serves the most per second, if ``level`` serves no more."""
+        here = self._by_level.get(level, ())
+        if len(here) < _LEVEL_SAMPLES:
+            return None
+        latency = statistics.median(here)
+        no_gain: list[tuple[float, int]] = []
+        for lower, seen in self._by_level.items():
+            if lower >= level or len(seen) < _LEVEL_SAMPLES:
+                continue
+            needed = max(_NO_GAIN_RATIO, (level / lower) ** 0.5)
+            lower_latency = statistics.median(seen)
+            if latency > needed * lower_latency + floor:
+                no_gain.append((lower / lower_latency, lower))
+        return max(no_gain)[1] if no_gain else None
+
+    def _fall_back(self, lower: int, level: int) -> None:
+        self._slow_start = False
+        self.cuts += 1
+        self._hold_until_round = self._round + 1 + self._hold_rounds
+        self._hold_rounds = min(2 * self._hold_rounds, _HOLD_ROUNDS_MAX)
+        for above in [m for m in self._by_level if m > lower]:
+            del self._by_level[above]  # measured afresh when the limit grows again
+        self._set(float(lower), f"{level} in flight served no more than {lower} (queueing)")
+
+    def _may_grow(self, level: int) -> bool:
+        """Below the ceiling, not held, and this level measured: a level must show that it
+        serves more than the one below before the limit moves past it."""
+        measured = len(self._by_level.get(level, ())) >= _LEVEL_SAMPLES
+        return self._limit < self._ceiling and self._round >= self._hold_until_round and measured
 
     def _cut(self, round_no: int, factor: float, why: str) -> None:
         if round_no != self._round:
@@ -224,6 +274,7 @@ class AdaptiveConcurrency:
     def _set(self, limit: float, why: str) -> None:
         before = self._gate.size
         self._limit = limit
+        self._probing = False
         self._gate.resize(int(limit))
         self.peak = max(self.peak, self._gate.size)
         if self._gate.size != before:
