@@ -10,13 +10,14 @@ __all__ = ["main"]  # and `app`, loaded on first use (see __getattr__)
 
 
 def main() -> None:
-    from corix.cli.interrupts import stop_on_sigterm
+    from corix.cli.interrupts import raise_swallowed_interrupt, stop_on_sigterm
 
     stop_on_sigterm()
     try:
         from corix.cli.commands import app
         from corix.cli.common import run_cli
 
+        raise_swallowed_interrupt()  # a Ctrl-C that landed where Python could not raise it
         run_cli(app)
     except KeyboardInterrupt:
         # Raised while the commands load, or while an error is being reported.
