@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, Text
@@ -79,7 +80,18 @@ def storable_parameters(parameters: Any) -> Any:
     return parameters
 
 
+_PLAIN = frozenset({int, float, bool, type(None), datetime})
+
+
 def _needs_replacing(value: Any) -> bool:
+    # Exact types first: every row of every statement passes here, most of its values
+    # numbers, None or text (JSON already serialised), and ``isinstance`` against the
+    # ``Mapping`` ABC is the slow way to recognize them.
+    kind = type(value)
+    if kind is str:
+        return _UNSTORABLE.search(value) is not None
+    if kind in _PLAIN:
+        return False
     if isinstance(value, str):
         return _UNSTORABLE.search(value) is not None
     if isinstance(value, Mapping | list | tuple):
