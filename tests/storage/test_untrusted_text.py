@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import JSON, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.engine import make_url
 
 from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
 from corix.storage import (
@@ -115,7 +116,7 @@ def test_storable_json_cleans_every_string(value: object) -> None:
     json.dumps(storable_json(value), ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
-_DIALECTS = (sqlite.dialect(), postgresql.psycopg.dialect())
+_DIALECTS = (sqlite.dialect(), make_url("postgresql+psycopg://").get_dialect()())
 
 
 @given(
