@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from sqlalchemy import select
+from sqlalchemy import JSON, select
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.engine import make_url
 
 from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
 from corix.storage import (
@@ -25,7 +28,13 @@ from corix.storage import (
 from corix.storage.applications import list_applications
 from corix.storage.orm import SessionRow, TurnRow
 from corix.storage.store_records import NewSession
-from corix.storage.text import REPLACEMENT, storable_json, storable_parameters, storable_text
+from corix.storage.text import (
+    REPLACEMENT,
+    UntrustedJSON,
+    storable_json,
+    storable_parameters,
+    storable_text,
+)
 
 HOSTILE = "spoiler\x00 here \ud800 and \udfff end"
 
@@ -105,6 +114,34 @@ def test_storable_text_is_utf8_without_nul_and_keeps_clean_text(text: str) -> No
 )
 def test_storable_json_cleans_every_string(value: object) -> None:
     json.dumps(storable_json(value), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+_DIALECTS = (sqlite.dialect(), make_url("postgresql+psycopg://").get_dialect()())
+
+
+@given(
+    st.recursive(
+        st.text()
+        | st.sampled_from(["\x00", "\ud800", "\\u0000", "NaN", "\U0001f600"])
+        | st.integers()
+        | st.floats()
+        | st.none(),
+        lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+        max_leaves=20,
+    )
+)
+def test_a_json_column_stores_what_the_walk_makes_storable(value: object) -> None:
+    # The column serialises first and walks only suspect JSON: the text must be the same.
+    for dialect in _DIALECTS:
+        column = UntrustedJSON().dialect_impl(dialect).bind_processor(dialect)
+        plain = JSON().dialect_impl(dialect).bind_processor(dialect)
+        assert column is not None and plain is not None
+        assert _sent(column(value)) == _sent(plain(storable_json(value)))
+
+
+def _sent(bound: Any) -> str:
+    """What the driver receives as text (psycopg takes a wrapper it serialises itself)."""
+    return bound if isinstance(bound, str) else json.dumps(bound.obj)
 
 
 def test_an_applications_own_version_is_made_storable_and_bounded(any_db: Database) -> None:

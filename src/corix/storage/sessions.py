@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import case, delete, func, insert, select, update
+from sqlalchemy import Table, bindparam, case, delete, func, insert, select, update
 from sqlalchemy.orm import selectinload
 
 from corix.domain import (
@@ -80,16 +80,23 @@ class SessionEnd:
     script or a person, not recorded otherwise)."""
 
 
+# Writes go to the tables (Core executemany), not through the ORM's bulk path, which
+# inspects every row again for the mapper: the rows here are complete already.
+_SESSIONS = cast(Table, SessionRow.__table__)
+_TURNS = cast(Table, TurnRow.__table__)
+_END = _SESSIONS.c.id == bindparam("ended_id")
+
+
 def start_sessions(tx: Transaction, sessions: Sequence[NewSession]) -> None:
     """Store ``sessions`` as running."""
     if sessions:
-        tx.execute(insert(SessionRow), [_session_columns(new) for new in sessions])
+        tx.execute(insert(_SESSIONS), [_session_columns(new) for new in sessions])
 
 
 def add_turns(tx: Transaction, turns: Sequence[NewTurn]) -> None:
     """Store ``turns``; a turn without ``created_at`` is stamped now."""
     if turns:
-        tx.execute(insert(TurnRow), [_turn_columns(new) for new in turns])
+        tx.execute(insert(_TURNS), [_turn_columns(new) for new in turns])
 
 
 def add_questionnaire_answers(tx: Transaction, answers: Sequence[NewQuestionnaireAnswer]) -> None:
@@ -99,14 +106,14 @@ def add_questionnaire_answers(tx: Transaction, answers: Sequence[NewQuestionnair
 
 def finish_sessions(tx: Transaction, ends: Sequence[SessionEnd]) -> None:
     """Mark the sessions complete with how they ended."""
-    # ORM bulk UPDATE by primary key: one executemany per set of columns (ends with and
-    # without the simulator's calls), not one statement per row.
+    # UPDATE by primary key: one executemany per set of columns (ends with and without
+    # the simulator's calls), not one statement per row.
     by_columns: dict[frozenset[str], list[dict[str, Any]]] = {}
     for end in ends:
         row = _end_columns(end)
         by_columns.setdefault(frozenset(row), []).append(row)
     for rows in by_columns.values():
-        tx.execute(update(SessionRow), rows)
+        tx.execute(update(_SESSIONS).where(_END), rows)
 
 
 def store_session(
@@ -383,7 +390,7 @@ def _simulator_columns(usage: ModelUsage | None) -> dict[str, int | None]:
 
 def _end_columns(end: SessionEnd) -> dict[str, Any]:
     return {
-        "id": end.session_id,
+        "ended_id": end.session_id,
         "status": SessionStatus.COMPLETE.value,
         "end_reason": end.end_reason.value if end.end_reason is not None else None,
         "end_detail": end.end_detail,

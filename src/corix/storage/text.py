@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, Text
@@ -24,6 +25,9 @@ from sqlalchemy.types import TypeDecorator
 
 REPLACEMENT = "\ufffd"
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+# What serialised JSON shows of what storable_json replaces: the characters themselves,
+# their escapes (a surrogate pair's too, which then costs only the walk) and the numbers.
+_SUSPECT_JSON = re.compile(r"[\x00\ud800-\udfff]|\\u0000|\\u[dD][89a-fA-F]|NaN|Infinity")
 
 __all__ = [
     "REPLACEMENT",
@@ -69,14 +73,32 @@ def storable_parameters(parameters: Any) -> Any:
     """A statement's parameters (a mapping, a sequence, or a list of either for many rows)
     with every string made storable; the same object when nothing needs replacing."""
     if isinstance(parameters, Mapping):
-        if not any(_needs_replacing(value) for value in parameters.values()):
+        if not _any_needs_replacing(parameters.values()):
             return parameters
         return {key: _storable_value(value) for key, value in parameters.items()}
     if isinstance(parameters, list | tuple):
-        if not any(_needs_replacing(value) for value in parameters):
+        if not _any_needs_replacing(parameters):
             return parameters
         return type(parameters)(_storable_value(value) for value in parameters)
     return parameters
+
+
+def _any_needs_replacing(values: Iterable[Any]) -> bool:
+    # Every row of every statement passes here: text and plain values are checked inline.
+    search = _UNSTORABLE.search
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            if search(value) is not None:
+                return True
+        elif kind not in _PLAIN and _needs_replacing(value):
+            return True
+    return False
+
+
+_PLAIN = frozenset({int, float, bool, type(None), datetime})
+"""Exact types that hold no text: ``isinstance`` against the ``Mapping`` ABC is the slow
+way to tell them apart."""
 
 
 def _needs_replacing(value: Any) -> bool:
@@ -128,3 +150,19 @@ class UntrustedJSON(TypeDecorator[Any]):
 
     def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
         return storable_json(value)
+
+    def bind_processor(self, dialect: Dialect) -> Callable[[Any], Any] | None:
+        """Serialise the value as it is, and walk it with :func:`storable_json` only when
+        its JSON text shows something that could need replacing: the same stored text,
+        without copying every JSON value (a session's provenance, a turn's meta) twice."""
+        serialise = self.impl_instance.bind_processor(dialect)
+        if serialise is None:
+            return super().bind_processor(dialect)
+
+        def process(value: Any) -> Any:
+            stored = serialise(value)
+            if type(stored) is str and _SUSPECT_JSON.search(stored) is None:
+                return stored
+            return serialise(storable_json(value))
+
+        return process
