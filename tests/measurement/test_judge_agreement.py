@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from corix.measurement import GUARDRAIL_VIOLATION, measure
@@ -50,3 +52,19 @@ async def test_a_measurement_gives_the_same_figure(sqlite_db: Database) -> None:
     run_id = await write_judge_against_people_run(sqlite_db, "yyynnn", "ynnyyn")
     (found,) = measure(sqlite_db, [run_id]).judge_agreement()
     assert found.harm == GUARDRAIL_VIOLATION and found.kappa == pytest.approx(-1 / 3)
+
+
+def test_kappa_agrees_with_scikit_learn_and_the_agreement_module() -> None:
+    """The judge's κ is computed here without scikit-learn (its import takes seconds); it
+    must be the κ ``corix agreement`` reports, which scikit-learn computes."""
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = random.Random(7)
+    for _ in range(50):
+        n = rng.randint(2, 40)
+        pairs = [(rng.random() < 0.3, rng.random() < 0.4) for _ in range(n)]
+        ours = cohen_kappa(pairs)
+        if ours is None:
+            continue
+        theirs = cohen_kappa_score([a for a, _ in pairs], [b for _, b in pairs])
+        assert ours == pytest.approx(float(theirs), abs=1e-12)
