@@ -5,6 +5,7 @@ schemas (``corix.web``).
 """
 
 from corix.domain.annotation_jobs import AnnotationJobSettings, EndpointIdentity, public_url
+from corix.domain.json_values import JsonObject, JsonSchema
 from corix.domain.messages import (
     ContentPart,
     Message,
@@ -67,6 +68,8 @@ __all__ = [
     "EndpointIdentity",
     "ImportedSource",
     "Invocation",
+    "JsonObject",
+    "JsonSchema",
     "Level",
     "Message",
     "MessageRole",

@@ -21,6 +21,7 @@ from typing import Any, Final, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 from corix.domain.annotation_jobs import AnnotationJobSettings
+from corix.domain.json_values import JsonObject
 from corix.domain.reports import WrittenReportSettings
 from corix.domain.runs import RunSummary
 from corix.domain.session_records import EndReason, Level, SessionSource, SessionStatus, TurnRecord
@@ -47,9 +48,6 @@ RUN_FILE_FORMAT: Final = "corix-run"
 RUN_FILE_VERSION: Final = 1
 """Raised when a field changes meaning or a required one is added; readers refuse a version
 they do not know rather than guess."""
-
-JsonObject = dict[str, Any]
-"""Stored free-form JSON (provenance, meta, a plan), kept as it was stored."""
 
 # Bounds on text fields are the database columns' widths, so a file PostgreSQL would refuse
 # is refused on reading, with its line and field, on every backend.
