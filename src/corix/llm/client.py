@@ -7,7 +7,6 @@ import logging
 import random
 import time
 from types import TracebackType
-from typing import Any
 
 from corix.llm.backoff import retry_delay
 from corix.llm.cache import ResponseCache, cache_key
@@ -87,7 +86,7 @@ class LLMClient:
         self.context_window: int | None = endpoint.context_window or local_window
         """The window prompts are fitted to: declared, the local model's, reported by the
         server (:meth:`known_context_window`) or named by a refusal, the smallest of them."""
-        self._server_extra: dict[str, Any] = {}
+        self._cache_prompt = False
         self._asking_server = asyncio.Lock()
         self._server_asked = False
 
@@ -103,7 +102,7 @@ class LLMClient:
                 self._server_asked = True
                 self._narrow_window(facts.context_window)
                 if facts.llama_cpp:
-                    self._server_extra = {"cache_prompt": True}
+                    self._cache_prompt = True
         return self.context_window
 
     def _narrow_window(self, window: int | None) -> None:
@@ -114,8 +113,8 @@ class LLMClient:
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """Send ``request`` (an empty ``model`` means the endpoint's default model)."""
         request = _with_endpoint_defaults(request, self.endpoint)
-        if self._server_extra:
-            request = request.model_copy(update={"extra": {**self._server_extra, **request.extra}})
+        if self._cache_prompt:
+            request = request.model_copy(update={"extra": {"cache_prompt": True, **request.extra}})
         key = None
         if self._cache is not None:
             started = time.perf_counter()

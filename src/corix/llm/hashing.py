@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
 
+from corix.domain import JsonObject
 from corix.llm.models import ChatRequest
 
 
-def canonical_request(request: ChatRequest) -> dict[str, Any]:
+def canonical_request(request: ChatRequest) -> JsonObject:
     """Everything that can change a model's answer, in plain JSON types.
 
     Tool calls, tool results and tools appear only where a request has them, so a plain
     request's digest (and its cached reply) stays what it was before corix knew of tools.
     """
-    canonical: dict[str, Any] = {
+    canonical: JsonObject = {
         "model": request.model,
         "messages": [
             [m.role, m.content] if m.is_plain else [m.role, m.content, m.to_openai()]

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import time
 from email.utils import parsedate_to_datetime
-from typing import Any
 
 import aiohttp
 
+from corix.domain import JsonObject
 from corix.llm.call_errors import TransportError
 from corix.llm.endpoint import EndpointConfig
 from corix.llm.models import ChatRequest
@@ -143,7 +143,7 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _payload(request: ChatRequest, endpoint: EndpointConfig) -> dict[str, Any]:
+def _payload(request: ChatRequest, endpoint: EndpointConfig) -> JsonObject:
     payload = dict(request.extra)
     payload["model"] = request.model or endpoint.model
     payload["messages"] = [m.to_openai() for m in request.messages]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import importlib.util
 import itertools
 import multiprocessing
@@ -28,6 +29,7 @@ from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from corix.domain import JsonObject
 from corix.errors import CorixError
 from corix.llm.call_errors import TransportError
 from corix.llm.endpoint import EndpointConfig
@@ -36,7 +38,7 @@ from corix.llm.local_worker import Done, Failed, Job, Ready, serve
 from corix.llm.models import ChatRequest
 from corix.llm.structured import grammar_schema
 from corix.llm.tokens import estimate_prompt_tokens, estimate_tokens
-from corix.llm.transport import RawCompletion, cached_tokens
+from corix.llm.transport import RawCompletion
 
 DEFAULT_CONTEXT_WINDOW = 4096
 DEFAULT_MAX_TOKENS = 512
@@ -143,7 +145,7 @@ class _ModelProcess:
         self._cancel: Synchronized[int] | None = None
         self._pending: asyncio.Future[Any] | None = None
 
-    async def answer(self, params: dict[str, Any], timeout: float) -> Done:
+    async def answer(self, params: JsonObject, timeout: float) -> Done:
         if self._conn is None:
             await self._start()
         conn, cancel = self._conn, self._cancel
@@ -235,8 +237,8 @@ def _died(exitcode: int | None) -> str:
     return f"the local model's worker process died with exit code {exitcode}{hint}"
 
 
-def _params(request: ChatRequest, endpoint: EndpointConfig) -> dict[str, Any]:
-    params: dict[str, Any] = {
+def _params(request: ChatRequest, endpoint: EndpointConfig) -> JsonObject:
+    params: JsonObject = {
         "messages": [{"role": m.role, "content": m.content} for m in request.messages],
         "max_tokens": request.max_tokens or endpoint.max_tokens or DEFAULT_MAX_TOKENS,
     }
@@ -253,15 +255,10 @@ def _params(request: ChatRequest, endpoint: EndpointConfig) -> dict[str, Any]:
     return params
 
 
-def _raw_completion(completion: dict[str, Any], request: ChatRequest) -> RawCompletion:
-    choice = completion["choices"][0]
-    text = choice["message"].get("content") or ""
-    usage = completion.get("usage") or {}
-    return RawCompletion(
-        text=text,
+def _raw_completion(completion: RawCompletion, request: ChatRequest) -> RawCompletion:
+    return dataclasses.replace(
+        completion,
         model=request.model,
-        prompt_tokens=int(usage.get("prompt_tokens") or estimate_prompt_tokens(request)),
-        completion_tokens=int(usage.get("completion_tokens") or estimate_tokens(text)),
-        finish_reason=choice.get("finish_reason"),
-        cached_prompt_tokens=cached_tokens(usage),
+        prompt_tokens=completion.prompt_tokens or estimate_prompt_tokens(request),
+        completion_tokens=completion.completion_tokens or estimate_tokens(completion.text),
     )

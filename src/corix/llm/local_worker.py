@@ -18,6 +18,9 @@ from multiprocessing.connection import Connection
 from multiprocessing.sharedctypes import Synchronized
 from typing import Any
 
+from corix.domain import JsonObject
+from corix.llm.transport import RawCompletion
+
 PROMPT_CACHE_BYTES = 2 * 1024**3
 """Evaluated prompts kept in memory (a 135M model's state is ~25 kB a token, ~60 MB for a
 judge's prompt). Every reply leaves one: at 512 MB, the eight a session's four harms and
@@ -39,15 +42,16 @@ class Failed:
 @dataclass(frozen=True, slots=True)
 class Job:
     number: int
-    params: dict[str, Any]
+    params: JsonObject
     """Keyword arguments of ``Llama.create_chat_completion``."""
 
 
 @dataclass(frozen=True, slots=True)
 class Done:
     number: int
-    completion: dict[str, Any] | None = None
-    """The OpenAI-shaped completion, or ``None`` with ``error`` set."""
+    completion: RawCompletion | None = None
+    """What the model wrote and its token counts (``model`` left empty: the parent knows
+    it), or ``None`` with ``error`` set."""
     error: str | None = None
     refused: bool = False
     """The request itself was wrong (e.g. longer than the context window): do not retry."""
@@ -147,7 +151,7 @@ def _generate(model: Any, job: Job, cancel: Synchronized[int]) -> Done:
 
     Streamed replies carry no usage: each chunk is one generated token, and the model's
     context then holds the prompt and the reply. The prompt tokens taken from a kept
-    prefix instead of evaluated are reported as OpenAI does (``cached_tokens``).
+    prefix instead of evaluated are counted apart (``cached_prompt_tokens``).
     """
     evaluated_before = _prompt_tokens_evaluated(model)
     text: list[str] = []
@@ -162,17 +166,20 @@ def _generate(model: Any, job: Job, cancel: Synchronized[int]) -> Done:
         finish_reason = choice.get("finish_reason") or finish_reason
     completion_tokens = len(text)
     prompt_tokens = max(0, model.n_tokens - completion_tokens)
-    usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
     evaluated_after = _prompt_tokens_evaluated(model)
+    cached = None
     if evaluated_before is not None and evaluated_after is not None:
-        evaluated = evaluated_after - evaluated_before
-        usage["prompt_tokens_details"] = {"cached_tokens": max(0, prompt_tokens - evaluated)}
+        cached = max(0, prompt_tokens - (evaluated_after - evaluated_before))
     return Done(
         job.number,
-        completion={
-            "choices": [{"message": {"content": "".join(text)}, "finish_reason": finish_reason}],
-            "usage": usage,
-        },
+        completion=RawCompletion(
+            text="".join(text),
+            model="",
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            finish_reason=finish_reason,
+            cached_prompt_tokens=cached,
+        ),
     )
 
 

@@ -23,9 +23,8 @@ import json
 import random
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from corix.domain import ToolCall
+from corix.domain import JsonObject, JsonSchema, ToolCall
 from corix.errors import CorixError
 from corix.llm.hashing import request_digest
 from corix.llm.models import ChatRequest
@@ -97,7 +96,7 @@ class MockModel:
         return _text_reply(request, digest)
 
 
-def _schema_in_prompt(request: ChatRequest) -> dict[str, Any] | None:
+def _schema_in_prompt(request: ChatRequest) -> JsonSchema | None:
     """The JSON schema a request spells out in its prompt (structured output by prompt)."""
     for message in reversed(request.messages):
         _, found, schema = message.content.partition(SCHEMA_PROMPT_MARK)
@@ -129,14 +128,14 @@ def _snippet(text: str) -> str:
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
-def _tool_call(tool: dict[str, Any], user_text: str, digest: str) -> ToolCall:
+def _tool_call(tool: JsonObject, user_text: str, digest: str) -> ToolCall:
     """A call of ``tool`` (an OpenAI tool definition) with arguments from ``user_text``."""
     function = tool.get("function")
     function = function if isinstance(function, dict) else {}
     parameters = function.get("parameters")
     properties = parameters.get("properties") if isinstance(parameters, dict) else None
     number = _NUMBER.search(user_text)
-    arguments: dict[str, Any] = {}
+    arguments: JsonObject = {}
     for name, schema in properties.items() if isinstance(properties, dict) else ():
         kind = schema.get("type") if isinstance(schema, dict) else None
         if kind == "integer":

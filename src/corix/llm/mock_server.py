@@ -35,6 +35,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from corix.domain import JsonObject
 from corix.llm.mock_model import MOCK_MODEL_NAME, MockModel
 from corix.llm.models import ChatMessage, ChatRequest
 from corix.llm.tokens import estimate_prompt_tokens, estimate_tokens
@@ -320,7 +321,7 @@ async def _answer(
         text = _hostile(text)
     prompt_tokens = estimate_prompt_tokens(chat)
     completion_tokens = estimate_tokens(text)
-    message: dict[str, Any] = {"role": "assistant", "content": text}
+    message: JsonObject = {"role": "assistant", "content": text}
     if tool_calls:
         message = ChatMessage(role="assistant", content="", tool_calls=tool_calls).to_openai()
     head = {
@@ -343,15 +344,15 @@ async def _answer(
 
 
 def _stream_chunks(
-    head: dict[str, Any],
-    message: dict[str, Any],
+    head: JsonObject,
+    message: JsonObject,
     finish_reason: str,
-    usage: dict[str, Any] | None,
-) -> list[dict[str, Any]]:
+    usage: JsonObject | None,
+) -> list[JsonObject]:
     """``message`` as OpenAI streams it: a role, the text a few words at a time (or each
     tool call's name, then its arguments in two pieces), the finish reason, the usage."""
     chunk = {**head, "object": "chat.completion.chunk"}
-    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    deltas: list[JsonObject] = [{"role": "assistant", "content": ""}]
     words = (message.get("content") or "").split(" ")
     deltas += [{"content": word if i == 0 else " " + word} for i, word in enumerate(words) if word]
     for index, call in enumerate(message.get("tool_calls") or ()):
@@ -381,7 +382,7 @@ def _stream_chunks(
     return chunks
 
 
-async def _sse(request: web.Request, chunks: list[dict[str, Any]]) -> web.StreamResponse:
+async def _sse(request: web.Request, chunks: list[JsonObject]) -> web.StreamResponse:
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
     await response.prepare(request)
     for chunk in chunks:
@@ -425,7 +426,7 @@ def _chat_request(payload: Any) -> ChatRequest:
 
 async def _models(request: web.Request) -> web.Response:
     config = request.app[_STATE].config
-    model: dict[str, Any] = {"id": config.model_name, "object": "model", "owned_by": "corix"}
+    model: JsonObject = {"id": config.model_name, "object": "model", "owned_by": "corix"}
     if config.context_window is not None and not config.llama_cpp_props:
         model["max_model_len"] = config.context_window
     return _json({"object": "list", "data": [model]})
@@ -456,7 +457,7 @@ async def _stats(request: web.Request) -> web.Response:
     )
 
 
-def _json(body: dict[str, Any]) -> web.Response:
+def _json(body: JsonObject) -> web.Response:
     return web.Response(body=json.dumps(body).encode(), content_type="application/json")
 
 

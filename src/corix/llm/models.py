@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from corix.domain import ToolCall
+from corix.domain import JsonObject, ToolCall
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 
@@ -54,11 +54,11 @@ class ChatMessage(BaseModel):
         """Only a role and a text: how nearly every message looks."""
         return not self.tool_calls and self.tool_call_id is None and self.name is None
 
-    def to_openai(self) -> dict[str, Any]:
+    def to_openai(self) -> JsonObject:
         """The message as OpenAI's API takes it."""
         if self.is_plain:
             return {"role": self.role, "content": self.content}
-        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        data: JsonObject = {"role": self.role, "content": self.content}
         if self.tool_calls:
             data["content"] = self.content or None
             data["tool_calls"] = [
@@ -105,11 +105,11 @@ class ChatRequest(BaseModel):
     temperature: float | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=1)
     seed: int | None = None
-    response_format: dict[str, Any] | None = None
-    tools: list[dict[str, Any]] | None = None
+    response_format: JsonObject | None = None
+    tools: list[JsonObject] | None = None
     """Tools offered to the model, as OpenAI's ``tools`` (``{"type": "function",
     "function": {"name", "description", "parameters"}}``)."""
-    extra: dict[str, Any] = Field(default_factory=dict)
+    extra: JsonObject = Field(default_factory=dict)
 
 
 class ChatResponse(BaseModel):

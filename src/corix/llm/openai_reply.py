@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from corix.domain import ToolCall
+from corix.domain import JsonObject, ToolCall
 from corix.llm.call_errors import TransportError
 from corix.llm.models import ChatRequest
 from corix.llm.tokens import estimate_prompt_tokens, estimate_tokens
@@ -117,12 +117,12 @@ def _tool_calls(value: Any) -> tuple[ToolCall, ...]:
     return tuple(calls)
 
 
-def _assembled_stream(body: str) -> dict[str, Any]:
+def _assembled_stream(body: str) -> JsonObject:
     """The chunks of a streamed reply put together as one non-streamed body."""
     text: list[str] = []
     refusal: list[str] = []
-    calls: dict[int, dict[str, Any]] = {}
-    reply: dict[str, Any] = {}
+    calls: dict[int, JsonObject] = {}
+    reply: JsonObject = {}
     finish_reason = None
     done = False
     for line in body.split("\n"):
@@ -156,7 +156,7 @@ def _assembled_stream(body: str) -> dict[str, Any]:
         )
     if "usage" not in reply and not text and not refusal and not calls and finish_reason is None:
         raise TransportError("the streamed reply has no choices", retryable=False)
-    message: dict[str, Any] = {"role": "assistant", "content": "".join(text) if text else None}
+    message: JsonObject = {"role": "assistant", "content": "".join(text) if text else None}
     if refusal:
         message["refusal"] = "".join(refusal)
     if calls:
@@ -168,7 +168,7 @@ def _add_delta(
     delta: Mapping[str, Any],
     text: list[str],
     refusal: list[str],
-    calls: dict[int, dict[str, Any]],
+    calls: dict[int, JsonObject],
 ) -> None:
     if isinstance(delta.get("content"), str):
         text.append(delta["content"])

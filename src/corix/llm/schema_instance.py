@@ -10,12 +10,14 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from corix.domain import JsonObject, JsonSchema
+
 _DEFAULT_INTEGER_RANGE = (0, 100)
 _DEFAULT_NUMBER_RANGE = (0.0, 1.0)
 _DEFAULT_MAX_EXTRA_ITEMS = 2
 
 
-def schema_of_response_format(response_format: dict[str, Any]) -> dict[str, Any] | None:
+def schema_of_response_format(response_format: JsonObject) -> JsonSchema | None:
     """The JSON schema inside an OpenAI ``response_format`` (or a ``json_object`` one with
     llama.cpp's ``schema`` field), if it carries one."""
     if response_format.get("type") == "json_object":
@@ -30,17 +32,17 @@ def schema_of_response_format(response_format: dict[str, Any]) -> dict[str, Any]
     return schema if isinstance(schema, dict) else None
 
 
-def instance_of(schema: dict[str, Any], rng: random.Random) -> Any:
+def instance_of(schema: JsonSchema, rng: random.Random) -> Any:
     """A value valid against ``schema``, drawn from ``rng`` (same seed, same value)."""
     return _Sampler(schema, rng).sample(schema)
 
 
 class _Sampler:
-    def __init__(self, root: dict[str, Any], rng: random.Random) -> None:
+    def __init__(self, root: JsonSchema, rng: random.Random) -> None:
         self._root = root
         self._rng = rng
 
-    def sample(self, schema: dict[str, Any]) -> Any:
+    def sample(self, schema: JsonSchema) -> Any:
         schema = self._resolve(schema)
         if "const" in schema:
             return schema["const"]
@@ -50,13 +52,13 @@ class _Sampler:
             if keyword in schema:
                 return self.sample(self._rng.choice(self._prefer_values(schema[keyword])))
         if "allOf" in schema:
-            merged: dict[str, Any] = {}
+            merged: JsonSchema = {}
             for part in schema["allOf"]:
                 merged.update(self._resolve(part))
             return self.sample(merged)
         return self._sample_typed(schema, self._type_of(schema))
 
-    def _sample_typed(self, schema: dict[str, Any], kind: str) -> Any:
+    def _sample_typed(self, schema: JsonSchema, kind: str) -> Any:
         if kind == "object":
             properties = schema.get("properties", {})
             return {name: self.sample(sub) for name, sub in properties.items()}
@@ -79,7 +81,7 @@ class _Sampler:
             return None
         raise ValueError(f"the mock model cannot produce JSON schema type '{kind}'")
 
-    def _resolve(self, schema: dict[str, Any]) -> dict[str, Any]:
+    def _resolve(self, schema: JsonSchema) -> JsonSchema:
         while "$ref" in schema:
             ref = schema["$ref"]
             if not isinstance(ref, str) or not ref.startswith("#/"):
@@ -90,13 +92,13 @@ class _Sampler:
             schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
         return schema
 
-    def _prefer_values(self, options: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _prefer_values(self, options: list[JsonSchema]) -> list[JsonSchema]:
         # An optional field (pydantic's ``X | None``) is more useful filled in.
         values = [o for o in options if self._resolve(o).get("type") != "null"]
         return values or options
 
     @staticmethod
-    def _type_of(schema: dict[str, Any]) -> str:
+    def _type_of(schema: JsonSchema) -> str:
         declared = schema.get("type")
         if isinstance(declared, list):
             # Prefer a real value over null when a type list allows both.
@@ -111,7 +113,7 @@ class _Sampler:
         return "string"
 
     @staticmethod
-    def _integer_bounds(schema: dict[str, Any]) -> tuple[int, int]:
+    def _integer_bounds(schema: JsonSchema) -> tuple[int, int]:
         low = schema.get("minimum", _DEFAULT_INTEGER_RANGE[0])
         if "exclusiveMinimum" in schema:
             low = schema["exclusiveMinimum"] + 1
@@ -120,7 +122,7 @@ class _Sampler:
             high = schema["exclusiveMaximum"] - 1
         return int(low), int(high)
 
-    def _string(self, schema: dict[str, Any]) -> str:
+    def _string(self, schema: JsonSchema) -> str:
         text = f"mock-{self._rng.getrandbits(32):08x}"
         min_length = schema.get("minLength", 0)
         max_length = schema.get("maxLength", max(min_length, len(text)))

@@ -24,6 +24,7 @@ import math
 import re
 from typing import Any, Literal
 
+from corix.domain import JsonObject, JsonSchema
 from corix.llm.models import ChatMessage, ChatRequest
 
 StructuredMode = Literal["json_schema", "json_object", "prompt"]
@@ -80,7 +81,7 @@ def adapt_request(request: ChatRequest, mode: StructuredMode) -> ChatRequest:
     return request.model_copy(update={"messages": messages, "response_format": response_format})
 
 
-def _json_schema(response_format: dict[str, Any] | None) -> dict[str, Any] | None:
+def _json_schema(response_format: JsonObject | None) -> JsonSchema | None:
     if not response_format or response_format.get("type") != "json_schema":
         return None
     inner = response_format.get("json_schema") or {}
@@ -113,7 +114,7 @@ def grammar_schema(schema: Any) -> Any:
     }
 
 
-def _integer_range(schema: dict[str, Any]) -> list[int] | None:
+def _integer_range(schema: JsonSchema) -> list[int] | None:
     low, high = schema.get("minimum"), schema.get("maximum")
     if schema.get("type") != "integer" or not isinstance(low, int) or not isinstance(high, int):
         return None
@@ -128,12 +129,12 @@ _UNBOUNDED_TEXT_TOKENS = 128
 _SIZE_MARGIN = 1.25
 
 
-def reply_tokens(schema: dict[str, Any]) -> int:
+def reply_tokens(schema: JsonSchema) -> int:
     """Tokens enough for the longest reply that fits ``schema`` (with a margin)."""
     return math.ceil(_size(schema, _CHARS_PER_TOKEN) * _SIZE_MARGIN) + 16
 
 
-def most_reply_tokens(schema: dict[str, Any]) -> int:
+def most_reply_tokens(schema: JsonSchema) -> int:
     """Tokens no reply fitting ``schema`` exceeds even at one token per character: a small
     model's degenerate text ("1.1.1.1…") comes close, and cuts a reply :func:`reply_tokens`
     sized."""

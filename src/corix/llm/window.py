@@ -21,6 +21,7 @@ from typing import Any
 
 import aiohttp
 
+from corix.domain import JsonObject
 from corix.llm.call_errors import TransportError
 from corix.llm.endpoint import EndpointConfig
 from corix.llm.http_transport import request_headers
@@ -70,7 +71,7 @@ async def ask_server(endpoint: EndpointConfig) -> ServerFacts:
         return ServerFacts(context_window=_vllm_window(models, endpoint.model))
 
 
-def _llama_cpp_window(props: dict[str, Any]) -> int | None:
+def _llama_cpp_window(props: JsonObject) -> int | None:
     settings = props.get("default_generation_settings")
     window = settings.get("n_ctx") if isinstance(settings, dict) else None
     window = props.get("n_ctx", window)
