@@ -25,6 +25,7 @@ from corix.apps.base import Application, ApplicationError, AppReply, AppSession
 from corix.apps.options import checked_options
 from corix.apps.specs import AdapterSpec
 from corix.config import json_object_from_env
+from corix.domain import JsonObject
 from corix.errors import CorixError
 from corix.llm import raise_if_cancelling
 
@@ -241,7 +242,7 @@ class AriaSubmission(Application):
         self._team_class = load_submission_class(directory)
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="aria")
         self._worker = _Worker(self._pool, timeout_s)
-        self._auth: dict[str, Any] | None = None
+        self._auth: JsonObject | None = None
         self._instances = _Instances()
 
     async def open(self, auth: Mapping[str, Any] | None = None) -> None:

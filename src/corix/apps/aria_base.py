@@ -5,13 +5,13 @@ Written here from the published method list of the ARIA dialog API.
 
 from __future__ import annotations
 
-from typing import Any
+from corix.domain import JsonObject
 
 
 class AriaDialogAPI:
     """Base class that ARIA submissions subclass as ``Team_ARIADialogAPI``."""
 
-    def OpenConnection(self, auth: dict[str, Any] | None = None) -> bool:
+    def OpenConnection(self, auth: JsonObject | None = None) -> bool:
         return True
 
     def CloseConnection(self) -> bool:
@@ -24,5 +24,5 @@ class AriaDialogAPI:
     def StartSession(self) -> bool:
         return True
 
-    def GetResponse(self, text: str) -> dict[str, Any]:
+    def GetResponse(self, text: str) -> JsonObject:
         raise NotImplementedError("a submission must implement GetResponse")

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from corix.apps.base import Application
 from corix.apps.specs import build_application
+from corix.domain import JsonObject
 
 DEFAULT_PROMPT = "Hello! What can you help me with?"
 DETAIL_CHARS = 1000
@@ -88,7 +89,7 @@ def displayable(text: str) -> str:
 
 async def check_application(
     spec: str,
-    auth: dict[str, Any] | None = None,
+    auth: JsonObject | None = None,
     prompt: str = DEFAULT_PROMPT,
     *,
     options: Mapping[str, Any] | None = None,

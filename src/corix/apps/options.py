@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from corix.apps.specs import AdapterSpec
 from corix.config import validation_problem
+from corix.domain import JsonObject
 from corix.errors import CorixError, closest_name
 from corix.llm import EndpointConfig
 
@@ -45,10 +46,10 @@ class DeprecatedOptionWarning(FutureWarning):
 
 def checked_options(
     spec: AdapterSpec, accepted: Collection[str], renamed: Mapping[str, str] | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """``spec``'s options under their current names; unknown names raise, old ones warn."""
     renamed = renamed or {}
-    options: dict[str, Any] = {}
+    options: JsonObject = {}
     for name, value in spec.options.items():
         if name in renamed:
             current = renamed[name]
@@ -93,9 +94,7 @@ _FIXED = "fixed_concurrency"
 _OLD_BOUND = "concurrency"
 
 
-def endpoint_options(
-    spec: AdapterSpec, own: Collection[str] = ()
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def endpoint_options(spec: AdapterSpec, own: Collection[str] = ()) -> tuple[JsonObject, JsonObject]:
     """``spec``'s options split into endpoint settings and the adapter's ``own`` options."""
     options = dict(spec.options)
     if _FIXED in options:  # the inverse of adaptive_concurrency, under its old name

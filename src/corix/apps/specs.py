@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from corix.apps.base import Application
+from corix.domain import JsonObject
 from corix.errors import CorixError
 from corix.llm import HTTPConnections, ResponseCache
 from corix.registry import Registry
@@ -23,7 +24,7 @@ from corix.registry import Registry
 class AdapterSpec:
     kind: str
     target: str
-    options: dict[str, Any] = field(default_factory=dict)
+    options: JsonObject = field(default_factory=dict)
     cache: ResponseCache | None = field(default=None, compare=False)
     """The response cache of the run, for adapters whose calls go through the client layer."""
     connections: HTTPConnections | None = field(default=None, compare=False)
@@ -38,7 +39,7 @@ class AdapterSpec:
                 f"{', '.join(ADAPTERS.names())}"
             )
         target, _, query = rest.partition("?")
-        parsed: dict[str, Any] = dict(parse_qsl(query, keep_blank_values=True))
+        parsed: JsonObject = dict(parse_qsl(query, keep_blank_values=True))
         parsed.update(options or {})
         return cls(kind=kind, target=target, options=parsed)
 

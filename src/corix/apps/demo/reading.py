@@ -29,6 +29,11 @@ _SENTENCE_END = re.compile(r"[.!?;\n]+")
 _NEGATED = frozenset({"can", "don", "doesn", "won", "shouldn", "mustn"})
 
 
+DialogueContext = dict[str, int | list[str]]
+"""What the user said about themselves, per context parameter of the packet's rules: how
+far they have got (a number) or the values they named (an allergy, a diet)."""
+
+
 def as_list(value: Any) -> list[Any]:
     """A tag or context value as a list: tags hold either one value or several."""
     if value is None:
@@ -82,7 +87,7 @@ class ContextReader:
                         index.add_tokens(tuple(stems(phrase)), value, label=phrase)
                         self._value_words.setdefault(value, set()).update(stems(phrase))
 
-    def read(self, text: str, context: dict[str, Any]) -> Reading:
+    def read(self, text: str, context: DialogueContext) -> Reading:
         """Update ``context`` from what ``text`` says about the user; note what it asks."""
         reading = Reading()
         tokens = tokenize(text)
@@ -93,7 +98,7 @@ class ContextReader:
         return reading
 
     def _read_mentions(
-        self, tokens: Sequence[str], context: dict[str, Any], reading: Reading
+        self, tokens: Sequence[str], context: DialogueContext, reading: Reading
     ) -> None:
         """Values named in a sentence that states a restriction ("he is allergic to eggs")."""
         if not _has_restriction_cue(tokens):
@@ -103,7 +108,7 @@ class ContextReader:
             found = index.find(token_stems)
             if not found:
                 continue
-            known = list(context.get(key) or [])
+            known = as_list(context.get(key))
             context[key] = known + [value for value in found if value not in known]
             reading.updated.append(key)
             reading.consumed.update(t for value in found for t in self._value_words[value])
@@ -120,7 +125,7 @@ def _has_restriction_cue(tokens: Sequence[str]) -> bool:
 def _read_progress(
     reader: ProgressReader,
     tokens: Sequence[str],
-    context: dict[str, Any],
+    context: DialogueContext,
     reading: Reading,
 ) -> None:
     """Progress stated ("up to episode 3") and episodes asked about ("episode 5", "the end")."""

@@ -10,7 +10,7 @@ from typing import Any
 from corix.apps.base import AppReply, AppSession
 from corix.apps.demo.guarded import guarded_answer
 from corix.apps.demo.knowledge import Knowledge
-from corix.apps.demo.reading import as_list
+from corix.apps.demo.reading import DialogueContext, as_list
 from corix.apps.demo.unguarded import unguarded_answer
 from corix.apps.demo.words import content_terms, stem
 from corix.scenarios import tokenize
@@ -46,7 +46,7 @@ class DemoSession(AppSession):
         self._knowledge = knowledge
         self._variant = variant
         self._current: Knowledge | None = None
-        self._contexts: dict[str, dict[str, Any]] = {}
+        self._contexts: dict[str, DialogueContext] = {}
         self.last_reading: LastReading | None = None
         """What the last message was about, for a variant that acts on it (the agent)."""
 
