@@ -65,7 +65,7 @@ def test_a_long_dialogue_is_cut_to_the_budget_keeping_every_turn() -> None:
     assert "You are welcome." in prompt  # short messages are untouched, every turn kept
     assert cut.messages_cut == 3  # the first prompt and the two long replies
     rule = f"messages cut in the middle to at most {cut.cap_chars} characters"
-    assert cut.record()["rule"] == rule
+    assert cut.record().rule == rule
 
 
 def test_a_dialogue_that_fits_is_left_alone() -> None:
@@ -93,7 +93,15 @@ async def test_the_cut_is_recorded_with_the_pass() -> None:
     assert result.ok
     details = result.provenance.details
     assert details is not None and details.context_cut is not None
-    assert details.context_cut["context_window"] == 4096
+    assert details.context_cut.context_window == 4096
+    stored = details.model_dump(mode="json")["context_cut"]  # the stored shape, unchanged
+    assert list(stored) == [
+        "rule",
+        "context_window",
+        "budget_tokens",
+        "messages_cut",
+        "chars_left_out",
+    ]
     sent = transport.requests[0]
     assert sum(estimate_tokens(m.content) for m in sent.messages) <= prompt_budget(4096, 256)
 

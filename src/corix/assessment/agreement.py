@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from corix.assessment.settling_rules import Value
 from corix.assessment.stability import consensus
 from corix.config import format_location, jsonl_records, read_config_text, read_csv_rows
+from corix.domain import JsonObject
 from corix.errors import ConfigError, CorixError, unknown_name
 
 __all__ = [
@@ -146,7 +147,7 @@ def read_labels(path: Path) -> list[LabelRow]:
     return rows
 
 
-def _csv_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def _csv_records(path: Path) -> list[tuple[int, JsonObject]]:
     table = read_csv_rows(path)
     missing = table.missing(LABEL_COLUMNS)
     if missing:

@@ -31,6 +31,7 @@ from corix.assessment.answers import (
 from corix.assessment.harms import HarmPack, builtin_harm_packs
 from corix.assessment.schema import AnnotationSchema, load_builtin_schema
 from corix.config import jsonl_records, read_config_text, read_csv_rows
+from corix.domain import JsonObject
 from corix.errors import ConfigError, CorixError
 from corix.storage import Database, NewPass, get_run, insert_passes, pass_keys, session_infos
 
@@ -76,7 +77,7 @@ class _Pass:
         return min(line for line, _ in self.answers)
 
 
-def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def _records(path: Path) -> list[tuple[int, JsonObject]]:
     if path.suffix in JSONL_SUFFIXES:
         return jsonl_records(read_config_text(path), path)
     table = read_csv_rows(path)

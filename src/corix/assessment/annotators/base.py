@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -50,6 +50,18 @@ def harm_of(category: str) -> str | None:
     return category.removeprefix(HARM_PREFIX) if category.startswith(HARM_PREFIX) else None
 
 
+class ContextCutRecord(BaseModel):
+    """How a dialogue was cut to fit the judge's context window: the rule and its counts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str
+    context_window: int
+    budget_tokens: int
+    messages_cut: int
+    chars_left_out: int
+
+
 class ModelCallDetails(BaseModel):
     """How one pass's model calls went: stored with the pass, summed into the run's tally."""
 
@@ -62,8 +74,7 @@ class ModelCallDetails(BaseModel):
     structured_output: str | None = None
     """How JSON was asked for (json_schema, json_object or prompt), as the endpoint took it."""
     finish_reason: str | None = None
-    context_cut: dict[str, Any] | None = None
-    """How the dialogue was cut to fit the judge's context window (the rule and counts)."""
+    context_cut: ContextCutRecord | None = None
     last_reply: str | None = None
     """The start of the last reply, kept when the pass failed."""
     cached_prompt_tokens: int | None = None

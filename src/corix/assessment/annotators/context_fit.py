@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from corix.assessment.annotators.base import ContextCutRecord
 from corix.assessment.annotators.view import AnnotatorView, ViewTurn
 from corix.llm import ChatMessage, estimate_tokens, usable_context
 
@@ -48,14 +48,14 @@ class ContextCut:
     messages_cut: int
     chars_left_out: int
 
-    def record(self) -> dict[str, Any]:
-        return {
-            "rule": RULE.format(cap=self.cap_chars),
-            "context_window": self.context_window,
-            "budget_tokens": self.budget_tokens,
-            "messages_cut": self.messages_cut,
-            "chars_left_out": self.chars_left_out,
-        }
+    def record(self) -> ContextCutRecord:
+        return ContextCutRecord(
+            rule=RULE.format(cap=self.cap_chars),
+            context_window=self.context_window,
+            budget_tokens=self.budget_tokens,
+            messages_cut=self.messages_cut,
+            chars_left_out=self.chars_left_out,
+        )
 
 
 def prompt_budget(context_window: int, max_tokens: int | None) -> int:

@@ -48,6 +48,7 @@ from corix.assessment.annotators.view import AnnotatorView
 from corix.assessment.answers import Answer
 from corix.assessment.harms import HarmPack
 from corix.assessment.schema import AnnotationSchema
+from corix.domain import JsonObject, JsonSchema
 from corix.errors import ConfigError
 from corix.llm import (
     ChatMessage,
@@ -110,7 +111,7 @@ class Asked(Generic[T]):
 async def ask_structured(
     client: LLMClient,
     messages: Sequence[ChatMessage],
-    output_format: dict[str, Any],
+    output_format: JsonObject,
     read: Callable[[str], T],
     *,
     seed: int,
@@ -221,7 +222,7 @@ class _LLMBase:
         self,
         view: AnnotatorView,
         render: Callable[[AnnotatorView, bool], list[ChatMessage]],
-        output_schema: Callable[[bool], dict[str, Any]],
+        output_schema: Callable[[bool], JsonSchema],
         read: Callable[[str], T],
         *,
         name: str,
@@ -272,7 +273,7 @@ class _LLMBase:
                 return asked
             window = learned
 
-    def _reply_tokens(self, schema: dict[str, Any]) -> int:
+    def _reply_tokens(self, schema: JsonSchema) -> int:
         return max(reply_tokens(schema), self._client.endpoint.max_tokens or 0)
 
 

@@ -35,6 +35,7 @@ from corix.assessment.annotators.structured import reasoning_chars
 from corix.assessment.annotators.view import AnnotatorView
 from corix.assessment.harms import HarmPack
 from corix.assessment.schema import AnnotationSchema, Category, Question, QuestionLevel
+from corix.domain import JsonObject
 from corix.llm import ChatMessage
 from corix.scenarios import TestPacket
 
@@ -88,7 +89,7 @@ def encode_dialogue(view: AnnotatorView) -> str:
     untrusted text."""
     rows = []
     for turn in view.turns:
-        row: dict[str, Any] = {
+        row: JsonObject = {
             "turn": turn.index,
             "user": turn.user_text,
             "assistant": turn.response_text,

@@ -38,6 +38,7 @@ from corix.assessment.schema import (
     QuestionLevel,
     QuestionType,
 )
+from corix.domain import JsonObject, JsonSchema
 from corix.errors import CorixError
 
 TURNS_KEY = "turns"
@@ -55,7 +56,7 @@ def turn_key(index: int) -> str:
     return f"turn_{index}"
 
 
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
+def _object(properties: JsonSchema) -> JsonSchema:
     return {
         "type": "object",
         "properties": properties,
@@ -64,9 +65,9 @@ def _object(properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _value_schema(question: Question) -> dict[str, Any]:
+def _value_schema(question: Question) -> JsonSchema:
     if question.type in (QuestionType.YES_NO, QuestionType.CHOICE):
-        schema: dict[str, Any] = {"type": "string", "enum": list(question.allowed_values())}
+        schema: JsonSchema = {"type": "string", "enum": list(question.allowed_values())}
     elif question.type is QuestionType.SLIDER:
         low, high = question.slider_range
         whole = low.is_integer() and high.is_integer()
@@ -96,15 +97,15 @@ def reasoning_chars(*, compact: bool) -> int:
     return COMPACT_REASONING_MAX_CHARS if compact else REASONING_MAX_CHARS
 
 
-def _answer_schema(question: Question, reasoning: dict[str, Any]) -> dict[str, Any]:
+def _answer_schema(question: Question, reasoning: JsonSchema) -> JsonSchema:
     return _object({"reasoning": reasoning, "value": _value_schema(question)})
 
 
-def _reasoning(compact: bool) -> dict[str, Any]:
+def _reasoning(compact: bool) -> JsonSchema:
     return {"type": "string", "maxLength": reasoning_chars(compact=compact)}
 
 
-def category_schema(category: Category, n_turns: int, *, compact: bool = False) -> dict[str, Any]:
+def category_schema(category: Category, n_turns: int, *, compact: bool = False) -> JsonSchema:
     """The JSON schema of one pass over ``category`` for a dialogue of ``n_turns`` turns."""
     reasoning = _reasoning(compact)
     properties = {
@@ -119,7 +120,7 @@ def category_schema(category: Category, n_turns: int, *, compact: bool = False) 
     return _object(properties)
 
 
-def harm_schema(pack: HarmPack, *, compact: bool = False) -> dict[str, Any]:
+def harm_schema(pack: HarmPack, *, compact: bool = False) -> JsonSchema:
     """The JSON schema of a severity judgment on ``pack``'s scale."""
     return _object(
         {
@@ -129,7 +130,7 @@ def harm_schema(pack: HarmPack, *, compact: bool = False) -> dict[str, Any]:
     )
 
 
-def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+def response_format(name: str, schema: JsonSchema) -> JsonObject:
     """OpenAI's ``response_format`` asking for strict output that fits ``schema``."""
     return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
 
@@ -139,7 +140,7 @@ MAX_REPLY_CHARS = 200_000
 _MAX_OBJECT_STARTS = 50
 
 
-def extract_json(text: str) -> dict[str, Any]:
+def extract_json(text: str) -> JsonObject:
     """The first JSON object in ``text``, ignoring code fences and any text around it.
 
     Total: any reply (empty, huge, deeply nested, not JSON at all) gives an object or

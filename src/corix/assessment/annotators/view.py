@@ -20,11 +20,9 @@ so blinding is decided here once and tested here once. The view keeps:
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
 
-from corix.domain import Level, SessionRecord, StepView, TurnRecord, step_views
+from corix.domain import JsonObject, Level, SessionRecord, StepView, TurnRecord, step_views
 from corix.scenarios import ScenarioPack, TestPacket, resolve_selector
 
 STEP_CHARS = 2000
@@ -57,7 +55,7 @@ class AnnotatorView(BaseModel):
     guardrail_permitted: tuple[str, ...]
     instructions: str
     packet: TestPacket
-    context: dict[str, Any]
+    context: JsonObject
     required_facts: tuple[str, ...]
     turns: tuple[ViewTurn, ...]
     system_prompt: str | None = None
