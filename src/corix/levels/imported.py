@@ -35,9 +35,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from corix.config import format_location, jsonl_records, read_config_text, read_csv_rows
-from corix.domain import EndReason, ImportedSource, Level, Message, MessageRole
+from corix.domain import EndReason, ImportedSource, JsonObject, Level, Message, MessageRole
 from corix.errors import ConfigError
-from corix.levels.inspect_logs import message_usage, read_inspect_log, sample_messages
+from corix.levels.inspect_logs import read_inspect_log
 from corix.scenarios import PACK_FOLDERS
 
 CSV_COLUMNS = ("conversation_id", "turn", "role", "text")
@@ -118,25 +118,23 @@ def _check_unique(dialogues: list[ImportedDialogue], path: Path) -> None:
 
 def _from_inspect_log(path: Path, defaults: Mapping[str, str | None]) -> Iterable[ImportedDialogue]:
     log = read_inspect_log(path)
-    model = log.eval.get("model")
-    for index, sample in enumerate(log.samples):
-        within = f"samples.{index}"
-        metadata = _object_or_none(sample.get("metadata")) or {}
+    for sample in log.samples:
+        metadata = sample.metadata
         record = {column: metadata.get(column) for column in _CONTEXT}
-        record["application"] = defaults.get("application") or record["application"] or model
-        context = _context(record, defaults, path, None, within)
-        error, limit = _object_or_none(sample.get("error")), _object_or_none(sample.get("limit"))
+        record["application"] = defaults.get("application") or record["application"] or log.model
+        context = _context(record, defaults, path, None, sample.within)
+        error, limit = sample.error, sample.limit
         source = ImportedSource(
             format="inspect",
             file=path.name,
-            task=_text_or_none(log.eval.get("task")),
-            eval_id=_text_or_none(log.eval.get("eval_id")),
-            sample_id=_text_or_none(sample.get("id")),
-            epoch=sample.get("epoch") if isinstance(sample.get("epoch"), int) else None,
-            target=sample.get("target"),
+            task=log.task,
+            eval_id=log.eval_id,
+            sample_id=sample.id,
+            epoch=sample.epoch,
+            target=sample.target,
             metadata=metadata,
-            scores=_object_or_none(sample.get("scores")) or {},
-            usage=_object_or_none(sample.get("model_usage")) or {},
+            scores=sample.scores,
+            usage=sample.model_usage,
             limit=limit,
             error={k: error.get(k) for k in ("message", "traceback")} if error else None,
         )
@@ -147,25 +145,17 @@ def _from_inspect_log(path: Path, defaults: Mapping[str, str | None]) -> Iterabl
             detail = str(limit.get("reason") or f"{limit.get('type')} limit {limit.get('limit')}")
             if limit.get("type") == "message":
                 end_reason = EndReason.TURN_LIMIT
-        messages = sample_messages(sample, path, within)
-        key = f"{sample.get('id')}#{sample.get('epoch')}"
-        dialogue = _dialogue(key, messages, context, source, path, within, end_reason, detail)
-        yield dataclasses.replace(dialogue, message_usage=message_usage(sample))
-
-
-def _object_or_none(value: Any) -> dict[str, Any] | None:
-    return value if isinstance(value, dict) and value else None
-
-
-def _text_or_none(value: Any) -> str | None:
-    return None if value is None else str(value)
+        dialogue = _dialogue(
+            sample.key, sample.messages, context, source, path, sample.within, end_reason, detail
+        )
+        yield dataclasses.replace(dialogue, message_usage=sample.message_usage)
 
 
 # -- JSON Lines -------------------------------------------------------------------------------
 
 
 def _from_json_line(
-    record: dict[str, Any], line: int, path: Path, defaults: Mapping[str, str | None]
+    record: JsonObject, line: int, path: Path, defaults: Mapping[str, str | None]
 ) -> ImportedDialogue:
     raw = record.get("messages")
     if not isinstance(raw, list) or not raw:
@@ -249,7 +239,7 @@ def _from_csv(path: Path, defaults: Mapping[str, str | None]) -> Iterable[Import
 
 
 def _csv_message(row: Mapping[str, str], path: Path, line: int) -> Message:
-    data: dict[str, Any] = {"role": row["role"].strip().lower(), "content": row["text"]}
+    data: JsonObject = {"role": row["role"].strip().lower(), "content": row["text"]}
     for column in _CSV_MESSAGE_COLUMNS:
         if row.get(column, "").strip():
             data[column] = row[column].strip()

@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from corix.config import format_location
-from corix.domain import Message
+from corix.domain import JsonObject, Message
 from corix.errors import ConfigError
 
 INSPECT_LOG_VERSION = 2
@@ -46,23 +46,84 @@ _MESSAGE_FIELDS = ("role", "content", "tool_calls", "tool_call_id", "function", 
 
 
 @dataclass(frozen=True, slots=True)
-class InspectLog:
-    """A log's ``eval`` spec and its samples, as Inspect wrote them."""
+class InspectSample:
+    """One sample of a log, read: what corix keeps of it, as Inspect wrote it, and its
+    messages."""
 
-    eval: dict[str, Any]
-    samples: list[dict[str, Any]]
+    key: str
+    """``id#epoch``, as the log writes them: unique within a log."""
+    within: str
+    """Where the sample is in the log (``samples.3``), for errors."""
+    id: str | None
+    epoch: int | None
+    target: Any
+    """As given (a text or a list of texts)."""
+    metadata: JsonObject
+    scores: JsonObject
+    model_usage: JsonObject
+    limit: JsonObject | None
+    error: JsonObject | None
+    messages: list[Message]
+    message_usage: dict[str, tuple[int, int]]
+    """Input and output tokens of the model call that wrote each assistant message, by the
+    message's id."""
+
+
+@dataclass(frozen=True, slots=True)
+class InspectLog:
+    """What a log's ``eval`` spec names (model, task, eval id) and its samples, read."""
+
+    model: str | None
+    task: str | None
+    eval_id: str | None
+    samples: list[InspectSample]
 
 
 def read_inspect_log(path: Path) -> InspectLog:
     """The log at ``path`` (``.eval`` archive or ``.json`` document)."""
     if zipfile.is_zipfile(path):
-        return _from_archive(path)
-    document = _json(_read_bytes(path), path, "the log")
-    _check_version(document, path)
-    return InspectLog(_object(document.get("eval"), path, "eval"), _samples(document, path))
+        header, samples = _from_archive(path)
+        spec = _object(header.get("eval"), path, "eval")
+    else:
+        document = _json(_read_bytes(path), path, "the log")
+        _check_version(document, path)
+        spec = _object(document.get("eval"), path, "eval")
+        samples = _samples(document, path)
+    return InspectLog(
+        model=_text_or_none(spec.get("model")),
+        task=_text_or_none(spec.get("task")),
+        eval_id=_text_or_none(spec.get("eval_id")),
+        samples=[_sample(sample, path, f"samples.{i}") for i, sample in enumerate(samples)],
+    )
 
 
-def _from_archive(path: Path) -> InspectLog:
+def _sample(raw: JsonObject, path: Path, within: str) -> InspectSample:
+    epoch = raw.get("epoch")
+    return InspectSample(
+        key=f"{raw.get('id')}#{epoch}",
+        within=within,
+        id=_text_or_none(raw.get("id")),
+        epoch=epoch if isinstance(epoch, int) else None,
+        target=raw.get("target"),
+        metadata=_object_or_none(raw.get("metadata")) or {},
+        scores=_object_or_none(raw.get("scores")) or {},
+        model_usage=_object_or_none(raw.get("model_usage")) or {},
+        limit=_object_or_none(raw.get("limit")),
+        error=_object_or_none(raw.get("error")),
+        messages=_messages(raw, path, within),
+        message_usage=_message_usage(raw),
+    )
+
+
+def _object_or_none(value: Any) -> JsonObject | None:
+    return value if isinstance(value, dict) and value else None
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _from_archive(path: Path) -> tuple[JsonObject, list[JsonObject]]:
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
@@ -78,7 +139,7 @@ def _from_archive(path: Path) -> InspectLog:
             ]
     except (zipfile.BadZipFile, OSError) as exc:
         raise ConfigError(f"not a readable Inspect AI .eval archive: {exc}", path=path) from None
-    return InspectLog(_object(header.get("eval"), path, "eval"), samples)
+    return header, samples
 
 
 def _member(archive: zipfile.ZipFile, name: str, path: Path) -> bytes:
@@ -133,7 +194,7 @@ def _read_bytes(path: Path) -> bytes:
         raise ConfigError(f"cannot read: {exc.strerror}", path=path) from None
 
 
-def _json(raw: bytes, path: Path, part: str) -> dict[str, Any]:
+def _json(raw: bytes, path: Path, part: str) -> JsonObject:
     try:
         value = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
@@ -141,7 +202,7 @@ def _json(raw: bytes, path: Path, part: str) -> dict[str, Any]:
     return _object(value, path, part)
 
 
-def _object(value: Any, path: Path, field: str) -> dict[str, Any]:
+def _object(value: Any, path: Path, field: str) -> JsonObject:
     if not isinstance(value, dict):
         raise ConfigError("expected a JSON object", path=path, field=field)
     return value
@@ -158,15 +219,14 @@ def _check_version(document: Mapping[str, Any], path: Path) -> None:
         )
 
 
-def _samples(document: Mapping[str, Any], path: Path) -> list[dict[str, Any]]:
+def _samples(document: Mapping[str, Any], path: Path) -> list[JsonObject]:
     samples = document.get("samples") or []
     if not isinstance(samples, list):
         raise ConfigError("expected a list of samples", path=path, field="samples")
     return [_object(sample, path, f"samples.{i}") for i, sample in enumerate(samples)]
 
 
-def sample_messages(sample: Mapping[str, Any], path: Path, within: str) -> list[Message]:
-    """The sample's messages in order; ``within`` names the sample in errors."""
+def _messages(sample: Mapping[str, Any], path: Path, within: str) -> list[Message]:
     attachments = sample.get("attachments") or {}
     raw = sample.get("messages") or []
     if not isinstance(raw, list):
@@ -186,9 +246,8 @@ def sample_messages(sample: Mapping[str, Any], path: Path, within: str) -> list[
     return messages
 
 
-def message_usage(sample: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
-    """Input and output tokens of the model call that wrote each assistant message, by the
-    message's id: Inspect's model events name the message their output became."""
+def _message_usage(sample: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+    """Inspect's model events name the message their output became."""
     usage: dict[str, tuple[int, int]] = {}
     for event in sample.get("events") or []:
         if not isinstance(event, dict) or event.get("event") != "model":
@@ -209,9 +268,9 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and value >= 0 else 0
 
 
-def _message_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+def _message_fields(data: Mapping[str, Any]) -> JsonObject:
     """An Inspect message in corix's fields; what corix does not model goes to metadata."""
-    fields: dict[str, Any] = {"role": data.get("role"), "content": data.get("content")}
+    fields: JsonObject = {"role": data.get("role"), "content": data.get("content")}
     metadata = {key: value for key, value in data.items() if key not in _MESSAGE_FIELDS}
     calls = data.get("tool_calls")
     if isinstance(calls, list) and calls:

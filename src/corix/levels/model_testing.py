@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
 from corix.apps import ApplicationError, AppReply
-from corix.domain import EndReason, Level, Provenance, SessionBrief, SessionSource
+from corix.domain import EndReason, JsonObject, Level, Provenance, SessionBrief, SessionSource
 from corix.execution import LevelSettings, Plan, RunContext, WorkItem
 from corix.levels.recorder import SessionRecorder
 from corix.scenarios import Probe, ScenarioPack, ScriptedTest, Toolbox, expand_model_tests
@@ -23,7 +22,7 @@ class ModelTestSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     turns: tuple[str, ...] = Field(min_length=1)
-    parameters: dict[str, Any]
+    parameters: JsonObject
     template: str
     template_version: str
     probe: Probe
@@ -57,7 +56,7 @@ def plan_model_tests(
                     )
 
 
-def spec_payload(test: ScriptedTest) -> dict[str, Any]:
+def spec_payload(test: ScriptedTest) -> JsonObject:
     """``ModelTestSpec``'s JSON form, made from a test the pack already validated (the
     worker validates it as a ``ModelTestSpec``)."""
     return {

@@ -5,13 +5,39 @@ from __future__ import annotations
 import time
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypedDict
 
 from corix.apps import AppReply, AppSession
-from corix.domain import EndReason, ModelUsage, Provenance, SessionSource, TurnRecord
+from corix.domain import (
+    EndReason,
+    JsonObject,
+    ModelUsage,
+    Provenance,
+    SessionSource,
+    TurnRecord,
+)
 from corix.execution import RunContext, WorkItem
 from corix.llm import raise_if_cancelling
 from corix.storage import FAILED_END_REASONS, NewQuestionnaireAnswer, NewSession
+
+
+class TurnMeta(TypedDict, total=False):
+    """What the testing levels store in a turn's ``meta``: how the user's message was
+    written (the ``engine``, ``scripted`` or ``llm``; its red-team ``strategy`` and
+    ``move`` or field-test ``style``; a model's ``reasks`` and their ``problems``, the
+    repairs made, a ``fallback`` to the scripted engine) and the reply's ``finish_reason``."""
+
+    engine: str
+    strategy: str
+    move: str
+    style: str
+    reasks: int
+    problems: list[str]
+    stripped_tags: int
+    copied_sentences_cut: int
+    context_cut: dict[str, int]
+    fallback: str
+    finish_reason: str
 
 
 class SessionRecorder:
@@ -59,7 +85,7 @@ class SessionRecorder:
         return self.record_turn(text, reply, latency_ms)
 
     def record_turn(
-        self, text: str, reply: AppReply, latency_ms: float, meta: dict[str, Any] | None = None
+        self, text: str, reply: AppReply, latency_ms: float, meta: TurnMeta | None = None
     ) -> TurnRecord:
         turn = reply.turn(
             len(self.turns),
@@ -80,7 +106,7 @@ class SessionRecorder:
         text: str | None,
         respondent: str,
         simulated: bool,
-        provenance: dict[str, Any],
+        provenance: JsonObject,
     ) -> None:
         self.ctx.writer.add_questionnaire_answer(
             NewQuestionnaireAnswer(
@@ -118,6 +144,6 @@ class SessionRecorder:
             self.ctx.on_session_done(self.item)
 
 
-def _finish(reply: AppReply) -> dict[str, Any]:
+def _finish(reply: AppReply) -> TurnMeta:
     """The reply's ``finish_reason`` for the turn's meta, when the application gave one."""
     return {"finish_reason": reply.finish_reason} if reply.finish_reason else {}

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
-from typing import Any
 
 from pydantic import BaseModel, Field
 
-from corix.domain import EndReason, Level
+from corix.domain import EndReason, JsonObject, Level
 from corix.execution import Plan
 from corix.scenarios import ScenarioPack, expand_personas
 from corix.storage import Database, get_run, iter_session_facts, run_packs
@@ -33,7 +32,7 @@ class CoverageRow(BaseModel):
     scenario: str
     template: str
     template_version: str | None
-    parameters: dict[str, Any]
+    parameters: JsonObject
     goal: str | None = Field(description="the red-team target or field task pursued")
     sessions: int = 0
     goal_reached: int = 0
@@ -131,7 +130,7 @@ def _key(
     scenario: str,
     template: str,
     version: str | None,
-    parameters: dict[str, Any],
+    parameters: JsonObject,
     goal: str | None,
 ) -> _Key:
     canonical = json.dumps(parameters, sort_keys=True, default=str)
@@ -144,7 +143,7 @@ def _order(row: CoverageRow) -> tuple[str, str, str, str, str, str]:
 
 
 def _declared_rows(
-    stored_plan: dict[str, Any], packs: list[ScenarioPack], rows: dict[_Key, CoverageRow]
+    stored_plan: JsonObject, packs: list[ScenarioPack], rows: dict[_Key, CoverageRow]
 ) -> int | None:
     """Add an empty row per declared combination; their number, or None without the packs
     (an imported run has no plan)."""

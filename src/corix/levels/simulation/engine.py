@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from corix.domain import EndReason, ModelUsage, TurnRecord
+from corix.levels.recorder import TurnMeta
 from corix.levels.simulation.progress import TurnOutcome
 from corix.levels.simulation.questionnaire import QuestionnaireValue
 from corix.scenarios import PersonaInstance, QuestionnaireItem
@@ -47,7 +48,7 @@ class Say:
     """Send ``text`` to the application; ``meta`` is stored with the turn."""
 
     text: str
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: TurnMeta = field(default_factory=TurnMeta)
 
 
 @dataclass(frozen=True)

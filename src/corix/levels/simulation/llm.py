@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
 
-from corix.domain import EndReason, ModelUsage, TurnRecord
+from corix.domain import EndReason, JsonObject, ModelUsage, TurnRecord
+from corix.levels.recorder import TurnMeta
 from corix.levels.simulation import prompts
 from corix.levels.simulation.character import (
     COPIES_REPLY,
@@ -94,7 +94,7 @@ class LLMUser:
         self._max_tokens = client.endpoint.max_tokens or MAX_MESSAGE_TOKENS
         self._last_left_out = 0
         self._copied_cut = 0
-        self._meta: dict[str, Any] = {"engine": "llm"}
+        self._meta: TurnMeta = {"engine": "llm"}
         self._usage = ModelUsage()
         strategy = STRATEGIES.get(spec.strategies[0]) if spec.strategies else None
         if strategy is not None:
@@ -153,7 +153,7 @@ class LLMUser:
                     text, problem = self._repair_copy(text, last_reply)
             if problem is None:
                 self._history.append(ChatMessage(role="assistant", content=text))
-                repairs: dict[str, Any] = {"reasks": len(problems), "problems": problems}
+                repairs: TurnMeta = {"reasks": len(problems), "problems": problems}
                 if stripped_tags:
                     repairs["stripped_tags"] = stripped_tags
                 if self._copied_cut:
@@ -187,7 +187,7 @@ class LLMUser:
         move = await self._fallback.next_move(last_turn, outcome)
         if isinstance(move, Say):
             self._history.append(ChatMessage(role="assistant", content=move.text))
-            meta = {**self._meta, "fallback": "scripted", "problems": problems}
+            meta: TurnMeta = {**self._meta, "fallback": "scripted", "problems": problems}
             return Say(move.text, meta)
         return move
 
@@ -271,7 +271,7 @@ class LLMUser:
         self,
         messages: list[ChatMessage],
         *,
-        response_format: dict[str, Any] | None = None,
+        response_format: JsonObject | None = None,
         max_tokens: int | None = None,
     ) -> ChatResponse:
         max_tokens = max_tokens or self._max_tokens

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from corix.domain import EndReason
+from corix.domain import EndReason, JsonObject, JsonSchema
 from corix.errors import CorixError
 from corix.levels.simulation.progress import GoalTracker, TurnOutcome
 from corix.scenarios import ItemKind, QuestionnaireItem
@@ -153,9 +153,9 @@ def _words(name: str) -> str:
 # --- answers from a model --------------------------------------------------------------------
 
 
-def questionnaire_schema(items: Sequence[QuestionnaireItem]) -> dict[str, Any]:
+def questionnaire_schema(items: Sequence[QuestionnaireItem]) -> JsonSchema:
     """A strict JSON schema with one property per item, for structured output."""
-    properties: dict[str, Any] = {}
+    properties: dict[str, JsonSchema] = {}
     for item in items:
         if item.kind is ItemKind.LIKERT5:
             properties[item.id] = {"type": "integer", "minimum": 1, "maximum": 5}
@@ -171,7 +171,7 @@ def questionnaire_schema(items: Sequence[QuestionnaireItem]) -> dict[str, Any]:
     }
 
 
-def response_format(items: Sequence[QuestionnaireItem]) -> dict[str, Any]:
+def response_format(items: Sequence[QuestionnaireItem]) -> JsonObject:
     return {
         "type": "json_schema",
         "json_schema": {
@@ -217,7 +217,7 @@ def check_value(item: QuestionnaireItem, value: Any) -> QuestionnaireValue:
     return value.strip()
 
 
-def _json_object(reply: str) -> dict[str, Any]:
+def _json_object(reply: str) -> JsonObject:
     text = _FENCE.sub("", reply.strip())
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end < start:

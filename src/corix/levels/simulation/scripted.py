@@ -20,6 +20,7 @@ import random
 from collections.abc import Sequence
 
 from corix.domain import EndReason, Level, ModelUsage, TurnRecord
+from corix.levels.recorder import TurnMeta
 from corix.levels.simulation.engine import Move, Say, SimulationSpec, Stop
 from corix.levels.simulation.message_templates import render
 from corix.levels.simulation.phrasing import TalkingPoints
@@ -141,7 +142,7 @@ class ScriptedUser:
 
     def _ask(self, template: str, move: str) -> Say:
         text = render(template, self._points.variables())
-        meta: dict[str, str] = {"engine": "scripted", "move": move}
+        meta: TurnMeta = {"engine": "scripted", "move": move}
         if self._style is not None:
             text = self._style.apply(text)
             meta["style"] = self._style.name
