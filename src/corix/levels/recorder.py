@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TypedDict
 
 from corix.apps import AppReply, AppSession
-from corix.domain import (
-    EndReason,
-    JsonObject,
-    ModelUsage,
-    Provenance,
-    SessionSource,
-    TurnRecord,
-)
+from corix.domain import EndReason, ModelUsage, Provenance, SessionSource, TurnRecord
 from corix.execution import RunContext, WorkItem
 from corix.llm import raise_if_cancelling
 from corix.storage import FAILED_END_REASONS, NewQuestionnaireAnswer, NewSession
@@ -57,6 +51,7 @@ class SessionRecorder:
         self.item = item
         self.session_id = uuid.uuid4().hex
         self.turns: list[TurnRecord] = []
+        self._provenance = provenance
         app = ctx.applications[item.application]
         ctx.writer.start_session(
             NewSession(
@@ -98,27 +93,25 @@ class SessionRecorder:
         self.ctx.writer.add_turn(self.session_id, turn)
         return turn
 
-    def record_answer(
-        self,
-        item_id: str,
-        *,
-        value: float | None,
-        text: str | None,
-        respondent: str,
-        simulated: bool,
-        provenance: JsonObject,
+    def record_answers(
+        self, answers: Mapping[str, float | str], *, respondent: str, answered_by: str
     ) -> None:
-        self.ctx.writer.add_questionnaire_answer(
-            NewQuestionnaireAnswer(
-                session_id=self.session_id,
-                item_id=item_id,
-                respondent=respondent,
-                simulated=simulated,
-                value=value,
-                text=text,
-                provenance=provenance,
+        """Store a simulated tester's questionnaire answers (Likert points as numbers, the
+        rest as text); each keeps the session's provenance and who answered (``rules`` or
+        ``in_character``)."""
+        provenance = {**self._provenance.model_dump(mode="json"), "answered_by": answered_by}
+        for item_id, value in answers.items():
+            self.ctx.writer.add_questionnaire_answer(
+                NewQuestionnaireAnswer(
+                    session_id=self.session_id,
+                    item_id=item_id,
+                    respondent=respondent,
+                    simulated=True,
+                    value=value if isinstance(value, float) else None,
+                    text=value if isinstance(value, str) else None,
+                    provenance=provenance,
+                )
             )
-        )
 
     def finish(
         self,

@@ -157,16 +157,7 @@ async def run_simulated_session(item: WorkItem, ctx: RunContext) -> None:
     if any(not turn.failed for turn in recorder.turns):  # nothing to judge otherwise
         answers = await user.answer_questionnaire(_questionnaire(pack, item.level), end.reason)
         answered_by = "rules" if spec.engine == "scripted" else "in_character"
-        answered = {**provenance.model_dump(mode="json"), "answered_by": answered_by}
-        for item_id, value in answers.items():
-            recorder.record_answer(
-                item_id,
-                value=value if isinstance(value, float) else None,
-                text=value if isinstance(value, str) else None,
-                respondent=user.respondent,
-                simulated=True,
-                provenance=answered,
-            )
+        recorder.record_answers(answers, respondent=user.respondent, answered_by=answered_by)
     recorder.finish(
         end.reason,
         detail=end.detail,
