@@ -233,8 +233,9 @@ async def execute_plan(
     (default: on this event loop).
 
     Everything the run holds is on one exit stack (:class:`OwnedResources`), unwound in
-    this order: the applications, the simulators' clients and the connections close, the
-    run's end is stored, the lease is released and the reply cache closes.
+    reverse order: the applications, the simulators' clients and the connections close
+    (a failing close is logged with its component's name), then the run's end is stored,
+    then the lease is released and the reply cache closed.
     """
     source = plan if isinstance(plan, PlanFile) else PlanFile(plan)
     executor = executor or LocalRunExecutor()
