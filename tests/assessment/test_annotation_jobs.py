@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import typer
@@ -14,7 +15,7 @@ from typer.testing import CliRunner
 from corix.assessment.annotation_run import AnnotateOptions, annotate_run, annotate_run_async
 from corix.cli.runs_cmds import runs_app
 from corix.domain import AnnotationJobSettings, public_url
-from corix.llm import EndpointConfig, LLMClient
+from corix.llm import EndpointConfig, LLMClient, ResponseCache
 from corix.report import ReportSettings, build_report
 from corix.report.html import render_html
 from corix.report.json_doc import report_document
@@ -142,3 +143,13 @@ def test_runs_show_and_the_report_list_the_jobs(sqlite_db: Database) -> None:
     page = render_html(content)
     assert "<h3>Annotation jobs</h3>" in page and "structured output json_object" in page
     assert SECRET not in page
+
+
+def test_the_judges_replies_go_to_the_cache_file_the_runner_opens_and_closes(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    run_id = store_run(sqlite_db, [CLEAN, SPOILER])
+    path = tmp_path / "replies.sqlite"
+    annotate_run(sqlite_db, run_id, "llm", endpoint=ENDPOINT, cache=path)
+    with ResponseCache(path) as cache:  # closed by the runner, so it opens again here
+        assert len(cache) >= 2  # a reply per session at least

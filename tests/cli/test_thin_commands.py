@@ -3,36 +3,24 @@ and decorators included (the work belongs to the layer below, called with a type
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import corix.cli
+from support.function_length import long_functions
 
-LIMIT = 60
 CLI = Path(corix.cli.__file__).parent
-
-
-def _long_functions(source: str, name: str) -> list[str]:
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            lines = (node.end_lineno or node.lineno) - first + 1
-            if lines > LIMIT:
-                found.append(f"{name}:{node.lineno} {node.name} ({lines} lines)")
-    return found
 
 
 def test_no_function_in_the_cli_is_over_60_lines() -> None:
     files = sorted(CLI.rglob("*.py"))
     assert len(files) > 10  # the package was found
-    long = [f for path in files for f in _long_functions(path.read_text(), path.name)]
+    long = [f for path in files for f in long_functions(path.read_text(), path.name)]
     assert long == []
 
 
 def test_the_scan_counts_signature_and_decorators() -> None:
     params = "".join(f"    p{i}: int = {i},\n" for i in range(58))
     source = f"@app.command()\ndef command(\n{params}) -> None:\n    pass\n"
-    assert _long_functions(source, "x.py") == ["x.py:2 command (62 lines)"]
+    assert long_functions(source, "x.py") == ["x.py:2 command (62 lines)"]
     shorter = source.replace("    p57: int = 57,\n", "").replace("    p56: int = 56,\n", "")
-    assert _long_functions(shorter, "x.py") == []
+    assert long_functions(shorter, "x.py") == []

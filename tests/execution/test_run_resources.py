@@ -12,7 +12,7 @@ import pytest
 from corix.execution import RunStatus, execute_plan
 from corix.execution.plan import load_plan
 from corix.execution.resources import OwnedResources
-from corix.storage import Database, get_run, run_totals
+from corix.storage import Database, get_run, list_runs, run_totals
 
 
 async def test_a_failing_close_is_logged_and_the_run_still_ends(
@@ -55,3 +55,27 @@ async def test_every_closer_runs_in_reverse_order_even_after_a_failure() -> None
     assert resources.failed == ["a failing one: OSError: disk gone"]
     await resources.aclose()  # closing twice closes nothing twice
     assert closed == ["async", "failing", "first"]
+
+
+async def test_the_runs_end_is_stored_whatever_stops_it_once_its_row_exists(
+    any_db: Database, tmp_path: Path
+) -> None:
+    """The end is on the run's exit stack: a caller's progress hook that raises once the
+    run is stored no longer leaves its row ``running`` (stale once the lease is gone)."""
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "name: hooked\nseed: 1\napplications:\n"
+        "  - {name: echo, spec: 'python:support.apps:EchoApp'}\n"
+        "scenarios: [tv_spoilers]\nlevels:\n  model_testing: {sessions: 2}\n",
+        encoding="utf-8",
+    )
+
+    def broken_progress(planned: int) -> None:
+        raise RuntimeError(f"the progress display broke at {planned}")
+
+    with pytest.raises(RuntimeError, match="broke at 2"):
+        await execute_plan(load_plan(plan), any_db, on_planned=broken_progress)
+    [stored] = list_runs(any_db)
+    assert stored.status == RunStatus.INTERRUPTED and stored.lease_holder is None
+    assert [i.status for i in stored.summary.invocations] == ["interrupted"]
+    assert stored.summary.sessions == 0

@@ -25,6 +25,7 @@ from corix.execution.plan import (
     PlanFile,
     load_plan_file,
 )
+from corix.execution.resources import OwnedResources
 from corix.execution.run_request import RunRequest, plan_to_run, was_sequential
 from corix.execution.run_status import RunStatus
 from corix.execution.runner import RunResult, execute_plan, new_run_id
@@ -40,6 +41,7 @@ __all__ = [
     "Group",
     "LevelSettings",
     "OpenedApplication",
+    "OwnedResources",
     "Plan",
     "PlanFile",
     "Planner",

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import ray
 from ray.exceptions import (
@@ -95,71 +95,100 @@ async def dispatch_chunks(
 
     Without ``redo`` a dead worker's items are not sent again (nothing can tell which of
     them it stored)."""
-    pending: dict[asyncio.Future[Any], tuple[int, list[tuple[Item, int]]]] = {}
-    held = [0] * len(shares)  # items each worker holds
-    sizes = [chunk_size(share) for share in shares]
-    again: deque[tuple[Item, int]] = deque()
-    dead = set(dead)
-    given_up = resent = 0
-
-    def take(count: int) -> list[tuple[Item, int]]:
-        chunk = [again.popleft() for _ in range(min(count, len(again)))]
-        chunk.extend((item, 1) for item in islice(items, count - len(chunk)))
-        return chunk
-
-    def fill(index: int) -> None:
-        while held[index] < shares[index] + sizes[index]:
-            chunk = take(sizes[index])
-            if not chunk:
-                return
-            pending[asyncio.ensure_future(send(index, [item for item, _ in chunk]))] = (
-                index,
-                chunk,
-            )
-            held[index] += len(chunk)
-
-    def fill_live() -> None:
-        for index in range(len(shares)):
-            if index not in dead:
-                fill(index)
-
-    async def requeue(chunk: list[tuple[Item, int]]) -> None:
-        nonlocal given_up, resent
-        if redo is None:
-            given_up += len(chunk)
-            return
-        attempts = {id(item): n for item, n in chunk}  # redo returns some of these objects
-        for item in await redo([item for item, _ in chunk]):
-            if attempts[id(item)] >= max_attempts:
-                given_up += 1
-            else:
-                again.append((item, attempts[id(item)] + 1))
-                resent += 1
-
-    fill_live()
+    chunks = _Chunks(items, shares, send, redo, max_attempts, set(dead))
+    chunks.fill_live()
     try:
-        while pending:
-            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        while chunks.pending:
+            done, _ = await asyncio.wait(chunks.pending, return_when=asyncio.FIRST_COMPLETED)
             for future in done:
-                index, chunk = pending.pop(future)
-                held[index] -= len(chunk)
-                try:
-                    result = future.result()
-                except WORKER_LOST as exc:
-                    if index not in dead:
-                        logger.warning("Ray worker %d died: %s", index, exc)
-                    dead.add(index)
-                    await requeue(chunk)
-                    continue
-                await receive([item for item, _ in chunk], result)
-            fill_live()
+                await chunks.take_back(future, receive)
+            chunks.fill_live()
     finally:
         # A stopped run (deadline, Ctrl-C, cancel) leaves chunks in flight whose workers are
         # killed next: nobody waits for their results, so none is reported as unretrieved.
-        for future in pending:
+        for future in chunks.pending:
             future.cancel()
-    left = len(again) + sum(1 for _ in items)
-    return Dispatched(dead=frozenset(dead), not_run=given_up + left, resent=resent)
+    return chunks.outcome()
+
+
+class _Chunks(Generic[Item]):
+    """One dispatch: the chunks in flight (by future), what each worker holds, and the
+    items waiting to be sent again, each with the attempt it would be."""
+
+    def __init__(
+        self,
+        items: Iterator[Item],
+        shares: list[int],
+        send: Callable[[int, list[Item]], ray.ObjectRef[Any]],
+        redo: Callable[[list[Item]], Awaitable[list[Item]]] | None,
+        max_attempts: int,
+        dead: set[int],
+    ) -> None:
+        self.items, self.shares, self.send, self.redo = items, shares, send, redo
+        self.max_attempts, self.dead = max_attempts, dead
+        self.pending: dict[asyncio.Future[Any], tuple[int, list[tuple[Item, int]]]] = {}
+        self.held = [0] * len(shares)  # items each worker holds
+        self.sizes = [chunk_size(share) for share in shares]
+        self.again: deque[tuple[Item, int]] = deque()
+        self.given_up = self.resent = 0
+
+    def take(self, count: int) -> list[tuple[Item, int]]:
+        chunk = [self.again.popleft() for _ in range(min(count, len(self.again)))]
+        chunk.extend((item, 1) for item in islice(self.items, count - len(chunk)))
+        return chunk
+
+    def fill(self, index: int) -> None:
+        while self.held[index] < self.shares[index] + self.sizes[index]:
+            chunk = self.take(self.sizes[index])
+            if not chunk:
+                return
+            self.pending[asyncio.ensure_future(self.send(index, [item for item, _ in chunk]))] = (
+                index,
+                chunk,
+            )
+            self.held[index] += len(chunk)
+
+    def fill_live(self) -> None:
+        for index in range(len(self.shares)):
+            if index not in self.dead:
+                self.fill(index)
+
+    async def take_back(
+        self,
+        future: asyncio.Future[Any],
+        receive: Callable[[list[Item], Any], Awaitable[None]],
+    ) -> None:
+        """A finished chunk: its result to ``receive``, or its items queued again when its
+        worker died."""
+        index, chunk = self.pending.pop(future)
+        self.held[index] -= len(chunk)
+        try:
+            result = future.result()
+        except WORKER_LOST as exc:
+            if index not in self.dead:
+                logger.warning("Ray worker %d died: %s", index, exc)
+            self.dead.add(index)
+            await self.requeue(chunk)
+            return
+        await receive([item for item, _ in chunk], result)
+
+    async def requeue(self, chunk: list[tuple[Item, int]]) -> None:
+        if self.redo is None:
+            self.given_up += len(chunk)
+            return
+        attempts = {id(item): n for item, n in chunk}  # redo returns some of these objects
+        for item in await self.redo([item for item, _ in chunk]):
+            if attempts[id(item)] >= self.max_attempts:
+                self.given_up += 1
+            else:
+                self.again.append((item, attempts[id(item)] + 1))
+                self.resent += 1
+
+    def outcome(self) -> Dispatched:
+        left = len(self.again) + sum(1 for _ in self.items)
+        return Dispatched(
+            dead=frozenset(self.dead), not_run=self.given_up + left, resent=self.resent
+        )
 
 
 async def open_workers(opening: Sequence[ray.ObjectRef[Any]]) -> tuple[dict[int, Any], set[int]]:

@@ -38,13 +38,19 @@ from corix.execution.executors import RunJob
 from corix.execution.plan import Plan
 from corix.execution.rate_broker import RateLimitBroker, brokered_limits
 from corix.execution.ray_cluster import connect
-from corix.execution.ray_dispatch import WORKER_LOST, close_workers, dispatch_chunks, open_workers
+from corix.execution.ray_dispatch import (
+    WORKER_LOST,
+    Dispatched,
+    close_workers,
+    dispatch_chunks,
+    open_workers,
+)
 from corix.execution.ray_usage import UsageWatch
+from corix.execution.resources import OwnedResources
 from corix.execution.run_planning import auth_for
-from corix.execution.runner import model_call_totals
-from corix.execution.simulators import open_simulators
+from corix.execution.runner import model_call_totals, open_clients
 from corix.execution.work import WorkItem
-from corix.llm import HTTPConnections, LLMClient, concurrency_share, even_share, shared_limits
+from corix.llm import LLMClient, concurrency_share, even_share, shared_limits
 from corix.scenarios import ScenarioPack
 from corix.storage import (
     CollectedRecords,
@@ -103,7 +109,7 @@ class SessionWorker:
         self._db: Database | None = None
         self._slots = asyncio.Semaphore(setup.concurrency)
         self._cpu_started = 0.0
-        self._connections = HTTPConnections()  # shared by the worker's clients, as in a run
+        self._owned = OwnedResources()  # what open() opened, closed by close()
 
     async def open(self) -> int:
         """Open the applications and simulators; return this worker's process id."""
@@ -115,14 +121,16 @@ class SessionWorker:
             ),
             concurrency_share(setup.worker, setup.workers),
         ):
+            # Shared by the worker's clients, as in a run.
+            connections, self._simulators = open_clients(setup.plan, self._owned, None, {})
             for entry in setup.plan.applications:
-                app = build_application(entry.spec, entry.options, connections=self._connections)
+                app = build_application(entry.spec, entry.options, connections=connections)
                 await app.open(auth_for(entry))
+                self._owned.add(f"application '{entry.name}'", app.close)
                 db_id, version = setup.applications[entry.name]
                 self._applications[entry.name] = OpenedApplication(
                     entry.name, entry.spec, app, version, db_id, app.declared_system_prompt()
                 )
-            self._simulators = open_simulators(setup.plan, connections=self._connections)
         if setup.database_url is not None:
             self._db = Database(
                 setup.database_url,
@@ -130,6 +138,7 @@ class SessionWorker:
                 pool_size=setup.db_pool,
                 name=WORKER_CONNECTION_NAME,
             )
+            self._owned.add("the worker's database pool", self._db.dispose)
         return os.getpid()
 
     async def run_chunk(self, items: list[WorkItem]) -> ChunkDone:
@@ -177,14 +186,9 @@ class SessionWorker:
             await asyncio.sleep(step_s)
 
     async def close(self) -> RunUsage:
-        """Close what was opened; return the usage of this worker's clients and its CPU."""
-        for application in self._applications.values():
-            await application.app.close()
-        for client in self._simulators.values():
-            await client.aclose()
-        await self._connections.aclose()
-        if self._db is not None:
-            self._db.dispose()
+        """Close what was opened (a failing close is logged with its component's name);
+        return the usage of this worker's clients and its CPU."""
+        await self._owned.aclose()
         return self.usage()
 
 
@@ -280,30 +284,7 @@ class RayRunExecutor:
         shares = split_bound(job.plan.concurrency, self._workers or max(1, int(cpus)))
         remote_broker: Any = ray.remote(RateLimitBroker)
         broker = remote_broker.options(num_cpus=BROKER_CPUS).remote()
-        remote_worker: Any = ray.remote(SessionWorker)
-        url = None if job.db.dialect == "sqlite" else job.db.url
-        per_worker = worker_cpus(cpus, len(shares))
-        workers = [
-            remote_worker.options(num_cpus=per_worker, max_restarts=0, max_task_retries=0).remote(
-                WorkerSetup(
-                    run_id=job.run_id,
-                    plan=job.plan,
-                    packs=job.packs,
-                    applications={
-                        name: (opened.db_id, opened.version)
-                        for name, opened in job.applications.items()
-                    },
-                    database_url=url,
-                    concurrency=share,
-                    worker=index,
-                    workers=len(shares),
-                    db_pool=worker_pool(self._db_pool, len(shares)),
-                    fence=job.fence,
-                ),
-                broker,
-            )
-            for index, share in enumerate(shares)
-        ]
+        workers = self._start_workers(job, shares, worker_cpus(cpus, len(shares)), broker)
         watch: UsageWatch | None = None
         closed = False
         try:
@@ -311,28 +292,7 @@ class RayRunExecutor:
             self.worker_pids = list(opened.values())
             self.broker_pid = await _pid_of(broker)
             watch = UsageWatch(workers)
-            async with job.writer as writer:
-
-                async def store(chunk: list[WorkItem], done: ChunkDone) -> None:
-                    if done.records is not None:
-                        done.records.replay(writer)
-                        await writer.room()  # the backlog bound holds as in a local run
-                    writer.rejected.extend(done.refused)
-                    if job.on_session_done is not None:
-                        for item in chunk:
-                            job.on_session_done(item)
-
-                async def redo(items: list[WorkItem]) -> list[WorkItem]:
-                    return await asyncio.to_thread(_still_to_run, job, items)
-
-                outcome = await dispatch_chunks(
-                    iter(work),
-                    shares,
-                    lambda index, chunk: workers[index].run_chunk.remote(chunk),
-                    store,
-                    redo=redo,
-                    dead=died_starting,
-                )
+            outcome = await _dispatch(job, work, workers, shares, died_starting)
             live = [index for index in range(len(workers)) if index not in outcome.dead]
             for index, usage in (await close_workers(workers, live)).items():
                 watch.final(index, usage)
@@ -350,6 +310,66 @@ class RayRunExecutor:
                 self._usage = watch.totals()
             for actor in [*workers, broker]:
                 ray.kill(actor)  # a dead actor is killed quietly
+
+    def _start_workers(
+        self, job: RunJob, shares: list[int], cpus: float, broker: ActorHandle[Any]
+    ) -> list[Any]:
+        """One session worker per share of the bound, each declaring ``cpus``."""
+        remote_worker: Any = ray.remote(SessionWorker)
+        url = None if job.db.dialect == "sqlite" else job.db.url
+        applications = {
+            name: (opened.db_id, opened.version) for name, opened in job.applications.items()
+        }
+        return [
+            remote_worker.options(num_cpus=cpus, max_restarts=0, max_task_retries=0).remote(
+                WorkerSetup(
+                    run_id=job.run_id,
+                    plan=job.plan,
+                    packs=job.packs,
+                    applications=applications,
+                    database_url=url,
+                    concurrency=share,
+                    worker=index,
+                    workers=len(shares),
+                    db_pool=worker_pool(self._db_pool, len(shares)),
+                    fence=job.fence,
+                ),
+                broker,
+            )
+            for index, share in enumerate(shares)
+        ]
+
+
+async def _dispatch(
+    job: RunJob,
+    work: Iterable[WorkItem],
+    workers: list[Any],
+    shares: list[int],
+    died_starting: set[int],
+) -> Dispatched:
+    """Hand ``work`` to the live workers and store what comes back through the run's writer."""
+    async with job.writer as writer:
+
+        async def store(chunk: list[WorkItem], done: ChunkDone) -> None:
+            if done.records is not None:
+                done.records.replay(writer)
+                await writer.room()  # the backlog bound holds as in a local run
+            writer.rejected.extend(done.refused)
+            if job.on_session_done is not None:
+                for item in chunk:
+                    job.on_session_done(item)
+
+        async def redo(items: list[WorkItem]) -> list[WorkItem]:
+            return await asyncio.to_thread(_still_to_run, job, items)
+
+        return await dispatch_chunks(
+            iter(work),
+            shares,
+            lambda index, chunk: workers[index].run_chunk.remote(chunk),
+            store,
+            redo=redo,
+            dead=died_starting,
+        )
 
 
 async def _pid_of(broker: Any) -> int | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from corix.config import json_object_from_env
@@ -12,7 +13,7 @@ from corix.execution.plan import ApplicationEntry, Plan
 from corix.execution.work import WorkItem
 from corix.scenarios import ScenarioPack
 
-__all__ = ["auth_for", "plan_work"]
+__all__ = ["PlannedRun", "auth_for", "plan_run", "plan_work"]
 
 
 def auth_for(entry: ApplicationEntry) -> dict[str, Any] | None:
@@ -35,3 +36,18 @@ def plan_work(
         for item in LEVEL_PLANNERS.get(level.value)(plan, settings, packs, run_id):
             if item.key not in done:
                 yield item
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """What a run takes from its plan, asked for once: each application's credentials (by
+    name) and the work items still to do."""
+
+    credentials: dict[str, dict[str, Any] | None]
+    work: Iterator[WorkItem]
+
+
+def plan_run(plan: Plan, packs: dict[str, ScenarioPack], run_id: str, done: set[str]) -> PlannedRun:
+    """The credentials and the lazy work items of run ``run_id``; an unset credential raises."""
+    credentials = {entry.name: auth_for(entry) for entry in plan.applications}
+    return PlannedRun(credentials, plan_work(plan, packs, run_id, done))

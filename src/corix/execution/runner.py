@@ -14,23 +14,24 @@ import logging
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from corix.apps import AdapterSpec, build_application
 from corix.domain import Invocation, RunSummary, RunUsage
 from corix.errors import CorixError
-from corix.execution._preflight import PreflightError, Problem, preflight
+from corix.execution._preflight import CheckedPlan, PreflightError, Problem, preflight
 from corix.execution.collector import collected_sparingly
 from corix.execution.context import OpenedApplication
 from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob
 from corix.execution.plan import Plan, PlanFile
 from corix.execution.resources import OwnedResources
-from corix.execution.run_planning import auth_for, plan_work
+from corix.execution.run_planning import plan_run
 from corix.execution.run_status import RunStatus, finished_status
 from corix.execution.simulators import open_simulators
 from corix.execution.stopping import RunStopper
@@ -39,6 +40,7 @@ from corix.llm import HTTPConnections, LLMClient, ResponseCache
 from corix.scenarios import ScenarioPack, pack_record
 from corix.storage import (
     Database,
+    Lease,
     LeaseLost,
     RecordWriter,
     StorageUnavailable,
@@ -84,27 +86,44 @@ def new_run_id() -> str:
 async def open_applications(
     plan: Plan,
     db: Database,
+    owned: OwnedResources,
+    credentials: Mapping[str, dict[str, Any] | None],
     cache: ResponseCache | None = None,
     connections: HTTPConnections | None = None,
 ) -> dict[str, OpenedApplication]:
+    """Open the plan's applications; ``owned`` closes each from the moment it is open."""
     opened: dict[str, OpenedApplication] = {}
-    try:
-        for entry in plan.applications:
-            app = build_application(entry.spec, entry.options, cache=cache, connections=connections)
-            await app.open(auth_for(entry))
-            version = await app.version()
-            public_spec = AdapterSpec.parse(entry.spec).public()
-            db_id = ensure_application(
-                db, entry.name, public_spec, version=version, new_version=entry.new_version
-            )
-            opened[entry.name] = OpenedApplication(
-                entry.name, public_spec, app, version, db_id, app.declared_system_prompt()
-            )
-    except BaseException:
-        for done in opened.values():
-            await done.app.close()
-        raise
+    for entry in plan.applications:
+        app = build_application(entry.spec, entry.options, cache=cache, connections=connections)
+        await app.open(credentials[entry.name])
+        owned.add(f"application '{entry.name}'", app.close)
+        version = await app.version()
+        public_spec = AdapterSpec.parse(entry.spec).public()
+        db_id = ensure_application(
+            db, entry.name, public_spec, version=version, new_version=entry.new_version
+        )
+        opened[entry.name] = OpenedApplication(
+            entry.name, public_spec, app, version, db_id, app.declared_system_prompt()
+        )
     return opened
+
+
+def open_clients(
+    plan: Plan,
+    owned: OwnedResources,
+    cache: ResponseCache | None,
+    given: Mapping[str, LLMClient],
+) -> tuple[HTTPConnections, dict[str, LLMClient]]:
+    """The run's pool of connections and its simulators' clients (``given`` ones included,
+    which stay the caller's); ``owned`` closes the ones opened here."""
+    # One pool for every client of the run: a dialogue's simulated user and application
+    # take turns, so they reuse each other's connections (see HTTPConnections).
+    connections = HTTPConnections()
+    owned.add("the HTTP connections", connections.aclose)
+    opened = open_simulators(plan, skip=given, cache=cache, connections=connections)
+    for simulated, client in opened.items():
+        owned.add(f"the {simulated} simulator's client", client.aclose)
+    return connections, {**opened, **given}
 
 
 def open_cache(plan: Plan) -> ResponseCache | None:
@@ -212,188 +231,245 @@ async def execute_plan(
     they stay open, as they belong to the caller. ``handle_signals`` turns SIGINT/SIGTERM
     into a clean stop with status ``interrupted``. ``executor`` runs the work items
     (default: on this event loop).
+
+    Everything the run holds is on one exit stack (:class:`OwnedResources`), unwound in
+    reverse order: the applications, the simulators' clients and the connections close
+    (a failing close is logged with its component's name), then the run's end is stored,
+    then the lease is released and the reply cache closed.
     """
-    with contextlib.ExitStack() as lease, _storage_stops_the_run():
-        return await _execute_plan(
-            plan,
-            db,
-            lease,
-            resume_run=resume_run,
-            on_planned=on_planned,
-            on_session_done=on_session_done,
-            simulators=simulators,
-            handle_signals=handle_signals,
-            executor=executor,
-        )
-
-
-async def _execute_plan(
-    plan: Plan | PlanFile,
-    db: Database,
-    lease: contextlib.ExitStack,
-    *,
-    resume_run: str | None,
-    on_planned: Callable[[int], None] | None,
-    on_session_done: Callable[[WorkItem], None] | None,
-    simulators: Mapping[str, LLMClient] | None,
-    handle_signals: bool,
-    executor: RunExecutor | None,
-) -> RunResult:
     source = plan if isinstance(plan, PlanFile) else PlanFile(plan)
-    done: set[str] = set()
-    invocations: list[Invocation] = []
-    stored_packs: dict[str, ScenarioPack] | None = None
-    if resume_run is not None:
-        run = get_run(db, resume_run)
-        if run.status == RunStatus.CANCELLED:
-            raise CorixError(f"run '{run.id}' was cancelled; it cannot be resumed")
-        held = lease.enter_context(holding_run(db, run.id, "corix run --resume"))
-        source = PlanFile(Plan.model_validate(run.plan))
-        run_id = run.id
-        done = completed_work_keys(db, run_id)
-        invocations = list(run.summary.invocations)
-        stored_packs = {
-            name: record.pack() for (_, name), record in run_packs(db, [run_id]).items()
-        }
-    else:
-        run_id = new_run_id()
-    checked = await preflight(source, done=done, packs=stored_packs or None)
-    plan = checked.plan
-    _refuse_application_conflicts(source, db)
-    cache = open_cache(plan)
     executor = executor or LocalRunExecutor()
-    executor.prepare()  # a cluster that cannot be reached leaves no run row
-    discarded = 0
-    if resume_run is None:
-        create_run(
-            db,
-            run_id,
-            name=plan.name,
-            plan=plan.model_dump(mode="json"),
-            seed=plan.seed,
-            packs=[pack_record(pack) for pack in checked.packs.values()],
-        )
-        held = lease.enter_context(holding_run(db, run_id, "corix run"))
-    else:
-        discarded = discard_incomplete_sessions(db, run_id)
-        set_run_status(db, run_id, RunStatus.RUNNING)
-    if on_planned is not None:
-        on_planned(checked.planned)
-    started_at = datetime.now(UTC).isoformat(timespec="seconds")
-    started = time.perf_counter()
-    given = dict(simulators or {})
-    # One pool for every client of the run: a dialogue's simulated user and application
-    # take turns, so they reuse each other's connections (see HTTPConnections).
-    connections = HTTPConnections()
-    resources = OwnedResources()  # closed in reverse order, each failure logged by name
+    with _storage_stops_the_run():
+        async with OwnedResources() as owned:
+            if resume_run is None:
+                started = await _new_run(source, db, owned, executor)
+            else:
+                started = await _resumed_run(db, resume_run, owned, executor)
+            end = _RunEnd(db, started, executor, handle_signals)
+            owned.callback(end.record)  # after what opens below has closed
+            if on_planned is not None:
+                on_planned(started.checked.planned)
+            await _run(started, db, owned, end, simulators or {}, on_session_done)
+        return end.result()
+
+
+@dataclass
+class _Started:
+    """A run that passed preflight, whose row exists and whose lease is held."""
+
+    run_id: str
+    checked: CheckedPlan
+    held: Lease
+    cache: ResponseCache | None
+    done: set[str] = field(default_factory=set)
+    """The work keys a resumed run already completed."""
+    invocations: list[Invocation] = field(default_factory=list)
+    """The earlier invocations of a resumed run."""
+    discarded: int = 0
+    """Half-done sessions a resumed run dropped."""
+
+
+async def _prepared(
+    source: PlanFile,
+    db: Database,
+    owned: OwnedResources,
+    executor: RunExecutor,
+    *,
+    done: set[str],
+    packs: dict[str, ScenarioPack] | None,
+) -> tuple[CheckedPlan, ResponseCache | None]:
+    """Everything checked and reached before a run is stored or resumed, so that a plan
+    that cannot run leaves no trace: preflight, the stored applications, the reply cache
+    (on ``owned``) and what the executor runs on."""
+    checked = await preflight(source, done=done, packs=packs)
+    _refuse_application_conflicts(source, db)
+    cache = open_cache(checked.plan)
     if cache is not None:
-        resources.add("the reply cache", cache.close)
-    resources.add("the HTTP connections", connections.aclose)
-    opened = open_simulators(plan, skip=given, cache=cache, connections=connections)
-    for simulated, client in opened.items():
-        resources.add(f"the {simulated} simulator's client", client.aclose)
-    applications: dict[str, OpenedApplication] = {}
-    status = RunStatus.INTERRUPTED  # what the row says if even the cleanup is cut short
-    error: str | None = None
-    missing = 0  # work items that ran but whose session the database did not keep complete
-    stopper = RunStopper(
-        lambda: get_run(db, run_id).status == RunStatus.CANCELLED,
-        handle_signals=handle_signals,
-        deadline_s=plan.deadline_s,
-    )
-    storage_error: str | None = None
-    writer = RecordWriter(
+        owned.add("the reply cache", cache.close)
+    executor.prepare()  # a cluster that cannot be reached leaves no run row
+    return checked, cache
+
+
+async def _new_run(
+    source: PlanFile, db: Database, owned: OwnedResources, executor: RunExecutor
+) -> _Started:
+    checked, cache = await _prepared(source, db, owned, executor, done=set(), packs=None)
+    plan, run_id = checked.plan, new_run_id()
+    create_run(
         db,
-        on_unavailable=lambda cause: stopper.stop(RunStatus.INTERRUPTED, storage_stop(cause)),
-        fence=held.fence,
-        on_lost=held.mark_lost,
+        run_id,
+        name=plan.name,
+        plan=plan.model_dump(mode="json"),
+        seed=plan.seed,
+        packs=[pack_record(pack) for pack in checked.packs.values()],
     )
-    loop = asyncio.get_running_loop()
+    held = owned.enter_context(holding_run(db, run_id, "corix run"))
+    return _Started(run_id, checked, held, cache)
 
-    def stop_when_taken_over(lost: LeaseLost) -> None:
-        # This process was paused, then woke to find the run taken over: stop calling
-        # models at once (the heartbeat says so from its own thread).
-        loop.call_soon_threadsafe(stopper.stop, RunStatus.INTERRUPTED, str(lost))
 
-    held.when_lost(stop_when_taken_over)
+async def _resumed_run(
+    db: Database, run_id: str, owned: OwnedResources, executor: RunExecutor
+) -> _Started:
+    """Run ``run_id`` again from what it stored: its plan, its packs, its completed work."""
+    run = get_run(db, run_id)
+    if run.status == RunStatus.CANCELLED:
+        raise CorixError(f"run '{run.id}' was cancelled; it cannot be resumed")
+    held = owned.enter_context(holding_run(db, run.id, "corix run --resume"))
+    done = completed_work_keys(db, run.id)
+    packs = {name: record.pack() for (_, name), record in run_packs(db, [run.id]).items()}
+    source = PlanFile(Plan.model_validate(run.plan))
+    checked, cache = await _prepared(source, db, owned, executor, done=done, packs=packs or None)
+    discarded = discard_incomplete_sessions(db, run.id)
+    set_run_status(db, run.id, RunStatus.RUNNING)
+    return _Started(run.id, checked, held, cache, done, list(run.summary.invocations), discarded)
+
+
+async def _run(
+    started: _Started,
+    db: Database,
+    owned: OwnedResources,
+    end: _RunEnd,
+    given: Mapping[str, LLMClient],
+    on_session_done: Callable[[WorkItem], None] | None,
+) -> None:
+    """Open the clients and applications (on ``owned``) and run the work items, settling
+    ``end`` with how the run stopped."""
+    plan = started.checked.plan
+    connections, end.simulators = open_clients(plan, owned, started.cache, given)
 
     async def open_and_run() -> None:
         # One stoppable unit: a signal while applications open stops the run as well.
-        applications.update(await open_applications(plan, db, cache, connections))
-        for name, application in applications.items():
-            resources.add(f"application '{name}'", application.app.close)
+        planned = plan_run(plan, started.checked.packs, started.run_id, started.done)
+        end.applications = await open_applications(
+            plan, db, owned, planned.credentials, started.cache, connections
+        )
         job = RunJob(
-            run_id=run_id,
-            fence=held.fence,
+            run_id=started.run_id,
+            fence=started.held.fence,
             plan=plan,
-            packs=checked.packs,
+            packs=started.checked.packs,
             db=db,
-            writer=writer,
-            applications=applications,
-            simulators={**opened, **given},
+            writer=end.writer,
+            applications=end.applications,
+            simulators=end.simulators,
             on_session_done=on_session_done,
         )
-        await executor.run(job, plan_work(plan, checked.packs, run_id, done))
+        await end.executor.run(job, planned.work)
 
-    try:
-        with collected_sparingly():
-            await stopper.run(open_and_run())
-        if stopper.reason is not None:
-            status = stopper.reason
-            error = stopper.detail
-            storage_error = writer.unavailable
-        else:
-            totals = run_totals(db, run_id)
-            missing = len(done) + checked.planned - len(completed_work_keys(db, run_id))
-            status = finished_status(totals.sessions, totals.failed_sessions, missing)
-    except LeaseLost as lost:  # raised by the writer, whose last batch was refused
-        status, error = RunStatus.INTERRUPTED, str(lost)
-    except Exception as exc:  # the run stops; its row says why, the caller gets the result
-        logger.debug("run %s failed", run_id, exc_info=True)
-        storage_error = storage_trouble(exc)
-        if storage_error is not None:
-            status, error = RunStatus.INTERRUPTED, storage_stop(storage_error)
-        else:
-            status, error = RunStatus.FAILED, describe_error(exc)
-    finally:
-        await resources.aclose()
-        usage = [model_call_totals(applications, {**opened, **given}), *executor.remote_usage()]
-        invocations.append(
+    await end.settle(open_and_run())
+
+
+class _RunEnd:
+    """How a run stopped, and its row's end: :meth:`record` stores it whatever happened
+    (the exit stack calls it once what the run opened has closed, so usage is final)."""
+
+    def __init__(
+        self, db: Database, started: _Started, executor: RunExecutor, handle_signals: bool
+    ) -> None:
+        self.db, self.started, self.executor = db, started, executor
+        run_id, held = started.run_id, started.held
+        self.stopper = RunStopper(
+            lambda: get_run(db, run_id).status == RunStatus.CANCELLED,
+            handle_signals=handle_signals,
+            deadline_s=started.checked.plan.deadline_s,
+        )
+        self.writer = RecordWriter(
+            db,
+            on_unavailable=lambda cause: self.stopper.stop(
+                RunStatus.INTERRUPTED, storage_stop(cause)
+            ),
+            fence=held.fence,
+            on_lost=held.mark_lost,
+        )
+        loop = asyncio.get_running_loop()
+
+        def stop_when_taken_over(lost: LeaseLost) -> None:
+            # This process was paused, then woke to find the run taken over: stop calling
+            # models at once (the heartbeat says so from its own thread).
+            loop.call_soon_threadsafe(self.stopper.stop, RunStatus.INTERRUPTED, str(lost))
+
+        held.when_lost(stop_when_taken_over)
+        self.applications: dict[str, OpenedApplication] = {}
+        self.simulators: dict[str, LLMClient] = {}
+        self.status = RunStatus.INTERRUPTED  # what the row says if even the cleanup is cut short
+        self.error: str | None = None
+        self.storage_error: str | None = None
+        self.missing = 0  # work items that ran but whose session the database did not keep
+        self.summary: RunSummary | None = None
+        self._started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        self._started = time.perf_counter()
+
+    async def settle(self, work: Awaitable[None]) -> None:
+        """Run ``work`` until it ends or is stopped, and say how the run ended."""
+        db, run_id, stopper = self.db, self.started.run_id, self.stopper
+        try:
+            with collected_sparingly():
+                await stopper.run(work)
+            if stopper.reason is not None:
+                self.status, self.error = stopper.reason, stopper.detail
+                self.storage_error = self.writer.unavailable
+            else:
+                totals = run_totals(db, run_id)
+                planned = len(self.started.done) + self.started.checked.planned
+                self.missing = planned - len(completed_work_keys(db, run_id))
+                self.status = finished_status(totals.sessions, totals.failed_sessions, self.missing)
+        except LeaseLost as lost:  # raised by the writer, whose last batch was refused
+            self.status, self.error = RunStatus.INTERRUPTED, str(lost)
+        except Exception as exc:  # the run stops; its row says why, the caller gets the result
+            logger.debug("run %s failed", run_id, exc_info=True)
+            self.storage_error = storage_trouble(exc)
+            if self.storage_error is not None:
+                self.status = RunStatus.INTERRUPTED
+                self.error = storage_stop(self.storage_error)
+            else:
+                self.status, self.error = RunStatus.FAILED, describe_error(exc)
+
+    def record(self) -> None:
+        """Store the run's end: this invocation, the summary counted from the database."""
+        started, held = self.started, self.started.held
+        usage = [model_call_totals(self.applications, self.simulators)]
+        started.invocations.append(
             Invocation(
-                status=status.value,
-                started_at=started_at,
-                usage=RunUsage.merge(usage).rounded(),
-                wall_s=round(time.perf_counter() - started, 3),
+                status=self.status.value,
+                started_at=self._started_at,
+                usage=RunUsage.merge([*usage, *self.executor.remote_usage()]).rounded(),
+                wall_s=round(time.perf_counter() - self._started, 3),
             )
         )
-        summary = run_summary(
-            db,
-            run_id,
-            invocations,
-            error=error,
-            missing=missing,
-            refused=[f"{r.record}: {r.reason}" for r in writer.rejected],
+        self.summary = run_summary(
+            self.db,
+            started.run_id,
+            started.invocations,
+            error=self.error,
+            missing=self.missing,
+            refused=[f"{r.record}: {r.reason}" for r in self.writer.rejected],
         )
         try:
-            finish_run(db, run_id, status, summary, fence=held.fence)
+            finish_run(self.db, started.run_id, self.status, self.summary, fence=held.fence)
         except LeaseLost as lost:  # only the current holder writes the run's end
             held.mark_lost(lost)
         except SQLAlchemyError as exc:  # the database takes no writes: the run shows stale
             # Said once already when the database stopped the run (``storage_error``).
-            level = logging.INFO if storage_error is not None else logging.WARNING
-            logger.log(level, "run %s: could not store its end: %s", run_id, exc)
-    if status is not RunStatus.CANCELLED and get_run(db, run_id).status == RunStatus.CANCELLED:
-        status = RunStatus.CANCELLED  # cancelled while it was finishing
-    return RunResult(
-        run_id,
-        status,
-        summary,
-        skipped=len(done),
-        discarded=discarded,
-        error=error,
-        storage_error=storage_error,
-        taken_over=None if held.lost is None else str(held.lost),
-    )
+            level = logging.INFO if self.storage_error is not None else logging.WARNING
+            logger.log(level, "run %s: could not store its end: %s", started.run_id, exc)
+
+    def result(self) -> RunResult:
+        started, status = self.started, self.status
+        assert self.summary is not None, "the run's end is recorded before its result"
+        if status is not RunStatus.CANCELLED and (
+            get_run(self.db, started.run_id).status == RunStatus.CANCELLED
+        ):
+            status = RunStatus.CANCELLED  # cancelled while it was finishing
+        return RunResult(
+            started.run_id,
+            status,
+            self.summary,
+            skipped=len(started.done),
+            discarded=started.discarded,
+            error=self.error,
+            storage_error=self.storage_error,
+            taken_over=None if started.held.lost is None else str(started.held.lost),
+        )
 
 
 def storage_stop(cause: str) -> str:

@@ -10,7 +10,7 @@ from corix.assessment.annotation_run._options import AnnotateOptions, ProgressHo
 from corix.assessment.annotation_run._runner import annotate_run
 from corix.assessment.annotation_run._summary import AnnotationSummary
 from corix.execution import ExecutorSettings
-from corix.llm import EndpointConfig, ResponseCache
+from corix.llm import EndpointConfig
 from corix.storage import Database
 
 
@@ -46,17 +46,12 @@ def annotate(
             settings=request.executor,
             progress=progress,
         )
-    cache = ResponseCache(request.cache) if request.cache is not None else None
-    try:
-        return annotate_run(
-            db,
-            request.run_id,
-            request.annotator,
-            options=request.options,
-            endpoint=request.endpoint,
-            cache=cache,
-            progress=progress,
-        )
-    finally:
-        if cache is not None:
-            cache.close()
+    return annotate_run(
+        db,
+        request.run_id,
+        request.annotator,
+        options=request.options,
+        endpoint=request.endpoint,
+        cache=request.cache,
+        progress=progress,
+    )

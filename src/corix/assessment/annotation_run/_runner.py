@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 from corix.assessment.annotation_run._factory import build_annotator
 from corix.assessment.annotation_run._job import AnnotationJob
@@ -35,6 +36,7 @@ from corix.assessment.annotation_run._workers import annotate_sessions
 from corix.assessment.harms import builtin_harm_packs
 from corix.assessment.schema import load_builtin_schema
 from corix.errors import CorixError
+from corix.execution import OwnedResources
 from corix.llm import EndpointConfig, LLMClient, ResponseCache
 from corix.storage import (
     Database,
@@ -112,24 +114,23 @@ def annotate_run(
     *,
     options: AnnotateOptions | None = None,
     endpoint: EndpointConfig | None = None,
-    cache: ResponseCache | None = None,
+    cache: Path | None = None,
     progress: ProgressHooks | None = None,
 ) -> AnnotationSummary:
-    """:func:`annotate_run_async` in a fresh event loop; opens a client on ``endpoint``."""
+    """:func:`annotate_run_async` in a fresh event loop; opens a client on ``endpoint``
+    (its replies cached in the SQLite file ``cache``), closed with the cache at the end
+    whatever happens, a failing close logged with its component's name."""
 
     async def main() -> AnnotationSummary:
-        if endpoint is None:
+        async with OwnedResources() as owned:
+            opened = None if cache is None else ResponseCache(cache)
+            if opened is not None:
+                owned.add("the reply cache", opened.close)
+            client = None if endpoint is None else LLMClient(endpoint, cache=opened)
+            if client is not None:
+                owned.add("the judge's client", client.aclose)
             return await annotate_run_async(
-                db, run_id, annotator, options=options, progress=progress
-            )
-        async with LLMClient(endpoint, cache=cache) as client:
-            return await annotate_run_async(
-                db,
-                run_id,
-                annotator,
-                options=options,
-                client=client,
-                progress=progress,
+                db, run_id, annotator, options=options, client=client, progress=progress
             )
 
     return asyncio.run(main())

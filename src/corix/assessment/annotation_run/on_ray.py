@@ -34,7 +34,7 @@ from corix.assessment.annotation_run._workers import annotate_these, sessions_to
 from corix.assessment.harms import builtin_harm_packs
 from corix.assessment.schema import load_builtin_schema
 from corix.errors import CorixError
-from corix.execution import ExecutorSettings
+from corix.execution import ExecutorSettings, OwnedResources
 from corix.execution.on_ray import (
     BROKER_CPUS,
     WORKER_CONNECTION_NAME,
@@ -124,6 +124,8 @@ class AnnotationWorker:
             pool_size=setup.db_pool,
             name=WORKER_CONNECTION_NAME,
         )
+        self._owned = OwnedResources()  # closed by close(): the client, then the pool
+        self._owned.add("the worker's database pool", self._db.dispose)
         self._client: LLMClient | None = None
         self._job: AnnotationJob | None = None
         self._slots = asyncio.Semaphore(setup.options.concurrency)
@@ -138,6 +140,7 @@ class AnnotationWorker:
                 concurrency_share(setup.worker, setup.workers),
             ):
                 self._client = LLMClient(setup.endpoint)
+            self._owned.add("the judge's client", self._client.aclose)
         self._job = _job(self._db, setup.run_id, setup.annotator, setup.options, self._client)
         await asyncio.to_thread(self._job.load_stored)
 
@@ -172,9 +175,8 @@ class AnnotationWorker:
         return AnnotatedChunk(records, tally)
 
     async def close(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-        self._db.dispose()
+        """Close what was opened; a failing close is logged with its component's name."""
+        await self._owned.aclose()
 
 
 def _job(
@@ -210,11 +212,7 @@ def annotate_run_on_ray(
     started = time.perf_counter()
     get_run(db, run_id)
     annotation_workers(1, settings.db_pool)  # a budget too small fails before any work
-    # Built here only to check the options and names; its client is never called.
-    checked = _job(
-        db, run_id, annotator, options, None if endpoint is None else LLMClient(endpoint)
-    )
-    session_ids = asyncio.run(sessions_to_annotate(checked))
+    checked, session_ids = asyncio.run(_checked(db, run_id, annotator, options, endpoint))
     hooks = progress or ProgressHooks()
     if hooks.on_planned is not None:
         hooks.on_planned(len(session_ids))
@@ -242,6 +240,23 @@ def annotate_run_on_ray(
         stored_as=checked.annotator.name,
         wall_s=time.perf_counter() - started,
     )
+
+
+async def _checked(
+    db: Database,
+    run_id: str,
+    annotator: str,
+    options: AnnotateOptions,
+    endpoint: EndpointConfig | None,
+) -> tuple[AnnotationJob, list[str]]:
+    """The job, built here only to check the options and names, and the sessions it
+    annotates; its client is never called, and is closed before the workers start."""
+    async with OwnedResources() as owned:
+        client = None if endpoint is None else LLMClient(endpoint)
+        if client is not None:
+            owned.add("the checking client", client.aclose)
+        checked = _job(db, run_id, annotator, options, client)
+        return checked, await sessions_to_annotate(checked)
 
 
 def _annotate_on_ray(
