@@ -31,6 +31,7 @@ from corix.storage import (
     run_totals,
 )
 from corix.storage.applications import list_applications
+from corix.storage.database import IN_CHUNK
 from corix.storage.orm import ApplicationRow, Base, EvaluationRow, ResolutionRow, RunRow
 from corix.storage.store_records import NewQuestionnaireAnswer, NewSession, RunTotals
 
@@ -132,6 +133,22 @@ async def test_questionnaire_answers_read_back_as_written(any_db: Database) -> N
         person.created_at,
     ]
     assert questionnaire_answers(any_db, ["s1"]) == []
+
+
+async def test_questionnaire_answers_are_read_a_chunk_at_a_time(sqlite_db: Database) -> None:
+    app_id = ensure_application(sqlite_db, "app", "demo:guarded")
+    create_run(sqlite_db, "run-1", name="t", plan={"name": "t"}, seed=0)
+    ids = [f"s{n:04d}" for n in range(IN_CHUNK + 2)]  # two IN lists' worth
+    async with RecordWriter(sqlite_db) as writer:
+        for session_id in ids:
+            writer.start_session(_session(session_id, app_id, "run-1", session_id))
+        for session_id in (ids[-1], ids[0]):
+            writer.add_questionnaire_answer(
+                NewQuestionnaireAnswer(session_id, "q_trust", "user:1", simulated=False, value=3)
+            )
+    # Asked in any order, with ids that match nothing: both chunks read, by session.
+    found = questionnaire_answers(sqlite_db, [*reversed(ids), "missing"])
+    assert [answer.session_id for answer in found] == [ids[0], ids[-1]]
 
 
 async def test_a_full_backlog_makes_producers_wait_for_the_commit(sqlite_db: Database) -> None:
