@@ -212,11 +212,18 @@ def load_consensus(
     session_ids: Sequence[str] | None = None,
     annotator: str | None = None,
 ) -> list[StoredConsensus]:
-    query = _scoped(
-        select(AnnotationConsensusRow), AnnotationConsensusRow, run_id, session_ids, annotator
-    )
-    query = query.order_by(AnnotationConsensusRow.id)
+    """Consensus rows by session, in stored order."""
+    rows: list[AnnotationConsensusRow] = []
     with db.session() as s:
+        for chunk in _session_chunks(session_ids):
+            query = _scoped(
+                select(AnnotationConsensusRow), AnnotationConsensusRow, run_id, chunk, annotator
+            )
+            rows.extend(
+                s.scalars(
+                    query.order_by(AnnotationConsensusRow.session_id, AnnotationConsensusRow.id)
+                )
+            )
         return [
             StoredConsensus(
                 session_id=row.session_id,
@@ -229,7 +236,7 @@ def load_consensus(
                 n_runs=row.n_runs,
                 flip_rate=row.flip_rate,
             )
-            for row in s.scalars(query)
+            for row in rows
         ]
 
 
