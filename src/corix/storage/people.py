@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import select
 
-from corix.storage.database import Database
+from corix.storage.database import Database, in_chunks
 from corix.storage.orm import SessionRow
 from corix.storage.orm_web import UserRow
 from corix.storage.store_records import NewQuestionnaireAnswer
@@ -35,11 +35,14 @@ def usernames(db: Database) -> dict[int, str]:
 def session_testers(db: Database, session_ids: Sequence[str]) -> dict[str, int]:
     """The web account that tested each of ``session_ids`` (sessions without one are left
     out)."""
-    query = select(SessionRow.id, SessionRow.tester_id).where(
-        SessionRow.id.in_(list(session_ids)), SessionRow.tester_id.is_not(None)
-    )
+    found: dict[str, int] = {}
     with db.session() as s:
-        return {row.id: row.tester_id for row in s.execute(query)}
+        for chunk in in_chunks(session_ids):
+            query = select(SessionRow.id, SessionRow.tester_id).where(
+                SessionRow.id.in_(chunk), SessionRow.tester_id.is_not(None)
+            )
+            found.update({row.id: row.tester_id for row in s.execute(query)})
+    return found
 
 
 def respondent_name(answer: NewQuestionnaireAnswer, names: dict[int, str]) -> str:
