@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from corix.report import report_json_schema
+from corix.report.document import report_json_schema
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "docs" / "report.schema.json"
 

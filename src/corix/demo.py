@@ -8,7 +8,14 @@ from typing import NamedTuple
 from corix.domain import EndReason, Level, SessionSource
 from corix.execution import ApplicationEntry, LevelSettings, Plan
 from corix.scenarios import list_builtin_packs
-from corix.storage import Database, NewSession, RecordWriter, ensure_application, iter_sessions
+from corix.storage import (
+    Database,
+    NewSession,
+    RecordWriter,
+    SessionEnd,
+    ensure_application,
+    iter_sessions,
+)
 
 # Simulated users per application × scenario at each simulated level: enough to compare the
 # two applications, few enough to keep the demo well under half a minute.
@@ -109,7 +116,7 @@ async def add_human_like_testers(db: Database, run_id: str) -> int:
             writer.start_session(person)
             for turn in session.turns[: cell.turns]:
                 writer.add_turn(person.id, turn.model_copy(update={"created_at": None}))
-            writer.finish_session(person.id, end_reason=EndReason.USER_ENDED)
+            writer.finish_session(SessionEnd(person.id, end_reason=EndReason.USER_ENDED))
     return len(found)
 
 

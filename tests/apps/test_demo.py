@@ -10,11 +10,11 @@ from corix.scenarios import (
     DialogueCheck,
     ScriptedTest,
     Toolbox,
-    check_dialogue,
     expand_model_tests,
     list_builtin_packs,
     resolve_pack,
 )
+from corix.scenarios.checks import check_dialogue
 
 
 async def talk(app: DemoApplication, *turns: str) -> list[str]:

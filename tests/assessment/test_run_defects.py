@@ -20,7 +20,8 @@ from corix.measurement.core import measure
 from corix.measurement.defect_rates import WILSON, DefectRate
 from corix.measurement.settling import GUARDRAIL_VIOLATION
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
-from corix.report import ReportSettings, build_report, render_html, render_markdown, report_document
+from corix.report import ReportSettings, build_report, render_html, report_document
+from corix.report.markdown import render_markdown
 from corix.storage import Database
 
 

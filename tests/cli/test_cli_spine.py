@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from corix.cli.main import app
-from corix.report import ReportDocument
+from corix.report.document import ReportDocument
 
 # One worker builds the module's shared fixture once, instead of each worker building it.
 pytestmark = pytest.mark.xdist_group("test_cli_spine")

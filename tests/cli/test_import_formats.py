@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from cli_support import invoke
 
-from corix.config import CSV_CELL_LIMIT
+from corix.config.csv_inputs import CSV_CELL_LIMIT
 from corix.domain import EndReason, Message, MessageRole, SessionRecord
 from corix.storage import Database, iter_sessions, measured_dialogues
 from corix.storage.annotations import load_passes

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from corix.cli.main import app
 from corix.registry import refresh_plugins
-from corix.scenarios import PACK_FOLDERS, builtin_pack_dir, expand_model_tests, resolve_pack
+from corix.scenarios import PACK_FOLDERS, expand_model_tests, resolve_pack
+from corix.scenarios.loader import builtin_pack_dir
 
 runner = CliRunner()
 

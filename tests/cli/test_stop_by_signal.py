@@ -26,8 +26,9 @@ from cli_support import invoke
 
 from corix.cli.exit_codes import ExitCode
 from corix.llm.mock_server import MockServerConfig
-from corix.storage import Database, get_run, list_runs, session_states
+from corix.storage import Database, get_run, list_runs
 from corix.storage.annotations import load_passes
+from corix.storage.sessions import session_states
 from support.mock_serving import serving
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")

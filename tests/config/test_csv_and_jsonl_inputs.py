@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from corix.config import CSV_CELL_LIMIT, jsonl_records, read_config_text, read_csv_rows
+from corix.config import jsonl_records, read_config_text, read_csv_rows
+from corix.config.csv_inputs import CSV_CELL_LIMIT
 from corix.errors import ConfigError
 
 

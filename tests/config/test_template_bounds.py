@@ -14,8 +14,9 @@ import pytest
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from corix.config import MAX_LOOP_STEPS, MAX_TEXT, BoundedSandbox, TemplateLimitError
+from corix.config import BoundedSandbox
 from corix.config import render_bounded as render
+from corix.config.templates import MAX_LOOP_STEPS, MAX_TEXT, TemplateLimitError
 
 BOUNDED = BoundedSandbox(undefined=StrictUndefined, autoescape=False)
 PLAIN = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)

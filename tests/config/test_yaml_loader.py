@@ -5,7 +5,8 @@ import pytest
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from corix.config import MAX_DEPTH, compose_yaml, load_yaml_model, parse_yaml_model
+from corix.config import compose_yaml, load_yaml_model, parse_yaml_model
+from corix.config.yaml_loader import MAX_DEPTH
 from corix.errors import ConfigError, ConfigErrors
 
 

@@ -43,9 +43,9 @@ from corix.storage import (
     iter_sessions,
     load_consensus,
     load_passes,
-    session_questionnaire,
-    session_states,
+    questionnaire_answers,
 )
+from corix.storage.sessions import session_states
 
 ray = pytest.importorskip("ray", reason="the Ray executor needs the ray extra")
 
@@ -108,7 +108,9 @@ def _stored(db: Database, run_id: str) -> dict[str, Any]:
     work_keys = _work_key_of(db, run_id)
     sessions = {}
     for record in iter_sessions(db, run_id):
-        answers = sorted((a.item_id, a.value, a.text) for a in session_questionnaire(db, record.id))
+        answers = sorted(
+            (a.item_id, a.value, a.text) for a in questionnaire_answers(db, [record.id])
+        )
         sessions[work_keys[record.id]] = (
             [(t.user_text, t.response_text, t.error) for t in record.turns],
             record.end_reason,

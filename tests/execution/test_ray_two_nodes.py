@@ -22,7 +22,8 @@ from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.execution.run_status import RunStatus
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import Database, session_states
+from corix.storage import Database
+from corix.storage.sessions import session_states
 
 ray = pytest.importorskip("ray", reason="the Ray executor needs the ray extra")
 cluster_utils = pytest.importorskip("ray.cluster_utils")

@@ -17,7 +17,8 @@ from corix.domain import Level
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm.mock_server import running_mock_server
-from corix.storage import Database, list_runs, load_session, session_states
+from corix.storage import Database, list_runs, load_session
+from corix.storage.sessions import session_states
 
 runner = CliRunner()
 

@@ -32,10 +32,10 @@ from corix.storage import (
     iter_sessions,
     list_runs,
     run_totals,
-    session_states,
     set_run_status_if,
 )
 from corix.storage.applications import list_applications
+from corix.storage.sessions import session_states
 from corix.storage.web import transaction
 from corix.storage.web.applications import add_application
 from support.web_records import new_series
@@ -199,7 +199,7 @@ def test_a_plan_taking_a_web_applications_name_is_refused_before_the_run_exists(
             options={},
             auth=None,
             version=None,
-            check={},
+            check=None,
         )
     series_runs = list_runs(db)  # the series' run of people
     path = tmp_path / "plan.yaml"

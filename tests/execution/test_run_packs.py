@@ -14,7 +14,8 @@ from corix.errors import CorixError
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.measurement.leaves_from_store import iter_questionnaire_answers
-from corix.scenarios import builtin_pack_dir, load_pack, pack_record, resolve_pack
+from corix.scenarios import load_pack, pack_record, resolve_pack
+from corix.scenarios.loader import builtin_pack_dir
 from corix.storage import Database, create_run, iter_sessions, run_pack, run_packs
 
 OWN_WORDING = "The assistant told me what I asked about my own series."

@@ -27,8 +27,8 @@ from corix.storage import (
     get_run,
     iter_sessions,
     list_runs,
-    session_states,
 )
+from corix.storage.sessions import session_states
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 

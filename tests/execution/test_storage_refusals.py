@@ -18,13 +18,8 @@ from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
 from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.execution.run_status import RunStatus
-from corix.storage import (
-    Database,
-    RecordWriter,
-    create_run,
-    ensure_application,
-    session_states,
-)
+from corix.storage import Database, RecordWriter, SessionEnd, create_run, ensure_application
+from corix.storage.sessions import session_states
 from corix.storage.store_records import NewSession
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
@@ -113,10 +108,10 @@ async def test_a_session_that_lost_a_record_ends_as_a_storage_failure(any_db: Da
         writer.add_turn("same_batch", _turn("poison"))
         writer.add_turn("later_batch", _turn("poison"))
         writer.add_turn("fine", _turn("ok"))
-        writer.finish_session("same_batch", end_reason=EndReason.SCRIPT_DONE)
+        writer.finish_session(SessionEnd("same_batch", end_reason=EndReason.SCRIPT_DONE))
         await asyncio.sleep(0.5)  # the batch above is committed (and refused) meanwhile
-        writer.finish_session("later_batch", end_reason=EndReason.SCRIPT_DONE)
-        writer.finish_session("fine", end_reason=EndReason.SCRIPT_DONE)
+        writer.finish_session(SessionEnd("later_batch", end_reason=EndReason.SCRIPT_DONE))
+        writer.finish_session(SessionEnd("fine", end_reason=EndReason.SCRIPT_DONE))
     states = session_states(any_db)
     ends = {state.id: state.end_reason for state in states}
     details = {state.id: state.end_detail for state in states}

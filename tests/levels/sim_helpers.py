@@ -11,7 +11,7 @@ from corix.storage import (
     NewQuestionnaireAnswer,
     iter_sessions,
     measured_dialogues,
-    stored_questionnaire_answers,
+    questionnaire_answers,
 )
 
 GUARDED = ApplicationEntry(name="guarded", spec="demo:guarded")
@@ -41,7 +41,7 @@ def sessions(db: Database, run_id: str) -> list[SessionRecord]:
 
 def answers(db: Database, session_id: str) -> list[NewQuestionnaireAnswer]:
     """The session's questionnaire answers as written, by item."""
-    return sorted(stored_questionnaire_answers(db, [session_id]), key=lambda a: a.item_id)
+    return sorted(questionnaire_answers(db, [session_id]), key=lambda a: a.item_id)
 
 
 def work_key(session: SessionRecord, db: Database) -> str:

@@ -29,7 +29,8 @@ from corix.llm import (
 )
 from corix.llm.mock_server import running_mock_server
 from corix.llm.tokens import estimate_messages_tokens, usable_context
-from corix.scenarios import RED_TEAMING_ITEM_IDS, ItemKind, QuestionnaireItem
+from corix.scenarios import ItemKind, QuestionnaireItem
+from corix.scenarios.models import RED_TEAMING_ITEM_IDS
 from corix.storage import Database, get_run, run_totals
 
 SIMULATOR = EndpointConfig(base_url="mock", model="sim-model", temperature=0.7)

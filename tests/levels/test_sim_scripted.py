@@ -15,14 +15,10 @@ from corix.domain import EndReason, Level, SessionRecord, SessionSource
 from corix.execution import PreflightError, execute_plan
 from corix.execution.plan import ApplicationEntry
 from corix.levels.simulation import STRATEGIES, STYLES, copies_brief
-from corix.scenarios import (
-    FIELD_TESTING_ITEM_IDS,
-    RED_TEAMING_ITEM_IDS,
-    builtin_pack_dir,
-    check_reply,
-    expand_personas,
-    resolve_pack,
-)
+from corix.scenarios import expand_personas, resolve_pack
+from corix.scenarios.checks import check_reply
+from corix.scenarios.loader import builtin_pack_dir
+from corix.scenarios.models import FIELD_TESTING_ITEM_IDS, RED_TEAMING_ITEM_IDS
 from corix.storage import Database, completed_work_keys, get_run, list_runs
 
 SCENARIOS = ["tv_spoilers", "meal_planner", "pathfinder"]

@@ -33,6 +33,7 @@ from corix.storage import (
     NewPass,
     NewSession,
     RecordWriter,
+    SessionEnd,
     create_run,
     ensure_application,
     record_annotation_job,
@@ -97,7 +98,7 @@ async def _store(db: Database) -> str:
             simulated = source is SessionSource.SIMULATED
             usage = ModelUsage(calls=simulator_calls, prompt_tokens=50 * simulator_calls)
             writer.finish_session(
-                session_id, end_reason=None, simulator=usage if simulated else None
+                SessionEnd(session_id, end_reason=None, simulator=usage if simulated else None)
             )
         for session_id, attempts in (("a", 1), ("b", 2), ("c", 1)):
             details = {"attempts": attempts, "prompt_tokens": 400, "completion_tokens": 40}

@@ -5,16 +5,8 @@ from __future__ import annotations
 import pytest
 
 from corix.domain import Level
-from corix.scenarios import (
-    FIELD_TESTING_ITEM_IDS,
-    RED_TEAMING_ITEM_IDS,
-    Direction,
-    ItemKind,
-    Probe,
-    ScenarioPack,
-    expand_model_tests,
-    resolve_pack,
-)
+from corix.scenarios import ItemKind, Probe, ScenarioPack, expand_model_tests, resolve_pack
+from corix.scenarios.models import FIELD_TESTING_ITEM_IDS, RED_TEAMING_ITEM_IDS, Direction
 from corix.scenarios.text import normalize
 
 PACKS = ["tv_spoilers", "meal_planner", "pathfinder"]

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from corix.scenarios import Condition, resolve_pack
+from corix.scenarios import resolve_pack
 from corix.scenarios.guardrails import condition_holds, explain, select_statements
+from corix.scenarios.models import Condition
 
 
 def holds(op: str, tag: Any, operand: Any, **kw: Any) -> bool:

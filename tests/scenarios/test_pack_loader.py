@@ -8,14 +8,8 @@ from pathlib import Path
 import pytest
 
 from corix.errors import ConfigError, UnknownNameError
-from corix.scenarios import (
-    ScenarioPack,
-    builtin_pack_dir,
-    list_builtin_packs,
-    load_pack,
-    resolve_pack,
-    validate_pack,
-)
+from corix.scenarios import ScenarioPack, list_builtin_packs, load_pack, resolve_pack, validate_pack
+from corix.scenarios.loader import builtin_pack_dir
 
 
 def line_of(text: str, fragment: str) -> int:

@@ -5,13 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from corix.scenarios import (
-    Condition,
-    ParameterSpace,
-    QuestionnaireItem,
-    TestPacket,
-    resolve_pack,
-)
+from corix.scenarios import QuestionnaireItem, TestPacket, resolve_pack
+from corix.scenarios.models import Condition, ParameterSpace
 
 
 def test_a_grid_crosses_its_lists_last_name_fastest() -> None:

@@ -6,14 +6,8 @@ import time
 
 import pytest
 
-from corix.scenarios import (
-    PacketChecker,
-    TestPacket,
-    check_dialogue,
-    check_reply,
-    checker_for,
-    resolve_pack,
-)
+from corix.scenarios import TestPacket, checker_for, resolve_pack
+from corix.scenarios.checks import PacketChecker, check_dialogue, check_reply
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ from corix.storage import (
     Database,
     NewPass,
     NewQuestionnaireAnswer,
-    RunHeld,
     StoredAnswer,
     StoredConsensus,
     create_run,
+    deletable_run,
     delete_run,
     ensure_application,
     get_run,
@@ -34,6 +34,7 @@ from corix.storage.orm import (
     SessionRow,
     TurnRow,
 )
+from corix.storage.run_lease import RunHeld
 from corix.storage.sessions import (
     NewTurn,
     SessionEnd,
@@ -114,6 +115,9 @@ def test_a_run_a_live_process_holds_is_not_deleted(any_db: Database) -> None:
     create_run(any_db, "run-held", name="held", plan={}, seed=0)
     with holding_run(any_db, "run-held", "corix run --resume") as lease:
         with pytest.raises(RunHeld, match=f"held by {re.escape(lease.holder)}"):
+            deletable_run(any_db, "run-held")
+        with pytest.raises(RunHeld, match=f"held by {re.escape(lease.holder)}"):
             delete_run(any_db, "run-held")
         assert get_run(any_db, "run-held").lease_holder == lease.holder
-    assert delete_run(any_db, "run-held") == 0  # free again: deleted
+    assert deletable_run(any_db, "run-held").id == "run-held"  # free again
+    assert delete_run(any_db, "run-held") == 0

@@ -24,11 +24,11 @@ from corix.storage import (
     finish_run,
     get_run,
     holding_run,
-    session_states,
 )
 from corix.storage import run_lease as lease_module
 from corix.storage.clock import utcnow
 from corix.storage.orm import RunRow
+from corix.storage.sessions import session_states
 from corix.storage.store_records import NewSession
 
 RUN = "run-fenced"

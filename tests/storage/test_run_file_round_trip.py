@@ -40,13 +40,14 @@ from corix.report import import_run_file, run_file_lines
 from corix.storage import (
     Database,
     RecordWriter,
-    RunAlreadyStored,
+    SessionEnd,
     ensure_application,
     load_session,
     record_annotation_job,
     record_written_report,
 )
 from corix.storage.orm import Base
+from corix.storage.run_restore import RunAlreadyStored
 from support.run_builder import RunBuilder, write_tiny_run
 from support.web_records import add_user, resolve
 
@@ -102,7 +103,7 @@ async def _write_more(db: Database, builder: RunBuilder) -> None:
         for answer in builder.answers:
             writer.add_questionnaire_answer(answer)
         for session_id in builder.finished:
-            writer.finish_session(session_id, end_reason=EndReason.USER_ENDED)
+            writer.finish_session(SessionEnd(session_id, end_reason=EndReason.USER_ENDED))
         for new_pass in builder.passes:
             writer.add_pass(new_pass)
 

@@ -5,8 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from corix.domain import EndReason, Level, Provenance, SessionSource, SessionStatus, TurnRecord
-from corix.storage import Database, SessionState, create_run, ensure_application, session_states
-from corix.storage.sessions import NewTurn, SessionEnd, add_turns, finish_sessions, start_sessions
+from corix.storage import Database, create_run, ensure_application
+from corix.storage.sessions import (
+    NewTurn,
+    SessionEnd,
+    SessionState,
+    add_turns,
+    finish_sessions,
+    session_states,
+    start_sessions,
+)
 from corix.storage.store_records import NewSession
 
 STARTED = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)

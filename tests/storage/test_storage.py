@@ -16,7 +16,7 @@ from corix.errors import CorixError
 from corix.storage import (
     Database,
     RecordWriter,
-    RunTotals,
+    SessionEnd,
     application_conflict,
     as_utc,
     completed_work_keys,
@@ -27,13 +27,13 @@ from corix.storage import (
     get_run,
     iter_sessions,
     load_session,
+    questionnaire_answers,
     run_totals,
-    session_questionnaire,
-    stored_questionnaire_answers,
 )
 from corix.storage.applications import list_applications
+from corix.storage.database import IN_CHUNK
 from corix.storage.orm import ApplicationRow, Base, EvaluationRow, ResolutionRow, RunRow
-from corix.storage.store_records import NewQuestionnaireAnswer, NewSession
+from corix.storage.store_records import NewQuestionnaireAnswer, NewSession, RunTotals
 
 
 def _session(session_id: str, app_id: int, run_id: str, key: str) -> NewSession:
@@ -83,7 +83,7 @@ async def test_writer_persists_sessions_turns_and_answers(any_db: Database) -> N
                 )
             )
             if n != 2:
-                writer.finish_session(f"s{n}", end_reason=EndReason.SCRIPT_DONE)
+                writer.finish_session(SessionEnd(f"s{n}", end_reason=EndReason.SCRIPT_DONE))
     assert writer.committed_turns == 10
     assert _counts(run_totals(any_db, "run-1")) == (5, 10, 1)
     assert completed_work_keys(any_db, "run-1") == {"k0", "k1", "k3", "k4"}
@@ -92,7 +92,7 @@ async def test_writer_persists_sessions_turns_and_answers(any_db: Database) -> N
     assert record.turns[1].error == "boom" and record.turns[1].failed
     assert record.end_reason is EndReason.SCRIPT_DONE
     assert record.provenance.seed == 3
-    assert session_questionnaire(any_db, "s0")[0].value == 4.0
+    assert questionnaire_answers(any_db, ["s0"])[0].value == 4.0
     # Only complete sessions are streamed, in a stable order.
     assert [s.id for s in iter_sessions(any_db, "run-1", batch_size=2)] == ["s0", "s1", "s3", "s4"]
 
@@ -114,10 +114,10 @@ async def test_questionnaire_answers_read_back_as_written(any_db: Database) -> N
     async with RecordWriter(any_db) as writer:
         for session_id in ("s0", "s1"):
             writer.start_session(_session(session_id, app_id, "run-1", session_id))
-            writer.finish_session(session_id, end_reason=EndReason.SCRIPT_DONE)
+            writer.finish_session(SessionEnd(session_id, end_reason=EndReason.SCRIPT_DONE))
         writer.add_questionnaire_answer(simulated)
         writer.add_questionnaire_answer(person)
-    stored = stored_questionnaire_answers(any_db, ["s0", "s1", "missing"])
+    stored = questionnaire_answers(any_db, ["s0", "s1", "missing"])
     # Who answered, how and when, in the order written; text crossed the storable boundary.
     assert [replace(answer, created_at=simulated.created_at) for answer in stored] == [
         simulated,
@@ -132,7 +132,23 @@ async def test_questionnaire_answers_read_back_as_written(any_db: Database) -> N
         simulated.created_at,
         person.created_at,
     ]
-    assert stored_questionnaire_answers(any_db, ["s1"]) == []
+    assert questionnaire_answers(any_db, ["s1"]) == []
+
+
+async def test_questionnaire_answers_are_read_a_chunk_at_a_time(sqlite_db: Database) -> None:
+    app_id = ensure_application(sqlite_db, "app", "demo:guarded")
+    create_run(sqlite_db, "run-1", name="t", plan={"name": "t"}, seed=0)
+    ids = [f"s{n:04d}" for n in range(IN_CHUNK + 2)]  # two IN lists' worth
+    async with RecordWriter(sqlite_db) as writer:
+        for session_id in ids:
+            writer.start_session(_session(session_id, app_id, "run-1", session_id))
+        for session_id in (ids[-1], ids[0]):
+            writer.add_questionnaire_answer(
+                NewQuestionnaireAnswer(session_id, "q_trust", "user:1", simulated=False, value=3)
+            )
+    # Asked in any order, with ids that match nothing: both chunks read, by session.
+    found = questionnaire_answers(sqlite_db, [*reversed(ids), "missing"])
+    assert [answer.session_id for answer in found] == [ids[0], ids[-1]]
 
 
 async def test_a_full_backlog_makes_producers_wait_for_the_commit(sqlite_db: Database) -> None:
@@ -154,7 +170,7 @@ async def test_discarding_incomplete_sessions_removes_them_whole(any_db: Databas
     create_run(any_db, "run-2", name="t", plan={"name": "t"}, seed=0)
     async with RecordWriter(any_db) as writer:
         writer.start_session(_session("done", app_id, "run-2", "a"))
-        writer.finish_session("done", end_reason=EndReason.SCRIPT_DONE)
+        writer.finish_session(SessionEnd("done", end_reason=EndReason.SCRIPT_DONE))
         writer.start_session(_session("half", app_id, "run-2", "b"))
         writer.add_turn("half", TurnRecord(index=0, user_text="u"))
     assert discard_incomplete_sessions(any_db, "run-2") == 1

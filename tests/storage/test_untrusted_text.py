@@ -20,6 +20,7 @@ from corix.storage import (
     NotFoundError,
     RecordedSession,
     RecordWriter,
+    SessionEnd,
     create_run,
     ensure_application,
     get_run,
@@ -66,7 +67,7 @@ async def test_nul_and_lone_surrogates_are_replaced_and_recorded(any_db: Databas
     async with RecordWriter(any_db) as writer:
         writer.start_session(_session("s1", app_id, "k1"))
         writer.add_turn("s1", _turn(0, HOSTILE))
-        writer.finish_session("s1", end_reason=EndReason.SCRIPT_DONE)
+        writer.finish_session(SessionEnd("s1", end_reason=EndReason.SCRIPT_DONE))
     assert writer.rejected == []
     with any_db.session() as s:
         turn = s.scalars(select(TurnRow)).one()
@@ -185,7 +186,7 @@ async def test_an_imported_turn_is_stored_like_a_run_turn(any_db: Database) -> N
     async with RecordWriter(any_db) as writer:
         writer.start_session(_session("s1", app_id, "k1"))
         writer.add_turn("s1", turn)
-        writer.finish_session("s1", end_reason=EndReason.SCRIPT_DONE)
+        writer.finish_session(SessionEnd("s1", end_reason=EndReason.SCRIPT_DONE))
     imported = replace(_session("s2", app_id, "k2"), run_id="run-2", source=SessionSource.IMPORTED)
     recorded = RecordedSession(imported, (turn,), EndReason.USER_ENDED)
     store_recorded_run(any_db, NewRun("run-2", "imported", {"name": "i"}), [recorded])

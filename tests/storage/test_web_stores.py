@@ -29,7 +29,7 @@ from corix.storage.web import (
     transaction,
 )
 from corix.storage.web.accounts import InvitationState, UserRecord
-from corix.storage.web.applications import add_application
+from corix.storage.web.applications import RegistrationCheck, add_application
 from corix.storage.web.assignments import AssignmentRecord, NewAssignment
 from corix.storage.web.qualification import NewAttempt
 
@@ -91,7 +91,7 @@ def _application(tx: Transaction, evaluation_id: str) -> int:
         options={},
         auth={"api_key": "secret"},
         version="1",
-        check={"ok": True},
+        check=RegistrationCheck(ok=True, steps=()),
     )
 
 

@@ -11,7 +11,14 @@ from dataclasses import dataclass, field, replace
 
 from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
 from corix.scenarios import pack_record, resolve_pack
-from corix.storage import Database, RecordWriter, create_run, ensure_application, set_run_status
+from corix.storage import (
+    Database,
+    RecordWriter,
+    SessionEnd,
+    create_run,
+    ensure_application,
+    set_run_status,
+)
 from corix.storage.store_records import (
     NewPass,
     NewQuestionnaireAnswer,
@@ -179,7 +186,7 @@ class RunBuilder:
             for answer in self.answers:
                 writer.add_questionnaire_answer(answer)
             for session_id in self.finished:
-                writer.finish_session(session_id, end_reason=EndReason.SCRIPT_DONE)
+                writer.finish_session(SessionEnd(session_id, end_reason=EndReason.SCRIPT_DONE))
             for new_pass in self.passes:
                 writer.add_pass(new_pass)
             for consensus in self.consensus:

@@ -44,7 +44,8 @@ from corix.report import write_report
 from corix.report.labels import annotator_label
 from corix.storage import Database, get_run, measured_dialogues
 from corix.storage.web.series import create_series, link_run
-from corix.web import Role, create_app
+from corix.web import Role
+from corix.web.app import create_app
 from corix.web.services import human_run_id
 
 # One worker builds the module's shared fixture once, instead of each worker building it.

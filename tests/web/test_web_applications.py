@@ -64,8 +64,8 @@ async def test_registration_refuses_an_application_that_fails_its_check(
     assert ok.headers["location"].endswith("notice=application_registered")
     plain = _application(world, "Plain Bot")
     assert plain.version is not None and plain.version.startswith("corix-demo")
-    assert plain.check is not None and plain.check["ok"] is True
-    assert [step["name"] for step in plain.check["steps"]][:2] == ["open", "version"]
+    assert plain.check is not None and plain.check.ok is True
+    assert [step.name for step in plain.check.steps][:2] == ["open", "version"]
 
 
 async def test_editing_makes_a_new_version_and_moves_unstarted_assignments(

@@ -18,7 +18,7 @@ from web_support import (
     stored_turns,
 )
 
-from corix.storage import Database, session_questionnaire
+from corix.storage import Database, questionnaire_answers
 from corix.web import Role
 from corix.web.services.clock import utcnow
 
@@ -31,7 +31,7 @@ def _turns(world: World, token: str) -> int:
 
 
 def _answers(world: World, token: str) -> int:
-    return len(session_questionnaire(world.state.db, session_of(world, token)))
+    return len(questionnaire_answers(world.state.db, [session_of(world, token)]))
 
 
 def _accounts(world: World) -> int:

@@ -150,7 +150,7 @@ async def test_annotators_and_seniors_never_see_the_application_or_the_level(
     assert len(task_pages) >= 10
     assert any("/senior/disagreements/" in str(r.request.url) for r in seen)
     secrets = _application_secrets(world)
-    briefings = [slot.briefing["text"] for slot in _slots(world) if slot.briefing]
+    briefings = [slot.briefing.text for slot in _slots(world) if slot.briefing]
     for url, text in _texts(seen):
         for secret in secrets:
             assert secret not in text, f"{secret!r} leaked to an annotator at {url}"

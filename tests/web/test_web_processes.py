@@ -23,7 +23,7 @@ from web_support import (
 
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.storage import Database
-from corix.web import create_app
+from corix.web.app import create_app
 from corix.web.state import WebState
 
 MakeBrowser = Callable[[], Browser]

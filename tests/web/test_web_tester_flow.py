@@ -31,8 +31,7 @@ from corix.scenarios import resolve_pack
 from corix.storage import (
     iter_sessions,
     load_session,
-    respondent_answers,
-    session_questionnaire,
+    questionnaire_answers,
     session_testers,
 )
 from corix.storage.web import assignments, transaction
@@ -67,10 +66,10 @@ async def test_field_tester_session_is_stored_like_an_automated_one(
     tasks = {task.id for task in resolve_pack("tv_spoilers").personas.tasks}
     assert record.provenance.brief.goal in tasks
     assert session_testers(world.state.db, [record.id]) == {record.id: world.user("felix").id}
-    answers = {a.item_id: a.value for a in session_questionnaire(world.state.db, record.id)}
+    answers = {a.item_id: a.value for a in questionnaire_answers(world.state.db, [record.id])}
     assert answers == {item: float(value) for item, value in FIELD_TEST_ANSWERS.items()}
     # Felix's is the one session with a questionnaire so far.
-    given = respondent_answers(world.state.db, [record.id])
+    given = questionnaire_answers(world.state.db, [record.id])
     respondents = {answer.respondent for answer in given}
     simulated = {answer.simulated for answer in given}
     assert respondents == {f"user:{world.user('felix').id}"} and simulated == {False}
@@ -94,7 +93,7 @@ async def test_red_teamer_reports_strategies_and_outcome(
     session_id = session_of(world, token)
     stored = {
         answer.item_id: answer.value if answer.value is not None else answer.text
-        for answer in session_questionnaire(world.state.db, session_id)
+        for answer in questionnaire_answers(world.state.db, [session_id])
     }
     assert load_session(world.state.db, session_id).level is Level.RED_TEAMING
     assert stored["rt_outcome"] == "partly"

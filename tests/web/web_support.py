@@ -21,7 +21,8 @@ from corix.storage import Database, load_session
 from corix.storage.clock import utcnow
 from corix.storage.web import assignments, qualification, transaction
 from corix.storage.web.assignments import NewAssignment
-from corix.web import Role, WebSettings, create_app
+from corix.web import Role, WebSettings
+from corix.web.app import create_app
 from corix.web.services import EvaluationSettings, SignedInUser
 from corix.web.services.qualification import gold_prefix
 from corix.web.services.training import GoldDialogue

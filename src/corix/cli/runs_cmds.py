@@ -67,14 +67,11 @@ def runs_delete(
 ) -> None:
     """Delete a run with its sessions and annotations (not one a live process holds; a
     stale run, whose process died, needs no cancel first)."""
-    from corix.storage import RunHeld, delete_run, get_run, live_holder
+    from corix.storage import deletable_run, delete_run
 
     with database(db) as database_:
-        row = get_run(database_, run)
-        # Asked before the prompt, so nobody confirms in vain; delete_run asks again in the
-        # transaction that deletes.
-        if live_holder(row.lease_holder, row.lease_heartbeat_at) is not None:
-            raise RunHeld(run, str(row.lease_holder))
+        # Before the prompt, so nobody confirms in vain; delete_run checks again.
+        row = deletable_run(database_, run)
         if row.evaluation_id is not None:
             raise fail(
                 f"run '{run}' belongs to web evaluation '{row.evaluation_id}'; "

@@ -119,11 +119,11 @@ def sessions_show(
 ) -> None:
     """A readable transcript of one session."""
     from corix.report import render_transcript
-    from corix.storage import load_session, session_questionnaire
+    from corix.storage import load_session, questionnaire_answers
 
     with database(db) as database_:
         record = load_session(database_, session)
-        answers = session_questionnaire(database_, session)
+        answers = [answer.as_answer() for answer in questionnaire_answers(database_, [session])]
     if as_json:
         print_json(
             {**record.model_dump(mode="json"), "questionnaire": [a.model_dump() for a in answers]}

@@ -2,18 +2,10 @@
 writing files whole or not at all."""
 
 from corix.config.atomic_files import atomic_open, atomic_path, write_atomically
-from corix.config.csv_inputs import CSV_CELL_LIMIT, CsvRows, read_csv_rows
+from corix.config.csv_inputs import read_csv_rows
 from corix.config.json_inputs import json_object_from_env, jsonl_records
-from corix.config.templates import (
-    MAX_LOOP_STEPS,
-    MAX_TEXT,
-    BoundedSandbox,
-    TemplateLimitError,
-    render_bounded,
-)
+from corix.config.templates import BoundedSandbox, render_bounded
 from corix.config.yaml_loader import (
-    ALIAS_BUDGET,
-    MAX_DEPTH,
     Location,
     compose_yaml,
     format_location,
@@ -24,19 +16,11 @@ from corix.config.yaml_loader import (
     read_config_text,
     validation_problem,
     validation_summary,
-    yaml_data,
 )
 
 __all__ = [
-    "ALIAS_BUDGET",
-    "CSV_CELL_LIMIT",
-    "MAX_DEPTH",
-    "MAX_LOOP_STEPS",
-    "MAX_TEXT",
     "BoundedSandbox",
-    "CsvRows",
     "Location",
-    "TemplateLimitError",
     "atomic_open",
     "atomic_path",
     "compose_yaml",
@@ -53,5 +37,4 @@ __all__ = [
     "validation_problem",
     "validation_summary",
     "write_atomically",
-    "yaml_data",
 ]

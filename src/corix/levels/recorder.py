@@ -12,7 +12,7 @@ from corix.apps import AppReply, AppSession
 from corix.domain import EndReason, ModelUsage, Provenance, SessionSource, TurnRecord
 from corix.execution import RunContext, WorkItem
 from corix.llm import raise_if_cancelling
-from corix.storage import FAILED_END_REASONS, NewQuestionnaireAnswer, NewSession
+from corix.storage import FAILED_END_REASONS, NewQuestionnaireAnswer, NewSession, SessionEnd
 
 
 class TurnMeta(TypedDict, total=False):
@@ -127,11 +127,13 @@ class SessionRecorder:
         if end_reason in FAILED_END_REASONS and not detail:
             detail = next((turn.error for turn in reversed(self.turns) if turn.error), "")
         self.ctx.writer.finish_session(
-            self.session_id,
-            end_reason=end_reason,
-            end_detail=detail or None,
-            first_success_turn=first_success_turn,
-            simulator=simulator or ModelUsage(),
+            SessionEnd(
+                self.session_id,
+                end_reason=end_reason,
+                end_detail=detail or None,
+                first_success_turn=first_success_turn,
+                simulator=simulator or ModelUsage(),
+            )
         )
         if self.ctx.on_session_done is not None:
             self.ctx.on_session_done(self.item)

@@ -59,22 +59,23 @@ def iter_questionnaire_answers(
     """Every questionnaire answer of ``run_ids`` (only ``sessions``' when given)."""
     wordings = {key: item_wordings(record.pack()) for key, record in run_packs(db, run_ids).items()}
     for row in iter_run_questionnaire_answers(db, run_ids):
-        if sessions is not None and row.session_id not in sessions:
+        answer = row.answer
+        if sessions is not None and answer.session_id not in sessions:
             continue
-        value = answer_text(row.value, row.text)
+        value = answer_text(answer.value, answer.text)
         if value is not None:
             yield StoredAnswer(
-                session_id=row.session_id,
+                session_id=answer.session_id,
                 application=row.application,
                 level=row.level,
                 scenario=row.scenario,
                 source=LeafSource.QUESTIONNAIRE,
-                question=row.item_id,
+                question=answer.item_id,
                 value=value,
-                respondent=row.respondent,
+                respondent=answer.respondent,
                 work_key=row.work_key,
                 wording=wordings.get((row.run_id, row.scenario), {}).get(
-                    (row.level, row.item_id), ""
+                    (row.level, answer.item_id), ""
                 ),
             )
 

@@ -50,7 +50,7 @@ from corix.measurement.dialogue_features import (
     dialogue_shapes,
 )
 from corix.measurement.settling import GUARDRAIL_VIOLATION
-from corix.storage import Database, MeasuredDialogue, respondent_answers
+from corix.storage import Database, MeasuredDialogue, questionnaire_answers
 
 HUMAN = "human"
 SIMULATED = "simulated"
@@ -292,7 +292,7 @@ def _rate_gaps(
 def _answers(db: Database, session_ids: Sequence[str]) -> dict[tuple[str, str, bool], float]:
     """(session, item, simulated respondent) → the mean numeric answer to the item."""
     values: defaultdict[tuple[str, str, bool], list[float]] = defaultdict(list)
-    for answer in respondent_answers(db, session_ids):
+    for answer in questionnaire_answers(db, session_ids):
         if answer.value is not None:
             values[(answer.session_id, answer.item_id, answer.simulated)].append(answer.value)
     return {key: statistics.fmean(found) for key, found in values.items()}

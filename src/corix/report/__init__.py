@@ -6,27 +6,18 @@ statistics, agreement, trade-offs, and the sessions behind every number — and 
 as a self-contained HTML file, Markdown and JSON.
 """
 
-from corix.report._export_tables import (
-    TABLES,
-    CsvTables,
-    export_tables,
-    table_rows,
-    write_measurement,
-)
+from corix.report._export_tables import TABLES, CsvTables, table_rows, write_measurement
 from corix.report.build import build_report, build_series_report
 from corix.report.content import DEFAULT_TREES, ReportContent, ReportSettings
 from corix.report.dataset_card import write_dataset_card
-from corix.report.document import ReportDocument, report_json_schema
 from corix.report.export import export_jsonl
-from corix.report.export_hits import HIT_TABLES, export_hit_tables
 from corix.report.formatting import interval, node_notes, number, value_with_interval, words
 from corix.report.html import render_html
 from corix.report.json_doc import report_document
 from corix.report.labels import annotator_label
-from corix.report.markdown import render_markdown
 from corix.report.progress import UNWATCHED, Progress
 from corix.report.provenance import endpoint_text, repeats_text, targets_text
-from corix.report.run_file import import_run_file, is_run_file, openai_messages, run_file_lines
+from corix.report.run_file import import_run_file, is_run_file, run_file_lines
 from corix.report.spreadsheet import safe_folder, spreadsheet_safe
 from corix.report.table_export import TableExport, write_table_export
 from corix.report.transcripts import render_transcript
@@ -35,13 +26,11 @@ from corix.report.written import reused_settings, settings_text, stored_report
 
 __all__ = [
     "DEFAULT_TREES",
-    "HIT_TABLES",
     "TABLES",
     "UNWATCHED",
     "CsvTables",
     "Progress",
     "ReportContent",
-    "ReportDocument",
     "ReportPaths",
     "ReportSettings",
     "TableExport",
@@ -49,21 +38,16 @@ __all__ = [
     "build_report",
     "build_series_report",
     "endpoint_text",
-    "export_hit_tables",
     "export_jsonl",
-    "export_tables",
     "import_run_file",
     "interval",
     "is_run_file",
     "node_notes",
     "number",
-    "openai_messages",
     "render_html",
-    "render_markdown",
     "render_transcript",
     "repeats_text",
     "report_document",
-    "report_json_schema",
     "reused_settings",
     "run_file_lines",
     "safe_folder",

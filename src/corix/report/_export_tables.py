@@ -21,7 +21,8 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from datetime import datetime
-from itertools import islice
+from itertools import groupby, islice
+from operator import attrgetter
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -34,11 +35,12 @@ from corix.report.progress import UNWATCHED, Progress
 from corix.report.spreadsheet import spreadsheet_safe
 from corix.storage import (
     Database,
-    answers_by_session,
     as_utc,
     count_complete_sessions,
     iter_sessions,
     load_passes,
+    questionnaire_answers,
+    respondent_name,
     session_testers,
     stored_resolutions,
     usernames,
@@ -121,7 +123,12 @@ def table_rows(
         records = iter_sessions(db, run_id, batch_size=_BATCH)
         while batch := list(islice(records, _BATCH)):
             ids = [record.id for record in batch]
-            answers = answers_by_session(db, ids, names)
+            answers = {
+                session_id: list(found)
+                for session_id, found in groupby(
+                    questionnaire_answers(db, ids), key=attrgetter("session_id")
+                )
+            }
             testers = session_testers(db, ids)
             for record in batch:
                 tester = testers.get(record.id)
@@ -167,7 +174,7 @@ def table_rows(
                         "questionnaire",
                         {
                             "session_id": record.id,
-                            "respondent": answer.respondent,
+                            "respondent": respondent_name(answer, names),
                             "simulated": answer.simulated,
                             "item_id": answer.item_id,
                             "value": answer.value,

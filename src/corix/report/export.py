@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import datetime
-from itertools import islice
+from itertools import groupby, islice
+from operator import attrgetter
 
 from corix.domain import SessionRecord
 from corix.report.progress import UNWATCHED, Progress
@@ -21,10 +22,10 @@ from corix.storage import (
     as_utc,
     count_complete_sessions,
     iter_sessions,
-    session_questionnaires,
+    questionnaire_answers,
 )
 
-_BATCH = 500  # sessions per questionnaire query, well under every backend's parameter limit
+_BATCH = 500  # sessions read, and their answers, a batch at a time
 
 
 def export_jsonl(db: Database, *run_ids: str, progress: Progress = UNWATCHED) -> Iterator[str]:
@@ -34,7 +35,13 @@ def export_jsonl(db: Database, *run_ids: str, progress: Progress = UNWATCHED) ->
     for run_id in run_ids:
         sessions = iter_sessions(db, run_id, batch_size=_BATCH)
         while batch := list(islice(sessions, _BATCH)):
-            answers = session_questionnaires(db, [record.id for record in batch])
+            answers = {
+                session_id: [answer.as_answer() for answer in found]
+                for session_id, found in groupby(
+                    questionnaire_answers(db, [record.id for record in batch]),
+                    key=attrgetter("session_id"),
+                )
+            }
             for record in batch:
                 document = _in_utc(record).model_dump(mode="json")
                 document["messages"] = openai_messages(record.turns)

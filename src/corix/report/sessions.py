@@ -22,11 +22,9 @@ from corix.storage import (
     StoredPass,
     iter_sessions,
     load_passes,
-    respondent_answers,
+    questionnaire_answers,
     session_index,
 )
-
-_QUERY_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -154,11 +152,7 @@ def collect_sessions(
         if taken[group] < per_group:
             taken[group] += 1
             embedded.append(entry.id)
-    records = {
-        record.id: record
-        for start in range(0, len(embedded), _QUERY_CHUNK)
-        for record in iter_sessions(db, session_ids=embedded[start : start + _QUERY_CHUNK])
-    }
+    records = {record.id: record for record in iter_sessions(db, session_ids=embedded)}
     transcripts = _transcripts(db, records, settling)
     entries = [replace(entry, transcript=transcripts.get(entry.id)) for entry in entries]
     entries.sort(key=lambda e: (e.application, _LEVEL_ORDER.get(e.level, 0), e.scenario, e.id))
@@ -188,9 +182,8 @@ def _transcripts(
 ) -> dict[str, Transcript]:
     ids = list(records)
     notes: dict[str, _Notes] = {session_id: _Notes() for session_id in ids}
-    for start in range(0, len(ids), _QUERY_CHUNK):
-        _add_passes(load_passes(db, session_ids=ids[start : start + _QUERY_CHUNK]), notes, settling)
-    for answer in respondent_answers(db, ids):
+    _add_passes(load_passes(db, session_ids=ids), notes, settling)
+    for answer in questionnaire_answers(db, ids):
         value = answer_text(answer.value, answer.text)
         if value is not None:
             notes[answer.session_id].questionnaire.append(

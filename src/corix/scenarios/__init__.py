@@ -1,94 +1,52 @@
 """Scenarios, shared by every layer: the pack format, loading, test packets, guardrail rules,
 scripted model tests, personas and packet checks."""
 
-from corix.scenarios.checks import (
-    DialogueCheck,
-    PacketCheck,
-    PacketChecker,
-    check_dialogue,
-    check_reply,
-    checker_for,
-)
-from corix.scenarios.guardrails import holds_for_all, is_prohibited, prohibiting_rules
+from corix.scenarios.checks import DialogueCheck, PacketCheck, checker_for
+from corix.scenarios.guardrails import holds_for_all, prohibiting_rules
 from corix.scenarios.loader import (
     PACK_FOLDERS,
-    builtin_pack_dir,
     list_builtin_packs,
     load_pack,
     resolve_pack,
     validate_pack,
 )
 from corix.scenarios.models import (
-    FIELD_TESTING_ITEM_IDS,
-    RED_TEAMING_ITEM_IDS,
-    Condition,
     Decoy,
-    Direction,
-    Fact,
-    FactSelector,
-    FieldTask,
     GuardrailRule,
     ItemKind,
-    ModelTestScript,
-    PackManifest,
-    PackTool,
-    ParameterSpace,
-    PersonaTemplate,
     Probe,
     QuestionnaireItem,
-    RedTeamTarget,
     ScenarioPack,
     Statement,
     TestPacket,
-    ToolResult,
 )
 from corix.scenarios.pack_records import PackRecord, pack_record
-from corix.scenarios.personas import PERSONA_VARIABLES, PersonaInstance, expand_personas
+from corix.scenarios.personas import PersonaInstance, expand_personas
 from corix.scenarios.scripts import ScriptedTest, expand_model_tests, resolve_selector
 from corix.scenarios.text import PhraseIndex, tokenize
 from corix.scenarios.tools import Toolbox
 
 __all__ = [
-    "FIELD_TESTING_ITEM_IDS",
     "PACK_FOLDERS",
-    "PERSONA_VARIABLES",
-    "RED_TEAMING_ITEM_IDS",
-    "Condition",
     "Decoy",
     "DialogueCheck",
-    "Direction",
-    "Fact",
-    "FactSelector",
-    "FieldTask",
     "GuardrailRule",
     "ItemKind",
-    "ModelTestScript",
-    "PackManifest",
     "PackRecord",
-    "PackTool",
     "PacketCheck",
-    "PacketChecker",
-    "ParameterSpace",
     "PersonaInstance",
-    "PersonaTemplate",
     "PhraseIndex",
     "Probe",
     "QuestionnaireItem",
-    "RedTeamTarget",
     "ScenarioPack",
     "ScriptedTest",
     "Statement",
     "TestPacket",
-    "ToolResult",
     "Toolbox",
-    "builtin_pack_dir",
-    "check_dialogue",
-    "check_reply",
     "checker_for",
     "expand_model_tests",
     "expand_personas",
     "holds_for_all",
-    "is_prohibited",
     "list_builtin_packs",
     "load_pack",
     "pack_record",

@@ -5,7 +5,9 @@ run's row is written there alone), ``sessions`` (sessions, turns and questionnai
 answers: the one write path every source goes through), ``annotations`` (passes and
 consensus), and the web testbed's topics in :mod:`corix.storage.web`; the other modules
 are read models for measurement and reports. They take and return typed records
-(``store_records``, the domain's), never rows.
+(``store_records``, the domain's), never rows. Each stored kind has one reader that
+chunks its ``IN`` lists (``database.in_chunks``): ``questionnaire_answers``,
+``load_passes`` and ``iter_sessions`` (sessions with their turns).
 
 One convention: a function exported here takes the :class:`Database` first and is one
 unit of work (it commits, or rolls back on error). A step meant to be one of several in a
@@ -19,7 +21,7 @@ with ``transaction(db)``.
 from corix.storage import orm, orm_web  # noqa: F401
 from corix.storage._annotation_jobs import annotation_jobs, record_annotation_job
 from corix.storage._run_packs import run_pack, run_packs
-from corix.storage._session_index import iter_session_facts, respondent_answers, session_index
+from corix.storage._session_index import iter_session_facts, session_index
 from corix.storage._written_reports import record_written_report, written_reports
 from corix.storage.annotations import (
     delete_consensus,
@@ -53,16 +55,14 @@ from corix.storage.measured import (
     series_runs,
     stored_resolutions,
 )
-from corix.storage.people import answers_by_session, session_testers, usernames
-from corix.storage.questionnaires import iter_run_questionnaire_answers
+from corix.storage.people import respondent_name, session_testers, usernames
+from corix.storage.questionnaires import iter_run_questionnaire_answers, questionnaire_answers
 from corix.storage.run_archive import iter_archived_sessions, run_document
 from corix.storage.run_lease import (
     Lease,
     LeaseFence,
     LeaseLost,
-    RunHeld,
     holding_run,
-    live_holder,
     shown_status,
     stopped_when_taken_over,
 )
@@ -73,12 +73,13 @@ from corix.storage.run_provenance import (
     respondent_summaries,
     stability_summaries,
 )
-from corix.storage.run_restore import RestoredRun, RunAlreadyStored, restore_run
+from corix.storage.run_restore import RestoredRun, restore_run
 from corix.storage.runs import (
     FAILED_END_REASONS,
     NewRun,
     RecordedSession,
     create_run,
+    deletable_run,
     delete_run,
     finish_run,
     get_run,
@@ -90,16 +91,12 @@ from corix.storage.runs import (
     store_recorded_run,
 )
 from corix.storage.sessions import (
-    SessionState,
+    SessionEnd,
     completed_work_keys,
     count_complete_sessions,
     discard_incomplete_sessions,
     iter_sessions,
     load_session,
-    session_questionnaire,
-    session_questionnaires,
-    session_states,
-    stored_questionnaire_answers,
 )
 from corix.storage.sinks import AnnotationSink, CollectedRecords, RecordSink
 from corix.storage.store_records import (
@@ -108,7 +105,6 @@ from corix.storage.store_records import (
     NewQuestionnaireAnswer,
     NewSession,
     RunRecord,
-    RunTotals,
     StoredAnswer,
     StoredConsensus,
     StoredPass,
@@ -144,11 +140,8 @@ __all__ = [
     "Rejected",
     "RespondentSummary",
     "RestoredRun",
-    "RunAlreadyStored",
-    "RunHeld",
     "RunRecord",
-    "RunTotals",
-    "SessionState",
+    "SessionEnd",
     "StabilitySummary",
     "StorageUnavailable",
     "StoredAnswer",
@@ -158,7 +151,6 @@ __all__ = [
     "StoredValue",
     "WrittenReportRecord",
     "annotation_jobs",
-    "answers_by_session",
     "application_conflict",
     "as_utc",
     "cell_usage",
@@ -166,6 +158,7 @@ __all__ = [
     "count_complete_sessions",
     "create_run",
     "default_url",
+    "deletable_run",
     "delete_consensus",
     "delete_failed_passes",
     "delete_run",
@@ -185,7 +178,6 @@ __all__ = [
     "iter_session_facts",
     "iter_sessions",
     "list_runs",
-    "live_holder",
     "load_consensus",
     "load_passes",
     "load_session",
@@ -193,9 +185,10 @@ __all__ = [
     "next_version_name",
     "pass_annotators",
     "pass_keys",
+    "questionnaire_answers",
     "record_annotation_job",
     "record_written_report",
-    "respondent_answers",
+    "respondent_name",
     "respondent_summaries",
     "restore_run",
     "run_applications",
@@ -207,9 +200,6 @@ __all__ = [
     "session_attempts",
     "session_index",
     "session_infos",
-    "session_questionnaire",
-    "session_questionnaires",
-    "session_states",
     "session_testers",
     "set_run_status",
     "set_run_status_if",
@@ -219,7 +209,6 @@ __all__ = [
     "storable_text",
     "storage_trouble",
     "store_recorded_run",
-    "stored_questionnaire_answers",
     "stored_resolutions",
     "usernames",
     "utcnow",

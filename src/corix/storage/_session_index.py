@@ -9,18 +9,14 @@ from sqlalchemy import case, func, select
 
 from corix.domain import Provenance
 from corix.storage.database import Database
-from corix.storage.orm import ApplicationRow, QuestionnaireResponseRow, SessionRow, TurnRow
+from corix.storage.orm import ApplicationRow, SessionRow, TurnRow
 
 __all__ = [
     "IndexedSession",
-    "RespondentAnswer",
     "SessionFacts",
     "iter_session_facts",
-    "respondent_answers",
     "session_index",
 ]
-
-_IN_CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,18 +31,6 @@ class IndexedSession:
     n_failed_turns: int
     n_cut_turns: int
     """Replies cut at the token limit (``finish_reason: length``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RespondentAnswer:
-    """A questionnaire answer with who gave it."""
-
-    session_id: str
-    respondent: str
-    simulated: bool
-    item_id: str
-    value: float | None
-    text: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,25 +120,3 @@ def session_index(db: Database, run_ids: Sequence[str]) -> list[IndexedSession]:
             )
             for row in s.execute(query)
         ]
-
-
-def respondent_answers(db: Database, session_ids: Sequence[str]) -> list[RespondentAnswer]:
-    """The questionnaire answers of ``session_ids``, by session, in stored order."""
-    found: list[RespondentAnswer] = []
-    ids = list(session_ids)
-    for start in range(0, len(ids), _IN_CHUNK):
-        query = (
-            select(
-                QuestionnaireResponseRow.session_id,
-                QuestionnaireResponseRow.respondent,
-                QuestionnaireResponseRow.simulated,
-                QuestionnaireResponseRow.item_id,
-                QuestionnaireResponseRow.value_num,
-                QuestionnaireResponseRow.value_text,
-            )
-            .where(QuestionnaireResponseRow.session_id.in_(ids[start : start + _IN_CHUNK]))
-            .order_by(QuestionnaireResponseRow.session_id, QuestionnaireResponseRow.id)
-        )
-        with db.session() as s:
-            found.extend(RespondentAnswer(*row) for row in s.execute(query))
-    return found

@@ -14,7 +14,7 @@ from sqlalchemy import CursorResult, Delete, Select, delete, func, insert, selec
 from sqlalchemy.orm import Session
 
 from corix.domain import EndReason
-from corix.storage.database import Database
+from corix.storage.database import Database, in_chunks
 from corix.storage.measured import answered_turns
 from corix.storage.orm import (
     AnnotationAnswerRow,
@@ -112,6 +112,14 @@ def _scoped(
     return query
 
 
+def _session_chunks(session_ids: Sequence[str] | None) -> list[list[str] | None]:
+    """The ``IN`` lists a read by ``session_ids`` makes (one unscoped read: ``None``); the
+    ids sorted, so reads ordered by session add up to one ordered list."""
+    if session_ids is None:
+        return [None]
+    return list(in_chunks(sorted(set(session_ids))))
+
+
 def load_passes(
     db: Database,
     *,
@@ -120,16 +128,18 @@ def load_passes(
     annotator: str | None = None,
 ) -> list[StoredPass]:
     """Passes with their answers, ordered by session, category, annotator, pass and repeat."""
-    query = _scoped(select(AnnotationPassRow), AnnotationPassRow, run_id, session_ids, annotator)
-    query = query.order_by(
-        AnnotationPassRow.session_id,
-        AnnotationPassRow.category,
-        AnnotationPassRow.annotator,
-        AnnotationPassRow.pass_no,
-        AnnotationPassRow.repeat_no,
-    )
+    rows: list[AnnotationPassRow] = []
     with db.session() as s:
-        rows = list(s.scalars(query))
+        for chunk in _session_chunks(session_ids):
+            query = _scoped(select(AnnotationPassRow), AnnotationPassRow, run_id, chunk, annotator)
+            query = query.order_by(
+                AnnotationPassRow.session_id,
+                AnnotationPassRow.category,
+                AnnotationPassRow.annotator,
+                AnnotationPassRow.pass_no,
+                AnnotationPassRow.repeat_no,
+            )
+            rows.extend(s.scalars(query))
         answers = _answers_by_pass(s, [row.id for row in rows])
     return [
         StoredPass(
@@ -151,7 +161,6 @@ def load_passes(
     ]
 
 
-_IN_CHUNK = 500  # keeps IN lists well under every backend's parameter limit
 _STREAM = 2_000  # rows fetched at a time when a query walks a whole run
 
 
@@ -176,8 +185,7 @@ def pass_annotators(db: Database, run_ids: Sequence[str]) -> set[tuple[str, str,
 
 def _answers_by_pass(s: Session, pass_ids: list[int]) -> dict[int, list[StoredAnswer]]:
     found: dict[int, list[StoredAnswer]] = {}
-    for start in range(0, len(pass_ids), _IN_CHUNK):
-        chunk = pass_ids[start : start + _IN_CHUNK]
+    for chunk in in_chunks(pass_ids):
         query = (
             select(
                 AnnotationAnswerRow.pass_id,
@@ -204,11 +212,18 @@ def load_consensus(
     session_ids: Sequence[str] | None = None,
     annotator: str | None = None,
 ) -> list[StoredConsensus]:
-    query = _scoped(
-        select(AnnotationConsensusRow), AnnotationConsensusRow, run_id, session_ids, annotator
-    )
-    query = query.order_by(AnnotationConsensusRow.id)
+    """Consensus rows by session, in stored order."""
+    rows: list[AnnotationConsensusRow] = []
     with db.session() as s:
+        for chunk in _session_chunks(session_ids):
+            query = _scoped(
+                select(AnnotationConsensusRow), AnnotationConsensusRow, run_id, chunk, annotator
+            )
+            rows.extend(
+                s.scalars(
+                    query.order_by(AnnotationConsensusRow.session_id, AnnotationConsensusRow.id)
+                )
+            )
         return [
             StoredConsensus(
                 session_id=row.session_id,
@@ -221,7 +236,7 @@ def load_consensus(
                 n_runs=row.n_runs,
                 flip_rate=row.flip_rate,
             )
-            for row in s.scalars(query)
+            for row in rows
         ]
 
 
@@ -235,8 +250,7 @@ def delete_consensus(db: Database, keys: Iterable[tuple[str, str, str]]) -> int:
     wanted = list(keys)
     deleted = 0
     with db.session() as s:
-        for start in range(0, len(wanted), _IN_CHUNK):
-            chunk = wanted[start : start + _IN_CHUNK]
+        for chunk in in_chunks(wanted):
             result = _deleted(
                 s,
                 delete(AnnotationConsensusRow).where(
@@ -286,8 +300,7 @@ def delete_failed_passes(
             in str((provenance or {}).get("guideline_version", "")).split("/")
         ]
         deleted = 0
-        for start in range(0, len(doomed), _IN_CHUNK):
-            chunk = doomed[start : start + _IN_CHUNK]
+        for chunk in in_chunks(doomed):
             deleted += _deleted(s, delete(AnnotationPassRow).where(AnnotationPassRow.id.in_(chunk)))
         return deleted
 

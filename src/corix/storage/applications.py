@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from corix.domain import JsonObject
 from corix.errors import CorixError
 from corix.storage.database import Database
 from corix.storage.orm import ApplicationRow, EvaluationRow
@@ -77,7 +77,7 @@ def ensure_application(
     spec: str,
     *,
     version: str | None = None,
-    auth: dict[str, Any] | None = None,
+    auth: JsonObject | None = None,
     new_version: bool = False,
 ) -> int:
     """The id of the application ``name`` with ``spec``, registered if need be.

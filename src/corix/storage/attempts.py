@@ -15,12 +15,10 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from corix.storage.database import Database
+from corix.storage.database import Database, in_chunks
 from corix.storage.orm import AnnotationPassRow, ApplicationRow, SessionRow, TurnRow
 
 __all__ = ["CallCount", "CellUsage", "SessionAttempt", "cell_usage", "session_attempts"]
-
-_IN_CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,8 +34,7 @@ def session_attempts(db: Database, session_ids: Sequence[str]) -> dict[str, Sess
     """session id → what it attempted, for the sessions whose provenance names a template."""
     found: dict[str, SessionAttempt] = {}
     with db.session() as s:
-        for start in range(0, len(session_ids), _IN_CHUNK):
-            chunk = list(session_ids[start : start + _IN_CHUNK])
+        for chunk in in_chunks(session_ids):
             query = select(SessionRow.id, SessionRow.provenance).where(SessionRow.id.in_(chunk))
             for session_id, provenance in s.execute(query):
                 template = (provenance or {}).get("template")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -164,3 +164,14 @@ def scalar_chunks(db: Database, query: Select[tuple[T]], size: int) -> Iterator[
     with db.session() as s:
         for chunk in s.scalars(query.execution_options(yield_per=size)).partitions():
             yield list(chunk)
+
+
+IN_CHUNK = 500
+"""Values per ``IN`` list: well under every backend's parameter limit (SQLite's is 32766,
+PostgreSQL's 65535 per statement)."""
+
+
+def in_chunks(values: Sequence[T], size: int = IN_CHUNK) -> Iterator[list[T]]:
+    """``values`` ``size`` at a time: one ``IN`` list per query."""
+    for start in range(0, len(values), size):
+        yield list(values[start : start + size])

@@ -15,8 +15,8 @@ from typing import Any
 
 from sqlalchemy import Select, Subquery, and_, case, func, select
 
-from corix.domain import EndReason
-from corix.storage.database import Database, scalar_chunks
+from corix.domain import EndReason, JsonObject
+from corix.storage.database import IN_CHUNK, Database, in_chunks, scalar_chunks
 from corix.storage.orm import (
     ApplicationRow,
     EvaluationRow,
@@ -38,7 +38,6 @@ __all__ = [
     "tester_of",
 ]
 
-_IN_CHUNK = 500
 _UNFINISHED = ("running",)
 
 
@@ -66,7 +65,7 @@ class MeasuredDialogue:
     tester: str = ""
 
 
-def tester_of(source: str, tester_id: int | None, provenance: dict[str, Any]) -> str:
+def tester_of(source: str, tester_id: int | None, provenance: JsonObject) -> str:
     """Who produced a dialogue: the person for a human session, the persona instance
     (template × parameters × seed) for a simulated one, the script (template ×
     parameters) for model testing; ``""`` when unknown (an imported dialogue)."""
@@ -120,7 +119,7 @@ def measured_dialogues(db: Database, run_ids: Sequence[str]) -> list[MeasuredDia
 
 
 def iter_measured_dialogues(
-    db: Database, run_ids: Sequence[str], *, chunk_size: int = _IN_CHUNK
+    db: Database, run_ids: Sequence[str], *, chunk_size: int = IN_CHUNK
 ) -> Iterator[list[MeasuredDialogue]]:
     """The dialogues :func:`measured_dialogues` gives, ``chunk_size`` at a time ordered by
     session id, read from one ordered stream of ids: memory stays flat however many
@@ -217,8 +216,7 @@ def stored_resolutions(db: Database, session_ids: Sequence[str]) -> list[StoredR
     """The resolutions recorded for ``session_ids``, the latest per answer last."""
     found: list[StoredResolution] = []
     with db.session() as s:
-        for start in range(0, len(session_ids), _IN_CHUNK):
-            chunk = session_ids[start : start + _IN_CHUNK]
+        for chunk in in_chunks(session_ids):
             query = (
                 select(ResolutionRow)
                 .where(ResolutionRow.session_id.in_(chunk))

@@ -23,13 +23,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from corix.domain import JsonObject
 from corix.storage.clock import utcnow
 from corix.storage.text import UntrustedJSON, UntrustedText
 
 
 class Base(DeclarativeBase):
     type_annotation_map: ClassVar[dict[Any, Any]] = {
-        dict[str, Any]: UntrustedJSON,
+        JsonObject: UntrustedJSON,
         list[Any]: UntrustedJSON,
     }
 
@@ -77,7 +78,7 @@ class ApplicationRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     name: Mapped[str] = mapped_column(String(200))
     spec: Mapped[str] = mapped_column(UntrustedText)
-    auth: Mapped[dict[str, Any] | None] = mapped_column(default=None)
+    auth: Mapped[JsonObject | None] = mapped_column(default=None)
     version: Mapped[str | None] = mapped_column(String(200), default=None)
     evaluation_id: Mapped[str | None] = mapped_column(
         ForeignKey("evaluations.id", ondelete="SET NULL"), default=None
@@ -93,10 +94,10 @@ class RunRow(Base):
     evaluation_id: Mapped[str | None] = mapped_column(
         ForeignKey("evaluations.id", ondelete="SET NULL"), default=None
     )
-    plan: Mapped[dict[str, Any]] = mapped_column()
+    plan: Mapped[JsonObject] = mapped_column()
     seed: Mapped[int] = mapped_column(Integer, default=0)
     status: Mapped[str] = mapped_column(String(32), default="running")
-    summary: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    summary: Mapped[JsonObject] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
     # The process holding the run (see corix.storage.run_lease).
@@ -118,7 +119,7 @@ class RunPackRow(Base):
     version: Mapped[str] = mapped_column(String(100))
     source: Mapped[str] = mapped_column(UntrustedText)
     content_hash: Mapped[str] = mapped_column(String(64))
-    definition: Mapped[dict[str, Any]] = mapped_column()
+    definition: Mapped[JsonObject] = mapped_column()
 
 
 class AnnotationJobRow(Base):
@@ -131,7 +132,7 @@ class AnnotationJobRow(Base):
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     annotator: Mapped[str] = mapped_column(String(200))
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    settings: Mapped[dict[str, Any]] = mapped_column()
+    settings: Mapped[JsonObject] = mapped_column()
 
 
 class WrittenReportRow(Base):
@@ -146,7 +147,7 @@ class WrittenReportRow(Base):
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     written_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     digest: Mapped[str] = mapped_column(String(64))
-    settings: Mapped[dict[str, Any]] = mapped_column()
+    settings: Mapped[JsonObject] = mapped_column()
 
 
 class SessionRow(Base):
@@ -171,7 +172,7 @@ class SessionRow(Base):
     end_reason: Mapped[str | None] = mapped_column(String(64), default=None)
     # Why a session ended, in words; always set when it failed (application or simulator).
     end_detail: Mapped[str | None] = mapped_column(UntrustedText, default=None)
-    provenance: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    provenance: Mapped[JsonObject] = mapped_column(default=dict)
     persona: Mapped[str | None] = mapped_column(UntrustedText, default=None)
     strategy: Mapped[str | None] = mapped_column(String(100), default=None)
     first_success_turn: Mapped[int | None] = mapped_column(Integer, default=None)
@@ -203,7 +204,7 @@ class TurnRow(Base):
     latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
     prompt_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
     completion_tokens: Mapped[int | None] = mapped_column(Integer, default=None)
-    meta: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    meta: Mapped[JsonObject] = mapped_column(default=dict)
     # Every message of the turn (tool calls and results, system messages, content parts):
     # NULL for a plain turn, which its two texts hold whole.
     messages: Mapped[list[Any] | None] = mapped_column(
@@ -227,7 +228,7 @@ class QuestionnaireResponseRow(Base):
     item_id: Mapped[str] = mapped_column(String(100))
     value_num: Mapped[float | None] = mapped_column(Float, default=None)
     value_text: Mapped[str | None] = mapped_column(UntrustedText, default=None)
-    provenance: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    provenance: Mapped[JsonObject] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
@@ -256,7 +257,7 @@ class AnnotationPassRow(Base):
     error: Mapped[str | None] = mapped_column(UntrustedText, default=None)
     flagged: Mapped[bool] = mapped_column(Boolean, default=False)
     note: Mapped[str | None] = mapped_column(UntrustedText, default=None)
-    provenance: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    provenance: Mapped[JsonObject] = mapped_column(default=dict)
     user_id: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     # The judge's model calls for this pass (0 for rules and people); NULL: not recorded.

@@ -22,6 +22,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from corix.domain import JsonObject
 from corix.storage.clock import utcnow
 from corix.storage.orm import Base
 from corix.storage.text import UntrustedText
@@ -81,7 +82,7 @@ class ApplicationOptionsRow(Base):
     application_id: Mapped[int] = mapped_column(
         ForeignKey("applications.id", ondelete="CASCADE"), primary_key=True
     )
-    options: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    options: Mapped[JsonObject] = mapped_column(default=dict)
 
 
 class EvaluationSettingsRow(Base):
@@ -130,7 +131,7 @@ class ApplicationStatusRow(Base):
     application_id: Mapped[int] = mapped_column(
         ForeignKey("applications.id", ondelete="CASCADE"), primary_key=True
     )
-    check: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    check: Mapped[JsonObject] = mapped_column(default=dict)
     checked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     retired_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
     replaced_by: Mapped[int | None] = mapped_column(
@@ -156,7 +157,7 @@ class AssignmentRow(Base):
     scenario: Mapped[str] = mapped_column(String(100))
     level: Mapped[str] = mapped_column(String(32))
     position: Mapped[int] = mapped_column(Integer)
-    briefing: Mapped[dict[str, Any] | None] = mapped_column(default=None)
+    briefing: Mapped[JsonObject | None] = mapped_column(default=None)
     status: Mapped[str] = mapped_column(String(32), default="assigned")
     session_id: Mapped[str | None] = mapped_column(
         ForeignKey("sessions.id", ondelete="SET NULL"), default=None
@@ -237,7 +238,7 @@ class QualificationAttemptRow(Base):
     score: Mapped[float] = mapped_column(Float)
     pass_mark: Mapped[float] = mapped_column(Float)
     passed: Mapped[bool] = mapped_column(Boolean)
-    answers: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    answers: Mapped[JsonObject] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

@@ -4,8 +4,8 @@
 written reports, the applications its sessions used); :func:`iter_archived_sessions`
 streams its sessions, every status, each with its turns, questionnaire answers, passes
 with their answers, consensus rows and resolutions, a batch at a time. Surrogate ids stay
-behind; people are named by username (:func:`person_respondent` for questionnaire
-respondents). :mod:`corix.storage.run_restore` writes them back.
+behind; people are named by username (a questionnaire respondent ``user:<username>``).
+:mod:`corix.storage.run_restore` writes them back.
 """
 
 from __future__ import annotations
@@ -47,20 +47,21 @@ from corix.storage.orm import (
     AnnotationPassRow,
     ApplicationRow,
     EvaluationRow,
-    QuestionnaireResponseRow,
     ResolutionRow,
     RunPackRow,
     SessionRow,
     WrittenReportRow,
 )
-from corix.storage.people import PERSON_RESPONDENT_PREFIX, usernames
+from corix.storage.people import PERSON_RESPONDENT_PREFIX, respondent_name, usernames
+from corix.storage.questionnaires import questionnaire_answers
 from corix.storage.runs import get_run
 from corix.storage.sessions import messages_from_column
+from corix.storage.store_records import NewQuestionnaireAnswer
 
-__all__ = ["iter_archived_sessions", "person_respondent", "run_document"]
+__all__ = ["iter_archived_sessions", "run_document"]
 
 RowT = TypeVar(
-    "RowT", QuestionnaireResponseRow, AnnotationPassRow, AnnotationConsensusRow, ResolutionRow
+    "RowT", NewQuestionnaireAnswer, AnnotationPassRow, AnnotationConsensusRow, ResolutionRow
 )
 
 
@@ -149,18 +150,17 @@ def iter_archived_sessions(
     names = usernames(db)
     query = select(SessionRow.id).where(SessionRow.run_id == run_id).order_by(SessionRow.id)
     for chunk in scalar_chunks(db, query, batch_size):
+        answers = _by_session(questionnaire_answers(db, chunk))
         with db.session() as s:
-            yield from _archived(s, chunk, names)
+            yield from _archived(s, chunk, names, answers)
 
 
-def _archived(s: Session, ids: Sequence[str], names: dict[int, str]) -> list[ArchivedSession]:
-    answers = _by_session(
-        s.scalars(
-            select(QuestionnaireResponseRow)
-            .where(QuestionnaireResponseRow.session_id.in_(ids))
-            .order_by(QuestionnaireResponseRow.id)
-        )
-    )
+def _archived(
+    s: Session,
+    ids: Sequence[str],
+    names: dict[int, str],
+    answers: dict[str, list[NewQuestionnaireAnswer]],
+) -> list[ArchivedSession]:
     passes = _by_session(
         s.scalars(
             select(AnnotationPassRow)
@@ -228,10 +228,10 @@ def _archived(s: Session, ids: Sequence[str], names: dict[int, str]) -> list[Arc
             questionnaire=tuple(
                 ArchivedQuestionnaireAnswer(
                     item_id=answer.item_id,
-                    respondent=person_respondent(answer.respondent, answer.simulated, names),
+                    respondent=_person_respondent(answer, names),
                     simulated=answer.simulated,
-                    value=answer.value_num,
-                    text=answer.value_text,
+                    value=answer.value,
+                    text=answer.text,
                     provenance=answer.provenance,
                     created_at=as_utc(answer.created_at),
                 )
@@ -301,12 +301,10 @@ def _pass(row: AnnotationPassRow, names: dict[int, str]) -> ArchivedPass:
     )
 
 
-def person_respondent(respondent: str, simulated: bool, names: dict[int, str]) -> str:
+def _person_respondent(answer: NewQuestionnaireAnswer, names: dict[int, str]) -> str:
     """A person's ``user:<account id>`` as ``user:<username>`` (ids are one database's)."""
-    number = respondent.removeprefix(PERSON_RESPONDENT_PREFIX)
-    if simulated or number == respondent or not number.isdigit() or int(number) not in names:
-        return respondent
-    return PERSON_RESPONDENT_PREFIX + names[int(number)]
+    named = respondent_name(answer, names)
+    return answer.respondent if named == answer.respondent else PERSON_RESPONDENT_PREFIX + named
 
 
 def _by_session(rows: Iterable[RowT]) -> dict[str, list[RowT]]:

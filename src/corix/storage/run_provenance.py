@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import func, select
 
+from corix.domain import JsonObject
 from corix.storage.database import Database
 from corix.storage.orm import (
     AnnotationConsensusRow,
@@ -41,7 +41,7 @@ class PassProvenance:
     category: str
     ok: bool
     repeat_no: int
-    provenance: dict[str, Any]
+    provenance: JsonObject
 
 
 @dataclass(frozen=True)

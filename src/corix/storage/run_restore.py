@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from sqlalchemy import insert, select
 
@@ -44,6 +43,7 @@ from corix.storage.orm import (
 from corix.storage.orm_web import UserRow
 from corix.storage.people import PERSON_RESPONDENT_PREFIX
 from corix.storage.sessions import NewTurn, add_turns
+from corix.storage.text import Columns
 from corix.storage.transactions import Transaction, transaction
 
 __all__ = ["RestoredRun", "RunAlreadyStored", "restore_run"]
@@ -229,7 +229,7 @@ def _add_sessions(
     _add_passes(tx, [(s.id, found) for s in sessions for found in s.passes], accounts)
 
 
-def _insert(tx: Transaction, table: type[Base], rows: list[dict[str, Any]]) -> None:
+def _insert(tx: Transaction, table: type[Base], rows: list[Columns]) -> None:
     if rows:
         tx.execute(insert(table), rows)
 
@@ -241,7 +241,7 @@ _SESSION_PARTS = {
 
 def _session_columns(
     run_id: str, session: ArchivedSession, application_id: int, accounts: dict[str, int]
-) -> dict[str, Any]:
+) -> Columns:
     return {
         **session.model_dump(mode="json", exclude=_SESSION_PARTS | {"started_at", "ended_at"}),
         "started_at": session.started_at,
@@ -254,7 +254,7 @@ def _session_columns(
 
 def _answer_columns(
     session_id: str, answer: ArchivedQuestionnaireAnswer, accounts: dict[str, int]
-) -> dict[str, Any]:
+) -> Columns:
     return {
         "session_id": session_id,
         "respondent": _respondent(answer, accounts),

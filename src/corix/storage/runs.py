@@ -32,6 +32,7 @@ __all__ = [
     "NewRun",
     "RecordedSession",
     "create_run",
+    "deletable_run",
     "delete_run",
     "finish_run",
     "get_run",
@@ -199,6 +200,14 @@ def set_run_status_if(db: Database, run_id: str, status: str, *, allowed: set[st
         return previous
 
 
+def deletable_run(db: Database, run_id: str) -> RunRecord:
+    """The run, refused (:class:`RunHeld`) when a live process holds it: what to check
+    before asking a person to confirm :func:`delete_run`, which checks again."""
+    run = get_run(db, run_id)
+    _refuse_held(run_id, run.lease_holder, run.lease_heartbeat_at)
+    return run
+
+
 def delete_run(db: Database, run_id: str) -> int:
     """Delete a run with its sessions, turns, answers and annotations; returns the sessions.
 
@@ -209,14 +218,19 @@ def delete_run(db: Database, run_id: str) -> int:
         row = s.get(RunRow, run_id, with_for_update=True)
         if row is None:
             raise NotFoundError(f"no run '{run_id}'")
-        if (holder := live_holder(row.lease_holder, row.lease_heartbeat_at)) is not None:
-            raise RunHeld(run_id, holder)
+        _refuse_held(run_id, row.lease_holder, row.lease_heartbeat_at)
         sessions = s.scalar(
             select(func.count()).select_from(SessionRow).where(SessionRow.run_id == run_id)
         )
         # Foreign keys cascade from the run to its sessions and from them to the rest.
         s.execute(delete(RunRow).where(RunRow.id == run_id))
         return int(sessions or 0)
+
+
+def _refuse_held(run_id: str, holder: str | None, heartbeat_at: datetime | None) -> None:
+    """Deleting a run a live process holds would pull its records from under it."""
+    if (live := live_holder(holder, heartbeat_at)) is not None:
+        raise RunHeld(run_id, live)
 
 
 def create_run(

@@ -20,21 +20,21 @@ from sqlalchemy.orm import selectinload
 
 from corix.domain import (
     EndReason,
+    JsonObject,
     Level,
     Message,
     ModelUsage,
     Provenance,
-    QuestionnaireAnswer,
     SessionRecord,
     SessionSource,
     SessionStatus,
     TurnRecord,
 )
 from corix.storage.clock import as_utc, utcnow
-from corix.storage.database import Database, scalar_chunks
+from corix.storage.database import Database, in_chunks, scalar_chunks
 from corix.storage.orm import QuestionnaireResponseRow, SessionRow, TurnRow
 from corix.storage.store_records import NewQuestionnaireAnswer, NewSession
-from corix.storage.text import marked, storable_parameters
+from corix.storage.text import Columns, marked, storable_parameters
 from corix.storage.transactions import NotFoundError, Transaction
 
 __all__ = [
@@ -49,12 +49,9 @@ __all__ = [
     "finish_sessions",
     "iter_sessions",
     "load_session",
-    "session_questionnaire",
-    "session_questionnaires",
     "session_states",
     "start_sessions",
     "store_session",
-    "stored_questionnaire_answers",
 ]
 
 
@@ -108,7 +105,7 @@ def finish_sessions(tx: Transaction, ends: Sequence[SessionEnd]) -> None:
     """Mark the sessions complete with how they ended."""
     # UPDATE by primary key: one executemany per set of columns (ends with and without
     # the simulator's calls), not one statement per row.
-    by_columns: dict[frozenset[str], list[dict[str, Any]]] = {}
+    by_columns: dict[frozenset[str], list[Columns]] = {}
     for end in ends:
         row = _end_columns(end)
         by_columns.setdefault(frozenset(row), []).append(row)
@@ -158,17 +155,21 @@ def iter_sessions(
     session_ids: Sequence[str] | None = None,
     batch_size: int = 500,
 ) -> Iterator[SessionRecord]:
-    """Stream complete sessions in a stable order, a batch at a time (flat memory)."""
-    query = select(SessionRow.id).where(SessionRow.status == "complete")
+    """Stream complete sessions (of ``run_id``, of ``session_ids``) by id, a batch at a
+    time (flat memory)."""
+    scope = [SessionRow.status == "complete"]
     if run_id is not None:
-        query = query.where(SessionRow.run_id == run_id)
-    if session_ids is not None:
-        query = query.where(SessionRow.id.in_(list(session_ids)))
-    for chunk in scalar_chunks(db, query.order_by(SessionRow.id), batch_size):
+        scope.append(SessionRow.run_id == run_id)
+    chunks = (
+        scalar_chunks(db, select(SessionRow.id).where(*scope).order_by(SessionRow.id), batch_size)
+        if session_ids is None
+        else in_chunks(sorted(set(session_ids)), batch_size)
+    )
+    for chunk in chunks:
         with db.session() as s:
             rows = s.scalars(
                 select(SessionRow)
-                .where(SessionRow.id.in_(chunk))
+                .where(SessionRow.id.in_(chunk), *scope)
                 .options(selectinload(SessionRow.turns))
                 .order_by(SessionRow.id)
             )
@@ -233,55 +234,6 @@ def session_states(db: Database, run_id: str | None = None) -> list[SessionState
         )
         for row in rows
     ]
-
-
-def session_questionnaire(db: Database, session_id: str) -> list[QuestionnaireAnswer]:
-    return session_questionnaires(db, [session_id]).get(session_id, [])
-
-
-def session_questionnaires(
-    db: Database, session_ids: Sequence[str]
-) -> dict[str, list[QuestionnaireAnswer]]:
-    """The questionnaire answers of several sessions in one query, keyed by session."""
-    found: dict[str, list[QuestionnaireAnswer]] = {}
-    with db.session() as s:
-        rows = s.scalars(
-            select(QuestionnaireResponseRow)
-            .where(QuestionnaireResponseRow.session_id.in_(list(session_ids)))
-            .order_by(QuestionnaireResponseRow.id)
-        )
-        for r in rows:
-            found.setdefault(r.session_id, []).append(
-                QuestionnaireAnswer(item_id=r.item_id, value=r.value_num, text=r.value_text)
-            )
-    return found
-
-
-def stored_questionnaire_answers(
-    db: Database, session_ids: Sequence[str]
-) -> list[NewQuestionnaireAnswer]:
-    """The questionnaire answers of ``session_ids`` as they were written: who answered,
-    whether a simulated user did, how (their provenance) and when; by session, then in
-    stored order."""
-    with db.session() as s:
-        rows = s.scalars(
-            select(QuestionnaireResponseRow)
-            .where(QuestionnaireResponseRow.session_id.in_(list(session_ids)))
-            .order_by(QuestionnaireResponseRow.session_id, QuestionnaireResponseRow.id)
-        )
-        return [
-            NewQuestionnaireAnswer(
-                session_id=row.session_id,
-                item_id=row.item_id,
-                respondent=row.respondent,
-                simulated=row.simulated,
-                value=row.value_num,
-                text=row.value_text,
-                provenance=row.provenance,
-                created_at=row.created_at,
-            )
-            for row in rows
-        ]
 
 
 def completed_work_keys(db: Database, run_id: str) -> set[str]:
@@ -359,7 +311,7 @@ def _session_record(row: SessionRow) -> SessionRecord:
 _UNKNOWN_SIMULATOR = (SessionSource.SIMULATED, SessionSource.IMPORTED)
 
 
-def _session_columns(session: NewSession) -> dict[str, Any]:
+def _session_columns(session: NewSession) -> Columns:
     return {
         "id": session.id,
         "run_id": session.run_id,
@@ -388,7 +340,7 @@ def _simulator_columns(usage: ModelUsage | None) -> dict[str, int | None]:
     }
 
 
-def _end_columns(end: SessionEnd) -> dict[str, Any]:
+def _end_columns(end: SessionEnd) -> Columns:
     return {
         "ended_id": end.session_id,
         "status": SessionStatus.COMPLETE.value,
@@ -403,10 +355,10 @@ def _end_columns(end: SessionEnd) -> dict[str, Any]:
 _TURN_TEXT = ("user_text", "response_text", "error")
 
 
-def _turn_columns(new: NewTurn) -> dict[str, Any]:
+def _turn_columns(new: NewTurn) -> Columns:
     """The turn's row; its meta notes which texts had unstorable characters replaced."""
     turn = new.turn
-    row: dict[str, Any] = {
+    row: Columns = {
         "session_id": new.session_id,
         "idx": turn.index,
         "user_text": turn.user_text,
@@ -427,7 +379,7 @@ def _turn_columns(new: NewTurn) -> dict[str, Any]:
     return row
 
 
-def _stored_messages(messages: Sequence[Message] | None) -> list[dict[str, Any]] | None:
+def _stored_messages(messages: Sequence[Message] | None) -> list[JsonObject] | None:
     """A turn's messages as its JSON column holds them (``None``: a plain turn)."""
     if messages is None:
         return None
@@ -441,7 +393,7 @@ def messages_from_column(stored: list[Any] | None) -> tuple[Message, ...] | None
     return tuple(Message.model_validate(message) for message in stored)
 
 
-def _answer_columns(answer: NewQuestionnaireAnswer) -> dict[str, Any]:
+def _answer_columns(answer: NewQuestionnaireAnswer) -> Columns:
     row = {
         "session_id": answer.session_id,
         "respondent": answer.respondent,

@@ -10,11 +10,9 @@ writer, so every record still reaches the database through one path.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from corix.domain import EndReason, ModelUsage, TurnRecord
-from corix.storage.clock import utcnow
+from corix.domain import TurnRecord
 from corix.storage.sessions import SessionEnd
 from corix.storage.store_records import NewPass, NewQuestionnaireAnswer, NewSession, StoredConsensus
 
@@ -33,16 +31,7 @@ class RecordSink(Protocol):
 
     def add_questionnaire_answer(self, answer: NewQuestionnaireAnswer) -> None: ...
 
-    def finish_session(
-        self,
-        session_id: str,
-        *,
-        end_reason: EndReason | None,
-        end_detail: str | None = None,
-        first_success_turn: int | None = None,
-        ended_at: datetime | None = None,
-        simulator: ModelUsage | None = None,
-    ) -> None: ...
+    def finish_session(self, end: SessionEnd) -> None: ...
 
 
 class AnnotationSink(Protocol):
@@ -73,26 +62,8 @@ class CollectedRecords:
     def add_questionnaire_answer(self, answer: NewQuestionnaireAnswer) -> None:
         self.answers.append(answer)
 
-    def finish_session(
-        self,
-        session_id: str,
-        *,
-        end_reason: EndReason | None,
-        end_detail: str | None = None,
-        first_success_turn: int | None = None,
-        ended_at: datetime | None = None,
-        simulator: ModelUsage | None = None,
-    ) -> None:
-        self.finished.append(
-            SessionEnd(
-                session_id,
-                end_reason,
-                end_detail,
-                first_success_turn,
-                ended_at or utcnow(),
-                simulator,
-            )
-        )
+    def finish_session(self, end: SessionEnd) -> None:
+        self.finished.append(end)
 
     def add_pass(self, new: NewPass) -> None:
         self.passes.append(new)
@@ -109,14 +80,7 @@ class CollectedRecords:
         for answer in self.answers:
             sink.add_questionnaire_answer(answer)
         for end in self.finished:
-            sink.finish_session(
-                end.session_id,
-                end_reason=end.end_reason,
-                end_detail=end.end_detail,
-                first_success_turn=end.first_success_turn,
-                ended_at=end.ended_at,
-                simulator=end.simulator,
-            )
+            sink.finish_session(end)
         for new in self.passes:
             sink.add_pass(new)
         for consensus in self.consensus:

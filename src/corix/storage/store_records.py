@@ -16,13 +16,15 @@ from typing import Any
 
 from corix.domain import (
     AnnotationJobSettings,
+    JsonObject,
     Level,
     Provenance,
+    QuestionnaireAnswer,
     RunSummary,
     SessionSource,
     WrittenReportSettings,
 )
-from corix.storage.text import marked, storable_fields
+from corix.storage.text import Columns, marked, storable_fields
 
 __all__ = [
     "AnnotationJobRecord",
@@ -42,7 +44,7 @@ StoredValue = str | float
 """An answer's value: a number (sliders, severities) or text (yes/no, choices, text)."""
 
 
-def split_value(value: StoredValue | None) -> dict[str, Any]:
+def split_value(value: StoredValue | None) -> Columns:
     """``value`` as the ``value_num`` / ``value_text`` columns."""
     if value is None:
         return {"value_num": None, "value_text": None}
@@ -70,7 +72,7 @@ class StoredPass:
     repeat_no: int
     status: str
     error: str | None
-    provenance: dict[str, Any]
+    provenance: JsonObject
     flagged: bool
     note: str | None
     answers: tuple[StoredAnswer, ...]
@@ -191,8 +193,12 @@ class NewQuestionnaireAnswer:
     simulated: bool
     value: float | None = None
     text: str | None = None
-    provenance: dict[str, Any] = field(default_factory=dict)
+    provenance: JsonObject = field(default_factory=dict)
     created_at: datetime = field(default_factory=_now)
+
+    def as_answer(self) -> QuestionnaireAnswer:
+        """The item and its answer alone, as a transcript or an export shows them."""
+        return QuestionnaireAnswer(item_id=self.item_id, value=self.value, text=self.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +213,7 @@ class NewPass:
     repeat_no: int
     ok: bool
     error: str | None
-    provenance: dict[str, Any]
+    provenance: JsonObject
     answers: tuple[StoredAnswer, ...]
     flagged: bool = False
     """A person flagged the dialogue for review."""
@@ -222,7 +228,7 @@ class NewPass:
 ANSWER_TEXT = ("value_text", "reasoning")
 
 
-def pass_columns(new: NewPass) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def pass_columns(new: NewPass) -> tuple[Columns, list[Columns]]:
     """The pass row and its answer rows (without ``pass_id``, known once inserted).
 
     The pass's provenance notes which texts, its answers' included, had unstorable
@@ -239,7 +245,7 @@ def pass_columns(new: NewPass) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return row, answers
 
 
-def _pass_columns(new: NewPass) -> dict[str, Any]:
+def _pass_columns(new: NewPass) -> Columns:
     return {
         "session_id": new.session_id,
         "category": new.category,
@@ -260,7 +266,7 @@ def _pass_columns(new: NewPass) -> dict[str, Any]:
 _PASS_USAGE = ("model_calls", "prompt_tokens", "completion_tokens")
 
 
-def pass_usage_columns(kind: str, provenance: dict[str, Any]) -> dict[str, int | None]:
+def pass_usage_columns(kind: str, provenance: JsonObject) -> dict[str, int | None]:
     """A pass's model calls and tokens, from the model-call details in its provenance:
     none for rules and people; a pass answered from the response cache spent nothing;
     a model's pass without details (an imported one) is not recorded (``None``)."""
@@ -276,7 +282,7 @@ def pass_usage_columns(kind: str, provenance: dict[str, Any]) -> dict[str, int |
     }
 
 
-def answer_columns(answer: StoredAnswer) -> dict[str, Any]:
+def answer_columns(answer: StoredAnswer) -> Columns:
     return {
         "question_id": answer.question_id,
         "turn_index": answer.turn_index,
@@ -285,7 +291,7 @@ def answer_columns(answer: StoredAnswer) -> dict[str, Any]:
     }
 
 
-def consensus_columns(consensus: StoredConsensus) -> dict[str, Any]:
+def consensus_columns(consensus: StoredConsensus) -> Columns:
     return {
         "session_id": consensus.session_id,
         "category": consensus.category,

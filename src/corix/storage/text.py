@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeAlias
 
 from sqlalchemy import JSON, Text
 from sqlalchemy.engine import Dialect
@@ -124,7 +124,12 @@ def storable_fields(row: Mapping[str, Any], fields: Iterable[str]) -> list[str]:
     ]
 
 
-def marked(row: dict[str, Any], fields: Iterable[str], *, into: str) -> dict[str, Any]:
+Columns: TypeAlias = dict[str, Any]
+"""A row's values by column name, as SQLAlchemy Core inserts or updates them: the table
+fixes the keys, the statement takes any value."""
+
+
+def marked(row: Columns, fields: Iterable[str], *, into: str) -> Columns:
     """``row`` noting, in its JSON column ``into``, which ``fields`` had text replaced."""
     replaced = storable_fields(row, fields)
     if not replaced:

@@ -24,11 +24,10 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from corix.domain import EndReason, ModelUsage, TurnRecord
+from corix.domain import EndReason, TurnRecord
 from corix.storage.annotations import add_consensus, add_passes
 from corix.storage.clock import utcnow
 from corix.storage.database import Database
@@ -168,28 +167,9 @@ class RecordWriter:
         self._batch.answers.append(answer)
         self._poke()
 
-    def finish_session(
-        self,
-        session_id: str,
-        *,
-        end_reason: EndReason | None,
-        end_detail: str | None = None,
-        first_success_turn: int | None = None,
-        ended_at: datetime | None = None,
-        simulator: ModelUsage | None = None,
-    ) -> None:
-        """End a session; ``simulator``: the simulated user's model calls (``None``: keep
-        what its start stored: none for a script or a person, not recorded otherwise)."""
-        self._batch.finished.append(
-            SessionEnd(
-                session_id,
-                end_reason,
-                end_detail,
-                first_success_turn,
-                ended_at or utcnow(),
-                simulator,
-            )
-        )
+    def finish_session(self, end: SessionEnd) -> None:
+        """End a session (:class:`SessionEnd` says how)."""
+        self._batch.finished.append(end)
         self._poke()
 
     def add_pass(self, new: NewPass) -> None:

@@ -17,7 +17,6 @@ from corix.web.roles import Role
 from corix.web.settings import WebSettings
 
 if TYPE_CHECKING:
-    from corix.web.app import create_app
     from corix.web.results_home import results_home_app
     from corix.web.services.accounts import Accounts
     from corix.web.services.service_errors import InputError, ServiceError
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
     from corix.web.state import accounts_for
 
 _LOADED_WHEN_USED = {
-    "create_app": "corix.web.app",
     "Accounts": "corix.web.services.accounts",
     "InputError": "corix.web.services.service_errors",
     "ServiceError": "corix.web.services.service_errors",
@@ -50,7 +48,6 @@ __all__ = [
     "ServiceError",
     "WebSettings",
     "accounts_for",
-    "create_app",
     "results_home_app",
     "serve",
 ]

@@ -188,9 +188,7 @@ def render(
     With ``refused``, the page is the form shown again, with the refusal's status code.
     """
     notice = NOTICES.get(request.query_params.get("notice", ""))
-    form: dict[str, Any] = {"error": None, "problems": {}, "values": {}}
     if refused is not None:
-        form = {"error": refused.message, "problems": refused.problems, "values": refused.values}
         status_code = refused.status_code
     page = templates.get_template(template).render(
         {
@@ -198,7 +196,9 @@ def render(
             "user": getattr(request.state, "user", None),
             "csrf_token": csrf_token(request),
             "notice": notice,
-            **form,
+            "error": refused.message if refused else None,
+            "problems": refused.problems if refused else {},
+            "values": refused.values if refused else {},
             **(context or {}),
         }
     )

@@ -26,7 +26,8 @@ from corix.execution import execute_plan
 from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.report import write_report
-from corix.storage import Database, StoredValue, load_consensus, load_passes, session_states
+from corix.storage import Database, StoredValue, load_consensus, load_passes
+from corix.storage.sessions import session_states
 
 TESTS_DIR = Path(__file__).resolve().parents[2]
 TRIALS = 2

@@ -24,8 +24,9 @@ from corix.cli.common import run_cli
 from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import Database, get_run, list_runs, session_states, shown_status
+from corix.storage import Database, get_run, list_runs, shown_status
 from corix.storage.clock import utcnow
+from corix.storage.sessions import session_states
 
 
 def _corix(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:

@@ -28,9 +28,9 @@ from corix.storage import (
     count_complete_sessions,
     list_runs,
     load_session,
-    session_states,
     set_run_status_if,
 )
+from corix.storage.sessions import session_states
 
 STOP_WITHIN_S = 5.0
 SLACK = {"sigterm": 0.1, "sigint": 0.1, "cancel": 1.2}

@@ -26,7 +26,8 @@ from corix.cli.main import app
 from corix.execution import RunResult, RunStatus, execute_plan
 from corix.execution.plan import load_plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import Database, count_complete_sessions, list_runs, run_lease, session_states
+from corix.storage import Database, count_complete_sessions, list_runs, run_lease
+from corix.storage.sessions import session_states
 
 STOPS_WITHIN_S = 5.0
 

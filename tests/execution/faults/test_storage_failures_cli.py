@@ -31,7 +31,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from corix.cli.exit_codes import ExitCode
-from corix.storage import Database, count_complete_sessions, get_run, list_runs, session_states
+from corix.storage import Database, count_complete_sessions, get_run, list_runs
+from corix.storage.sessions import session_states
 
 TESTS_DIR = Path(__file__).resolve().parents[2]
 STOPS_WITHIN_S = 15.0

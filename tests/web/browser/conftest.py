@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from corix.domain import Level
 from corix.storage import Database
-from corix.web import create_app
+from corix.web.app import create_app
 from corix.web.services import EvaluationSettings
 from corix.web.state import WebState
 

@@ -7,12 +7,12 @@ leave storage only for the server process that opens the application.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import asdict, dataclass
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import aliased
 
+from corix.domain import JsonObject
 from corix.storage.clock import utcnow
 from corix.storage.database import Database
 from corix.storage.orm import ApplicationRow, SessionRow, TurnRow
@@ -23,6 +23,8 @@ __all__ = [
     "MAX_ERROR_CHARS",
     "ApplicationInfo",
     "ApplicationLaunch",
+    "CheckedStep",
+    "RegistrationCheck",
     "Retired",
     "active_application_ids",
     "add_application",
@@ -46,7 +48,7 @@ class ApplicationInfo:
     id: int
     name: str
     spec: str
-    options: dict[str, Any]
+    options: JsonObject
     has_credentials: bool
     version: str | None = None
     retired: bool = False
@@ -54,7 +56,7 @@ class ApplicationInfo:
     failed_sessions: int = 0
     """Sessions in which the application failed to answer at least once."""
     last_error: str | None = None
-    check: dict[str, Any] | None = None
+    check: RegistrationCheck | None = None
     """The report of its registration check (``None``: registered outside the web, unchecked)."""
 
     @property
@@ -63,12 +65,38 @@ class ApplicationInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class CheckedStep:
+    name: str
+    ms: float
+    ok: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RegistrationCheck:
+    """How the check that registering an application runs went, kept with its status."""
+
+    ok: bool
+    steps: tuple[CheckedStep, ...]
+
+    def column(self) -> JsonObject:
+        return {"ok": self.ok, "steps": [asdict(step) for step in self.steps]}
+
+    @classmethod
+    def from_column(cls, stored: JsonObject | None) -> RegistrationCheck | None:
+        """The check its column holds (empty: none was run)."""
+        if not stored:
+            return None
+        steps = tuple(CheckedStep(**step) for step in stored.get("steps", ()))
+        return cls(ok=bool(stored["ok"]), steps=steps)
+
+
+@dataclass(frozen=True, slots=True)
 class ApplicationLaunch:
     """What the server needs to open an application: never sent to a browser."""
 
     spec: str
-    options: dict[str, Any]
-    auth: dict[str, Any] | None
+    options: JsonObject
+    auth: JsonObject | None
 
 
 def overview(db: Database, evaluation_id: str) -> list[ApplicationInfo]:
@@ -106,7 +134,7 @@ def overview(db: Database, evaluation_id: str) -> list[ApplicationInfo]:
                 replaced_by=replaced_by,
                 failed_sessions=failures.get(row.id, (0, None))[0],
                 last_error=failures.get(row.id, (0, None))[1],
-                check=check,
+                check=RegistrationCheck.from_column(check),
             )
             for row, options, retired_at, check, replaced_by in rows
         ]
@@ -161,10 +189,10 @@ def add_application(
     *,
     name: str,
     spec: str,
-    options: dict[str, Any],
-    auth: dict[str, Any] | None,
+    options: JsonObject,
+    auth: JsonObject | None,
     version: str | None,
-    check: dict[str, Any],
+    check: RegistrationCheck | None,
 ) -> int:
     """Register an application of the series with its check; a taken name raises
     :class:`~corix.storage.web.Duplicate` when the unit of work commits."""
@@ -174,7 +202,7 @@ def add_application(
     tx.add(row)
     tx.flush()
     tx.add(ApplicationOptionsRow(application_id=row.id, options=options))
-    tx.add(ApplicationStatusRow(application_id=row.id, check=check))
+    tx.add(ApplicationStatusRow(application_id=row.id, check=check.column() if check else {}))
     return row.id
 
 
@@ -185,7 +213,7 @@ def application_series(db: Database, application_id: int) -> str | None:
         return None if row is None else row.evaluation_id
 
 
-def auth(db: Database, application_id: int) -> dict[str, Any] | None:
+def auth(db: Database, application_id: int) -> JsonObject | None:
     """The application's stored credentials, for the server to open it with."""
     with transaction(db) as tx:
         row = tx.get(ApplicationRow, application_id)

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, fields
 
 from sqlalchemy import delete, func, select, update
 
-from corix.domain import EndReason
+from corix.domain import EndReason, JsonObject
 from corix.storage.clock import utcnow
 from corix.storage.database import Database
 from corix.storage.orm import ApplicationRow, QuestionnaireResponseRow
@@ -31,6 +30,7 @@ from corix.storage.transactions import Transaction, affected_rows, transaction
 
 __all__ = [
     "AssignmentRecord",
+    "Briefing",
     "NewAssignment",
     "add_assignments",
     "answers_of",
@@ -49,6 +49,33 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
+class Briefing:
+    """The persona and goal a tester plays in an assignment, drawn from the scenario pack."""
+
+    key: str
+    persona: str
+    """The persona template's name."""
+    template_version: str
+    text: str
+    """The persona as the tester reads it."""
+    parameters: JsonObject
+    goal: str
+    goal_description: str
+    success_criteria: tuple[str, ...]
+
+    def column(self) -> JsonObject:
+        """The briefing as its JSON column holds it."""
+        return {**asdict(self), "success_criteria": list(self.success_criteria)}
+
+    @classmethod
+    def from_column(cls, stored: JsonObject | None) -> Briefing | None:
+        if stored is None:
+            return None
+        found = {field.name: stored[field.name] for field in fields(cls)}
+        return cls(**{**found, "success_criteria": tuple(found["success_criteria"])})
+
+
+@dataclass(frozen=True, slots=True)
 class AssignmentRecord:
     """One tester's slot: an application × scenario at the tester's level, and its session."""
 
@@ -60,7 +87,7 @@ class AssignmentRecord:
     scenario: str
     level: str
     position: int
-    briefing: dict[str, Any] | None
+    briefing: Briefing | None
     status: str
     session_id: str | None
 
@@ -74,7 +101,7 @@ class NewAssignment:
     scenario: str
     level: str
     position: int
-    briefing: dict[str, Any] | None
+    briefing: Briefing | None
 
 
 def _record(row: AssignmentRow) -> AssignmentRecord:
@@ -87,7 +114,7 @@ def _record(row: AssignmentRow) -> AssignmentRecord:
         scenario=row.scenario,
         level=row.level,
         position=row.position,
-        briefing=row.briefing,
+        briefing=Briefing.from_column(row.briefing),
         status=row.status,
         session_id=row.session_id,
     )
@@ -240,7 +267,7 @@ def add_assignments(tx: Transaction, new: Sequence[NewAssignment]) -> None:
                 scenario=assignment.scenario,
                 level=assignment.level,
                 position=assignment.position,
-                briefing=assignment.briefing,
+                briefing=None if assignment.briefing is None else assignment.briefing.column(),
             )
         )
     tx.flush()

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from corix.domain import Message, TurnRecord
+from corix.domain import JsonObject, Message, TurnRecord
 from corix.storage.database import Database
 from corix.storage.orm import SessionRow, TurnRow
 from corix.storage.sessions import NewTurn, add_turns, messages_from_column
@@ -36,7 +36,7 @@ class DialogueTurn:
     user_text: str
     reply: str | None
     """``None`` when the application failed to answer (its error text stays in storage)."""
-    meta: dict[str, Any]
+    meta: JsonObject
     messages: tuple[Message, ...] | None = None
     """Every message of the turn, when it holds more than its two texts (tool calls and
     results): render them with :func:`corix.domain.step_views`."""
@@ -45,7 +45,7 @@ class DialogueTurn:
 @dataclass(frozen=True, slots=True)
 class StoredDialogue:
     scenario: str
-    parameters: dict[str, Any]
+    parameters: JsonObject
     """The session's parameters (its provenance), e.g. the episode a tester has seen."""
     turns: list[DialogueTurn]
 

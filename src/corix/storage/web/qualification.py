@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import func, select, update
 
+from corix.domain import JsonObject
 from corix.storage.orm_web import QualificationAttemptRow, QualificationDrawRow
 from corix.storage.transactions import Transaction, affected_rows
 
@@ -51,7 +51,7 @@ class AttemptRecord:
     test_version: str
     score: float
     passed: bool
-    answers: dict[str, Any]
+    answers: JsonObject
     created_at: datetime
 
 
@@ -62,7 +62,7 @@ class NewAttempt:
     score: float
     pass_mark: float
     passed: bool
-    answers: dict[str, Any]
+    answers: JsonObject
     at: datetime
 
 

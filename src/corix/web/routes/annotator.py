@@ -6,11 +6,11 @@ Annotators see the scenario and the turns; never the application or the testing 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
+from corix.domain import JsonObject
 from corix.scenarios import resolve_pack
 from corix.web.auth import Annotator, only_annotators
 from corix.web.rendering import RefusedForm, redirect, render
@@ -86,7 +86,7 @@ def _gold_title(dialogue: GoldDialogue) -> str:
     return resolve_pack(dialogue.scenario).title
 
 
-def _gold_context(dialogue: GoldDialogue) -> dict[str, Any]:
+def _gold_context(dialogue: GoldDialogue) -> JsonObject:
     return resolve_pack(dialogue.scenario).packet.guardrail_context(dialogue.context)
 
 

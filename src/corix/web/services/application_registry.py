@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from functools import partial
-from typing import Any
 
 import anyio
 
 from corix.apps import CheckReport, check_application
+from corix.domain import JsonObject
 from corix.errors import CorixError
 from corix.storage import Database, next_version_name
 from corix.storage.web import Duplicate, transaction
@@ -102,7 +102,7 @@ class ApplicationRegistry:
             raise NotFound(f"no application {application_id}")
         return withdrawn
 
-    def _auth(self, application_id: int) -> dict[str, Any] | None:
+    def _auth(self, application_id: int) -> JsonObject | None:
         return store.auth(self._db, application_id)
 
     def _replace(

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import random
 from functools import cache
-from typing import Any
 
 from corix.domain import Level
 from corix.scenarios import PersonaInstance, expand_personas, resolve_pack
+from corix.storage.web.assignments import Briefing
 
 
 @cache
@@ -19,19 +19,19 @@ def _instances(scenario: str, level: Level) -> tuple[PersonaInstance, ...]:
     return tuple(expand_personas(resolve_pack(scenario), level))
 
 
-def draw_briefing(scenario: str, level: Level, rng: random.Random) -> dict[str, Any] | None:
-    """One persona × goal for an assignment, as stored JSON; ``None`` if the pack has none."""
+def draw_briefing(scenario: str, level: Level, rng: random.Random) -> Briefing | None:
+    """One persona × goal for an assignment; ``None`` if the pack has none."""
     instances = _instances(scenario, level)
     if not instances:
         return None
     chosen = rng.choice(instances)
-    return {
-        "key": chosen.key,
-        "persona": chosen.persona,
-        "template_version": chosen.template_version,
-        "text": chosen.text,
-        "parameters": chosen.parameters,
-        "goal": chosen.goal,
-        "goal_description": chosen.goal_description,
-        "success_criteria": chosen.success_criteria,
-    }
+    return Briefing(
+        key=chosen.key,
+        persona=chosen.persona,
+        template_version=chosen.template_version,
+        text=chosen.text,
+        parameters=chosen.parameters,
+        goal=chosen.goal,
+        goal_description=chosen.goal_description,
+        success_criteria=tuple(chosen.success_criteria),
+    )

@@ -8,9 +8,8 @@ parameters it keeps only those the guardrail depends on.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from corix.domain import StepView, step_views
+from corix.domain import JsonObject, StepView, step_views
 from corix.scenarios import resolve_pack
 from corix.storage.web import Transaction
 from corix.storage.web.dialogues import DialogueTurn, dialogue
@@ -38,7 +37,7 @@ def _blind_turn(turn: DialogueTurn) -> BlindTurn:
 @dataclass(frozen=True)
 class BlindDialogue:
     scenario: str
-    context: dict[str, Any]
+    context: JsonObject
     """The session parameters the scenario's guardrail depends on (e.g. the episode seen)."""
     turns: list[BlindTurn]
 

@@ -5,19 +5,18 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from corix.apps import ADAPTERS, AdapterSpec, CheckReport
-from corix.domain import Level
+from corix.domain import JsonObject, Level
 from corix.errors import CorixError
 from corix.scenarios import PACK_FOLDERS, pack_record, resolve_pack
 from corix.storage import Database
 from corix.storage.web import Duplicate, Transaction, transaction
 from corix.storage.web import applications as application_store
 from corix.storage.web import series as series_store
-from corix.storage.web.applications import ApplicationInfo
+from corix.storage.web.applications import ApplicationInfo, CheckedStep, RegistrationCheck
 from corix.storage.web.series import SeriesRecord
 from corix.web.services.annotation_selection import HumanAnnotation
 from corix.web.services.balancing import AssignmentDesign
@@ -80,7 +79,7 @@ class ApplicationDraft:
 
     name: str
     spec: AdapterSpec
-    auth: dict[str, Any] | None
+    auth: JsonObject | None
 
 
 def available_scenarios() -> list[str]:
@@ -287,19 +286,18 @@ def insert_application(
     )
 
 
-def _check_record(check: CheckReport | None) -> dict[str, Any]:
+def _check_record(check: CheckReport | None) -> RegistrationCheck | None:
     if check is None:
-        return {}
-    return {
-        "ok": check.ok,
-        "steps": [
-            {"name": step.name, "ms": round(step.elapsed_ms, 1), "ok": step.ok}
-            for step in check.steps
-        ],
-    }
+        return None
+    return RegistrationCheck(
+        ok=check.ok,
+        steps=tuple(
+            CheckedStep(step.name, round(step.elapsed_ms, 1), step.ok) for step in check.steps
+        ),
+    )
 
 
-def _parse_credentials(text: str, problems: dict[str, str]) -> dict[str, Any] | None:
+def _parse_credentials(text: str, problems: dict[str, str]) -> JsonObject | None:
     if not text.strip():
         return None
     try:

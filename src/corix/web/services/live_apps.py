@@ -22,11 +22,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 
 from corix.apps import Application, AppReply, AppSession, build_application
+from corix.domain import JsonObject
 from corix.scenarios import Toolbox
 from corix.storage import Database
 from corix.storage.web.applications import launch
@@ -189,7 +189,7 @@ class LiveApplications:
                 self._apps[application_id] = opened
             return opened
 
-    def _load(self, application_id: int) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
+    def _load(self, application_id: int) -> tuple[str, JsonObject, JsonObject | None]:
         found = launch(self._db, application_id)
         if found is None:
             raise LookupError(f"no application {application_id}")

@@ -10,11 +10,10 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 import anyio
 
-from corix.domain import Level, Provenance, SessionBrief, SessionSource, TurnRecord
+from corix.domain import JsonObject, Level, Provenance, SessionBrief, SessionSource, TurnRecord
 from corix.scenarios import QuestionnaireItem, ScenarioPack, Toolbox, resolve_pack
 from corix.storage import Database, NewQuestionnaireAnswer, NewSession, storable_text
 from corix.storage.web import Duplicate, Transaction, WriteGate, transaction
@@ -162,16 +161,16 @@ class TesterSessions:
     def _open_session(self, user: SignedInUser, assignment_id: int, version: str | None) -> None:
         def human_session(row: AssignmentRecord, application: str) -> NewSession:
             pack = resolve_pack(row.scenario)
-            briefing = row.briefing or {}
+            briefing = row.briefing
             provenance = Provenance(
                 application=application,
                 application_version=version,
                 scenario=pack.name,
                 scenario_version=pack.version,
-                template=briefing.get("persona"),
-                template_version=briefing.get("template_version"),
-                parameters=briefing.get("parameters", {}),
-                brief=SessionBrief(goal=briefing.get("goal")),
+                template=briefing.persona if briefing else None,
+                template_version=briefing.template_version if briefing else None,
+                parameters=briefing.parameters if briefing else {},
+                brief=SessionBrief(goal=briefing.goal if briefing else None),
             )
             return NewSession(
                 id=uuid.uuid4().hex,
@@ -182,7 +181,7 @@ class TesterSessions:
                 level=Level(row.level),
                 source=SessionSource.HUMAN,
                 provenance=provenance,
-                persona=briefing.get("text"),
+                persona=briefing.text if briefing else None,
                 tester_id=user.id,
             )
 
@@ -233,7 +232,7 @@ class TesterSessions:
             error = reply.error
             if error is None and reply.text is None:
                 error = "the application returned no text"
-            meta: dict[str, Any] = {}
+            meta: JsonObject = {}
             if exchange.restarted:
                 meta[RESTARTED] = True
             elif exchange.resumed:
@@ -353,7 +352,7 @@ def _answer(
     respondent: str,
     item_id: str,
     value: QuestionnaireValue,
-    provenance: dict[str, Any],
+    provenance: JsonObject,
 ) -> NewQuestionnaireAnswer:
     return NewQuestionnaireAnswer(
         session_id=session_id,
@@ -383,7 +382,7 @@ def _view(row: AssignmentRecord) -> TesterAssignment:
         scenario_title=resolve_pack(row.scenario).title,
         level=Level(row.level),
         status=row.status,
-        briefing=(row.briefing or {}).get("text"),
+        briefing=row.briefing.text if row.briefing else None,
     )
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections import defaultdict
 from functools import cache
 from importlib import resources
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from corix.assessment import AnnotationSchema, QuestionLevel
 from corix.assessment.answers import Answer, is_shown, normalize_value
 from corix.config import parse_yaml_model
+from corix.domain import JsonObject
 from corix.errors import ConfigError
 
 EXEMPLARS_RESOURCE = "training/exemplars.yaml"
@@ -58,7 +58,7 @@ class GoldDialogue(_Model):
 
     id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     scenario: str
-    context: dict[str, Any] = Field(default_factory=dict)
+    context: JsonObject = Field(default_factory=dict)
     turns: list[GoldTurn] = Field(min_length=1)
     answers: dict[str, str] = Field(min_length=1)
     explanation: str
