@@ -39,10 +39,9 @@ from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
 from corix.assessment.annotators import PromptRenderer, build_annotator_view, harm_of
 from corix.assessment.harms import builtin_harm_packs
 from corix.assessment.schema import load_builtin_schema
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.errors import UnknownNameError
 from corix.execution import execute_plan
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm import ChatMessage, EndpointConfig, LLMClient, resolve_model_file
 from corix.measurement import measure
 from corix.report import write_report

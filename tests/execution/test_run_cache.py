@@ -13,9 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from corix.cli.main import app
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.execution import execute_plan
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm.mock_server import running_mock_server
 from corix.storage import Database, list_runs, load_session, session_states
 

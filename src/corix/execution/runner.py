@@ -22,13 +22,12 @@ from pathlib import Path
 from sqlalchemy.exc import SQLAlchemyError
 
 from corix.apps import AdapterSpec, build_application
-from corix.domain import Invocation, RunSummary, RunUsage
+from corix.domain import Invocation, Plan, PlanFile, RunSummary, RunUsage, runnable_plan
 from corix.errors import CorixError
 from corix.execution._preflight import PreflightError, Problem, preflight
 from corix.execution.collector import collected_sparingly
 from corix.execution.context import OpenedApplication
 from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob
-from corix.execution.plan import Plan, PlanFile
 from corix.execution.resources import OwnedResources
 from corix.execution.run_planning import auth_for, plan_work
 from corix.execution.run_status import RunStatus, finished_status
@@ -248,7 +247,7 @@ async def _execute_plan(
         if run.status == RunStatus.CANCELLED:
             raise CorixError(f"run '{run.id}' was cancelled; it cannot be resumed")
         held = lease.enter_context(holding_run(db, run.id, "corix run --resume"))
-        source = PlanFile(Plan.model_validate(run.plan))
+        source = PlanFile(runnable_plan(run.id, run.plan))
         run_id = run.id
         done = completed_work_keys(db, run_id)
         invocations = list(run.summary.invocations)
@@ -269,7 +268,7 @@ async def _execute_plan(
             db,
             run_id,
             name=plan.name,
-            plan=plan.model_dump(mode="json"),
+            plan=plan,
             seed=plan.seed,
             packs=[pack_record(pack) for pack in checked.packs.values()],
         )

@@ -16,8 +16,8 @@ from typing import Any
 
 import aiohttp
 
+from corix.domain import EndpointConfig
 from corix.llm.call_errors import TransportError
-from corix.llm.endpoint import EndpointConfig
 from corix.llm.models import ChatRequest
 from corix.llm.openai_reply import error_text, parse_completion
 from corix.llm.transport import RawCompletion

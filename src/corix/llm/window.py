@@ -21,8 +21,8 @@ from typing import Any
 
 import aiohttp
 
+from corix.domain import EndpointConfig
 from corix.llm.call_errors import TransportError
-from corix.llm.endpoint import EndpointConfig
 from corix.llm.http_transport import request_headers
 
 DISCOVERY_TIMEOUT_S = 5.0

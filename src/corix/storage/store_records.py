@@ -18,6 +18,7 @@ from corix.domain import (
     AnnotationJobSettings,
     Level,
     Provenance,
+    RunPlan,
     RunSummary,
     SessionSource,
     WrittenReportSettings,
@@ -104,7 +105,7 @@ class RunRecord:
     id: str
     name: str
     evaluation_id: str | None
-    plan: dict[str, Any]
+    plan: RunPlan
     seed: int
     status: str
     summary: RunSummary

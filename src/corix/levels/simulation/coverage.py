@@ -19,8 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from corix.domain import EndReason, Level
-from corix.execution import Plan
+from corix.domain import EndReason, Level, Plan, RunPlan
 from corix.scenarios import ScenarioPack, expand_personas
 from corix.storage import Database, get_run, iter_session_facts, run_packs
 
@@ -144,15 +143,11 @@ def _order(row: CoverageRow) -> tuple[str, str, str, str, str, str]:
 
 
 def _declared_rows(
-    stored_plan: dict[str, Any], packs: list[ScenarioPack], rows: dict[_Key, CoverageRow]
+    plan: RunPlan, packs: list[ScenarioPack], rows: dict[_Key, CoverageRow]
 ) -> int | None:
     """Add an empty row per declared combination; their number, or None without the packs
-    (an imported run has no plan)."""
-    try:
-        plan = Plan.model_validate(stored_plan)
-    except ValueError:
-        return None
-    if not packs:
+    or a plan (an imported run has none)."""
+    if not isinstance(plan, Plan) or not packs:
         return None
     count = 0
     for pack in packs:
