@@ -7,16 +7,19 @@ with the dialogue ids behind every node. Empty values are ``null``, never 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import asdict
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from corix.measurement import CorrelationMatrix, ScoreTable
 from corix.report.content import ReportContent, TreeSection
 from corix.report.document import (
     AnnotationJobPart,
+    ComparisonPart,
     CorrelationsPart,
     HarmPackPart,
+    HistoryPart,
     MeasurementPart,
     NotMeasurablePart,
     PairAgreementPart,
@@ -74,7 +77,7 @@ def report_document(content: ReportContent) -> ReportDocument:
             digest=content.measurement.digest,
             headline=content.headline,
             **content.measurement.model_dump(),
-            settlement=content.settlement.to_json(),
+            settlement=content.settlement,
         ),
         not_measurable=[
             NotMeasurablePart(
@@ -119,7 +122,7 @@ def report_document(content: ReportContent) -> ReportDocument:
         },
         questionnaire=QuestionnairePart(
             items=list(content.questionnaire.items),
-            comparisons=[_clean(asdict(c)) for c in content.questionnaire.comparisons],
+            comparisons=list(content.questionnaire.comparisons),
         ),
         agreement=[
             PairAgreementPart(a=pair.a, b=pair.b, questions=list(pair.reports))
@@ -152,9 +155,14 @@ def _tree(section: TreeSection) -> TreePart:
         annotator_source=section.source,
         scale=ScalePart(min=spec.scale.low, max=spec.scale.high),
         dimensions=list(section.dimensions),
-        applications={app: root.to_json() for app, root in section.results.items()},
-        comparison=section.comparison.to_json(),
-        views=[_clean(asdict(gap)) for gap in section.views],
+        applications={app: root.document() for app, root in section.results.items()},
+        comparison=ComparisonPart(
+            rows=list(section.comparison.rows),
+            columns=list(section.comparison.columns),
+            values=_grid(section.comparison.values),
+            n=section.comparison.n.tolist(),
+        ),
+        views=list(section.views),
         warnings=list(section.warnings),
         correlations=TreeCorrelationsPart(
             dialogues=_matrix(section.dialogue_correlations),
@@ -164,32 +172,24 @@ def _tree(section: TreeSection) -> TreePart:
     )
 
 
-def _history(table: ScoreTable) -> dict[str, Any]:
-    document = table.to_json()
-    document["runs"] = document.pop("rows")
-    document["nodes"] = document.pop("columns")
-    return document
+def _history(table: ScoreTable) -> HistoryPart:
+    return HistoryPart(
+        runs=list(table.rows),
+        nodes=list(table.columns),
+        values=_grid(table.values),
+        n=table.n.tolist(),
+    )
 
 
 def _matrix(matrix: CorrelationMatrix) -> CorrelationsPart:
     return CorrelationsPart(
         names=list(matrix.names),
-        rho=[[_finite(v) for v in row] for row in matrix.rho.tolist()],
-        p_value=[[_finite(v) for v in row] for row in matrix.p_value.tolist()],
+        rho=_grid(matrix.rho),
+        p_value=_grid(matrix.p_value),
         n=matrix.n.tolist(),
     )
 
 
-def _clean(value: Any) -> Any:
-    """Mappings and tuples as JSON objects and lists; NaN as ``null``."""
-    if isinstance(value, Mapping):
-        return {str(key): _clean(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(item) for item in value]
-    if isinstance(value, float):
-        return _finite(value)
-    return value
-
-
-def _finite(value: float) -> float | None:
-    return None if math.isnan(value) else value
+def _grid(values: npt.NDArray[np.float64]) -> list[list[float | None]]:
+    """A table of numbers with NaN (empty) as ``None``."""
+    return [[None if math.isnan(v) else v for v in row] for row in values.tolist()]
