@@ -3,6 +3,7 @@ its tests in one place (``support`` holds helpers shared by several folders)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -28,9 +29,12 @@ def test_every_test_folder_is_named_after_a_corix_package() -> None:
 # and the results home format them).
 SURFACE_CEILINGS = {
     # +2 (issue 38): SimulationGap and simulation_gap_per_cell, for `corix validity sim`.
-    "corix.measurement": (measurement, 59),
+    # +1 (issue 39): NodeDocument, a scored node as the report and `tree score --json` write it.
+    "corix.measurement": (measurement, 60),
     "corix.assessment": (assessment, 24),
-    "corix.execution": (execution, 29),
+    # −5 (issue 39): Plan, PlanFile, ApplicationEntry, LevelSettings, load_plan_file moved
+    # to corix.domain.
+    "corix.execution": (execution, 24),
 }
 
 
@@ -38,3 +42,28 @@ SURFACE_CEILINGS = {
 def test_public_surfaces_stay_narrow(package: str) -> None:
     module, ceiling = SURFACE_CEILINGS[package]
     assert len(module.__all__) <= ceiling, f"{package} exports more names than it did"
+
+
+# Issue 39: records that cross layers are typed; a bare `dict[str, Any]` hides a structure
+# corix owns, and `JsonObject` / `JsonSchema` (corix.domain) name the JSON that is free-form
+# on purpose (wire payloads, JSON Schemas, columns stored as given). Both are counted over
+# src/corix as text; raising a ceiling is a reviewed decision, said in the commit.
+BARE_JSON_CEILING = 187
+"""Literal `dict[str, Any]`: left in packages not yet typed, and in corix.config, which sits
+below corix.domain and cannot name its aliases."""
+JSON_ALIAS_CEILING = 74
+"""Uses of `JsonObject` and `JsonSchema`, their definitions and imports included."""
+
+
+def _source_text() -> str:
+    return "\n".join(path.read_text(encoding="utf-8") for path in PACKAGES.rglob("*.py"))
+
+
+def test_untyped_json_does_not_spread() -> None:
+    text = _source_text()
+    bare = text.count("dict[str, Any]")
+    aliases = len(re.findall(r"\bJson(?:Object|Schema)\b", text))
+    assert bare <= BARE_JSON_CEILING, f"{bare} `dict[str, Any]` in src/corix: type the new one"
+    assert aliases <= JSON_ALIAS_CEILING, (
+        f"{aliases} uses of JsonObject/JsonSchema: is it free-form?"
+    )

@@ -36,7 +36,7 @@ from corix.measurement.leaves_from_store import (
 )
 from corix.measurement.results import NodeDocument, NodeResult
 from corix.measurement.run_comparison import Compared, compare_measurements
-from corix.measurement.scoring import TreeScores, dimension_ids, score_tree, score_tree_cli_json
+from corix.measurement.scoring import dimension_ids, score_tree, score_tree_cli_json
 from corix.measurement.sequential_record import SequentialRecord, sequential_records
 from corix.measurement.settlement import Settlement
 from corix.measurement.settling import GUARDRAIL_VIOLATION
@@ -80,7 +80,6 @@ __all__ = [
     "SimulationGap",
     "SourceCost",
     "Summarizer",
-    "TreeScores",
     "TreeSpec",
     "ViewGap",
     "WavesRequest",

@@ -7,7 +7,6 @@ with the dialogue ids behind every node. Empty values are ``null``, never 0.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -34,26 +33,36 @@ from corix.report.document import (
 )
 
 
-def _written(content: ReportContent) -> dict[str, Any]:
-    """What the settings block adds once the report is written: what it measured and
+def _settings(content: ReportContent) -> SettingsPart:
+    """What the report was computed with; once it is written, also what it measured and
     compared, its digest, when, by which corix, and where (as stored with its runs)."""
+    settings = content.settings
+    computed = SettingsPart(
+        trees=[str(tree) for tree in settings.trees],
+        bootstrap=settings.bootstrap,
+        seed=settings.seed,
+        confidence=settings.confidence,
+        transcripts_per_group=settings.transcripts_per_group,
+        view_gap=settings.view_gap,
+    )
     written = content.written
     if written is None:
-        return {}
-    return {
-        "digest": written.digest,
-        "runs": list(written.runs),
-        "series": written.series,
-        "compare_runs": None if written.compare_runs is None else list(written.compare_runs),
-        "compared_runs": list(written.compared_runs),
-        "written_at": written.written_at.isoformat(),
-        "corix_version": written.corix_version,
-        "outputs": list(written.outputs),
-    }
+        return computed
+    return computed.model_copy(
+        update={
+            "digest": written.digest,
+            "runs": list(written.runs),
+            "series": written.series,
+            "compare_runs": None if written.compare_runs is None else list(written.compare_runs),
+            "compared_runs": list(written.compared_runs),
+            "written_at": written.written_at.isoformat(),
+            "corix_version": written.corix_version,
+            "outputs": list(written.outputs),
+        }
+    )
 
 
 def report_document(content: ReportContent) -> ReportDocument:
-    settings = content.settings
     run = content.run
     return ReportDocument(
         run=RunPart(
@@ -64,15 +73,7 @@ def report_document(content: ReportContent) -> ReportDocument:
             created_at=run.created_at.isoformat(),
             finished_at=run.finished_at.isoformat() if run.finished_at else None,
         ),
-        settings=SettingsPart(
-            trees=[str(tree) for tree in settings.trees],
-            bootstrap=settings.bootstrap,
-            seed=settings.seed,
-            confidence=settings.confidence,
-            transcripts_per_group=settings.transcripts_per_group,
-            view_gap=settings.view_gap,
-            **_written(content),
-        ),
+        settings=_settings(content),
         measurement=MeasurementPart(
             digest=content.measurement.digest,
             headline=content.headline,
