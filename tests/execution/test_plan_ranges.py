@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from corix.domain import MAX_REPEATS, MAX_SEED, MAX_SESSIONS, load_plan
+from corix.domain.plan import MAX_REPEATS, MAX_SEED, MAX_SESSIONS, load_plan
 from corix.errors import ConfigError
 
 _PLAN = (

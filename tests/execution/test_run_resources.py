@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from corix.domain import load_plan
+from corix.domain.plan import load_plan
 from corix.execution import RunStatus, execute_plan
 from corix.execution.resources import OwnedResources
 from corix.storage import Database, get_run, run_totals

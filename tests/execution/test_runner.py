@@ -21,8 +21,8 @@ from corix.domain import (
     Plan,
     SessionSource,
     SessionStatus,
-    load_plan,
 )
+from corix.domain.plan import load_plan
 from corix.errors import ConfigError, CorixError
 from corix.execution import execute_plan
 from corix.llm import EndpointConfig

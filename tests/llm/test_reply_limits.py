@@ -18,7 +18,7 @@ import pytest
 from aiohttp import web
 
 from corix.apps import build_application
-from corix.domain import load_plan
+from corix.domain.plan import load_plan
 from corix.execution import RunStatus, execute_plan
 from corix.llm import (
     ChatMessage,

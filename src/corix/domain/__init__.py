@@ -15,9 +15,6 @@ from corix.domain.messages import (
     split_turns,
 )
 from corix.domain.plan import (
-    MAX_REPEATS,
-    MAX_SEED,
-    MAX_SESSIONS,
     ApplicationEntry,
     HumanRunPlan,
     ImportedRunPlan,
@@ -26,7 +23,6 @@ from corix.domain.plan import (
     Plan,
     PlanFile,
     RunPlan,
-    load_plan,
     load_plan_file,
     plan_gates,
     read_run_plan,
@@ -70,9 +66,6 @@ from corix.domain.transcript_steps import StepKind, StepView, render_steps, step
 
 __all__ = [
     "LOCAL_PREFIX",
-    "MAX_REPEATS",
-    "MAX_SEED",
-    "MAX_SESSIONS",
     "MOCK_BASE_URL",
     "RUN_FILE_FORMAT",
     "RUN_FILE_VERSION",
@@ -130,7 +123,6 @@ __all__ = [
     "TurnRecord",
     "WaveReport",
     "WrittenReportSettings",
-    "load_plan",
     "load_plan_file",
     "plan_gates",
     "public_url",

@@ -1,4 +1,9 @@
-"""Plans: which applications, scenarios and levels to test, how much, and with which seed."""
+"""Plans: which applications, scenarios and levels to test, how much, and with which seed.
+
+A plan is a record every layer reads (execution runs it, measurement sizes and prices it,
+storage keeps it with its run), so it lives here; :data:`RunPlan` is what a stored run
+holds instead when no plan made it (a web evaluation, an import) or its plan has aged.
+"""
 
 from __future__ import annotations
 
@@ -187,10 +192,6 @@ class OutdatedPlan(BaseModel):
 
     stored: JsonObject
     problem: str
-
-    @property
-    def name(self) -> str:
-        return str(self.stored.get("name", ""))
 
 
 RunPlan: TypeAlias = Plan | HumanRunPlan | ImportedRunPlan | OutdatedPlan

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from corix.domain import SessionStatus, load_plan
+from corix.domain import SessionStatus
+from corix.domain.plan import load_plan
 from corix.execution import execute_plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.storage import (
