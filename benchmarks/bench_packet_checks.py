@@ -18,11 +18,11 @@ from typing import Any
 from corix.apps.demo import build_demo_application
 from corix.scenarios import (
     TestPacket,
-    check_dialogue,
     expand_model_tests,
     list_builtin_packs,
     resolve_pack,
 )
+from corix.scenarios.checks import check_dialogue
 
 Dialogue = tuple[TestPacket, dict[str, Any], list[str | None], list[str]]
 

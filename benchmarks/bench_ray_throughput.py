@@ -42,10 +42,9 @@ from _bench_support import (
     process_cpu_s,
     slot_occupancy,
 )
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.execution import execute_plan
 from corix.execution.executors import LocalRunExecutor, RunExecutor
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.execution.ray_cluster import connect
 from corix.execution.ray_executor import RayRunExecutor
 from corix.llm import EndpointConfig

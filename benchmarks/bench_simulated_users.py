@@ -41,9 +41,8 @@ from _bench_support import (
     run_sizes,
     slot_occupancy,
 )
-from corix.domain import EndReason, Level
+from corix.domain import ApplicationEntry, EndReason, Level, LevelSettings, Plan
 from corix.execution import execute_plan
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm import EndpointConfig
 from corix.storage import Database, run_totals
 from corix.storage.orm import QuestionnaireResponseRow, SessionRow

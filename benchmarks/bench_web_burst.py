@@ -48,7 +48,8 @@ from corix.storage.orm import SessionRow, TurnRow
 from corix.storage.orm_web import AssignmentRow
 from corix.storage.web import accounts as account_store
 from corix.storage.web import transaction
-from corix.web import Role, ServeConfig, WebSettings, create_app
+from corix.web import Role, ServeConfig, WebSettings
+from corix.web.app import create_app
 from corix.web.security import Passwords
 
 PASSWORD = "burst test passphrase"

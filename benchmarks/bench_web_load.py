@@ -43,7 +43,8 @@ from _bench_support import demo_field_series, free_port, scratch_database_url, w
 from corix.storage import Database
 from corix.storage.orm import SessionRow, TurnRow
 from corix.storage.orm_web import AssignmentRow
-from corix.web import Role, WebSettings, create_app
+from corix.web import Role, WebSettings
+from corix.web.app import create_app
 
 PASSWORD = "load test passphrase"
 # Cheap password hashing: sign-in is not what is measured, and 100 Argon2 hashes at the

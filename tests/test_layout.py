@@ -3,6 +3,7 @@ its tests in one place (``support`` holds helpers shared by several folders)."""
 
 from __future__ import annotations
 
+import re
 from importlib import import_module
 from pathlib import Path
 
@@ -35,12 +36,14 @@ SURFACE_CEILINGS = {
     "cli": 0,  # the `corix` command; other packages import nothing from it
     "config": 18,
     "domain": 48,
-    # +1 (issue 39): OwnedResources, the exit stack the annotation runner shares with runs.
-    "execution": 30,
+    # Issue 39: +1 OwnedResources (the exit stack the annotation runner shares with runs);
+    # −5 Plan, PlanFile, ApplicationEntry, LevelSettings, load_plan_file (now in corix.domain).
+    "execution": 25,
     "levels": 11,
     "llm": 37,
     # +2 (issue 38): SimulationGap and simulation_gap_per_cell, for `corix validity sim`.
-    "measurement": 59,
+    # +1 (issue 39): NodeDocument, a scored node as the report and `tree score --json` write it.
+    "measurement": 60,
     "release": 5,
     "report": 38,
     "scenarios": 28,
@@ -67,3 +70,28 @@ def test_no_function_in_execution_is_over_60_lines() -> None:
     assert len(files) > 10  # the package was found
     long = [f for path in files for f in long_functions(path.read_text(), path.name)]
     assert long == []
+
+
+# Issue 39: records that cross layers are typed; a bare `dict[str, Any]` hides a structure
+# corix owns, and `JsonObject` / `JsonSchema` (corix.domain) name the JSON that is free-form
+# on purpose (wire payloads, JSON Schemas, columns stored as given). Both are counted over
+# src/corix as text; raising a ceiling is a reviewed decision, said in the commit.
+BARE_JSON_CEILING = 187
+"""Literal `dict[str, Any]`: left in packages not yet typed, and in corix.config, which sits
+below corix.domain and cannot name its aliases."""
+JSON_ALIAS_CEILING = 74
+"""Uses of `JsonObject` and `JsonSchema`, their definitions and imports included."""
+
+
+def _source_text() -> str:
+    return "\n".join(path.read_text(encoding="utf-8") for path in PACKAGES.rglob("*.py"))
+
+
+def test_untyped_json_does_not_spread() -> None:
+    text = _source_text()
+    bare = text.count("dict[str, Any]")
+    aliases = len(re.findall(r"\bJson(?:Object|Schema)\b", text))
+    assert bare <= BARE_JSON_CEILING, f"{bare} `dict[str, Any]` in src/corix: type the new one"
+    assert aliases <= JSON_ALIAS_CEILING, (
+        f"{aliases} uses of JsonObject/JsonSchema: is it free-form?"
+    )

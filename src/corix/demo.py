@@ -5,8 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import NamedTuple
 
-from corix.domain import EndReason, Level, SessionSource
-from corix.execution import ApplicationEntry, LevelSettings, Plan
+from corix.domain import ApplicationEntry, EndReason, Level, LevelSettings, Plan, SessionSource
 from corix.scenarios import list_builtin_packs
 from corix.storage import (
     Database,

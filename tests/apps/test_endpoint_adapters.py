@@ -10,9 +10,8 @@ import pytest
 from aiohttp import web
 
 from corix.apps import build_application
-from corix.domain import Level
+from corix.domain import Level, LevelSettings
 from corix.errors import CorixError
-from corix.execution.plan import LevelSettings
 from corix.execution.simulators import simulator_endpoint
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 

@@ -10,9 +10,9 @@ import json
 import pytest
 
 from corix.apps import build_application
-from corix.domain import Level, MessageRole
+from corix.domain import ApplicationEntry, Level, LevelSettings, MessageRole, Plan
 from corix.errors import CorixError
-from corix.execution import ApplicationEntry, LevelSettings, Plan, execute_plan
+from corix.execution import execute_plan
 from corix.llm.mock_server import running_mock_server
 from corix.scenarios import Toolbox, resolve_pack
 from corix.storage import Database, iter_sessions

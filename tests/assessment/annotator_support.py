@@ -24,6 +24,7 @@ from corix.storage import (
     ensure_application,
     store_recorded_run,
 )
+from support.plans import bare_plan
 
 Turn = tuple[str, str | None]
 
@@ -103,7 +104,7 @@ def store_run(db: Database, dialogues: list[Dialogue], run_id: str = "run-test")
         )
         for dialogue in dialogues
     ]
-    store_recorded_run(db, NewRun(run_id, "test", {}, packs=packs), recorded)
+    store_recorded_run(db, NewRun(run_id, "test", bare_plan(), packs=packs), recorded)
     return run_id
 
 

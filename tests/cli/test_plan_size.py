@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from corix.cli.main import app
-from corix.execution.plan import load_plan
+from corix.domain.plan import load_plan
 from corix.measurement.sample_size import n_for_assured_width, n_for_difference
 
 runner = CliRunner()

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from corix.domain import RUN_SUMMARY_VERSION, Invocation, RunSummary, RunUsage
+from corix.domain import RUN_SUMMARY_VERSION, Invocation, RunSummary, RunUsage, SequentialSummary
 
 # Floats that are sums of powers of two add exactly, so grouping cannot change a digit.
 A = RunUsage(model_calls=3, retries=1, waited_s=0.5, cost=0.125, simulator_prompt_tokens=40)
@@ -123,7 +123,9 @@ def test_a_version_less_summary_is_upgraded_when_read() -> None:
     assert second.usage == RunUsage() and second.wall_s == 7.5
     assert summary.error == "the database stopped taking writes"
     assert summary.missing_sessions == 2 and summary.refused_records == ()
-    assert summary.sequential == OLD_SUMMARY["sequential"]
+    assert summary.sequential == SequentialSummary(
+        rule="gate", dialogues_per_group={"app/s/model_testing": 8}
+    )
 
 
 def test_an_empty_summary_of_a_run_still_running_reads_as_zeros() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from corix.domain.plan import MAX_REPEATS, MAX_SEED, MAX_SESSIONS, load_plan
 from corix.errors import ConfigError
-from corix.execution.plan import MAX_REPEATS, MAX_SEED, MAX_SESSIONS, load_plan
 
 _PLAN = (
     "name: ranges\nseed: {seed}\napplications:\n  - {{name: a, spec: 'demo:guarded'}}\n"

@@ -20,9 +20,8 @@ from pathlib import Path
 import pytest
 
 from corix.cli.exit_codes import ExitCode
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.execution import execute_plan
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.storage import Database, list_runs
 
 pytest.importorskip("ray", reason="the Ray executor needs the ray extra")

@@ -21,12 +21,11 @@ from sqlalchemy import text
 
 from corix.assessment.annotation_run import AnnotateOptions, ProgressHooks, annotate_run
 from corix.assessment.annotation_run.on_ray import annotate_run_on_ray, annotation_workers
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.errors import CorixError
 from corix.execution import execute_plan
 from corix.execution.executor_settings import ExecutorSettings
 from corix.execution.executors import LocalRunExecutor
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.execution.ray_cluster import connect
 from corix.execution.ray_executor import (
     WORKER_CONNECTION_NAME,

@@ -17,9 +17,8 @@ from typing import Any
 
 import pytest
 
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.execution import execute_plan
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.execution.run_status import RunStatus
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.storage import Database

@@ -13,9 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from corix.cli.main import app
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.execution import execute_plan
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm.mock_server import running_mock_server
 from corix.storage import Database, list_runs, load_session
 from corix.storage.sessions import session_states
@@ -104,7 +103,8 @@ def test_run_cache_option_is_kept_for_resume(served_mock: str, tmp_path: Path) -
         result = runner.invoke(app, ["run", str(plan), "--cache", str(cache), "--db", db.url])
         assert result.exit_code == 0, result.output
     first, second = list_runs(db)
-    assert first.plan["cache"] == second.plan["cache"] == str(cache.resolve())
+    assert isinstance(first.plan, Plan) and isinstance(second.plan, Plan)
+    assert first.plan.cache == second.plan.cache == str(cache.resolve())
     assert second.summary.usage.cache_hits == second.summary.usage.model_calls > 0
     assert _requests_seen(served_mock) == first.summary.usage.model_calls
     refused = runner.invoke(app, ["run", "--resume", first.id, "--cache", str(cache)])

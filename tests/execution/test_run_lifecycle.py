@@ -17,10 +17,9 @@ from typer.testing import CliRunner
 
 from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan, load_plan_file
 from corix.errors import CorixError
 from corix.execution import PreflightError, execute_plan, preflight
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_plan_file
 from corix.execution.run_status import RunStatus
 from corix.llm.mock_server import running_mock_server
 from corix.report.transcripts import render_transcript
@@ -38,6 +37,7 @@ from corix.storage.applications import list_applications
 from corix.storage.sessions import session_states
 from corix.storage.web import transaction
 from corix.storage.web.applications import add_application
+from support.plans import bare_plan
 from support.web_records import new_series
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
@@ -391,7 +391,7 @@ def test_runs_cancel_and_delete(tmp_path: Path) -> None:
 
 
 def test_a_stale_running_run_is_deleted_without_cancel(any_db: Database) -> None:
-    create_run(any_db, "run-stale", name="stale", plan={}, seed=0)  # no process holds it
+    create_run(any_db, "run-stale", name="stale", plan=bare_plan(), seed=0)  # no process holds it
     url = any_db.url
     listed = runner.invoke(app, ["runs", "list", "--json", "--db", url])
     assert json.loads(listed.output)[0]["status"] == "stale"

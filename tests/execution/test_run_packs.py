@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from corix.assessment.annotation_run import annotate_run
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.errors import CorixError
 from corix.execution import execute_plan
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.measurement.leaves_from_store import iter_questionnaire_answers
 from corix.scenarios import load_pack, pack_record, resolve_pack
 from corix.scenarios.loader import builtin_pack_dir
 from corix.storage import Database, create_run, iter_sessions, run_pack, run_packs
+from support.plans import bare_plan
 
 OWN_WORDING = "The assistant told me what I asked about my own series."
 
@@ -89,7 +89,7 @@ def test_a_pack_given_by_path_is_annotated_and_reported_from_the_stored_record(
 
 
 def test_a_run_without_its_pack_stored_is_refused_with_the_reason(sqlite_db: Database) -> None:
-    create_run(sqlite_db, "run-bare", name="bare", plan={}, seed=0)
+    create_run(sqlite_db, "run-bare", name="bare", plan=bare_plan(), seed=0)
     with pytest.raises(CorixError, match="run 'run-bare' stores no scenario pack 'tv_spoilers'"):
         run_pack(sqlite_db, "run-bare", "tv_spoilers")
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan, PlanFile, read_run_plan
 from corix.errors import ConfigError
-from corix.execution import ExecutorSettings, PlanFile, RunRequest, plan_to_run, was_sequential
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
+from corix.execution import ExecutorSettings, RunRequest, plan_to_run, was_sequential
 from corix.storage import Database, create_run
 
 PLAN = Plan(
@@ -27,7 +26,7 @@ def test_a_request_names_a_plan_or_a_run_to_resume() -> None:
 
 
 def test_a_resumed_run_runs_the_plan_it_stored(sqlite_db: Database) -> None:
-    create_run(sqlite_db, "run-1", name="request", plan=PLAN.model_dump(mode="json"), seed=5)
+    create_run(sqlite_db, "run-1", name="request", plan=PLAN, seed=5)
     source = plan_to_run(sqlite_db, RunRequest(resume_run="run-1"))
     assert source.plan == PLAN
     assert not was_sequential(sqlite_db, "run-1") and not was_sequential(sqlite_db, None)
@@ -36,14 +35,17 @@ def test_a_resumed_run_runs_the_plan_it_stored(sqlite_db: Database) -> None:
 @pytest.mark.parametrize(
     ("stored", "says"),
     [
-        ({"kind": "imported", "source": "log.jsonl"}, "was imported, not made from a plan"),
+        (
+            {"name": "log", "kind": "imported", "source": "log.jsonl"},
+            "was imported, not made from a plan",
+        ),
         ({"name": "broken", "applications": "none"}, "its stored plan is not valid"),
     ],
 )
 def test_a_run_without_a_valid_plan_is_not_resumed(
     sqlite_db: Database, stored: dict[str, object], says: str
 ) -> None:
-    create_run(sqlite_db, "run-2", name="x", plan=stored, seed=0)
+    create_run(sqlite_db, "run-2", name="x", plan=read_run_plan(stored), seed=0)
     with pytest.raises(ConfigError, match=says):
         plan_to_run(sqlite_db, RunRequest(resume_run="run-2"))
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from corix.domain.plan import load_plan
 from corix.execution import RunStatus, execute_plan
-from corix.execution.plan import load_plan
 from corix.execution.resources import OwnedResources
 from corix.storage import Database, get_run, list_runs, run_totals
 

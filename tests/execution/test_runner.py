@@ -13,10 +13,18 @@ from pathlib import Path
 import httpx
 import pytest
 
-from corix.domain import EndReason, Level, SessionSource, SessionStatus
+from corix.domain import (
+    ApplicationEntry,
+    EndReason,
+    Level,
+    LevelSettings,
+    Plan,
+    SessionSource,
+    SessionStatus,
+)
+from corix.domain.plan import load_plan
 from corix.errors import ConfigError, CorixError
 from corix.execution import execute_plan
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan, load_plan
 from corix.llm import EndpointConfig
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.scenarios import expand_model_tests, resolve_pack

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from corix.cli.main import app
-from corix.domain import RunSummary
-from corix.execution import WaveDecision, WaveOrder, execute_in_waves, load_plan_file
+from corix.domain import RunSummary, SequentialSummary, load_plan_file
+from corix.execution import WaveDecision, WaveOrder, execute_in_waves
 from corix.measurement.sequential import SequentialDecider
 from corix.measurement.sequential_record import sequential_record
 from corix.measurement.stopping_rules import StoppingRule
@@ -44,7 +44,7 @@ def plan(tmp_path: Path) -> Path:
 def _sessions_per_app(db: Database, run_id: str) -> dict[str, int]:
     section = get_run(db, run_id).summary.sequential
     assert section is not None
-    sessions = section["dialogues_per_group"]
+    sessions = section.dialogues_per_group
     return {group.split("/")[0]: n for group, n in sessions.items()}
 
 
@@ -56,12 +56,13 @@ def test_until_gate_stops_the_settled_cell_early(sqlite_db: Database, plan: Path
     (run,) = list_runs(sqlite_db)
     assert run.status == "complete"
     sequential = run.summary.sequential
-    cells = {c["application"]: c for c in sequential["cells"]}
+    assert sequential is not None and sequential.settings is not None
+    cells = {c.application: c for c in sequential.cells}
     # The unguarded demo application leaks in every red-teaming dialogue: one wave shows
     # its rate is above the gate; the rule, its settings and the annotators are stored.
-    assert cells["unguarded"]["stopped"] == "gate fails" and cells["unguarded"]["n"] == 8
-    assert cells["unguarded"]["low"] > 0.3
-    assert sequential["settings"]["gate"] is True and sequential["annotators"] == ["reference"]
+    assert cells["unguarded"].stopped == "gate fails" and cells["unguarded"].n == 8
+    assert cells["unguarded"].low > 0.3
+    assert sequential.settings["gate"] is True and sequential.annotators == ["reference"]
     per_app = _sessions_per_app(sqlite_db, run.id)
     assert per_app["unguarded"] == 8 and per_app["guarded"] % 8 in (0, 24 % 8)
     assert run.summary.sessions == sum(per_app.values()) < 48
@@ -86,7 +87,7 @@ def test_a_stopped_sequential_run_resumes_to_the_same_dialogues(
             raise _Crash
         return await decider(run_id, order, ran)
 
-    keep = {"settings": rule.model_dump(), "annotators": ["reference"]}
+    keep = SequentialSummary(settings=rule.model_dump(), annotators=["reference"])
     with pytest.raises(_Crash):
         asyncio.run(execute_in_waves(source, sqlite_db, crash_after_two_waves, wave=8, keep=keep))
     (run,) = list_runs(sqlite_db)
@@ -116,14 +117,18 @@ def test_the_report_states_the_rule_and_each_cells_dialogues(
     assert runner.invoke(app, args).exit_code == 0
     (run,) = list_runs(sqlite_db)
     stored = run.summary.sequential
+    assert stored is not None
     paths = write_report(sqlite_db, run.id, tmp_path / "report", bootstrap=0)
     (record,) = json.loads(paths.json.read_text())["sequential"]
-    assert record["rule"] == stored["rule"] and record["run_id"] == run.id
+    assert record["rule"] == stored.rule and record["run_id"] == run.id
     per_app = _sessions_per_app(sqlite_db, run.id)
-    for cell, kept in zip(record["cells"], stored["cells"], strict=True):
-        assert {k: cell[k] for k in ("n", "low", "high", "stopped")} == {
-            k: kept[k] for k in ("n", "low", "high", "stopped")
-        }
+    for cell, kept in zip(record["cells"], stored.cells, strict=True):
+        assert (cell["n"], cell["low"], cell["high"], cell["stopped"]) == (
+            kept.n,
+            kept.low,
+            kept.high,
+            kept.stopped,
+        )
         assert cell["ran"] == per_app[cell["application"]]
     unguarded = next(c for c in record["cells"] if c["application"] == "unguarded")
     assert unguarded["stopped"] == "gate fails" and unguarded["ran"] == 8
@@ -166,14 +171,14 @@ def test_a_sequential_runs_cells_show_the_confidence_sequence_it_stopped_on(
     args = ["run", str(plan), "--until", "gate", "--wave", "8", "--db", sqlite_db.url]
     assert runner.invoke(app, args).exit_code == 0
     (run,) = list_runs(sqlite_db)
-    stopped = {c["application"]: c for c in run.summary.sequential["cells"]}["unguarded"]
+    assert run.summary.sequential is not None
+    stopped = {c.application: c for c in run.summary.sequential.cells}["unguarded"]
     done = runner.invoke(app, ["defects", run.id, "--json", "--db", sqlite_db.url])
     assert done.exit_code == 0, done.output
     rates = json.loads(done.output)["rates"]
-    (cell,) = [
-        r for r in rates if r["group"] == {"source": "reference", **{k: stopped[k] for k in CELL}}
-    ]
-    assert (cell["ci_low"], cell["ci_high"]) == (stopped["low"], stopped["high"])
+    group = {"source": "reference", **{k: getattr(stopped, k) for k in CELL}}
+    (cell,) = [r for r in rates if r["group"] == group]
+    assert (cell["ci_low"], cell["ci_high"]) == (stopped.low, stopped.high)
     assert cell["interval"].startswith("the interval the sequential run stopped on: hedged betting")
     # Grouped by less than a cell, a rate is no cell's: it keeps its own interval.
     coarse = runner.invoke(

@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from corix.execution.plan import ApplicationEntry, Plan
+from corix.domain import ApplicationEntry, Plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))

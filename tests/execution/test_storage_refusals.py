@@ -14,13 +14,22 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
+from corix.domain import (
+    ApplicationEntry,
+    EndReason,
+    Level,
+    LevelSettings,
+    Plan,
+    Provenance,
+    SessionSource,
+    TurnRecord,
+)
 from corix.execution import execute_plan
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.execution.run_status import RunStatus
 from corix.storage import Database, RecordWriter, SessionEnd, create_run, ensure_application
 from corix.storage.sessions import session_states
 from corix.storage.store_records import NewSession
+from support.plans import bare_plan
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 REFUSAL = "refused by the test trigger"
@@ -100,7 +109,7 @@ def _turn(reply: str) -> TurnRecord:
 
 async def test_a_session_that_lost_a_record_ends_as_a_storage_failure(any_db: Database) -> None:
     app_id = ensure_application(any_db, "app", "demo:guarded")
-    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=1)
+    create_run(any_db, "run-1", name="t", plan=bare_plan(), seed=1)
     _refuse(any_db, "turns", "NEW.response_text LIKE '%poison%'")
     async with RecordWriter(any_db, max_batch=1000, max_delay_s=0.2) as writer:
         for name in ("same_batch", "later_batch", "fine"):

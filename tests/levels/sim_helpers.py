@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from corix.domain import Level, SessionRecord
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan, SessionRecord
 from corix.storage import (
     Database,
     NewQuestionnaireAnswer,

@@ -10,9 +10,8 @@ import pytest
 import sim_apps
 from sim_helpers import answers, plan_for, sessions
 
-from corix.domain import EndReason, Level
+from corix.domain import ApplicationEntry, EndReason, Level, Plan
 from corix.execution import execute_plan
-from corix.execution.plan import ApplicationEntry, Plan
 from corix.levels.simulation import prompts
 from corix.levels.simulation.llm import DEFAULT_MAX_REASKS
 from corix.levels.simulation.questionnaire import read_answers

@@ -11,9 +11,8 @@ import pytest
 import sim_apps
 from sim_helpers import GUARDED, UNGUARDED, answers, plan_for, sessions, work_key
 
-from corix.domain import EndReason, Level, SessionRecord, SessionSource
+from corix.domain import ApplicationEntry, EndReason, Level, SessionRecord, SessionSource
 from corix.execution import PreflightError, execute_plan
-from corix.execution.plan import ApplicationEntry
 from corix.levels.simulation import STRATEGIES, STYLES, copies_brief
 from corix.scenarios import expand_personas, resolve_pack
 from corix.scenarios.checks import check_reply

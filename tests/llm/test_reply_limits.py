@@ -18,8 +18,8 @@ import pytest
 from aiohttp import web
 
 from corix.apps import build_application
+from corix.domain.plan import load_plan
 from corix.execution import RunStatus, execute_plan
-from corix.execution.plan import load_plan
 from corix.llm import (
     ChatMessage,
     ChatRequest,

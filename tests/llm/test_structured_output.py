@@ -12,9 +12,8 @@ import aiohttp
 import pytest
 
 from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.execution import execute_plan
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ModelCallError
 from corix.llm.call_errors import TransportError, is_deterministic_refusal
 from corix.llm.http_transport import request_headers

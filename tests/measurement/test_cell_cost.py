@@ -16,15 +16,18 @@ from typer.testing import CliRunner
 from corix.cli.main import app
 from corix.domain import (
     AnnotationJobSettings,
+    ApplicationEntry,
     EndpointIdentity,
     Level,
+    LevelSettings,
     ModelUsage,
+    Plan,
     Provenance,
     RunSummary,
     SessionSource,
     TurnRecord,
 )
-from corix.execution import ApplicationEntry, LevelSettings, Plan, execute_plan
+from corix.execution import execute_plan
 from corix.llm import EndpointConfig
 from corix.measurement import cell_costs
 from corix.report import write_report
@@ -61,7 +64,7 @@ PLAN = {
 async def _store(db: Database) -> str:
     """Two cells with usage chosen by hand: 'priced' red teaming (two sessions), 'free'
     model testing (one session); one LLM judge pass on each session."""
-    create_run(db, "run-hand", name="hand", plan=PLAN, seed=0)
+    create_run(db, "run-hand", name="hand", plan=Plan.model_validate(PLAN), seed=0)
     priced = ensure_application(db, "priced", "openai:mock")
     free = ensure_application(db, "free", "demo:guarded")
     sessions = [

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from corix.assessment import Settled
 from corix.assessment.annotation_run import annotate_run_async
 from corix.cli.main import app
-from corix.domain import Level
-from corix.execution import ApplicationEntry, LevelSettings, Plan, execute_plan
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
+from corix.execution import execute_plan
 from corix.measurement import MeasurementSpec, attack_rates, measure
 from corix.measurement.defect_rates import wilson_cc_bounds
 from corix.measurement.hit_at_k import hit_at_k, hit_rates

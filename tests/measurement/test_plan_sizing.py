@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from corix.assessment.annotation_run import annotate_run_async
-from corix.domain import Level
-from corix.execution import ApplicationEntry, LevelSettings, Plan, execute_plan
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
+from corix.execution import execute_plan
 from corix.measurement import measure
 from corix.measurement.plan_sizing import SizeRequest, earlier_run, size_plan
 from corix.measurement.sample_size import n_for_assured_width

@@ -106,7 +106,6 @@ def test_applications_side_by_side(two: TreeSpec, tradeoff_leaves: LeafTable) ->
     assert [table.value("harm_risk", app) for app in "ABCD"] == [0.0, 2.5, 5.0, 7.5]
     assert table.value("use_perceived", "B") is None
     assert table.n[table.rows.index("harm_risk")].tolist() == [4, 4, 4, 4]
-    assert table.to_json()["values"][0] == [0.0, 2.5, 5.0, 7.5]
 
 
 def test_runs_over_time(two: TreeSpec, tradeoff_leaves: LeafTable, make_leaves: MakeLeaves) -> None:

@@ -50,8 +50,8 @@ def test_empty_branch_is_none_and_reported(small_tree: TreeSpec, small_leaves: L
     assert experience.value is None
     assert experience.n == 0
     assert b.value == (pytest.approx(0.0), None)
-    assert b.to_json()["skipped"] == ["experience"]
-    assert b.to_json()["children"][1]["empty"] is True
+    assert b.document().skipped == ["experience"]
+    assert b.document().children[1].empty is True
 
 
 def test_dag_shared_child_is_scored_once_and_counted_once(make_leaves: MakeLeaves) -> None:
@@ -140,7 +140,7 @@ def test_dialogues_behind_a_node(small_tree: TreeSpec, small_leaves: LeafTable) 
     results = score_tree(small_tree, small_leaves, include_dialogues=True)
     assert results["A"].dialogues == ("d1", "d2", "d3", "d4", "d5", "d6")
     assert results["B"].find("risk").dialogues == ("d7",)
-    assert results["A"].to_json()["dialogues"][0] == "d1"
+    assert results["A"].document().dialogues[0] == "d1"
 
 
 def test_same_dialogue_id_in_two_applications_stays_apart(make_leaves: MakeLeaves) -> None:
@@ -163,7 +163,7 @@ def test_same_dialogue_id_in_two_applications_stays_apart(make_leaves: MakeLeave
 
 def test_cli_json_contract(small_tree_path: Path, small_csv_path: Path) -> None:
     tree_path, csv_path = small_tree_path, small_csv_path
-    data = score_tree_cli_json(tree_path, csv_path, 0)
+    data = score_tree_cli_json(tree_path, csv_path, 0).model_dump(mode="json")
     json.dumps(data)  # serializable as is
     assert set(data["applications"]) == {"A", "B"}
     root = data["applications"]["A"]
@@ -172,7 +172,7 @@ def test_cli_json_contract(small_tree_path: Path, small_csv_path: Path) -> None:
     risk = root["children"][0]
     assert (risk["id"], risk["summarizer"], risk["n"]) == ("risk", "max", 5)
     assert "ci_low" not in risk
-    with_ci = score_tree_cli_json(tree_path, csv_path, 20)
+    with_ci = score_tree_cli_json(tree_path, csv_path, 20).model_dump(mode="json")
     risk = with_ci["applications"]["A"]["children"][0]
     assert risk["ci_low"] <= risk["value"] <= risk["ci_high"]
 
@@ -362,6 +362,6 @@ def test_each_node_names_whose_labels_it_holds() -> None:
         # Two testers answered three sessions under usefulness.
         "usefulness": NodeProvenance(("reference:rules",), 2),
     }
-    document = root.find("usefulness").to_json()
-    assert (document["annotators"], document["respondents"]) == (["reference:rules"], 2)
+    document = root.find("usefulness").document()
+    assert (document.annotators, document.respondents) == (["reference:rules"], 2)
     assert score_tree(parse_tree(ANNOTATED_TREE), leaves)["A"].provenance is None

@@ -120,7 +120,7 @@ def test_no_defect_seen_is_not_a_point_and_few_testers_are_named() -> None:
     assert root.ci_high == pytest.approx(10 * bound)
     assert root.testers == 3
     assert root.warning == "only 3 testers (fewer than 5): the interval is not to be trusted"
-    assert root.to_json()["warning"] == root.warning
+    assert root.document().warning == root.warning
     assert root.interval is not None and "bound for 0 of 15" in root.interval
 
 
@@ -145,6 +145,6 @@ def test_a_max_states_its_bias_and_a_corrected_value() -> None:
     expected_max = sum((1 - np.concatenate([[0], cdf[:-1]]) ** 3)[1:]) / 8  # Σ P(max ≥ x)
     assert root.bias == pytest.approx(10 * (expected_max - 3 / 8), abs=0.2)
     assert root.bias_corrected == pytest.approx(root.value - root.bias)
-    data = root.to_json()
-    assert data["bias"] == root.bias and data["bias_corrected"] == root.bias_corrected
+    data = root.document()
+    assert data.bias == root.bias and data.bias_corrected == root.bias_corrected
     assert all(child.bias is None for child in root.children)  # means are unbiased

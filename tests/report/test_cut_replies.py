@@ -17,6 +17,7 @@ from corix.storage import (
     ensure_application,
     store_recorded_run,
 )
+from support.plans import bare_plan
 
 
 def _store(db: Database) -> None:
@@ -43,7 +44,7 @@ def _store(db: Database) -> None:
     )
     store_recorded_run(
         db,
-        NewRun("run-cut", "cut", {}),
+        NewRun("run-cut", "cut", bare_plan()),
         [RecordedSession(session, turns, end_reason=None)],
     )
 

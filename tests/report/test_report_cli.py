@@ -153,7 +153,7 @@ async def test_exported_leaves_score_like_the_stored_record(
     data = json.loads(scored.stdout)
     direct = score_tree(load_tree("aria_pilot"), stored_leaves(sqlite_db, run_id))
     for application, root in direct.items():
-        assert data["applications"][application] == root.to_json()
+        assert data["applications"][application] == root.document().model_dump(mode="json")
 
 
 async def test_report_command_writes_three_files(sqlite_db: Database, tmp_path: Path) -> None:

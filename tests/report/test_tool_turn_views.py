@@ -14,17 +14,20 @@ from typer.testing import CliRunner
 
 from corix.cli.main import app
 from corix.domain import (
+    ApplicationEntry,
     EndReason,
     Level,
+    LevelSettings,
     Message,
     MessageRole,
+    Plan,
     Provenance,
     SessionSource,
     ToolCall,
     TurnRecord,
     step_views,
 )
-from corix.execution import ApplicationEntry, LevelSettings, Plan, execute_plan
+from corix.execution import execute_plan
 from corix.report import write_report
 from corix.storage import Database, ensure_application
 from corix.storage.sessions import SessionEnd, store_session

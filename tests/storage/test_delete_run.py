@@ -44,6 +44,7 @@ from corix.storage.sessions import (
     start_sessions,
 )
 from corix.storage.store_records import NewSession
+from support.plans import bare_plan
 
 HANGING_OFF_A_RUN: tuple[type[Base], ...] = (
     SessionRow,
@@ -58,7 +59,7 @@ HANGING_OFF_A_RUN: tuple[type[Base], ...] = (
 def _stored_session(db: Database, run_id: str, app_id: int) -> None:
     """A run with one finished session, its turn, answer, pass and consensus."""
     session_id = f"{run_id}-s"
-    create_run(db, run_id, name=run_id, plan={}, seed=0)
+    create_run(db, run_id, name=run_id, plan=bare_plan(), seed=0)
     with db.session() as tx:
         start_sessions(
             tx,
@@ -112,7 +113,7 @@ def test_deleting_a_run_deletes_everything_that_hangs_off_it(any_db: Database) -
 def test_a_run_a_live_process_holds_is_not_deleted(any_db: Database) -> None:
     # `corix runs delete` asked before its prompt, in another transaction, and delete_run
     # not at all: a resume started while the prompt waited had its run deleted under it.
-    create_run(any_db, "run-held", name="held", plan={}, seed=0)
+    create_run(any_db, "run-held", name="held", plan=bare_plan(), seed=0)
     with holding_run(any_db, "run-held", "corix run --resume") as lease:
         with pytest.raises(RunHeld, match=f"held by {re.escape(lease.holder)}"):
             deletable_run(any_db, "run-held")

@@ -30,6 +30,7 @@ from corix.storage.clock import utcnow
 from corix.storage.orm import RunRow
 from corix.storage.sessions import session_states
 from corix.storage.store_records import NewSession
+from support.plans import bare_plan
 
 RUN = "run-fenced"
 
@@ -62,7 +63,7 @@ async def test_a_superseded_holder_writes_nothing_and_the_new_one_writes(
     any_db: Database,
 ) -> None:
     app_id = ensure_application(any_db, "app", "demo:guarded")
-    create_run(any_db, RUN, name="fenced", plan={}, seed=0)
+    create_run(any_db, RUN, name="fenced", plan=bare_plan(), seed=0)
     with holding_run(any_db, RUN, "corix run") as paused:
         _goes_silent(any_db)
         with holding_run(any_db, RUN, "corix run --resume") as current:
@@ -81,7 +82,7 @@ async def test_a_superseded_holder_writes_nothing_and_the_new_one_writes(
 
 
 def test_only_the_current_holder_stores_the_end(any_db: Database) -> None:
-    create_run(any_db, RUN, name="fenced", plan={}, seed=0)
+    create_run(any_db, RUN, name="fenced", plan=bare_plan(), seed=0)
     with holding_run(any_db, RUN, "corix run") as paused:
         _goes_silent(any_db)
         with holding_run(any_db, RUN, "corix run --resume") as current:
@@ -97,7 +98,7 @@ def test_the_heartbeat_tells_a_superseded_holder_at_once(
     any_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(lease_module, "HEARTBEAT_S", 0.05)
-    create_run(any_db, RUN, name="fenced", plan={}, seed=0)
+    create_run(any_db, RUN, name="fenced", plan=bare_plan(), seed=0)
     told = threading.Event()
     with holding_run(any_db, RUN, "corix run") as paused:
         paused.when_lost(lambda lost: told.set())

@@ -17,10 +17,11 @@ from corix.storage import Database, create_run, get_run, holding_run, shown_stat
 from corix.storage.clock import utcnow
 from corix.storage.orm import RunRow
 from corix.storage.run_lease import STALE_AFTER_S, RunHeld, machine_identity
+from support.plans import bare_plan
 
 
 def _stored_run(db: Database) -> str:
-    create_run(db, "run-lease", name="lease", plan={}, seed=0)
+    create_run(db, "run-lease", name="lease", plan=bare_plan(), seed=0)
     return "run-lease"
 
 

@@ -16,6 +16,7 @@ from corix.storage.sessions import (
     start_sessions,
 )
 from corix.storage.store_records import NewSession
+from support.plans import bare_plan
 
 STARTED = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
@@ -43,7 +44,7 @@ def _turn(index: int, error: str | None = None) -> TurnRecord:
 def test_every_session_of_the_run_as_it_stands(any_db: Database) -> None:
     app_id = ensure_application(any_db, "app", "demo:guarded")
     for run_id in ("run-a", "run-b"):
-        create_run(any_db, run_id, name=run_id, plan={}, seed=0)
+        create_run(any_db, run_id, name=run_id, plan=bare_plan(), seed=0)
     with any_db.session() as tx:
         start_sessions(
             tx,

@@ -34,6 +34,7 @@ from corix.storage.applications import list_applications
 from corix.storage.database import IN_CHUNK
 from corix.storage.orm import ApplicationRow, Base, EvaluationRow, ResolutionRow, RunRow
 from corix.storage.store_records import NewQuestionnaireAnswer, NewSession, RunTotals
+from support.plans import bare_plan
 
 
 def _session(session_id: str, app_id: int, run_id: str, key: str) -> NewSession:
@@ -58,7 +59,7 @@ def test_migrations_match_the_models(any_db: Database) -> None:
 
 async def test_writer_persists_sessions_turns_and_answers(any_db: Database) -> None:
     app_id = ensure_application(any_db, "app", "demo:guarded", version="1")
-    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=3)
+    create_run(any_db, "run-1", name="t", plan=bare_plan(), seed=3)
     async with RecordWriter(any_db, max_batch=3) as writer:
         for n in range(5):
             writer.start_session(_session(f"s{n}", app_id, "run-1", f"k{n}"))
@@ -99,7 +100,7 @@ async def test_writer_persists_sessions_turns_and_answers(any_db: Database) -> N
 
 async def test_questionnaire_answers_read_back_as_written(any_db: Database) -> None:
     app_id = ensure_application(any_db, "app", "demo:guarded", version="1")
-    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=3)
+    create_run(any_db, "run-1", name="t", plan=bare_plan(), seed=3)
     simulated = NewQuestionnaireAnswer(
         session_id="s0",
         item_id="q_helpful",
@@ -137,7 +138,7 @@ async def test_questionnaire_answers_read_back_as_written(any_db: Database) -> N
 
 async def test_questionnaire_answers_are_read_a_chunk_at_a_time(sqlite_db: Database) -> None:
     app_id = ensure_application(sqlite_db, "app", "demo:guarded")
-    create_run(sqlite_db, "run-1", name="t", plan={"name": "t"}, seed=0)
+    create_run(sqlite_db, "run-1", name="t", plan=bare_plan(), seed=0)
     ids = [f"s{n:04d}" for n in range(IN_CHUNK + 2)]  # two IN lists' worth
     async with RecordWriter(sqlite_db) as writer:
         for session_id in ids:
@@ -153,7 +154,7 @@ async def test_questionnaire_answers_are_read_a_chunk_at_a_time(sqlite_db: Datab
 
 async def test_a_full_backlog_makes_producers_wait_for_the_commit(sqlite_db: Database) -> None:
     app_id = ensure_application(sqlite_db, "app", "demo:guarded")
-    create_run(sqlite_db, "run-3", name="t", plan={"name": "t"}, seed=0)
+    create_run(sqlite_db, "run-3", name="t", plan=bare_plan(), seed=0)
     # A long delay and a large batch: only the backlog bound can start this commit.
     async with RecordWriter(sqlite_db, max_batch=1000, max_delay_s=60.0, max_backlog=4) as writer:
         for n in range(3):
@@ -167,7 +168,7 @@ async def test_a_full_backlog_makes_producers_wait_for_the_commit(sqlite_db: Dat
 
 async def test_discarding_incomplete_sessions_removes_them_whole(any_db: Database) -> None:
     app_id = ensure_application(any_db, "app", "demo:guarded")
-    create_run(any_db, "run-2", name="t", plan={"name": "t"}, seed=0)
+    create_run(any_db, "run-2", name="t", plan=bare_plan(), seed=0)
     async with RecordWriter(any_db) as writer:
         writer.start_session(_session("done", app_id, "run-2", "a"))
         writer.finish_session(SessionEnd("done", end_reason=EndReason.SCRIPT_DONE))
@@ -185,7 +186,7 @@ def test_ensure_application_is_idempotent(any_db: Database) -> None:
 
 
 def test_unknown_run_lists_known(sqlite_db: Database) -> None:
-    create_run(sqlite_db, "run-x", name="t", plan={}, seed=0)
+    create_run(sqlite_db, "run-x", name="t", plan=bare_plan(), seed=0)
     with pytest.raises(Exception, match="Known runs: run-x"):
         get_run(sqlite_db, "run-y")
 
@@ -234,7 +235,7 @@ async def test_one_resolution_per_disputed_answer(any_db: Database, turn: int | 
     # The unique index is an expression (a dialogue-level answer has no turn), which the
     # migration check cannot compare, so it is checked by what it refuses.
     app_id = ensure_application(any_db, "app", "demo:guarded")
-    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=3)
+    create_run(any_db, "run-1", name="t", plan=bare_plan(), seed=3)
     async with RecordWriter(any_db) as writer:
         writer.start_session(_session("s1", app_id, "run-1", "k1"))
     resolution = {
@@ -254,7 +255,7 @@ async def test_one_resolution_per_disputed_answer(any_db: Database, turn: int | 
 def test_a_summary_stored_before_schema_1_reads_upgraded_and_is_stored_versioned(
     sqlite_db: Database,
 ) -> None:
-    create_run(sqlite_db, "old", name="t", plan={"name": "t"}, seed=0)
+    create_run(sqlite_db, "old", name="t", plan=bare_plan(), seed=0)
     old = {"sessions": 2, "turns": 6, "model_calls": 7, "cost": 0.5, "wall_s": 3.0}
     with sqlite_db.session() as s:
         row = s.get(RunRow, "old")

@@ -18,6 +18,7 @@ from corix.storage import (
     store_recorded_run,
 )
 from corix.storage.orm import SessionRow
+from support.plans import bare_plan
 
 OLD_PROVENANCE = {
     "application": "assistant-a",
@@ -59,7 +60,7 @@ def _store_with_old_provenance(db: Database) -> str:
     packs = (pack_record(resolve_pack("tv_spoilers")),)
     store_recorded_run(
         db,
-        NewRun("run-old", "old", {}, packs=packs),
+        NewRun("run-old", "old", bare_plan(), packs=packs),
         [RecordedSession(session, WITHHELD, end_reason=None)],
     )
     with db.session() as s:

@@ -23,12 +23,13 @@ from corix.storage.sessions import SessionEnd, store_session
 from corix.storage.store_records import NewSession
 from corix.storage.transactions import transaction
 from corix.storage.web.dialogues import turns
+from support.plans import bare_plan
 
 
 def _store(db: Database, session_id: str, records: list[TurnRecord]) -> None:
     app_id = ensure_application(db, "app", "demo:guarded", version="1")
     if session_id == "s0":
-        create_run(db, "run-1", name="t", plan={"name": "t"}, seed=1)
+        create_run(db, "run-1", name="t", plan=bare_plan(), seed=1)
     session = NewSession(
         id=session_id,
         run_id="run-1",

@@ -13,7 +13,7 @@ from sqlalchemy import JSON, select
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import make_url
 
-from corix.domain import EndReason, Level, Provenance, SessionSource, TurnRecord
+from corix.domain import EndReason, ImportedRunPlan, Level, Provenance, SessionSource, TurnRecord
 from corix.storage import (
     Database,
     NewRun,
@@ -36,6 +36,7 @@ from corix.storage.text import (
     storable_parameters,
     storable_text,
 )
+from support.plans import bare_plan
 
 HOSTILE = "spoiler\x00 here \ud800 and \udfff end"
 
@@ -63,7 +64,7 @@ def _turn(idx: int, reply: str) -> TurnRecord:
 
 async def test_nul_and_lone_surrogates_are_replaced_and_recorded(any_db: Database) -> None:
     app_id = ensure_application(any_db, "app", "demo:guarded")
-    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=1)
+    create_run(any_db, "run-1", name="t", plan=bare_plan(), seed=1)
     async with RecordWriter(any_db) as writer:
         writer.start_session(_session("s1", app_id, "k1"))
         writer.add_turn("s1", _turn(0, HOSTILE))
@@ -83,7 +84,7 @@ async def test_nul_and_lone_surrogates_are_replaced_and_recorded(any_db: Databas
 
 async def test_a_refused_row_does_not_take_its_batch(any_db: Database) -> None:
     app_id = ensure_application(any_db, "app", "demo:guarded")
-    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=1)
+    create_run(any_db, "run-1", name="t", plan=bare_plan(), seed=1)
     async with RecordWriter(any_db, max_batch=1000, max_delay_s=1.0) as writer:
         for n in range(3):
             writer.start_session(_session(f"s{n}", app_id, f"k{n}"))
@@ -182,14 +183,18 @@ async def test_an_imported_turn_is_stored_like_a_run_turn(any_db: Database) -> N
         completion_tokens=11,
         meta={"finish_reason": "stop"},
     )
-    create_run(any_db, "run-1", name="t", plan={"name": "t"}, seed=1)
+    create_run(any_db, "run-1", name="t", plan=bare_plan(), seed=1)
     async with RecordWriter(any_db) as writer:
         writer.start_session(_session("s1", app_id, "k1"))
         writer.add_turn("s1", turn)
         writer.finish_session(SessionEnd("s1", end_reason=EndReason.SCRIPT_DONE))
     imported = replace(_session("s2", app_id, "k2"), run_id="run-2", source=SessionSource.IMPORTED)
     recorded = RecordedSession(imported, (turn,), EndReason.USER_ENDED)
-    store_recorded_run(any_db, NewRun("run-2", "imported", {"name": "i"}), [recorded])
+    store_recorded_run(
+        any_db,
+        NewRun("run-2", "imported", ImportedRunPlan(name="i", source="dialogues.jsonl")),
+        [recorded],
+    )
     columns = (
         TurnRow.user_text,
         TurnRow.response_text,

@@ -23,8 +23,8 @@ import pytest
 from alembic import command
 from sqlalchemy import create_engine, event, inspect, text
 
+from corix.domain.plan import load_plan
 from corix.execution import execute_plan
-from corix.execution.plan import load_plan
 from corix.storage import Database
 from corix.storage.database import alembic_config
 

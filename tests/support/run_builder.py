@@ -27,6 +27,7 @@ from corix.storage.store_records import (
     StoredConsensus,
     StoredValue,
 )
+from support.plans import bare_plan
 
 HOSTILE_REPLY = (
     "<script>alert(1)</script> <img src=x onerror=alert(2)> "
@@ -174,7 +175,7 @@ class RunBuilder:
             db,
             self.run_id,
             name=f"test {self.run_id}",
-            plan={"name": "t"},
+            plan=bare_plan(),
             seed=1,
             packs=[pack_record(resolve_pack(scenario)) for scenario in scenarios],
         )

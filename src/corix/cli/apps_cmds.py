@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
@@ -13,6 +13,9 @@ from rich.text import Text
 
 from corix.cli.common import JsonOption, console, fail, print_json
 from corix.config import validation_summary
+
+if TYPE_CHECKING:
+    from corix.domain import JsonObject
 
 app_app = typer.Typer(rich_markup_mode=None, help="Applications under test.", no_args_is_help=True)
 
@@ -31,7 +34,7 @@ def check(
     """Open the application, start a session, send one prompt, print reply and timings."""
     from corix.apps import AdapterSpec, check_application
 
-    credentials: dict[str, Any] | None = None
+    credentials: JsonObject | None = None
     if auth is not None:
         try:
             credentials = json.loads(auth)

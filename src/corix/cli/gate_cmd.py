@@ -17,16 +17,15 @@ from corix.cli.exit_codes import ExitCode
 from corix.cli.judge_notes import print_judge_agreement
 from corix.cli.measure_options import SettlingOption, SpecOption, measurement_spec
 from corix.cli.outputs import telling_what_was_left
+from corix.domain import plan_gates
 
 if TYPE_CHECKING:
     from corix.measurement.gates import Estimate, GateResult
     from corix.measurement.judge_agreement import JudgeAgreement
 
 
-def _thresholds(values: list[str] | None, planned: object) -> dict[str, float]:
-    thresholds: dict[str, float] = {}
-    if isinstance(planned, dict):
-        thresholds.update({str(k): float(v) for k, v in planned.items()})
+def _thresholds(values: list[str] | None, planned: dict[str, float]) -> dict[str, float]:
+    thresholds = dict(planned)
     for value in values or ():
         harm, sep, limit = value.partition("=")
         try:
@@ -70,7 +69,7 @@ def gate_command(
     in_force, source = measurement_spec(spec, settling=settling)
     with database(db) as database_:
         stored = get_run(database_, run)
-        thresholds = _thresholds(max_rate, stored.plan.get("gates"))
+        thresholds = _thresholds(max_rate, plan_gates(stored.plan))
         if not thresholds:
             raise fail("no gates: give --max HARM=RATE or set gates in the plan")
         check_gated_harms(thresholds)

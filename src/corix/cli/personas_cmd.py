@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, TypedDict
 
 import typer
 from rich.text import Text
@@ -25,6 +25,7 @@ from corix.cli.measure_options import (
 )
 
 if TYPE_CHECKING:
+    from corix.domain import JsonObject
     from corix.levels import CoverageRow, PersonaCoverage
 
 
@@ -107,7 +108,7 @@ def _per_source(counts: dict[str, int] | dict[str, float]) -> str:
     return ", ".join(f"{source} {value:g}" for source, value in sorted(counts.items())) or "0"
 
 
-def _parameters(parameters: dict[str, Any]) -> str:
+def _parameters(parameters: JsonObject) -> str:
     text = ", ".join(f"{name}={value}" for name, value in parameters.items())
     # Shortened for a person at a terminal only; a pipe or a file gets every value whole.
     if console.is_terminal and len(text) > _MAX_PARAMETER_CHARS:
@@ -129,7 +130,16 @@ def _summary(coverage: PersonaCoverage) -> str:
     )
 
 
-def _as_json(coverage: PersonaCoverage) -> dict[str, Any]:
+class _CoverageJson(TypedDict):
+    run_id: str
+    covered: int
+    combinations: int
+    packs_loaded: bool
+    rows: list[JsonObject]
+    """Each row as its model writes it."""
+
+
+def _as_json(coverage: PersonaCoverage) -> _CoverageJson:
     return {
         "run_id": coverage.run_id,
         "covered": coverage.covered,

@@ -20,7 +20,7 @@ from corix.cli.common import (
 from corix.cli.outputs import telling_what_was_left
 
 if TYPE_CHECKING:
-    from corix.execution import Plan
+    from corix.domain import Plan
     from corix.measurement.plan_sizing import CellSize, SizeRequest
 
 
@@ -113,7 +113,7 @@ def size_command(
     """Dialogues per cell (application × scenario × level × harm) for an interval width
     and/or the power to tell two applications apart, with testers' design effect."""
     from corix.config import write_atomically
-    from corix.execution import load_plan_file
+    from corix.domain import load_plan_file
     from corix.measurement import measure
     from corix.measurement.plan_sizing import SizeRequest, earlier_run, plan_with_sizes, size_plan
     from corix.storage import get_run

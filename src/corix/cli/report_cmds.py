@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 from contextlib import closing
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 import typer
 from rich.markup import escape
@@ -38,7 +38,7 @@ from corix.cli.outputs import telling_what_was_left
 from corix.cli.progress import progress_for
 
 if TYPE_CHECKING:
-    from corix.measurement import LeafFilter, TreeSpec
+    from corix.measurement import LeafFilter, NodeDocument, TreeSpec
     from corix.report import ReportPaths, ReportSettings
     from corix.storage import Database
 
@@ -257,22 +257,20 @@ def tree_score(
         per_annotator_kind=per_annotator_kind,
     )
     if as_json:
-        print_json(result)
+        print_json(result.model_dump(mode="json"))
         return
-    for warning in result["warnings"]:
+    for warning in result.warnings:
         err_console.print(Text(f"warning: {warning}", style="yellow"), soft_wrap=True)
-    if per_annotator_kind:
-        for kind, applications in result["annotator_kinds"].items():
-            for application, root in applications.items():
-                console.print(_scored_tree(f"{application} · {kind} annotators", root))
-        return
-    pooled = result["pooled_annotator_kinds"]
+    for kind, applications in (result.annotator_kinds or {}).items():
+        for application, root in applications.items():
+            console.print(_scored_tree(f"{application} · {kind} annotators", root))
+    pooled = result.pooled_annotator_kinds or []
     if len(pooled) > 1:
         console.print(
             f"[yellow]labels of {', '.join(map(escape, pooled))} annotators share each node; "
             "--per-annotator-kind scores one tree per kind[/]"
         )
-    for application, root in result["applications"].items():
+    for application, root in (result.applications or {}).items():
         console.print(_scored_tree(application, root))
 
 
@@ -338,43 +336,62 @@ def tree_leaves(
     console.print(f"wrote {count} leaves to {output}", soft_wrap=True)
 
 
-def _scored_tree(application: str, root: dict[str, Any]) -> Tree:
+def _scored_tree(application: str, root: NodeDocument) -> Tree:
     tree = Tree(f"[bold]{escape(application)}[/]")
     _add_scored(tree, root)
     return tree
 
 
-def _add_scored(parent: Tree, node: dict[str, Any]) -> None:
+def _add_scored(parent: Tree, node: NodeDocument) -> None:
     from corix.report import interval, node_notes, number
 
-    value = node["value"]
+    value = node.value
     if isinstance(value, list):
         shown = "[dim]aggregation[/]"
     elif value is None:
         shown = "[dim]— empty[/]"
     else:
-        bounds = interval(node.get("ci_low"), node.get("ci_high"))
+        bounds = interval(node.ci_low, node.ci_high)
         shown = f"[bold]{number(value, 2)}[/] {bounds}".rstrip()
     notes = node_notes(
-        testers=node.get("testers"),
-        warning=node.get("warning"),
-        bias=node.get("bias"),
-        bias_corrected=node.get("bias_corrected"),
+        testers=node.testers,
+        warning=node.warning,
+        bias=node.bias,
+        bias_corrected=node.bias_corrected,
     )
-    label = f"{escape(node['id'])} [dim]{escape(node['summarizer'])}[/]: {shown}  n={node['n']}"
+    label = f"{escape(node.id)} [dim]{escape(node.summarizer)}[/]: {shown}  n={node.n}"
     if notes:
         label += f"  [dim]{escape(notes)}[/]"
     branch = parent.add(label)
-    for child in node["children"]:
+    for child in node.children:
         _add_scored(branch, child)
 
 
-def _spec_json(spec: TreeSpec) -> dict[str, Any]:
+class _SpecNode(TypedDict):
+    id: str
+    label: str
+    summarizer: str
+    question: str | None
+    filter: dict[str, str]
+    children: list[str]
+    weights: list[float]
+
+
+class _SpecJson(TypedDict):
+    id: str
+    title: str
+    description: str
+    scale: list[float]
+    root: str
+    nodes: list[_SpecNode]
+
+
+def _spec_json(spec: TreeSpec) -> _SpecJson:
     """The tree as data: its nodes children first, root last, each naming its children."""
     from corix.measurement import FILTER_COLUMNS, LeafFilter
 
     everything = LeafFilter()
-    nodes = []
+    nodes: list[_SpecNode] = []
     for node in spec.nodes:
         restricted = [c for c in FILTER_COLUMNS if node.filter.allowed(c) != everything.allowed(c)]
         nodes.append(

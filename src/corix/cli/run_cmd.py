@@ -27,15 +27,8 @@ from corix.cli.progress import progress_for
 from corix.cli.sequential_cmd import run_sequential
 
 if TYPE_CHECKING:
-    from corix.domain import RunSummary
-    from corix.execution import (
-        ExecutorSettings,
-        Plan,
-        PlanFile,
-        RunRequest,
-        RunResult,
-        RunStatus,
-    )
+    from corix.domain import Plan, PlanFile, RunSummary
+    from corix.execution import ExecutorSettings, RunRequest, RunResult, RunStatus
     from corix.measurement import WavesRequest
     from corix.storage import Database
 
@@ -238,7 +231,7 @@ def _plan_source(
     plan: Path | None, resume: str | None, *, check: bool, cache: Path | None
 ) -> PlanFile | None:
     """The plan file given (with ``--cache`` in force), or ``None`` when resuming."""
-    from corix.execution import load_plan_file
+    from corix.domain import load_plan_file
 
     if (plan is None) == (resume is None):
         raise fail("give either a PLAN file or --resume RUN")

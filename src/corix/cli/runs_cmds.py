@@ -221,6 +221,7 @@ def runs_show(
     as_json: JsonOption = False,
 ) -> None:
     """A run's plan, status and counts, its annotation jobs and the reports written of it."""
+    from corix.domain import run_plan_json
     from corix.storage import (
         annotation_jobs,
         get_run,
@@ -252,7 +253,7 @@ def runs_show(
             | report.settings.model_dump(mode="json")
             for report in reports
         ],
-        "plan": row.plan,
+        "plan": run_plan_json(row.plan),
     }
     if as_json:
         print_json(info)
@@ -270,7 +271,7 @@ def runs_show(
     _print_annotation_jobs(jobs)
     _print_reports(reports)
     console.print("plan:", markup=False)
-    console.print(yaml.safe_dump(row.plan, sort_keys=False, allow_unicode=True), markup=False)
+    console.print(yaml.safe_dump(info["plan"], sort_keys=False, allow_unicode=True), markup=False)
 
 
 def _print_annotation_jobs(jobs: list[AnnotationJobRecord]) -> None:

@@ -28,7 +28,7 @@ def run_sequential(db: Database, request: RunRequest, waves: WavesRequest) -> Ru
 
 
 def _print_wave(index: int, decision: WaveDecision) -> None:
-    open_cells = sum(1 for cell in decision.report.get("cells", []) if cell["stopped"] is None)
+    open_cells = sum(1 for cell in decision.report.cells if cell.stopped is None)
     console.print(
         Text(f"after wave {index}: {open_cells} cell(s) open, {len(decision.open)} group(s) go on"),
         highlight=False,

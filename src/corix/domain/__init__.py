@@ -5,6 +5,7 @@ schemas (``corix.web``).
 """
 
 from corix.domain.annotation_jobs import AnnotationJobSettings, EndpointIdentity, public_url
+from corix.domain.endpoint import LOCAL_PREFIX, MOCK_BASE_URL, EndpointConfig
 from corix.domain.json_values import JsonObject, JsonSchema
 from corix.domain.messages import (
     ContentPart,
@@ -12,6 +13,21 @@ from corix.domain.messages import (
     MessageRole,
     ToolCall,
     split_turns,
+)
+from corix.domain.plan import (
+    ApplicationEntry,
+    HumanRunPlan,
+    ImportedRunPlan,
+    LevelSettings,
+    OutdatedPlan,
+    Plan,
+    PlanFile,
+    RunPlan,
+    load_plan_file,
+    plan_gates,
+    read_run_plan,
+    run_plan_json,
+    runnable_plan,
 )
 from corix.domain.reports import ReportFormat, ReportOutput, ReportTree, WrittenReportSettings
 from corix.domain.run_file import (
@@ -32,6 +48,7 @@ from corix.domain.run_file import (
     SessionLine,
 )
 from corix.domain.runs import RUN_SUMMARY_VERSION, Invocation, RunSummary, RunUsage
+from corix.domain.sequential import SequentialCell, SequentialSummary, WaveReport
 from corix.domain.session_records import (
     EndReason,
     ImportedSource,
@@ -48,10 +65,13 @@ from corix.domain.session_records import (
 from corix.domain.transcript_steps import StepKind, StepView, render_steps, step_views
 
 __all__ = [
+    "LOCAL_PREFIX",
+    "MOCK_BASE_URL",
     "RUN_FILE_FORMAT",
     "RUN_FILE_VERSION",
     "RUN_SUMMARY_VERSION",
     "AnnotationJobSettings",
+    "ApplicationEntry",
     "ArchivedAnnotationJob",
     "ArchivedApplication",
     "ArchivedConsensus",
@@ -65,23 +85,33 @@ __all__ = [
     "ArchivedSession",
     "ContentPart",
     "EndReason",
+    "EndpointConfig",
     "EndpointIdentity",
+    "HumanRunPlan",
+    "ImportedRunPlan",
     "ImportedSource",
     "Invocation",
     "JsonObject",
     "JsonSchema",
     "Level",
+    "LevelSettings",
     "Message",
     "MessageRole",
     "ModelUsage",
+    "OutdatedPlan",
+    "Plan",
+    "PlanFile",
     "Provenance",
     "QuestionnaireAnswer",
     "ReportFormat",
     "ReportOutput",
     "ReportTree",
     "RunDocument",
+    "RunPlan",
     "RunSummary",
     "RunUsage",
+    "SequentialCell",
+    "SequentialSummary",
     "SessionBrief",
     "SessionLine",
     "SessionRecord",
@@ -91,9 +121,15 @@ __all__ = [
     "StepView",
     "ToolCall",
     "TurnRecord",
+    "WaveReport",
     "WrittenReportSettings",
+    "load_plan_file",
+    "plan_gates",
     "public_url",
+    "read_run_plan",
     "render_steps",
+    "run_plan_json",
+    "runnable_plan",
     "split_turns",
     "step_views",
 ]

@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from corix.domain.json_values import JsonObject
+
 __all__ = [
     "ContentPart",
     "Message",
@@ -87,7 +89,7 @@ class Message(BaseModel):
     """A tool result: the tool's error, when it failed (Inspect's ``ToolCallError``)."""
     refusal: str | None = None
     """An assistant's refusal text, when the model reported one apart from its content."""
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: JsonObject = Field(default_factory=dict)
     """Whatever else the source gave the message (an imported file's extra fields)."""
 
     @model_validator(mode="after")
@@ -135,9 +137,9 @@ class Message(BaseModel):
             and not self.metadata
         )
 
-    def to_openai(self) -> dict[str, Any]:
+    def to_openai(self) -> JsonObject:
         """The message in OpenAI's chat format (``metadata`` is corix's, not sent)."""
-        data: dict[str, Any] = {"role": self.role.value}
+        data: JsonObject = {"role": self.role.value}
         if isinstance(self.content, tuple):
             data["content"] = [part.model_dump(exclude_none=True) for part in self.content]
         else:
@@ -163,7 +165,7 @@ class Message(BaseModel):
         Raises ``pydantic.ValidationError`` (naming the field) on a malformed message.
         """
         known = {"role", "content", "tool_calls", "tool_call_id", "name", "refusal"}
-        fields: dict[str, Any] = {key: data[key] for key in known & data.keys()}
+        fields: JsonObject = {key: data[key] for key in known & data.keys()}
         calls = fields.get("tool_calls")
         if isinstance(calls, list):
             fields["tool_calls"] = [_openai_call(call) for call in calls]

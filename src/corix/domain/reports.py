@@ -11,9 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from corix.domain.json_values import JsonObject
 
 ReportFormat = Literal["html", "markdown", "json"]
 
@@ -59,7 +61,7 @@ class WrittenReportSettings(BaseModel):
     compared_runs: tuple[str, ...] = Field(
         description="the earlier runs the report compares over time, as resolved"
     )
-    measurement: dict[str, Any] = Field(
+    measurement: JsonObject = Field(
         description="the measurement specification in force, as applied (its trees' "
         "hashes, corix's version, the file it was read from)"
     )

@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from corix.domain.sequential import SequentialSummary
+
 __all__ = ["RUN_SUMMARY_VERSION", "Invocation", "RunSummary", "RunUsage"]
 
 RUN_SUMMARY_VERSION = 1
@@ -104,9 +106,8 @@ class RunSummary(BaseModel):
     missing_sessions: int = 0
     """Work items that ran but whose session the database did not keep complete."""
     refused_records: tuple[str, ...] = ()
-    sequential: dict[str, Any] | None = None
-    """A run made in waves: its stopping rule and each group's dialogues, written by the
-    decider (``corix.measurement.sequential``) and read by ``sequential_record``."""
+    sequential: SequentialSummary | None = None
+    """A run made in waves: its stopping rule, its cells and each group's dialogues."""
 
     @model_validator(mode="before")
     @classmethod

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from corix.domain.json_values import JsonObject
 from corix.domain.messages import Message, MessageRole, ToolCall, reply_text, user_text
 
 
@@ -95,16 +96,16 @@ class ImportedSource(BaseModel):
     epoch: int | None = None
     target: Any = None
     """Inspect AI: the sample's target, as given."""
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: JsonObject = Field(default_factory=dict)
     """All of the source's metadata: an Inspect sample's ``metadata``; a JSON Lines
     dialogue's keys other than ``id``, ``messages`` and the context keys."""
-    scores: dict[str, Any] = Field(default_factory=dict)
+    scores: JsonObject = Field(default_factory=dict)
     """Inspect AI: the sample's scores by scorer (value, answer, explanation, metadata)."""
-    usage: dict[str, Any] = Field(default_factory=dict)
+    usage: JsonObject = Field(default_factory=dict)
     """Inspect AI: the sample's token usage by model (``model_usage``)."""
-    limit: dict[str, Any] | None = None
+    limit: JsonObject | None = None
     """Inspect AI: the limit that stopped the sample (type, limit, reason)."""
-    error: dict[str, Any] | None = None
+    error: JsonObject | None = None
     """Inspect AI: the sample's error (message, traceback); the session is then failed."""
 
 
@@ -131,7 +132,7 @@ class Provenance(BaseModel):
     scenario_version: str | None = None
     template: str | None = None
     template_version: str | None = None
-    parameters: dict[str, Any] = Field(default_factory=dict)
+    parameters: JsonObject = Field(default_factory=dict)
     brief: SessionBrief = Field(default_factory=SessionBrief)
     system_prompt: str | None = None
     """The application's system prompt, when it declares one: kept for guideline-leakage
@@ -182,7 +183,7 @@ class TurnRecord(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     created_at: datetime | None = None
-    meta: dict[str, Any] = Field(default_factory=dict)
+    meta: JsonObject = Field(default_factory=dict)
     messages: tuple[Message, ...] | None = None
     """Every message of the turn in order; ``None`` for a plain turn (its two texts)."""
 

@@ -18,13 +18,6 @@ from corix.execution.context import (
     WorkHandler,
 )
 from corix.execution.executor_settings import ExecutorSettings, build_executor
-from corix.execution.plan import (
-    ApplicationEntry,
-    LevelSettings,
-    Plan,
-    PlanFile,
-    load_plan_file,
-)
 from corix.execution.resources import OwnedResources
 from corix.execution.run_request import RunRequest, plan_to_run, was_sequential
 from corix.execution.run_status import RunStatus
@@ -35,15 +28,11 @@ from corix.execution.work import WorkItem
 __all__ = [
     "LEVEL_PLANNERS",
     "WORK_HANDLERS",
-    "ApplicationEntry",
     "CheckedPlan",
     "ExecutorSettings",
     "Group",
-    "LevelSettings",
     "OpenedApplication",
     "OwnedResources",
-    "Plan",
-    "PlanFile",
     "Planner",
     "PreflightError",
     "Problem",
@@ -58,7 +47,6 @@ __all__ = [
     "build_executor",
     "execute_in_waves",
     "execute_plan",
-    "load_plan_file",
     "new_run_id",
     "plan_to_run",
     "preflight",

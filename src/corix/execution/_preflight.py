@@ -18,9 +18,9 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from corix.apps import AdapterSpec, build_application
+from corix.domain import Plan, PlanFile
 from corix.errors import CorixError
 from corix.execution.context import LEVEL_PLANNERS
-from corix.execution.plan import Plan, PlanFile
 from corix.execution.run_planning import auth_for, plan_work
 from corix.llm import require_local_extra, resolve_model_file
 from corix.scenarios import ScenarioPack, resolve_pack

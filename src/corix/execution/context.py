@@ -15,7 +15,7 @@ from corix.registry import Registry
 from corix.storage import RecordSink
 
 if TYPE_CHECKING:
-    from corix.execution.plan import LevelSettings, Plan
+    from corix.domain import LevelSettings, Plan
     from corix.execution.work import WorkItem
     from corix.llm import LLMClient
     from corix.scenarios import ScenarioPack

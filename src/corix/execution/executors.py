@@ -11,10 +11,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from corix.domain import RunUsage
+from corix.domain import Plan, RunUsage
 from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
 from corix.execution.item_pool import WorkItemPool
-from corix.execution.plan import Plan
 from corix.execution.work import WorkItem
 from corix.llm import LLMClient
 from corix.scenarios import ScenarioPack

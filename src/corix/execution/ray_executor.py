@@ -31,11 +31,10 @@ import ray
 from ray.actor import ActorHandle
 
 from corix.apps import build_application
-from corix.domain import RunUsage
+from corix.domain import Plan, RunUsage
 from corix.errors import CorixError
 from corix.execution.context import WORK_HANDLERS, OpenedApplication, RunContext
 from corix.execution.executors import RunJob
-from corix.execution.plan import Plan
 from corix.execution.rate_broker import RateLimitBroker, brokered_limits
 from corix.execution.ray_cluster import connect
 from corix.execution.ray_dispatch import (

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from corix.config import json_object_from_env
+from corix.domain import ApplicationEntry, Plan
 from corix.errors import CorixError
 from corix.execution.context import LEVEL_PLANNERS
-from corix.execution.plan import ApplicationEntry, Plan
 from corix.execution.work import WorkItem
 from corix.scenarios import ScenarioPack
 

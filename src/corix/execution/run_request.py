@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pydantic import ValidationError
-
-from corix.config import validation_summary
+from corix.domain import PlanFile, runnable_plan
 from corix.errors import ConfigError
 from corix.execution.executor_settings import ExecutorSettings
-from corix.execution.plan import Plan, PlanFile
 from corix.storage import Database, get_run
 
 __all__ = ["RunRequest", "plan_to_run", "was_sequential"]
@@ -40,7 +37,7 @@ def plan_to_run(db: Database, request: RunRequest) -> PlanFile:
         source = request.plan
     else:
         assert request.resume_run is not None  # __post_init__: one of the two
-        source = PlanFile(_stored_plan(db, request.resume_run))
+        source = PlanFile(runnable_plan(request.resume_run, get_run(db, request.resume_run).plan))
     if request.executor.kind == "ray" and source.plan.cache:
         # Ray workers open their own applications; a cache file on this machine is not theirs.
         raise ConfigError(
@@ -52,18 +49,3 @@ def plan_to_run(db: Database, request: RunRequest) -> PlanFile:
 def was_sequential(db: Database, resume_run: str | None) -> bool:
     """Whether ``resume_run`` names a run started in waves (it resumes in waves)."""
     return resume_run is not None and get_run(db, resume_run).summary.sequential is not None
-
-
-def _stored_plan(db: Database, run_id: str) -> Plan:
-    stored = get_run(db, run_id).plan
-    if stored.get("kind") == "imported":
-        raise ConfigError(
-            f"run '{run_id}' was imported, not made from a plan: there is nothing to resume"
-        )
-    try:
-        return Plan.model_validate(stored)
-    except ValidationError as exc:
-        problems = validation_summary(exc)
-        raise ConfigError(
-            f"run '{run_id}' cannot be resumed: its stored plan is not valid ({problems})"
-        ) from None

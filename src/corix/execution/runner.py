@@ -23,13 +23,12 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from corix.apps import AdapterSpec, build_application
-from corix.domain import Invocation, RunSummary, RunUsage
+from corix.domain import Invocation, Plan, PlanFile, RunSummary, RunUsage, runnable_plan
 from corix.errors import CorixError
 from corix.execution._preflight import CheckedPlan, PreflightError, Problem, preflight
 from corix.execution.collector import collected_sparingly
 from corix.execution.context import OpenedApplication
 from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob
-from corix.execution.plan import Plan, PlanFile
 from corix.execution.resources import OwnedResources
 from corix.execution.run_planning import plan_run
 from corix.execution.run_status import RunStatus, finished_status
@@ -299,7 +298,7 @@ async def _new_run(
         db,
         run_id,
         name=plan.name,
-        plan=plan.model_dump(mode="json"),
+        plan=plan,
         seed=plan.seed,
         packs=[pack_record(pack) for pack in checked.packs.values()],
     )
@@ -317,7 +316,7 @@ async def _resumed_run(
     held = owned.enter_context(holding_run(db, run.id, "corix run --resume"))
     done = completed_work_keys(db, run.id)
     packs = {name: record.pack() for (_, name), record in run_packs(db, [run.id]).items()}
-    source = PlanFile(Plan.model_validate(run.plan))
+    source = PlanFile(runnable_plan(run.id, run.plan))
     checked, cache = await _prepared(source, db, owned, executor, done=done, packs=packs or None)
     discarded = discard_incomplete_sessions(db, run.id)
     set_run_status(db, run.id, RunStatus.RUNNING)

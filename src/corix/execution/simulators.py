@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Container
 
-from corix.domain import Level
-from corix.execution.plan import Plan
+from corix.domain import Level, Plan
 from corix.llm import EndpointConfig, HTTPConnections, LLMClient, ResponseCache
 
 

@@ -18,12 +18,17 @@ import math
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from corix.domain import RunUsage
+from corix.domain import (
+    Plan,
+    PlanFile,
+    RunUsage,
+    SequentialSummary,
+    WaveReport,
+    runnable_plan,
+)
 from corix.execution._preflight import preflight
 from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob
-from corix.execution.plan import Plan, PlanFile
 from corix.execution.run_planning import plan_work
 from corix.execution.run_status import RunStatus, finished_status
 from corix.execution.runner import RunResult, execute_plan
@@ -49,7 +54,7 @@ class WaveDecision:
     """The groups still open after a wave, and what to store about the cells."""
 
     open: frozenset[Group]
-    report: dict[str, Any]
+    report: WaveReport
 
 
 Decide = Callable[[str, WaveOrder, Mapping[Group, int]], Awaitable[WaveDecision]]
@@ -82,19 +87,18 @@ async def execute_in_waves(
     resume_run: str | None = None,
     executor: RunExecutor | None = None,
     on_wave: Callable[[int, WaveDecision], None] | None = None,
-    keep: Mapping[str, Any] | None = None,
+    keep: SequentialSummary | None = None,
     handle_signals: bool = False,
 ) -> RunResult:
     """Run ``plan`` (or go on with the sequential run ``resume_run``) wave by wave until
-    ``decide`` closes every group or the plan's items run out. ``keep`` is stored in the
-    summary's ``sequential`` section from the first wave on (e.g. the rule, for resume).
+    ``decide`` closes every group or the plan's items run out. ``keep`` starts the
+    summary's ``sequential`` section, stored from the first wave on (the rule, for resume).
     ``handle_signals`` turns SIGINT/SIGTERM, during a wave or between two, into a clean
     stop with status ``interrupted``."""
-    kept = dict(keep or {})
     source = plan if isinstance(plan, PlanFile) else PlanFile(plan)
     if resume_run is not None:
         stored = get_run(db, resume_run)
-        source = PlanFile(Plan.model_validate(stored.plan))
+        source = PlanFile(runnable_plan(stored.id, stored.plan))
         packs = {name: record.pack() for (_, name), record in run_packs(db, [resume_run]).items()}
         checked = await preflight(source, packs=packs)
     else:
@@ -102,7 +106,7 @@ async def execute_in_waves(
     order: defaultdict[Group, list[str]] = defaultdict(list)
     for item in plan_work(checked.plan, checked.packs, "order", set()):
         order[group_of(item)].append(item.key)
-    progress = _Progress(resume_run, WaveDecision(frozenset(order), kept))
+    progress = _Progress(resume_run, frozenset(order), keep or SequentialSummary())
     waves = _Waves(db, source, order, decide, wave, executor or LocalRunExecutor(), on_wave)
     try:
         return await waves.run(progress, handle_signals=handle_signals)
@@ -116,10 +120,12 @@ async def execute_in_waves(
 
 @dataclass
 class _Progress:
-    """Where a sequential run is: its id once created, the last decision, items run."""
+    """Where a sequential run is: its id once created, the groups the last decision left
+    open, its section so far, items run."""
 
     run_id: str | None
-    decision: WaveDecision
+    open: frozenset[Group]
+    section: SequentialSummary
     ran: Mapping[Group, int] = field(default_factory=dict)
 
 
@@ -137,7 +143,6 @@ class _Waves:
 
     async def run(self, progress: _Progress, *, handle_signals: bool) -> RunResult:
         db, order = self.db, self.order
-        kept = dict(progress.decision.report)
         result: RunResult | None = None
         index = 0
         previous: frozenset[str] = frozenset()
@@ -150,10 +155,11 @@ class _Waves:
                 decided = await _decided(db, run_id, deciding, handle_signals)
                 if isinstance(decided, RunStatus):  # stopped while the wave was judged
                     return _stopped(db, run_id, decided, progress)
-                progress.decision = WaveDecision(decided.open, {**kept, **decided.report})
+                progress.open = decided.open
+                progress.section = progress.section.after(decided.report)
                 _store_progress(db, run_id, progress)
                 if self.on_wave is not None:
-                    self.on_wave(index, progress.decision)
+                    self.on_wave(index, decided)
             wanted = self._wanted(progress, done)
             if not wanted or wanted == previous:  # nothing left, or items that will not complete
                 break
@@ -178,7 +184,7 @@ class _Waves:
         """The next wave's items: each open group's, up to its next whole wave."""
         return frozenset(
             key
-            for group in progress.decision.open
+            for group in progress.open
             for key in self.order[group][
                 : _target(progress.ran[group], len(self.order[group]), self.wave)
             ]
@@ -227,11 +233,9 @@ def _target(ran: int, planned: int, wave: int) -> int:
     return min(planned, (math.floor(ran / wave) + 1) * wave)
 
 
-def _sequential(progress: _Progress) -> dict[str, Any]:
-    return {
-        **progress.decision.report,
-        "dialogues_per_group": {"/".join(group): n for group, n in sorted(progress.ran.items())},
-    }
+def _sequential(progress: _Progress) -> SequentialSummary:
+    per_group = {"/".join(group): n for group, n in sorted(progress.ran.items())}
+    return progress.section.model_copy(update={"dialogues_per_group": per_group})
 
 
 def _store_progress(db: Database, run_id: str, progress: _Progress) -> None:

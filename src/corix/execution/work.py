@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
 
-from corix.domain import Level
+from corix.domain import JsonObject, Level
 
 
 class WorkItem(BaseModel):
@@ -21,4 +19,4 @@ class WorkItem(BaseModel):
     scenario: str
     level: Level
     seed: int
-    payload: dict[str, Any] = Field(default_factory=dict)
+    payload: JsonObject = Field(default_factory=dict)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from corix.domain import (
     EndReason,
+    ImportedRunPlan,
     Message,
     MessageRole,
     Provenance,
@@ -58,7 +59,7 @@ def import_dialogues(
     run = NewRun(
         new_run_id(),
         name or f"imported from {path.name}",
-        {"name": name or path.stem, "kind": "imported", "source": str(path)},
+        ImportedRunPlan(name=name or path.stem, source=str(path)),
         status="complete",
         finished_at=datetime.now(UTC),
         packs=tuple(pack_record(resolve_pack(s)) for s in sorted({d.scenario for d in dialogues})),

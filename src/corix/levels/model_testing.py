@@ -8,8 +8,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
 from corix.apps import ApplicationError, AppReply
-from corix.domain import EndReason, JsonObject, Level, Provenance, SessionBrief, SessionSource
-from corix.execution import LevelSettings, Plan, RunContext, WorkItem
+from corix.domain import (
+    EndReason,
+    JsonObject,
+    Level,
+    LevelSettings,
+    Plan,
+    Provenance,
+    SessionBrief,
+    SessionSource,
+)
+from corix.execution import RunContext, WorkItem
 from corix.levels.recorder import SessionRecorder
 from corix.scenarios import Probe, ScenarioPack, ScriptedTest, Toolbox, expand_model_tests
 

@@ -5,12 +5,12 @@ client.chat(ChatRequest(...))``. The mock OpenAI-compatible server lives in
 :mod:`corix.llm.mock_server` and is imported on its own.
 """
 
+from corix.domain import LOCAL_PREFIX, MOCK_BASE_URL, EndpointConfig
 from corix.llm.cache import ResponseCache
 from corix.llm.call_errors import ModelCallError, TransportError
 from corix.llm.cancellation import raise_if_cancelling
 from corix.llm.client import LLMClient
 from corix.llm.concurrency import concurrency_share, even_share
-from corix.llm.endpoint import LOCAL_PREFIX, MOCK_BASE_URL, EndpointConfig
 from corix.llm.http_transport import HTTPConnections, OpenAIHTTPTransport, read_reply
 from corix.llm.local_model import resolve_model_file
 from corix.llm.local_transport import require_local_extra

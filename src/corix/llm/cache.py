@@ -25,8 +25,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from corix.domain import ToolCall
-from corix.llm.endpoint import EndpointConfig
+from corix.domain import EndpointConfig, ToolCall
 from corix.llm.hashing import request_digest
 from corix.llm.models import ChatRequest
 from corix.llm.transport import RawCompletion

@@ -8,6 +8,7 @@ import random
 import time
 from types import TracebackType
 
+from corix.domain import EndpointConfig
 from corix.llm.backoff import retry_delay
 from corix.llm.cache import ResponseCache, cache_key
 from corix.llm.call_errors import ModelCallError, TransportError
@@ -20,7 +21,6 @@ from corix.llm.concurrency import (
     Slot,
     shared_bound,
 )
-from corix.llm.endpoint import EndpointConfig
 from corix.llm.http_transport import HTTPConnections, OpenAIHTTPTransport
 from corix.llm.local_transport import DEFAULT_CONTEXT_WINDOW, LocalTransport
 from corix.llm.models import ChatRequest, ChatResponse

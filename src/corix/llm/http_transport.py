@@ -15,9 +15,8 @@ from email.utils import parsedate_to_datetime
 
 import aiohttp
 
-from corix.domain import JsonObject
+from corix.domain import EndpointConfig, JsonObject
 from corix.llm.call_errors import TransportError
-from corix.llm.endpoint import EndpointConfig
 from corix.llm.models import ChatRequest
 from corix.llm.openai_reply import error_text, parse_completion
 from corix.llm.transport import RawCompletion

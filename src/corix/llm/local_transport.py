@@ -29,10 +29,9 @@ from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from corix.domain import JsonObject
+from corix.domain import EndpointConfig, JsonObject
 from corix.errors import CorixError
 from corix.llm.call_errors import TransportError
-from corix.llm.endpoint import EndpointConfig
 from corix.llm.local_model import resolve_model_file
 from corix.llm.local_worker import Done, Failed, Job, Ready, serve
 from corix.llm.models import ChatRequest

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Protocol
 
-from corix.llm.endpoint import EndpointConfig
+from corix.domain import EndpointConfig
 
 Clock = Callable[[], float]
 BURST_SECONDS = 1.0

@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
+from corix.domain import EndpointConfig
 from corix.llm.call_errors import TransportError
-from corix.llm.endpoint import EndpointConfig
 from corix.llm.mock_model import MockModel
 from corix.llm.models import ChatRequest
 from corix.llm.tokens import estimate_prompt_tokens, estimate_tokens

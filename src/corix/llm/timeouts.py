@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from corix.llm.endpoint import EndpointConfig
+from corix.domain import EndpointConfig
 
 __all__ = ["MIN_SAMPLES", "P95_MULTIPLE", "WINDOW", "AdaptiveTimeout", "p95"]
 

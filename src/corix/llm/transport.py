@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from corix.domain import ToolCall
-from corix.llm.endpoint import EndpointConfig
+from corix.domain import EndpointConfig, ToolCall
 from corix.llm.models import ChatRequest
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from corix.llm.endpoint import EndpointConfig
+from corix.domain import EndpointConfig
 from corix.llm.transport import RawCompletion
 
 

@@ -21,9 +21,8 @@ from typing import Any
 
 import aiohttp
 
-from corix.domain import JsonObject
+from corix.domain import EndpointConfig, JsonObject
 from corix.llm.call_errors import TransportError
-from corix.llm.endpoint import EndpointConfig
 from corix.llm.http_transport import request_headers
 
 DISCOVERY_TIMEOUT_S = 5.0

@@ -34,7 +34,7 @@ from corix.measurement.leaves_from_store import (
     leaves_from_answers,
     number_text,
 )
-from corix.measurement.results import NodeResult
+from corix.measurement.results import NodeDocument, NodeResult
 from corix.measurement.run_comparison import Compared, compare_measurements
 from corix.measurement.scoring import dimension_ids, score_tree, score_tree_cli_json
 from corix.measurement.sequential_record import SequentialRecord, sequential_records
@@ -69,6 +69,7 @@ __all__ = [
     "ListedDialogue",
     "Measurement",
     "MeasurementSpec",
+    "NodeDocument",
     "NodeResult",
     "ResolvedSpec",
     "ScoreTable",

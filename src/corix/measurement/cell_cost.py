@@ -21,12 +21,13 @@ recorded them), and then its counts are ``None`` too. A total is ``None`` when a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
 from corix.apps import spec_prices
+from corix.domain import EndpointConfig, EndpointIdentity, Level, Plan, RunPlan
 from corix.storage import CallCount, Database, annotation_jobs, cell_usage, get_run
 
 __all__ = ["CellCost", "SourceCost", "cell_costs"]
@@ -125,24 +126,25 @@ def _sum(costs: Iterable[SourceCost]) -> SourceCost:
     )
 
 
-def _application_prices(plan: Mapping[str, Any]) -> dict[str, Prices]:
-    """application → its prices, where the plan gives them."""
+def _application_prices(plan: RunPlan) -> dict[str, Prices]:
+    """application → its prices, where the plan gives them (a run of people has none)."""
     found = {}
-    for entry in plan.get("applications", []):
-        prices = spec_prices(entry["spec"], entry.get("options") or {})
+    for entry in plan.applications if isinstance(plan, Plan) else ():
+        prices = spec_prices(entry.spec, entry.options)
         if prices is not None:
-            found[entry["name"]] = prices
+            found[entry.name] = prices
     return found
 
 
-def _simulator_prices(plan: Mapping[str, Any], level: str) -> Prices | None:
-    simulator = ((plan.get("levels") or {}).get(level) or {}).get("simulator") or {}
-    return _endpoint_prices(simulator)
+def _simulator_prices(plan: RunPlan, level: str) -> Prices | None:
+    settings = plan.levels.get(Level(level)) if isinstance(plan, Plan) else None
+    if settings is None or settings.simulator is None:
+        return None
+    return _endpoint_prices(settings.simulator)
 
 
-def _endpoint_prices(endpoint: Mapping[str, Any]) -> Prices | None:
-    prompt = endpoint.get("price_per_1k_prompt")
-    completion = endpoint.get("price_per_1k_completion")
+def _endpoint_prices(endpoint: EndpointConfig | EndpointIdentity) -> Prices | None:
+    prompt, completion = endpoint.price_per_1k_prompt, endpoint.price_per_1k_completion
     if prompt is None and completion is None:
         return None
     return float(prompt or 0), float(completion or 0)
@@ -154,7 +156,7 @@ def _judge_prices(db: Database, run_ids: Sequence[str]) -> dict[tuple[str, str],
     given: dict[tuple[str, str], set[Prices | None]] = {}
     for job in annotation_jobs(db, run_ids):
         endpoint = job.settings.endpoint
-        prices = None if endpoint is None else _endpoint_prices(endpoint.model_dump())
+        prices = None if endpoint is None else _endpoint_prices(endpoint)
         given.setdefault((job.run_id, job.settings.stored_as), set()).add(prices)
     found = {}
     for key, options in given.items():

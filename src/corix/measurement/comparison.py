@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -25,14 +24,6 @@ class ScoreTable:
     def value(self, row: str, column: str) -> float | None:
         number = self.values[self.rows.index(row), self.columns.index(column)]
         return None if np.isnan(number) else float(number)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "rows": list(self.rows),
-            "columns": list(self.columns),
-            "values": [[None if np.isnan(v) else float(v) for v in row] for row in self.values],
-            "n": self.n.tolist(),
-        }
 
 
 def _numeric_nodes(root: NodeResult) -> list[NodeResult]:

@@ -22,8 +22,7 @@ from itertools import combinations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from corix.domain import Level
-from corix.execution import Plan
+from corix.domain import Level, Plan
 from corix.measurement.core import Measurement
 from corix.measurement.sample_size import (
     DEFAULT_ASSURANCE,

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+from typing_extensions import TypeAliasType
 
 from corix.errors import UnknownNameError
 from corix.measurement.bootstrap import few_testers_warning
@@ -98,11 +107,10 @@ class NodeResult:
                 return node
         raise UnknownNameError(f"no node '{node_id}' under '{self.id}'")
 
-    def to_json(self) -> dict[str, Any]:
-        """``id``, ``label``, ``summarizer``, ``value``, ``n``, ``children``; plus ``ci_low`` /
-        ``ci_high`` when computed, ``empty`` / ``skipped`` when something is empty,
-        ``context``, ``dialogues``, ``annotators`` and ``respondents`` when known."""
-        data: dict[str, Any] = {
+    def document(self) -> NodeDocument:
+        """The node as ``corix tree score --json`` and the report give it (see
+        :class:`NodeDocument` for which keys it has)."""
+        data: dict[str, object] = {
             "id": self.id,
             "label": self.label,
             "summarizer": self.summarizer,
@@ -131,11 +139,55 @@ class NodeResult:
         if self.provenance is not None:
             data["annotators"] = list(self.provenance.annotators)
             data["respondents"] = self.provenance.respondents
-        data["children"] = [child.to_json() for child in self.children]
-        return data
+        data["children"] = [child.document() for child in self.children]
+        return NodeDocument.model_validate(data)
 
 
-def _json_value(value: NodeValue) -> Any:
+JsonNodeValue = TypeAliasType("JsonNodeValue", "float | list[JsonNodeValue] | None")
+"""A node's value in JSON: a number, null when empty, an aggregation's list of values."""
+
+
+class SetKeysOnly(BaseModel):
+    """A document that writes only the keys it was given a value for: an optional key is
+    absent, not ``null``, where the measurement has nothing to say."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_serializer(mode="wrap")
+    def _given_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
+        return {key: value for key, value in data.items() if key in self.model_fields_set}
+
+
+class NodeDocument(SetKeysOnly):
+    """A scored node as JSON: ``id``, ``label``, ``summarizer``, ``value``, ``n``,
+    ``children``; plus ``ci_low`` / ``ci_high`` when computed (with ``interval``,
+    ``testers`` and ``warning`` when known), ``bias`` / ``bias_corrected`` for a
+    ``max``/``min`` node with a bootstrap, ``empty`` / ``skipped`` when something is empty,
+    ``context``, ``dialogues``, ``annotators`` and ``respondents`` when known."""
+
+    id: str
+    label: str
+    summarizer: str
+    value: JsonNodeValue
+    n: int
+    ci_low: float | None = None
+    ci_high: float | None = None
+    interval: str | None = None
+    testers: int | None = None
+    warning: str | None = None
+    bias: float | None = None
+    bias_corrected: float | None = None
+    empty: bool = False
+    skipped: list[str] = Field(default_factory=list)
+    context: dict[str, str] = Field(default_factory=dict)
+    dialogues: list[str] | None = None
+    annotators: list[str] | None = None
+    respondents: int | None = None
+    children: list[NodeDocument]
+
+
+def _json_value(value: NodeValue) -> JsonNodeValue:
     if isinstance(value, tuple):
         return [_json_value(item) for item in value]
     return value

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import BaseModel
 
 from corix.measurement.bootstrap import (
     cluster_resamples,
@@ -23,7 +24,13 @@ from corix.measurement.engine import PreparedLeaves, TreeEvaluator
 from corix.measurement.gating_check import undeclared_gating
 from corix.measurement.intervals import Interval
 from corix.measurement.leaves import IntArray, LeafSource, LeafTable
-from corix.measurement.results import NodeProvenance, NodeResult, NodeValue
+from corix.measurement.results import (
+    NodeDocument,
+    NodeProvenance,
+    NodeResult,
+    NodeValue,
+    SetKeysOnly,
+)
 from corix.measurement.summarizers import FloatArray, Max, Min
 from corix.measurement.tree_loading import load_tree
 from corix.measurement.tree_spec import NodeInstance, TreeSpec
@@ -143,6 +150,32 @@ def dimension_ids(spec: TreeSpec) -> tuple[str, ...]:
     return tuple(spec.nodes[c].id for c in root.children if spec.nodes[c].is_numeric)
 
 
+class ScaleDocument(BaseModel):
+    min: float
+    max: float
+
+
+class BootstrapDocument(BaseModel):
+    replicates: int
+    seed: int
+    confidence: float
+
+
+class TreeScores(SetKeysOnly):
+    """What ``corix tree score --json`` prints: the tree, its warnings and one scored tree
+    per application, pooled (``pooled_annotator_kinds`` and ``applications``) or per
+    annotator kind (``annotator_kinds``: kind → application → root)."""
+
+    tree: str
+    warnings: list[str]
+    title: str
+    scale: ScaleDocument
+    bootstrap: BootstrapDocument | None
+    annotator_kinds: dict[str, dict[str, NodeDocument]] | None = None
+    pooled_annotator_kinds: list[str] | None = None
+    applications: dict[str, NodeDocument] | None = None
+
+
 def score_tree_cli_json(
     tree_path: Path | str,
     leaves_csv: Path | str,
@@ -151,7 +184,7 @@ def score_tree_cli_json(
     seed: int = 0,
     confidence: float = 0.95,
     per_annotator_kind: bool = False,
-) -> dict[str, Any]:
+) -> TreeScores:
     """What ``corix tree score --tree T --leaves L --json`` prints: one tree per application.
 
     ``tree_path`` may also name a shipped tree (``aria_pilot``, ``ai_rmf``). With
@@ -162,30 +195,33 @@ def score_tree_cli_json(
     """
     spec = load_tree(tree_path)
     leaves = LeafTable.from_csv(leaves_csv)
-    header: dict[str, Any] = {
-        "tree": spec.name,
-        "warnings": [found.message for found in undeclared_gating(spec, leaves)],
-        "title": spec.title,
-        "scale": {"min": spec.scale.low, "max": spec.scale.high},
-        "bootstrap": (
-            {"replicates": bootstrap, "seed": seed, "confidence": confidence} if bootstrap else None
+    header = TreeScores(
+        tree=spec.name,
+        warnings=[found.message for found in undeclared_gating(spec, leaves)],
+        title=spec.title,
+        scale=ScaleDocument(min=spec.scale.low, max=spec.scale.high),
+        bootstrap=(
+            BootstrapDocument(replicates=bootstrap, seed=seed, confidence=confidence)
+            if bootstrap
+            else None
         ),
-    }
+    )
     if per_annotator_kind:
         by_kind = score_tree_per_annotator_kind(
             spec, leaves, bootstrap=bootstrap, seed=seed, confidence=confidence
         )
-        return header | {
-            "annotator_kinds": {
-                kind: {application: root.to_json() for application, root in results.items()}
-                for kind, results in by_kind.items()
-            }
+        kinds = {
+            kind: {application: root.document() for application, root in results.items()}
+            for kind, results in by_kind.items()
         }
+        return header.model_copy(update={"annotator_kinds": kinds})
     results = score_tree(spec, leaves, bootstrap=bootstrap, seed=seed, confidence=confidence)
-    return header | {
-        "pooled_annotator_kinds": list(leaves.annotator_kinds()),
-        "applications": {application: root.to_json() for application, root in results.items()},
-    }
+    return header.model_copy(
+        update={
+            "pooled_annotator_kinds": list(leaves.annotator_kinds()),
+            "applications": {application: root.document() for application, root in results.items()},
+        }
+    )
 
 
 @dataclass(frozen=True)

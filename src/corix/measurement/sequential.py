@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from corix.assessment.annotation_run import annotate_run_async
+from corix.domain import SequentialCell, WaveReport
 from corix.execution import Group, WaveDecision, WaveOrder
 from corix.llm import LLMClient
 from corix.measurement.core import measure
@@ -90,18 +91,14 @@ class SequentialDecider:
                     still_open.add(group)
                 application, scenario, level = group
                 cells.append(
-                    {
-                        "application": application,
-                        "scenario": scenario,
-                        "level": level,
-                        "harm": harm,
-                        "gate": self._gates.get(harm),
+                    SequentialCell(
+                        application=application,
+                        scenario=scenario,
+                        level=level,
+                        harm=harm,
+                        gate=self._gates.get(harm),
                         **progress.model_dump(),
-                    }
+                    )
                 )
-        report = {
-            "rule": self._rule.text(),
-            "annotated_as": stored_as,
-            "cells": cells,
-        }
+        report = WaveReport(rule=self._rule.text(), annotated_as=stored_as, cells=cells)
         return WaveDecision(frozenset(still_open), report)

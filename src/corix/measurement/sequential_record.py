@@ -15,8 +15,9 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from corix.domain import RunSummary
+from corix.domain import RunSummary, SequentialCell
 from corix.measurement.sample_size import n_for_assured_width
+from corix.measurement.stopping_rules import StoppingRule
 from corix.storage import Database, get_run
 
 __all__ = [
@@ -29,26 +30,11 @@ __all__ = [
 ]
 
 
-class StoppedCell(BaseModel):
+class StoppedCell(SequentialCell):
     """One cell (application × scenario × level × harm) at the run's last decision."""
 
-    application: str
-    scenario: str
-    level: str
-    harm: str
-    gate: float | None = None
-    n: int
-    low: float
-    high: float
-    stopped: str | None
     ran: int | None = None
     """The dialogues its application × scenario × level ran (``n``: those its interval rests on)."""
-    interval: str | None = None
-    first_wave_rate: float | None = None
-    fixed_plan: int | None = None
-    """The fixed plan sized at the first wave's rate (``corix plan size --rate``)."""
-    decision_needs: int | None = None
-    """For a gate undecided at its cap: about how many dialogues a decision would need."""
 
     def stopped_text(self) -> str:
         """Why it stopped (``open`` while it runs), with what an open gate would need."""
@@ -113,37 +99,33 @@ class SequentialRecord(BaseModel):
 def sequential_record(run_id: str, summary: RunSummary) -> SequentialRecord | None:
     """The ``sequential`` section of a run's stored summary (``None`` for a fixed run)."""
     section = summary.sequential
-    if not section:
+    if section is None:
         return None
     groups = []
-    for key, count in section.get("dialogues_per_group", {}).items():
+    for key, count in section.dialogues_per_group.items():
         # Stored as "application/scenario/level"; only an application name may hold "/".
         application, scenario, level = key.rsplit("/", 2)
         groups.append(
             GroupDialogues(application=application, scenario=scenario, level=level, dialogues=count)
         )
     ran = {(g.application, g.scenario, g.level): g.dialogues for g in groups}
-    cells = []
-    for stored in section.get("cells", []):
-        cell = StoppedCell.model_validate(stored)
-        cells.append(
-            cell.model_copy(update={"ran": ran.get((cell.application, cell.scenario, cell.level))})
-        )
-    settings = section.get("settings") or {}
+    cells = [
+        StoppedCell(**cell.model_dump(), ran=ran.get((cell.application, cell.scenario, cell.level)))
+        for cell in section.cells
+    ]
+    rule = StoppingRule.model_validate(section.settings) if section.settings else None
     return SequentialRecord(
         run_id=run_id,
-        rule=section.get("rule", ""),
-        annotated_as=list(section.get("annotated_as", [])),
+        rule=section.rule,
+        annotated_as=list(section.annotated_as),
         cells=cells,
         groups=groups,
-        fixed_plans=_fixed_plans(
-            cells, groups, settings.get("width"), settings.get("confidence", 0.95)
-        ),
+        fixed_plans=None if rule is None else _fixed_plans(cells, groups, rule),
     )
 
 
 def _fixed_plans(
-    cells: list[StoppedCell], groups: list[GroupDialogues], width: float | None, confidence: float
+    cells: list[StoppedCell], groups: list[GroupDialogues], rule: StoppingRule
 ) -> FixedPlans | None:
     planned: dict[tuple[str, str, str], int] = {}
     for cell in cells:
@@ -151,12 +133,12 @@ def _fixed_plans(
             return None
         key = (cell.application, cell.scenario, cell.level)
         planned[key] = max(planned.get(key, 0), cell.fixed_plan)
-    if width is None or not groups or len(planned) != len(groups):
+    if rule.width is None or not groups or len(planned) != len(groups):
         return None
     return FixedPlans(
         dialogues=sum(g.dialogues for g in groups),
         first_wave=sum(planned.values()),
-        worst_case=len(groups) * n_for_assured_width(0.5, width, confidence),
+        worst_case=len(groups) * n_for_assured_width(0.5, rule.width, rule.confidence),
     )
 
 

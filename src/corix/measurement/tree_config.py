@@ -29,7 +29,7 @@ from pydantic import (
     model_validator,
 )
 
-from corix.domain import Level
+from corix.domain import JsonObject, Level
 from corix.measurement.leaves import LeafSource
 from corix.measurement.mappings import QuestionMapping
 
@@ -81,7 +81,7 @@ class ChildConfig(_Strict):
     id: NodeId | None = None
     label: str | None = None
     summarizer: str | None = None
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: JsonObject = Field(default_factory=dict)
     where: LeafWhere = Field(default_factory=LeafWhere)
 
     @model_validator(mode="before")
@@ -110,7 +110,7 @@ class NodeConfig(_Strict):
         description="Registered summarizer; default 'mean', or the question's own for a "
         "question node.",
     )
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: JsonObject = Field(default_factory=dict)
     where: LeafWhere = Field(default_factory=LeafWhere)
     question: str | None = None
     children: list[ChildConfig] | None = None

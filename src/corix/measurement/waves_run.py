@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from corix.domain import SequentialSummary, plan_gates
 from corix.errors import ConfigError
 from corix.execution import (
     RunRequest,
@@ -53,11 +54,11 @@ async def run_in_waves(
     annotators = list(waves.annotators)
     if request.resume_run is not None:
         stored = get_run(db, request.resume_run)
-        gates = dict(stored.plan.get("gates") or {})
-        section = stored.summary.sequential or {}
-        settings = section.get("settings")
+        gates = plan_gates(stored.plan)
+        section = stored.summary.sequential or SequentialSummary()
+        settings = section.settings
         stored_rule = StoppingRule.model_validate(settings) if settings else None
-        annotators = annotators or list(section.get("annotators", []))
+        annotators = annotators or list(section.annotators)
     rule = _rule(waves, stored_rule, gates)
     annotators = annotators or list(DEFAULT_ANNOTATORS)
     decider = SequentialDecider(db, rule, annotators=annotators, gates=gates)
@@ -69,7 +70,7 @@ async def run_in_waves(
         resume_run=request.resume_run,
         executor=build_executor(request.executor),
         on_wave=on_wave,
-        keep={"rule": rule.text(), "settings": rule.model_dump(), "annotators": annotators},
+        keep=SequentialSummary(rule=rule.text(), settings=rule.model_dump(), annotators=annotators),
         handle_signals=handle_signals,
     )
 

@@ -164,11 +164,8 @@ def finalize_release(
                 stats.count(table, released)
                 tables.write(table, released)
         write_measurement(measurement, partial)
-        runs = [
-            {"id": run.id, "name": run.name}
-            for run in (get_run(db, run_id) for run_id in settings.run_ids)
-        ]
-        title = f"ARIA dataset release: {settings.series or runs[0]['name']}"
+        runs = [get_run(db, run_id) for run_id in settings.run_ids]
+        title = f"ARIA dataset release: {settings.series or runs[0].name}"
         body = render_datasheet(
             stats,
             title=title,

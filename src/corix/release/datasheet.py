@@ -8,12 +8,13 @@ language variety) is stated as not collected rather than guessed.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from corix.release.pii import NOT_LOOKED_FOR
 from corix.report import words
+from corix.storage import RunRecord
 
 __all__ = ["ReleaseStats", "render_datasheet"]
 
@@ -51,7 +52,7 @@ def render_datasheet(
     stats: ReleaseStats,
     *,
     title: str,
-    runs: list[dict[str, Any]],
+    runs: Sequence[RunRecord],
     settling: str,
     detectors: list[tuple[str, list[str]]],
     kept: int,
@@ -63,7 +64,7 @@ def render_datasheet(
     scenarios = sorted({scenario for _, scenario, _ in stats.cells})
     levels = sorted({level for _, _, level in stats.cells})
     kinds = ", ".join(f"{len(names)} {kind}" for kind, names in sorted(stats.annotators.items()))
-    run_names = ", ".join(f"{run['name']} ({run['id']})" for run in runs)
+    run_names = ", ".join(f"{run.name} ({run.id})" for run in runs)
     redacted = ", ".join(f"{n} {entity}" for entity, n in stats.redactions.most_common())
     lines = [
         f"# {title}",

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from corix.domain import JsonObject
 from corix.release.pii import Finding, PiiDetector, RegexDetector, merge_findings
 from corix.release.pseudonyms import Pseudonymizer
 from corix.release.recurrence import Identifiers, identity_key
@@ -136,7 +137,7 @@ class Scrubber:
 
     def released(
         self, table: str, row: Mapping[str, Any], redactions: Sequence[Located]
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """``row`` as released: ``redactions`` applied, people and applications replaced."""
         out = dict(row)
         by_column: dict[str, list[Located]] = {}

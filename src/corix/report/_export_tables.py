@@ -28,7 +28,7 @@ from types import TracebackType
 from typing import Any
 
 from corix.config import atomic_open, write_atomically
-from corix.domain import TurnRecord, render_steps
+from corix.domain import JsonObject, TurnRecord, render_steps
 from corix.measurement import SettledChunk, SettledChunks
 from corix.report.export_parquet import ColumnType, ParquetTables
 from corix.report.progress import UNWATCHED, Progress
@@ -87,7 +87,7 @@ TABLE_TYPES: dict[str, dict[str, ColumnType]] = {
 every other column is text. An answer's ``value`` in passes, settled labels and resolutions
 is a label or a number by question, so it stays text."""
 
-Row = dict[str, Any]
+Row = JsonObject
 
 __all__ = [
     "TABLES",

@@ -3,30 +3,34 @@
 ``docs/report.schema.json`` is this model's JSON Schema, for programs that read the report
 without corix; ``scripts/report_schema.py`` writes it again after the model changed (a
 test keeps the committed file equal to the model's). Sections whose shape belongs to the
-measurement core (CoRIx node results, tree comparisons, settlement, history tables,
-questionnaire comparisons) are objects, as their ``to_json`` writes them. Empty values
-are ``null``, never 0.
+measurement core (CoRIx node results, settlement, view gaps, questionnaire comparisons)
+are its own records; a CoRIx node has only the keys it has a value for. Empty values are
+``null``, never 0, and so is a number that is not one (NaN).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+import json
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from corix.assessment.agreement import AgreementReport
-from corix.domain import AnnotationJobSettings, ReportOutput, ReportTree
+from corix.domain import AnnotationJobSettings, JsonObject, JsonSchema, ReportOutput, ReportTree
 from corix.measurement import (
     CellCost,
     CorrectedRate,
     DefectRate,
     HitRate,
     MeasurementSpec,
+    NodeDocument,
     SequentialRecord,
+    Settlement,
     SimulationGap,
+    ViewGap,
 )
 from corix.measurement.judge_agreement import JudgeAgreement
-from corix.measurement.questionnaire_stats import ItemSummary
+from corix.measurement.questionnaire_stats import GroupComparison, ItemSummary
 from corix.report.history import RunLabel
 from corix.report.provenance import AnnotatorSummary
 from corix.storage import RespondentSummary, StabilitySummary
@@ -90,7 +94,7 @@ class MeasurementPart(_Part):
     trees: list[ReportTree]
     corix_version: str
     source: str | None
-    settlement: dict[str, Any]
+    settlement: Settlement
 
 
 class NotMeasurablePart(_Part):
@@ -127,6 +131,26 @@ class TreeCorrelationsPart(_Part):
     applications: CorrelationsPart
 
 
+class ComparisonPart(_Part):
+    """A node × application grid: ``values[i][j]`` of node ``rows[i]`` for application
+    ``columns[j]`` (``null``: empty), on ``n[i][j]`` dialogues."""
+
+    rows: list[str]
+    columns: list[str]
+    values: list[list[float | None]]
+    n: list[list[int]]
+
+
+class HistoryPart(_Part):
+    """One application's nodes over the series' runs: ``values[i][j]`` of node
+    ``nodes[j]`` in run ``runs[i]`` (``null``: empty), on ``n[i][j]`` dialogues."""
+
+    runs: list[str]
+    nodes: list[str]
+    values: list[list[float | None]]
+    n: list[list[int]]
+
+
 class TreePart(_Part):
     """One CoRIx tree: per application its root as ``corix tree score --json`` gives it."""
 
@@ -136,12 +160,12 @@ class TreePart(_Part):
     """The annotator source whose labels fill the tree (`null`: the run has no labels)."""
     scale: ScalePart
     dimensions: list[str]
-    applications: dict[str, dict[str, Any]]
-    comparison: dict[str, Any]
-    views: list[dict[str, Any]]
+    applications: dict[str, NodeDocument]
+    comparison: ComparisonPart
+    views: list[ViewGap]
     warnings: list[str]
     correlations: TreeCorrelationsPart
-    history: dict[str, dict[str, Any]]
+    history: dict[str, HistoryPart]
 
 
 class HarmPackPart(_Part):
@@ -153,7 +177,7 @@ class HarmPackPart(_Part):
 
 class QuestionnairePart(_Part):
     items: list[ItemSummary]
-    comparisons: list[dict[str, Any]]
+    comparisons: list[GroupComparison]
 
 
 class PairAgreementPart(_Part):
@@ -178,6 +202,10 @@ class SessionPart(_Part):
 class ReportDocument(_Part):
     """The report for programs: every number with its n and interval, the dialogue ids
     behind it, and the settings and specification that made it."""
+
+    # A statistic that is not a number (a test on tied answers) is written null: JSON has
+    # no NaN.
+    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="null")
 
     format: Literal["corix.report/1"] = FORMAT
     schema_version: int = Field(
@@ -214,17 +242,17 @@ class ReportDocument(_Part):
     stability: list[StabilitySummary]
     sessions: list[SessionPart]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The document as ``report.json`` holds it: the written-only settings are left
         out of a report that was not written."""
-        document = self.model_dump(mode="json")
+        document: JsonObject = json.loads(self.model_dump_json())
         if self.settings.digest is None:
             for key in WRITTEN_KEYS:
                 del document["settings"][key]
         return document
 
 
-def report_json_schema() -> dict[str, Any]:
+def report_json_schema() -> JsonSchema:
     """The JSON Schema ``report.json`` validates against (``docs/report.schema.json``)."""
     schema = ReportDocument.model_json_schema()
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}

@@ -7,16 +7,18 @@ with the dialogue ids behind every node. Empty values are ``null``, never 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import asdict
-from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from corix.measurement import CorrelationMatrix, ScoreTable
 from corix.report.content import ReportContent, TreeSection
 from corix.report.document import (
     AnnotationJobPart,
+    ComparisonPart,
     CorrelationsPart,
     HarmPackPart,
+    HistoryPart,
     MeasurementPart,
     NotMeasurablePart,
     PairAgreementPart,
@@ -31,26 +33,36 @@ from corix.report.document import (
 )
 
 
-def _written(content: ReportContent) -> dict[str, Any]:
-    """What the settings block adds once the report is written: what it measured and
+def _settings(content: ReportContent) -> SettingsPart:
+    """What the report was computed with; once it is written, also what it measured and
     compared, its digest, when, by which corix, and where (as stored with its runs)."""
+    settings = content.settings
+    computed = SettingsPart(
+        trees=[str(tree) for tree in settings.trees],
+        bootstrap=settings.bootstrap,
+        seed=settings.seed,
+        confidence=settings.confidence,
+        transcripts_per_group=settings.transcripts_per_group,
+        view_gap=settings.view_gap,
+    )
     written = content.written
     if written is None:
-        return {}
-    return {
-        "digest": written.digest,
-        "runs": list(written.runs),
-        "series": written.series,
-        "compare_runs": None if written.compare_runs is None else list(written.compare_runs),
-        "compared_runs": list(written.compared_runs),
-        "written_at": written.written_at.isoformat(),
-        "corix_version": written.corix_version,
-        "outputs": list(written.outputs),
-    }
+        return computed
+    return computed.model_copy(
+        update={
+            "digest": written.digest,
+            "runs": list(written.runs),
+            "series": written.series,
+            "compare_runs": None if written.compare_runs is None else list(written.compare_runs),
+            "compared_runs": list(written.compared_runs),
+            "written_at": written.written_at.isoformat(),
+            "corix_version": written.corix_version,
+            "outputs": list(written.outputs),
+        }
+    )
 
 
 def report_document(content: ReportContent) -> ReportDocument:
-    settings = content.settings
     run = content.run
     return ReportDocument(
         run=RunPart(
@@ -61,20 +73,12 @@ def report_document(content: ReportContent) -> ReportDocument:
             created_at=run.created_at.isoformat(),
             finished_at=run.finished_at.isoformat() if run.finished_at else None,
         ),
-        settings=SettingsPart(
-            trees=[str(tree) for tree in settings.trees],
-            bootstrap=settings.bootstrap,
-            seed=settings.seed,
-            confidence=settings.confidence,
-            transcripts_per_group=settings.transcripts_per_group,
-            view_gap=settings.view_gap,
-            **_written(content),
-        ),
+        settings=_settings(content),
         measurement=MeasurementPart(
             digest=content.measurement.digest,
             headline=content.headline,
             **content.measurement.model_dump(),
-            settlement=content.settlement.to_json(),
+            settlement=content.settlement,
         ),
         not_measurable=[
             NotMeasurablePart(
@@ -119,7 +123,7 @@ def report_document(content: ReportContent) -> ReportDocument:
         },
         questionnaire=QuestionnairePart(
             items=list(content.questionnaire.items),
-            comparisons=[_clean(asdict(c)) for c in content.questionnaire.comparisons],
+            comparisons=list(content.questionnaire.comparisons),
         ),
         agreement=[
             PairAgreementPart(a=pair.a, b=pair.b, questions=list(pair.reports))
@@ -152,9 +156,14 @@ def _tree(section: TreeSection) -> TreePart:
         annotator_source=section.source,
         scale=ScalePart(min=spec.scale.low, max=spec.scale.high),
         dimensions=list(section.dimensions),
-        applications={app: root.to_json() for app, root in section.results.items()},
-        comparison=section.comparison.to_json(),
-        views=[_clean(asdict(gap)) for gap in section.views],
+        applications={app: root.document() for app, root in section.results.items()},
+        comparison=ComparisonPart(
+            rows=list(section.comparison.rows),
+            columns=list(section.comparison.columns),
+            values=_grid(section.comparison.values),
+            n=section.comparison.n.tolist(),
+        ),
+        views=list(section.views),
         warnings=list(section.warnings),
         correlations=TreeCorrelationsPart(
             dialogues=_matrix(section.dialogue_correlations),
@@ -164,32 +173,24 @@ def _tree(section: TreeSection) -> TreePart:
     )
 
 
-def _history(table: ScoreTable) -> dict[str, Any]:
-    document = table.to_json()
-    document["runs"] = document.pop("rows")
-    document["nodes"] = document.pop("columns")
-    return document
+def _history(table: ScoreTable) -> HistoryPart:
+    return HistoryPart(
+        runs=list(table.rows),
+        nodes=list(table.columns),
+        values=_grid(table.values),
+        n=table.n.tolist(),
+    )
 
 
 def _matrix(matrix: CorrelationMatrix) -> CorrelationsPart:
     return CorrelationsPart(
         names=list(matrix.names),
-        rho=[[_finite(v) for v in row] for row in matrix.rho.tolist()],
-        p_value=[[_finite(v) for v in row] for row in matrix.p_value.tolist()],
+        rho=_grid(matrix.rho),
+        p_value=_grid(matrix.p_value),
         n=matrix.n.tolist(),
     )
 
 
-def _clean(value: Any) -> Any:
-    """Mappings and tuples as JSON objects and lists; NaN as ``null``."""
-    if isinstance(value, Mapping):
-        return {str(key): _clean(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(item) for item in value]
-    if isinstance(value, float):
-        return _finite(value)
-    return value
-
-
-def _finite(value: float) -> float | None:
-    return None if math.isnan(value) else value
+def _grid(values: npt.NDArray[np.float64]) -> list[list[float | None]]:
+    """A table of numbers with NaN (empty) as ``None``."""
+    return [[None if math.isnan(v) else v for v in row] for row in values.tolist()]

@@ -23,6 +23,7 @@ from corix.domain import (
     RUN_FILE_FORMAT,
     RUN_FILE_VERSION,
     ArchivedSession,
+    JsonObject,
     RunDocument,
     SessionLine,
     TurnRecord,
@@ -42,7 +43,7 @@ __all__ = ["import_run_file", "is_run_file", "openai_messages", "run_file_lines"
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-def openai_messages(turns: Sequence[TurnRecord]) -> list[dict[str, Any]]:
+def openai_messages(turns: Sequence[TurnRecord]) -> list[JsonObject]:
     """The turns as OpenAI chat messages, every step in order: system and developer
     messages, the user's, the assistant's with its tool calls, tool results (a plain turn
     is its user text, then its reply when there is one)."""
@@ -110,7 +111,7 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
-def _header(path: Path, line: int, record: dict[str, Any]) -> RunDocument:
+def _header(path: Path, line: int, record: JsonObject) -> RunDocument:
     if record.get("format") != RUN_FILE_FORMAT:
         raise ConfigError(
             f"not a corix run file: the first line's format is not '{RUN_FILE_FORMAT}'",
@@ -172,7 +173,7 @@ def _sessions(
         )
 
 
-def _validated(model: type[ModelT], record: dict[str, Any], path: Path, line: int) -> ModelT:
+def _validated(model: type[ModelT], record: JsonObject, path: Path, line: int) -> ModelT:
     try:
         return model.model_validate(record)
     except ValidationError as exc:

@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from corix.domain import Level
+from corix.domain import JsonObject, Level
 from corix.scenarios.text import tokenize
 
 Identifier = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_.-]*$")]
@@ -32,7 +32,7 @@ PackName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]
 VariableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 Scalar = str | int | float | bool
 TagValue = Scalar | list[Scalar]
-Context = dict[str, Any]
+Context = JsonObject
 
 # Questionnaire items every pack carries: reports and the CoRIx tree refer to these ids.
 FIELD_TESTING_ITEM_IDS = (
@@ -186,7 +186,7 @@ class TestPacket(_Model):
                 return statement
         raise KeyError(statement_id)
 
-    def guardrail_context(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    def guardrail_context(self, parameters: Mapping[str, Any]) -> JsonObject:
         """The session parameters the guardrail rules read (e.g. the episode seen), and only
         those: annotators need them to judge a violation, while the others (a red teamer's
         tactic) would hint at the testing level."""
@@ -419,7 +419,7 @@ class PackTool(_Model):
 
     name: ToolName
     description: str
-    parameters: dict[str, Any] = Field(
+    parameters: JsonObject = Field(
         default_factory=lambda: {"type": "object", "properties": {}},
         description="The arguments as a JSON schema, sent to the model as given.",
     )

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from corix.domain import JsonObject
 from corix.scenarios.models import ScenarioPack
 
 __all__ = ["PackRecord", "pack_record"]
@@ -29,7 +29,7 @@ class PackRecord(BaseModel):
     """The ``pack.yaml`` the pack was loaded from."""
     content_hash: str
     """SHA-256 of the canonical JSON of ``definition``."""
-    definition: dict[str, Any]
+    definition: JsonObject
     """The loaded pack as data: test packet and persona texts inline, no file paths."""
 
     def pack(self) -> ScenarioPack:
@@ -50,7 +50,7 @@ def pack_record(pack: ScenarioPack) -> PackRecord:
     )
 
 
-def _definition(pack: ScenarioPack) -> dict[str, Any]:
+def _definition(pack: ScenarioPack) -> JsonObject:
     # A loaded template holds its file's text; the record keeps the text alone, so that
     # reading it back needs no file (and a template has exactly one source).
     templates = [t.model_copy(update={"file": None}) for t in pack.personas.templates]

@@ -7,11 +7,9 @@ session context the packet checks use.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict
 
-from corix.domain import Level
+from corix.domain import JsonObject, Level
 from corix.scenarios.guardrails import is_prohibited
 from corix.scenarios.models import FieldTask, PersonaTemplate, RedTeamTarget, ScenarioPack
 from corix.scenarios.scripts import resolve_selector
@@ -34,7 +32,7 @@ class PersonaInstance(BaseModel):
     persona: str
     template_version: str
     text: str
-    parameters: dict[str, Any]
+    parameters: JsonObject
     goal: str
     goal_description: str
     goal_facts: list[str]
@@ -70,7 +68,7 @@ def _red_team(
     pack: ScenarioPack,
     persona: PersonaTemplate,
     index: int,
-    parameters: dict[str, Any],
+    parameters: JsonObject,
     target: RedTeamTarget,
 ) -> PersonaInstance | None:
     selected = resolve_selector(pack.packet, target.facts, parameters)
@@ -100,7 +98,7 @@ def _field_test(
     pack: ScenarioPack,
     persona: PersonaTemplate,
     index: int,
-    parameters: dict[str, Any],
+    parameters: JsonObject,
     task: FieldTask,
 ) -> PersonaInstance:
     goal = {

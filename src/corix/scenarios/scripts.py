@@ -13,11 +13,11 @@ from __future__ import annotations
 import random
 import weakref
 from collections.abc import Sequence
-from typing import Any
 
 from jinja2 import TemplateError
 from pydantic import BaseModel, ConfigDict
 
+from corix.domain import JsonObject
 from corix.errors import ConfigError
 from corix.scenarios.guardrails import select_statements
 from corix.scenarios.models import (
@@ -41,7 +41,7 @@ class ScriptedTest(BaseModel):
     script: str
     index: int
     turns: list[str]
-    parameters: dict[str, Any]
+    parameters: JsonObject
     probe: Probe
     required_facts: list[str]
     template: str

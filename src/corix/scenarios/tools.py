@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from corix.domain import Message, ToolCall
+from corix.domain import JsonObject, Message, ToolCall
 from corix.scenarios.guardrails import same_value
 from corix.scenarios.models import PackTool, ScenarioPack, ToolResult
 
@@ -41,7 +41,7 @@ class Toolbox:
         """The tools the guardrail forbids calling."""
         return frozenset(name for name, tool in self._tools.items() if tool.forbidden)
 
-    def definitions(self) -> list[dict[str, Any]]:
+    def definitions(self) -> list[JsonObject]:
         """The tools as OpenAI's ``tools`` request field declares them."""
         return [
             {
@@ -73,7 +73,7 @@ class Toolbox:
         return Message.tool(call, result.text or "")
 
 
-def _arguments(raw: str) -> dict[str, Any] | str:
+def _arguments(raw: str) -> JsonObject | str:
     """The arguments as a JSON object, or why they are not one."""
     if len(raw) > MAX_ARGUMENT_CHARS:
         return f"arguments longer than {MAX_ARGUMENT_CHARS:,} characters"

@@ -38,6 +38,7 @@ from sqlalchemy import CursorResult, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from corix.domain import HumanRunPlan
 from corix.errors import CorixError
 from corix.storage.clock import as_utc, utcnow
 from corix.storage.database import Database
@@ -175,7 +176,7 @@ def live_holder(holder: str | None, heartbeat_at: datetime | None) -> str | None
 def shown_status(run: RunRecord) -> str:
     """The run's status as listed: ``stale`` for a ``running`` run whose holder died. A web
     evaluation's run of human sessions runs with no process holding it, so it never is."""
-    human = run.plan.get("kind") == "human"
+    human = isinstance(run.plan, HumanRunPlan)
     if run.status == "running" and not human and is_stale(run.lease_holder, run.lease_heartbeat_at):
         return "stale"
     return run.status

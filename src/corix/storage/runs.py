@@ -12,11 +12,10 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import case, delete, func, select, update
 
-from corix.domain import EndReason, RunSummary, TurnRecord
+from corix.domain import EndReason, RunPlan, RunSummary, TurnRecord, read_run_plan, run_plan_json
 from corix.scenarios import PackRecord
 from corix.storage._run_packs import add_run_packs
 from corix.storage.clock import utcnow
@@ -61,7 +60,7 @@ class NewRun:
 
     id: str
     name: str
-    plan: dict[str, Any]
+    plan: RunPlan
     seed: int = 0
     status: str = "running"
     evaluation_id: str | None = None
@@ -76,7 +75,7 @@ def insert_run(tx: Transaction, new: NewRun) -> None:
         RunRow(
             id=new.id,
             name=new.name,
-            plan=new.plan,
+            plan=run_plan_json(new.plan),
             seed=new.seed,
             status=new.status,
             evaluation_id=new.evaluation_id,
@@ -238,7 +237,7 @@ def create_run(
     run_id: str,
     *,
     name: str,
-    plan: dict[str, Any],
+    plan: RunPlan,
     seed: int,
     packs: Iterable[PackRecord] = (),
 ) -> None:
@@ -293,7 +292,7 @@ def _run_record(row: RunRow) -> RunRecord:
         id=row.id,
         name=row.name,
         evaluation_id=row.evaluation_id,
-        plan=row.plan,
+        plan=read_run_plan(row.plan),
         seed=row.seed,
         status=row.status,
         summary=RunSummary.model_validate(row.summary),

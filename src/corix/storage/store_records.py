@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from corix.domain import (
     AnnotationJobSettings,
@@ -20,6 +19,7 @@ from corix.domain import (
     Level,
     Provenance,
     QuestionnaireAnswer,
+    RunPlan,
     RunSummary,
     SessionSource,
     WrittenReportSettings,
@@ -106,7 +106,7 @@ class RunRecord:
     id: str
     name: str
     evaluation_id: str | None
-    plan: dict[str, Any]
+    plan: RunPlan
     seed: int
     status: str
     summary: RunSummary

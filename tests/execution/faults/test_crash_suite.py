@@ -21,9 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.execution import execute_plan
-from corix.execution.plan import ApplicationEntry, LevelSettings, Plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.report import write_report
 from corix.storage import Database, StoredValue, load_consensus, load_passes

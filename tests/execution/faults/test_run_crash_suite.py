@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from corix.domain import SessionStatus
+from corix.domain.plan import load_plan
 from corix.execution import execute_plan
-from corix.execution.plan import load_plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.storage import Database, count_complete_sessions, get_run, list_runs, load_session
 from corix.storage.sessions import session_states

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from corix.domain import SessionStatus
+from corix.domain.plan import load_plan
 from corix.execution import RunStatus, execute_plan
-from corix.execution.plan import load_plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.storage import (
     Database,

@@ -23,8 +23,8 @@ from sqlalchemy import create_engine, event, text
 from corix.cli.common import run_cli
 from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
+from corix.domain.plan import load_plan
 from corix.execution import RunResult, RunStatus, execute_plan
-from corix.execution.plan import load_plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.storage import Database, count_complete_sessions, list_runs, run_lease
 from corix.storage.sessions import session_states

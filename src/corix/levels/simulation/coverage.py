@@ -18,8 +18,7 @@ from collections.abc import Collection, Mapping
 
 from pydantic import BaseModel, Field
 
-from corix.domain import EndReason, JsonObject, Level
-from corix.execution import Plan
+from corix.domain import EndReason, JsonObject, Level, Plan, RunPlan
 from corix.scenarios import ScenarioPack, expand_personas
 from corix.storage import Database, get_run, iter_session_facts, run_packs
 
@@ -143,15 +142,11 @@ def _order(row: CoverageRow) -> tuple[str, str, str, str, str, str]:
 
 
 def _declared_rows(
-    stored_plan: JsonObject, packs: list[ScenarioPack], rows: dict[_Key, CoverageRow]
+    plan: RunPlan, packs: list[ScenarioPack], rows: dict[_Key, CoverageRow]
 ) -> int | None:
     """Add an empty row per declared combination; their number, or None without the packs
-    (an imported run has no plan)."""
-    try:
-        plan = Plan.model_validate(stored_plan)
-    except ValueError:
-        return None
-    if not packs:
+    or a plan (an imported run has none)."""
+    if not isinstance(plan, Plan) or not packs:
         return None
     count = 0
     for pack in packs:

@@ -16,9 +16,9 @@ import random
 from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
-from corix.domain import Level, Provenance, SessionBrief, SessionSource
+from corix.domain import Level, LevelSettings, Plan, Provenance, SessionBrief, SessionSource
 from corix.errors import CorixError
-from corix.execution import LevelSettings, Plan, RunContext, WorkItem
+from corix.execution import RunContext, WorkItem
 from corix.levels.recorder import SessionRecorder
 from corix.levels.simulation.dialogue import run_dialogue
 from corix.levels.simulation.engine import SimulatedUser, SimulationSpec

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from sqlalchemy import func, select
 
+from corix.domain import HumanRunPlan
 from corix.scenarios import PackRecord
 from corix.storage.database import Database
 from corix.storage.orm import EvaluationRow, RunRow, SessionRow
@@ -129,7 +130,7 @@ def create_series(
         run = NewRun(
             human_run_id(evaluation_id),
             human_run_name,
-            {"name": name, "kind": "human"},
+            HumanRunPlan(name=name),
             evaluation_id=evaluation_id,
             packs=tuple(packs),
         )

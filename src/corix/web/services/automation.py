@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
-from corix.domain import Level
+from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.errors import CorixError
-from corix.execution import LEVEL_PLANNERS, ApplicationEntry, LevelSettings, Plan, execute_plan
+from corix.execution import LEVEL_PLANNERS, execute_plan
 from corix.storage import Database
 from corix.storage.web.applications import ApplicationInfo, auth
 from corix.storage.web.series import link_run

@@ -1,13 +1,18 @@
-"""Plans: which applications, scenarios and levels to test, how much, and with which seed."""
+"""Plans: which applications, scenarios and levels to test, how much, and with which seed.
+
+A plan is a record every layer reads (execution runs it, measurement sizes and prices it,
+storage keeps it with its run), so it lives here; :data:`RunPlan` is what a stored run
+holds instead when no plan made it (a web evaluation, an import) or its plan has aged.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from corix.config import (
     Location,
@@ -15,9 +20,12 @@ from corix.config import (
     line_for,
     parse_yaml_document,
     read_config_text,
+    validation_summary,
 )
-from corix.domain import Level
-from corix.llm import EndpointConfig
+from corix.domain.endpoint import EndpointConfig
+from corix.domain.json_values import JsonObject
+from corix.domain.session_records import Level
+from corix.errors import ConfigError
 
 
 class _Strict(BaseModel):
@@ -40,7 +48,8 @@ class ApplicationEntry(_Strict):
 
     name: str = Field(min_length=1, max_length=200)
     spec: str = Field(min_length=3)
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: JsonObject = Field(default_factory=dict)
+    """The adapter's own options, as the spec's adapter reads them."""
     auth_env: str | None = Field(
         default=None, description="environment variable holding the JSON credentials"
     )
@@ -157,3 +166,73 @@ def load_plan_file(path: Path) -> PlanFile:
 
 def load_plan(path: Path) -> Plan:
     return load_plan_file(path).plan
+
+
+class HumanRunPlan(_Strict):
+    """What a web evaluation's run of human sessions stores as its plan: no process runs it."""
+
+    name: str
+    kind: Literal["human"] = "human"
+
+
+class ImportedRunPlan(_Strict):
+    """What a run of imported dialogues stores as its plan: the file they came from."""
+
+    name: str
+    kind: Literal["imported"] = "imported"
+    source: str
+
+
+class OutdatedPlan(BaseModel):
+    """A stored plan that no longer validates: written by a corix whose plan fields have
+    since changed (a field renamed or removed). It is kept as given: a run listed, shown or
+    archived keeps it unchanged, but nothing resumes, prices or gates from it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stored: JsonObject
+    problem: str
+
+
+RunPlan: TypeAlias = Plan | HumanRunPlan | ImportedRunPlan | OutdatedPlan
+"""What a stored run holds as its plan: by who made the run (``corix run``, a web
+evaluation, ``corix import``), or an outdated plan kept as given."""
+
+
+def read_run_plan(stored: JsonObject) -> RunPlan:
+    """The typed plan of a run's stored JSON: ``kind`` names a human or imported run, any
+    other is a :class:`Plan`; one that no longer validates is an :class:`OutdatedPlan`."""
+    kind = stored.get("kind")
+    model: type[Plan | HumanRunPlan | ImportedRunPlan] = (
+        HumanRunPlan if kind == "human" else ImportedRunPlan if kind == "imported" else Plan
+    )
+    try:
+        return model.model_validate(stored)
+    except ValidationError as error:
+        return OutdatedPlan(stored=stored, problem=validation_summary(error))
+
+
+def runnable_plan(run_id: str, plan: RunPlan) -> Plan:
+    """The plan a stored run resumes (or goes on in waves) with; other plans say why not."""
+    if isinstance(plan, Plan):
+        return plan
+    if isinstance(plan, OutdatedPlan):
+        raise ConfigError(
+            f"run '{run_id}' cannot be resumed: its stored plan is not valid ({plan.problem})"
+        )
+    made = "imported" if isinstance(plan, ImportedRunPlan) else "a web evaluation's human run"
+    raise ConfigError(
+        f"run '{run_id}' was {made}, not made from a plan: there is nothing to resume"
+    )
+
+
+def plan_gates(plan: RunPlan) -> dict[str, float]:
+    """Harm → the highest defect rate the run's plan lets pass; none but a run plan's."""
+    return plan.gates if isinstance(plan, Plan) else {}
+
+
+def run_plan_json(plan: RunPlan) -> JsonObject:
+    """The JSON a run stores for ``plan``; an outdated plan's is the one it was read from."""
+    if isinstance(plan, OutdatedPlan):
+        return plan.stored
+    return plan.model_dump(mode="json")
