@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from corix.measurement.judge_error import corrected_rate
-from corix.measurement.label_plan import Stratum, allocate
+from corix.measurement.judge_pooling import cell_counts, corrected_rates, pooling_test
+from corix.measurement.label_plan import Stratum, allocate, pair_counts
 
 
 @dataclass(frozen=True)
@@ -43,10 +44,16 @@ class Design:
     specificity: float
     pilot: int
     budget: int
+    sensitivities: tuple[float, ...] = ()
+    """Per cell, where the judge's sensitivity differs by cell (else ``sensitivity``)."""
+
+    def se(self, at: int) -> float:
+        return self.sensitivities[at] if self.sensitivities else self.sensitivity
 
     def row(self) -> str:
+        se = "/".join(map(str, self.sensitivities)) if self.sensitivities else self.sensitivity
         return (
-            f"{len(self.prevalences)} cells × {self.dialogues}, judge Se {self.sensitivity} "
+            f"{len(self.prevalences)} cells × {self.dialogues}, judge Se {se} "
             f"Sp {self.specificity}, {self.pilot} pilot + {self.budget} labels"
         )
 
@@ -55,6 +62,7 @@ DESIGNS = (
     Design((0.02, 0.05, 0.15, 0.4), 400, 0.8, 0.95, 40, 160),
     Design((0.02, 0.05, 0.1, 0.2), 2000, 0.85, 0.9, 200, 800),
     Design((0.02, 0.05, 0.1, 0.2), 2000, 0.9, 0.95, 200, 800),
+    Design((0.02, 0.05, 0.1, 0.2), 2000, 0.85, 0.9, 200, 800, (0.7, 0.8, 0.9, 0.95)),
 )
 
 
@@ -63,6 +71,7 @@ class Cell:
     prevalence: float
     covered: dict[str, list[bool]] = field(default_factory=lambda: {"plan": [], "uniform": []})
     widths: dict[str, list[float]] = field(default_factory=lambda: {"plan": [], "uniform": []})
+    pooled: dict[str, list[bool]] = field(default_factory=lambda: {"plan": [], "uniform": []})
 
 
 def one_evaluation(
@@ -70,10 +79,8 @@ def one_evaluation(
 ) -> None:
     truth = [rng.random(design.dialogues) < c.prevalence for c in cells]
     judge = [
-        np.where(
-            t, rng.random(len(t)) < design.sensitivity, rng.random(len(t)) >= design.specificity
-        )
-        for t in truth
+        np.where(t, rng.random(len(t)) < design.se(at), rng.random(len(t)) >= design.specificity)
+        for at, t in enumerate(truth)
     ]
     every = np.concatenate(truth)
     verdict_all = np.concatenate(judge)
@@ -84,17 +91,19 @@ def one_evaluation(
         "uniform": pilot | set(rng.choice(rest, design.budget, replace=False).tolist()),
         "plan": pilot | _planned(rng, (every, verdict_all, cell_of), pilot, design.budget),
     }
+    groups = [{"cell": str(at)} for at in range(len(cells))]
+    members = [np.flatnonzero(cell_of == at) for at in range(len(cells))]
+    judged = [{str(i): float(verdict_all[i]) for i in m} for m in members]
     for arm, labelled in chosen.items():
-        for at, cell in enumerate(cells):
-            members = np.flatnonzero(cell_of == at)
-            judged = {str(i): float(verdict_all[i]) for i in members}
-            trusted = {str(i): float(every[i]) for i in members if i in labelled}
-            result = corrected_rate(
-                {"cell": str(at)}, judged, trusted, judge="llm", reference="human", seed=seed
-            )
+        trusted = {str(i): float(every[i]) for i in labelled}
+        results = corrected_rates(
+            groups, judged, trusted, judge="llm", reference="human", seed=seed
+        )
+        for cell, result in zip(cells, results, strict=True):
             assert result.ci_low is not None and result.ci_high is not None
             cell.covered[arm].append(result.ci_low <= cell.prevalence <= result.ci_high)
             cell.widths[arm].append(result.ci_high - result.ci_low)
+            cell.pooled[arm].append(result.pooling_p is not None)
 
 
 def _planned(
@@ -118,7 +127,9 @@ def _planned(
             pair.append(Stratum(len(members), len(known), defects, tuple(map(str, free))))
             free_lists.append(free)
         strata.append((pair[0], pair[1]))
-    added = allocate(strata, budget)
+    import corix.measurement.judge_pooling as jp
+    pooled = pooling_test([pair_counts(p) for p in strata]).pooled if jp.PLANPOOL == "test" else jp.PLANPOOL == "yes"
+    added = allocate(strata, budget, pooled=pooled)
     chosen: set[int] = set()
     for at, (yes, no) in enumerate(added):
         chosen.update(free_lists[2 * at][:yes])

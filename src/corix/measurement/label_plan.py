@@ -38,10 +38,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from pydantic import BaseModel
 
 from corix.measurement.core import Measurement
-from corix.measurement.judge_error import CorrectedRate
+from corix.measurement.judge_error import CellCounts, CorrectedRate
+from corix.measurement.label_information import Information
 from corix.measurement.settling import GUARDRAIL_VIOLATION
 
 RULE = (
@@ -119,24 +121,48 @@ class LabelPlan(BaseModel):
     dialogues: list[PlannedDialogue]
 
 
-def allocate(strata: Sequence[tuple[Stratum, Stratum]], budget: int) -> list[tuple[int, int]]:
-    """Labels to add per cell's (judge yes, judge no) strata under :data:`RULE`."""
+def allocate(
+    strata: Sequence[tuple[Stratum, Stratum]], budget: int, *, pooled: bool = False
+) -> list[tuple[int, int]]:
+    """Labels to add per cell's (judge yes, judge no) strata under :data:`RULE`, for the
+    per-cell model or the ``pooled`` one (one sensitivity and specificity)."""
+    counts = [pair_counts(pair) for pair in strata]
+    information = Information(counts, pooled=pooled)
+    scale = information.sd()
+    scale[scale <= 0] = 1.0
     added = [[0, 0] for _ in strata]
-    for _ in range(budget):
-        # (the share of its cell's variance one more label cuts, cell, stratum)
+    step = max(1, budget // 100)
+    left = budget
+    while left > 0:
+        now = information.sd()
+        # (the cut in the sum of the cells' relative widths, cell, stratum, labels)
         options = []
         for at, pair in enumerate(strata):
-            total = pair[0].size + pair[1].size
-            now = [pair[h].variance_term(total, added[at][h]) for h in (0, 1)]
             for h in (0, 1):
-                if added[at][h] < len(pair[h].unlabelled):
-                    cut = now[h] - pair[h].variance_term(total, added[at][h] + 1)
-                    options.append((cut / sum(now), at, h))
+                take = min(step, left, len(pair[h].unlabelled) - added[at][h])
+                if take > 0:
+                    after = np.sqrt(np.maximum(information.after(at, h, take), 0.0))
+                    options.append((float(((now - after) / scale).sum()) / take, at, h, take))
         if not options:
             break
-        _, at, h = max(options, key=lambda option: option[0])
-        added[at][h] += 1
+        _, at, h, take = max(options, key=lambda option: option[0])
+        information.add(at, h, take)
+        added[at][h] += take
+        left -= take
     return [(yes, no) for yes, no in added]
+
+
+def pair_counts(pair: tuple[Stratum, Stratum]) -> CellCounts:
+    """A cell's data in the form the corrected rate's models take."""
+    yes, no = pair
+    return CellCounts(
+        tp=yes.defects,
+        fn=no.defects,
+        fp=yes.labelled - yes.defects,
+        tn=no.labelled - no.defects,
+        yes=yes.size - yes.labelled,
+        no=no.size - no.labelled,
+    )
 
 
 def plan_labels(
