@@ -98,9 +98,9 @@ class CorrectedRate(BaseModel):
     ci_low: float | None
     ci_high: float | None
     method: str = METHOD
-    pooling_p: float | None = None
-    """When the rate pools the judge's error over the harm's cells
-    (:mod:`corix.measurement.judge_pooling`): the p-value of the test that let it."""
+    pooled_cells: int = 1
+    """The cells of the harm whose labels the rate learnt the judge's error from
+    (:mod:`corix.measurement.judge_pooling`); 1: this cell's alone."""
     note: str | None = None
 
 

@@ -1,14 +1,15 @@
 """How uncertain each cell's corrected rate is expected to be after more labels.
 
-The corrected rate's model (:mod:`corix.measurement.judge_error`, or the pooled one of
-:mod:`corix.measurement.judge_pooling`) sees, in each cell, every judged dialogue's
-verdict (a binomial with the judge's "yes" share q) and, on a labelled dialogue, its
-truth given the verdict (a binomial with the "yes" dialogues' share of defects, or the
-"no" dialogues'). Its Fisher information in (rate, sensitivity, specificity) — one
-sensitivity and specificity per cell, or one for all cells when pooled — is the sum of
-these parts, so ``n`` more labels in a stratum add ``n`` times that stratum's part, and
-the rates' variances after them are read off the inverse (one rank-one update each).
-A stratum with ``n`` labels counts as ``n + 1``, so an unlabelled one is not certain.
+The corrected rate's latent-class model (:mod:`corix.measurement.judge_error`) sees, in
+a cell, every judged dialogue's verdict (a binomial with the judge's "yes" share q) and,
+on a labelled dialogue, its truth given the verdict (a binomial with the "yes"
+dialogues' share of defects, or the "no" dialogues'). Its Fisher information in the
+cell's (rate, sensitivity, specificity) is the sum of these parts, so ``n`` more labels
+in a stratum add ``n`` times that stratum's part, and the rate's variance after them is
+read off the inverse (a rank-one update). A stratum with ``n`` labels counts as
+``n + 1``, so an unlabelled one is not certain. The model is the per-cell one: the
+partial pooling of :mod:`corix.measurement.judge_pooling` can only narrow further, by
+how much depends on how alike the cells turn out, which the labels are there to show.
 """
 
 from __future__ import annotations
@@ -24,81 +25,52 @@ __all__ = ["Information"]
 
 
 class Information:
-    """The rates' covariance for ``cells`` under the per-cell or the pooled model, at
-    the rates and accuracies the labels so far estimate."""
+    """Each cell's covariance of (rate, sensitivity, specificity), at the values its
+    labels so far estimate."""
 
-    def __init__(self, cells: Sequence[CellCounts], *, pooled: bool) -> None:
-        self.cells = list(cells)
-        self.pooled = pooled
-        estimates = [_stratified(c) for c in self.cells]
-        if pooled:
-            sizes = np.array([c.judged for c in self.cells], dtype=float)
-            rates = np.array([e[0] for e in estimates])
-            found = sum(s * e[0] * e[1] for s, e in zip(sizes, estimates, strict=True))
-            cleared = sum(s * (1 - e[0]) * e[2] for s, e in zip(sizes, estimates, strict=True))
-            se = found / max(float(sizes @ rates), 1e-9)
-            sp = cleared / max(float(sizes @ (1 - rates)), 1e-9)
-            estimates = [(rate, se, sp) for rate in rates]
-        self.size = len(self.cells) + 2 if pooled else 3 * len(self.cells)
-        # per cell: (parameter indices, gradients of q, PPV, FOR and their variances)
-        self.parts = [self._parts(at, *e) for at, e in enumerate(estimates)]
-        information = np.zeros((self.size, self.size))
-        for at, cell in enumerate(self.cells):
-            labelled = (cell.tp + cell.fp + 1, cell.fn + cell.tn + 1)
-            for count, (gradient, spread) in zip(
-                (cell.judged, *labelled), self.parts[at][1], strict=True
-            ):
-                self._add(information, at, gradient, count / spread)
-        self.covariance = np.linalg.pinv(information)
+    def __init__(self, cells: Sequence[CellCounts]) -> None:
+        self.parts = [_parts(*_stratified(c)) for c in cells]
+        self.covariance = []
+        for cell, parts in zip(cells, self.parts, strict=True):
+            counts = (cell.judged, cell.tp + cell.fp + 1, cell.fn + cell.tn + 1)
+            information = sum(
+                (n / spread * np.outer(g, g) for n, (g, spread) in zip(counts, parts, strict=True)),
+                np.zeros((3, 3)),
+            )
+            self.covariance.append(np.linalg.pinv(information))
 
     def sd(self) -> np.ndarray:
         """Each cell's rate's standard deviation."""
-        return np.sqrt(np.maximum(np.diag(self.covariance)[self._rate_indices()], 0.0))
+        return np.sqrt(np.maximum([c[0, 0] for c in self.covariance], 0.0))
 
-    def after(self, at: int, stratum: int, labels: int) -> np.ndarray:
-        """Each cell's rate's variance after ``labels`` more in cell ``at``'s ``stratum``
+    def sd_after(self, at: int, stratum: int, labels: int) -> float:
+        """Cell ``at``'s rate's standard deviation after ``labels`` more in its ``stratum``
         (0: the judge's "yes", 1: its "no")."""
-        u = self._vector(at, stratum, labels)
-        lifted = self.covariance @ u
-        cut = lifted[self._rate_indices()] ** 2 / (1 + u @ lifted)
-        return np.diag(self.covariance)[self._rate_indices()] - cut
+        covariance, u = self.covariance[at], self._vector(at, stratum, labels)
+        lifted = covariance @ u
+        return math.sqrt(max(covariance[0, 0] - lifted[0] ** 2 / (1 + u @ lifted), 0.0))
 
     def add(self, at: int, stratum: int, labels: int) -> None:
         """Take ``labels`` more in cell ``at``'s ``stratum`` as given."""
-        u = self._vector(at, stratum, labels)
-        lifted = self.covariance @ u
-        self.covariance = self.covariance - np.outer(lifted, lifted) / (1 + u @ lifted)
+        covariance, u = self.covariance[at], self._vector(at, stratum, labels)
+        lifted = covariance @ u
+        self.covariance[at] = covariance - np.outer(lifted, lifted) / (1 + u @ lifted)
 
     def _vector(self, at: int, stratum: int, labels: int) -> np.ndarray:
-        indices, parts = self.parts[at]
-        gradient, spread = parts[1 + stratum]
-        u = np.zeros(self.size)
-        u[list(indices)] = gradient * math.sqrt(labels / spread)
-        return u
+        gradient, spread = self.parts[at][1 + stratum]
+        return gradient * math.sqrt(labels / spread)
 
-    def _rate_indices(self) -> list[int]:
-        return list(range(len(self.cells))) if self.pooled else [3 * c for c in range(len(self.cells))]
 
-    def _indices(self, at: int) -> tuple[int, int, int]:
-        if self.pooled:
-            return at, len(self.cells), len(self.cells) + 1
-        return 3 * at, 3 * at + 1, 3 * at + 2
-
-    def _add(self, information: np.ndarray, at: int, gradient: np.ndarray, weight: float) -> None:
-        indices = list(self._indices(at))
-        information[np.ix_(indices, indices)] += weight * np.outer(gradient, gradient)
-
-    def _parts(
-        self, at: int, rate: float, se: float, sp: float
-    ) -> tuple[tuple[int, int, int], list[tuple[np.ndarray, float]]]:
-        q = rate * se + (1 - rate) * (1 - sp)
-        dq = np.array([se + sp - 1, rate, rate - 1])
-        ppv = rate * se / q
-        dppv = (np.array([se, rate, 0.0]) * q - rate * se * dq) / q**2
-        missed = rate * (1 - se) / (1 - q)
-        dmissed = (np.array([1 - se, -rate, 0.0]) * (1 - q) + rate * (1 - se) * dq) / (1 - q) ** 2
-        parts = [(g, _spread(p)) for g, p in ((dq, q), (dppv, ppv), (dmissed, missed))]
-        return self._indices(at), parts
+def _parts(rate: float, se: float, sp: float) -> list[tuple[np.ndarray, float]]:
+    """The gradients of q, the "yes" dialogues' and the "no" dialogues' shares of defects
+    in (rate, sensitivity, specificity), each with its binomial variance per dialogue."""
+    q = rate * se + (1 - rate) * (1 - sp)
+    dq = np.array([se + sp - 1, rate, rate - 1])
+    ppv = rate * se / q
+    dppv = (np.array([se, rate, 0.0]) * q - rate * se * dq) / q**2
+    missed = rate * (1 - se) / (1 - q)
+    dmissed = (np.array([1 - se, -rate, 0.0]) * (1 - q) + rate * (1 - se) * dq) / (1 - q) ** 2
+    return [(g, _spread(p)) for g, p in ((dq, q), (dppv, ppv), (dmissed, missed))]
 
 
 def _spread(share: float) -> float:
