@@ -14,13 +14,15 @@ pooling does not cost coverage where the judge's error truly differs.
 
     python benchmarks/bench_label_allocation.py [--simulations 400] [--per-cell]
     python benchmarks/bench_label_allocation.py --ceiling [--simulations 100]
+    python benchmarks/bench_label_allocation.py --bound
 
 ``--ceiling`` bounds what any allocation over verdict strata can gain for the per-cell
 estimator:
 per cell, its share of the labels (pilot + budget over the cells) is split between the
 judge's "yes" and "no" dialogues at fixed shares, the truth of each stratum known in
 advance, and the narrowest mean width is divided by the proportional (uniform) split's,
-on the same simulated evaluations.
+on the same simulated evaluations. ``--bound`` is the large-sample limit of any allocation
+across cells and strata for the per-cell model (:func:`bound`).
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import optimize
 
 from corix.measurement.judge_error import corrected_rate
 from corix.measurement.judge_pooling import corrected_rates
+from corix.measurement.label_information import information_parts
 from corix.measurement.label_plan import Stratum, allocate
 
 
@@ -196,6 +200,47 @@ def ceiling(design: Design, simulations: int, seed: int = 38) -> list[tuple[floa
     return found
 
 
+def bound(design: Design) -> tuple[list[float], float]:
+    """The large-sample limit for the per-cell model: per cell, the standard deviation
+    of its rate under the allocation of all the labels (pilot + budget) over the cells'
+    strata that minimizes the mean over cells of sd ÷ the proportional split's sd, as a
+    ratio; then that mean. The truth of every stratum is known in advance."""
+    labels = design.pilot + design.budget
+    parts = [
+        information_parts(prevalence, design.se(at), design.specificity)
+        for at, prevalence in enumerate(design.prevalences)
+    ]
+
+    def sds(counts: np.ndarray) -> np.ndarray:
+        found = []
+        for cell, (yes, no) in zip(parts, counts.reshape(-1, 2), strict=True):
+            information = sum(
+                (
+                    n / v * np.outer(g, g)
+                    for n, (g, v) in zip((design.dialogues, yes, no), cell, strict=True)
+                ),
+                np.zeros((3, 3)),
+            )
+            found.append(np.sqrt(np.linalg.inv(information)[0, 0]))
+        return np.array(found)
+
+    shares = [
+        p * design.se(at) + (1 - p) * (1 - design.specificity)
+        for at, p in enumerate(design.prevalences)
+    ]
+    even = labels / len(shares)
+    proportional = sds(np.array([[even * q, even * (1 - q)] for q in shares]).ravel())
+
+    def mean_ratio(z: np.ndarray) -> float:
+        counts = np.exp(z) / np.exp(z).sum() * labels + 1e-6
+        return float(np.mean(sds(counts) / proportional))
+
+    start = np.log(np.array([[even * q, even * (1 - q)] for q in shares]).ravel())
+    best = optimize.minimize(mean_ratio, start, method="Nelder-Mead", options={"maxiter": 4000})
+    counts = np.exp(best.x) / np.exp(best.x).sum() * labels
+    return list(sds(counts) / proportional), float(best.fun)
+
+
 HEADER = [
     "| design | prevalence | plan: coverage | plan: mean width | uniform: coverage "
     "| uniform: mean width | plan ÷ uniform width |",
@@ -232,7 +277,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--simulations", type=int, default=400)
     parser.add_argument("--ceiling", action="store_true", help="the best fixed split instead")
     parser.add_argument("--per-cell", action="store_true", help="no pooling across cells")
+    parser.add_argument("--bound", action="store_true", help="the large-sample limit instead")
     args = parser.parse_args(argv)
+    if args.bound:
+        print("| design | best ÷ proportional sd per cell | mean over cells |")
+        print("|---|---|---|")
+        for design in DESIGNS:
+            per_cell, mean = bound(design)
+            ratios = ", ".join(f"{r:.2f}" for r in per_cell)
+            print(f"| {design.row()} | {ratios} | **{mean:.2f}** |")
+        return
     if args.ceiling:
         print(f"{args.simulations} simulated cells a prevalence; best of {YES_SHARES}.\n")
         print("| design | prevalence | best yes share | best ÷ proportional width |")

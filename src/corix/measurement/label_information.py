@@ -21,7 +21,7 @@ import numpy as np
 
 from corix.measurement.judge_error import CellCounts
 
-__all__ = ["Information"]
+__all__ = ["Information", "information_parts"]
 
 
 class Information:
@@ -29,7 +29,7 @@ class Information:
     labels so far estimate."""
 
     def __init__(self, cells: Sequence[CellCounts]) -> None:
-        self.parts = [_parts(*_stratified(c)) for c in cells]
+        self.parts = [information_parts(*_stratified(c)) for c in cells]
         self.covariance = []
         for cell, parts in zip(cells, self.parts, strict=True):
             counts = (cell.judged, cell.tp + cell.fp + 1, cell.fn + cell.tn + 1)
@@ -61,7 +61,7 @@ class Information:
         return gradient * math.sqrt(labels / spread)
 
 
-def _parts(rate: float, se: float, sp: float) -> list[tuple[np.ndarray, float]]:
+def information_parts(rate: float, se: float, sp: float) -> list[tuple[np.ndarray, float]]:
     """The gradients of q, the "yes" dialogues' and the "no" dialogues' shares of defects
     in (rate, sensitivity, specificity), each with its binomial variance per dialogue."""
     q = rate * se + (1 - rate) * (1 - sp)
