@@ -14,10 +14,13 @@ from corix.measurement.judge_pooling import (
 )
 
 
-def _cell(name: str, size: int, defects: int, caught: int, false_alarms: int, every: int):
+def _cell(
+    name: str, size: int, defects: int, caught: int, false_alarms: int, every: int
+) -> tuple[dict[str, float], dict[str, float]]:
     """``size`` dialogues, the first ``defects`` defects of which the judge flags
     ``caught``, and ``false_alarms`` clean ones flagged; every ``every``-th is labelled."""
-    judged, trusted = {}, {}
+    judged: dict[str, float] = {}
+    trusted: dict[str, float] = {}
     for i in range(size):
         defect = i < defects
         flagged = i < caught if defect else i < defects + false_alarms

@@ -62,6 +62,16 @@ def test_across_cells_labels_go_where_they_narrow_most_in_proportion() -> None:
     assert sum(second) > sum(first)
 
 
+def test_a_cell_counted_twice_gets_more_of_the_labels() -> None:
+    def cell() -> tuple[Stratum, Stratum]:
+        return Stratum(20, 4, 1, _open(16)), Stratum(180, 36, 1, _open(144))
+
+    even = allocate([cell(), cell()], 40)
+    assert sum(even[0]) == sum(even[1]) == 20
+    gated = allocate([cell(), cell()], 40, [2.0, 1.0])
+    assert sum(gated[0]) > sum(gated[1]) and sum(map(sum, gated)) == 40
+
+
 async def test_the_plan_chooses_unlabelled_dialogues_and_expects_a_narrower_interval(
     sqlite_db: Database,
 ) -> None:

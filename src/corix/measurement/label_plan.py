@@ -15,7 +15,9 @@ across cells it favours those whose interval a label shrinks most in proportion,
 rare harm's narrow interval counts as much as a common harm's wide one (a sum of
 absolute widths would hand every label to the common harms). Within a stratum the
 dialogues are drawn at random (a seeded hash), so the labelled ones represent their
-stratum.
+stratum. With a gate (``--gate``, a maximum rate), a cell whose corrected interval holds
+the threshold counts :data:`GATE_WEIGHT` times in that sum: the gate's verdict on it is
+still open, and its labels may settle it.
 
 **Validity.** The choice depends only on what is observed for every dialogue (its cell and
 the judge's verdict), so the latent-class posterior, pooled or not, stays valid: its
@@ -36,6 +38,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from pydantic import BaseModel
 
 from corix.measurement.core import Measurement
@@ -49,9 +52,13 @@ RULE = (
     "Neyman's allocation within a cell); dialogues drawn at random within a stratum"
 )
 BY_COLUMNS = ("application", "scenario", "level")
+GATE_WEIGHT = 2.0
+"""How many times a cell whose corrected interval holds the gate's threshold counts: its
+labels may decide whether the gate passes."""
 
 __all__ = [
     "BY_COLUMNS",
+    "GATE_WEIGHT",
     "RULE",
     "CellPlan",
     "LabelPlan",
@@ -94,6 +101,9 @@ class CellPlan(BaseModel):
     corrected_rate: float | None
     width_now: float | None
     width_expected: float | None
+    undecided_gate: bool = False
+    """The gate's threshold lies inside the cell's corrected interval: its labels may
+    decide the gate, so the plan counts the cell :data:`GATE_WEIGHT` times."""
 
     @property
     def shrink(self) -> float | None:
@@ -109,16 +119,24 @@ class LabelPlan(BaseModel):
     harm: str
     by: list[str]
     budget: int
+    gate: float | None = None
     rule: str = RULE
     cells: list[CellPlan]
     dialogues: list[PlannedDialogue]
 
 
-def allocate(strata: Sequence[tuple[Stratum, Stratum]], budget: int) -> list[tuple[int, int]]:
-    """Labels to add per cell's (judge yes, judge no) strata under :data:`RULE`."""
+def allocate(
+    strata: Sequence[tuple[Stratum, Stratum]],
+    budget: int,
+    weights: Sequence[float] | None = None,
+) -> list[tuple[int, int]]:
+    """Labels to add per cell's (judge yes, judge no) strata under :data:`RULE`, each
+    cell's relative standard deviation counted ``weights[cell]`` times (once each)."""
     information = Information([pair_counts(pair) for pair in strata])
     scale = information.sd()
     scale[scale <= 0] = 1.0
+    if weights is not None:
+        scale = scale / np.asarray(weights, dtype=float)
     added = [[0, 0] for _ in strata]
     # Labels go in steps of 1% of the budget: the rule's choice moves slowly with them.
     step, left = max(1, budget // 100), budget
@@ -163,9 +181,11 @@ def plan_labels(
     harm: str = GUARDRAIL_VIOLATION,
     by: Sequence[str] = BY_COLUMNS,
     seed: int = 0,
+    gate: float | None = None,
 ) -> LabelPlan:
     """The dialogues ``reference`` should label next (at most ``budget``) for ``judge``'s
-    corrected rates of ``harm`` per ``by`` cell, with each cell's expected narrowing."""
+    corrected rates of ``harm`` per ``by`` cell, with each cell's expected narrowing;
+    cells whose corrected interval holds ``gate`` (a maximum rate) count more."""
     cell_of = {d.session_id: tuple(getattr(d, c) for c in by) for d in measurement.dialogues}
     verdicts = measurement.dialogue_verdicts(harm)
     corrected = {
@@ -175,11 +195,13 @@ def plan_labels(
     }
     keys = sorted({cell_of[s] for s, v in verdicts.items() if judge in v})
     strata = [_strata(verdicts, cell_of, key, judge, reference, seed) for key in keys]
-    added = allocate(strata, budget)
+    undecided = [_undecided(corrected.get(key), gate) for key in keys]
+    added = allocate(strata, budget, [GATE_WEIGHT if u else 1.0 for u in undecided])
     cells, dialogues = [], []
-    for key, pair, (yes, no) in zip(keys, strata, added, strict=True):
+    for key, pair, (yes, no), u in zip(keys, strata, added, undecided, strict=True):
         group = dict(zip(by, key, strict=True))
-        cells.append(_cell_plan(group, pair, (yes, no), corrected.get(key)))
+        plan = _cell_plan(group, pair, (yes, no), corrected.get(key))
+        cells.append(plan.model_copy(update={"undecided_gate": u}))
         for stratum, count, verdict in ((pair[0], yes, True), (pair[1], no, False)):
             dialogues += [
                 PlannedDialogue(session_id=s, group=group, judge_verdict=verdict)
@@ -191,9 +213,17 @@ def plan_labels(
         harm=harm,
         by=list(by),
         budget=budget,
+        gate=gate,
         cells=cells,
         dialogues=dialogues,
     )
+
+
+def _undecided(corrected: CorrectedRate | None, gate: float | None) -> bool:
+    """Whether ``gate`` lies in the corrected interval, where labels may still decide it."""
+    if gate is None or corrected is None or corrected.ci_low is None:
+        return False
+    return corrected.ci_high is not None and corrected.ci_low <= gate <= corrected.ci_high
 
 
 def _strata(
