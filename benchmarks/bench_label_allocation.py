@@ -200,29 +200,33 @@ def ceiling(design: Design, simulations: int, seed: int = 38) -> list[tuple[floa
     return found
 
 
-def bound(design: Design) -> tuple[list[float], float]:
-    """The large-sample limit for the per-cell model: per cell, the standard deviation
-    of its rate under the allocation of all the labels (pilot + budget) over the cells'
-    strata that minimizes the mean over cells of sd ÷ the proportional split's sd, as a
-    ratio; then that mean. The truth of every stratum is known in advance."""
+def bound(design: Design, *, pooled: bool = False) -> tuple[list[float], float]:
+    """The large-sample limit for the per-cell model (``pooled``: one sensitivity and
+    specificity for all cells): per cell, the standard deviation of its rate under the
+    allocation of all the labels (pilot + budget) over the cells' strata that minimizes
+    the mean over cells of sd ÷ the proportional split's sd, as a ratio; then that mean.
+    The truth of every stratum is known in advance."""
     labels = design.pilot + design.budget
     parts = [
         information_parts(prevalence, design.se(at), design.specificity)
         for at, prevalence in enumerate(design.prevalences)
     ]
 
+    cells = len(parts)
+    # each cell's (rate, sensitivity, specificity) among the parameters
+    where = [
+        [at, cells, cells + 1] if pooled else [3 * at, 3 * at + 1, 3 * at + 2]
+        for at in range(cells)
+    ]
+
     def sds(counts: np.ndarray) -> np.ndarray:
-        found = []
-        for cell, (yes, no) in zip(parts, counts.reshape(-1, 2), strict=True):
-            information = sum(
-                (
-                    n / v * np.outer(g, g)
-                    for n, (g, v) in zip((design.dialogues, yes, no), cell, strict=True)
-                ),
-                np.zeros((3, 3)),
-            )
-            found.append(np.sqrt(np.linalg.inv(information)[0, 0]))
-        return np.array(found)
+        size = cells + 2 if pooled else 3 * cells
+        information = np.zeros((size, size))
+        for cell, (yes, no), at in zip(parts, counts.reshape(-1, 2), where, strict=True):
+            for n, (g, v) in zip((design.dialogues, yes, no), cell, strict=True):
+                information[np.ix_(at, at)] += n / v * np.outer(g, g)
+        covariance = np.linalg.inv(information)
+        return np.sqrt(np.array([covariance[at[0], at[0]] for at in where]))
 
     shares = [
         p * design.se(at) + (1 - p) * (1 - design.specificity)
@@ -280,12 +284,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--bound", action="store_true", help="the large-sample limit instead")
     args = parser.parse_args(argv)
     if args.bound:
-        print("| design | best ÷ proportional sd per cell | mean over cells |")
-        print("|---|---|---|")
+        print("| design | model | best ÷ proportional sd per cell | mean over cells |")
+        print("|---|---|---|---|")
         for design in DESIGNS:
-            per_cell, mean = bound(design)
-            ratios = ", ".join(f"{r:.2f}" for r in per_cell)
-            print(f"| {design.row()} | {ratios} | **{mean:.2f}** |")
+            # one sensitivity for all cells is no model of a judge whose sensitivity differs
+            for pooled in (False, True) if not design.sensitivities else (False,):
+                per_cell, mean = bound(design, pooled=pooled)
+                ratios = ", ".join(f"{r:.2f}" for r in per_cell)
+                model = "one Se, Sp for all cells" if pooled else "per cell"
+                print(f"| {design.row()} | {model} | {ratios} | **{mean:.2f}** |")
         return
     if args.ceiling:
         print(f"{args.simulations} simulated cells a prevalence; best of {YES_SHARES}.\n")

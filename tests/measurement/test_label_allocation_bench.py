@@ -60,7 +60,10 @@ def test_the_ceiling_is_never_wider_than_the_proportional_split() -> None:
 
 
 def test_the_large_sample_bound_starts_from_the_proportional_split_and_can_only_gain() -> None:
-    per_cell, mean = bench.bound(bench.Design((0.02, 0.3), 1000, 0.85, 0.9, 100, 300))
+    design = bench.Design((0.02, 0.3), 1000, 0.85, 0.9, 100, 300)
+    per_cell, mean = bench.bound(design)
     assert len(per_cell) == 2 and mean == pytest.approx(statistics.mean(per_cell))
     # a rare cell gains most from moving its labels toward the judge's "yes"
     assert mean <= 1 and per_cell[0] < 0.95
+    # one sensitivity for both cells lets the rare cell learn from the common one's misses
+    assert bench.bound(design, pooled=True)[1] < mean
