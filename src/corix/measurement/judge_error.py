@@ -18,7 +18,8 @@ a second, independent sample). Priors: Jeffreys Beta(½, ½) on π, uniform on S
 A Gibbs sampler (many short chains, vectorized) draws the posterior; the rate is its
 median and the interval its equal-tailed credible interval. Fewer than
 :data:`MIN_CALIBRATION` trusted defects (or non-defects) is said in ``note``, with
-about how many labels of the reference source would give that many.
+about how many labels of the reference source would give that many. Over several cells
+of a harm, :mod:`corix.measurement.judge_pooling` learns the judge's error from all of them.
 """
 
 from __future__ import annotations
