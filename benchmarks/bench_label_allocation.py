@@ -5,18 +5,24 @@ judge (sensitivity, specificity) rates every dialogue; people have already label
 pilot drawn at random from all of them. Then ``budget`` more dialogues are labelled,
 either as the plan chooses (:func:`corix.measurement.label_plan.allocate`, dialogues drawn
 at random within each cell's judge-verdict strata) or uniformly at random from the rest;
-each cell's judge-corrected rate is computed as corix does
-(:func:`corix.measurement.judge_error.corrected_rate`), and its coverage of the cell's true
-prevalence and its width are compared.
+each cell's judge-corrected rate is computed as corix does, the same way in both arms
+(:func:`corix.measurement.judge_pooling.corrected_rates`: the judge's error partially
+pooled over the cells; ``--per-cell``: :func:`corix.measurement.judge_error.corrected_rate`
+cell by cell), and its coverage of the cell's true prevalence and its width are
+compared. The last design's judge misses more defects in the rarer cells, to check that
+pooling does not cost coverage where the judge's error truly differs.
 
-    python benchmarks/bench_label_allocation.py [--simulations 400]
+    python benchmarks/bench_label_allocation.py [--simulations 400] [--per-cell]
     python benchmarks/bench_label_allocation.py --ceiling [--simulations 100]
+    python benchmarks/bench_label_allocation.py --bound
 
-``--ceiling`` bounds what any allocation over verdict strata can gain for this estimator:
+``--ceiling`` bounds what any allocation over verdict strata can gain for the per-cell
+estimator:
 per cell, its share of the labels (pilot + budget over the cells) is split between the
 judge's "yes" and "no" dialogues at fixed shares, the truth of each stratum known in
 advance, and the narrowest mean width is divided by the proportional (uniform) split's,
-on the same simulated evaluations.
+on the same simulated evaluations. ``--bound`` is the large-sample limit of any allocation
+across cells and strata for the per-cell model (:func:`bound`).
 """
 
 from __future__ import annotations
@@ -27,8 +33,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import optimize
 
 from corix.measurement.judge_error import corrected_rate
+from corix.measurement.judge_pooling import corrected_rates
+from corix.measurement.label_information import information_parts
 from corix.measurement.label_plan import Stratum, allocate
 
 
@@ -43,10 +52,16 @@ class Design:
     specificity: float
     pilot: int
     budget: int
+    sensitivities: tuple[float, ...] = ()
+    """Per cell, where the judge's sensitivity differs by cell (else ``sensitivity``)."""
+
+    def se(self, at: int) -> float:
+        return self.sensitivities[at] if self.sensitivities else self.sensitivity
 
     def row(self) -> str:
+        se = "/".join(map(str, self.sensitivities)) if self.sensitivities else self.sensitivity
         return (
-            f"{len(self.prevalences)} cells × {self.dialogues}, judge Se {self.sensitivity} "
+            f"{len(self.prevalences)} cells × {self.dialogues}, judge Se {se} "
             f"Sp {self.specificity}, {self.pilot} pilot + {self.budget} labels"
         )
 
@@ -55,6 +70,7 @@ DESIGNS = (
     Design((0.02, 0.05, 0.15, 0.4), 400, 0.8, 0.95, 40, 160),
     Design((0.02, 0.05, 0.1, 0.2), 2000, 0.85, 0.9, 200, 800),
     Design((0.02, 0.05, 0.1, 0.2), 2000, 0.9, 0.95, 200, 800),
+    Design((0.02, 0.05, 0.1, 0.2), 2000, 0.85, 0.9, 200, 800, (0.7, 0.8, 0.9, 0.95)),
 )
 
 
@@ -66,14 +82,17 @@ class Cell:
 
 
 def one_evaluation(
-    rng: np.random.Generator, design: Design, cells: Sequence[Cell], seed: int
+    rng: np.random.Generator,
+    design: Design,
+    cells: Sequence[Cell],
+    seed: int,
+    *,
+    per_cell: bool = False,
 ) -> None:
     truth = [rng.random(design.dialogues) < c.prevalence for c in cells]
     judge = [
-        np.where(
-            t, rng.random(len(t)) < design.sensitivity, rng.random(len(t)) >= design.specificity
-        )
-        for t in truth
+        np.where(t, rng.random(len(t)) < design.se(at), rng.random(len(t)) >= design.specificity)
+        for at, t in enumerate(truth)
     ]
     every = np.concatenate(truth)
     verdict_all = np.concatenate(judge)
@@ -84,14 +103,21 @@ def one_evaluation(
         "uniform": pilot | set(rng.choice(rest, design.budget, replace=False).tolist()),
         "plan": pilot | _planned(rng, (every, verdict_all, cell_of), pilot, design.budget),
     }
+    groups = [{"cell": str(at)} for at in range(len(cells))]
+    members = [np.flatnonzero(cell_of == at) for at in range(len(cells))]
+    judged = [{str(i): float(verdict_all[i]) for i in m} for m in members]
     for arm, labelled in chosen.items():
-        for at, cell in enumerate(cells):
-            members = np.flatnonzero(cell_of == at)
-            judged = {str(i): float(verdict_all[i]) for i in members}
-            trusted = {str(i): float(every[i]) for i in members if i in labelled}
-            result = corrected_rate(
-                {"cell": str(at)}, judged, trusted, judge="llm", reference="human", seed=seed
+        trusted = {str(i): float(every[i]) for i in labelled}
+        if per_cell:
+            results = [
+                corrected_rate(g, j, trusted, judge="llm", reference="human", seed=seed)
+                for g, j in zip(groups, judged, strict=True)
+            ]
+        else:
+            results = corrected_rates(
+                groups, judged, trusted, judge="llm", reference="human", seed=seed
             )
+        for cell, result in zip(cells, results, strict=True):
             assert result.ci_low is not None and result.ci_high is not None
             cell.covered[arm].append(result.ci_low <= cell.prevalence <= result.ci_high)
             cell.widths[arm].append(result.ci_high - result.ci_low)
@@ -126,11 +152,13 @@ def _planned(
     return chosen
 
 
-def study(design: Design, simulations: int, seed: int = 38) -> list[Cell]:
+def study(
+    design: Design, simulations: int, seed: int = 38, *, per_cell: bool = False
+) -> list[Cell]:
     rng = np.random.default_rng(seed)
     cells = [Cell(p) for p in design.prevalences]
     for run in range(simulations):
-        one_evaluation(rng, design, cells, run)
+        one_evaluation(rng, design, cells, run, per_cell=per_cell)
     return cells
 
 
@@ -172,6 +200,51 @@ def ceiling(design: Design, simulations: int, seed: int = 38) -> list[tuple[floa
     return found
 
 
+def bound(design: Design, *, pooled: bool = False) -> tuple[list[float], float]:
+    """The large-sample limit for the per-cell model (``pooled``: one sensitivity and
+    specificity for all cells): per cell, the standard deviation of its rate under the
+    allocation of all the labels (pilot + budget) over the cells' strata that minimizes
+    the mean over cells of sd ÷ the proportional split's sd, as a ratio; then that mean.
+    The truth of every stratum is known in advance."""
+    labels = design.pilot + design.budget
+    parts = [
+        information_parts(prevalence, design.se(at), design.specificity)
+        for at, prevalence in enumerate(design.prevalences)
+    ]
+
+    cells = len(parts)
+    # each cell's (rate, sensitivity, specificity) among the parameters
+    where = [
+        [at, cells, cells + 1] if pooled else [3 * at, 3 * at + 1, 3 * at + 2]
+        for at in range(cells)
+    ]
+
+    def sds(counts: np.ndarray) -> np.ndarray:
+        size = cells + 2 if pooled else 3 * cells
+        information = np.zeros((size, size))
+        for cell, (yes, no), at in zip(parts, counts.reshape(-1, 2), where, strict=True):
+            for n, (g, v) in zip((design.dialogues, yes, no), cell, strict=True):
+                information[np.ix_(at, at)] += n / v * np.outer(g, g)
+        covariance = np.linalg.inv(information)
+        return np.sqrt(np.array([covariance[at[0], at[0]] for at in where]))
+
+    shares = [
+        p * design.se(at) + (1 - p) * (1 - design.specificity)
+        for at, p in enumerate(design.prevalences)
+    ]
+    even = labels / len(shares)
+    proportional = sds(np.array([[even * q, even * (1 - q)] for q in shares]).ravel())
+
+    def mean_ratio(z: np.ndarray) -> float:
+        counts = np.exp(z) / np.exp(z).sum() * labels + 1e-6
+        return float(np.mean(sds(counts) / proportional))
+
+    start = np.log(np.array([[even * q, even * (1 - q)] for q in shares]).ravel())
+    best = optimize.minimize(mean_ratio, start, method="Nelder-Mead", options={"maxiter": 4000})
+    counts = np.exp(best.x) / np.exp(best.x).sum() * labels
+    return list(sds(counts) / proportional), float(best.fun)
+
+
 HEADER = [
     "| design | prevalence | plan: coverage | plan: mean width | uniform: coverage "
     "| uniform: mean width | plan ÷ uniform width |",
@@ -207,7 +280,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--simulations", type=int, default=400)
     parser.add_argument("--ceiling", action="store_true", help="the best fixed split instead")
+    parser.add_argument("--per-cell", action="store_true", help="no pooling across cells")
+    parser.add_argument("--bound", action="store_true", help="the large-sample limit instead")
     args = parser.parse_args(argv)
+    if args.bound:
+        print("| design | model | best ÷ proportional sd per cell | mean over cells |")
+        print("|---|---|---|---|")
+        for design in DESIGNS:
+            # one sensitivity for all cells is no model of a judge whose sensitivity differs
+            for pooled in (False, True) if not design.sensitivities else (False,):
+                per_cell, mean = bound(design, pooled=pooled)
+                ratios = ", ".join(f"{r:.2f}" for r in per_cell)
+                model = "one Se, Sp for all cells" if pooled else "per cell"
+                print(f"| {design.row()} | {model} | {ratios} | **{mean:.2f}** |")
+        return
     if args.ceiling:
         print(f"{args.simulations} simulated cells a prevalence; best of {YES_SHARES}.\n")
         print("| design | prevalence | best yes share | best ÷ proportional width |")
@@ -221,12 +307,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"| {design.row()} | mean over cells | | **{mean:.2f}** |", flush=True)
         return
     print(
-        f"{args.simulations} simulated evaluations a design; ± is 1.96 Monte Carlo "
-        "standard errors.\n"
+        f"{args.simulations} simulated evaluations a design; corrected rates "
+        f"{'cell by cell' if args.per_cell else 'partially pooled over the cells'}; ± is "
+        "1.96 Monte Carlo standard errors.\n"
     )
     print("\n".join(HEADER))
     for design in DESIGNS:
-        print("\n".join(rows(design, study(design, args.simulations))), flush=True)
+        cells = study(design, args.simulations, per_cell=args.per_cell)
+        print("\n".join(rows(design, cells)), flush=True)
 
 
 if __name__ == "__main__":

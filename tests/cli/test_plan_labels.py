@@ -69,3 +69,21 @@ async def test_assign_needs_a_web_series(sqlite_db: Database) -> None:
         app, ["plan", "labels", run_id, "--budget", "2", "--assign", "--db", sqlite_db.url]
     )
     assert result.exit_code == ExitCode.USAGE and "needs a web series" in result.output
+
+
+async def test_a_gate_inside_a_cells_interval_is_shown_undecided(sqlite_db: Database) -> None:
+    run_id = await write_partly_labelled_run(sqlite_db)
+    args = ["plan", "labels", run_id, "--budget", "2", "--db", sqlite_db.url]
+    shown = json.loads(runner.invoke(app, [*args, "--json"]).output)["label_plan"]
+    rate = shown["cells"][0]["corrected_rate"]
+    result = runner.invoke(app, [*args, "--gate", f"{rate:.4f}"])
+    assert result.exit_code == ExitCode.OK, result.output
+    words = " ".join(result.output.split())
+    assert "counts twice" in words
+    inside = json.loads(runner.invoke(app, [*args, "--gate", f"{rate:.4f}", "--json"]).output)
+    assert inside["label_plan"]["cells"][0]["undecided_gate"]
+    outside = json.loads(runner.invoke(app, [*args, "--gate", "1", "--json"]).output)
+    assert (
+        outside["label_plan"]["gate"] == 1
+        and not outside["label_plan"]["cells"][0]["undecided_gate"]
+    )

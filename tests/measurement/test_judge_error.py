@@ -95,6 +95,22 @@ def test_sensitivity_and_specificity_carry_corrected_wilson_intervals() -> None:
     assert only_defects.below_accuracy is None
 
 
+def test_an_oversampled_verdict_does_not_lean_the_accuracies_toward_it() -> None:
+    # 100 judged: 20 "yes" (10 defects), 80 "no" (8 defects). All 20 "yes" are labelled,
+    # 8 of the 80 "no" (1 defect): each "no" label stands for 10 dialogues. Weighted:
+    # sensitivity 10 / (10 + 1·10) = 0.5 (unweighted 10/11), specificity 70 / (10 + 70).
+    judge = {f"d{i}": float(i < 20) for i in range(100)}
+    truth = {f"d{i}": float(i < 10) for i in range(20)}
+    truth |= {f"d{i}": float(i == 20) for i in range(20, 28)}
+    rate = corrected_rate({}, judge, truth, judge="llm", reference="human")
+    assert rate.sensitivity == pytest.approx(0.5)
+    assert rate.specificity == pytest.approx(70 / 80)
+    assert rate.sensitivity_low is not None and rate.sensitivity_high is not None
+    # Kish's effective n of the 11 defects (weights 1 ×10 and 10): 20² / 110 ≈ 3.6, so the
+    # interval is wider than 11 equal-weight labels would give.
+    assert rate.sensitivity_low < 0.2 and rate.sensitivity_high > 0.8
+
+
 async def test_a_judges_error_is_measured_per_level(sqlite_db: Database) -> None:
     measurement = measure(sqlite_db, [await write_judged_levels_run(sqlite_db)])
     rates = measurement.judge_corrected("llm", "human", by=("application", "level"))

@@ -41,6 +41,15 @@ ByOption = Annotated[
 OutOption = Annotated[
     Path | None, typer.Option("--out", help="Write the plan (JSON) to this file.")
 ]
+GateOption = Annotated[
+    float | None,
+    typer.Option(
+        "--gate",
+        min=0.0,
+        max=1.0,
+        help="A gate's maximum rate: cells whose corrected interval holds it count more.",
+    ),
+]
 AssignOption = Annotated[
     bool, typer.Option("--assign", help="Make the plan the web series' annotation selection.")
 ]
@@ -62,6 +71,7 @@ def labels_command(
     by: ByOption = "application,scenario,level",
     out: OutOption = None,
     assign: AssignOption = False,
+    gate: GateOption = None,
     spec: SpecOption = None,
     settling: SettlingOption = None,
     seed: SeedOption = None,
@@ -70,8 +80,8 @@ def labels_command(
 ) -> None:
     """Choose the dialogues whose labels narrow the judge's corrected intervals most.
 
-    Each label goes to the cell and judge-verdict stratum where it cuts the largest share of
-    the cell's variance; the table says how far each cell's interval should shrink.
+    Labels go to the cells and judge-verdict strata where they narrow the cells' intervals
+    most in proportion; the table says how far each cell's interval should shrink.
     """
     from corix.measurement import GUARDRAIL_VIOLATION
     from corix.measurement.label_plan import plan_labels
@@ -88,6 +98,7 @@ def labels_command(
             harm=harm or GUARDRAIL_VIOLATION,
             by=_cells(by),
             seed=measurement.spec.spec.seed,
+            gate=gate,
         )
         chosen = [d.session_id for d in plan.dialogues]
         assigned = (
@@ -118,6 +129,15 @@ def _document(plan: LabelPlan) -> dict[str, object]:
     for cell, shown in zip(plan.cells, document["cells"], strict=True):
         shown["shrink"] = cell.shrink
     return document
+
+
+def _gate_note(plan: LabelPlan) -> str:
+    if plan.gate is None:
+        return ""
+    return (
+        f" Gate {plan.gate:.1%}: a cell whose corrected interval holds it is 'gate "
+        "undecided' and counts twice."
+    )
 
 
 def _width(value: float | None) -> str:
@@ -151,7 +171,8 @@ def print_label_plan(plan: LabelPlan, assigned: str | None) -> None:
             rate,
             _width(cell.width_now),
             _width(cell.width_expected),
-            "—" if cell.shrink is None else f"{cell.shrink:.0%}",
+            ("—" if cell.shrink is None else f"{cell.shrink:.0%}")
+            + (" (gate undecided)" if cell.undecided_gate else ""),
         )
     console.print(table)
     where = (
@@ -162,8 +183,8 @@ def print_label_plan(plan: LabelPlan, assigned: str | None) -> None:
     console.print(
         Text(
             f"Rule: {plan.rule}. 'yes' / 'no': the judge's verdict. Expected width: the "
-            "corrected interval's width now × √(variance after / now) of the stratified "
-            f"estimate. {where}",
+            "corrected interval's width now × the cell's standard deviation after ÷ now "
+            f"(Fisher information).{_gate_note(plan)} {where}",
             style="dim",
         )
     )

@@ -324,7 +324,8 @@ def print_judge_validity(
             f"sensitivity and specificity of '{judge}' on the dialogues '{reference}' also "
             f"labelled; intervals: {rates[0].accuracy_interval}. 'below accuracy': "
             f"sensitivity or specificity under {rates[0].accuracy_floor:.0%}, so its raw "
-            f"rates are not the {reference} rates. Corrected: {rates[0].method}.",
+            f"rates are not the {reference} rates. Corrected: "
+            f"{'; '.join(sorted({r.method for r in rates}))}.",
             style="dim",
         )
     )

@@ -26,7 +26,8 @@ from corix.assessment.agreement import AgreementReport, LabelRow, compare_per_qu
 from corix.errors import CorixError, unknown_name
 from corix.measurement.defect_rates import DefectRate, defect_rates
 from corix.measurement.judge_agreement import JudgeAgreement, judge_agreements
-from corix.measurement.judge_error import CorrectedRate, corrected_rate
+from corix.measurement.judge_error import CorrectedRate
+from corix.measurement.judge_pooling import corrected_rates
 from corix.measurement.leaves import LeafSource, LeafTable
 from corix.measurement.leaves_from_store import (
     StoredAnswer,
@@ -221,7 +222,8 @@ class Measurement:
     ) -> list[CorrectedRate]:
         """Per harm × ``by`` (application, scenario, level): the ``judge`` source's rate
         corrected for its error as measured against the ``reference`` source on the
-        dialogues both labelled in that group (see :mod:`corix.measurement.judge_error`)."""
+        dialogues both labelled, that group's error partially pooled with the harm's other
+        groups' (see :mod:`corix.measurement.judge_error` and ``judge_pooling``)."""
         unknown = [column for column in by if column not in ("application", "scenario", "level")]
         if unknown:
             raise ValueError(f"cannot group a judge's error by {unknown[0]!r}")
@@ -230,29 +232,20 @@ class Measurement:
         corrected = []
         for harm in self.harms:
             by_source = self.dialogue_verdicts(harm)
-            for key in sorted({cell[s] for s in by_source}):
-                judged = {
-                    s: v[judge] for s, v in by_source.items() if cell[s] == key and judge in v
-                }
-                if not judged:
-                    continue
-                trusted = {
-                    s: v[reference]
-                    for s, v in by_source.items()
-                    if cell[s] == key and reference in v
-                }
-                corrected.append(
-                    corrected_rate(
-                        {"harm": harm, **dict(zip(by, key, strict=True))},
-                        judged,
-                        trusted,
-                        judge=judge,
-                        reference=reference,
-                        resamples=spec.bootstrap,
-                        seed=spec.seed,
-                        confidence=spec.confidence,
-                    )
-                )
+            keys = sorted({cell[s] for s, v in by_source.items() if judge in v})
+            corrected += corrected_rates(
+                [{"harm": harm, **dict(zip(by, key, strict=True))} for key in keys],
+                [
+                    {s: v[judge] for s, v in by_source.items() if cell[s] == key and judge in v}
+                    for key in keys
+                ],
+                {s: v[reference] for s, v in by_source.items() if reference in v},
+                judge=judge,
+                reference=reference,
+                resamples=spec.bootstrap,
+                seed=spec.seed,
+                confidence=spec.confidence,
+            )
         return corrected
 
     def judge_agreement(self) -> list[JudgeAgreement]:

@@ -18,7 +18,8 @@ a second, independent sample). Priors: Jeffreys Beta(½, ½) on π, uniform on S
 A Gibbs sampler (many short chains, vectorized) draws the posterior; the rate is its
 median and the interval its equal-tailed credible interval. Fewer than
 :data:`MIN_CALIBRATION` trusted defects (or non-defects) is said in ``note``, with
-about how many labels of the reference source would give that many.
+about how many labels of the reference source would give that many. Over several cells
+of a harm, :mod:`corix.measurement.judge_pooling` learns the judge's error from all of them.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from pydantic import BaseModel
@@ -37,7 +39,10 @@ METHOD = (
     "(Jeffreys prior on the rate, uniform on sensitivity and specificity), median and "
     "equal-tailed credible interval"
 )
-ACCURACY_INTERVAL = "Wilson, continuity-corrected, over the calibration dialogues"
+ACCURACY_INTERVAL = (
+    "Wilson, continuity-corrected, at Kish's effective number of calibration dialogues "
+    "weighted by their verdict stratum"
+)
 MIN_ACCURACY = 0.8
 """A judge whose sensitivity or specificity on the calibration dialogues is under this is
 flagged (``below_accuracy``): its raw rates should not be read as the people's."""
@@ -45,8 +50,8 @@ MIN_CALIBRATION = 10
 """Trusted defects and non-defects each needed before a correction is more than its prior:
 with 10, a sensitivity near 0.8 is known to about ±0.13."""
 
-_CHAINS = 200
-_BURN_IN = 60
+CHAINS = 200
+BURN_IN = 60
 
 __all__ = [
     "ACCURACY_INTERVAL",
@@ -65,8 +70,10 @@ class CorrectedRate(BaseModel):
 
     ``corrected_rate`` is the posterior median, ``rogan_gladen`` the point correction by
     the formula (``None`` where undefined); ``calibration_defects`` counts the trusted
-    defects among the calibration dialogues. The sensitivity's and specificity's intervals
-    (:data:`ACCURACY_INTERVAL`) count the calibration dialogues as independent.
+    defects among the calibration dialogues. The sensitivity and specificity weight each
+    calibration dialogue by its verdict stratum's judged dialogues per calibration one, so
+    a plan that oversampled the judge's "yes" (:mod:`corix.measurement.label_plan`) does
+    not lean them toward it; their intervals are :data:`ACCURACY_INTERVAL`.
     """
 
     group: dict[str, str]
@@ -92,6 +99,9 @@ class CorrectedRate(BaseModel):
     ci_low: float | None
     ci_high: float | None
     method: str = METHOD
+    pooled_cells: int = 1
+    """The cells of the harm whose labels the rate learnt the judge's error from
+    (:mod:`corix.measurement.judge_pooling`); 1: this cell's alone."""
     note: str | None = None
 
 
@@ -124,8 +134,9 @@ def corrected_rate(
     judge_on_pairs = np.array([judged[key] >= 0.5 for key in pairs], dtype=bool)
     truth_on_pairs = np.array([trusted[key] >= 0.5 for key in pairs], dtype=bool)
     raw = float(verdicts.mean()) if keys else None
-    sensitivity = _share(judge_on_pairs, truth_on_pairs)
-    specificity = _share(~judge_on_pairs, ~truth_on_pairs)
+    weights = _weights(verdicts, judge_on_pairs)
+    sensitivity = _share(judge_on_pairs, truth_on_pairs, weights)
+    specificity = _share(~judge_on_pairs, ~truth_on_pairs, weights)
     base = CorrectedRate(
         group=dict(group),
         judge=judge,
@@ -136,8 +147,8 @@ def corrected_rate(
         calibration_defects=int(truth_on_pairs.sum()),
         sensitivity=sensitivity,
         specificity=specificity,
-        **_bounds("sensitivity", judge_on_pairs[truth_on_pairs], confidence),
-        **_bounds("specificity", ~judge_on_pairs[~truth_on_pairs], confidence),
+        **_bounds("sensitivity", sensitivity, weights[truth_on_pairs], confidence),
+        **_bounds("specificity", specificity, weights[~truth_on_pairs], confidence),
         below_accuracy=(
             None
             if sensitivity is None or specificity is None
@@ -154,8 +165,8 @@ def corrected_rate(
     )
     if raw is None or resamples <= 0:
         return base
-    counts = _Counts.of(verdicts, judge_on_pairs, truth_on_pairs)
-    draws = posterior_rates(counts.as_tuple(), resamples, _seed(seed, group))
+    counts = CellCounts.of(verdicts, judge_on_pairs, truth_on_pairs)
+    draws = posterior_rates(counts.as_tuple(), resamples, group_seed(seed, group))
     tail = (1 - confidence) / 2
     low, median, high = np.quantile(draws, [tail, 0.5, 1 - tail])
     return base.model_copy(
@@ -163,34 +174,41 @@ def corrected_rate(
             "corrected_rate": float(median),
             "ci_low": float(low),
             "ci_high": float(high),
-            "note": _thin(counts, float(median), reference),
+            "note": thin_note(counts, float(median), reference),
         }
     )
 
 
-class _Counts:
-    """The data the model sees: calibration cells (judge × truth) and the judge's verdicts
+@dataclass(frozen=True, slots=True)
+class CellCounts:
+    """The data the model sees in one cell: calibration dialogues (judge yes & defect,
+    judge no & defect, judge yes & clean, judge no & clean), then the judge's yes and no
     on the other dialogues."""
 
-    def __init__(self, cells: tuple[int, int, int, int], positives: int, negatives: int) -> None:
-        self.cells = cells  # judge yes & defect, judge no & defect, judge yes & clean, no & clean
-        self.positives = positives
-        self.negatives = negatives
+    tp: int
+    fn: int
+    fp: int
+    tn: int
+    yes: int
+    no: int
 
     @classmethod
-    def of(cls, verdicts: np.ndarray, judge: np.ndarray, truth: np.ndarray) -> _Counts:
-        cells = (
-            int((judge & truth).sum()),
-            int((~judge & truth).sum()),
-            int((judge & ~truth).sum()),
-            int((~judge & ~truth).sum()),
-        )
-        positives = int(verdicts.sum()) - cells[0] - cells[2]
-        negatives = len(verdicts) - int(verdicts.sum()) - cells[1] - cells[3]
-        return cls(cells, positives, negatives)
+    def of(cls, verdicts: np.ndarray, judge: np.ndarray, truth: np.ndarray) -> CellCounts:
+        tp, fn = int((judge & truth).sum()), int((~judge & truth).sum())
+        fp, tn = int((judge & ~truth).sum()), int((~judge & ~truth).sum())
+        yes = int(verdicts.sum()) - tp - fp
+        return cls(tp, fn, fp, tn, yes, len(verdicts) - int(verdicts.sum()) - fn - tn)
+
+    @property
+    def judged(self) -> int:
+        return self.tp + self.fn + self.fp + self.tn + self.yes + self.no
+
+    @property
+    def judge_yes(self) -> int:
+        return self.tp + self.fp + self.yes
 
     def as_tuple(self) -> tuple[int, int, int, int, int, int]:
-        return (*self.cells, self.positives, self.negatives)
+        return (self.tp, self.fn, self.fp, self.tn, self.yes, self.no)
 
 
 def posterior_rates(
@@ -203,7 +221,7 @@ def posterior_rates(
     """
     tp, fn, fp, tn, yes, no = counts
     rng = np.random.default_rng(seed)
-    chains = min(_CHAINS, draws)
+    chains = min(CHAINS, draws)
     per_chain = math.ceil(draws / chains)
     n_cal = tp + fn + fp + tn
     # Start every chain at the calibration's estimates, shrunk off the edges.
@@ -211,7 +229,7 @@ def posterior_rates(
     sp = np.full(chains, (tn + 1) / (tn + fp + 2))
     pi = np.full(chains, (tp + fn + 0.5) / (n_cal + 1))
     kept = []
-    for step in range(_BURN_IN + per_chain):
+    for step in range(BURN_IN + per_chain):
         flagged = pi * se
         missed = pi * (1 - se)
         hidden_yes = rng.binomial(yes, flagged / (flagged + (1 - pi) * (1 - sp)))
@@ -220,13 +238,14 @@ def posterior_rates(
         pi = rng.beta(0.5 + defects, 0.5 + n_cal + yes + no - defects)
         se = rng.beta(1 + tp + hidden_yes, 1 + fn + hidden_no)
         sp = rng.beta(1 + tn + no - hidden_no, 1 + fp + yes - hidden_yes)
-        if step >= _BURN_IN:
+        if step >= BURN_IN:
             kept.append(pi)
     return np.concatenate(kept)[:draws]
 
 
-def _thin(counts: _Counts, rate: float, reference: str) -> str | None:
-    tp, fn, fp, tn = counts.cells
+def thin_note(counts: CellCounts, rate: float, reference: str) -> str | None:
+    """What too few trusted defects or non-defects mean, or ``None``."""
+    tp, fn, fp, tn = counts.tp, counts.fn, counts.fp, counts.tn
     defects, clean = tp + fn, fp + tn
     if defects >= MIN_CALIBRATION and clean >= MIN_CALIBRATION:
         return None
@@ -239,18 +258,35 @@ def _thin(counts: _Counts, rate: float, reference: str) -> str | None:
     )
 
 
-def _bounds(name: str, hits: np.ndarray, confidence: float) -> dict[str, float | None]:
-    """``{name}_low`` and ``{name}_high``: the interval of the share of ``hits``."""
-    if not len(hits):
+def _weights(verdicts: np.ndarray, judge_on_pairs: np.ndarray) -> np.ndarray:
+    """Each calibration dialogue's weight: its verdict stratum's judged dialogues per
+    calibration dialogue (the inverse of its inclusion probability, for a sample drawn
+    at random within the judge's verdicts, as a label plan draws)."""
+    flagged = judge_on_pairs.sum()
+    per_yes = verdicts.sum() / flagged if flagged else 0.0
+    cleared = len(judge_on_pairs) - flagged
+    per_no = (len(verdicts) - verdicts.sum()) / cleared if cleared else 0.0
+    return np.where(judge_on_pairs, per_yes, per_no).astype(float)
+
+
+def _bounds(
+    name: str, share: float | None, weights: np.ndarray, confidence: float
+) -> dict[str, float | None]:
+    """``{name}_low`` and ``{name}_high``: the interval of a weighted ``share`` at Kish's
+    effective number of dialogues."""
+    if share is None or not weights.sum():
         return {f"{name}_low": None, f"{name}_high": None}
-    low, high = wilson_cc_bounds(float(hits.mean()), len(hits), confidence)
+    effective = weights.sum() ** 2 / (weights**2).sum()
+    low, high = wilson_cc_bounds(share, float(effective), confidence)
     return {f"{name}_low": low, f"{name}_high": high}
 
 
-def _share(hits: np.ndarray, among: np.ndarray) -> float | None:
-    return float(hits[among].mean()) if among.any() else None
+def _share(hits: np.ndarray, among: np.ndarray, weights: np.ndarray) -> float | None:
+    total = weights[among].sum()
+    return float(weights[hits & among].sum() / total) if among.any() and total else None
 
 
-def _seed(seed: int, group: Mapping[str, str]) -> list[int]:
+def group_seed(seed: int, group: Mapping[str, str]) -> list[int]:
+    """A random stream per group: cells of one run draw independently."""
     label = "|".join(f"{k}={v}" for k, v in sorted(group.items()))
     return [seed, zlib.crc32(label.encode())]

@@ -1,64 +1,71 @@
 """Which dialogues people should label next to narrow a judge's corrected rates most.
 
-An LLM judge's corrected rate (:mod:`corix.measurement.judge_error`) in a cell is, in
-the stratified form of its model, ``π = q·P(defect | judge yes) + (1 − q)·P(defect |
-judge no)``: ``q``, the judge's "yes" share, is known from every judged dialogue, and each
-stratum's share of defects from the people's labels in that stratum. With a Jeffreys
-Beta(½, ½) prior a stratum with ``x`` defects in ``n`` labels has posterior variance
-``p(1 − p)/(n + 2)``, ``p = (x + ½)/(n + 1)``, so the rate's variance is
-``Σ w_h² p_h(1 − p_h)/(n_h + 2)`` with ``w_h`` the verdict shares.
+An LLM judge's corrected rate (:mod:`corix.measurement.judge_error`) in a cell rests
+on every judged dialogue's verdict and on the people's labels, each of which shows the
+truth behind one "yes" or one "no" of the judge. How much a further label in a stratum
+(a cell's "yes" or "no" dialogues) narrows the cell's rate is read off the model's Fisher
+information (:mod:`corix.measurement.label_information`) at what the labels so far
+estimate.
 
-**Rule.** Each next label goes to the cell and stratum (judge yes or no) where it cuts the
-largest share of that cell's variance. Within a cell this is Neyman's allocation (labels
-in proportion to ``w_h·√(p_h(1 − p_h))`` once the strata are known): a rare harm's few
-"yes" verdicts, whose truth is least certain, get more than their share. Across cells a
-share, not an amount, counts, so a rare harm's narrow interval is narrowed as much, in
-proportion, as a common harm's wide one.
-Within a stratum the dialogues are drawn at random (a seeded hash), so the labelled ones
-represent their stratum. At the budgets of ``benchmarks/bench_label_allocation.py`` the
-rule narrows the corrected intervals as much as the best fixed split over the strata does
-(its ``--ceiling``): what limits the gain is the estimator's data, not the rule.
+**Rule.** Labels go, a step of 1% of the budget at a time, to the cell and stratum where
+they cut the most of the sum over cells of each rate's standard deviation relative to
+its own now. Within a cell this is Neyman's allocation in the large-sample limit (a rare
+harm's few "yes" verdicts, whose truth is least certain, get more than their share);
+across cells it favours those whose interval a label shrinks most in proportion, so a
+rare harm's narrow interval counts as much as a common harm's wide one (a sum of
+absolute widths would hand every label to the common harms). Within a stratum the
+dialogues are drawn at random (a seeded hash), so the labelled ones represent their
+stratum. With a gate (``--gate``, a maximum rate), a cell whose corrected interval holds
+the threshold counts :data:`GATE_WEIGHT` times in that sum: the gate's verdict on it is
+still open, and its labels may settle it.
 
 **Validity.** The choice depends only on what is observed for every dialogue (its cell and
-the judge's verdict), so the latent-class posterior stays valid: its likelihood is the
-stratified design's (verdict shares × each stratum's share of defects) in other
-coordinates. It holds for the cells and the harm the plan was made for: read the
-corrected rates with the same ``--by`` and harm (``benchmarks/bench_label_allocation.py``
-checks coverage).
+the judge's verdict), so the latent-class posterior, pooled or not, stays valid: its
+likelihood is the stratified design's (verdict shares × each stratum's share of defects)
+in other coordinates, and the judge's sensitivity and specificity shown beside it are
+weighted by the strata's inclusion probabilities. It holds for the cells and the harm the
+plan was made for: read the corrected rates with the same ``--by`` and harm
+(``benchmarks/bench_label_allocation.py`` checks coverage).
 
 **Expected shrink.** A cell's expected width after the plan is its current corrected
-width × √(variance after / variance now), both from the formula above with the strata's
-current estimates.
+width × (standard deviation after ÷ now), both from the cell's own Fisher information;
+partial pooling with the harm's other cells may narrow it further.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from pydantic import BaseModel
 
 from corix.measurement.core import Measurement
-from corix.measurement.judge_error import CorrectedRate
+from corix.measurement.judge_error import CellCounts, CorrectedRate
+from corix.measurement.label_information import Information
 from corix.measurement.settling import GUARDRAIL_VIOLATION
 
 RULE = (
-    "each label to the cell and judge-verdict stratum where it cuts the largest share of "
-    "that cell's expected variance (Neyman's allocation within a cell, cells alike whatever "
-    "their rate); dialogues drawn at random within a stratum"
+    "labels to the cells and judge-verdict strata where they cut most of the cells' summed "
+    "relative standard deviations (Fisher information of the corrected rate's model; "
+    "Neyman's allocation within a cell); dialogues drawn at random within a stratum"
 )
 BY_COLUMNS = ("application", "scenario", "level")
+GATE_WEIGHT = 2.0
+"""How many times a cell whose corrected interval holds the gate's threshold counts: its
+labels may decide whether the gate passes."""
 
 __all__ = [
     "BY_COLUMNS",
+    "GATE_WEIGHT",
     "RULE",
     "CellPlan",
     "LabelPlan",
     "PlannedDialogue",
     "Stratum",
     "allocate",
+    "pair_counts",
     "plan_labels",
 ]
 
@@ -72,11 +79,6 @@ class Stratum:
     labelled: int
     defects: int
     unlabelled: tuple[str, ...]
-
-    def variance_term(self, total: int, extra: int = 0) -> float:
-        """This stratum's part of the corrected rate's variance with ``extra`` more labels."""
-        share = (self.defects + 0.5) / (self.labelled + 1)
-        return (self.size / total) ** 2 * share * (1 - share) / (self.labelled + extra + 2)
 
 
 class PlannedDialogue(BaseModel):
@@ -99,6 +101,9 @@ class CellPlan(BaseModel):
     corrected_rate: float | None
     width_now: float | None
     width_expected: float | None
+    undecided_gate: bool = False
+    """The gate's threshold lies inside the cell's corrected interval: its labels may
+    decide the gate, so the plan counts the cell :data:`GATE_WEIGHT` times."""
 
     @property
     def shrink(self) -> float | None:
@@ -114,29 +119,57 @@ class LabelPlan(BaseModel):
     harm: str
     by: list[str]
     budget: int
+    gate: float | None = None
     rule: str = RULE
     cells: list[CellPlan]
     dialogues: list[PlannedDialogue]
 
 
-def allocate(strata: Sequence[tuple[Stratum, Stratum]], budget: int) -> list[tuple[int, int]]:
-    """Labels to add per cell's (judge yes, judge no) strata under :data:`RULE`."""
+def allocate(
+    strata: Sequence[tuple[Stratum, Stratum]],
+    budget: int,
+    weights: Sequence[float] | None = None,
+) -> list[tuple[int, int]]:
+    """Labels to add per cell's (judge yes, judge no) strata under :data:`RULE`, each
+    cell's relative standard deviation counted ``weights[cell]`` times (once each)."""
+    information = Information([pair_counts(pair) for pair in strata])
+    scale = information.sd()
+    scale[scale <= 0] = 1.0
+    if weights is not None:
+        scale = scale / np.asarray(weights, dtype=float)
     added = [[0, 0] for _ in strata]
-    for _ in range(budget):
-        # (the share of its cell's variance one more label cuts, cell, stratum)
+    # Labels go in steps of 1% of the budget: the rule's choice moves slowly with them.
+    step, left = max(1, budget // 100), budget
+    while left > 0:
+        now = information.sd()
+        # (the cut in the cells' summed relative standard deviations a label, cell, stratum, labels)
         options = []
         for at, pair in enumerate(strata):
-            total = pair[0].size + pair[1].size
-            now = [pair[h].variance_term(total, added[at][h]) for h in (0, 1)]
             for h in (0, 1):
-                if added[at][h] < len(pair[h].unlabelled):
-                    cut = now[h] - pair[h].variance_term(total, added[at][h] + 1)
-                    options.append((cut / sum(now), at, h))
+                take = min(step, left, len(pair[h].unlabelled) - added[at][h])
+                if take > 0:
+                    cut = (now[at] - information.sd_after(at, h, take)) / scale[at]
+                    options.append((cut / take, at, h, take))
         if not options:
             break
-        _, at, h = max(options, key=lambda option: option[0])
-        added[at][h] += 1
+        _, at, h, take = max(options, key=lambda option: option[0])
+        information.add(at, h, take)
+        added[at][h] += take
+        left -= take
     return [(yes, no) for yes, no in added]
+
+
+def pair_counts(pair: tuple[Stratum, Stratum]) -> CellCounts:
+    """A cell's data in the form the corrected rate's models take."""
+    yes, no = pair
+    return CellCounts(
+        tp=yes.defects,
+        fn=no.defects,
+        fp=yes.labelled - yes.defects,
+        tn=no.labelled - no.defects,
+        yes=yes.size - yes.labelled,
+        no=no.size - no.labelled,
+    )
 
 
 def plan_labels(
@@ -148,9 +181,11 @@ def plan_labels(
     harm: str = GUARDRAIL_VIOLATION,
     by: Sequence[str] = BY_COLUMNS,
     seed: int = 0,
+    gate: float | None = None,
 ) -> LabelPlan:
     """The dialogues ``reference`` should label next (at most ``budget``) for ``judge``'s
-    corrected rates of ``harm`` per ``by`` cell, with each cell's expected narrowing."""
+    corrected rates of ``harm`` per ``by`` cell, with each cell's expected narrowing;
+    cells whose corrected interval holds ``gate`` (a maximum rate) count more."""
     cell_of = {d.session_id: tuple(getattr(d, c) for c in by) for d in measurement.dialogues}
     verdicts = measurement.dialogue_verdicts(harm)
     corrected = {
@@ -160,11 +195,13 @@ def plan_labels(
     }
     keys = sorted({cell_of[s] for s, v in verdicts.items() if judge in v})
     strata = [_strata(verdicts, cell_of, key, judge, reference, seed) for key in keys]
-    added = allocate(strata, budget)
+    undecided = [_undecided(corrected.get(key), gate) for key in keys]
+    added = allocate(strata, budget, [GATE_WEIGHT if u else 1.0 for u in undecided])
     cells, dialogues = [], []
-    for key, pair, (yes, no) in zip(keys, strata, added, strict=True):
+    for key, pair, (yes, no), u in zip(keys, strata, added, undecided, strict=True):
         group = dict(zip(by, key, strict=True))
-        cells.append(_cell_plan(group, pair, (yes, no), corrected.get(key)))
+        plan = _cell_plan(group, pair, (yes, no), corrected.get(key))
+        cells.append(plan.model_copy(update={"undecided_gate": u}))
         for stratum, count, verdict in ((pair[0], yes, True), (pair[1], no, False)):
             dialogues += [
                 PlannedDialogue(session_id=s, group=group, judge_verdict=verdict)
@@ -176,9 +213,17 @@ def plan_labels(
         harm=harm,
         by=list(by),
         budget=budget,
+        gate=gate,
         cells=cells,
         dialogues=dialogues,
     )
+
+
+def _undecided(corrected: CorrectedRate | None, gate: float | None) -> bool:
+    """Whether ``gate`` lies in the corrected interval, where labels may still decide it."""
+    if gate is None or corrected is None or corrected.ci_low is None:
+        return False
+    return corrected.ci_high is not None and corrected.ci_low <= gate <= corrected.ci_high
 
 
 def _strata(
@@ -212,15 +257,18 @@ def _cell_plan(
     added: tuple[int, int],
     corrected: CorrectedRate | None,
 ) -> CellPlan:
-    total = pair[0].size + pair[1].size
-    now = sum(pair[h].variance_term(total) for h in (0, 1))
-    after = sum(pair[h].variance_term(total, added[h]) for h in (0, 1))
+    information = Information([pair_counts(pair)])
+    now = float(information.sd()[0])
+    for h in (0, 1):
+        if added[h]:
+            information.add(0, h, added[h])
+    after = float(information.sd()[0])
     width = None
     if corrected is not None and corrected.ci_low is not None and corrected.ci_high is not None:
         width = corrected.ci_high - corrected.ci_low
     return CellPlan(
         group=group,
-        judged=total,
+        judged=pair[0].size + pair[1].size,
         judge_yes=pair[0].size,
         labelled_yes=pair[0].labelled,
         labelled_no=pair[1].labelled,
@@ -228,5 +276,5 @@ def _cell_plan(
         add_no=added[1],
         corrected_rate=None if corrected is None else corrected.corrected_rate,
         width_now=width,
-        width_expected=None if width is None or now <= 0 else width * math.sqrt(after / now),
+        width_expected=None if width is None or now <= 0 else width * after / now,
     )
