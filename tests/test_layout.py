@@ -4,8 +4,11 @@ its tests in one place (``support`` holds helpers shared by several folders)."""
 from __future__ import annotations
 
 import re
+import sys
 from importlib import import_module
+from importlib.util import module_from_spec, spec_from_file_location
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,16 +34,18 @@ def test_every_test_folder_is_named_after_a_corix_package() -> None:
 # corix.measurement 57: `Compared`, the rows `compare_measurements` returns (runs compare
 # and the results home format them).
 SURFACE_CEILINGS = {
-    "apps": 12,
+    "apps": 11,
     "assessment": 24,
     "cli": 0,  # the `corix` command; other packages import nothing from it
     "config": 18,
-    "domain": 48,
+    # Issue 39: Plan and its parts, the typed sequential summary and the JSON aliases.
+    "domain": 66,
     # Issue 39: +1 OwnedResources (the exit stack the annotation runner shares with runs);
-    # −5 Plan, PlanFile, ApplicationEntry, LevelSettings, load_plan_file (now in corix.domain).
-    "execution": 25,
-    "levels": 11,
-    "llm": 37,
+    # −5 Plan, PlanFile, ApplicationEntry, LevelSettings, load_plan_file (now in corix.domain),
+    # −3 names no other package used.
+    "execution": 22,
+    "levels": 8,
+    "llm": 33,
     # +2 (issue 38): SimulationGap and simulation_gap_per_cell, for `corix validity sim`.
     # +1 (issue 39): NodeDocument, a scored node as the report and `tree score --json` write it.
     "measurement": 60,
@@ -63,6 +68,34 @@ def test_public_surfaces_stay_narrow(package: str) -> None:
     assert len(exported) <= SURFACE_CEILINGS[package], f"corix.{package} exports more names"
 
 
+# Exported although no other corix package imports them, each for a reason a user meets.
+UNUSED_BUT_PUBLIC = {
+    ("domain", "ContentPart"): "the type of Message.content's parts",
+    ("domain", "StepKind"): "the type of StepView.kind",
+    ("domain", "OutdatedPlan"): "one of RunPlan's kinds, which RunRecord.plan holds",
+    ("llm", "MockModel"): "the deterministic model plugin writers and tests script",
+    ("llm", "Transport"): "the protocol a custom model transport implements",
+    ("llm", "ScriptedTransport"): "a transport that replays scripted replies, for tests",
+}
+
+
+def test_a_name_no_other_package_imports_is_not_exported() -> None:
+    """docs/architecture.md, "Public surfaces": a name only its own package (or the tests)
+    uses is imported from its module, not exported."""
+    unused = {(surface.package, name) for surface in _surfaces() for name in surface.used_by(0)}
+    assert unused == set(UNUSED_BUT_PUBLIC)
+
+
+def _surfaces() -> list[Any]:
+    spec = spec_from_file_location("surfaces", TESTS.parent / "scripts" / "surfaces.py")
+    assert spec is not None and spec.loader is not None
+    module = module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    found: list[Any] = module.surfaces()
+    return found
+
+
 def test_no_function_in_execution_is_over_60_lines() -> None:
     """Issue 39: a run's steps stay short enough to read (``_execute_plan`` was 167 lines,
     its resources owned nowhere in particular)."""
@@ -76,10 +109,11 @@ def test_no_function_in_execution_is_over_60_lines() -> None:
 # corix owns, and `JsonObject` / `JsonSchema` (corix.domain) name the JSON that is free-form
 # on purpose (wire payloads, JSON Schemas, columns stored as given). Both are counted over
 # src/corix as text; raising a ceiling is a reviewed decision, said in the commit.
-BARE_JSON_CEILING = 187
-"""Literal `dict[str, Any]`: left in packages not yet typed, and in corix.config, which sits
-below corix.domain and cannot name its aliases."""
-JSON_ALIAS_CEILING = 74
+BARE_JSON_CEILING = 7
+"""Literal `dict[str, Any]`: the aliases' own definitions, storage's `Columns` (a row's
+values for a Core insert), frozen migrations, and corix.config, which sits below
+corix.domain and cannot name the aliases. (Issue 39 started at 248.)"""
+JSON_ALIAS_CEILING = 282
 """Uses of `JsonObject` and `JsonSchema`, their definitions and imports included."""
 
 

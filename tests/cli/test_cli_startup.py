@@ -9,7 +9,7 @@ import sys
 
 from cli_support import invoke
 
-from corix.apps import DEFAULT_PROMPT
+from corix.apps.check import DEFAULT_PROMPT
 from corix.cli.apps_cmds import check
 from corix.cli.defects_cmds import defects_command
 from corix.measurement import REQUIRED_COLUMNS

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from corix.domain import RUN_SUMMARY_VERSION, Invocation, RunSummary, RunUsage, SequentialSummary
+from corix.domain import Invocation, RunSummary, RunUsage, SequentialSummary
+from corix.domain.runs import RUN_SUMMARY_VERSION
 
 # Floats that are sums of powers of two add exactly, so grouping cannot change a digit.
 A = RunUsage(model_calls=3, retries=1, waited_s=0.5, cost=0.125, simulator_prompt_tokens=40)

@@ -4,13 +4,12 @@ Adapter kinds register in ``ADAPTERS`` (corix's own in :mod:`corix.apps.plugin`)
 """
 
 from corix.apps.base import Application, ApplicationError, AppReply, AppSession
-from corix.apps.check import DEFAULT_PROMPT, CheckReport, check_application
+from corix.apps.check import CheckReport, check_application
 from corix.apps.options import spec_prices
 from corix.apps.specs import ADAPTERS, AdapterFactory, AdapterSpec, build_application
 
 __all__ = [
     "ADAPTERS",
-    "DEFAULT_PROMPT",
     "AdapterFactory",
     "AdapterSpec",
     "AppReply",

@@ -47,7 +47,7 @@ from corix.domain.run_file import (
     RunDocument,
     SessionLine,
 )
-from corix.domain.runs import RUN_SUMMARY_VERSION, Invocation, RunSummary, RunUsage
+from corix.domain.runs import Invocation, RunSummary, RunUsage
 from corix.domain.sequential import SequentialCell, SequentialSummary, WaveReport
 from corix.domain.session_records import (
     EndReason,
@@ -69,7 +69,6 @@ __all__ = [
     "MOCK_BASE_URL",
     "RUN_FILE_FORMAT",
     "RUN_FILE_VERSION",
-    "RUN_SUMMARY_VERSION",
     "AnnotationJobSettings",
     "ApplicationEntry",
     "ArchivedAnnotationJob",

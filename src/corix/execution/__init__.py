@@ -8,11 +8,10 @@ name: a planner (``LEVEL_PLANNERS``) makes a level's work items, a handler
 (:mod:`corix.levels.plugin`).
 """
 
-from corix.execution._preflight import CheckedPlan, PreflightError, Problem, preflight
+from corix.execution._preflight import PreflightError, preflight
 from corix.execution.context import (
     LEVEL_PLANNERS,
     WORK_HANDLERS,
-    OpenedApplication,
     Planner,
     RunContext,
     WorkHandler,
@@ -28,14 +27,11 @@ from corix.execution.work import WorkItem
 __all__ = [
     "LEVEL_PLANNERS",
     "WORK_HANDLERS",
-    "CheckedPlan",
     "ExecutorSettings",
     "Group",
-    "OpenedApplication",
     "OwnedResources",
     "Planner",
     "PreflightError",
-    "Problem",
     "RunContext",
     "RunRequest",
     "RunResult",

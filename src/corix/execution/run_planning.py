@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from corix.config import json_object_from_env
-from corix.domain import ApplicationEntry, Plan
+from corix.domain import ApplicationEntry, JsonObject, Plan
 from corix.errors import CorixError
 from corix.execution.context import LEVEL_PLANNERS
 from corix.execution.work import WorkItem
@@ -16,7 +15,7 @@ from corix.scenarios import ScenarioPack
 __all__ = ["PlannedRun", "auth_for", "plan_run", "plan_work"]
 
 
-def auth_for(entry: ApplicationEntry) -> dict[str, Any] | None:
+def auth_for(entry: ApplicationEntry) -> JsonObject | None:
     """The credentials in ``entry.auth_env``; an unset or malformed variable raises."""
     if entry.auth_env is None:
         return None
@@ -43,7 +42,7 @@ class PlannedRun:
     """What a run takes from its plan, asked for once: each application's credentials (by
     name) and the work items still to do."""
 
-    credentials: dict[str, dict[str, Any] | None]
+    credentials: dict[str, JsonObject | None]
     work: Iterator[WorkItem]
 
 

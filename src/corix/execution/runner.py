@@ -18,12 +18,19 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from corix.apps import AdapterSpec, build_application
-from corix.domain import Invocation, Plan, PlanFile, RunSummary, RunUsage, runnable_plan
+from corix.domain import (
+    Invocation,
+    JsonObject,
+    Plan,
+    PlanFile,
+    RunSummary,
+    RunUsage,
+    runnable_plan,
+)
 from corix.errors import CorixError
 from corix.execution._preflight import CheckedPlan, PreflightError, Problem, preflight
 from corix.execution.collector import collected_sparingly
@@ -86,7 +93,7 @@ async def open_applications(
     plan: Plan,
     db: Database,
     owned: OwnedResources,
-    credentials: Mapping[str, dict[str, Any] | None],
+    credentials: Mapping[str, JsonObject | None],
     cache: ResponseCache | None = None,
     connections: HTTPConnections | None = None,
 ) -> dict[str, OpenedApplication]:

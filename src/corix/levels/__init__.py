@@ -3,8 +3,7 @@
 Named for the levels (model testing, red teaming, field testing), not for test helpers:
 they turn a work item into a stored session."""
 
-from corix.levels.imported import ImportedDialogue, read_dialogues
-from corix.levels.importing import ImportedRun, import_dialogues
+from corix.levels.importing import import_dialogues
 from corix.levels.simulation import (
     STRATEGIES,
     STYLES,
@@ -20,11 +19,8 @@ __all__ = [
     "STYLES",
     "AttackStrategy",
     "CoverageRow",
-    "ImportedDialogue",
-    "ImportedRun",
     "MessageStyle",
     "PersonaCoverage",
     "import_dialogues",
     "persona_coverage",
-    "read_dialogues",
 ]

@@ -11,17 +11,17 @@ from corix.llm.call_errors import ModelCallError, TransportError
 from corix.llm.cancellation import raise_if_cancelling
 from corix.llm.client import LLMClient
 from corix.llm.concurrency import concurrency_share, even_share
-from corix.llm.http_transport import HTTPConnections, OpenAIHTTPTransport, read_reply
+from corix.llm.http_transport import HTTPConnections, read_reply
 from corix.llm.local_model import resolve_model_file
 from corix.llm.local_transport import require_local_extra
-from corix.llm.mock_model import MOCK_MODEL_NAME, MockModel, Script
+from corix.llm.mock_model import MOCK_MODEL_NAME, MockModel
 from corix.llm.models import ChatMessage, ChatRequest, ChatResponse
 from corix.llm.rate_limit import Limiter, LimiterFactory, RateLimiter, shared_limits
 from corix.llm.scripted import ScriptedTransport
 from corix.llm.structured import most_reply_tokens, reply_tokens
 from corix.llm.tokens import estimate_messages_tokens, estimate_tokens, usable_context
 from corix.llm.transport import RawCompletion, Transport
-from corix.llm.usage import EndpointUsage, UsageLedger, UsageSnapshot
+from corix.llm.usage import UsageSnapshot
 from corix.llm.window import window_in_refusal
 
 __all__ = [
@@ -32,22 +32,18 @@ __all__ = [
     "ChatRequest",
     "ChatResponse",
     "EndpointConfig",
-    "EndpointUsage",
     "HTTPConnections",
     "LLMClient",
     "Limiter",
     "LimiterFactory",
     "MockModel",
     "ModelCallError",
-    "OpenAIHTTPTransport",
     "RateLimiter",
     "RawCompletion",
     "ResponseCache",
-    "Script",
     "ScriptedTransport",
     "Transport",
     "TransportError",
-    "UsageLedger",
     "UsageSnapshot",
     "concurrency_share",
     "estimate_messages_tokens",
