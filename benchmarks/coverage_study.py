@@ -29,12 +29,7 @@ from scipy.special import expit, logit
 
 from corix.measurement import LeafTable, score_tree
 from corix.measurement.bootstrap import cluster_resamples, percentile_interval
-from corix.measurement.defect_rates import (
-    DialogueLabels,
-    rate_interval,
-    wilson_bounds,
-    wilson_cc_bounds,
-)
+from corix.measurement.defect_rates import DialogueLabels, rate_interval
 from corix.measurement.engine import PreparedLeaves, TreeEvaluator
 from corix.measurement.hit_at_k import hit_at_k, hit_interval
 from corix.measurement.judge_error import corrected_rate
@@ -42,6 +37,7 @@ from corix.measurement.sample_size import n_for_assured_width, n_for_width
 from corix.measurement.stopping_rules import UNDECIDED, StoppingRule, cell_progress
 from corix.measurement.tree_loading import parse_tree
 from corix.measurement.width_rule import width_rule_coverage
+from corix.measurement.wilson import wilson_bounds, wilson_cc_bounds
 
 CONFIDENCE = 0.95
 RATE_RESAMPLES = 500

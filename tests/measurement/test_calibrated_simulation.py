@@ -14,7 +14,7 @@ from corix.measurement.calibrated_simulation import (
     entropy_weights,
     kish_ess,
 )
-from corix.measurement.defect_rates import wilson_cc_bounds
+from corix.measurement.wilson import wilson_cc_bounds
 
 
 def _dialogue(tester: str, template: str, turns: float, defect: bool = False) -> SampledDialogue:

@@ -13,8 +13,8 @@ from corix.measurement.confidence_sequences import (
     betting_confidence_sequence,
     excludes_ever,
 )
-from corix.measurement.defect_rates import wilson_interval
 from corix.measurement.stopping_rules import StoppingRule, cell_progress, parse_until
+from corix.measurement.wilson import wilson_interval
 
 
 def test_first_bets_by_hand() -> None:

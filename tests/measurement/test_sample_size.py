@@ -9,7 +9,6 @@ import pytest
 from scipy import stats
 from scipy.stats import norm
 
-from corix.measurement.defect_rates import wilson_interval
 from corix.measurement.sample_size import (
     design_effect,
     expected_wilson_width,
@@ -20,6 +19,7 @@ from corix.measurement.sample_size import (
     width_assurance,
     wilson_widths,
 )
+from corix.measurement.wilson import wilson_interval
 
 
 def test_wilson_widths_match_the_reported_interval() -> None:

@@ -6,12 +6,8 @@ import numpy as np
 import pytest
 
 from corix.measurement.bootstrap import cluster_resamples
-from corix.measurement.defect_rates import (
-    WILSON,
-    DialogueLabels,
-    rate_interval,
-    wilson_cc_bounds,
-)
+from corix.measurement.defect_rates import WILSON, DialogueLabels, rate_interval
+from corix.measurement.wilson import wilson_cc_bounds
 
 KEYS = [f"d{i}" for i in range(1, 6)]
 

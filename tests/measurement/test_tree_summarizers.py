@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from corix.measurement import SUMMARIZERS, LeafTable, score_tree
+from corix.measurement.arrays import FloatArray
 from corix.measurement.intervals import Interval
-from corix.measurement.summarizers import FloatArray, NumericSummarizer, Sample, weighted_median
+from corix.measurement.summarizers import NumericSummarizer, Sample, weighted_median
 from corix.measurement.tree_loading import parse_tree
 from corix.registry import Plugin
 

@@ -7,13 +7,8 @@ import math
 import pytest
 from scipy import stats
 
-from corix.measurement.defect_rates import (
-    DIALOGUE_BOOTSTRAP,
-    DialogueLabels,
-    rate_interval,
-    wilson_cc_bounds,
-    wilson_interval,
-)
+from corix.measurement.defect_rates import DIALOGUE_BOOTSTRAP, DialogueLabels, rate_interval
+from corix.measurement.wilson import wilson_cc_bounds, wilson_interval
 
 Z95 = 1.959963984540054
 

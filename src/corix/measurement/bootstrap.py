@@ -26,8 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from corix.measurement.leaves import IntArray
-from corix.measurement.summarizers import FloatArray
+from corix.measurement.arrays import FloatArray, IntArray
 
 MIN_TESTERS = 5
 """Below this many testers the spread between testers is too poorly known for an

@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from corix.measurement.defect_rates import wilson_cc_bounds
+from corix.measurement.wilson import wilson_cc_bounds
 
 CALIBRATION_METHOD = (
     "entropy balancing of persona templates on the features' means; interval: percentile "

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from corix.measurement.leaves import IntArray
+from corix.measurement.arrays import FloatArray, IntArray
 from corix.measurement.results import NodeResult
-from corix.measurement.summarizers import FloatArray
 
 
 @dataclass(frozen=True)

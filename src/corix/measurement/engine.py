@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from corix.measurement.arrays import FloatArray, IntArray
 from corix.measurement.bootstrap import Resample
 from corix.measurement.filters import FILTER_COLUMNS
-from corix.measurement.leaves import IntArray, LeafError, LeafTable
-from corix.measurement.summarizers import FloatArray, NumericSummarizer, Sample
+from corix.measurement.leaves import LeafError, LeafTable
+from corix.measurement.summarizers import NumericSummarizer, Sample
 from corix.measurement.tree_spec import NodeInstance, TreeSpec
 
 if TYPE_CHECKING:

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from corix.measurement.leaves import IntArray, LeafTable
+from corix.measurement.arrays import FloatArray, IntArray
+from corix.measurement.leaves import LeafTable
 from corix.measurement.results import NodeResult
 from corix.measurement.scoring import score_by_dialogue
-from corix.measurement.summarizers import FloatArray
 from corix.measurement.tree_spec import TreeSpec
 
 MIN_PAIRS = 3

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel
 
-from corix.measurement.defect_rates import wilson_cc_bounds
+from corix.measurement.wilson import wilson_cc_bounds
 
 METHOD = (
     "latent-class posterior over the judged sample with its calibration dialogues "

@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from corix.domain import Level
 from corix.errors import CorixError
+from corix.measurement.arrays import IntArray
 
-IntArray = NDArray[np.int64]
 RawValue = str | float
 C = TypeVar("C", str, RawValue)
 

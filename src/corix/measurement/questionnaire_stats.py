@@ -28,15 +28,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from corix.measurement.leaves import (
-    Categorical,
-    IntArray,
-    LeafError,
-    LeafSource,
-    LeafTable,
-    RawValue,
-)
-from corix.measurement.summarizers import FloatArray
+from corix.measurement.arrays import FloatArray, IntArray
+from corix.measurement.leaves import Categorical, LeafError, LeafSource, LeafTable, RawValue
 
 __all__ = [
     "GroupComparison",

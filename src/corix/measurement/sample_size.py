@@ -107,7 +107,7 @@ def width_assurance(
     each tester) is at most ``width`` wide when the rate is ``rate``; with testers the
     variance a bootstrap of ``resamples`` replicates reads carries its own noise, a
     χ²(B − 1)/(B − 1) factor."""
-    from corix.measurement.defect_rates import wilson_cc_arrays
+    from corix.measurement.wilson import wilson_cc_arrays
 
     if per_tester <= 1:
         from scipy.stats import binom

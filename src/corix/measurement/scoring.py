@@ -13,17 +13,17 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel
 
+from corix.measurement.arrays import FloatArray, IntArray
 from corix.measurement.bootstrap import (
     cluster_resamples,
     expanded_percentile_interval,
     percentile_interval,
     resampled_unit,
 )
-from corix.measurement.defect_rates import wilson_cc_arrays, wilson_cc_bounds
 from corix.measurement.engine import PreparedLeaves, TreeEvaluator
 from corix.measurement.gating_check import undeclared_gating
 from corix.measurement.intervals import Interval
-from corix.measurement.leaves import IntArray, LeafSource, LeafTable
+from corix.measurement.leaves import LeafSource, LeafTable
 from corix.measurement.results import (
     NodeDocument,
     NodeProvenance,
@@ -31,9 +31,10 @@ from corix.measurement.results import (
     NodeValue,
     SetKeysOnly,
 )
-from corix.measurement.summarizers import FloatArray, Max, Min
+from corix.measurement.summarizers import Max, Min
 from corix.measurement.tree_loading import load_tree
 from corix.measurement.tree_spec import NodeInstance, TreeSpec
+from corix.measurement.wilson import wilson_cc_arrays, wilson_cc_bounds
 
 
 def score_tree(

@@ -23,13 +23,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
+from corix.measurement.arrays import FloatArray
 from corix.measurement.intervals import Interval
 from corix.registry import Registry
-
-FloatArray = NDArray[np.float64]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from corix.measurement.defect_rates import wilson_cc_bounds
+from corix.measurement.wilson import wilson_cc_bounds
 
 __all__ = ["WIDTH_INTERVAL", "WidthRuleCoverage", "stopped_interval", "width_rule_coverage"]
 
