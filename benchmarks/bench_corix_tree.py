@@ -16,8 +16,8 @@ import numpy as np
 
 from corix.domain import Level
 from corix.measurement import LeafTable, load_tree, score_tree
-from corix.measurement.arrays import IntArray
-from corix.measurement.leaves import Categorical, LeafSource, RawValue
+from corix.measurement.stats.arrays import IntArray
+from corix.measurement.trees.leaves import Categorical, LeafSource, RawValue
 
 APPLICATIONS = tuple(f"app_{i:02d}" for i in range(10))
 SCENARIOS = ("meal_planner", "pathfinder", "tv_spoilers")

@@ -3,14 +3,15 @@
 Each simulated evaluation has cells of judged dialogues with unequal prevalence; an LLM
 judge (sensitivity, specificity) rates every dialogue; people have already labelled a
 pilot drawn at random from all of them. Then ``budget`` more dialogues are labelled,
-either as the plan chooses (:func:`corix.measurement.label_plan.allocate`, dialogues drawn
+either as the plan chooses (:func:`corix.measurement.sizing.label_plan.allocate`, dialogues drawn
 at random within each cell's judge-verdict strata) or uniformly at random from the rest;
 each cell's judge-corrected rate is computed as corix does, the same way in both arms
-(:func:`corix.measurement.judge_pooling.corrected_rates`: the judge's error partially
-pooled over the cells; ``--per-cell``: :func:`corix.measurement.judge_error.corrected_rate`
-cell by cell), and its coverage of the cell's true prevalence and its width are
-compared. The last design's judge misses more defects in the rarer cells, to check that
-pooling does not cost coverage where the judge's error truly differs.
+(:func:`corix.measurement.judges.pooling.corrected_rates`: the judge's error partially
+pooled over the cells; ``--per-cell``:
+:func:`corix.measurement.judges.corrected_rate.corrected_rate` cell by cell), and its
+coverage of the cell's true prevalence and its width are compared. The last design's judge
+misses more defects in the rarer cells, to check that pooling does not cost coverage where
+the judge's error truly differs.
 
     python benchmarks/bench_label_allocation.py [--simulations 400] [--per-cell]
     python benchmarks/bench_label_allocation.py --ceiling [--simulations 100]
@@ -35,10 +36,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize
 
-from corix.measurement.judge_error import corrected_rate
-from corix.measurement.judge_pooling import corrected_rates
-from corix.measurement.label_information import information_parts
-from corix.measurement.label_plan import Stratum, allocate
+from corix.measurement.judges.corrected_rate import corrected_rate
+from corix.measurement.judges.pooling import corrected_rates
+from corix.measurement.sizing.label_information import information_parts
+from corix.measurement.sizing.label_plan import Stratum, allocate
 
 
 @dataclass(frozen=True)

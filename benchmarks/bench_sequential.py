@@ -48,17 +48,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from corix.measurement.confidence_sequences import excludes_ever
-from corix.measurement.sample_size import n_for_width
-from corix.measurement.stopping_rules import (
+from corix.measurement.stats.sample_size import n_for_width
+from corix.measurement.stats.wilson import wilson_interval
+from corix.measurement.stopping.confidence_sequences import excludes_ever
+from corix.measurement.stopping.rules import (
     UNDECIDED,
     StoppingRule,
     cell_progress,
     parse_until,
     stopping_horizon,
 )
-from corix.measurement.width_rule import stopped_interval, width_rule_coverage
-from corix.measurement.wilson import wilson_interval
+from corix.measurement.stopping.width_rule import stopped_interval, width_rule_coverage
 
 CELL_RATES = (0.0, 0.01, 0.02, 0.05, 0.25, 0.35, 0.9, 0.97)
 MIXES = {

@@ -28,16 +28,16 @@ from scipy import stats
 from scipy.special import expit, logit
 
 from corix.measurement import LeafTable, score_tree
-from corix.measurement.bootstrap import cluster_resamples, percentile_interval
 from corix.measurement.defect_rates import DialogueLabels, rate_interval
-from corix.measurement.engine import PreparedLeaves, TreeEvaluator
 from corix.measurement.hit_at_k import hit_at_k, hit_interval
-from corix.measurement.judge_error import corrected_rate
-from corix.measurement.sample_size import n_for_assured_width, n_for_width
-from corix.measurement.stopping_rules import UNDECIDED, StoppingRule, cell_progress
-from corix.measurement.tree_loading import parse_tree
-from corix.measurement.width_rule import width_rule_coverage
-from corix.measurement.wilson import wilson_bounds, wilson_cc_bounds
+from corix.measurement.judges.corrected_rate import corrected_rate
+from corix.measurement.stats.bootstrap import cluster_resamples, percentile_interval
+from corix.measurement.stats.sample_size import n_for_assured_width, n_for_width
+from corix.measurement.stats.wilson import wilson_bounds, wilson_cc_bounds
+from corix.measurement.stopping.rules import UNDECIDED, StoppingRule, cell_progress
+from corix.measurement.stopping.width_rule import width_rule_coverage
+from corix.measurement.trees.engine import PreparedLeaves, TreeEvaluator
+from corix.measurement.trees.loading import parse_tree
 
 CONFIDENCE = 0.95
 RATE_RESAMPLES = 500
@@ -786,7 +786,8 @@ def sequential_table(rows: list[str], simulations: int) -> str:
         [
             SEQUENTIAL_START,
             "Nominal 95%. The width rule's coverage is exact (a sum over every path of 0/1 "
-            f"verdicts, `corix.measurement.width_rule`); the gate rows simulate {simulations:,}"
+            "verdicts, `corix.measurement.stopping.width_rule`); the gate rows simulate "
+            f"{simulations:,}"
             " runs each through `cell_progress` (± is 1.96 Monte Carlo standard errors) and "
             "count the interval at the stop.",
             "",

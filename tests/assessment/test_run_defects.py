@@ -18,7 +18,7 @@ from corix.execution import execute_plan
 from corix.llm import EndpointConfig, LLMClient, MockModel, ScriptedTransport
 from corix.measurement.core import measure
 from corix.measurement.defect_rates import WILSON, DefectRate
-from corix.measurement.settling import GUARDRAIL_VIOLATION
+from corix.measurement.labels.settle import GUARDRAIL_VIOLATION
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.report import ReportSettings, build_report, render_html, report_document
 from corix.report.markdown import render_markdown

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from corix.cli.exit_codes import ExitCode
 from corix.cli.main import app
 from corix.measurement import measure
-from corix.measurement.label_plan import plan_labels
+from corix.measurement.sizing.label_plan import plan_labels
 from corix.storage import Database
 from corix.storage.web import queues, transaction
 from corix.storage.web import series as series_store

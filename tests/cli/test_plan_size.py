@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from corix.cli.main import app
 from corix.domain.plan import load_plan
-from corix.measurement.sample_size import n_for_assured_width, n_for_difference
+from corix.measurement.stats.sample_size import n_for_assured_width, n_for_difference
 
 runner = CliRunner()
 

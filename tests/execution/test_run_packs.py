@@ -12,7 +12,7 @@ from corix.assessment.annotation_run import annotate_run
 from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.errors import CorixError
 from corix.execution import execute_plan
-from corix.measurement.leaves_from_store import iter_questionnaire_answers
+from corix.measurement.labels.leaf_records import iter_questionnaire_answers
 from corix.scenarios import load_pack, pack_record, resolve_pack
 from corix.scenarios.loader import builtin_pack_dir
 from corix.storage import Database, create_run, iter_sessions, run_pack, run_packs

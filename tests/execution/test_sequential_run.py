@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from corix.cli.main import app
 from corix.domain import RunSummary, SequentialSummary, load_plan_file
 from corix.execution import WaveDecision, WaveOrder, execute_in_waves
-from corix.measurement.sequential import SequentialDecider
-from corix.measurement.sequential_record import sequential_record
-from corix.measurement.stopping_rules import StoppingRule
+from corix.measurement.stopping.record import sequential_record
+from corix.measurement.stopping.rules import StoppingRule
+from corix.measurement.waves import SequentialDecider
 from corix.report import write_report
 from corix.storage import Database, get_run, list_runs
 

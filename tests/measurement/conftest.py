@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from corix.measurement import LeafTable, TreeSpec
-from corix.measurement.tree_loading import parse_tree
+from corix.measurement.trees.loading import parse_tree
 
 SMALL_TREE = """\
 name: small

@@ -14,8 +14,8 @@ import pytest
 
 from corix.measurement import LeafTable, score_tree
 from corix.measurement.defect_rates import DialogueLabels, bootstrap_method, rate_interval
-from corix.measurement.tree_loading import parse_tree
-from corix.measurement.wilson import wilson_cc_bounds
+from corix.measurement.stats.wilson import wilson_cc_bounds
+from corix.measurement.trees.loading import parse_tree
 
 # 30 dialogues, three annotators each: 10 say (0, 0, 0), 10 (1, 0, 0), 5 (1, 1, 0), 5 (1, 1, 1).
 VOTES = [(0, 0, 0)] * 10 + [(1, 0, 0)] * 10 + [(1, 1, 0)] * 5 + [(1, 1, 1)] * 5

@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import bench_sequential as bench
-from corix.measurement.stopping_rules import CellProgress, StoppingRule, cell_progress
+from corix.measurement.stopping.rules import CellProgress, StoppingRule, cell_progress
 
 
 def test_a_cell_without_defects_stops_at_the_third_wave_of_20() -> None:

@@ -10,8 +10,8 @@ import pytest
 
 from corix.errors import ConfigError
 from corix.measurement import LeafTable, load_tree, score_tree
-from corix.measurement.tree_loading import builtin_trees, parse_tree
-from corix.measurement.tree_spec import NodeInstance, TreeSpec
+from corix.measurement.trees.compiled import NodeInstance, TreeSpec
+from corix.measurement.trees.loading import builtin_trees, parse_tree
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]
 LEVELS = ("model_testing", "red_teaming", "field_testing")

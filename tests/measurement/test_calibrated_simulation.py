@@ -8,13 +8,13 @@ import random
 
 import pytest
 
-from corix.measurement.calibrated_simulation import (
+from corix.measurement.simulation.calibration import (
     SampledDialogue,
     calibrate_cell,
     entropy_weights,
     kish_ess,
 )
-from corix.measurement.wilson import wilson_cc_bounds
+from corix.measurement.stats.wilson import wilson_cc_bounds
 
 
 def _dialogue(tester: str, template: str, turns: float, defect: bool = False) -> SampledDialogue:

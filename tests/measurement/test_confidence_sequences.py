@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from corix.measurement.confidence_sequences import (
+from corix.measurement.stats.wilson import wilson_interval
+from corix.measurement.stopping.confidence_sequences import (
     betting_bets,
     betting_confidence_sequence,
     excludes_ever,
 )
-from corix.measurement.stopping_rules import StoppingRule, cell_progress, parse_until
-from corix.measurement.wilson import wilson_interval
+from corix.measurement.stopping.rules import StoppingRule, cell_progress, parse_until
 
 
 def test_first_bets_by_hand() -> None:

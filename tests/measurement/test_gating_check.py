@@ -8,8 +8,8 @@ from typer.testing import CliRunner
 
 from corix.cli.main import app
 from corix.measurement import LeafTable
-from corix.measurement.gating_check import undeclared_gating
-from corix.measurement.tree_loading import parse_tree
+from corix.measurement.trees.gating_check import undeclared_gating
+from corix.measurement.trees.loading import parse_tree
 
 TREE = """
 name: user_tree

@@ -19,8 +19,8 @@ from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.execution import execute_plan
 from corix.measurement import MeasurementSpec, attack_rates, measure
 from corix.measurement.hit_at_k import hit_at_k, hit_rates
-from corix.measurement.settling import GUARDRAIL_VIOLATION, Verdict
-from corix.measurement.wilson import wilson_cc_bounds
+from corix.measurement.labels.settle import GUARDRAIL_VIOLATION, Verdict
+from corix.measurement.stats.wilson import wilson_cc_bounds
 from corix.report import write_report
 from corix.report.formatting import percent
 from corix.storage import Database, MeasuredDialogue

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from corix.measurement import GUARDRAIL_VIOLATION, measure
-from corix.measurement.judge_agreement import MIN_KAPPA, cohen_kappa, judge_agreements
+from corix.measurement.judges.agreement import MIN_KAPPA, cohen_kappa, judge_agreements
 from corix.storage import Database
 from support.testers_run import write_judge_against_people_run
 

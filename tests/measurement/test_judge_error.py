@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from corix.measurement.core import measure
-from corix.measurement.judge_error import corrected_rate, posterior_rates, rogan_gladen
+from corix.measurement.judges.corrected_rate import corrected_rate, posterior_rates, rogan_gladen
 from corix.storage import Database
 from support.testers_run import write_judged_levels_run
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from corix.measurement.judge_error import CellCounts, corrected_rate
-from corix.measurement.judge_pooling import (
+from corix.measurement.judges.corrected_rate import CellCounts, corrected_rate
+from corix.measurement.judges.pooling import (
     POOLED_METHOD,
     cell_counts,
     corrected_rates,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from corix.measurement import measure
-from corix.measurement.label_information import Information
-from corix.measurement.label_plan import Stratum, allocate, pair_counts, plan_labels
+from corix.measurement.sizing.label_information import Information
+from corix.measurement.sizing.label_plan import Stratum, allocate, pair_counts, plan_labels
 from corix.storage import Database
 from support.testers_run import write_partly_labelled_run
 

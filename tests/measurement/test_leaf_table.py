@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from corix.measurement import LeafTable, TreeSpec, score_tree
-from corix.measurement.leaves import LeafError
+from corix.measurement.trees.leaves import LeafError
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]
 

@@ -8,8 +8,8 @@ from corix.assessment.annotation_run import annotate_run_async
 from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.execution import execute_plan
 from corix.measurement import measure
-from corix.measurement.plan_sizing import SizeRequest, earlier_run, size_plan
-from corix.measurement.sample_size import n_for_assured_width
+from corix.measurement.sizing.plan_sizing import SizeRequest, earlier_run, size_plan
+from corix.measurement.stats.sample_size import n_for_assured_width
 from corix.storage import Database, session_attempts
 
 

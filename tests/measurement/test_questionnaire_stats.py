@@ -10,15 +10,15 @@ import pytest
 from scipy import stats
 
 from corix.measurement import LeafTable
-from corix.measurement.item_wording import item_wordings
-from corix.measurement.leaves import LeafError
-from corix.measurement.questionnaire_stats import (
+from corix.measurement.questionnaires.item_statistics import (
     compare_groups,
     describe_items,
     holm_adjust,
     item_key,
     questionnaire_items,
 )
+from corix.measurement.questionnaires.wording import item_wordings
+from corix.measurement.trees.leaves import LeafError
 from corix.scenarios import resolve_pack
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from corix.measurement.run_comparison import Compared, difference_interval
-from corix.measurement.wilson import wilson_bounds, wilson_cc_bounds
+from corix.measurement.stats.wilson import wilson_bounds, wilson_cc_bounds
 
 Bounds = Callable[[float, float, float], tuple[float, float]]
 

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from scipy.stats import norm
 
-from corix.measurement.sample_size import (
+from corix.measurement.stats.sample_size import (
     design_effect,
     expected_wilson_width,
     icc_anova,
@@ -19,7 +19,7 @@ from corix.measurement.sample_size import (
     width_assurance,
     wilson_widths,
 )
-from corix.measurement.wilson import wilson_interval
+from corix.measurement.stats.wilson import wilson_interval
 
 
 def test_wilson_widths_match_the_reported_interval() -> None:

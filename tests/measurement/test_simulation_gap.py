@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from corix.measurement.core import measure
-from corix.measurement.simulation_gap import newcombe_difference, simulation_gap_per_cell
-from corix.measurement.wilson import wilson_bounds, wilson_cc_bounds
+from corix.measurement.simulation.gap import newcombe_difference, simulation_gap_per_cell
+from corix.measurement.stats.wilson import wilson_bounds, wilson_cc_bounds
 from corix.storage import Database
 from support.run_builder import RunBuilder
 from support.testers_run import CELL, add_tester_session, write_mixed_testers_run

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from corix.measurement.bootstrap import cluster_resamples
 from corix.measurement.defect_rates import WILSON, DialogueLabels, rate_interval
-from corix.measurement.wilson import wilson_cc_bounds
+from corix.measurement.stats.bootstrap import cluster_resamples
+from corix.measurement.stats.wilson import wilson_cc_bounds
 
 KEYS = [f"d{i}" for i in range(1, 6)]
 

@@ -9,14 +9,14 @@ import pytest
 from scipy import stats
 
 from corix.measurement import LeafTable, TreeSpec, score_tree
-from corix.measurement.comparison import compare_applications, compare_runs
-from corix.measurement.interdependency import (
+from corix.measurement.trees.comparison import compare_applications, compare_runs
+from corix.measurement.trees.interdependency import (
     correlate_across_applications,
     correlate_across_dialogues,
     spearman_matrix,
 )
-from corix.measurement.tree_loading import parse_tree
-from corix.measurement.views import compare_views
+from corix.measurement.trees.loading import parse_tree
+from corix.measurement.trees.views import compare_views
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]
 

@@ -8,10 +8,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pytest
 
-from corix.measurement import LeafTable, NodeResult, TreeSpec, bootstrap, score_tree
-from corix.measurement.bootstrap import Resample, cluster_resamples, percentile_interval
-from corix.measurement.engine import PreparedLeaves, TreeEvaluator
-from corix.measurement.tree_loading import parse_tree
+from corix.measurement import LeafTable, NodeResult, TreeSpec, score_tree
+from corix.measurement.stats import bootstrap
+from corix.measurement.stats.bootstrap import Resample, cluster_resamples, percentile_interval
+from corix.measurement.trees.engine import PreparedLeaves, TreeEvaluator
+from corix.measurement.trees.loading import parse_tree
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from corix.errors import ConfigError, UnknownNameError
-from corix.measurement.tree_loading import parse_tree
+from corix.measurement.trees.loading import parse_tree
 
 QUESTIONS = """\
 name: t

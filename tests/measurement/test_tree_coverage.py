@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from corix.measurement import LeafTable, score_tree
-from corix.measurement.tree_loading import parse_tree
+from corix.measurement.trees.loading import parse_tree
 
 TREE = """
 name: coverage

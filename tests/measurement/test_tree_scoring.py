@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from corix.measurement import LeafTable, TreeSpec, score_tree, score_tree_cli_json
-from corix.measurement.results import NodeProvenance
-from corix.measurement.scoring import dialogues_under, score_tree_per_annotator_kind
-from corix.measurement.tree_loading import parse_tree
+from corix.measurement.trees.loading import parse_tree
+from corix.measurement.trees.results import NodeProvenance
+from corix.measurement.trees.scoring import dialogues_under, score_tree_per_annotator_kind
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]
 

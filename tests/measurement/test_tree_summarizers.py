@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from corix.measurement import SUMMARIZERS, LeafTable, score_tree
-from corix.measurement.arrays import FloatArray
-from corix.measurement.intervals import Interval
-from corix.measurement.summarizers import NumericSummarizer, Sample, weighted_median
-from corix.measurement.tree_loading import parse_tree
+from corix.measurement.stats.arrays import FloatArray
+from corix.measurement.trees.intervals import Interval
+from corix.measurement.trees.loading import parse_tree
+from corix.measurement.trees.summarizers import NumericSummarizer, Sample, weighted_median
 from corix.registry import Plugin
 
 MakeLeaves = Callable[[Sequence[tuple[str, ...]]], LeafTable]

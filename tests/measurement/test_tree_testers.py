@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from corix.measurement import LeafTable, score_tree
-from corix.measurement.tree_loading import parse_tree
+from corix.measurement.trees.loading import parse_tree
 from corix.storage.measured import tester_of as who_produced
 
 QUESTION = """

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from corix.domain import RunSummary
-from corix.measurement.sample_size import n_for_assured_width
-from corix.measurement.sequential_record import sequential_record
-from corix.measurement.stopping_rules import UNDECIDED, StoppingRule, cell_progress, parse_until
-from corix.measurement.width_rule import WIDTH_INTERVAL, width_rule_coverage
-from corix.measurement.wilson import wilson_cc_bounds
+from corix.measurement.stats.sample_size import n_for_assured_width
+from corix.measurement.stats.wilson import wilson_cc_bounds
+from corix.measurement.stopping.record import sequential_record
+from corix.measurement.stopping.rules import UNDECIDED, StoppingRule, cell_progress, parse_until
+from corix.measurement.stopping.width_rule import WIDTH_INTERVAL, width_rule_coverage
 
 
 def test_the_width_alone_reads_the_reported_interval_and_the_gate_the_sequence() -> None:

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from corix.measurement.defect_rates import DIALOGUE_BOOTSTRAP, DialogueLabels, rate_interval
-from corix.measurement.wilson import wilson_cc_bounds, wilson_interval
+from corix.measurement.stats.wilson import wilson_cc_bounds, wilson_interval
 
 Z95 = 1.959963984540054
 

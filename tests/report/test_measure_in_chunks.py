@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from corix.cli.main import app
 from corix.errors import CorixError
 from corix.measurement.core import ChunkedMeasurement, measure, measure_in_chunks
-from corix.measurement.settling import Label, SettledRecord, Verdict
+from corix.measurement.labels.settle import Label, SettledRecord, Verdict
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
 from corix.storage import Database
 from support.run_builder import RunBuilder

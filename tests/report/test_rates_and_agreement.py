@@ -21,7 +21,7 @@ from corix.errors import ConfigError
 from corix.measurement.core import measure
 from corix.measurement.defect_rates import WILSON, DefectRate
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec
-from corix.measurement.wilson import wilson_cc_bounds
+from corix.measurement.stats.wilson import wilson_cc_bounds
 from corix.report.agreement import annotator_agreement
 from corix.storage import Database, load_passes
 from support.run_builder import RunBuilder, write_tiny_run

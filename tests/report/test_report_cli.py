@@ -15,7 +15,7 @@ from corix.cli.report_cmds import report_command, tree_app
 from corix.errors import UnknownNameError
 from corix.measurement import load_tree, score_tree
 from corix.measurement.core import stored_leaves
-from corix.measurement.leaves import LeafError
+from corix.measurement.trees.leaves import LeafError
 from corix.storage import Database
 from support.run_builder import write_tiny_run
 

@@ -15,7 +15,7 @@ import pytest
 
 from corix.measurement import load_tree, score_tree
 from corix.measurement.core import stored_leaves
-from corix.measurement.questionnaire_stats import TESTER_MEANS_METHOD
+from corix.measurement.questionnaires.item_statistics import TESTER_MEANS_METHOD
 from corix.report import ReportPaths, write_report
 from corix.report.anchors import group_anchor, node_anchor, session_anchor
 from corix.report.formatting import interval, number

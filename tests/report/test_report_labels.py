@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from corix.assessment import load_builtin_schema
 from corix.measurement import NodeResult, load_tree
-from corix.measurement.settlement import AnnotatorInput, Settlement
+from corix.measurement.labels.settlement_summary import AnnotatorInput, Settlement
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec, ResolvedSpec
 from corix.report.labels import (
     annotator_label,

@@ -21,7 +21,7 @@ from corix.domain import plan_gates
 
 if TYPE_CHECKING:
     from corix.measurement.gates import Estimate, GateResult
-    from corix.measurement.judge_agreement import JudgeAgreement
+    from corix.measurement.judges import JudgeAgreement
 
 
 def _thresholds(values: list[str] | None, planned: dict[str, float]) -> dict[str, float]:

@@ -10,7 +10,7 @@ from rich.text import Text
 from corix.cli.common import console
 
 if TYPE_CHECKING:
-    from corix.measurement.judge_agreement import JudgeAgreement
+    from corix.measurement.judges import JudgeAgreement
 
 
 def print_judge_agreement(agreements: Sequence[JudgeAgreement]) -> None:

@@ -21,7 +21,7 @@ from corix.cli.outputs import telling_what_was_left
 
 if TYPE_CHECKING:
     from corix.domain import Plan
-    from corix.measurement.plan_sizing import CellSize, SizeRequest
+    from corix.measurement.sizing import CellSize, SizeRequest
 
 
 plan_app = typer.Typer(help="Plans: dialogues a question needs, and which to label next.")
@@ -115,7 +115,7 @@ def size_command(
     from corix.config import write_atomically
     from corix.domain import load_plan_file
     from corix.measurement import measure
-    from corix.measurement.plan_sizing import SizeRequest, earlier_run, plan_with_sizes, size_plan
+    from corix.measurement.sizing import SizeRequest, earlier_run, plan_with_sizes, size_plan
     from corix.storage import get_run
 
     if width is None and difference is None:

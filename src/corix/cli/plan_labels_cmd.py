@@ -28,7 +28,7 @@ from corix.cli.measure_options import (
 )
 
 if TYPE_CHECKING:
-    from corix.measurement.label_plan import LabelPlan
+    from corix.measurement.sizing import LabelPlan
 
 ByOption = Annotated[
     str,
@@ -84,7 +84,7 @@ def labels_command(
     most in proportion; the table says how far each cell's interval should shrink.
     """
     from corix.measurement import GUARDRAIL_VIOLATION
-    from corix.measurement.label_plan import plan_labels
+    from corix.measurement.sizing import plan_labels
     from corix.storage.web.selection import assign_label_plan
 
     in_force, source = measurement_spec(spec, settling=settling, seed=seed)
@@ -116,7 +116,7 @@ def labels_command(
 
 
 def _cells(by: str) -> tuple[str, ...]:
-    from corix.measurement.label_plan import BY_COLUMNS
+    from corix.measurement.sizing import BY_COLUMNS
 
     keys = {key.strip() for key in by.split(",") if key.strip()}
     if not keys or not keys <= set(BY_COLUMNS):

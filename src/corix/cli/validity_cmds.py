@@ -40,7 +40,7 @@ validity_app = typer.Typer(help="Validity: simulated testers against people.")
 def sim_command(
     run: Annotated[str | None, typer.Argument(help="Run id (or --series NAME).")] = None,
     series: SeriesOption = None,
-    delta: DeltaOption = 0.10,  # the core's DEFAULT_DELTA (corix.measurement.simulation_gap)
+    delta: DeltaOption = 0.10,  # the core's DEFAULT_DELTA (corix.measurement.simulation.gap)
     spec: SpecOption = None,
     settling: SettlingOption = None,
     group_annotators_by: GroupByOption = None,

@@ -38,7 +38,7 @@ class EndpointIdentity(BaseModel):
     timeout_s: float
     price_per_1k_prompt: float | None = None
     """Prices as the endpoint was given them (``None``: unknown): what a cell's judge
-    calls cost (:mod:`corix.measurement.cell_cost`)."""
+    calls cost (:mod:`corix.measurement.sizing.cell_cost`)."""
     price_per_1k_completion: float | None = None
 
 

@@ -1,9 +1,9 @@
 """What a run made in waves stores about its stopping: the rule, each cell, each group.
 
-The decider (``corix.measurement.sequential``) makes a :class:`WaveReport` after every
+The decider (``corix.measurement.waves``) makes a :class:`WaveReport` after every
 wave; the waves loop (``corix.execution.waves``) keeps the last one in the run summary's
 :class:`SequentialSummary`, beside the rule's settings and each group's dialogues; the
-report and the CLI read it back through ``corix.measurement.sequential_record``.
+report and the CLI read it back through ``corix.measurement.stopping.record``.
 """
 
 from __future__ import annotations

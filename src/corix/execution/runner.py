@@ -39,8 +39,8 @@ from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob
 from corix.execution.resources import OwnedResources
 from corix.execution.run_planning import plan_run
 from corix.execution.run_status import RunStatus, finished_status
+from corix.execution.run_stopper import RunStopper
 from corix.execution.simulators import open_simulators
-from corix.execution.stopping import RunStopper
 from corix.execution.work import WorkItem
 from corix.llm import HTTPConnections, LLMClient, ResponseCache
 from corix.scenarios import ScenarioPack, pack_record

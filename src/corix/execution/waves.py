@@ -31,8 +31,8 @@ from corix.execution._preflight import preflight
 from corix.execution.executors import LocalRunExecutor, RunExecutor, RunJob
 from corix.execution.run_planning import plan_work
 from corix.execution.run_status import RunStatus, finished_status
+from corix.execution.run_stopper import RunStopper
 from corix.execution.runner import RunResult, execute_plan
-from corix.execution.stopping import RunStopper
 from corix.execution.work import WorkItem
 from corix.storage import Database, completed_work_keys, finish_run, get_run, run_packs, run_totals
 

@@ -1,12 +1,14 @@
-"""Measurement layer: CoRIx trees, summarizers, scoring with bootstrap intervals, statistics.
+"""The measurement layer: every number corix reports, computed in one place.
 
-Load a tree (``load_tree("aria_pilot")`` or a YAML path), build a :class:`LeafTable` of
-answers, and ``score_tree`` it: one :class:`NodeResult` tree per application.
+``measure(db, runs, spec)`` settles the stored labels under a measurement specification
+and returns one :class:`Measurement`: verdicts, defect rates with their intervals,
+agreement, judge-corrected rates, and what a sequential run stopped on. CoRIx trees are
+scored from the same record (``load_tree``, a :class:`LeafTable`, ``score_tree``: one
+:class:`NodeResult` tree per application). Consumers format these numbers, never
+recompute them. The folders (``stats``, ``trees``, ``labels``, ``judges``, ``stopping``,
+``simulation``, ``sizing``, ``questionnaires``) are described in docs/architecture.md.
 """
 
-from corix.measurement._tree_figures import tree_figures
-from corix.measurement.cell_cost import CellCost, SourceCost, cell_costs
-from corix.measurement.comparison import ScoreTable, compare_runs
 from corix.measurement.core import (
     Measurement,
     SettledChunk,
@@ -21,32 +23,44 @@ from corix.measurement.core import (
 from corix.measurement.defect_rates import DefectRate
 from corix.measurement.defects_query import DefectFigures, DefectsQuery, defect_figures
 from corix.measurement.dialogue_filter import DialogueFilter, ListedDialogue, list_dialogues
-from corix.measurement.filters import FILTER_COLUMNS, LeafFilter
 from corix.measurement.hit_at_k import HitRate, attack_rates
-from corix.measurement.interdependency import CorrelationMatrix
-from corix.measurement.item_wording import item_wordings
-from corix.measurement.judge_error import CorrectedRate
-from corix.measurement.leaves import REQUIRED_COLUMNS, LeafTable
-from corix.measurement.leaves_from_store import (
+from corix.measurement.judges import CorrectedRate
+from corix.measurement.labels import (
+    GUARDRAIL_VIOLATION,
     HARM_CATEGORY_PREFIX,
+    Settlement,
     answer_text,
     leaf_question,
     leaves_from_answers,
     number_text,
 )
-from corix.measurement.results import NodeDocument, NodeResult
+from corix.measurement.questionnaires import item_wordings
 from corix.measurement.run_comparison import Compared, compare_measurements
-from corix.measurement.scoring import dimension_ids, score_tree, score_tree_cli_json
-from corix.measurement.sequential_record import SequentialRecord, sequential_records
-from corix.measurement.settlement import Settlement
-from corix.measurement.settling import GUARDRAIL_VIOLATION
-from corix.measurement.simulation_gap import SimulationGap, simulation_gap_per_cell
+from corix.measurement.simulation import SimulationGap, simulation_gap_per_cell
+from corix.measurement.sizing import CellCost, SourceCost, cell_costs
 from corix.measurement.spec import AnnotatorSelector, MeasurementSpec, ResolvedSpec, load_spec
-from corix.measurement.summarizers import SUMMARIZERS, Summarizer
-from corix.measurement.tree_loading import load_tree
-from corix.measurement.tree_spec import TreeSpec
-from corix.measurement.views import ViewGap
-from corix.measurement.waves_run import WavesRequest, run_in_waves
+from corix.measurement.stopping import SequentialRecord, sequential_records
+from corix.measurement.trees import (
+    FILTER_COLUMNS,
+    REQUIRED_COLUMNS,
+    SUMMARIZERS,
+    CorrelationMatrix,
+    LeafFilter,
+    LeafTable,
+    NodeDocument,
+    NodeResult,
+    ScoreTable,
+    Summarizer,
+    TreeSpec,
+    ViewGap,
+    compare_runs,
+    dimension_ids,
+    load_tree,
+    score_tree,
+    score_tree_cli_json,
+    tree_figures,
+)
+from corix.measurement.waves import WavesRequest, run_in_waves
 
 __all__ = [
     "FILTER_COLUMNS",

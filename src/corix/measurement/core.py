@@ -25,30 +25,31 @@ from corix.assessment import (
 from corix.assessment.agreement import AgreementReport, LabelRow, compare_per_question
 from corix.errors import CorixError, unknown_name
 from corix.measurement.defect_rates import DefectRate, defect_rates
-from corix.measurement.judge_agreement import JudgeAgreement, judge_agreements
-from corix.measurement.judge_error import CorrectedRate
-from corix.measurement.judge_pooling import corrected_rates
-from corix.measurement.leaves import LeafSource, LeafTable
-from corix.measurement.leaves_from_store import (
+from corix.measurement.judges import (
+    CorrectedRate,
+    JudgeAgreement,
+    corrected_rates,
+    judge_agreements,
+)
+from corix.measurement.labels import (
+    GUARDRAIL_VIOLATION,
+    Label,
+    SettledRecord,
+    Settlement,
     StoredAnswer,
+    Verdict,
+    agreement_value,
+    dialogue_value,
     iter_questionnaire_answers,
     leaf_question,
     leaves_from_answers,
     number_text,
-)
-from corix.measurement.sequential_record import SequentialRecord, sequential_records
-from corix.measurement.settlement import Settlement, settlement_of
-from corix.measurement.settling import (
-    GUARDRAIL_VIOLATION,
-    Label,
-    SettledRecord,
-    Verdict,
-    agreement_value,
-    dialogue_value,
     settle_labels,
+    settlement_of,
 )
 from corix.measurement.spec import MeasurementSpec, ResolvedSpec, TreeRef, unknown_selector_error
-from corix.measurement.tree_loading import read_tree_text
+from corix.measurement.stopping import SequentialRecord, sequential_records
+from corix.measurement.trees import LeafSource, LeafTable, read_tree_text
 from corix.storage import (
     Database,
     MeasuredDialogue,
@@ -223,7 +224,7 @@ class Measurement:
         """Per harm × ``by`` (application, scenario, level): the ``judge`` source's rate
         corrected for its error as measured against the ``reference`` source on the
         dialogues both labelled, that group's error partially pooled with the harm's other
-        groups' (see :mod:`corix.measurement.judge_error` and ``judge_pooling``)."""
+        groups' (see :mod:`corix.measurement.judges.corrected_rate` and ``judge_pooling``)."""
         unknown = [column for column in by if column not in ("application", "scenario", "level")]
         if unknown:
             raise ValueError(f"cannot group a judge's error by {unknown[0]!r}")
@@ -250,7 +251,7 @@ class Measurement:
 
     def judge_agreement(self) -> list[JudgeAgreement]:
         """Per harm, how far the LLM judge agrees with people, or else with the reference
-        annotator (see :mod:`corix.measurement.judge_agreement`)."""
+        annotator (see :mod:`corix.measurement.judges.agreement`)."""
         return judge_agreements(self.harms, self.dialogue_verdicts)
 
     def label_rows(

@@ -40,15 +40,20 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel
 
-from corix.measurement.bootstrap import (
+from corix.measurement.labels import (
+    RESOLVED,
+    UNRESOLVED,
+    Verdict,
+    dialogue_value,
+    not_measurable_reason,
+)
+from corix.measurement.spec import MeasurementSpec
+from corix.measurement.stats import (
     cluster_resamples,
     few_testers_warning,
     resampled_unit,
+    wilson_cc_bounds,
 )
-from corix.measurement.settlement import not_measurable_reason
-from corix.measurement.settling import RESOLVED, UNRESOLVED, Verdict, dialogue_value
-from corix.measurement.spec import MeasurementSpec
-from corix.measurement.wilson import wilson_cc_bounds
 from corix.storage import MeasuredDialogue
 
 RATE_COLUMNS = ("source", "annotator", "harm", "application", "scenario", "level")

@@ -9,12 +9,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from corix.measurement.cell_cost import CellCost, cell_costs
 from corix.measurement.core import DEFAULT_RATE_GROUPING, Measurement
 from corix.measurement.defect_rates import DefectRate
 from corix.measurement.hit_at_k import HitRate, attack_rates
-from corix.measurement.judge_agreement import JudgeAgreement
-from corix.measurement.judge_error import CorrectedRate
+from corix.measurement.judges import CorrectedRate, JudgeAgreement
+from corix.measurement.sizing import CellCost, cell_costs
 from corix.storage import Database
 
 

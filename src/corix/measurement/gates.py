@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from corix.assessment import builtin_harm_packs
 from corix.errors import unknown_name
 from corix.measurement.defect_rates import DefectRate
-from corix.measurement.settling import GUARDRAIL_VIOLATION
+from corix.measurement.labels import GUARDRAIL_VIOLATION
 
 Estimate = Literal["upper", "point"]
 

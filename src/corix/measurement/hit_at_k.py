@@ -42,9 +42,9 @@ from pydantic import BaseModel
 
 from corix.measurement.core import Measurement
 from corix.measurement.defect_rates import DialogueLabels, rate_interval
-from corix.measurement.settling import Verdict, dialogue_value
+from corix.measurement.labels import Verdict, dialogue_value
 from corix.measurement.spec import MeasurementSpec
-from corix.measurement.wilson import wilson_cc_bounds
+from corix.measurement.stats import wilson_cc_bounds
 from corix.storage import Database, session_attempts
 
 ATTEMPT_UNITS = ("template", "prompt")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from corix.measurement.summarizers import BUILTIN_SUMMARIZERS, SUMMARIZERS
+from corix.measurement.trees import BUILTIN_SUMMARIZERS, SUMMARIZERS
 from corix.registry import Plugin
 
 

@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from corix.measurement.core import Measurement, stored_answers
-from corix.measurement.leaves_from_store import leaves_from_answers
-from corix.measurement.scoring import dimension_ids, score_tree_per_annotator_kind
-from corix.measurement.tree_loading import load_tree
+from corix.measurement.labels import leaves_from_answers
+from corix.measurement.trees import dimension_ids, load_tree, score_tree_per_annotator_kind
 from corix.storage import Database
 
 __all__ = ["Compared", "compare_measurements", "difference_interval"]

@@ -24,7 +24,7 @@ from corix.measurement import (
     stored_answers,
     tree_figures,
 )
-from corix.measurement.questionnaire_stats import (
+from corix.measurement.questionnaires import (
     GroupComparison,
     compare_groups,
     describe_items,

@@ -27,8 +27,8 @@ from corix.measurement import (
     TreeSpec,
     ViewGap,
 )
-from corix.measurement.judge_agreement import JudgeAgreement
-from corix.measurement.questionnaire_stats import GroupComparison, ItemSummary
+from corix.measurement.judges import JudgeAgreement
+from corix.measurement.questionnaires import GroupComparison, ItemSummary
 from corix.report.agreement import PairAgreement
 from corix.report.history import RunLabel
 from corix.report.labels import SOURCE_LABELS

@@ -29,8 +29,8 @@ from corix.measurement import (
     SimulationGap,
     ViewGap,
 )
-from corix.measurement.judge_agreement import JudgeAgreement
-from corix.measurement.questionnaire_stats import GroupComparison, ItemSummary
+from corix.measurement.judges import JudgeAgreement
+from corix.measurement.questionnaires import GroupComparison, ItemSummary
 from corix.report.history import RunLabel
 from corix.report.provenance import AnnotatorSummary
 from corix.storage import RespondentSummary, StabilitySummary
