@@ -30,7 +30,8 @@ SURFACE_CEILINGS = {
     # +2 (issue 38): SimulationGap and simulation_gap_per_cell, for `corix validity sim`.
     "corix.measurement": (measurement, 59),
     "corix.assessment": (assessment, 24),
-    "corix.execution": (execution, 29),
+    # +1 (issue 35): run_stoppable, asyncio.run that SIGTERM stops with SIGINT ignored.
+    "corix.execution": (execution, 30),
 }
 
 

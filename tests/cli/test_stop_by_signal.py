@@ -28,6 +28,7 @@ from corix.cli.exit_codes import ExitCode
 from corix.llm.mock_server import MockServerConfig
 from corix.storage import Database, get_run, list_runs, session_states
 from corix.storage.annotations import load_passes
+from support.apps import SESSIONS_STARTED
 from support.mock_serving import serving
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -159,6 +160,66 @@ def test_sigterm_during_annotate_keeps_what_was_stored(
     sessions = get_run(sqlite_db, echo_run).summary.sessions
     assert len(passes) == len({p.session_id for p in passes}) == sessions  # none twice
     assert 0 < stopped < sessions
+
+
+def test_sigterm_stops_a_background_annotate_whose_sigint_is_ignored(
+    sqlite_db: Database, echo_run: str, process_env: dict[str, str]
+) -> None:
+    """``corix annotate … &`` from a shell without job control runs with SIGINT ignored
+    (asyncio then handles no Ctrl-C): SIGTERM, sent as the first pass waits for its commit,
+    still stops it cleanly. That pass was lost (the writer cancelled with its batch)."""
+    with serving(MockServerConfig(latency_ms=5)) as url:
+        args = ["annotate", echo_run, "--categories", "risk_assessment", "--annotator", "llm"]
+        args += ["--endpoint-url", url, "--model", "corix-mock", "--db", sqlite_db.url]
+        in_background = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", sys.executable]
+        stopped = subprocess.run(
+            [*in_background, "-m", "support.terminated_cli", *args, "--concurrency", "1"],
+            capture_output=True, text=True, env=process_env, timeout=120,
+        )  # fmt: skip
+        assert stopped.returncode == ExitCode.INTERRUPTED, stopped.stderr
+        assert "the same command adds the rest" in " ".join(stopped.stderr.split())
+        assert "Traceback" not in stopped.stderr
+        assert get_run(sqlite_db, echo_run).lease_holder is None
+        kept = {p.session_id for p in load_passes(sqlite_db, run_id=echo_run)}
+        assert len(kept) == 1  # the session whose pass was queued when the signal came
+        code, _, err = invoke(*args)
+    assert code == ExitCode.OK, err
+    passes = load_passes(sqlite_db, run_id=echo_run)
+    assert len(passes) == len({p.session_id for p in passes})  # none twice
+    assert len(passes) == get_run(sqlite_db, echo_run).summary.sessions
+
+
+def test_a_background_run_ignores_sigint_and_stops_cleanly_on_sigterm(
+    sqlite_db: Database,
+    tmp_path: Path,
+    process_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``corix run … &`` from a shell without job control: the Ctrl-C meant for the
+    foreground job (as the 2nd session begins) is ignored, SIGTERM (as the 6th begins)
+    stops it cleanly. The run's own signal handling took SIGINT back and stopped at the 2nd."""
+    plan = tmp_path / "background.yaml"
+    plan.write_text(
+        "name: background\nseed: 3\nconcurrency: 1\napplications:\n"
+        "  - name: echo\n    spec: 'python:support.apps:SignallingApp'\n"
+        f"    options: {{at: 6, interrupt_at: 2, name: '{tmp_path.name}', delay_ms: 5}}\n"
+        "scenarios: [tv_spoilers]\nlevels:\n  model_testing: {repeats: 1}\n",
+        encoding="utf-8",
+    )
+    in_background = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", sys.executable]
+    stopped = subprocess.run(
+        [*in_background, "-m", "corix.cli.main", "run", str(plan), "--db", sqlite_db.url],
+        capture_output=True, text=True, env=process_env, timeout=120,
+    )  # fmt: skip
+    assert stopped.returncode == ExitCode.INTERRUPTED, stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    (run,) = list_runs(sqlite_db)
+    assert run.status == "interrupted"
+    assert run.lease_holder is None
+    assert run.summary.sessions == 6  # started before the SIGTERM, not 2 as at the Ctrl-C
+    # The resume, in this process, starts its sessions past both signals.
+    monkeypatch.setitem(SESSIONS_STARTED, tmp_path.name, 6)
+    _assert_resumes_exactly(sqlite_db, run.id)
 
 
 def test_sigterm_during_import_stores_nothing(

@@ -82,22 +82,32 @@ class FailingCloseApp(EchoApp):
         raise RuntimeError("connection reset while closing")
 
 
-_SESSIONS_STARTED: Counter[str] = Counter()
+SESSIONS_STARTED: Counter[str] = Counter()
 """Sessions each ``SignallingApp`` (by its ``name``) started in this process, across runs."""
 
 
 class SignallingApp(EchoApp):
     """Echoes, and sends its own process SIGTERM as the ``at``-th session of all those its
     ``name`` started in this process begins: an operator's ``kill`` at a known moment (a
-    resume in the same process goes on past it)."""
+    resume in the same process goes on past it). SIGINT as the ``interrupt_at``-th begins
+    (0: never): a terminal's Ctrl-C, which reaches a shell's background jobs too."""
 
-    def __init__(self, at: str | int, name: str, delay_ms: str | float = 0) -> None:
+    def __init__(
+        self,
+        at: str | int,
+        name: str,
+        delay_ms: str | float = 0,
+        interrupt_at: str | int = 0,
+    ) -> None:
         super().__init__(delay_ms=delay_ms)
         self.at = int(at)
+        self.interrupt_at = int(interrupt_at)
         self.name = name
 
     async def start_session(self) -> AppSession:
-        _SESSIONS_STARTED[self.name] += 1
-        if _SESSIONS_STARTED[self.name] == self.at:
+        SESSIONS_STARTED[self.name] += 1
+        if SESSIONS_STARTED[self.name] == self.interrupt_at:
+            os.kill(os.getpid(), signal.SIGINT)
+        if SESSIONS_STARTED[self.name] == self.at:
             os.kill(os.getpid(), signal.SIGTERM)
         return await super().start_session()

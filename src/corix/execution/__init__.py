@@ -28,6 +28,7 @@ from corix.execution.plan import (
 from corix.execution.run_request import RunRequest, plan_to_run, was_sequential
 from corix.execution.run_status import RunStatus
 from corix.execution.runner import RunResult, execute_plan, new_run_id
+from corix.execution.stopping import run_stoppable
 from corix.execution.waves import Group, WaveDecision, WaveOrder, execute_in_waves
 from corix.execution.work import WorkItem
 
@@ -60,5 +61,6 @@ __all__ = [
     "new_run_id",
     "plan_to_run",
     "preflight",
+    "run_stoppable",
     "was_sequential",
 ]

@@ -23,7 +23,6 @@ and :mod:`~corix.assessment.annotation_run.repeat_consensus` (the consensus of r
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 from corix.assessment.annotation_run._factory import build_annotator
@@ -35,6 +34,7 @@ from corix.assessment.annotation_run._workers import annotate_sessions
 from corix.assessment.harms import builtin_harm_packs
 from corix.assessment.schema import load_builtin_schema
 from corix.errors import CorixError
+from corix.execution import run_stoppable
 from corix.llm import EndpointConfig, LLMClient, ResponseCache
 from corix.storage import (
     Database,
@@ -115,7 +115,8 @@ def annotate_run(
     cache: ResponseCache | None = None,
     progress: ProgressHooks | None = None,
 ) -> AnnotationSummary:
-    """:func:`annotate_run_async` in a fresh event loop; opens a client on ``endpoint``."""
+    """:func:`annotate_run_async` in a fresh event loop; opens a client on ``endpoint``.
+    SIGTERM stops it as Ctrl-C does (``KeyboardInterrupt`` once what was done is stored)."""
 
     async def main() -> AnnotationSummary:
         if endpoint is None:
@@ -132,4 +133,4 @@ def annotate_run(
                 progress=progress,
             )
 
-    return asyncio.run(main())
+    return run_stoppable(main())
