@@ -44,6 +44,26 @@ class EchoApp(Application):
         return _EchoSession(self.delay_s, self.fail_on)
 
 
+class DiesWhileStartingApp(EchoApp):
+    """Echoes; the first process other than ``driver_pid`` to open it dies there and then,
+    as a Ray worker killed while it starts does (out of memory, its node lost). The file
+    ``marker``, made by the one that dies, tells the others it happened."""
+
+    def __init__(self, driver_pid: str | int, marker: str, delay_ms: str | float = 0) -> None:
+        super().__init__(delay_ms=delay_ms)
+        self.driver_pid = int(driver_pid)
+        self.marker = marker
+
+    async def open(self, auth: Mapping[str, Any] | None = None) -> None:
+        if os.getpid() == self.driver_pid:
+            return
+        try:
+            os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return
+        os._exit(1)
+
+
 class RefusingApp(EchoApp):
     """Passes preflight but refuses to open, as a server rejecting credentials does."""
 
