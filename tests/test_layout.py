@@ -42,8 +42,9 @@ SURFACE_CEILINGS = {
     "domain": 66,
     # Issue 39: +1 OwnedResources (the exit stack the annotation runner shares with runs);
     # −5 Plan, PlanFile, ApplicationEntry, LevelSettings, load_plan_file (now in corix.domain),
-    # −3 names no other package used.
-    "execution": 22,
+    # −3 names no other package used. +1 (issue 35): run_stoppable, asyncio.run that SIGTERM
+    # stops with SIGINT ignored.
+    "execution": 23,
     "levels": 8,
     "llm": 33,
     # +2 (issue 38): SimulationGap and simulation_gap_per_cell, for `corix validity sim`.

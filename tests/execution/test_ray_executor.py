@@ -49,22 +49,26 @@ from corix.storage.sessions import session_states
 ray = pytest.importorskip("ray", reason="the Ray executor needs the ray extra")
 
 WORKERS = 2
+TESTS_DIR = str(Path(__file__).resolve().parents[1])
 
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
     # corix starts a cluster of its own even where RAY_ADDRESS names another one.
-    saved = os.environ.get("RAY_ADDRESS")
+    saved = {name: os.environ.get(name) for name in ("RAY_ADDRESS", "PYTHONPATH")}
     os.environ["RAY_ADDRESS"] = "127.0.0.1:1"
+    # Its workers import the tests' applications (python:support.apps:…) as this process does.
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [TESTS_DIR, saved["PYTHONPATH"]]))
     try:
         assert connect(None, num_cpus=WORKERS)
     except Exception as exc:  # e.g. no shared memory in a sandbox
         pytest.skip(f"a local Ray cannot start here: {type(exc).__name__}: {exc}")
     finally:
-        if saved is None:
-            del os.environ["RAY_ADDRESS"]
-        else:
-            os.environ["RAY_ADDRESS"] = saved
+        for name, value in saved.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
     yield
     ray.shutdown()
 
@@ -226,6 +230,36 @@ async def test_a_killed_workers_sessions_are_run_again_by_the_others(
     # it finished since its last report (a tenth of a second, longer on a loaded machine;
     # each call takes 150 ms) can be missing, not the 15 and more it made before it died.
     assert received - 6 <= result.stats.usage.model_calls <= received
+
+
+@pytest.mark.timeout(240)
+async def test_a_worker_that_dies_while_starting_leaves_its_share_to_the_others(
+    local_ray: None, sqlite_db: Database, tmp_path: Path
+) -> None:
+    """Issue 35's row 13: a worker whose process dies as it opens the applications gets no
+    work, and the other runs every session (the whole run failed: exit 4, 0 sessions)."""
+    died = tmp_path / "died"
+    options = {"driver_pid": os.getpid(), "marker": str(died), "delay_ms": 5}
+    plan = Plan(
+        name="dies",
+        seed=2,
+        applications=[
+            ApplicationEntry(
+                name="echo", spec="python:support.apps:DiesWhileStartingApp", options=options
+            )
+        ],
+        scenarios=["tv_spoilers"],
+        levels={Level.MODEL_TESTING: LevelSettings(repeats=2)},
+        concurrency=4,
+    )
+    executor = RayRunExecutor(workers=WORKERS)
+    result = await execute_plan(plan, sqlite_db, executor=executor)
+    assert died.exists() and len(executor.worker_pids) == WORKERS - 1
+    assert result.status is RunStatus.COMPLETE, result.error
+    final = _work_keys(sqlite_db, result.run_id)
+    assert all(status == "complete" for _, status in final)
+    keys = Counter(key for key, _ in final.elements())
+    assert len(keys) == result.stats.sessions > 20 and set(keys.values()) == {1}
 
 
 @pytest.mark.slow  # 70 s on a loaded CI machine; `bash scripts/test.sh -m slow` runs it

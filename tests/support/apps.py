@@ -44,6 +44,26 @@ class EchoApp(Application):
         return _EchoSession(self.delay_s, self.fail_on)
 
 
+class DiesWhileStartingApp(EchoApp):
+    """Echoes; the first process other than ``driver_pid`` to open it dies there and then,
+    as a Ray worker killed while it starts does (out of memory, its node lost). The file
+    ``marker``, made by the one that dies, tells the others it happened."""
+
+    def __init__(self, driver_pid: str | int, marker: str, delay_ms: str | float = 0) -> None:
+        super().__init__(delay_ms=delay_ms)
+        self.driver_pid = int(driver_pid)
+        self.marker = marker
+
+    async def open(self, auth: Mapping[str, Any] | None = None) -> None:
+        if os.getpid() == self.driver_pid:
+            return
+        try:
+            os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return
+        os._exit(1)
+
+
 class RefusingApp(EchoApp):
     """Passes preflight but refuses to open, as a server rejecting credentials does."""
 
@@ -82,22 +102,32 @@ class FailingCloseApp(EchoApp):
         raise RuntimeError("connection reset while closing")
 
 
-_SESSIONS_STARTED: Counter[str] = Counter()
+SESSIONS_STARTED: Counter[str] = Counter()
 """Sessions each ``SignallingApp`` (by its ``name``) started in this process, across runs."""
 
 
 class SignallingApp(EchoApp):
     """Echoes, and sends its own process SIGTERM as the ``at``-th session of all those its
     ``name`` started in this process begins: an operator's ``kill`` at a known moment (a
-    resume in the same process goes on past it)."""
+    resume in the same process goes on past it). SIGINT as the ``interrupt_at``-th begins
+    (0: never): a terminal's Ctrl-C, which reaches a shell's background jobs too."""
 
-    def __init__(self, at: str | int, name: str, delay_ms: str | float = 0) -> None:
+    def __init__(
+        self,
+        at: str | int,
+        name: str,
+        delay_ms: str | float = 0,
+        interrupt_at: str | int = 0,
+    ) -> None:
         super().__init__(delay_ms=delay_ms)
         self.at = int(at)
+        self.interrupt_at = int(interrupt_at)
         self.name = name
 
     async def start_session(self) -> AppSession:
-        _SESSIONS_STARTED[self.name] += 1
-        if _SESSIONS_STARTED[self.name] == self.at:
+        SESSIONS_STARTED[self.name] += 1
+        if SESSIONS_STARTED[self.name] == self.interrupt_at:
+            os.kill(os.getpid(), signal.SIGINT)
+        if SESSIONS_STARTED[self.name] == self.at:
             os.kill(os.getpid(), signal.SIGTERM)
         return await super().start_session()

@@ -7,7 +7,10 @@ clean stop already follows from that: transactions roll back, files written atom
 are removed half-done, leases are released, a run is marked ``interrupted``, the command
 exits 130. So SIGTERM is handed to whatever handles SIGINT at that moment. Code that
 stops more gently (a run's ``RunStopper``, uvicorn) installs its own handlers for both
-signals meanwhile and restores these when it is done.
+signals meanwhile and restores these when it is done. A process started with SIGINT
+ignored (a shell's background job) keeps ignoring it; ``asyncio.run`` then handles no
+Ctrl-C, so the long async commands run under :func:`corix.execution.run_stoppable`,
+which cancels their work on SIGTERM itself.
 
 A Ctrl-C can also land where Python cannot raise it: in a callback it runs for itself (a
 module lock's weakref callback while the commands load). Python would print "Exception

@@ -41,11 +41,11 @@ def run_with_progress(
     executor: ExecutorSettings | None = None,
 ) -> RunResult:
     """Run with a progress bar, or plain progress lines when not on a terminal."""
-    from corix.execution import ExecutorSettings, build_executor, execute_plan
+    from corix.execution import ExecutorSettings, build_executor, execute_plan, run_stoppable
 
     tracker = progress_for("sessions")
     try:
-        result = asyncio.run(
+        result = run_stoppable(
             execute_plan(
                 plan,
                 db,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -20,9 +19,11 @@ __all__ = ["run_sequential"]
 
 def run_sequential(db: Database, request: RunRequest, waves: WavesRequest) -> RunResult:
     """Run (or resume) in waves, printing each wave's decision, then the cells."""
+    from corix.execution import run_stoppable
     from corix.measurement import run_in_waves
 
-    result = asyncio.run(run_in_waves(db, request, waves, on_wave=_print_wave, handle_signals=True))
+    work = run_in_waves(db, request, waves, on_wave=_print_wave, handle_signals=True)
+    result = run_stoppable(work)
     _print_cells(db, result)
     return result
 

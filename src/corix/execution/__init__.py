@@ -20,6 +20,7 @@ from corix.execution.executor_settings import ExecutorSettings, build_executor
 from corix.execution.resources import OwnedResources
 from corix.execution.run_request import RunRequest, plan_to_run, was_sequential
 from corix.execution.run_status import RunStatus
+from corix.execution.run_stopper import run_stoppable
 from corix.execution.runner import RunResult, execute_plan, new_run_id
 from corix.execution.waves import Group, WaveDecision, WaveOrder, execute_in_waves
 from corix.execution.work import WorkItem
@@ -46,5 +47,6 @@ __all__ = [
     "new_run_id",
     "plan_to_run",
     "preflight",
+    "run_stoppable",
     "was_sequential",
 ]

@@ -2,6 +2,11 @@
 
 The work is cancelled, not killed: sessions in flight are left half-done (``--resume``
 redoes them whole), and everything already handed to the writer is still committed.
+
+A process started with SIGINT ignored (a background job of a shell without job control,
+``nohup … &``) keeps ignoring it, and SIGTERM still stops it so: ``asyncio.run`` cancels
+its main task on Ctrl-C only when SIGINT has Python's default handler, so
+:func:`run_stoppable` cancels it on SIGTERM itself.
 """
 
 from __future__ import annotations
@@ -10,13 +15,56 @@ import asyncio
 import contextlib
 import signal
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from types import FrameType
+from typing import Any, TypeVar
 
 from corix.execution.run_status import RunStatus
 
-__all__ = ["STOP_SIGNALS", "RunStopper"]
+__all__ = ["STOP_SIGNALS", "RunStopper", "run_stoppable"]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+T = TypeVar("T")
+
+
+def run_stoppable(main: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(main)``, where SIGTERM cancels ``main`` as a Ctrl-C does whatever
+    SIGINT's disposition: ``main`` cleans up, then ``KeyboardInterrupt`` is raised (a
+    second SIGTERM raises it at once)."""
+    stop = _SigtermStop()
+    with asyncio.Runner() as runner:
+        try:
+            return runner.run(stop.watching(main))
+        except asyncio.CancelledError:
+            if not stop.received:
+                raise
+            raise KeyboardInterrupt from None
+
+
+class _SigtermStop:
+    def __init__(self) -> None:
+        self.received = False
+
+    async def watching(self, main: Coroutine[Any, Any, T]) -> T:
+        if threading.current_thread() is not threading.main_thread():
+            return await main  # signals are the main thread's
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+
+        def cancel(_signum: int, _frame: FrameType | None) -> None:
+            if self.received or task is None or task.done():
+                raise KeyboardInterrupt
+            self.received = True
+            task.cancel()
+            loop.call_soon_threadsafe(lambda: None)  # wakes a select() waiting long
+
+        previous = signal.signal(signal.SIGTERM, cancel)
+        try:
+            return await main
+        finally:
+            if previous is not None:  # None: set outside Python, and not ours to put back
+                signal.signal(signal.SIGTERM, previous)
 
 
 class RunStopper:
@@ -56,10 +104,14 @@ class RunStopper:
         loop = asyncio.get_running_loop()
         self._task = asyncio.ensure_future(work)
         # What handled the signals before (the command line's interruption) handles them
-        # again afterwards: removing ours alone would leave SIGTERM killing the process.
-        previous = (
-            {sig: signal.getsignal(sig) for sig in STOP_SIGNALS} if self._handle_signals else {}
-        )
+        # again afterwards: removing ours alone would leave SIGTERM killing the process. A
+        # signal the process ignores (SIGINT in a shell's background job) stays ignored.
+        handlers = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+        previous = {
+            sig: handler
+            for sig, handler in handlers.items()
+            if self._handle_signals and handler is not signal.SIG_IGN
+        }
         for sig in previous:
             loop.add_signal_handler(sig, self.stop, RunStatus.INTERRUPTED)
         watcher = asyncio.create_task(self._watch())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -26,7 +27,7 @@ from corix.cli.main import app
 from corix.domain.plan import load_plan
 from corix.execution import RunResult, RunStatus, execute_plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.storage import Database, count_complete_sessions, list_runs, run_lease
+from corix.storage import Database, count_complete_sessions, list_runs, run_lease, shown_status
 from corix.storage.sessions import session_states
 
 STOPS_WITHIN_S = 5.0
@@ -180,3 +181,74 @@ def test_a_database_locked_at_start_is_one_line_and_its_exit_code(
     lines = printed.err.strip().splitlines()
     expected = f"error: the database file '{path}' takes no writes: database is locked"
     assert lines == [expected], printed.err
+
+
+def _echo_plan(path: Path) -> Path:
+    path.write_text(
+        "name: locked\nseed: 2\nconcurrency: 4\n"
+        "applications:\n  - name: slow\n    spec: python:support.apps:EchoApp\n"
+        "    options: {delay_ms: 10}\n"
+        "scenarios: [tv_spoilers, meal_planner]\nlevels:\n  model_testing: {repeats: 3}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _corix_exits(args: list[str]) -> int:
+    with pytest.raises(SystemExit) as end:
+        run_cli(app, args)
+    return int(end.value.code or 0)
+
+
+@pytest.mark.parametrize("tables", ["sessions, turns", "runs, sessions, turns"])
+def test_a_postgres_table_locked_during_a_run_stops_it_named_and_resume_completes_it(
+    postgres_db: Database,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tables: str,
+) -> None:
+    """Issue 35's row 10: another connection's table lock makes the run's writes wait. The
+    run stops after one lock wait (here 0.3 s) with exit 7 and one line naming the run, the
+    cause and that nothing committed is lost. Its row says ``interrupted`` with no holder;
+    with ``runs`` locked too its end cannot be written, and it is listed ``stale`` (never
+    ``running``) once its holder is gone. A resume completes it, each work item once."""
+    monkeypatch.setattr("corix.storage.database.LOCK_WAIT_MS", 300)
+    plan_path = _echo_plan(tmp_path / "plan.yaml")
+    other = postgres_db.engine.connect()
+    committed: list[int] = []
+
+    def lock_after_six_sessions() -> None:
+        deadline = time.monotonic() + 30
+        while (done := _complete(postgres_db)) < 6 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        other.begin()
+        # Another process's lock: reads go on, every write to these tables waits.
+        other.execute(text(f"LOCK TABLE {tables} IN EXCLUSIVE MODE"))
+        committed.append(done)
+
+    locker = threading.Thread(target=lock_after_six_sessions)
+    locker.start()
+    try:
+        code = _corix_exits(["run", str(plan_path), "--db", postgres_db.url])
+    finally:
+        locker.join()
+        other.rollback()
+        other.close()
+    err = capsys.readouterr().err
+    assert code == ExitCode.STORAGE, err
+    (said,) = [line for line in err.splitlines() if not line.startswith("sessions: ")]
+    (run,) = list_runs(postgres_db)
+    assert said.startswith(f"error: run {run.id} stopped: the database stopped taking writes")
+    assert "lock timeout" in said and said.endswith("nothing committed is lost")
+    if tables.startswith("runs"):
+        assert run.status == "running"  # its holder, this process, is alive: held
+        _lease_goes_stale(monkeypatch)  # as it is once the process has ended
+        assert shown_status(run) == "stale"
+    else:
+        assert (run.status, run.lease_holder) == ("interrupted", None)
+    assert committed and _complete(postgres_db) >= committed[0]
+    assert _corix_exits(["run", "--resume", run.id, "--db", postgres_db.url]) == ExitCode.OK
+    keys = Counter(state.work_key for state in session_states(postgres_db))
+    assert set(keys.values()) == {1}
+    assert list_runs(postgres_db)[0].status == "complete"

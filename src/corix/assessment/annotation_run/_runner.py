@@ -23,7 +23,6 @@ and :mod:`~corix.assessment.annotation_run.repeat_consensus` (the consensus of r
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
@@ -36,7 +35,7 @@ from corix.assessment.annotation_run._workers import annotate_sessions
 from corix.assessment.harms import builtin_harm_packs
 from corix.assessment.schema import load_builtin_schema
 from corix.errors import CorixError
-from corix.execution import OwnedResources
+from corix.execution import OwnedResources, run_stoppable
 from corix.llm import EndpointConfig, LLMClient, ResponseCache
 from corix.storage import (
     Database,
@@ -119,7 +118,8 @@ def annotate_run(
 ) -> AnnotationSummary:
     """:func:`annotate_run_async` in a fresh event loop; opens a client on ``endpoint``
     (its replies cached in the SQLite file ``cache``), closed with the cache at the end
-    whatever happens, a failing close logged with its component's name."""
+    whatever happens, a failing close logged with its component's name. SIGTERM stops it
+    as Ctrl-C does (``KeyboardInterrupt`` once what was done is stored)."""
 
     async def main() -> AnnotationSummary:
         async with OwnedResources() as owned:
@@ -133,4 +133,4 @@ def annotate_run(
                 db, run_id, annotator, options=options, client=client, progress=progress
             )
 
-    return asyncio.run(main())
+    return run_stoppable(main())

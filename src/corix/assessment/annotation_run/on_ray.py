@@ -34,7 +34,7 @@ from corix.assessment.annotation_run._workers import annotate_these, sessions_to
 from corix.assessment.harms import builtin_harm_packs
 from corix.assessment.schema import load_builtin_schema
 from corix.errors import CorixError
-from corix.execution import ExecutorSettings, OwnedResources
+from corix.execution import ExecutorSettings, OwnedResources, run_stoppable
 from corix.execution.on_ray import (
     BROKER_CPUS,
     WORKER_CONNECTION_NAME,
@@ -277,7 +277,7 @@ def _annotate_on_ray(
         writes=job.db.dialect != "sqlite",
         fence=lease.fence,
     )
-    return asyncio.run(
+    return run_stoppable(
         stopped_when_taken_over(
             lease, _annotate_on_cluster(job, setup, settings, session_ids, hooks)
         )
