@@ -125,7 +125,7 @@ def test_runs_show_and_the_report_list_the_jobs(sqlite_db: Database) -> None:
     as_json = json.loads(
         runner.invoke(app, ["runs", "show", run_id, "--db", sqlite_db.url, "--json"]).output
     )
-    assert [job["stored_as"] for job in as_json["annotation_jobs"]] == [
+    assert [job["settings"]["stored_as"] for job in as_json["annotation_jobs"]] == [
         "reference",
         "llm:corix-mock",
     ]

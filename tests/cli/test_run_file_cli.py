@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cli_support import invoke
 
+from corix.domain import Plan, RunDocument
 from corix.storage import Database, count_complete_sessions, iter_sessions
 from support.run_builder import write_tiny_run
 
@@ -71,3 +72,22 @@ def test_a_run_file_holds_one_run(sqlite_db: Database) -> None:
     code, output = _invoke(sqlite_db, "export", "--series", "pilot", "--format", "corix")
     assert code == 2
     assert "--format corix writes one run" in output
+
+
+async def test_runs_show_json_is_the_run_files_document_and_reads_back(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    """Issue 39: one typed document names a whole run, the same in `runs show --json` and
+    on a run file's first line, and it reads back with its plan typed."""
+    run_id = await write_tiny_run(sqlite_db)
+    code, shown, _ = invoke("runs", "show", run_id, "--json", "--db", sqlite_db.url)
+    assert code == 0, shown
+    document = RunDocument.model_validate_json(shown)
+    assert isinstance(document.run.plan, Plan) and document.run.plan.name == "t"
+    assert document.sessions == count_complete_sessions(sqlite_db, [run_id]) + 1  # unfinished
+
+    path = tmp_path / "run.jsonl"
+    assert _invoke(sqlite_db, "export", run_id, "--format", "corix", "-o", str(path))[0] == 0
+    header = RunDocument.model_validate_json(path.read_text(encoding="utf-8").split("\n", 1)[0])
+    assert header.model_copy(update={"exported_at": document.exported_at}) == document
+    assert json.loads(shown)["run"]["plan"] == document.run.plan.model_dump(mode="json")

@@ -229,7 +229,7 @@ async def test_the_report_command_stores_its_flags_and_runs_show_lists_the_repor
         runner.invoke(_app(), ["runs", "show", run_id, "--db", sqlite_db.url, "--json"]).output
     )
     (report,) = as_json["reports"]
-    assert (report["digest"], report["report_id"], report["seed"]) == (
+    assert (report["digest"], report["report_id"], report["settings"]["seed"]) == (
         record.digest,
         record.report_id,
         3,

@@ -220,45 +220,31 @@ def runs_show(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """A run's plan, status and counts, its annotation jobs and the reports written of it."""
+    """A run's plan, status and counts, its annotation jobs and the reports written of it.
+
+    ``--json`` writes the run's document, the first line of its run file
+    (``corix.domain.RunDocument``: plan, packs with their hashes, annotation jobs, the
+    reports' measurement specifications, summary), which reads back as one. Its status is
+    the stored one; ``runs list`` says when a run's holder is gone."""
     from corix.domain import run_plan_json
     from corix.storage import (
         annotation_jobs,
         get_run,
+        run_document,
         run_totals,
         shown_status,
         written_reports,
     )
 
     with database(db) as database_:
+        if as_json:
+            print_json(run_document(database_, run).model_dump(mode="json"))
+            return
         row = get_run(database_, run)
         stored = dataclasses.asdict(run_totals(database_, run))
         jobs = annotation_jobs(database_, [run])
         reports = written_reports(database_, [run])
-    info = {
-        "id": row.id,
-        "name": row.name,
-        "status": shown_status(row),
-        "held_by": row.lease_holder,
-        "seed": row.seed,
-        "created_at": row.created_at,
-        "finished_at": row.finished_at,
-        "summary": row.summary.model_dump(mode="json"),
-        "stored": stored,
-        "annotation_jobs": [
-            {"started_at": job.started_at, **job.settings.model_dump(mode="json")} for job in jobs
-        ],
-        "reports": [
-            {"report_id": report.report_id, "digest": report.digest}
-            | report.settings.model_dump(mode="json")
-            for report in reports
-        ],
-        "plan": run_plan_json(row.plan),
-    }
-    if as_json:
-        print_json(info)
-        return
-    console.print(f"[bold]{row.id}[/] {row.name} — {info['status']}", soft_wrap=True)
+    console.print(f"[bold]{row.id}[/] {row.name} — {shown_status(row)}", soft_wrap=True)
     if row.lease_holder is not None:
         console.print(f"held by {row.lease_holder}", markup=False)
     console.print("stored: " + ", ".join(f"{k} {v}" for k, v in stored.items()), markup=False)
@@ -271,7 +257,8 @@ def runs_show(
     _print_annotation_jobs(jobs)
     _print_reports(reports)
     console.print("plan:", markup=False)
-    console.print(yaml.safe_dump(info["plan"], sort_keys=False, allow_unicode=True), markup=False)
+    plan = run_plan_json(row.plan)
+    console.print(yaml.safe_dump(plan, sort_keys=False, allow_unicode=True), markup=False)
 
 
 def _print_annotation_jobs(jobs: list[AnnotationJobRecord]) -> None:

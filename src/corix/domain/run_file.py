@@ -16,12 +16,21 @@ their account number in one database.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    field_validator,
+)
 
 from corix.domain.annotation_jobs import AnnotationJobSettings
 from corix.domain.json_values import JsonObject
+from corix.domain.plan import RunPlan, read_run_plan, run_plan_json
 from corix.domain.reports import WrittenReportSettings
 from corix.domain.runs import RunSummary
 from corix.domain.session_records import EndReason, Level, SessionSource, SessionStatus, TurnRecord
@@ -48,6 +57,20 @@ RUN_FILE_FORMAT: Final = "corix-run"
 RUN_FILE_VERSION: Final = 1
 """Raised when a field changes meaning or a required one is added; readers refuse a version
 they do not know rather than guess."""
+
+
+def _stored_plan(value: Any) -> Any:
+    return read_run_plan(value) if isinstance(value, dict) else value
+
+
+StoredPlan = Annotated[
+    RunPlan,
+    BeforeValidator(_stored_plan),
+    PlainSerializer(run_plan_json, return_type=JsonObject),
+]
+"""A run's plan as the file carries it: typed as the run stored it (a plan, a web
+evaluation's, an import's, or an outdated plan kept as given), written as that JSON."""
+
 
 # Bounds on text fields are the database columns' widths, so a file PostgreSQL would refuse
 # is refused on reading, with its line and field, on every backend.
@@ -105,7 +128,7 @@ class ArchivedRun(_Timed):
     series: str | None = Field(
         default=None, description="the web evaluation series it belonged to (not re-attached)"
     )
-    plan: JsonObject
+    plan: StoredPlan
     seed: int
     status: str = Field(max_length=32)
     summary: RunSummary

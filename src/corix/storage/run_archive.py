@@ -38,7 +38,6 @@ from corix.domain import (
     SessionStatus,
     TurnRecord,
     WrittenReportSettings,
-    run_plan_json,
 )
 from corix.storage.clock import as_utc, utcnow
 from corix.storage.database import Database, scalar_chunks
@@ -78,7 +77,7 @@ def run_document(db: Database, run_id: str) -> RunDocument:
                 id=run.id,
                 name=run.name,
                 series=None if series is None else series.name,
-                plan=run_plan_json(run.plan),
+                plan=run.plan,
                 seed=run.seed,
                 status=run.status,
                 summary=run.summary,

@@ -22,6 +22,7 @@ from corix.domain import (
     ArchivedQuestionnaireAnswer,
     ArchivedSession,
     RunDocument,
+    run_plan_json,
 )
 from corix.errors import CorixError
 from corix.storage.applications import next_version_name
@@ -138,7 +139,7 @@ def _add_run(tx: Transaction, document: RunDocument) -> None:
         RunRow(
             id=run.id,
             name=run.name,
-            plan=run.plan,
+            plan=run_plan_json(run.plan),
             seed=run.seed,
             status=run.status,
             summary=run.summary.model_dump(mode="json"),
