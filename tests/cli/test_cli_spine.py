@@ -69,7 +69,7 @@ def test_export_writes_one_line_per_session(demo_dir: Path) -> None:
     run_id = _run_id(demo_dir)
     lines = corix("export", run_id, cwd=demo_dir).stdout.splitlines()
     shown = json.loads(corix("runs", "show", run_id, "--json", cwd=demo_dir).stdout)
-    assert len(lines) == shown["stored"]["sessions"]
+    assert len(lines) == shown["sessions"]
     session = json.loads(lines[0])
     assert session["provenance"]["application"] == session["application"]
     assert session["turns"][0]["user_text"]

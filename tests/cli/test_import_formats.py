@@ -215,7 +215,7 @@ def test_runs_list_counts_an_imported_runs_sessions(any_db: Database) -> None:
     # Turns: q1 2, q2 1, q3 1. Tokens: 40 in per model call, q1 made 4 calls, q3 5.
     assert (summary["turns"], summary["prompt_tokens"]) == (4, 360)
     code, out, _ = invoke("runs", "show", run_id, "--json", "--db", any_db.url)
-    assert json.loads(out)["stored"]["sessions"] == summary["sessions"]
+    assert json.loads(out)["sessions"] == summary["sessions"]
     # Every message of every turn is stored on this backend as given.
     tools = _sessions(any_db, run_id)["q1#1"]
     assert [len(turn.steps) for turn in tools.turns] == [5, 4]

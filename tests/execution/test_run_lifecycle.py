@@ -327,7 +327,7 @@ def test_a_signal_marks_the_run_interrupted_and_resume_finishes_it(
     assert run.summary.sessions == sessions  # the whole run, not the last invocation
     assert [i.status for i in run.summary.invocations] == ["interrupted", "complete"]
     shown = runner.invoke(app, ["runs", "show", run.id, "--json", "--db", db_url])
-    assert json.loads(shown.output)["status"] == "complete"
+    assert json.loads(shown.output)["run"]["status"] == "complete"
     db.dispose()
 
 

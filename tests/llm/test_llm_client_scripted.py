@@ -12,9 +12,9 @@ from corix.llm import (
     ResponseCache,
     ScriptedTransport,
     TransportError,
-    UsageLedger,
 )
 from corix.llm.tokens import estimate_prompt_tokens, estimate_tokens
+from corix.llm.usage import UsageLedger
 
 
 def _endpoint(**changes: object) -> EndpointConfig:

@@ -222,10 +222,10 @@ def runs_show(
 ) -> None:
     """A run's plan, status and counts, its annotation jobs and the reports written of it.
 
-    ``--json`` writes the run's document, the first line of its run file
-    (``corix.domain.RunDocument``: plan, packs with their hashes, annotation jobs, the
-    reports' measurement specifications, summary), which reads back as one. Its status is
-    the stored one; ``runs list`` says when a run's holder is gone."""
+    With --json, the run's document: the first line of its run file (plan, packs with their
+    hashes, annotation jobs, the reports' measurement specifications, summary). Its status
+    is the stored one; runs list says when a run's holder is gone."""
+    # The document is corix.domain.RunDocument: typed, versioned, and read back as one.
     from corix.domain import run_plan_json
     from corix.storage import (
         annotation_jobs,
