@@ -138,6 +138,26 @@ class _FixedSlot:
         """A fixed limit learns nothing."""
 
 
+class _FixedHold:
+    """Holding one place of a fixed gate: a plain context manager, as every model call
+    enters one (a generator-based one cost more than the gate itself)."""
+
+    __slots__ = ("_gate",)
+
+    def __init__(self, gate: _Gate) -> None:
+        self._gate = gate
+
+    async def __aenter__(self) -> Slot:
+        await self._gate.acquire()
+        return _FIXED_SLOT
+
+    async def __aexit__(self, *_exc: object) -> None:
+        self._gate.release()
+
+
+_FIXED_SLOT = _FixedSlot()
+
+
 class FixedConcurrency:
     """At most ``limit`` requests in flight, whatever the endpoint does."""
 
@@ -150,13 +170,8 @@ class FixedConcurrency:
     def limit(self) -> int:
         return self._gate.size
 
-    @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[Slot]:
-        await self._gate.acquire()
-        try:
-            yield _FixedSlot()
-        finally:
-            self._gate.release()
+    def slot(self) -> contextlib.AbstractAsyncContextManager[Slot]:
+        return _FixedHold(self._gate)
 
 
 class _AdaptiveSlot:
