@@ -37,7 +37,7 @@ import contextlib
 import logging
 import statistics
 from collections import deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
@@ -138,18 +138,19 @@ class _FixedSlot:
         """A fixed limit learns nothing."""
 
 
-class _FixedHold:
-    """Holding one place of a fixed gate: a plain context manager, as every model call
-    enters one (a generator-based one cost more than the gate itself)."""
+class _Hold:
+    """One place at a gate, held while a request is in flight: a plain context manager,
+    as every model call enters one (a generator-based one cost 3 µs against 1)."""
 
-    __slots__ = ("_gate",)
+    __slots__ = ("_gate", "_taken")
 
-    def __init__(self, gate: _Gate) -> None:
+    def __init__(self, gate: _Gate, taken: Callable[[bool], Slot]) -> None:
         self._gate = gate
+        self._taken = taken
+        """Called with whether the place was waited for, once it is taken: the slot."""
 
     async def __aenter__(self) -> Slot:
-        await self._gate.acquire()
-        return _FIXED_SLOT
+        return self._taken(await self._gate.acquire())
 
     async def __aexit__(self, *_exc: object) -> None:
         self._gate.release()
@@ -171,7 +172,11 @@ class FixedConcurrency:
         return self._gate.size
 
     def slot(self) -> contextlib.AbstractAsyncContextManager[Slot]:
-        return _FixedHold(self._gate)
+        return _Hold(self._gate, _fixed_slot)
+
+
+def _fixed_slot(_waited: bool) -> Slot:
+    return _FIXED_SLOT
 
 
 class _AdaptiveSlot:
@@ -213,14 +218,13 @@ class AdaptiveConcurrency:
     def limit(self) -> int:
         return self._gate.size
 
-    @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[Slot]:
-        if await self._gate.acquire() or self._gate.in_flight >= self._gate.size:
+    def slot(self) -> contextlib.AbstractAsyncContextManager[Slot]:
+        return _Hold(self._gate, self._taken)
+
+    def _taken(self, waited: bool) -> Slot:
+        if waited or self._gate.in_flight >= self._gate.size:
             self._round_waited = True
-        try:
-            yield _AdaptiveSlot(self, self._round)
-        finally:
-            self._gate.release()
+        return _AdaptiveSlot(self, self._round)
 
     def _on_success(self, round_no: int, outcome: Outcome) -> None:
         sample = outcome.latency_s / outcome.size
