@@ -140,7 +140,7 @@ class _FixedSlot:
 
 class _Hold:
     """One place at a gate, held while a request is in flight: a plain context manager,
-    as every model call enters one (a generator-based one cost 3 µs against 1)."""
+    as every model call enters one (a generator-based one cost 1.6 µs against 0.5)."""
 
     __slots__ = ("_gate", "_taken")
 
