@@ -17,7 +17,10 @@ concurrency), the requests in flight at the mock server (steady part and overall
 share of the bound: see ``_bench_support.slot_occupancy``), its CPU milliseconds per model
 call and peak RSS. The same number of calls at the same concurrency, made by a bare
 aiohttp client (one session, one semaphore, ``json.dumps`` and ``json.loads``), gives the
-floor that corix's CPU per call is compared with. Before measuring, a run of 20 sessions
+floor that corix's CPU per call is compared with; it runs twice, with Python's collector
+as it is set by default and as a corix run sets it (``collected_sparingly``), as the
+collector's share differs between them. Each row also reports the CPU its collections
+took per call (``gc``). Before measuring, a run of 20 sessions
 loads what a process loads once (corix's layers, its plugins), as the bare client's
 aiohttp is imported before it is measured; ``--cold`` counts that start-up in corix's
 CPU per call instead, and the ``corix run`` row always includes it. ``--scale`` first
@@ -29,6 +32,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import gc
 import json
 import os
 import resource
@@ -37,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Coroutine
 from pathlib import Path
 
 import aiohttp
@@ -51,8 +57,27 @@ from _bench_support import (
 )
 from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
 from corix.execution import execute_plan
+from corix.execution.collector import collected_sparingly
 from corix.scenarios.loader import builtin_pack_dir
 from corix.storage import Database, run_totals
+
+
+class CollectorTime:
+    """The CPU seconds Python's cyclic collector took, in the thread it ran in."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started = 0.0
+        gc.callbacks.append(self._on_collection)
+
+    def _on_collection(self, phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.thread_time()
+        else:
+            self.seconds += time.thread_time() - self._started
+
+
+COLLECTOR = CollectorTime()
 
 
 def scripted_pack(directory: Path, sessions: int, turns: int) -> Path:
@@ -153,16 +178,30 @@ def warm_up(base_url: str, concurrency: int) -> float:
 
 
 def report(
-    label: str, calls: int, ideal: float, wall: float, cpu: float, slots: SlotOccupancy
+    label: str,
+    calls: int,
+    ideal: float,
+    run: tuple[float, float, float | None],
+    slots: SlotOccupancy,
 ) -> float:
-    """Print one run's figures; its CPU milliseconds per call."""
+    """Print one run's figures (wall, CPU and, when known, collector seconds); its CPU
+    milliseconds per call."""
+    wall, cpu, collector = run
     per_call = cpu * 1000 / calls
+    gc_part = "" if collector is None else f" (gc {collector * 1000 / calls:.3f}ms)"
     print(
         f"  {label:9} wall={wall:.2f}s ratio={wall / ideal:.2f} "
-        f"cpu/call={per_call:.3f}ms {slots.describe()}",
+        f"cpu/call={per_call:.3f}ms{gc_part} {slots.describe()}",
         flush=True,
     )
     return per_call
+
+
+def measured(run: Coroutine[None, None, tuple[float, float]]) -> tuple[float, float, float]:
+    """``run``'s wall and CPU seconds, and the seconds the collector took meanwhile."""
+    before = COLLECTOR.seconds
+    wall, cpu = asyncio.run(run)
+    return wall, cpu, COLLECTOR.seconds - before
 
 
 def main() -> None:
@@ -196,23 +235,29 @@ def main() -> None:
                     base_url, scripted_pack(Path(tmp), sessions, args.turns), args.concurrency
                 )
                 before = mock_stats(base_url)
-                wall, cpu = asyncio.run(run_plan(plan, f"sqlite:///{Path(tmp) / 'bench.db'}"))
+                run = measured(run_plan(plan, f"sqlite:///{Path(tmp) / 'bench.db'}"))
                 slots = slot_occupancy(before, mock_stats(base_url), args.concurrency, **window)
-                corix_cpu = report("corix", calls, ideal, wall, cpu, slots)
+                corix_cpu = report("corix", calls, ideal, run, slots)
                 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
                 print(f"  {'':9} peak RSS {rss:.0f} MiB (this process so far)", flush=True)
                 if args.cli:
                     before = mock_stats(base_url)
                     wall, cpu, rss = run_cli(plan, Path(tmp))
                     slots = slot_occupancy(before, mock_stats(base_url), args.concurrency, **window)
-                    report("corix run", calls, ideal, wall, cpu, slots)
+                    report("corix run", calls, ideal, (wall, cpu, None), slots)
                     print(f"  {'':9} peak RSS {rss:.0f} MiB (start-up included)", flush=True)
-            before = mock_stats(base_url)
-            wall, cpu = asyncio.run(bare_client(base_url, calls, args.concurrency))
             one_call = {"ramp_s": latency_s, "drain_s": latency_s}
-            bare = slot_occupancy(before, mock_stats(base_url), args.concurrency, **one_call)
-            floor = report("aiohttp", calls, ideal, wall, cpu, bare)
-            print(f"  corix CPU per call = {corix_cpu / floor:.2f}x the bare client's", flush=True)
+            for label, collector in (
+                ("aiohttp", contextlib.nullcontext()),
+                ("aiohttp¹", collected_sparingly()),
+            ):
+                before = mock_stats(base_url)
+                with collector:
+                    run = measured(bare_client(base_url, calls, args.concurrency))
+                bare = slot_occupancy(before, mock_stats(base_url), args.concurrency, **one_call)
+                floor = report(label, calls, ideal, run, bare)
+                print(f"  corix CPU per call = {corix_cpu / floor:.2f}x {label}'s", flush=True)
+            print("  ¹ the collector set as in a corix run (collected_sparingly)", flush=True)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from corix.llm import (
     TransportError,
 )
 from corix.llm.tokens import estimate_prompt_tokens, estimate_tokens
+from corix.llm.transport import RawCompletion
 from corix.llm.usage import UsageLedger
 
 
@@ -158,6 +159,29 @@ async def test_a_shared_ledger_keeps_endpoints_apart() -> None:
     assert snapshot.endpoints["user-sim"].calls == 1
     assert snapshot.total.calls == 3
     assert snapshot.total.prompt_tokens == sum(e.prompt_tokens for e in snapshot.endpoints.values())
+
+
+def test_every_count_the_ledger_reports_is_counted() -> None:
+    ledger = UsageLedger()
+    endpoint = _endpoint(price_per_1k_prompt=1.0, price_per_1k_completion=2.0)
+    ledger.record_cache_hit(endpoint)
+    ledger.record_success(endpoint, RawCompletion("ok", "m", 1000, 500), retries=1)
+    ledger.record_failure(endpoint, retries=2)
+    ledger.record_wait(endpoint, 0.25)
+
+    counted = ledger.snapshot().endpoints["judge"].model_dump()
+    # A count added to EndpointUsage but not to the ledger's tally would stay at 0 here.
+    assert counted == {
+        "calls": 3,
+        "cache_hits": 1,
+        "retries": 3,
+        "errors": 1,
+        "prompt_tokens": 1000,
+        "completion_tokens": 500,
+        "cost": 2.0,
+        "waited_s": 0.25,
+    }
+    assert ledger.snapshot().total.model_dump() == counted
 
 
 async def test_mock_endpoints_answer_offline_through_the_context_manager() -> None:

@@ -37,7 +37,7 @@ import contextlib
 import logging
 import statistics
 from collections import deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
@@ -138,6 +138,27 @@ class _FixedSlot:
         """A fixed limit learns nothing."""
 
 
+class _Hold:
+    """One place at a gate, held while a request is in flight: a plain context manager,
+    as every model call enters one (a generator-based one cost 1.6 µs against 0.5)."""
+
+    __slots__ = ("_gate", "_taken")
+
+    def __init__(self, gate: _Gate, taken: Callable[[bool], Slot]) -> None:
+        self._gate = gate
+        self._taken = taken
+        """Called with whether the place was waited for, once it is taken: the slot."""
+
+    async def __aenter__(self) -> Slot:
+        return self._taken(await self._gate.acquire())
+
+    async def __aexit__(self, *_exc: object) -> None:
+        self._gate.release()
+
+
+_FIXED_SLOT = _FixedSlot()
+
+
 class FixedConcurrency:
     """At most ``limit`` requests in flight, whatever the endpoint does."""
 
@@ -150,13 +171,12 @@ class FixedConcurrency:
     def limit(self) -> int:
         return self._gate.size
 
-    @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[Slot]:
-        await self._gate.acquire()
-        try:
-            yield _FixedSlot()
-        finally:
-            self._gate.release()
+    def slot(self) -> contextlib.AbstractAsyncContextManager[Slot]:
+        return _Hold(self._gate, _fixed_slot)
+
+
+def _fixed_slot(_waited: bool) -> Slot:
+    return _FIXED_SLOT
 
 
 class _AdaptiveSlot:
@@ -198,14 +218,13 @@ class AdaptiveConcurrency:
     def limit(self) -> int:
         return self._gate.size
 
-    @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[Slot]:
-        if await self._gate.acquire() or self._gate.in_flight >= self._gate.size:
+    def slot(self) -> contextlib.AbstractAsyncContextManager[Slot]:
+        return _Hold(self._gate, self._taken)
+
+    def _taken(self, waited: bool) -> Slot:
+        if waited or self._gate.in_flight >= self._gate.size:
             self._round_waited = True
-        try:
-            yield _AdaptiveSlot(self, self._round)
-        finally:
-            self._gate.release()
+        return _AdaptiveSlot(self, self._round)
 
     def _on_success(self, round_no: int, outcome: Outcome) -> None:
         sample = outcome.latency_s / outcome.size

@@ -41,16 +41,23 @@ class AdaptiveTimeout:
         self._floor = endpoint.timeout_s
         self._deadline = endpoint.call_deadline_s
         self._recent: deque[float] = deque(maxlen=WINDOW)
+        self._timeout: float | None = self._floor
+        """The timeout for the latencies seen so far; ``None`` once one more was seen."""
 
     def observe(self, latency_s: float) -> None:
         """A successful reply's latency, from the moment its request was sent."""
         self._recent.append(latency_s)
+        self._timeout = None
 
     @property
     def timeout_s(self) -> float:
-        if len(self._recent) < MIN_SAMPLES:
-            return self._floor
-        return max(self._floor, P95_MULTIPLE * p95(list(self._recent)))
+        # Every call reads it two or three times and observes once: sort once per reply.
+        if self._timeout is None:
+            if len(self._recent) < MIN_SAMPLES:
+                self._timeout = self._floor
+            else:
+                self._timeout = max(self._floor, P95_MULTIPLE * p95(list(self._recent)))
+        return self._timeout
 
     @property
     def deadline_s(self) -> float | None:

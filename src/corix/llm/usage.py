@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import BaseModel
 
 from corix.domain import EndpointConfig
@@ -43,11 +45,26 @@ class UsageSnapshot(BaseModel):
     total: EndpointUsage
 
 
+@dataclass(slots=True)
+class _Tally:
+    """An endpoint's counts as calls end: plain attributes, as every call adds to five of
+    them (a model's validated assignment cost more than the rest of the accounting)."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    waited_s: float = 0.0
+
+
 class UsageLedger:
     """Counts calls, cache hits, retries, errors, tokens and cost per endpoint name."""
 
     def __init__(self) -> None:
-        self._by_endpoint: dict[str, EndpointUsage] = {}
+        self._by_endpoint: dict[str, _Tally] = {}
 
     def record_cache_hit(self, endpoint: EndpointConfig) -> None:
         counters = self._counters(endpoint)
@@ -75,17 +92,14 @@ class UsageLedger:
 
     def snapshot(self) -> UsageSnapshot:
         total = EndpointUsage()
-        for counters in self._by_endpoint.values():
-            total.add(counters)
-        return UsageSnapshot(
-            endpoints={
-                name: counters.model_copy() for name, counters in sorted(self._by_endpoint.items())
-            },
-            total=total,
-        )
+        endpoints = {}
+        for name, tally in self._by_endpoint.items():
+            endpoints[name] = EndpointUsage.model_validate(tally, from_attributes=True)
+            total.add(endpoints[name])
+        return UsageSnapshot(endpoints=dict(sorted(endpoints.items())), total=total)
 
-    def _counters(self, endpoint: EndpointConfig) -> EndpointUsage:
+    def _counters(self, endpoint: EndpointConfig) -> _Tally:
         counters = self._by_endpoint.get(endpoint.name)
         if counters is None:
-            counters = self._by_endpoint[endpoint.name] = EndpointUsage()
+            counters = self._by_endpoint[endpoint.name] = _Tally()
         return counters
