@@ -76,17 +76,11 @@ def test_an_ascii_terminal_gets_escapes_not_an_error() -> None:
     assert "\\u2014" in done[1].stdout
 
 
-LATE_CTRL_C = pytest.mark.xfail(
-    strict=False,
-    reason="known defect: a Ctrl-C inside a running command is turned by Typer's _main "
-    "into Exit(130), which non-standalone mode returns as a code, so run_cli prints no "
-    "'aborted' (and once in a while the child dies by SIGINT, -2, as Python shuts down)",
-)
-
-
-@pytest.mark.parametrize("delay_s", [0.1, 0.3, pytest.param(0.6, marks=LATE_CTRL_C)])
+@pytest.mark.parametrize("delay_s", [0.1, 0.3, 0.6, 1.0])
 def test_ctrl_c_at_any_moment_exits_130_without_a_traceback(tiny_url: str, delay_s: float) -> None:
-    """From while the commands load (the first few tenths of a second) to the query."""
+    """From while the commands load (the first few tenths of a second) to the query and
+    past it: a Ctrl-C inside the command is an abort (Typer would make it a bare 130), one
+    after it changes nothing."""
     process = subprocess.Popen(
         _corix("sessions", "list", "run-tiny", "--db", tiny_url),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env(),
@@ -94,9 +88,11 @@ def test_ctrl_c_at_any_moment_exits_130_without_a_traceback(tiny_url: str, delay
     time.sleep(delay_s)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
-    assert process.returncode in (ExitCode.INTERRUPTED, ExitCode.OK), stderr
+    # Ended by the signal (-2: Python re-raises an interrupt it saw go unhandled, on purpose,
+    # so a shell's $? is 130 all the same) or exiting 130 itself; or done before it came.
+    assert process.returncode in (ExitCode.INTERRUPTED, -signal.SIGINT, ExitCode.OK), stderr
     assert "Traceback" not in stderr
-    if process.returncode == ExitCode.INTERRUPTED:
+    if process.returncode != ExitCode.OK:
         assert stderr.strip() == "aborted"
 
 

@@ -11,7 +11,7 @@ from corix.cli.agreement_cmds import agreement_command
 from corix.cli.annotate_cmds import annotate_command
 from corix.cli.annotations_cmds import annotations_app
 from corix.cli.apps_cmds import app_app
-from corix.cli.common import DEBUG_ENV, DEBUG_FLAG
+from corix.cli.common import DEBUG_ENV, DEBUG_FLAG, InterruptibleGroup
 from corix.cli.defects_cmds import defects_command
 from corix.cli.demo_cmd import demo_command
 from corix.cli.export_cmd import export_command
@@ -33,6 +33,7 @@ from corix.cli.view_cmd import view_command
 from corix.cli.web_cmds import serve_command, users_app
 
 app = typer.Typer(
+    cls=InterruptibleGroup,
     rich_markup_mode=None,
     name="corix",
     help="Measure the risks and impacts of AI applications in context.",

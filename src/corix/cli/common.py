@@ -22,7 +22,9 @@ from rich.text import Text
 
 # typer >= 0.29 vendors click: its usage errors are not the installed click's classes
 # (pyproject pins typer to the series this import was written against).
+from typer._click import Context
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
+from typer.core import TyperGroup
 
 from corix.cli.exit_codes import ExitCode
 from corix.cli.input_errors import describe_input_error
@@ -353,6 +355,18 @@ def run_cli(app: typer.Typer, argv: Sequence[str] | None = None) -> None:
         _report(exc, f"internal error: {type(exc).__name__}: {exc}", debug, hint=True)
         raise SystemExit(ExitCode.INTERNAL_ERROR) from None
     raise SystemExit(code if isinstance(code, int) else ExitCode.OK)
+
+
+class InterruptibleGroup(TyperGroup):
+    """The root command group: a Ctrl-C inside a running command reaches :func:`run_cli`
+    as an abort. Typer would turn it into a bare exit code 130 (outside standalone mode),
+    which :func:`run_cli` cannot tell from a command's own exit 130, so no "aborted"."""
+
+    def invoke(self, ctx: Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise typer.Abort() from None
 
 
 def _problem_lines(exc: CorixError) -> list[str]:
