@@ -22,14 +22,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import create_engine, text
 
 from corix.domain import Level
 from corix.llm import EndpointConfig
 from corix.llm.mock_server import IN_FLIGHT_BUCKET_S
-from corix.web.services import EvaluationSettings
-from corix.web.state import WebState
+
+if TYPE_CHECKING:
+    from corix.web.state import WebState
 
 PG_ADMIN_URL = os.environ.get(
     "CORIX_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -126,6 +128,8 @@ def wait_until_listening(port: int, process: subprocess.Popen[bytes], timeout_s:
 
 def demo_field_series(state: WebState, title: str, *, turns: int) -> str:
     """A field-testing series on TV Spoilers with the demo application; its id."""
+    from corix.web.services import EvaluationSettings  # only web benchmarks load the web
+
     evaluation = state.evaluations.create(
         f"{title} test",
         description="",

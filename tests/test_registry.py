@@ -126,6 +126,28 @@ def test_loading_every_plugin_leaves_the_statistics_libraries_unimported() -> No
     assert shown.strip() == "[]"
 
 
+RUN_REGISTRIES = """
+import sys
+from corix.apps import ADAPTERS
+from corix.execution import LEVEL_PLANNERS, WORK_HANDLERS
+from corix.levels import STRATEGIES, STYLES
+from corix.scenarios import PACK_FOLDERS
+for registry in (ADAPTERS, LEVEL_PLANNERS, WORK_HANDLERS, STRATEGIES, STYLES, PACK_FOLDERS):
+    assert registry.names(), registry.kind
+heavy = {'numpy', 'krippendorff', 'alembic', 'corix.measurement', 'corix.assessment'}
+print(sorted(heavy & set(sys.modules)))
+"""
+
+
+def test_the_registries_a_run_reads_leave_numpy_and_the_measurement_unimported() -> None:
+    """A registry read imports only the module that registers corix's own of its kind: a
+    run reads no summarizer or annotator, so NumPy and krippendorff stay out of it."""
+    shown = subprocess.run(
+        [sys.executable, "-c", RUN_REGISTRIES], capture_output=True, text=True, check=True
+    ).stdout
+    assert shown.strip() == "[]"
+
+
 COLD_START_READERS = """
 import threading
 from corix.scenarios import PACK_FOLDERS

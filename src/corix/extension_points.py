@@ -5,10 +5,10 @@ corix is extended by adding a component by name to a typed registry
 module lists them all, so a reader finds every place a component can plug in, the type it
 must have, and where corix's own come from.
 
-The first time any registry is read, :func:`corix.registry.load_plugins` fills them all:
-corix's own first, by importing the modules of :data:`corix.registry.BUILTIN_PLUGINS` and
-calling their ``register`` (plain code, so a source checkout needs no installed metadata),
-then a third party's, through the ``corix.plugins`` entry-point group::
+The first time a registry is read it is filled: with corix's own first, by importing the
+module of :data:`corix.registry.BUILTIN_PLUGINS` it names and calling its ``register``
+(plain code, so a source checkout needs no installed metadata), then, on the first read
+of any registry, a third party's, through the ``corix.plugins`` entry-point group::
 
     # your pyproject.toml
     [project.entry-points."corix.plugins"]
@@ -56,7 +56,10 @@ class ExtensionPoint:
     component: object
     signature: str
     what: str
-    builtins: str
+
+    @property
+    def builtins(self) -> str | None:
+        return self.registry.builtins
 
 
 EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
@@ -68,7 +71,6 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
         signature="(AdapterSpec) -> Application",
         what="Application adapter kinds: the KIND of a `KIND:TARGET` spec (plans, "
         "`corix app check`) builds the application under test.",
-        builtins="corix.apps.plugin",
     ),
     ExtensionPoint(
         name="LEVEL_PLANNERS",
@@ -79,7 +81,6 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
         "-> Iterator[WorkItem]",
         what="Testing levels by the name a plan gives them: a level's planner turns the plan "
         "into its work items (`execute_plan`, preflight).",
-        builtins="corix.levels.plugin",
     ),
     ExtensionPoint(
         name="WORK_HANDLERS",
@@ -89,7 +90,6 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
         signature="async (WorkItem, RunContext) -> None",
         what="How a work item of a kind (`WorkItem.kind`) is played and stored: what an "
         "executor calls for every item of a run.",
-        builtins="corix.levels.plugin",
     ),
     ExtensionPoint(
         name="STRATEGIES",
@@ -99,7 +99,6 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
         signature="AttackStrategy(name, description, turns)",
         what="Red-teaming strategies a simulated red teamer follows (a red-teaming level's "
         "`strategies`; all by default).",
-        builtins="corix.levels.plugin",
     ),
     ExtensionPoint(
         name="STYLES",
@@ -108,7 +107,6 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
         component=MessageStyle,
         signature="MessageStyle(name, description, transform: (str) -> str)",
         what="Message styles a scripted field tester writes in, each drawn in turn.",
-        builtins="corix.levels.plugin",
     ),
     ExtensionPoint(
         name="ANNOTATORS",
@@ -118,7 +116,6 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
         signature="(AnnotatorSetup) -> Annotator",
         what="Annotators by the name `corix annotate --annotator` takes: each judges a "
         "blinded session and returns its answers.",
-        builtins="corix.assessment.plugin",
     ),
     ExtensionPoint(
         name="SETTLING_RULES",
@@ -128,7 +125,6 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
         signature="SettlingRule(name, description, settle: (values, RiskOrder) -> Settled)",
         what="How one annotator's repeated values, or several annotators' verdicts, settle "
         "into one label (a measurement specification's `settling`).",
-        builtins="corix.assessment.plugin",
     ),
     ExtensionPoint(
         name="SUMMARIZERS",
@@ -137,7 +133,6 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
         component=type[Summarizer],
         signature="a Summarizer subclass (pydantic; fields are its parameters)",
         what="CoRIx tree node summarizers by the name a tree file gives a node.",
-        builtins="corix.measurement.plugin",
     ),
     ExtensionPoint(
         name="PACK_FOLDERS",
@@ -146,6 +141,5 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
         component=Path,
         signature="Path (the folder holding the pack's pack.yaml)",
         what="Scenario packs by the name a plan or `corix packs show` gives.",
-        builtins="corix.scenarios.plugin",
     ),
 )

@@ -2,14 +2,17 @@
 
 A :class:`Registry` maps names to components of one kind (adapter kinds, summarizers…);
 :mod:`corix.extension_points` lists every registry, what a component must be and where
-corix's own come from. The first time any registry is read (looked up, listed, iterated or
-asked ``in``), :func:`load_plugins` fills them all: first corix's own, from the modules of
-:data:`BUILTIN_PLUGINS` (plain imports, so a source checkout without installed metadata
-works), then every other distribution's, from the ``corix.plugins`` entry-point group. Each
-is a function ``register(plugin: Plugin) -> None``. corix's own components keep bare names
-(``mean``, ``demo``); every other distribution's are namespaced by it
-(``acme_judges.strict`` from the distribution ``acme-judges``), so two plugins never collide.
-Unknown names get a "did you mean" (:func:`corix.errors.unknown_name`).
+corix's own come from. The first time a registry is read (looked up, listed, iterated or
+asked ``in``), it is filled: first with corix's own, by the module of
+:data:`BUILTIN_PLUGINS` it names (a plain import, so a source checkout without installed
+metadata works), then, the first time any registry is read, every other distribution's
+components, from the ``corix.plugins`` entry-point group. Only the read registry's own
+module is imported: a run, which reads no summarizer, never imports the measurement (and
+NumPy) for it. Each is a function ``register(plugin: Plugin) -> None``; :func:`load_plugins`
+fills every registry at once. corix's own components keep bare names (``mean``, ``demo``);
+every other distribution's are namespaced by it (``acme_judges.strict`` from the
+distribution ``acme-judges``), so two plugins never collide. Unknown names get a "did you
+mean" (:func:`corix.errors.unknown_name`).
 """
 
 from __future__ import annotations
@@ -52,11 +55,16 @@ not imported, here: they sit in the layers above, which import this module."""
 
 
 class Registry(Generic[T]):
-    """A name → component mapping for one kind of component (adapters, summarizers…)."""
+    """A name → component mapping for one kind of component (adapters, summarizers…).
 
-    def __init__(self, kind: str) -> None:
+    ``builtins`` names the module of :data:`BUILTIN_PLUGINS` that registers corix's own
+    components of this kind (none for a registry of a test's or a third party's)."""
+
+    def __init__(self, kind: str, *, builtins: str | None = None) -> None:
         self.kind = kind
+        self.builtins = builtins
         self._items: dict[str, T] = {}
+        self._filled = False
 
     def add(self, name: str, item: T) -> None:
         """Register ``item`` under ``name`` as given; plugins use :meth:`Plugin.add`."""
@@ -65,22 +73,22 @@ class Registry(Generic[T]):
         self._items[name] = item
 
     def get(self, name: str) -> T:
-        load_plugins()
+        self._fill()
         try:
             return self._items[name]
         except KeyError:
             raise UnknownNameError(self.unknown_message(name)) from None
 
     def unknown_message(self, name: str) -> str:
-        load_plugins()
+        self._fill()
         return str(unknown_name(self.kind, name, self._items))
 
     def names(self) -> list[str]:
-        load_plugins()
+        self._fill()
         return sorted(self._items)
 
     def __contains__(self, name: object) -> bool:
-        load_plugins()
+        self._fill()
         return name in self._items
 
     def __iter__(self) -> Iterator[str]:
@@ -89,12 +97,34 @@ class Registry(Generic[T]):
     @contextmanager
     def scope(self) -> Iterator[Registry[T]]:
         """Entries added inside the block are gone after it (tests register their own)."""
-        load_plugins()
+        self._fill()
         saved = dict(self._items)
         try:
             yield self
         finally:
             self._items = saved
+
+    def _fill(self) -> None:
+        """Register corix's own components of this kind, and every entry point's, once.
+
+        Atomic across threads: other threads read the registry only once it is filled. A
+        register function that reads it meanwhile sees what is registered so far."""
+        if self._filled:
+            return
+        global _depth
+        with _load_lock:
+            if self._filled:
+                return
+            _depth += 1
+            try:
+                if self.builtins is not None:
+                    _register_builtin(self.builtins)
+                if not _scanned:
+                    refresh_plugins(builtins=())
+            finally:
+                _depth -= 1
+            # A read from inside a register function leaves it for the outermost to mark.
+            self._filled = _depth == 0
 
 
 class Plugin:
@@ -121,7 +151,7 @@ RegisterFunction = Callable[[Plugin], None]
 
 _loaded: set[tuple[str, str]] = set()
 _scanned = False
-_loading = False
+_depth = 0
 # Held while register functions run: another thread that reads a registry meanwhile waits
 # for every registration instead of seeing a half-filled registry. Re-entrant, because a
 # register function may itself read a registry (it then sees what is registered so far).
@@ -129,40 +159,34 @@ _load_lock = threading.RLock()
 
 
 def load_plugins() -> None:
-    """Register corix's own components, then every entry point's, once; later calls return
-    at once.
-
-    Atomic across threads: a registry is read by other threads only once every plugin has
-    registered."""
-    if _scanned:
-        return
+    """Register corix's own components of every kind, then every entry point's, once;
+    later calls do nothing (a registry read fills only its own kind)."""
     with _load_lock:
-        if not _scanned and not _loading:
+        if not _scanned or any((HOME_DISTRIBUTION, m) not in _loaded for m in BUILTIN_PLUGINS):
             refresh_plugins()
 
 
-def refresh_plugins() -> None:
-    """Look for entry points again and call the ones not called yet (a newly installed
-    distribution's), so a running process picks them up."""
-    global _scanned, _loading
+def refresh_plugins(*, builtins: tuple[str, ...] = BUILTIN_PLUGINS) -> None:
+    """Register the ``builtins`` modules' components not registered yet, then look for entry
+    points again and call the ones not called yet (a newly installed distribution's), so a
+    running process picks them up."""
+    global _scanned
     with _load_lock:
-        _loading = True
         try:
-            _register_builtins()
+            for module in builtins:
+                _register_builtin(module)
             _register_entry_points()
         finally:
-            _loading = False
             _scanned = True
 
 
-def _register_builtins() -> None:
-    for module in BUILTIN_PLUGINS:
-        key = (HOME_DISTRIBUTION, module)
-        if key in _loaded:
-            continue
-        _loaded.add(key)
-        register: RegisterFunction = importlib.import_module(module).register
-        register(Plugin(HOME_DISTRIBUTION))
+def _register_builtin(module: str) -> None:
+    key = (HOME_DISTRIBUTION, module)
+    if key in _loaded:
+        return
+    _loaded.add(key)
+    register: RegisterFunction = importlib.import_module(module).register
+    register(Plugin(HOME_DISTRIBUTION))
 
 
 def _register_entry_points() -> None:

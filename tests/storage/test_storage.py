@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from dataclasses import replace
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import select
+from alembic.script import ScriptDirectory
+from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 
 from corix.domain import EndReason, Level, Provenance, RunUsage, SessionSource, TurnRecord
@@ -31,7 +33,8 @@ from corix.storage import (
     run_totals,
 )
 from corix.storage.applications import list_applications
-from corix.storage.database import IN_CHUNK
+from corix.storage.database import IN_CHUNK, SchemaUpgradeError, alembic_config
+from corix.storage.migrations import HEAD_REVISION
 from corix.storage.orm import ApplicationRow, Base, EvaluationRow, ResolutionRow, RunRow
 from corix.storage.store_records import NewQuestionnaireAnswer, NewSession, RunTotals
 from support.plans import bare_plan
@@ -55,6 +58,30 @@ def test_migrations_match_the_models(any_db: Database) -> None:
     with any_db.engine.connect() as connection:
         diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
     assert diff == []
+
+
+def test_the_head_revision_is_the_newest_migration_script(any_db: Database) -> None:
+    """A new migration must move ``HEAD_REVISION``: else no database would upgrade to it."""
+    scripts = ScriptDirectory.from_config(alembic_config(any_db.engine))
+    assert scripts.get_heads() == [HEAD_REVISION]
+
+
+def test_a_current_schema_opens_without_importing_alembic(
+    any_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "alembic", None)  # any import of it now fails
+    Database(any_db.url).dispose()
+    with any_db.engine.begin() as connection:
+        connection.execute(text("UPDATE alembic_version SET version_num = 'series_claims'"))
+    with pytest.raises(ImportError):
+        Database(any_db.url)
+
+
+def test_a_newer_corixs_schema_is_refused_with_its_revision(any_db: Database) -> None:
+    with any_db.engine.begin() as connection:
+        connection.execute(text("UPDATE alembic_version SET version_num = 'from_later'"))
+    with pytest.raises(SchemaUpgradeError, match="from_later"):
+        Database(any_db.url)
 
 
 async def test_writer_persists_sessions_turns_and_answers(any_db: Database) -> None:

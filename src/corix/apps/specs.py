@@ -49,8 +49,8 @@ class AdapterSpec:
 
 
 AdapterFactory = Callable[[AdapterSpec], Application]
-# corix's own are added by corix.apps.plugin; corix.extension_points lists every registry.
-ADAPTERS: Registry[AdapterFactory] = Registry("adapter kind")
+# corix.extension_points lists every registry.
+ADAPTERS: Registry[AdapterFactory] = Registry("adapter kind", builtins="corix.apps.plugin")
 
 
 def build_application(

@@ -85,8 +85,10 @@ class SettlingRule:
     settle: Callable[[Sequence[Value], RiskOrder], Settled]
 
 
-# corix's own are added by corix.assessment.plugin; corix.extension_points lists every registry.
-SETTLING_RULES: Registry[SettlingRule] = Registry("settling rule")
+# corix.extension_points lists every registry.
+SETTLING_RULES: Registry[SettlingRule] = Registry(
+    "settling rule", builtins="corix.assessment.plugin"
+)
 DEFAULT_RULE = "conservative"
 
 

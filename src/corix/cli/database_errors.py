@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from alembic.util.exc import CommandError
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
 from corix.errors import CorixError
-from corix.storage import Database, DatabaseMissingError
+from corix.storage import Database, DatabaseMissingError, SchemaUpgradeError
 
 __all__ = ["DatabaseUnavailableError", "database_label", "open_database"]
 
@@ -49,7 +48,7 @@ def open_database(url: str, *, create: bool = False) -> Database:
         raise DatabaseUnavailableError(
             f"cannot open the database {database_label(url)}: {_first_line(exc.orig)}"
         ) from exc
-    except (SQLAlchemyError, CommandError) as exc:
+    except (SQLAlchemyError, SchemaUpgradeError) as exc:
         raise DatabaseUnavailableError(
             f"cannot use the database {database_label(url)}: {_first_line(exc)}"
         ) from exc

@@ -29,7 +29,6 @@ from corix.cli.sequential_cmd import run_sequential
 if TYPE_CHECKING:
     from corix.domain import Plan, PlanFile, RunSummary
     from corix.execution import ExecutorSettings, RunRequest, RunResult, RunStatus
-    from corix.measurement import WavesRequest
     from corix.storage import Database
 
 
@@ -195,7 +194,6 @@ def run_command(
 ) -> None:
     """Execute a plan: applications × scenarios × levels, stored as they complete."""
     from corix.execution import PreflightError, RunRequest
-    from corix.measurement import WavesRequest
 
     if not until and resume is None:
         # Without --until these mean nothing: refused rather than silently ignored.
@@ -206,14 +204,12 @@ def run_command(
     settings = executor_settings(executor, ray_address, ray_workers, db_pool)
     source = _plan_source(plan, resume, check=check, cache=cache)
     request = RunRequest(plan=source, resume_run=resume, executor=settings)
-    sizing = {"wave": wave} if wave is not None else {}
-    waves = WavesRequest(until=until or [], annotators=annotator or [], **sizing)
     try:
         if check and source is not None:
             _print_checked(source)
             return
         with database(db, create=resume is None) as database_:
-            result = _execute(database_, request, waves)
+            result = _execute(database_, request, until or [], wave, annotator or [])
     except PreflightError as exc:
         for problem in exc.problems:
             print_error(str(problem))
@@ -257,11 +253,18 @@ def _print_checked(source: PlanFile) -> None:
     )
 
 
-def _execute(db: Database, request: RunRequest, waves: WavesRequest) -> RunResult:
-    """Run the request, in waves when asked or when the run it resumes began so."""
+def _execute(
+    db: Database, request: RunRequest, until: list[str], wave: int | None, annotators: list[str]
+) -> RunResult:
+    """Run the request, in waves when asked or when the run it resumes began so. Only a run
+    in waves imports the measurement (and NumPy) for its stopping rules."""
     from corix.execution import plan_to_run, was_sequential
 
-    if waves.until or was_sequential(db, request.resume_run):
+    if until or was_sequential(db, request.resume_run):
+        from corix.measurement import WavesRequest
+
+        sizing = {"wave": wave} if wave is not None else {}
+        waves = WavesRequest(until=until, annotators=annotators, **sizing)
         result = run_sequential(db, request, waves)
         print_summary(result)
     else:

@@ -46,7 +46,7 @@ Planner = Callable[["Plan", "LevelSettings", dict[str, "ScenarioPack"], str], It
 WorkHandler = Callable[["WorkItem", RunContext], Awaitable[None]]
 
 # corix's own levels are added by corix.levels.plugin, which execution cannot import (it is a
-# layer above); corix.registry registers it on the first read. corix.extension_points lists
-# every registry.
-LEVEL_PLANNERS: Registry[Planner] = Registry("level planner")
-WORK_HANDLERS: Registry[WorkHandler] = Registry("work kind")
+# layer above): named here, imported on the first read. corix.extension_points lists every
+# registry.
+LEVEL_PLANNERS: Registry[Planner] = Registry("level planner", builtins="corix.levels.plugin")
+WORK_HANDLERS: Registry[WorkHandler] = Registry("work kind", builtins="corix.levels.plugin")

@@ -14,8 +14,8 @@ from corix.scenarios.validation import YamlLines, check_pack, pack_warnings
 MANIFEST_NAME = "pack.yaml"
 
 # Pack folders by name: the built-in ones (corix.scenarios.plugin) and any plugin's.
-# corix's own are added by corix.scenarios.plugin; corix.extension_points lists every registry.
-PACK_FOLDERS: Registry[Path] = Registry("scenario pack")
+# corix.extension_points lists every registry.
+PACK_FOLDERS: Registry[Path] = Registry("scenario pack", builtins="corix.scenarios.plugin")
 
 
 def builtin_pack_dir() -> Path:

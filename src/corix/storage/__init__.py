@@ -44,7 +44,12 @@ from corix.storage.attempts import (
     session_attempts,
 )
 from corix.storage.clock import as_utc, is_past, utcnow
-from corix.storage.database import Database, DatabaseMissingError, default_url
+from corix.storage.database import (
+    Database,
+    DatabaseMissingError,
+    SchemaUpgradeError,
+    default_url,
+)
 from corix.storage.locks import LockHeld, exclusive
 from corix.storage.measured import (
     MeasuredDialogue,
@@ -141,6 +146,7 @@ __all__ = [
     "RespondentSummary",
     "RestoredRun",
     "RunRecord",
+    "SchemaUpgradeError",
     "SessionEnd",
     "StabilitySummary",
     "StorageUnavailable",

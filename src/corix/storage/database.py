@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from alembic import command
-from alembic.config import Config
-from alembic.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, Select, create_engine, event
+from sqlalchemy import Engine, Select, column, create_engine, event, inspect, select, table
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from corix.errors import CorixError
+from corix.storage.migrations import HEAD_REVISION
 from corix.storage.text import storable_parameters
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 DEFAULT_DB_DIR = Path(".corix")
 DEFAULT_DB_FILE = "corix.db"
@@ -95,26 +95,49 @@ def create_db_engine(
     return engine
 
 
+class SchemaUpgradeError(CorixError):
+    """Alembic cannot bring the schema to the newest migration (the database names a
+    revision this corix does not know: a newer corix's)."""
+
+
 def alembic_config(engine: Engine) -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", "corix.storage:migrations")
     config.attributes["engine"] = engine
     return config
 
 
+_VERSION_TABLE = table("alembic_version", column("version_num"))
+
+
 def migrate(engine: Engine) -> None:
     """Bring the schema to the newest migration (idempotent).
 
-    A schema already at the newest is only read: an upgrade takes the database's write
-    lock (one transaction, see the migrations' ``env.py``), which a database another
-    process holds locked would refuse although there is nothing to do.
+    A schema already at the newest is only read, with plain SQL: Alembic (11 MiB resident)
+    is imported only to upgrade. An upgrade takes the database's write lock (one
+    transaction, see the migrations' ``env.py``), which a database another process holds
+    locked would refuse although there is nothing to do.
     """
-    config = alembic_config(engine)
-    with engine.connect() as connection:
-        current = set(MigrationContext.configure(connection).get_current_heads())
-    if current == set(ScriptDirectory.from_config(config).get_heads()):
+    if _stored_revisions(engine) == {HEAD_REVISION}:
         return
-    command.upgrade(config, "head")
+    from alembic import command
+    from alembic.util.exc import CommandError
+
+    try:
+        command.upgrade(alembic_config(engine), "head")
+    except CommandError as exc:
+        raise SchemaUpgradeError(str(exc)) from exc
+
+
+def _stored_revisions(engine: Engine) -> set[str]:
+    """The revisions Alembic's version table holds; none before the first migration (as
+    Alembic's own ``get_current_heads`` reads them)."""
+    with engine.connect() as connection:
+        if not inspect(connection).has_table(_VERSION_TABLE.name):
+            return set()
+        return set(connection.scalars(select(_VERSION_TABLE.c.version_num)))
 
 
 class Database:

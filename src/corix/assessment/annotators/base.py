@@ -158,6 +158,6 @@ class AnnotatorSetup:
 
 AnnotatorFactory = Callable[[AnnotatorSetup], Annotator]
 
-# corix's own are added by corix.assessment.plugin; corix.extension_points lists every registry.
-ANNOTATORS: Registry[AnnotatorFactory] = Registry("annotator")
+# corix.extension_points lists every registry.
+ANNOTATORS: Registry[AnnotatorFactory] = Registry("annotator", builtins="corix.assessment.plugin")
 """Annotator factories by the name given to ``corix annotate --annotator``."""

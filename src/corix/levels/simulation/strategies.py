@@ -37,8 +37,8 @@ class AttackStrategy(BaseModel):
         return self.message(0, points)
 
 
-# corix's own are added by corix.levels.plugin; corix.extension_points lists every registry.
-STRATEGIES: Registry[AttackStrategy] = Registry("attack strategy")
+# corix.extension_points lists every registry.
+STRATEGIES: Registry[AttackStrategy] = Registry("attack strategy", builtins="corix.levels.plugin")
 
 
 def _builtin(name: str, description: str, turns: tuple[str, ...]) -> AttackStrategy:

@@ -27,8 +27,8 @@ class MessageStyle:
         return self.transform(text)
 
 
-# corix's own are added by corix.levels.plugin; corix.extension_points lists every registry.
-STYLES: Registry[MessageStyle] = Registry("message style")
+# corix.extension_points lists every registry.
+STYLES: Registry[MessageStyle] = Registry("message style", builtins="corix.levels.plugin")
 
 _SENTENCE_START = re.compile(r"(^|[.!?]\s+)([a-z])")
 

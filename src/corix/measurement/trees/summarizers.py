@@ -120,8 +120,10 @@ class NumericSummarizer(Summarizer):
         return children
 
 
-# corix's own are added by corix.measurement.plugin; corix.extension_points lists every registry.
-SUMMARIZERS: Registry[type[Summarizer]] = Registry("summarizer")
+# corix.extension_points lists every registry.
+SUMMARIZERS: Registry[type[Summarizer]] = Registry(
+    "summarizer", builtins="corix.measurement.plugin"
+)
 
 
 class Mean(NumericSummarizer):
