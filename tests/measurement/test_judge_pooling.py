@@ -61,6 +61,11 @@ def test_cells_whose_judge_is_alike_narrow_each_other() -> None:
             assert low is not None and high is not None and low <= truth <= high
         widths[name] = sum(high - low for low, high in bounds if low is not None and high)
     assert widths["pooled"] < 0.96 * widths["alone"]
+    # The rare cell's 5 labelled defects are too few alone; pooled, it says it leans on the
+    # others instead of that it cannot be corrected.
+    assert alone[0].note is not None and "too thin to correct" in alone[0].note
+    assert pooled[0].note is not None and "leans on the other 2 cells" in pooled[0].note
+    assert pooled[2].note is None
 
 
 def test_a_cell_whose_judge_differs_is_not_corrected_with_the_others() -> None:

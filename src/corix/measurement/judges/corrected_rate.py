@@ -243,19 +243,25 @@ def posterior_rates(
     return np.concatenate(kept)[:draws]
 
 
-def thin_note(counts: CellCounts, rate: float, reference: str) -> str | None:
-    """What too few trusted defects or non-defects mean, or ``None``."""
+def thin_note(
+    counts: CellCounts, rate: float, reference: str, *, pooled_cells: int = 1
+) -> str | None:
+    """What too few trusted defects or non-defects mean, or ``None``; a cell pooled with
+    others is told that it leans on them rather than that it cannot be corrected."""
     tp, fn, fp, tn = counts.tp, counts.fn, counts.fp, counts.tn
     defects, clean = tp + fn, fp + tn
     if defects >= MIN_CALIBRATION and clean >= MIN_CALIBRATION:
         return None
     rate = min(max(rate, 1e-3), 1 - 1e-3)
     needed = math.ceil(max(MIN_CALIBRATION / rate, MIN_CALIBRATION / (1 - rate)))
-    return (
-        f"calibration too thin to correct: {defects} {reference}-labelled defects and {clean} "
-        f"non-defects (need {MIN_CALIBRATION} of each: about {needed} {reference} labels at "
-        "this rate)"
-    )
+    found = f"{defects} {reference}-labelled defects and {clean} non-defects"
+    alone = f"need {MIN_CALIBRATION} of each: about {needed} {reference} labels at this rate"
+    if pooled_cells > 1:
+        return (
+            f"calibration thin in this cell: {found}; its judge's error leans on the other "
+            f"{pooled_cells - 1} cells of the harm ({alone} to stand alone)"
+        )
+    return f"calibration too thin to correct: {found} ({alone})"
 
 
 def _weights(verdicts: np.ndarray, judge_on_pairs: np.ndarray) -> np.ndarray:

@@ -100,7 +100,7 @@ def corrected_rates(
             "ci_high": float(high[at]),
             "method": POOLED_METHOD,
             "pooled_cells": len(cells),
-            "note": thin_note(counts[at], float(median[at]), reference),
+            "note": thin_note(counts[at], float(median[at]), reference, pooled_cells=len(cells)),
         }
         rates.append(base.model_copy(update=update))
     return rates
