@@ -87,3 +87,15 @@ async def test_a_gate_inside_a_cells_interval_is_shown_undecided(sqlite_db: Data
         outside["label_plan"]["gate"] == 1
         and not outside["label_plan"]["cells"][0]["undecided_gate"]
     )
+
+
+async def test_without_gate_the_runs_plan_gate_is_the_one(sqlite_db: Database) -> None:
+    run_id = await write_partly_labelled_run(sqlite_db, gates={"guardrail_violation": 0.2})
+    args = ["plan", "labels", run_id, "--budget", "2", "--db", sqlite_db.url, "--json"]
+    planned = json.loads(runner.invoke(app, args).output)["label_plan"]
+    assert planned["gate"] == 0.2
+    given = json.loads(runner.invoke(app, [*args, "--gate", "0.5"]).output)["label_plan"]
+    assert given["gate"] == 0.5
+    other = await write_partly_labelled_run(sqlite_db, run_id="run-ungated")
+    args[2] = other
+    assert json.loads(runner.invoke(app, args).output)["label_plan"]["gate"] is None

@@ -53,6 +53,8 @@ class RunBuilder:
     passes: list[NewPass] = field(default_factory=list)
     consensus: list[StoredConsensus] = field(default_factory=list)
     applications: set[str] = field(default_factory=set)
+    gates: dict[str, float] = field(default_factory=dict)
+    """The run's plan's gates (harm → maximum rate)."""
 
     def session(
         self,
@@ -175,7 +177,7 @@ class RunBuilder:
             db,
             self.run_id,
             name=f"test {self.run_id}",
-            plan=bare_plan(),
+            plan=bare_plan().model_copy(update={"gates": self.gates}),
             seed=1,
             packs=[pack_record(resolve_pack(scenario)) for scenario in scenarios],
         )

@@ -81,11 +81,13 @@ async def write_judged_levels_run(db: Database) -> str:
     return await run.write(db)
 
 
-async def write_partly_labelled_run(db: Database, run_id: str = "run-partly-labelled") -> str:
+async def write_partly_labelled_run(
+    db: Database, run_id: str = "run-partly-labelled", gates: dict[str, float] | None = None
+) -> str:
     """alpha · tv_spoilers · model testing: 20 dialogues an LLM judge rated (``j0``–``j3``
     flagged), of which a person labelled ``j0``, ``j1`` (a defect and not) and ``j10``–``j13``
-    (no defect)."""
-    run = RunBuilder(run_id)
+    (no defect); ``gates`` go in the run's plan."""
+    run = RunBuilder(run_id, gates=gates or {})
     for i in range(20):
         sid = f"j{i}"
         run.session(sid, "alpha", "tv_spoilers", "model_testing", [("Hi", "Hello")])

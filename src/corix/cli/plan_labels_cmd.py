@@ -28,7 +28,9 @@ from corix.cli.measure_options import (
 )
 
 if TYPE_CHECKING:
+    from corix.measurement import Measurement
     from corix.measurement.sizing import LabelPlan
+    from corix.storage import Database
 
 ByOption = Annotated[
     str,
@@ -47,7 +49,8 @@ GateOption = Annotated[
         "--gate",
         min=0.0,
         max=1.0,
-        help="A gate's maximum rate: cells whose corrected interval holds it count more.",
+        help="A gate's maximum rate: cells whose corrected interval holds it count more "
+        "(default: the strictest gate the runs' plans set on the harm).",
     ),
 ]
 AssignOption = Annotated[
@@ -98,7 +101,7 @@ def labels_command(
             harm=harm or GUARDRAIL_VIOLATION,
             by=_cells(by),
             seed=measurement.spec.spec.seed,
-            gate=gate,
+            gate=gate if gate is not None else _plans_gate(database_, measurement, harm),
         )
         chosen = [d.session_id for d in plan.dialogues]
         assigned = (
@@ -113,6 +116,20 @@ def labels_command(
     else:
         console.print(Text(measurement.headline(), style="dim"))
         print_label_plan(plan, assigned)
+
+
+def _plans_gate(db: Database, measurement: Measurement, harm: str | None) -> float | None:
+    """The strictest gate the measured runs' plans set on ``harm``: the one whose verdict
+    the labels may change first."""
+    from corix.domain import plan_gates
+    from corix.measurement import GUARDRAIL_VIOLATION
+    from corix.storage import get_run
+
+    gates = [
+        plan_gates(get_run(db, run_id).plan).get(harm or GUARDRAIL_VIOLATION)
+        for run_id in measurement.run_ids
+    ]
+    return min((gate for gate in gates if gate is not None), default=None)
 
 
 def _cells(by: str) -> tuple[str, ...]:
