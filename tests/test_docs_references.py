@@ -73,3 +73,36 @@ def test_every_test_the_docs_name_exists(document: str, written: str, names: str
     assert len(candidates) == 1, f"{document}: `{written}` names {len(candidates)} test files"
     wanted = [name for name in names.split("::") if name]
     assert _defined(candidates[0], wanted), f"{document}: `{written}{names}` is not defined"
+
+
+# A backticked source file (not a test), written from the checkout's root or shortened to
+# its last folders: `measurement/sizing/label_plan.py`, `sizing/label_plan.py`, `core.py`.
+_SOURCE = re.compile(r"`((?:[\w.-]+/)*(?!test_)\w+\.py)`")
+EXAMPLE_FILES = {"aria_dialog_api_team.py"}  # a file the docs tell a user to write
+
+
+def _source_references() -> list[tuple[str, str]]:
+    return [
+        (document.name, match.group(1))
+        for document in DOCUMENTS
+        for match in _SOURCE.finditer(document.read_text(encoding="utf-8"))
+        if match.group(1) not in EXAMPLE_FILES
+    ]
+
+
+@cache
+def _source_files() -> tuple[str, ...]:
+    roots = (ROOT / "src", ROOT / "benchmarks", ROOT / "scripts")
+    return tuple("/" + p.relative_to(ROOT).as_posix() for r in roots for p in r.rglob("*.py"))
+
+
+def test_the_docs_name_source_files() -> None:
+    assert len(_source_references()) >= 40
+
+
+@pytest.mark.parametrize(("document", "written"), _source_references(), ids=str)
+def test_every_source_file_the_docs_name_exists(document: str, written: str) -> None:
+    """A module moved or renamed (measurement's went into folders) leaves no stale name."""
+    assert any(path.endswith("/" + written) for path in _source_files()), (
+        f"{document}: `{written}` is no file of src/, benchmarks/ or scripts/"
+    )
