@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
@@ -60,6 +61,7 @@ __all__ = [
     "MIN_CALIBRATION",
     "CorrectedRate",
     "corrected_rate",
+    "latent_class_draws",
     "posterior_rates",
     "rogan_gladen",
 ]
@@ -211,6 +213,15 @@ class CellCounts:
         return (self.tp, self.fn, self.fp, self.tn, self.yes, self.no)
 
 
+ErrorPrior = Callable[[np.random.Generator, np.ndarray], tuple[Any, Any]]
+"""Given the chains' current sensitivities (or specificities), chains × cells, the two
+parameters of the Beta each is drawn from next."""
+
+
+def _uniform(_rng: np.random.Generator, _shares: np.ndarray) -> tuple[float, float]:
+    return 1.0, 1.0
+
+
 def posterior_rates(
     counts: tuple[int, int, int, int, int, int], draws: int, seed: Sequence[int] | int
 ) -> np.ndarray:
@@ -219,15 +230,25 @@ def posterior_rates(
     ``counts``: calibration dialogues (judge yes & defect, judge no & defect, judge yes &
     clean, judge no & clean), then the judge's yes and no on the other dialogues.
     """
-    tp, fn, fp, tn, yes, no = counts
+    return latent_class_draws(np.array([counts]), draws, seed)[:, 0]
+
+
+def latent_class_draws(
+    counts: np.ndarray, draws: int, seed: Sequence[int] | int, prior: ErrorPrior = _uniform
+) -> np.ndarray:
+    """``draws`` × cells posterior draws of each cell's rate, ``counts`` a row of
+    :meth:`CellCounts.as_tuple` per cell: the Gibbs sampler that fills in the unlabelled
+    dialogues' truth, then draws π, Se and Sp; ``prior`` gives Se's and Sp's Beta (uniform,
+    or one learnt across the cells)."""
+    tp, fn, fp, tn, yes, no = counts.T
+    n_cal = tp + fn + fp + tn
     rng = np.random.default_rng(seed)
     chains = min(CHAINS, draws)
     per_chain = math.ceil(draws / chains)
-    n_cal = tp + fn + fp + tn
     # Start every chain at the calibration's estimates, shrunk off the edges.
-    se = np.full(chains, (tp + 1) / (tp + fn + 2))
-    sp = np.full(chains, (tn + 1) / (tn + fp + 2))
-    pi = np.full(chains, (tp + fn + 0.5) / (n_cal + 1))
+    se = np.tile((tp + 1) / (tp + fn + 2), (chains, 1))
+    sp = np.tile((tn + 1) / (tn + fp + 2), (chains, 1))
+    pi = np.tile((tp + fn + 0.5) / (n_cal + 1), (chains, 1))
     kept = []
     for step in range(BURN_IN + per_chain):
         flagged = pi * se
@@ -236,8 +257,10 @@ def posterior_rates(
         hidden_no = rng.binomial(no, missed / (missed + (1 - pi) * sp))
         defects = tp + fn + hidden_yes + hidden_no
         pi = rng.beta(0.5 + defects, 0.5 + n_cal + yes + no - defects)
-        se = rng.beta(1 + tp + hidden_yes, 1 + fn + hidden_no)
-        sp = rng.beta(1 + tn + no - hidden_no, 1 + fp + yes - hidden_yes)
+        a, b = prior(rng, se)
+        se = rng.beta(a + tp + hidden_yes, b + fn + hidden_no)
+        a, b = prior(rng, sp)
+        sp = rng.beta(a + tn + no - hidden_no, b + fp + yes - hidden_yes)
         if step >= BURN_IN:
             kept.append(pi)
     return np.concatenate(kept)[:draws]

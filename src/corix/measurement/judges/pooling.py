@@ -26,12 +26,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from corix.measurement.judges.corrected_rate import (
-    BURN_IN,
-    CHAINS,
     CellCounts,
     CorrectedRate,
     corrected_rate,
     group_seed,
+    latent_class_draws,
     thin_note,
 )
 
@@ -119,31 +118,10 @@ def cell_counts(judged: Mapping[str, float], trusted: Mapping[str, float]) -> Ce
 
 def partial_draws(cells: Sequence[CellCounts], draws: int, seed: Sequence[int] | int) -> np.ndarray:
     """``draws`` × cells posterior draws of each cell's rate (see the module docstring):
-    the Gibbs sampler of :func:`corix.measurement.judges.corrected_rate.posterior_rates` with each
-    cell's sensitivity and specificity drawn given their Beta, and the Beta given them."""
-    tp, fn, fp, tn, yes, no = np.array([c.as_tuple() for c in cells]).T
-    n_cal = tp + fn + fp + tn
-    rng = np.random.default_rng(seed)
-    chains = min(CHAINS, draws)
-    per_chain = math.ceil(draws / chains)
-    se = np.tile((tp + 1) / (tp + fn + 2), (chains, 1))
-    sp = np.tile((tn + 1) / (tn + fp + 2), (chains, 1))
-    pi = np.tile((tp + fn + 0.5) / (n_cal + 1), (chains, 1))
-    kept = []
-    for step in range(BURN_IN + per_chain):
-        flagged = pi * se
-        missed = pi * (1 - se)
-        hidden_yes = rng.binomial(yes, flagged / (flagged + (1 - pi) * (1 - sp)))
-        hidden_no = rng.binomial(no, missed / (missed + (1 - pi) * sp))
-        defects = tp + fn + hidden_yes + hidden_no
-        pi = rng.beta(0.5 + defects, 0.5 + n_cal + yes + no - defects)
-        a, b = _beta_given(rng, se)
-        se = rng.beta(a + tp + hidden_yes, b + fn + hidden_no)
-        a, b = _beta_given(rng, sp)
-        sp = rng.beta(a + tn + no - hidden_no, b + fp + yes - hidden_yes)
-        if step >= BURN_IN:
-            kept.append(pi)
-    return np.concatenate(kept)[:draws]
+    each cell's sensitivity and specificity drawn given their Beta, and the Beta given
+    them."""
+    counts = np.array([c.as_tuple() for c in cells])
+    return latent_class_draws(counts, draws, seed, prior=_beta_given)
 
 
 def _beta_given(rng: np.random.Generator, shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
