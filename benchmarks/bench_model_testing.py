@@ -15,9 +15,10 @@ an endpoint declared to sustain that many, so every slot should hold a request.
 Each run reports its wall time against the latency-bound ideal (calls × latency ÷
 concurrency), the requests in flight at the mock server (steady part and overall, as a
 share of the bound: see ``_bench_support.slot_occupancy``), its CPU milliseconds per model
-call and peak RSS. The same number of calls at the same concurrency, made by a bare
-aiohttp client (one session, one semaphore, ``json.dumps`` and ``json.loads``), gives the
-floor that corix's CPU per call is compared with; it runs twice, with Python's collector
+call and peak RSS. The same conversations at the same concurrency, made by a bare aiohttp
+client (one session, one semaphore, ``json.dumps`` and ``json.loads``; each request
+carrying the conversation so far, as corix's do), give the floor that corix's CPU per
+call is compared with; it runs twice, with Python's collector
 as it is set by default and as a corix run sets it (``collected_sparingly``), as the
 collector's share differs between them. Each row also reports the CPU its collections
 took per call (``gc``). Before measuring, a run of 20 sessions
@@ -80,6 +81,10 @@ class CollectorTime:
 COLLECTOR = CollectorTime()
 
 
+PROMPT = "Question {n}, turn {turn}: how do I get from Brackenford to Millhaven?"
+"""Each scripted turn's prompt; the bare client asks the same."""
+
+
 def scripted_pack(directory: Path, sessions: int, turns: int) -> Path:
     """A copy of the Pathfinder pack whose model tests are ``sessions`` scripts of
     ``turns`` prompts each."""
@@ -88,14 +93,13 @@ def scripted_pack(directory: Path, sessions: int, turns: int) -> Path:
     manifest_path = pack_dir / "pack.yaml"
     manifest = yaml.safe_load(manifest_path.read_text(encoding="utf-8"))
     manifest["name"] = "bench_pathfinder"
-    prompt = "Question {{ n }}, turn %d: how do I get from Brackenford to Millhaven?"
     manifest["model_testing"] = {
         "scripts": [
             {
                 "id": "ask",
                 "probe": "capability",
                 "description": f"{turns} questions per session.",
-                "turns": [prompt % (turn + 1) for turn in range(turns)],
+                "turns": [PROMPT.format(n="{{ n }}", turn=turn + 1) for turn in range(turns)],
                 "parameters": {"grid": {"n": list(range(sessions))}},
             }
         ]
@@ -150,21 +154,31 @@ def run_cli(plan: Plan, workdir: Path) -> tuple[float, float, float]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-async def bare_client(base_url: str, calls: int, concurrency: int) -> tuple[float, float]:
-    """``calls`` chat requests at ``concurrency`` with nothing but aiohttp: wall and CPU s."""
+async def bare_client(
+    base_url: str, sessions: int, turns: int, concurrency: int
+) -> tuple[float, float]:
+    """``sessions`` conversations of ``turns`` chat requests, ``concurrency`` at once, with
+    nothing but aiohttp: each request carries the conversation so far, as corix's do (the
+    same prompts), so the two make the same bodies. Wall and CPU seconds."""
     connector = aiohttp.TCPConnector(limit=concurrency)
     slots = asyncio.Semaphore(concurrency)
     url = f"{base_url}/chat/completions"
 
-    async def call(session: aiohttp.ClientSession, number: int) -> None:
-        body = {"model": "corix-mock", "messages": [{"role": "user", "content": f"Q {number}"}]}
-        async with slots, session.post(url, data=json.dumps(body).encode()) as response:
-            reply = json.loads(await response.read())
-        assert reply["choices"][0]["message"]["content"]
+    async def converse(session: aiohttp.ClientSession, number: int) -> None:
+        messages: list[dict[str, str]] = []
+        async with slots:
+            for turn in range(turns):
+                messages.append({"role": "user", "content": PROMPT.format(n=number, turn=turn + 1)})
+                body = json.dumps({"model": "corix-mock", "messages": messages}).encode()
+                async with session.post(url, data=body) as response:
+                    reply = json.loads(await response.read())
+                content = reply["choices"][0]["message"]["content"]
+                assert content
+                messages.append({"role": "assistant", "content": content})
 
     async with aiohttp.ClientSession(connector=connector) as session:
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        await asyncio.gather(*(call(session, number) for number in range(calls)))
+        await asyncio.gather(*(converse(session, number) for number in range(sessions)))
         return time.perf_counter() - wall0, time.process_time() - cpu0
 
 
@@ -253,7 +267,7 @@ def main() -> None:
             ):
                 before = mock_stats(base_url)
                 with collector:
-                    run = measured(bare_client(base_url, calls, args.concurrency))
+                    run = measured(bare_client(base_url, sessions, args.turns, args.concurrency))
                 bare = slot_occupancy(before, mock_stats(base_url), args.concurrency, **one_call)
                 floor = report(label, calls, ideal, run, bare)
                 print(f"  corix CPU per call = {corix_cpu / floor:.2f}x {label}'s", flush=True)
