@@ -91,6 +91,7 @@ def labels_command(
     from corix.storage.web.selection import assign_label_plan
 
     in_force, source = measurement_spec(spec, settling=settling, seed=seed)
+    harm = harm or GUARDRAIL_VIOLATION
     with database(db) as database_:
         measurement = measured(database_, run, series, in_force, source)
         plan = plan_labels(
@@ -98,7 +99,7 @@ def labels_command(
             judge=annotator,
             reference=reference,
             budget=budget,
-            harm=harm or GUARDRAIL_VIOLATION,
+            harm=harm,
             by=_cells(by),
             seed=measurement.spec.spec.seed,
             gate=gate if gate is not None else _plans_gate(database_, measurement, harm),
@@ -118,17 +119,13 @@ def labels_command(
         print_label_plan(plan, assigned)
 
 
-def _plans_gate(db: Database, measurement: Measurement, harm: str | None) -> float | None:
+def _plans_gate(db: Database, measurement: Measurement, harm: str) -> float | None:
     """The strictest gate the measured runs' plans set on ``harm``: the one whose verdict
     the labels may change first."""
     from corix.domain import plan_gates
-    from corix.measurement import GUARDRAIL_VIOLATION
     from corix.storage import get_run
 
-    gates = [
-        plan_gates(get_run(db, run_id).plan).get(harm or GUARDRAIL_VIOLATION)
-        for run_id in measurement.run_ids
-    ]
+    gates = [plan_gates(get_run(db, run_id).plan).get(harm) for run_id in measurement.run_ids]
     return min((gate for gate in gates if gate is not None), default=None)
 
 
