@@ -9,9 +9,11 @@ each cell's judge-corrected rate is computed as corix does, the same way in both
 (:func:`corix.measurement.judges.pooling.corrected_rates`: the judge's error partially
 pooled over the cells; ``--per-cell``:
 :func:`corix.measurement.judges.corrected_rate.corrected_rate` cell by cell), and its
-coverage of the cell's true prevalence and its width are compared. The last design's judge
-misses more defects in the rarer cells, to check that pooling does not cost coverage where
-the judge's error truly differs.
+coverage of the cell's true prevalence and its width are compared. The first designs hold
+only rare harms (prevalence 10% or less), as most defect rates are; the others hold a
+common harm among rare ones. In the third and the last design the judge misses more defects
+in the rarer cells, to check that pooling, and a plan that counts on it, do not cost
+coverage where the judge's error truly differs.
 
     python benchmarks/bench_label_allocation.py [--simulations 400] [--per-cell]
     python benchmarks/bench_label_allocation.py --ceiling [--simulations 100]
@@ -68,6 +70,11 @@ class Design:
 
 
 DESIGNS = (
+    # every harm rare, as most defect rates are
+    Design((0.005, 0.01, 0.02, 0.05), 2000, 0.85, 0.95, 200, 800),
+    Design((0.01, 0.02, 0.05, 0.1), 2000, 0.85, 0.95, 200, 800),
+    Design((0.005, 0.01, 0.02, 0.05), 2000, 0.85, 0.95, 200, 800, (0.7, 0.8, 0.9, 0.95)),
+    # a common harm among rare ones
     Design((0.02, 0.05, 0.15, 0.4), 400, 0.8, 0.95, 40, 160),
     Design((0.02, 0.05, 0.1, 0.2), 2000, 0.85, 0.9, 200, 800),
     Design((0.02, 0.05, 0.1, 0.2), 2000, 0.9, 0.95, 200, 800),

@@ -10,6 +10,7 @@ from corix.measurement.judges.pooling import (
     POOLED_METHOD,
     cell_counts,
     corrected_rates,
+    judge_spread,
     partial_draws,
 )
 
@@ -91,3 +92,27 @@ def test_the_draws_are_reproducible_per_seed_and_one_column_a_cell() -> None:
     assert first.shape == (400, 2)
     np.testing.assert_array_equal(first, partial_draws(counts, 400, [3, 4]))
     assert cell_counts({"a": 1.0, "b": 0.0, "c": 1.0}, {"a": 0.0}) == CellCounts(0, 0, 1, 0, 1, 1)
+
+
+def _labelled(size: int, defects: int, caught: int, false_alarms: int) -> CellCounts:
+    """A cell labelled throughout: the judge flags ``caught`` of its ``defects`` and
+    ``false_alarms`` of the rest."""
+    return CellCounts(
+        tp=caught,
+        fn=defects - caught,
+        fp=false_alarms,
+        tn=size - defects - false_alarms,
+        yes=0,
+        no=0,
+    )
+
+
+def test_the_judges_spread_over_cells_is_what_the_labels_show() -> None:
+    # Four cells, 400 defects each: sensitivities 0.85 everywhere, then 0.6, 0.7, 0.8, 0.9
+    # (their standard deviation 0.11 over the four, 0.13 as a sample's); specificity 0.95.
+    alike = [_labelled(4000, 400, 340, 180) for _ in range(4)]
+    differ = [_labelled(4000, 400, caught, 180) for caught in (240, 280, 320, 360)]
+    se_alike, sp_alike = judge_spread(alike, 1)
+    se_differ, sp_differ = judge_spread(differ, 1)
+    assert se_alike < 0.04 and sp_alike < 0.04
+    assert 0.08 < se_differ < 0.2 and sp_differ < 0.04

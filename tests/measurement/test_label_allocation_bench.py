@@ -34,18 +34,22 @@ def test_one_evaluation_records_both_arms_in_every_cell() -> None:
 def test_a_design_may_give_each_cell_its_own_sensitivity() -> None:
     design = bench.DESIGNS[-1]
     assert [design.se(at) for at in range(4)] == [0.7, 0.8, 0.9, 0.95]
-    assert "Se 0.7/0.8/0.9/0.95" in design.row() and bench.DESIGNS[0].se(3) == 0.8
+    assert "Se 0.7/0.8/0.9/0.95" in design.row() and bench.DESIGNS[0].se(3) == 0.85
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("design", [bench.DESIGNS[1], bench.DESIGNS[-1]], ids=["alike", "differ"])
-def test_the_plan_covers_and_is_narrower(design: bench.Design) -> None:
+@pytest.mark.parametrize(
+    ("design", "narrower"),
+    [(bench.DESIGNS[0], 0.75), (bench.DESIGNS[2], 0.92), (bench.DESIGNS[-1], 0.92)],
+    ids=["rare-alike", "rare-differ", "common-differ"],
+)
+def test_the_plan_covers_and_is_narrower(design: bench.Design, narrower: float) -> None:
     cells = bench.study(design, 100)
     assert all(statistics.mean(c.covered["plan"]) >= 0.88 for c in cells)
     ratios = [
         statistics.mean(c.widths["plan"]) / statistics.mean(c.widths["uniform"]) for c in cells
     ]
-    assert statistics.mean(ratios) < 0.92
+    assert statistics.mean(ratios) < narrower
 
 
 def test_the_ceiling_is_never_wider_than_the_proportional_split() -> None:

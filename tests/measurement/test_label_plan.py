@@ -34,7 +34,7 @@ def test_more_labels_never_widen_and_the_update_matches_a_fresh_count() -> None:
     pair = (Stratum(30, 5, 2, _open(25)), Stratum(170, 20, 1, _open(150)))
     information = Information([pair_counts(pair)])
     (now,) = information.sd()
-    after = information.sd_after(0, 1, 40)
+    (after,) = information.sd_after(0, 1, 40)
     assert after < now
     information.add(0, 1, 40)
     assert information.sd()[0] == pytest.approx(after)
@@ -87,3 +87,19 @@ async def test_the_plan_chooses_unlabelled_dialogues_and_expects_a_narrower_inte
     assert 0 < cell.width_expected < cell.width_now
     again = plan_labels(measure(sqlite_db, [run_id]), judge="llm", reference="human", budget=5)
     assert again == plan  # reproducible
+
+
+def test_a_label_in_one_cell_narrows_another_only_as_far_as_their_judge_is_alike() -> None:
+    cells = [
+        pair_counts((Stratum(30, 5, 2, _open(25)), Stratum(170, 20, 1, _open(150)))),
+        pair_counts((Stratum(60, 10, 6, _open(50)), Stratum(140, 20, 2, _open(120)))),
+    ]
+    apart = Information(cells)
+    assert apart.sd_after(0, 1, 40)[1] == apart.sd()[1]
+    alike = Information(cells, spread=(0.02, 0.02))
+    assert alike.sd_after(0, 1, 40)[1] < alike.sd()[1]
+    # cells far apart are each their own: the per-cell model's figures
+    far = Information(cells, spread=(50.0, 50.0))
+    assert far.sd() == pytest.approx(apart.sd(), rel=1e-4)
+    # and learning from each other can only narrow
+    assert all(alike.sd() < apart.sd())

@@ -198,7 +198,7 @@ def print_label_plan(plan: LabelPlan, assigned: str | None) -> None:
         Text(
             f"Rule: {plan.rule}. 'yes' / 'no': the judge's verdict. Expected width: the "
             "corrected interval's width now × the cell's standard deviation after ÷ now "
-            f"(Fisher information).{_gate_note(plan)} {where}",
+            f"(the same information).{_gate_note(plan)} {where}",
             style="dim",
         )
     )

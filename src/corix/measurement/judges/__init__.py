@@ -4,7 +4,7 @@ the judge's error across cells.
 
 from corix.measurement.judges.agreement import JudgeAgreement, judge_agreements
 from corix.measurement.judges.corrected_rate import CellCounts, CorrectedRate
-from corix.measurement.judges.pooling import corrected_rates
+from corix.measurement.judges.pooling import corrected_rates, judge_spread
 
 __all__ = [
     "CellCounts",
@@ -12,4 +12,5 @@ __all__ = [
     "JudgeAgreement",
     "corrected_rates",
     "judge_agreements",
+    "judge_spread",
 ]

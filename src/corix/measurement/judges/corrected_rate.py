@@ -234,11 +234,14 @@ def posterior_rates(
 
 
 def latent_class_draws(
-    counts: np.ndarray, draws: int, seed: Sequence[int] | int, prior: ErrorPrior = _uniform
+    counts: np.ndarray,
+    draws: int,
+    seed: Sequence[int] | int,
+    priors: tuple[ErrorPrior, ErrorPrior] = (_uniform, _uniform),
 ) -> np.ndarray:
     """``draws`` × cells posterior draws of each cell's rate, ``counts`` a row of
     :meth:`CellCounts.as_tuple` per cell: the Gibbs sampler that fills in the unlabelled
-    dialogues' truth, then draws π, Se and Sp; ``prior`` gives Se's and Sp's Beta (uniform,
+    dialogues' truth, then draws π, Se and Sp; ``priors`` give Se's and Sp's Beta (uniform,
     or one learnt across the cells)."""
     tp, fn, fp, tn, yes, no = counts.T
     n_cal = tp + fn + fp + tn
@@ -257,9 +260,9 @@ def latent_class_draws(
         hidden_no = rng.binomial(no, missed / (missed + (1 - pi) * sp))
         defects = tp + fn + hidden_yes + hidden_no
         pi = rng.beta(0.5 + defects, 0.5 + n_cal + yes + no - defects)
-        a, b = prior(rng, se)
+        a, b = priors[0](rng, se)
         se = rng.beta(a + tp + hidden_yes, b + fn + hidden_no)
-        a, b = prior(rng, sp)
+        a, b = priors[1](rng, sp)
         sp = rng.beta(a + tn + no - hidden_no, b + fp + yes - hidden_yes)
         if step >= BURN_IN:
             kept.append(pi)

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from corix.measurement.judges.corrected_rate import (
+    BURN_IN,
     CellCounts,
     CorrectedRate,
     corrected_rate,
@@ -40,7 +41,7 @@ POOLED_METHOD = (
     "equal-tailed credible interval"
 )
 
-__all__ = ["POOLED_METHOD", "cell_counts", "corrected_rates", "partial_draws"]
+__all__ = ["POOLED_METHOD", "cell_counts", "corrected_rates", "judge_spread", "partial_draws"]
 
 _MEANS = np.linspace(0.0125, 0.9875, 40)
 _CONCENTRATIONS = np.geomspace(2, 4096, 12)
@@ -121,7 +122,38 @@ def partial_draws(cells: Sequence[CellCounts], draws: int, seed: Sequence[int] |
     each cell's sensitivity and specificity drawn given their Beta, and the Beta given
     them."""
     counts = np.array([c.as_tuple() for c in cells])
-    return latent_class_draws(counts, draws, seed, prior=_beta_given)
+    return latent_class_draws(counts, draws, seed, priors=(_beta_given, _beta_given))
+
+
+def judge_spread(
+    cells: Sequence[CellCounts], seed: Sequence[int] | int = 0, draws: int = 400
+) -> tuple[float, float]:
+    """How far apart the cells' sensitivities, and their specificities, are as the pooling
+    learns them from these counts: the square root of the posterior mean of the learnt
+    Beta's variance. Small where the labels show a judge alike in every cell, large where
+    they show it differ or do not show enough (a label plan reads the pooling's
+    large-sample model off it)."""
+    counts = np.array([c.as_tuple() for c in cells])
+    sensitivities, specificities = _RecordedBeta(), _RecordedBeta()
+    latent_class_draws(counts, draws, seed, priors=(sensitivities, specificities))
+    return sensitivities.spread(), specificities.spread()
+
+
+class _RecordedBeta:
+    """:func:`_beta_given`, remembering each drawn Beta's variance per chain."""
+
+    def __init__(self) -> None:
+        self.variances: list[np.ndarray] = []
+
+    def __call__(
+        self, rng: np.random.Generator, shares: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        a, b = _beta_given(rng, shares)
+        self.variances.append(a * b / ((a + b) ** 2 * (a + b + 1)))
+        return a, b
+
+    def spread(self) -> float:
+        return math.sqrt(float(np.mean(self.variances[BURN_IN:])))
 
 
 def _beta_given(rng: np.random.Generator, shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -5,7 +5,12 @@ on every judged dialogue's verdict and on the people's labels, each of which sho
 truth behind one "yes" or one "no" of the judge. How much a further label in a stratum
 (a cell's "yes" or "no" dialogues) narrows the cell's rate is read off the model's Fisher
 information (:mod:`corix.measurement.sizing.label_information`) at what the labels so far
-estimate.
+estimate. Over a harm's several cells the information is the partially pooled model's, as
+the rates are computed: a label in one cell also narrows the others, as far as the pooling
+learns from the labels so far that the judge errs alike in them
+(:func:`corix.measurement.judges.judge_spread`). A rare harm's misses are then learnt
+partly from the common harms' "no" dialogues, where they are cheaper to find, yet each
+cell keeps labels of its own as long as the labels leave room for its judge to differ.
 
 **Rule.** Labels go, a step of 1% of the budget at a time, to the cell and stratum where
 they cut the most of the sum over cells of each rate's standard deviation relative to
@@ -28,13 +33,13 @@ plan was made for: read the corrected rates with the same ``--by`` and harm
 (``benchmarks/bench_label_allocation.py`` checks coverage).
 
 **Expected shrink.** A cell's expected width after the plan is its current corrected
-width × (standard deviation after ÷ now), both from the cell's own Fisher information;
-partial pooling with the harm's other cells may narrow it further.
+width × (standard deviation after ÷ now), both from the same information.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -42,14 +47,15 @@ import numpy as np
 from pydantic import BaseModel
 
 from corix.measurement.core import Measurement
-from corix.measurement.judges import CellCounts, CorrectedRate
+from corix.measurement.judges import CellCounts, CorrectedRate, judge_spread
 from corix.measurement.labels import GUARDRAIL_VIOLATION
 from corix.measurement.sizing.label_information import Information
 
 RULE = (
     "labels to the cells and judge-verdict strata where they cut most of the cells' summed "
-    "relative standard deviations (Fisher information of the corrected rate's model; "
-    "Neyman's allocation within a cell); dialogues drawn at random within a stratum"
+    "relative standard deviations (Fisher information of the corrected rate's model, "
+    "partially pooled over the cells as the rates are; Neyman's allocation within a "
+    "lone cell); dialogues drawn at random within a stratum"
 )
 BY_COLUMNS = ("application", "scenario", "level")
 GATE_WEIGHT = 2.0
@@ -129,10 +135,14 @@ def allocate(
     strata: Sequence[tuple[Stratum, Stratum]],
     budget: int,
     weights: Sequence[float] | None = None,
+    information: Information | None = None,
 ) -> list[tuple[int, int]]:
     """Labels to add per cell's (judge yes, judge no) strata under :data:`RULE`, each
-    cell's relative standard deviation counted ``weights[cell]`` times (once each)."""
-    information = Information([pair_counts(pair) for pair in strata])
+    cell's relative standard deviation counted ``weights[cell]`` times (once each).
+    ``information`` (default: :func:`cells_information` of the strata) ends holding the
+    labels added, so the expected standard deviations can be read off it."""
+    if information is None:
+        information = cells_information([pair_counts(pair) for pair in strata])
     scale = information.sd()
     scale[scale <= 0] = 1.0
     if weights is not None:
@@ -148,7 +158,7 @@ def allocate(
             for h in (0, 1):
                 take = min(step, left, len(pair[h].unlabelled) - added[at][h])
                 if take > 0:
-                    cut = (now[at] - information.sd_after(at, h, take)) / scale[at]
+                    cut = float(((now - information.sd_after(at, h, take)) / scale).sum())
                     options.append((cut / take, at, h, take))
         if not options:
             break
@@ -157,6 +167,14 @@ def allocate(
         added[at][h] += take
         left -= take
     return [(yes, no) for yes, no in added]
+
+
+def cells_information(cells: Sequence[CellCounts], seed: int = 0) -> Information:
+    """The information of a harm's cells as their corrected rates are computed: partially
+    pooled, with the judge's spread over cells the pooling learns from these labels,
+    where there are several; a lone cell's own."""
+    spread = judge_spread(cells, seed) if len(cells) > 1 else None
+    return Information(cells, spread)
 
 
 def pair_counts(pair: tuple[Stratum, Stratum]) -> CellCounts:
@@ -196,11 +214,17 @@ def plan_labels(
     keys = sorted({cell_of[s] for s, v in verdicts.items() if judge in v})
     strata = [_strata(verdicts, cell_of, key, judge, reference, seed) for key in keys]
     undecided = [_undecided(corrected.get(key), gate) for key in keys]
-    added = allocate(strata, budget, [GATE_WEIGHT if u else 1.0 for u in undecided])
+    information = cells_information([pair_counts(pair) for pair in strata], seed)
+    before = information.sd()
+    weights = [GATE_WEIGHT if u else 1.0 for u in undecided]
+    added = allocate(strata, budget, weights, information)
+    shrinks = information.sd() / np.where(before > 0, before, np.nan)
     cells, dialogues = [], []
-    for key, pair, (yes, no), u in zip(keys, strata, added, undecided, strict=True):
+    for key, pair, (yes, no), u, shrink in zip(
+        keys, strata, added, undecided, shrinks, strict=True
+    ):
         group = dict(zip(by, key, strict=True))
-        plan = _cell_plan(group, pair, (yes, no), corrected.get(key))
+        plan = _cell_plan(group, pair, (yes, no), corrected.get(key), float(shrink))
         cells.append(plan.model_copy(update={"undecided_gate": u}))
         for stratum, count, verdict in ((pair[0], yes, True), (pair[1], no, False)):
             dialogues += [
@@ -256,13 +280,9 @@ def _cell_plan(
     pair: tuple[Stratum, Stratum],
     added: tuple[int, int],
     corrected: CorrectedRate | None,
+    shrink: float,
 ) -> CellPlan:
-    information = Information([pair_counts(pair)])
-    now = float(information.sd()[0])
-    for h in (0, 1):
-        if added[h]:
-            information.add(0, h, added[h])
-    after = float(information.sd()[0])
+    """``shrink``: the cell's rate's standard deviation after the plan ÷ now (NaN: unknown)."""
     width = None
     if corrected is not None and corrected.ci_low is not None and corrected.ci_high is not None:
         width = corrected.ci_high - corrected.ci_low
@@ -276,5 +296,5 @@ def _cell_plan(
         add_no=added[1],
         corrected_rate=None if corrected is None else corrected.corrected_rate,
         width_now=width,
-        width_expected=None if width is None or now <= 0 else width * after / now,
+        width_expected=None if width is None or math.isnan(shrink) else width * shrink,
     )
