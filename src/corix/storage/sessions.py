@@ -45,6 +45,7 @@ __all__ = [
     "add_turns",
     "completed_work_keys",
     "count_complete_sessions",
+    "count_completed_work",
     "discard_incomplete_sessions",
     "finish_sessions",
     "iter_sessions",
@@ -248,6 +249,18 @@ def completed_work_keys(db: Database, run_id: str) -> set[str]:
             )
         )
         return {key for key in keys if key is not None}
+
+
+def count_completed_work(db: Database, run_id: str) -> int:
+    """How many work keys :func:`completed_work_keys` holds, counted by the database
+    (a run's end asks only how many, and a run may hold thousands)."""
+    with db.session() as s:
+        count = s.scalar(
+            select(func.count(SessionRow.work_key.distinct())).where(
+                SessionRow.run_id == run_id, SessionRow.status == "complete"
+            )
+        )
+        return count or 0
 
 
 def discard_incomplete_sessions(
