@@ -4,10 +4,11 @@ server that answers one request at a time is slow, not gone."""
 from __future__ import annotations
 
 import asyncio
+import random
 
 from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient
 from corix.llm.mock_server import MockServerConfig, running_mock_server
-from corix.llm.timeouts import MIN_SAMPLES, AdaptiveTimeout, p95
+from corix.llm.timeouts import MIN_SAMPLES, WINDOW, AdaptiveTimeout, p95
 
 UNUSED = "http://127.0.0.1:9"  # never called: only the settings are read
 
@@ -30,6 +31,17 @@ def test_the_timeout_is_the_floor_until_enough_replies_then_four_p95s() -> None:
     assert timeouts.deadline_s == 360.0  # as many attempts as 180 s held of 10 s ones
     timeouts.observe(30.0)  # p95 of 6 replies: the 6th smallest
     assert timeouts.timeout_s == 120.0 and timeouts.deadline_s == 2160.0
+
+
+def test_the_timeout_follows_the_latest_window_of_replies_only() -> None:
+    timeouts = AdaptiveTimeout(EndpointConfig(name="e", base_url=UNUSED, model="m", timeout_s=1.0))
+    rng = random.Random(7)
+    seen: list[float] = []
+    for _ in range(3 * WINDOW):  # repeated values too: a window may hold one latency twice
+        seen.append(rng.choice([0.1, 0.5, 2.0, 2.0, rng.uniform(0.1, 9.0)]))
+        timeouts.observe(seen[-1])
+        if len(seen) >= MIN_SAMPLES:
+            assert timeouts.timeout_s == max(1.0, 4 * p95(seen[-WINDOW:]))
 
 
 def test_fast_replies_never_lower_the_declared_timeout() -> None:

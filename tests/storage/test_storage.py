@@ -22,6 +22,7 @@ from corix.storage import (
     application_conflict,
     as_utc,
     completed_work_keys,
+    count_completed_work,
     create_run,
     discard_incomplete_sessions,
     ensure_application,
@@ -115,6 +116,7 @@ async def test_writer_persists_sessions_turns_and_answers(any_db: Database) -> N
     assert writer.committed_turns == 10
     assert _counts(run_totals(any_db, "run-1")) == (5, 10, 1)
     assert completed_work_keys(any_db, "run-1") == {"k0", "k1", "k3", "k4"}
+    assert count_completed_work(any_db, "run-1") == 4
     record = load_session(any_db, "s4")
     assert [t.index for t in record.turns] == [0, 1]
     assert record.turns[1].error == "boom" and record.turns[1].failed

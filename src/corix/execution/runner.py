@@ -49,9 +49,11 @@ from corix.storage import (
     Lease,
     LeaseLost,
     RecordWriter,
+    RunTotals,
     StorageUnavailable,
     application_conflict,
     completed_work_keys,
+    count_completed_work,
     create_run,
     discard_incomplete_sessions,
     ensure_application,
@@ -180,10 +182,12 @@ def run_summary(
     error: str | None,
     missing: int,
     refused: list[str],
+    totals: RunTotals | None = None,
 ) -> RunSummary:
-    """The whole run's summary: rows counted in the database, usage summed over invocations."""
+    """The whole run's summary: rows counted in the database (``totals``, when counted
+    since the last write), usage summed over invocations."""
     return RunSummary(
-        **dataclasses.asdict(run_totals(db, run_id)),
+        **dataclasses.asdict(totals or run_totals(db, run_id)),
         usage=RunUsage.merge(invocation.usage for invocation in invocations).rounded(),
         wall_s=round(sum(invocation.wall_s for invocation in invocations), 6),
         invocations=tuple(invocations),
@@ -401,6 +405,8 @@ class _RunEnd:
         self.error: str | None = None
         self.storage_error: str | None = None
         self.missing = 0  # work items that ran but whose session the database did not keep
+        self.totals: RunTotals | None = None
+        """The rows counted once the work ended (its writer closed), when it ended whole."""
         self.summary: RunSummary | None = None
         self._started_at = datetime.now(UTC).isoformat(timespec="seconds")
         self._started = time.perf_counter()
@@ -415,9 +421,9 @@ class _RunEnd:
                 self.status, self.error = stopper.reason, stopper.detail
                 self.storage_error = self.writer.unavailable
             else:
-                totals = run_totals(db, run_id)
+                totals = self.totals = run_totals(db, run_id)
                 planned = len(self.started.done) + self.started.checked.planned
-                self.missing = planned - len(completed_work_keys(db, run_id))
+                self.missing = planned - count_completed_work(db, run_id)
                 self.status = finished_status(totals.sessions, totals.failed_sessions, self.missing)
         except LeaseLost as lost:  # raised by the writer, whose last batch was refused
             self.status, self.error = RunStatus.INTERRUPTED, str(lost)
@@ -449,6 +455,7 @@ class _RunEnd:
             error=self.error,
             missing=self.missing,
             refused=[f"{r.record}: {r.reason}" for r in self.writer.rejected],
+            totals=self.totals,
         )
         try:
             finish_run(self.db, started.run_id, self.status, self.summary, fence=held.fence)

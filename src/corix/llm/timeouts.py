@@ -16,6 +16,7 @@ slots) never counts. The decision and its figures are in docs/models.md.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 from collections import deque
 
 from corix.domain import EndpointConfig
@@ -30,7 +31,10 @@ WINDOW = 50
 
 def p95(latencies: list[float]) -> float:
     """The nearest-rank 95th percentile: the smallest value at least 95% are not above."""
-    ordered = sorted(latencies)
+    return _p95_of_ordered(sorted(latencies))
+
+
+def _p95_of_ordered(ordered: list[float]) -> float:
     return ordered[math.ceil(0.95 * len(ordered)) - 1]
 
 
@@ -40,23 +44,31 @@ class AdaptiveTimeout:
     def __init__(self, endpoint: EndpointConfig) -> None:
         self._floor = endpoint.timeout_s
         self._deadline = endpoint.call_deadline_s
-        self._recent: deque[float] = deque(maxlen=WINDOW)
+        self._recent: deque[float] = deque()
+        """The latest :data:`WINDOW` latencies, oldest first."""
+        self._ordered: list[float] = []
+        """The same latencies in ascending order, updated as each reply comes: at a thousand
+        calls in flight a reply comes before nearly every call, and sorting the window
+        again each time cost more."""
         self._timeout: float | None = self._floor
         """The timeout for the latencies seen so far; ``None`` once one more was seen."""
 
     def observe(self, latency_s: float) -> None:
         """A successful reply's latency, from the moment its request was sent."""
+        if len(self._recent) == WINDOW:
+            del self._ordered[bisect_left(self._ordered, self._recent.popleft())]
         self._recent.append(latency_s)
+        insort(self._ordered, latency_s)
         self._timeout = None
 
     @property
     def timeout_s(self) -> float:
-        # Every call reads it two or three times and observes once: sort once per reply.
+        # Every call reads it two or three times and observes once: work it out once per reply.
         if self._timeout is None:
             if len(self._recent) < MIN_SAMPLES:
                 self._timeout = self._floor
             else:
-                self._timeout = max(self._floor, P95_MULTIPLE * p95(list(self._recent)))
+                self._timeout = max(self._floor, P95_MULTIPLE * _p95_of_ordered(self._ordered))
         return self._timeout
 
     @property

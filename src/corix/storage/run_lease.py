@@ -34,7 +34,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import CursorResult, select, update
+from sqlalchemy import CursorResult, Table, bindparam, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -226,14 +226,22 @@ async def stopped_when_taken_over(lease: Lease, work: Awaitable[T]) -> T:
         raise lease.lost from None
 
 
+_RUNS = cast(Table, RunRow.__table__)
+# Built once, on the table: every batch a run's writer commits ends with this read, and the
+# ORM's select would be built, keyed and compiled for its entity each time. The same SQL.
+_LEASE_EPOCH = (
+    select(_RUNS.c.lease_epoch)
+    .where(_RUNS.c.id == bindparam("fenced_run"))
+    .with_for_update(read=True)
+)
+
+
 def check_fence(s: Session, fence: LeaseFence) -> None:
     """Raise :class:`LeaseLost` inside transaction ``s`` when ``fence``'s lease was taken
     over. Call it last, after the transaction's writes: on PostgreSQL it takes a share lock
     on the run's row, so a takeover waits for this commit or this commit sees it; on SQLite
     the writes already hold the database's one write lock."""
-    epoch = s.scalar(
-        select(RunRow.lease_epoch).where(RunRow.id == fence.run_id).with_for_update(read=True)
-    )
+    epoch = s.execute(_LEASE_EPOCH, {"fenced_run": fence.run_id}).scalar()
     if epoch != fence.epoch:
         raise LeaseLost(fence.run_id)
 

@@ -45,6 +45,7 @@ __all__ = [
     "add_turns",
     "completed_work_keys",
     "count_complete_sessions",
+    "count_completed_work",
     "discard_incomplete_sessions",
     "finish_sessions",
     "iter_sessions",
@@ -81,19 +82,23 @@ class SessionEnd:
 # inspects every row again for the mapper: the rows here are complete already.
 _SESSIONS = cast(Table, SessionRow.__table__)
 _TURNS = cast(Table, TurnRow.__table__)
-_END = _SESSIONS.c.id == bindparam("ended_id")
+# Built once: a run's writer executes them for every batch, and a statement keeps the
+# cache key it computed, which a new one computes again.
+_START = insert(_SESSIONS)
+_ADD_TURNS = insert(_TURNS)
+_END = update(_SESSIONS).where(_SESSIONS.c.id == bindparam("ended_id"))
 
 
 def start_sessions(tx: Transaction, sessions: Sequence[NewSession]) -> None:
     """Store ``sessions`` as running."""
     if sessions:
-        tx.execute(insert(_SESSIONS), [_session_columns(new) for new in sessions])
+        tx.execute(_START, [_session_columns(new) for new in sessions])
 
 
 def add_turns(tx: Transaction, turns: Sequence[NewTurn]) -> None:
     """Store ``turns``; a turn without ``created_at`` is stamped now."""
     if turns:
-        tx.execute(insert(_TURNS), [_turn_columns(new) for new in turns])
+        tx.execute(_ADD_TURNS, [_turn_columns(new) for new in turns])
 
 
 def add_questionnaire_answers(tx: Transaction, answers: Sequence[NewQuestionnaireAnswer]) -> None:
@@ -110,7 +115,7 @@ def finish_sessions(tx: Transaction, ends: Sequence[SessionEnd]) -> None:
         row = _end_columns(end)
         by_columns.setdefault(frozenset(row), []).append(row)
     for rows in by_columns.values():
-        tx.execute(update(_SESSIONS).where(_END), rows)
+        tx.execute(_END, rows)
 
 
 def store_session(
@@ -244,6 +249,18 @@ def completed_work_keys(db: Database, run_id: str) -> set[str]:
             )
         )
         return {key for key in keys if key is not None}
+
+
+def count_completed_work(db: Database, run_id: str) -> int:
+    """How many work keys :func:`completed_work_keys` holds, counted by the database
+    (a run's end asks only how many, and a run may hold thousands)."""
+    with db.session() as s:
+        count = s.scalar(
+            select(func.count(SessionRow.work_key.distinct())).where(
+                SessionRow.run_id == run_id, SessionRow.status == "complete"
+            )
+        )
+        return count or 0
 
 
 def discard_incomplete_sessions(
