@@ -41,7 +41,7 @@ from scipy import optimize
 from corix.measurement.judges.corrected_rate import corrected_rate
 from corix.measurement.judges.pooling import corrected_rates
 from corix.measurement.sizing.label_information import information_parts
-from corix.measurement.sizing.label_plan import Stratum, allocate
+from corix.measurement.sizing.label_plan import Stratum, allocate, cells_information, pair_counts
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,9 @@ class Cell:
     prevalence: float
     covered: dict[str, list[bool]] = field(default_factory=lambda: {"plan": [], "uniform": []})
     widths: dict[str, list[float]] = field(default_factory=lambda: {"plan": [], "uniform": []})
+    expected: list[float] = field(default_factory=list)
+    """The plan's expected width, as `corix plan labels` shows it: the pilot's corrected
+    width × the standard deviation after the plan ÷ before."""
 
 
 def one_evaluation(
@@ -107,13 +110,20 @@ def one_evaluation(
     cell_of = np.repeat(np.arange(len(cells)), design.dialogues)
     pilot = set(rng.choice(len(every), design.pilot, replace=False).tolist())
     rest = [i for i in range(len(every)) if i not in pilot]
+    planned, shrinks = _planned(rng, (every, verdict_all, cell_of), pilot, design.budget)
     chosen = {
         "uniform": pilot | set(rng.choice(rest, design.budget, replace=False).tolist()),
-        "plan": pilot | _planned(rng, (every, verdict_all, cell_of), pilot, design.budget),
+        "plan": pilot | planned,
     }
     groups = [{"cell": str(at)} for at in range(len(cells))]
     members = [np.flatnonzero(cell_of == at) for at in range(len(cells))]
     judged = [{str(i): float(verdict_all[i]) for i in m} for m in members]
+    if not per_cell:
+        piloted = {str(i): float(every[i]) for i in pilot}
+        before = corrected_rates(groups, judged, piloted, judge="llm", reference="human", seed=seed)
+        for cell, result, shrink in zip(cells, before, shrinks, strict=True):
+            assert result.ci_low is not None and result.ci_high is not None
+            cell.expected.append((result.ci_high - result.ci_low) * shrink)
     for arm, labelled in chosen.items():
         trusted = {str(i): float(every[i]) for i in labelled}
         if per_cell:
@@ -136,9 +146,10 @@ def _planned(
     sample: tuple[np.ndarray, np.ndarray, np.ndarray],
     pilot: set[int],
     budget: int,
-) -> set[int]:
+) -> tuple[set[int], np.ndarray]:
     """The plan's labels: allocated over each cell's verdict strata from what the pilot
-    labels say, drawn at random inside each stratum."""
+    labels say, drawn at random inside each stratum; and each cell's expected standard
+    deviation after them ÷ before, as the plan computes it."""
     truth, verdicts, cell_of = sample
     strata, free_lists = [], []
     for at in range(int(cell_of.max()) + 1):
@@ -152,12 +163,14 @@ def _planned(
             pair.append(Stratum(len(members), len(known), defects, tuple(map(str, free))))
             free_lists.append(free)
         strata.append((pair[0], pair[1]))
-    added = allocate(strata, budget)
+    information = cells_information([pair_counts(pair) for pair in strata])
+    before = information.sd()
+    added = allocate(strata, budget, information=information)
     chosen: set[int] = set()
     for at, (yes, no) in enumerate(added):
         chosen.update(free_lists[2 * at][:yes])
         chosen.update(free_lists[2 * at + 1][:no])
-    return chosen
+    return chosen, information.sd() / before
 
 
 def study(
@@ -254,7 +267,7 @@ def bound(design: Design, *, pooled: bool = False) -> tuple[list[float], float]:
 
 
 HEADER = [
-    "| design | prevalence | plan: coverage | plan: mean width | uniform: coverage "
+    "| design | prevalence | plan: coverage | plan: mean width (expected) | uniform: coverage "
     "| uniform: mean width | plan ÷ uniform width |",
     "|---|---|---|---|---|---|---|",
 ]
@@ -267,9 +280,10 @@ def rows(design: Design, cells: Sequence[Cell]) -> list[str]:
         plan = statistics.mean(cell.widths["plan"])
         uniform = statistics.mean(cell.widths["uniform"])
         ratios.append(plan / uniform)
+        expected = f" ({statistics.mean(cell.expected):.3f})" if cell.expected else ""
         lines.append(
             f"| {design.row()} | {cell.prevalence:g} | {_coverage(cell.covered['plan'])} "
-            f"| {plan:.3f} | {_coverage(cell.covered['uniform'])} | {uniform:.3f} "
+            f"| {plan:.3f}{expected} | {_coverage(cell.covered['uniform'])} | {uniform:.3f} "
             f"| {plan / uniform:.2f} |"
         )
     lines.append(

@@ -20,8 +20,9 @@ def test_the_plan_spends_the_whole_budget_on_unlabelled_dialogues() -> None:
     verdicts = np.where(truth, rng.random(800) < 0.85, rng.random(800) >= 0.9)
     cell_of = np.repeat(np.arange(4), 200)
     pilot = set(range(0, 800, 40))
-    chosen = bench._planned(rng, (truth, verdicts, cell_of), pilot, 60)
+    chosen, shrinks = bench._planned(rng, (truth, verdicts, cell_of), pilot, 60)
     assert len(chosen) == 60 and not chosen & pilot
+    assert len(shrinks) == 4 and all(0 < s < 1 for s in shrinks)
 
 
 def test_one_evaluation_records_both_arms_in_every_cell() -> None:
