@@ -54,7 +54,9 @@ SURFACE_CEILINGS = {
     "report": 38,
     "scenarios": 28,
     # +1 (issue 36): SchemaUpgradeError, Alembic's refusal to upgrade without importing it.
-    "storage": 97,
+    # +2 (issue 36): count_completed_work and RunTotals, so a run's end counts its work in
+    # the database and its totals once.
+    "storage": 99,
     "web": 9,
 }
 

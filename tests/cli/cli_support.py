@@ -15,6 +15,7 @@ def invoke(*argv: str, stdin: str = "") -> tuple[int, str, str]:
     Standard input is ``stdin``, and never a terminal."""
     saved_argv, saved_stdin = sys.argv, sys.stdin
     saved_sigterm = signal.getsignal(signal.SIGTERM)  # main() makes SIGTERM interrupt
+    saved_sigint = signal.getsignal(signal.SIGINT)  # and ignores Ctrl-C once it is done
     out, err = io.StringIO(), io.StringIO()
     saved_out, saved_err = sys.stdout, sys.stderr
     sys.argv, sys.stdin, sys.stdout, sys.stderr = ["corix", *argv], io.StringIO(stdin), out, err
@@ -27,4 +28,5 @@ def invoke(*argv: str, stdin: str = "") -> tuple[int, str, str]:
     finally:
         sys.argv, sys.stdin, sys.stdout, sys.stderr = saved_argv, saved_stdin, saved_out, saved_err
         signal.signal(signal.SIGTERM, saved_sigterm)
+        signal.signal(signal.SIGINT, saved_sigint)
     return code, out.getvalue(), err.getvalue()

@@ -10,6 +10,8 @@ __all__ = ["main"]  # and `app`, loaded on first use (see __getattr__)
 
 
 def main() -> None:
+    import signal
+
     from corix.cli.interrupts import raise_swallowed_interrupt, stop_on_sigterm
 
     stop_on_sigterm()
@@ -25,6 +27,11 @@ def main() -> None:
 
         os.write(2, b"aborted\n")
         raise SystemExit(130) from None  # ExitCode.INTERRUPTED, whose import could be cut
+    except SystemExit:
+        # The command has finished and its exit code is decided. A Ctrl-C from here on lands
+        # while the interpreter shuts down, where Python ends by the signal, nothing said.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise
 
 
 def __getattr__(name: str) -> object:
