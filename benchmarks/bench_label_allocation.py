@@ -41,7 +41,7 @@ from scipy import optimize
 from corix.measurement.judges.corrected_rate import corrected_rate
 from corix.measurement.judges.pooling import corrected_rates
 from corix.measurement.sizing.label_information import information_parts
-from corix.measurement.sizing.label_plan import Stratum, allocate, cells_information, pair_counts
+from corix.measurement.sizing.label_plan import Stratum, allocate_with_shrinks
 
 
 @dataclass(frozen=True)
@@ -163,14 +163,12 @@ def _planned(
             pair.append(Stratum(len(members), len(known), defects, tuple(map(str, free))))
             free_lists.append(free)
         strata.append((pair[0], pair[1]))
-    information = cells_information([pair_counts(pair) for pair in strata])
-    before = information.sd()
-    added = allocate(strata, budget, information=information)
+    added, shrinks = allocate_with_shrinks(strata, budget)
     chosen: set[int] = set()
     for at, (yes, no) in enumerate(added):
         chosen.update(free_lists[2 * at][:yes])
         chosen.update(free_lists[2 * at + 1][:no])
-    return chosen, information.sd() / before
+    return chosen, shrinks
 
 
 def study(

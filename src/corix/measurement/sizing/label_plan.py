@@ -71,6 +71,7 @@ __all__ = [
     "PlannedDialogue",
     "Stratum",
     "allocate",
+    "allocate_with_shrinks",
     "pair_counts",
     "plan_labels",
 ]
@@ -169,6 +170,20 @@ def allocate(
     return [(yes, no) for yes, no in added]
 
 
+def allocate_with_shrinks(
+    strata: Sequence[tuple[Stratum, Stratum]],
+    budget: int,
+    weights: Sequence[float] | None = None,
+    seed: int = 0,
+) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """:func:`allocate`'s labels, and each cell's expected standard deviation after them ÷
+    now (NaN for a cell with none now), from the same information."""
+    information = cells_information([pair_counts(pair) for pair in strata], seed)
+    before = information.sd()
+    added = allocate(strata, budget, weights, information)
+    return added, information.sd() / np.where(before > 0, before, np.nan)
+
+
 def cells_information(cells: Sequence[CellCounts], seed: int = 0) -> Information:
     """The information of a harm's cells as their corrected rates are computed: partially
     pooled, with the judge's spread over cells the pooling learns from these labels,
@@ -214,11 +229,8 @@ def plan_labels(
     keys = sorted({cell_of[s] for s, v in verdicts.items() if judge in v})
     strata = [_strata(verdicts, cell_of, key, judge, reference, seed) for key in keys]
     undecided = [_undecided(corrected.get(key), gate) for key in keys]
-    information = cells_information([pair_counts(pair) for pair in strata], seed)
-    before = information.sd()
     weights = [GATE_WEIGHT if u else 1.0 for u in undecided]
-    added = allocate(strata, budget, weights, information)
-    shrinks = information.sd() / np.where(before > 0, before, np.nan)
+    added, shrinks = allocate_with_shrinks(strata, budget, weights, seed)
     cells, dialogues = [], []
     for key, pair, (yes, no), u, shrink in zip(
         keys, strata, added, undecided, shrinks, strict=True
