@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import select, text
+from sqlalchemy import event, select, text
 from sqlalchemy.exc import IntegrityError
 
-from corix.domain import EndReason, Level, Provenance, RunUsage, SessionSource, TurnRecord
+from corix.domain import (
+    EndReason,
+    Level,
+    ModelUsage,
+    Provenance,
+    RunUsage,
+    SessionSource,
+    TurnRecord,
+)
 from corix.errors import CorixError
 from corix.storage import (
     Database,
@@ -125,6 +135,62 @@ async def test_writer_persists_sessions_turns_and_answers(any_db: Database) -> N
     assert questionnaire_answers(any_db, ["s0"])[0].value == 4.0
     # Only complete sessions are streamed, in a stable order.
     assert [s.id for s in iter_sessions(any_db, "run-1", batch_size=2)] == ["s0", "s1", "s3", "s4"]
+
+
+async def test_a_session_ended_in_the_batch_it_started_in_is_stored_as_one_ended_later(
+    any_db: Database,
+) -> None:
+    """A session that starts and ends in one batch is inserted complete, with no UPDATE:
+    its row must read back as that of a session whose end came in a later batch."""
+    app_id = ensure_application(any_db, "app", "demo:guarded", version="1")
+    create_run(any_db, "run-1", name="t", plan=bare_plan(), seed=3)
+    ended_at = datetime(2026, 11, 29, 12, 0, 5, tzinfo=UTC)
+    simulator = ModelUsage(calls=2, prompt_tokens=30, completion_tokens=4)
+
+    def end(session_id: str) -> SessionEnd:
+        return SessionEnd(
+            session_id,
+            end_reason=EndReason.APP_ERROR,
+            end_detail="boom",
+            first_success_turn=1,
+            ended_at=ended_at,
+            simulator=simulator,
+        )
+
+    turn = TurnRecord(index=0, user_text="u", error="boom", latency_ms=2.0)
+    statements: list[str] = []
+    event.listen(any_db.engine, "before_cursor_execute", _record_statement(statements))
+    async with RecordWriter(any_db) as writer:  # one batch, committed as the writer closes
+        writer.start_session(_session("at-once", app_id, "run-1", "k1"))
+        writer.add_turn("at-once", turn)
+        writer.finish_session(end("at-once"))
+        writer.start_session(_session("running", app_id, "run-1", "k2"))
+        writer.add_turn("running", turn)
+    assert not [sql for sql in statements if sql.lstrip().upper().startswith("UPDATE")]
+    async with RecordWriter(any_db) as writer:
+        writer.finish_session(end("running"))  # a later batch: the UPDATE
+    at_once, later = load_session(any_db, "at-once"), load_session(any_db, "running")
+    assert at_once.end_reason is EndReason.APP_ERROR and at_once.ended_at is not None
+    assert as_utc(at_once.ended_at) == ended_at
+    different = {"id", "turns", "started_at"}
+    assert at_once.model_dump(exclude=different) == later.model_dump(exclude=different)
+    with any_db.engine.connect() as connection:
+        usage = connection.execute(
+            text(
+                "SELECT id, simulator_calls, simulator_prompt_tokens, "
+                "simulator_completion_tokens FROM sessions ORDER BY id"
+            )
+        ).all()
+    assert [tuple(row) for row in usage] == [("at-once", 2, 30, 4), ("running", 2, 30, 4)]
+    assert [t.error for t in at_once.turns] == [t.error for t in later.turns] == ["boom"]
+    assert count_completed_work(any_db, "run-1") == 2
+
+
+def _record_statement(statements: list[str]) -> Callable[..., None]:
+    def record(_conn: object, _cursor: object, statement: str, *_rest: object) -> None:
+        statements.append(statement)
+
+    return record
 
 
 async def test_questionnaire_answers_read_back_as_written(any_db: Database) -> None:

@@ -10,7 +10,7 @@ latency and tokens are stored the same way.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
@@ -89,10 +89,17 @@ _ADD_TURNS = insert(_TURNS)
 _END = update(_SESSIONS).where(_SESSIONS.c.id == bindparam("ended_id"))
 
 
-def start_sessions(tx: Transaction, sessions: Sequence[NewSession]) -> None:
-    """Store ``sessions`` as running."""
+def start_sessions(
+    tx: Transaction,
+    sessions: Sequence[NewSession],
+    ended: Mapping[str, SessionEnd] | None = None,
+) -> None:
+    """Store ``sessions`` as running, or complete where ``ended`` holds a session's end: a
+    session that starts and ends before its start is written (a single-turn session, an
+    import) takes one INSERT instead of an INSERT and an UPDATE."""
     if sessions:
-        tx.execute(_START, [_session_columns(new) for new in sessions])
+        ends = ended or {}
+        tx.execute(_START, [_session_columns(new, ends.get(new.id)) for new in sessions])
 
 
 def add_turns(tx: Transaction, turns: Sequence[NewTurn]) -> None:
@@ -122,9 +129,8 @@ def store_session(
     tx: Transaction, session: NewSession, turns: Sequence[TurnRecord], end: SessionEnd
 ) -> None:
     """A whole session at once (one recorded elsewhere): its start, turns and end."""
-    start_sessions(tx, [session])
+    start_sessions(tx, [session], {session.id: end})
     add_turns(tx, [NewTurn(session.id, turn) for turn in turns])
-    finish_sessions(tx, [end])
 
 
 # -- reads and clean-ups ----------------------------------------------------------------------
@@ -328,7 +334,9 @@ def _session_record(row: SessionRow) -> SessionRecord:
 _UNKNOWN_SIMULATOR = (SessionSource.SIMULATED, SessionSource.IMPORTED)
 
 
-def _session_columns(session: NewSession) -> Columns:
+def _session_columns(session: NewSession, end: SessionEnd | None = None) -> Columns:
+    """The session's row as it starts, or as it ends when ``end`` is known already (every
+    row has the same columns, so that one executemany takes them all)."""
     return {
         "id": session.id,
         "run_id": session.run_id,
@@ -345,7 +353,16 @@ def _session_columns(session: NewSession) -> Columns:
         "tester_id": session.tester_id,
         # A simulated session's calls are known when it finishes; an imported one's never.
         **_simulator_columns(None if session.source in _UNKNOWN_SIMULATOR else ModelUsage()),
+        **(_NOT_ENDED if end is None else _ended_columns(end)),
     }
+
+
+_NOT_ENDED: Columns = {
+    "end_reason": None,
+    "end_detail": None,
+    "first_success_turn": None,
+    "ended_at": None,
+}
 
 
 def _simulator_columns(usage: ModelUsage | None) -> dict[str, int | None]:
@@ -358,8 +375,12 @@ def _simulator_columns(usage: ModelUsage | None) -> dict[str, int | None]:
 
 
 def _end_columns(end: SessionEnd) -> Columns:
+    """The UPDATE of an ended session's row."""
+    return {"ended_id": end.session_id, **_ended_columns(end)}
+
+
+def _ended_columns(end: SessionEnd) -> Columns:
     return {
-        "ended_id": end.session_id,
         "status": SessionStatus.COMPLETE.value,
         "end_reason": end.end_reason.value if end.end_reason is not None else None,
         "end_detail": end.end_detail,

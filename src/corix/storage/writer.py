@@ -269,11 +269,15 @@ class RecordWriter:
 
     def _commit_batch(self, batch: _Batch) -> None:
         # Order matters: a session is inserted before its turns and before it is finished.
+        ends = [self._as_refused(end) for end in batch.finished]
+        started = {session.id for session in batch.sessions}
+        # A session that starts and ends in this batch is inserted complete.
+        ended_here = {end.session_id: end for end in ends if end.session_id in started}
         with self._db.session() as db:
-            start_sessions(db, batch.sessions)
+            start_sessions(db, batch.sessions, ended_here)
             add_turns(db, batch.turns)
             add_questionnaire_answers(db, batch.answers)
-            finish_sessions(db, [self._as_refused(end) for end in batch.finished])
+            finish_sessions(db, [end for end in ends if end.session_id not in ended_here])
             add_passes(db, batch.passes)
             add_consensus(db, batch.consensus)
             if self._fence is not None:  # last: see check_fence
