@@ -93,16 +93,6 @@ class _Batch:
         for row in self.consensus:
             yield f"consensus of {row.session_id}", None, _Batch(consensus=[row])
 
-    def __len__(self) -> int:
-        return (
-            len(self.sessions)
-            + len(self.turns)
-            + len(self.answers)
-            + len(self.finished)
-            + len(self.passes)
-            + len(self.consensus)
-        )
-
 
 class RecordWriter:
     """Async front, synchronous batched commits behind. Use as ``async with``."""
@@ -131,6 +121,8 @@ class RecordWriter:
         self._max_delay_s = max_delay_s
         self._max_backlog = max_backlog
         self._batch = _Batch()
+        self._waiting = 0
+        """Records in ``_batch``: counted as they come, as every record asks how many wait."""
         self._wakeup = asyncio.Event()
         self._committed = asyncio.Event()
         self._closed = False
@@ -187,7 +179,7 @@ class RecordWriter:
         """Wait while more than ``max_backlog`` records wait for their commit: work that
         makes records faster than the database takes them must not fill the memory."""
         while (
-            len(self._batch) >= self._max_backlog
+            self._waiting >= self._max_backlog
             and not self._closed
             and self.unavailable is None
             and self.lost is None
@@ -197,7 +189,8 @@ class RecordWriter:
             await self._committed.wait()
 
     def _poke(self) -> None:
-        if len(self._batch) >= self._max_batch:
+        self._waiting += 1
+        if self._waiting >= self._max_batch:
             self._wakeup.set()
 
     # -- commit --------------------------------------------------------------------------
@@ -206,8 +199,8 @@ class RecordWriter:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wakeup.wait(), timeout=self._max_delay_s)
             self._wakeup.clear()
-            if len(self._batch):
-                batch, self._batch = self._batch, _Batch()
+            if self._waiting:
+                batch, self._batch, self._waiting = self._batch, _Batch(), 0
                 try:
                     await asyncio.to_thread(self._commit, batch)
                 except StorageUnavailable as exc:
@@ -220,7 +213,7 @@ class RecordWriter:
                         self._on_lost(exc)
                     return
                 self._committed.set()
-            if self._closed and not len(self._batch):
+            if self._closed and not self._waiting:
                 return
 
     def _stop(self, cause: str) -> None:
