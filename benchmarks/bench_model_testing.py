@@ -4,6 +4,7 @@ memory, beside a bare aiohttp client in the same run.
     python benchmarks/bench_model_testing.py --sessions 2000 --concurrency 50
     python benchmarks/bench_model_testing.py --sessions 5000 --turns 5 --concurrency 1000 \\
         --latency-ms 1000 --cli
+    python benchmarks/bench_model_testing.py --sessions 1000 --turns 5 --rounds 3
 
 Runs model-testing sessions (``--turns`` scripted prompts each) of an OpenAI-compatible
 application served by the mock server (another process), persisted to a fresh SQLite
@@ -26,7 +27,9 @@ loads what a process loads once (corix's layers, its plugins), as the bare clien
 aiohttp is imported before it is measured; ``--cold`` counts that start-up in corix's
 CPU per call instead, and the ``corix run`` row always includes it. ``--scale`` first
 runs 10× fewer sessions and then 10× more, to show that memory stays flat as the run
-grows.
+grows. ``--rounds N`` runs corix and the bare client in turn N times and reports the
+medians, each ratio taken within its round: on a shared machine the speed drifts by tens
+of percent between runs minutes apart.
 """
 
 from __future__ import annotations
@@ -44,7 +47,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from pathlib import Path
+from statistics import median
 
 import aiohttp
 import yaml
@@ -229,49 +234,92 @@ def main() -> None:
     parser.add_argument(
         "--cold", action="store_true", help="no warm-up: count corix's start-up per call"
     )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="corix and the bare client this many times, in turn"
+    )
     args = parser.parse_args()
-    latency_s = args.latency_ms / 1000
-    window = {"ramp_s": latency_s, "drain_s": args.turns * latency_s}
     with mock_server_process(args.latency_ms) as base_url:
         if not args.cold:
             cpu = warm_up(base_url, args.concurrency)
             print(f"warm-up: 20 sessions, {cpu:.2f}s CPU (start-up, not counted)", flush=True)
         for sessions in run_sizes(args.sessions, args.scale):
-            calls = sessions * args.turns
-            ideal = calls * latency_s / args.concurrency
-            print(
-                f"sessions={sessions} turns={args.turns} calls={calls} "
-                f"concurrency={args.concurrency} latency={args.latency_ms:g}ms ideal={ideal:.2f}s",
-                flush=True,
-            )
-            with tempfile.TemporaryDirectory() as tmp:
-                plan = bench_plan(
-                    base_url, scripted_pack(Path(tmp), sessions, args.turns), args.concurrency
-                )
-                before = mock_stats(base_url)
-                run = measured(run_plan(plan, f"sqlite:///{Path(tmp) / 'bench.db'}"))
-                slots = slot_occupancy(before, mock_stats(base_url), args.concurrency, **window)
-                corix_cpu = report("corix", calls, ideal, run, slots)
-                rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-                print(f"  {'':9} peak RSS {rss:.0f} MiB (this process so far)", flush=True)
-                if args.cli:
-                    before = mock_stats(base_url)
-                    wall, cpu, rss = run_cli(plan, Path(tmp))
-                    slots = slot_occupancy(before, mock_stats(base_url), args.concurrency, **window)
-                    report("corix run", calls, ideal, (wall, cpu, None), slots)
-                    print(f"  {'':9} peak RSS {rss:.0f} MiB (start-up included)", flush=True)
-            one_call = {"ramp_s": latency_s, "drain_s": latency_s}
-            for label, collector in (
-                ("aiohttp", contextlib.nullcontext()),
-                ("aiohttp¹", collected_sparingly()),
-            ):
-                before = mock_stats(base_url)
-                with collector:
-                    run = measured(bare_client(base_url, sessions, args.turns, args.concurrency))
-                bare = slot_occupancy(before, mock_stats(base_url), args.concurrency, **one_call)
-                floor = report(label, calls, ideal, run, bare)
-                print(f"  corix CPU per call = {corix_cpu / floor:.2f}x {label}'s", flush=True)
+            workload = Workload(sessions, args.turns, args.concurrency, args.latency_ms / 1000)
+            print(workload.describe(), flush=True)
+            rounds = [one_round(base_url, workload, cli=args.cli) for _ in range(args.rounds)]
+            if args.rounds > 1:
+                summarise(rounds)
             print("  ¹ the collector set as in a corix run (collected_sparingly)", flush=True)
+
+
+@dataclass(frozen=True)
+class Workload:
+    sessions: int
+    turns: int
+    concurrency: int
+    latency_s: float
+
+    @property
+    def calls(self) -> int:
+        return self.sessions * self.turns
+
+    @property
+    def ideal_s(self) -> float:
+        return self.calls * self.latency_s / self.concurrency
+
+    def describe(self) -> str:
+        return (
+            f"sessions={self.sessions} turns={self.turns} calls={self.calls} "
+            f"concurrency={self.concurrency} latency={self.latency_s * 1000:g}ms "
+            f"ideal={self.ideal_s:.2f}s"
+        )
+
+
+def one_round(base_url: str, workload: Workload, *, cli: bool) -> dict[str, float]:
+    """corix in this process (and with ``cli`` through ``corix run``), then the bare client
+    with each collector setting: each one's CPU milliseconds per call, by label."""
+    calls, ideal, latency_s = workload.calls, workload.ideal_s, workload.latency_s
+    window = {"ramp_s": latency_s, "drain_s": workload.turns * latency_s}
+    per_call: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        pack = scripted_pack(Path(tmp), workload.sessions, workload.turns)
+        plan = bench_plan(base_url, pack, workload.concurrency)
+        before = mock_stats(base_url)
+        run = measured(run_plan(plan, f"sqlite:///{Path(tmp) / 'bench.db'}"))
+        slots = slot_occupancy(before, mock_stats(base_url), workload.concurrency, **window)
+        per_call["corix"] = report("corix", calls, ideal, run, slots)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"  {'':9} peak RSS {rss:.0f} MiB (this process so far)", flush=True)
+        if cli:
+            before = mock_stats(base_url)
+            wall, cpu, rss = run_cli(plan, Path(tmp))
+            slots = slot_occupancy(before, mock_stats(base_url), workload.concurrency, **window)
+            report("corix run", calls, ideal, (wall, cpu, None), slots)
+            print(f"  {'':9} peak RSS {rss:.0f} MiB (start-up included)", flush=True)
+    one_call = {"ramp_s": latency_s, "drain_s": latency_s}
+    for label, collector in (
+        ("aiohttp", contextlib.nullcontext()),
+        ("aiohttp¹", collected_sparingly()),
+    ):
+        before = mock_stats(base_url)
+        with collector:
+            run = measured(
+                bare_client(base_url, workload.sessions, workload.turns, workload.concurrency)
+            )
+        bare = slot_occupancy(before, mock_stats(base_url), workload.concurrency, **one_call)
+        per_call[label] = report(label, calls, ideal, run, bare)
+        print(f"  corix CPU per call = {per_call['corix'] / per_call[label]:.2f}x {label}'s")
+    return per_call
+
+
+def summarise(rounds: list[dict[str, float]]) -> None:
+    """Medians over the rounds: the machine's speed drifts between runs minutes apart, so
+    each round's ratio is taken from its own runs, and the median of those is reported."""
+    print(f"  over {len(rounds)} rounds, medians:", flush=True)
+    for label in rounds[0]:
+        print(f"    {label:9} cpu/call={median(r[label] for r in rounds):.3f}ms", flush=True)
+    for label in ("aiohttp", "aiohttp¹"):
+        ratio = median(r["corix"] / r[label] for r in rounds)
+        print(f"    corix CPU per call = {ratio:.2f}x {label}'s (median of the rounds' ratios)")
 
 
 if __name__ == "__main__":
