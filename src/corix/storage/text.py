@@ -95,8 +95,8 @@ def _any_needs_replacing(values: Iterable[Any]) -> bool:
     search = _UNSTORABLE.search
     for value in values:
         kind = type(value)
-        if kind is str:
-            if _suspect(value) and search(value) is not None:
+        if kind is str:  # _suspect inline: a call per value costs as much as its test
+            if (not value.isascii() or "\x00" in value) and search(value) is not None:
                 return True
         elif kind not in _PLAIN and _needs_replacing(value):
             return True
