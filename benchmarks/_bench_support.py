@@ -8,6 +8,7 @@ still share the machine's cores.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import socket
@@ -100,6 +101,15 @@ def mock_endpoint(base_url: str, concurrency: int) -> EndpointConfig:
         timeout_s=30.0,
         max_retries=0,
     )
+
+
+def add_run_shape(parser: argparse.ArgumentParser) -> None:
+    """A model-testing run's shape: ``--sessions`` of ``--turns`` scripted prompts each,
+    ``--concurrency`` at once, ``--latency-ms`` per call."""
+    parser.add_argument("--sessions", type=int, default=2000)
+    parser.add_argument("--turns", type=int, default=1)
+    parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--latency-ms", type=float, default=100.0)
 
 
 def run_sizes(size: int, scale: bool) -> list[int]:

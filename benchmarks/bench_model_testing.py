@@ -56,6 +56,7 @@ import yaml
 
 from _bench_support import (
     SlotOccupancy,
+    add_run_shape,
     mock_server_process,
     mock_stats,
     run_sizes,
@@ -225,10 +226,7 @@ def measured(run: Coroutine[None, None, tuple[float, float]]) -> tuple[float, fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=2000)
-    parser.add_argument("--turns", type=int, default=1)
-    parser.add_argument("--concurrency", type=int, default=50)
-    parser.add_argument("--latency-ms", type=float, default=100.0)
+    add_run_shape(parser)
     parser.add_argument("--cli", action="store_true", help="also run the plan via corix run")
     parser.add_argument("--scale", action="store_true", help="also run at sessions ÷10 and ×10")
     parser.add_argument(

@@ -24,11 +24,11 @@ import asyncio
 import time
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from statistics import median
 
-from _bench_support import scratch_database_url
+from _bench_support import add_run_shape, scratch_database_url
 from corix.domain import (
     ApplicationEntry,
     EndReason,
@@ -42,6 +42,7 @@ from corix.domain import (
 )
 from corix.scenarios import Probe
 from corix.storage import (
+    CollectedRecords,
     Database,
     NewSession,
     RecordWriter,
@@ -52,15 +53,6 @@ from corix.storage import (
 
 RUN_ID = "bench-writer"
 SYSTEM_PROMPT = "You are Pathfinder, a route planner for the towns of the valley. " * 4
-
-
-@dataclass
-class Window:
-    """The records one writer batch holds."""
-
-    starts: list[NewSession] = field(default_factory=list)
-    turns: list[tuple[str, TurnRecord]] = field(default_factory=list)
-    ends: list[SessionEnd] = field(default_factory=list)
 
 
 def session_records(
@@ -112,33 +104,30 @@ def windows(
     concurrency: int,
     latency_s: float,
     batch_s: float,
-) -> list[Window]:
+) -> list[CollectedRecords]:
     """The records cut into the writer's windows of the run's timeline: session ``k``
     starts with wave ``k // concurrency``, each of its turns one latency after the last,
     and it ends with its last turn."""
-    by_window: defaultdict[int, Window] = defaultdict(Window)
+    by_window: defaultdict[int, CollectedRecords] = defaultdict(CollectedRecords)
 
-    def window(moment: float) -> Window:
-        return by_window[int(moment / batch_s)]
+    def window(moment: float) -> CollectedRecords:
+        # 0.6 / 0.2 is 2.9999999999999996 in floating point: a moment on a boundary
+        # belongs to the window it opens.
+        return by_window[int(moment / batch_s + 1e-9)]
 
     for number, (start, turns, end) in enumerate(sessions):
         began = (number // concurrency) * len(turns) * latency_s
-        window(began).starts.append(start)
+        window(began).start_session(start)
         for index, turn in enumerate(turns):
-            window(began + (index + 1) * latency_s).turns.append((start.id, turn))
-        window(began + len(turns) * latency_s).ends.append(end)
+            window(began + (index + 1) * latency_s).add_turn(start.id, turn)
+        window(began + len(turns) * latency_s).finish_session(end)
     return [by_window[key] for key in sorted(by_window)]
 
 
-async def commit_all(db: Database, batches: list[Window]) -> None:
+async def commit_all(db: Database, batches: list[CollectedRecords]) -> None:
     for batch in batches:
         async with RecordWriter(db) as writer:  # one batch, committed as it closes
-            for start in batch.starts:
-                writer.start_session(start)
-            for session_id, turn in batch.turns:
-                writer.add_turn(session_id, turn)
-            for end in batch.ends:
-                writer.finish_session(end)
+            batch.replay(writer)
 
 
 def one_round(args: argparse.Namespace) -> Figures:
@@ -173,10 +162,7 @@ class Figures:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=2000)
-    parser.add_argument("--turns", type=int, default=1)
-    parser.add_argument("--concurrency", type=int, default=50)
-    parser.add_argument("--latency-ms", type=float, default=100.0)
+    add_run_shape(parser)
     parser.add_argument("--batch-s", type=float, default=0.2, help="the writer's max_delay_s")
     parser.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--rounds", type=int, default=5)
