@@ -95,8 +95,8 @@ def start_sessions(
     ended: Mapping[str, SessionEnd] | None = None,
 ) -> None:
     """Store ``sessions`` as running, or complete where ``ended`` holds a session's end: a
-    session that starts and ends before its start is written (a single-turn session, an
-    import) takes one INSERT instead of an INSERT and an UPDATE."""
+    session whose end is known when its start is written (one that ended within the
+    writer's batch, an import) takes one INSERT instead of an INSERT and an UPDATE."""
     if sessions:
         ends = ended or {}
         tx.execute(_START, [_session_columns(new, ends.get(new.id)) for new in sessions])

@@ -124,9 +124,10 @@ def _storable_value(value: Any) -> Any:
 
 def _suspect_json(text: str) -> bool:
     """Whether serialised JSON may show something :func:`storable_json` replaces. ASCII
-    JSON without an escape or those two words cannot; scans in C tell that faster than
-    the regular expression, which runs on the rest."""
-    if text.isascii() and "\\u" not in text and "NaN" not in text and "Infinity" not in text:
+    JSON without NUL, an escape or those two words cannot; scans in C tell that faster
+    than the regular expression, which runs on the rest."""
+    plain = "\x00" not in text and "\\u" not in text
+    if text.isascii() and plain and "NaN" not in text and "Infinity" not in text:
         return False
     return _SUSPECT_JSON.search(text) is not None
 
