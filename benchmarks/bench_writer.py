@@ -53,11 +53,13 @@ from corix.storage import (
 
 RUN_ID = "bench-writer"
 SYSTEM_PROMPT = "You are Pathfinder, a route planner for the towns of the valley. " * 4
+APPLICATION_SPEC = "demo:guarded"
+
+SessionRecords = tuple[NewSession, list[TurnRecord], SessionEnd]
+"""A session's start, turns and end."""
 
 
-def session_records(
-    number: int, app_id: int, turns: int
-) -> tuple[NewSession, list[TurnRecord], SessionEnd]:
+def session_records(number: int, app_id: int, turns: int) -> SessionRecords:
     """One scripted session as the model-testing level records it."""
     session_id = uuid.uuid4().hex
     provenance = Provenance(
@@ -100,7 +102,7 @@ def session_records(
 
 
 def windows(
-    sessions: list[tuple[NewSession, list[TurnRecord], SessionEnd]],
+    sessions: list[SessionRecords],
     concurrency: int,
     latency_s: float,
     batch_s: float,
@@ -134,10 +136,10 @@ def one_round(args: argparse.Namespace) -> Figures:
     """CPU per session of one replay into a fresh database."""
     with scratch_database_url(args.backend, "bench_writer") as url:
         db = Database(url)
-        app_id = ensure_application(db, "mock-app", "openai:http://127.0.0.1:1/v1", version="1")
+        app_id = ensure_application(db, "mock-app", APPLICATION_SPEC, version="1")
         plan = Plan(
             name="bench",
-            applications=[ApplicationEntry(name="mock-app", spec="demo:guarded")],
+            applications=[ApplicationEntry(name="mock-app", spec=APPLICATION_SPEC)],
             scenarios=["pathfinder"],
             levels={Level.MODEL_TESTING: LevelSettings()},
         )
