@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,10 +44,27 @@ def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     # The wait first: switching a new file to WAL takes a lock another process may hold.
     cursor.execute(f"PRAGMA busy_timeout={LOCK_WAIT_MS}")
-    cursor.execute("PRAGMA journal_mode=WAL")
+    _switch_to_wal(cursor)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    # Connections switching a new file to WAL at once can deadlock (each holds a read lock
+    # and wants the write lock); SQLite then fails one at once, without the busy wait. It
+    # tries again until the wait a lock gets has passed (one in four sets of five processes
+    # failed before).
+    deadline = time.monotonic() + LOCK_WAIT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            busy = exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY  # or an extended BUSY_*
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _storable_statement(
