@@ -30,6 +30,15 @@ runs 10× fewer sessions and then 10× more, to show that memory stays flat as t
 grows. ``--rounds N`` runs corix and the bare client in turn N times and reports the
 medians, each ratio taken within its round: on a shared machine the speed drifts by tens
 of percent between runs minutes apart.
+
+``--floor`` adds a third run to each round: corix with its HTTP client replaced by a
+transport that answers every request with the mock server's reply after the same latency
+(no aiohttp, no JSON). Its CPU per call is the work corix adds to each call — the client
+layer's bookkeeping, the dialogue's records and models, the writer, the pack and the plan
+— and bounds what the end-to-end ratio can reach: corix making the same requests with the
+same collector cannot spend less than the bare client's run with that collector plus
+this work, so ``(aiohttp¹ + own) ÷ aiohttp`` is the lowest ratio corix could show while
+its own work per call is what it is.
 """
 
 from __future__ import annotations
@@ -46,10 +55,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
+from unittest import mock
 
 import aiohttp
 import yaml
@@ -62,9 +73,12 @@ from _bench_support import (
     run_sizes,
     slot_occupancy,
 )
-from corix.domain import ApplicationEntry, Level, LevelSettings, Plan
+from corix.domain import ApplicationEntry, EndpointConfig, Level, LevelSettings, Plan
 from corix.execution import execute_plan
 from corix.execution.collector import collected_sparingly
+from corix.llm.http_transport import HTTPConnections
+from corix.llm.models import ChatRequest
+from corix.llm.transport import RawCompletion, Transport
 from corix.scenarios.loader import builtin_pack_dir
 from corix.storage import Database, run_totals
 
@@ -87,6 +101,7 @@ class CollectorTime:
 COLLECTOR = CollectorTime()
 
 
+BARE_LABELS = ("aiohttp", "aiohttp¹")
 PROMPT = "Question {n}, turn {turn}: how do I get from Brackenford to Millhaven?"
 """Each scripted turn's prompt; the bare client asks the same."""
 
@@ -188,6 +203,54 @@ async def bare_client(
         return time.perf_counter() - wall0, time.process_time() - cpu0
 
 
+class CannedTransport:
+    """Answers every request with one reply after ``latency_s``: the HTTP leg taken out."""
+
+    def __init__(self, reply: RawCompletion, latency_s: float) -> None:
+        self._reply = reply
+        self._latency_s = latency_s
+
+    async def send(
+        self, _request: ChatRequest, _endpoint: EndpointConfig, _timeout: float
+    ) -> RawCompletion:
+        await asyncio.sleep(self._latency_s)
+        return self._reply
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+def mock_reply(base_url: str) -> RawCompletion:
+    """What the mock server answers to the benchmark's first prompt, as a transport reads it."""
+    request = urllib.request.Request(
+        f"{base_url}/chat/completions",
+        data=json.dumps(
+            {"model": "corix-mock", "messages": [{"role": "user", "content": PROMPT}]}
+        ).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request) as response:
+        reply = json.load(response)
+    return RawCompletion(
+        text=reply["choices"][0]["message"]["content"],
+        model=reply["model"],
+        prompt_tokens=reply["usage"]["prompt_tokens"],
+        completion_tokens=reply["usage"]["completion_tokens"],
+        finish_reason=reply["choices"][0]["finish_reason"],
+    )
+
+
+def without_http(
+    reply: RawCompletion, latency_s: float
+) -> contextlib.AbstractContextManager[object]:
+    """Every client corix makes meanwhile answers through a :class:`CannedTransport`."""
+
+    def canned(_endpoint: EndpointConfig, _connections: HTTPConnections | None) -> Transport:
+        return CannedTransport(reply, latency_s)
+
+    return mock.patch("corix.llm.client._default_transport", canned)
+
+
 def warm_up(base_url: str, concurrency: int) -> float:
     """Run 20 single-turn sessions, unmeasured but for their CPU seconds, returned: what a
     process does once (importing the layers a run uses, registering plugins) is done."""
@@ -202,16 +265,16 @@ def report(
     calls: int,
     ideal: float,
     run: tuple[float, float, float | None],
-    slots: SlotOccupancy,
+    slots: SlotOccupancy | None,
 ) -> float:
-    """Print one run's figures (wall, CPU and, when known, collector seconds); its CPU
-    milliseconds per call."""
+    """Print one run's figures (wall, CPU and, when known, collector seconds and the slots
+    in use at the mock server); its CPU milliseconds per call."""
     wall, cpu, collector = run
     per_call = cpu * 1000 / calls
     gc_part = "" if collector is None else f" (gc {collector * 1000 / calls:.3f}ms)"
     print(
         f"  {label:9} wall={wall:.2f}s ratio={wall / ideal:.2f} "
-        f"cpu/call={per_call:.3f}ms{gc_part} {slots.describe()}",
+        f"cpu/call={per_call:.3f}ms{gc_part} {slots.describe() if slots else ''}",
         flush=True,
     )
     return per_call
@@ -235,6 +298,9 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=1, help="corix and the bare client this many times, in turn"
     )
+    parser.add_argument(
+        "--floor", action="store_true", help="also corix without its HTTP leg: the work it adds"
+    )
     args = parser.parse_args()
     with mock_server_process(args.latency_ms) as base_url:
         if not args.cold:
@@ -243,7 +309,10 @@ def main() -> None:
         for sessions in run_sizes(args.sessions, args.scale):
             workload = Workload(sessions, args.turns, args.concurrency, args.latency_ms / 1000)
             print(workload.describe(), flush=True)
-            rounds = [one_round(base_url, workload, cli=args.cli) for _ in range(args.rounds)]
+            rounds = [
+                one_round(base_url, workload, cli=args.cli, floor=args.floor)
+                for _ in range(args.rounds)
+            ]
             if args.rounds > 1:
                 summarise(rounds)
             print("  ¹ the collector set as in a corix run (collected_sparingly)", flush=True)
@@ -272,9 +341,10 @@ class Workload:
         )
 
 
-def one_round(base_url: str, workload: Workload, *, cli: bool) -> dict[str, float]:
-    """corix in this process (and with ``cli`` through ``corix run``), then the bare client
-    with each collector setting: each one's CPU milliseconds per call, by label."""
+def one_round(base_url: str, workload: Workload, *, cli: bool, floor: bool) -> dict[str, float]:
+    """corix in this process (and with ``cli`` through ``corix run``, with ``floor`` without
+    its HTTP leg), then the bare client with each collector setting: each one's CPU
+    milliseconds per call, by label."""
     calls, ideal, latency_s = workload.calls, workload.ideal_s, workload.latency_s
     window = {"ramp_s": latency_s, "drain_s": workload.turns * latency_s}
     per_call: dict[str, float] = {}
@@ -293,6 +363,10 @@ def one_round(base_url: str, workload: Workload, *, cli: bool) -> dict[str, floa
             slots = slot_occupancy(before, mock_stats(base_url), workload.concurrency, **window)
             report("corix run", calls, ideal, (wall, cpu, None), slots)
             print(f"  {'':9} peak RSS {rss:.0f} MiB (start-up included)", flush=True)
+        if floor:
+            with without_http(mock_reply(base_url), latency_s):
+                run = measured(run_plan(plan, f"sqlite:///{Path(tmp) / 'own.db'}"))
+            per_call["own"] = report("own", calls, ideal, run, None)
     one_call = {"ramp_s": latency_s, "drain_s": latency_s}
     for label, collector in (
         ("aiohttp", contextlib.nullcontext()),
@@ -306,7 +380,15 @@ def one_round(base_url: str, workload: Workload, *, cli: bool) -> dict[str, floa
         bare = slot_occupancy(before, mock_stats(base_url), workload.concurrency, **one_call)
         per_call[label] = report(label, calls, ideal, run, bare)
         print(f"  corix CPU per call = {per_call['corix'] / per_call[label]:.2f}x {label}'s")
+    if floor:
+        print(f"  lowest ratio with this own work: {lowest_ratios(per_call)}", flush=True)
     return per_call
+
+
+def lowest_ratios(per_call: dict[str, float]) -> str:
+    """``(aiohttp¹ + own) ÷ bare`` for each bare run: see the module's ``--floor``."""
+    least = per_call["aiohttp¹"] + per_call["own"]
+    return ", ".join(f"{least / per_call[label]:.2f}x {label}'s" for label in BARE_LABELS)
 
 
 def summarise(rounds: list[dict[str, float]]) -> None:
@@ -315,9 +397,12 @@ def summarise(rounds: list[dict[str, float]]) -> None:
     print(f"  over {len(rounds)} rounds, medians:", flush=True)
     for label in rounds[0]:
         print(f"    {label:9} cpu/call={median(r[label] for r in rounds):.3f}ms", flush=True)
-    for label in ("aiohttp", "aiohttp¹"):
+    for label in BARE_LABELS:
         ratio = median(r["corix"] / r[label] for r in rounds)
         print(f"    corix CPU per call = {ratio:.2f}x {label}'s (median of the rounds' ratios)")
+        if "own" in rounds[0]:
+            least = median((r["aiohttp¹"] + r["own"]) / r[label] for r in rounds)
+            print(f"    lowest ratio with this own work = {least:.2f}x {label}'s")
 
 
 if __name__ == "__main__":
