@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-import aiohttp
 import pytest
 from annotator_support import CLEAN, SPOILER, Dialogue, view_of
 
@@ -23,6 +19,7 @@ from corix.llm import (
     window_in_refusal,
 )
 from corix.llm.mock_server import MockServerConfig, running_mock_server
+from support.mock_serving import mock_stats
 
 PACK = builtin_harm_packs()["groundedness"]
 
@@ -36,15 +33,6 @@ def test_the_window_is_read_from_the_refusals_servers_give() -> None:
     assert window_in_refusal("injected server error") is None
 
 
-async def _stats(base_url: str) -> dict[str, Any]:
-    async with (
-        aiohttp.ClientSession() as session,
-        session.get(base_url.removesuffix("/v1") + "/mock/stats") as response,
-    ):
-        stats: dict[str, Any] = json.loads(await response.read())
-    return stats
-
-
 @pytest.mark.parametrize("llama_cpp", [False, True])
 async def test_the_server_says_its_window_and_llama_cpp_gets_cache_prompt(llama_cpp: bool) -> None:
     config = MockServerConfig(context_window=3000, llama_cpp_props=llama_cpp)
@@ -55,7 +43,7 @@ async def test_the_server_says_its_window_and_llama_cpp_gets_cache_prompt(llama_
             result = await LLMHarmAnnotator(client, {"groundedness": PACK}).annotate(
                 view_of(SPOILER), "harm:groundedness", seed=1
             )
-        stats = await _stats(base_url)
+        stats = await mock_stats(base_url)
     assert result.ok
     assert stats["cache_prompt"] == (stats["requests"] if llama_cpp else 0)
 

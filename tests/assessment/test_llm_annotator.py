@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import aiohttp
 import pytest
 from annotator_support import CLEAN, Dialogue, view_of
 
@@ -23,6 +22,7 @@ from corix.llm import (
 )
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.llm.transport import RawCompletion
+from support.mock_serving import mock_stats
 
 MOCK = EndpointConfig(name="test", transport="mock", model="corix-mock")
 
@@ -257,11 +257,7 @@ async def test_over_http_mock_answers_to_hidden_follow_ups_are_dropped(
                 await annotator.annotate(view_of(CLEAN), "risk_assessment", seed=seed)
                 for seed in range(12)
             ]
-        async with (
-            aiohttp.ClientSession() as session,
-            session.get(base_url.removesuffix("/v1") + "/mock/stats") as response,
-        ):
-            stats = json.loads(await response.read())
+        stats = await mock_stats(base_url)
     details = [r.provenance.details for r in results if r.provenance.details]
     assert all(r.ok for r in results) and stats["requests"] == 12
     assert [d.attempts for d in details] == [1] * 12

@@ -3,29 +3,17 @@ HTTP leg taken out makes no request and stores the mock server's reply for every
 its CPU per call is the work corix adds to a call and nothing of the HTTP client's."""
 
 import asyncio
-import json
 import sys
 from pathlib import Path
-from typing import Any
-
-import aiohttp
 
 from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.storage import Database, iter_sessions
+from support.mock_serving import mock_stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from bench_model_testing import bench_plan, mock_reply, run_plan, scripted_pack, without_http
 
 SESSIONS, TURNS, CONCURRENCY = 12, 3, 4
-
-
-async def _requests_seen(base_url: str) -> int:
-    async with (
-        aiohttp.ClientSession() as session,
-        session.get(base_url.removesuffix("/v1") + "/mock/stats") as response,
-    ):
-        stats: dict[str, Any] = json.loads(await response.read())
-    return int(stats["requests"])
 
 
 async def test_a_run_without_http_sends_nothing_and_stores_the_servers_reply(
@@ -35,10 +23,10 @@ async def test_a_run_without_http_sends_nothing_and_stores_the_servers_reply(
     async with running_mock_server(MockServerConfig(latency_ms=0)) as base_url:
         reply = await asyncio.to_thread(mock_reply, base_url)
         plan = bench_plan(base_url, scripted_pack(tmp_path, SESSIONS, TURNS), CONCURRENCY)
-        before = await _requests_seen(base_url)
+        before = (await mock_stats(base_url))["requests"]
         with without_http(reply, latency_s=0.01):
             await run_plan(plan, url)
-        assert await _requests_seen(base_url) == before
+        assert (await mock_stats(base_url))["requests"] == before
     assert reply.text and reply.prompt_tokens > 0
     db = Database(url)
     sessions = list(iter_sessions(db))

@@ -45,6 +45,7 @@ from corix.storage import (
     questionnaire_answers,
 )
 from corix.storage.sessions import session_states
+from support.mock_serving import mock_stats
 
 ray = pytest.importorskip("ray", reason="the Ray executor needs the ray extra")
 
@@ -186,12 +187,6 @@ def _work_keys(db: Database, run_id: str) -> Counter[tuple[str, str]]:
     return Counter((state.work_key or "", state.status) for state in session_states(db, run_id))
 
 
-async def _requests_seen(base_url: str) -> int:
-    async with aiohttp.ClientSession() as http:
-        stats = await (await http.get(f"{base_url.removesuffix('/v1')}/mock/stats")).json()
-    return int(stats["requests"])
-
-
 @pytest.mark.timeout(240)
 @POSTGRES_IS_SLOW
 # The later kill takes a minute and a half on a loaded CI machine: it runs with -m slow.
@@ -218,7 +213,7 @@ async def test_a_killed_workers_sessions_are_run_again_by_the_others(
         result = await execute_plan(
             plan, any_db, executor=executor, on_session_done=kill_one_worker_after_a_few
         )
-        received = await _requests_seen(base_url)
+        received = (await mock_stats(base_url))["requests"]
     assert result.status is RunStatus.COMPLETE, result.error
     final = _work_keys(any_db, result.run_id)
     assert all(status == "complete" for _, status in final)

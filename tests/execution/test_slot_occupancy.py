@@ -7,16 +7,14 @@ The benchmark's plan and occupancy figure (benchmarks/bench_model_testing.py) at
 size.
 """
 
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
-import aiohttp
 import pytest
 
 from corix.domain import ApplicationEntry, Plan
 from corix.llm.mock_server import MockServerConfig, running_mock_server
+from support.mock_serving import mock_stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from _bench_support import slot_occupancy
@@ -33,15 +31,6 @@ def _declared_by_its_old_name(plan: Plan) -> Plan:
     return plan.model_copy(update={"applications": [ApplicationEntry(name=entry.name, spec=spec)]})
 
 
-async def _stats(base_url: str) -> dict[str, Any]:
-    async with (
-        aiohttp.ClientSession() as session,
-        session.get(base_url.removesuffix("/v1") + "/mock/stats") as response,
-    ):
-        stats: dict[str, Any] = json.loads(await response.read())
-    return stats
-
-
 @pytest.mark.filterwarnings("ignore:option 'concurrency'")
 @pytest.mark.parametrize("declared", ["max_concurrency, fixed", "old name concurrency"])
 async def test_the_steady_part_holds_the_bound_in_flight(tmp_path: Path, declared: str) -> None:
@@ -49,8 +38,8 @@ async def test_the_steady_part_holds_the_bound_in_flight(tmp_path: Path, declare
         plan = bench_plan(base_url, scripted_pack(tmp_path, SESSIONS, TURNS), CONCURRENCY)
         if declared == "old name concurrency":
             plan = _declared_by_its_old_name(plan)
-        before = await _stats(base_url)
+        before = await mock_stats(base_url)
         await run_plan(plan, f"sqlite:///{tmp_path / 'run.db'}")
-        after = await _stats(base_url)
+        after = await mock_stats(base_url)
     slots = slot_occupancy(before, after, CONCURRENCY, ramp_s=LATENCY_S, drain_s=TURNS * LATENCY_S)
     assert slots.median_fraction >= 0.95, slots.describe()

@@ -1,10 +1,7 @@
 """Adaptive concurrency against mock servers that serve in parallel or one at a time."""
 
 import asyncio
-import json
-from typing import Any
 
-import aiohttp
 import pytest
 
 from corix.llm import (
@@ -17,6 +14,7 @@ from corix.llm import (
 )
 from corix.llm.concurrency import AdaptiveConcurrency, FixedConcurrency, Outcome
 from corix.llm.mock_server import MockServerConfig, running_mock_server
+from support.mock_serving import mock_stats
 
 
 def _endpoint(base_url: str, **changes: object) -> EndpointConfig:
@@ -35,15 +33,6 @@ def _request(number: int) -> ChatRequest:
     return ChatRequest(messages=[ChatMessage(role="user", content=f"Question {number}")])
 
 
-async def _stats(base_url: str) -> dict[str, Any]:
-    async with (
-        aiohttp.ClientSession() as session,
-        session.get(base_url.removesuffix("/v1") + "/mock/stats") as response,
-    ):
-        stats: dict[str, Any] = json.loads(await response.read())
-    return stats
-
-
 async def test_a_server_answering_one_at_a_time_gets_one_request_in_flight() -> None:
     # A user's defaults: an `openai:` endpoint given no concurrency option (start at 2,
     # ceiling 8). One request at a time, 60 ms each.
@@ -60,7 +49,7 @@ async def test_a_server_answering_one_at_a_time_gets_one_request_in_flight() -> 
                 limits.append(limit.limit)
 
             await asyncio.gather(*(call(n) for n in range(30)))
-        stats = await _stats(base_url)
+        stats = await mock_stats(base_url)
     # Six alone (the reference), six at 2 whose latency doubled: back to 1, held there.
     assert limits[14:] == [1] * 16
     assert limit.cuts == 1
@@ -77,7 +66,7 @@ async def test_a_server_that_keeps_up_gets_more_at_once() -> None:
             await asyncio.gather(*(client.chat(_request(n)) for n in range(40)))
             limit = client.concurrency
             assert isinstance(limit, AdaptiveConcurrency)
-        stats = await _stats(base_url)
+        stats = await mock_stats(base_url)
     # Six alone, then each level measured (six completions or more) before doubling:
     # 2, 4, 8, 16 after 6 + 6 + 8 + 8 = 28 completions; latency flat, so never cut.
     assert limit.peak == 16
@@ -91,7 +80,7 @@ async def test_fixed_concurrency_keeps_the_bound() -> None:
         async with LLMClient(endpoint) as client:
             await asyncio.gather(*(client.chat(_request(n)) for n in range(30)))
             assert client.concurrency.limit == 6
-        stats = await _stats(base_url)
+        stats = await mock_stats(base_url)
     assert stats["max_in_flight"] == 6
 
 
@@ -104,7 +93,7 @@ async def test_abandoned_requests_are_closed_on_the_server() -> None:
                 *(client.chat(_request(n)) for n in range(3)), return_exceptions=True
             )
         await asyncio.sleep(0.1)
-        stats = await _stats(base_url)
+        stats = await mock_stats(base_url)
     assert all(isinstance(result, ModelCallError) for result in results)
     # The client closed each abandoned request; the server cancelled its handler.
     assert stats["in_flight"] == 0

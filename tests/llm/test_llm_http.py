@@ -1,18 +1,16 @@
 """The client against the built-in mock server over real HTTP on the loopback."""
 
 import asyncio
-import json
 import time
 from email.utils import formatdate
-from typing import Any
 
-import aiohttp
 import pytest
 
 from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient, ModelCallError
 from corix.llm.call_errors import is_retryable_status
 from corix.llm.http_transport import parse_retry_after
 from corix.llm.mock_server import MockServerConfig, running_mock_server
+from support.mock_serving import mock_stats
 
 
 def _endpoint(base_url: str, **changes: object) -> EndpointConfig:
@@ -34,15 +32,6 @@ def _request(number: int = 0) -> ChatRequest:
     )
 
 
-async def _stats(base_url: str) -> dict[str, Any]:
-    async with (
-        aiohttp.ClientSession() as session,
-        session.get(base_url.removesuffix("/v1") + "/mock/stats") as response,
-    ):
-        stats: dict[str, Any] = json.loads(await response.read())
-    return stats
-
-
 async def test_a_call_returns_the_mock_reply_with_usage() -> None:
     async with running_mock_server() as base_url, LLMClient(_endpoint(base_url)) as client:
         response = await client.chat(_request(7))
@@ -60,7 +49,7 @@ async def test_429_waits_for_retry_after() -> None:
         started = time.perf_counter()
         response = await client.chat(_request())
         elapsed = time.perf_counter() - started
-        stats = await _stats(base_url)
+        stats = await mock_stats(base_url)
     assert response.attempts == 2
     assert stats["faults"]["429"] == 1
     # The backoff alone would have waited at most 0.02 s.
@@ -101,7 +90,7 @@ async def test_500_is_retried_then_succeeds() -> None:
     config = MockServerConfig(fail_500=0.5)
     async with running_mock_server(config) as base_url, LLMClient(_endpoint(base_url)) as client:
         response = await client.chat(_request())
-        stats = await _stats(base_url)
+        stats = await mock_stats(base_url)
     assert response.attempts == 2
     assert stats["faults"]["500"] == 1
     assert client.usage.snapshot().total.retries == 1
@@ -111,7 +100,7 @@ async def test_malformed_json_is_retried_then_succeeds() -> None:
     config = MockServerConfig(fail_malformed=0.5)
     async with running_mock_server(config) as base_url, LLMClient(_endpoint(base_url)) as client:
         response = await client.chat(_request())
-        stats = await _stats(base_url)
+        stats = await mock_stats(base_url)
     assert response.attempts == 2
     assert stats["faults"]["malformed"] == 1
 
@@ -125,7 +114,7 @@ async def test_timeouts_give_up_after_max_retries() -> None:
             with pytest.raises(ModelCallError, match=r"no reply within 0\.2 s") as raised:
                 await client.chat(_request())
             elapsed = time.perf_counter() - started
-        stats = await _stats(base_url)
+        stats = await mock_stats(base_url)
     assert raised.value.attempts == 3
     assert stats["requests"] == 3
     assert 0.6 <= elapsed < 2.0
@@ -137,7 +126,7 @@ async def test_client_errors_other_than_408_and_429_are_not_retried() -> None:
         async with LLMClient(_endpoint(base_url + "/missing")) as client:
             with pytest.raises(ModelCallError) as raised:
                 await client.chat(_request())
-        stats = await _stats(base_url)
+        stats = await mock_stats(base_url)
     assert (raised.value.status, raised.value.attempts) == (404, 1)
     assert stats["requests"] == 0
 
@@ -158,7 +147,7 @@ async def test_a_missing_api_key_fails_before_sending(monkeypatch: pytest.Monkey
         async with LLMClient(endpoint) as client:
             with pytest.raises(ModelCallError, match="CORIX_TEST_MISSING_KEY") as raised:
                 await client.chat(_request())
-        stats = await _stats(base_url)
+        stats = await mock_stats(base_url)
     assert raised.value.attempts == 1
     assert stats["requests"] == 0
 
@@ -182,7 +171,7 @@ async def test_concurrency_never_exceeds_the_bound() -> None:
     async with running_mock_server(MockServerConfig(latency_ms=30)) as base_url:
         async with LLMClient(_endpoint(base_url, max_concurrency=4)) as client:
             await asyncio.gather(*(client.chat(_request(n)) for n in range(24)))
-        stats = await _stats(base_url)
+        stats = await mock_stats(base_url)
     assert stats["requests"] == 24
     assert stats["max_in_flight"] == 4
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from corix.llm import ChatMessage, ChatRequest, EndpointConfig, LLMClient
 from corix.llm.mock_server import Fault, FaultPlan, MockServerConfig, running_mock_server
+from support.mock_serving import mock_stats
 
 
 async def _post(url: str, body: bytes) -> tuple[int, dict[str, Any]]:
@@ -118,11 +119,7 @@ async def test_stats_give_requests_in_flight_per_tenth_of_a_second() -> None:
         async with LLMClient(endpoint) as client:
             request = ChatRequest(messages=[ChatMessage(role="user", content="hi")])
             await asyncio.gather(*(client.chat(request) for _ in range(4)))
-        async with (
-            aiohttp.ClientSession() as session,
-            session.get(base_url.removesuffix("/v1") + "/mock/stats") as response,
-        ):
-            series = json.loads(await response.read())["in_flight_series"]
+        series = (await mock_stats(base_url))["in_flight_series"]
     assert max(series.values()) <= 4.0 + 1e-9
     assert sum(series.values()) * 0.1 == pytest.approx(1.0, abs=0.05)
     assert sorted(series.values())[-1] == pytest.approx(4.0, abs=0.05)  # a full tenth at 4

@@ -8,7 +8,6 @@ import json
 import time
 from typing import Any
 
-import aiohttp
 import pytest
 
 from corix.assessment.annotation_run import AnnotateOptions, annotate_run_async
@@ -21,6 +20,7 @@ from corix.llm.mock_server import MockServerConfig, running_mock_server
 from corix.llm.openai_reply import parse_completion
 from corix.llm.transport import RawCompletion, cached_tokens
 from corix.storage import Database, iter_sessions, load_passes, run_totals
+from support.mock_serving import mock_stats
 
 SCHEMA = {
     "type": "object",
@@ -46,21 +46,12 @@ def _judge_request(n: int = 0) -> ChatRequest:
     )
 
 
-async def _requests(base_url: str) -> int:
-    async with (
-        aiohttp.ClientSession() as session,
-        session.get(base_url.removesuffix("/v1") + "/mock/stats") as response,
-    ):
-        stats: dict[str, Any] = json.loads(await response.read())
-    return int(stats["requests"])
-
-
 async def test_a_refused_json_schema_steps_down_once_and_is_remembered() -> None:
     async with running_mock_server(LLAMA_LIKE) as base_url:
         async with LLMClient(_endpoint(base_url)) as client:
             first = await client.chat(_judge_request(1))
             second = await client.chat(_judge_request(2))
-        requests = await _requests(base_url)
+        requests = (await mock_stats(base_url))["requests"]
     # One refused request, then json_object with the schema in the prompt, from then on.
     assert requests == 3
     assert first.structured_output == second.structured_output == "json_object"
@@ -74,7 +65,7 @@ async def test_a_chosen_mode_is_used_from_the_first_request(mode: str) -> None:
     async with running_mock_server(LLAMA_LIKE) as base_url:
         async with LLMClient(_endpoint(base_url, structured_output=mode)) as client:
             reply = await client.chat(_judge_request())
-        assert await _requests(base_url) == 1
+        assert (await mock_stats(base_url))["requests"] == 1
     assert reply.structured_output == mode and "severity" in json.loads(reply.text)
 
 
@@ -87,7 +78,7 @@ async def test_a_fixed_json_schema_mode_fails_fast_with_the_servers_message() ->
             ) as e:
                 await client.chat(_judge_request())
         # A deterministic refusal is not retried identically.
-        assert e.value.attempts == 1 and await _requests(base_url) == 1
+        assert e.value.attempts == 1 and (await mock_stats(base_url))["requests"] == 1
 
 
 def test_deterministic_refusals_are_told_from_transient_failures() -> None:
