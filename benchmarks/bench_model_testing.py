@@ -31,7 +31,7 @@ grows. ``--rounds N`` runs corix and the bare client in turn N times and reports
 medians, each ratio taken within its round: on a shared machine the speed drifts by tens
 of percent between runs minutes apart.
 
-``--floor`` adds a third run to each round: corix with its HTTP client replaced by a
+``--floor`` adds a run to each round: corix with its HTTP client replaced by a
 transport that answers every request with the mock server's reply after the same latency
 (no aiohttp, no JSON). Its CPU per call is the work corix adds to each call — the client
 layer's bookkeeping, the dialogue's records and models, the writer, the pack and the plan
